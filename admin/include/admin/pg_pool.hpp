@@ -1,0 +1,78 @@
+#pragma once
+// A fixed-size pool of PostgreSQL connections (libpqxx 6.4). A pqxx::connection is not thread-safe, so
+// each thread borrows one through a Lease for the span of its work and gives it back.
+//
+// Connections open lazily and reopen after a failure: a Lease whose user saw pqxx::broken_connection
+// (or that finds the connection closed) is discarded instead of returned, so the pool heals itself
+// when PostgreSQL comes back after an outage.
+//
+// Thread-safety: Acquire() may be called from any thread. A Lease belongs to the thread that holds it.
+// Lifetime: the pool must outlive every Lease.
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cronwheel::admin {
+
+// Acquire() waited longer than PgPool::Settings::acquire_timeout.
+class PoolExhausted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class PgPool final {
+ public:
+  struct Settings {
+    std::string dsn;                                     // libpq URI or key=value string
+    int size = 16;                                       // maximum open connections
+    std::chrono::milliseconds acquire_timeout{10'000};  // how long Acquire() may wait for a free one
+  };
+
+  class Lease {
+   public:
+    Lease(Lease&& other) noexcept;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease();
+    pqxx::connection& operator*() const { return *conn_; }
+    pqxx::connection* operator->() const { return conn_.get(); }
+    // Close the connection instead of returning it (call after a broken_connection error).
+    void Discard() { discard_ = true; }
+
+   private:
+    friend class PgPool;
+    Lease(PgPool* pool, std::unique_ptr<pqxx::connection> conn) : pool_(pool), conn_(std::move(conn)) {}
+    PgPool* pool_;
+    std::unique_ptr<pqxx::connection> conn_;
+    bool discard_ = false;
+  };
+
+  explicit PgPool(Settings settings);
+  PgPool(const PgPool&) = delete;
+  PgPool& operator=(const PgPool&) = delete;
+  ~PgPool();
+
+  // Borrows a connection, opening one if none is idle and fewer than `size` are open.
+  // Throws pqxx::broken_connection when PostgreSQL cannot be reached, PoolExhausted after the timeout.
+  Lease Acquire();
+
+  [[nodiscard]] const std::string& dsn() const { return settings_.dsn; }
+
+ private:
+  void Return(std::unique_ptr<pqxx::connection> conn, bool discard);
+
+  Settings settings_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;
+  int open_ = 0;  // idle + leased
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,16 @@
+#pragma once
+// Files compiled into the admin binary by cmake/EmbedFiles.cmake.
+#include <span>
+#include <string_view>
+
+namespace cronwheel::admin {
+
+struct EmbeddedFile {
+  std::string_view path;  // relative to the embedded folder, '/'-separated
+  std::string_view data;
+};
+
+// sql/NNN_name.sql, sorted by path.
+std::span<const EmbeddedFile> EmbeddedMigrations();
+
+}  // namespace cronwheel::admin

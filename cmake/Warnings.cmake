@@ -1,0 +1,28 @@
+# Project-wide compile options, applied per target with cronwheel_target_options(<target>).
+# -Wconversion and -Wshadow catch the bugs that matter in time arithmetic (ms vs s, int vs int64).
+# Third-party headers come in as SYSTEM includes (imported targets), so they do not trip these.
+add_library(cronwheel_options INTERFACE)
+target_compile_options(cronwheel_options INTERFACE
+  -Wall -Wextra -Wshadow -Wconversion -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+if(CRONWHEEL_WERROR)
+  target_compile_options(cronwheel_options INTERFACE -Werror)
+endif()
+
+if(CRONWHEEL_SANITIZE STREQUAL "address,undefined")
+  target_compile_options(cronwheel_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                                                     -fno-sanitize-recover=undefined)
+  target_link_options(cronwheel_options INTERFACE -fsanitize=address,undefined)
+elseif(CRONWHEEL_SANITIZE STREQUAL "thread")
+  target_compile_options(cronwheel_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(cronwheel_options INTERFACE -fsanitize=thread)
+elseif(CRONWHEEL_SANITIZE STREQUAL "fuzzer")
+  target_compile_options(cronwheel_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined)
+  target_link_options(cronwheel_options INTERFACE -fsanitize=address,undefined)
+elseif(NOT CRONWHEEL_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "CRONWHEEL_SANITIZE='${CRONWHEEL_SANITIZE}': valid are '', 'address,undefined', 'thread', 'fuzzer'")
+endif()
+
+function(cronwheel_target_options target)
+  target_link_libraries(${target} PRIVATE cronwheel_options)
+endfunction()

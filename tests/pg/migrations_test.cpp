@@ -1,0 +1,150 @@
+#include "admin/migrations.hpp"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <pqxx/pqxx>
+
+#include "cwtest/test_database.hpp"
+
+namespace {
+
+using cronwheel::admin::ApplyMigrations;
+using cronwheel::admin::BuiltInMigrations;
+
+TEST(Migrations, BuiltInFilesAreOrderedAndNamed) {
+  const auto migrations = BuiltInMigrations();
+  ASSERT_FALSE(migrations.empty());
+  EXPECT_EQ(migrations.front().version, 1);
+  EXPECT_EQ(migrations.front().name, "001_schema.sql");
+}
+
+TEST(Migrations, ApplyToEmptyDatabaseThenSecondRunIsANoOp) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  const auto migrations = BuiltInMigrations();
+  const auto first = ApplyMigrations(conn, migrations, 1000);
+  EXPECT_EQ(first.applied, static_cast<int>(migrations.size()));
+  EXPECT_EQ(first.schema_version, migrations.back().version);
+  const auto second = ApplyMigrations(conn, migrations, 2000);
+  EXPECT_EQ(second.applied, 0);
+  EXPECT_EQ(second.schema_version, first.schema_version);
+  pqxx::read_transaction tx(conn);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM schema_migrations")[0].as<int>(), static_cast<int>(migrations.size()));
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM job_lock WHERE lock_name = 'schedule_lock'")[0].as<int>(), 1);
+}
+
+TEST(Migrations, ThreeAdminsStartingTogetherApplyEachMigrationOnce) {
+  cwtest::TestDatabase db;
+  const auto migrations = BuiltInMigrations();
+  std::vector<std::future<int>> admins;
+  for (int i = 0; i < 3; ++i) {
+    admins.push_back(std::async(std::launch::async, [&] {
+      pqxx::connection conn(db.dsn());
+      return ApplyMigrations(conn, migrations, 1000).applied;
+    }));
+  }
+  int total = 0;
+  for (auto& a : admins) total += a.get();
+  EXPECT_EQ(total, static_cast<int>(migrations.size()));
+}
+
+TEST(Migrations, ChangedAppliedMigrationIsRefused) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  auto migrations = BuiltInMigrations();
+  ApplyMigrations(conn, migrations, 1000);
+  const std::string edited = std::string(migrations.front().sql) + "\n-- edited\n";
+  migrations.front().sql = edited;
+  EXPECT_THROW(ApplyMigrations(conn, migrations, 2000), cronwheel::admin::MigrationError);
+}
+
+class Schema : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    conn_ = std::make_unique<pqxx::connection>(db_.dsn());
+    ApplyMigrations(*conn_, BuiltInMigrations(), 1000);
+    pqxx::work tx(*conn_);
+    tx.exec(
+        "INSERT INTO job_group (id, app_name, title, created_ms, updated_ms) VALUES (1, 'sample-app', 'Sample', 1, 1);"
+        "INSERT INTO job (id, group_id, description, handler, schedule_type, schedule_conf, glue_updated_ms,"
+        " created_ms, updated_ms) VALUES (1, 1, 'j', 'demoJobHandler', 'CRON', '* * * * * ?', 1, 1, 1)");
+    tx.commit();
+  }
+  // Runs one statement; returns the SQLSTATE it failed with, or "" when it succeeded (rolled back).
+  std::string Violation(const std::string& sql) {
+    pqxx::work tx(*conn_);
+    try {
+      tx.exec(sql);
+    } catch (const pqxx::sql_error& e) {
+      return e.sqlstate();
+    }
+    return "";
+  }
+  cwtest::TestDatabase db_;
+  std::unique_ptr<pqxx::connection> conn_;
+};
+
+TEST_F(Schema, CheckConstraintsRejectInvalidRows) {
+  constexpr auto kCheck = "23514";
+  EXPECT_EQ(Violation("UPDATE job SET schedule_type = 'SOMETIMES' WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("UPDATE job SET misfire_strategy = 'FIRE_TWICE' WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("UPDATE job SET route_strategy = 'NEAREST' WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("UPDATE job SET block_strategy = 'PARALLEL' WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("UPDATE job SET timeout_s = -1 WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("UPDATE job SET enabled = true, schedule_type = 'NONE' WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("UPDATE job SET handler = '' WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("UPDATE job_group SET address_type = 'DNS' WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("UPDATE job_group SET app_name = 'ab' WHERE id = 1"), kCheck);
+  EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, shard_index, shard_total,"
+                      " created_ms) VALUES (1, 1, 'CRON', 1000, 3, 3, 1)"),
+            kCheck);
+  EXPECT_EQ(Violation("INSERT INTO app_user (username, password_hash, created_ms, updated_ms)"
+                      " VALUES ('someone', 'e10adc3949ba59abbe56e057f20f883e', 1, 1)"),
+            kCheck);
+  EXPECT_EQ(Violation("UPDATE job SET description = NULL WHERE id = 1"), "23502");  // not null
+  EXPECT_EQ(Violation("UPDATE job SET handler = 'other' WHERE id = 1"), "");         // a valid change passes
+}
+
+TEST_F(Schema, AScheduledInstantCanBeWrittenOnlyOnce) {
+  const std::string insert =
+      "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms) VALUES (1, 1, '{}', 5000, 1)";
+  {
+    pqxx::work tx(*conn_);
+    tx.exec("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms) VALUES (1, 1, 'CRON', 5000, 1)");
+    tx.commit();
+  }
+  EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms)"
+                      " VALUES (1, 1, 'CRON', 5000, 2)"),
+            "23505");
+  EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms)"
+                      " VALUES (1, 1, 'MISFIRE', 5000, 2)"),
+            "23505");
+  // Manual triggers and a different shard of the same instant are separate fires.
+  EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms)"
+                      " VALUES (1, 1, 'MANUAL', 5000, 2)"),
+            "");
+  EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, shard_index, shard_total,"
+                      " created_ms) VALUES (1, 1, 'CRON', 5000, 1, 2, 2)"),
+            "");
+}
+
+TEST_F(Schema, LogStatusIsDerivedFromTheCodes) {
+  pqxx::work tx(*conn_);
+  auto status = [&](int trigger, int handle) {
+    return tx
+        .exec_params1(
+            "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, trigger_code, handle_code, created_ms)"
+            " VALUES (1, 1, 'MANUAL', 1, $1, $2, 1) RETURNING status",
+            trigger, handle)[0]
+        .as<std::string>();
+  };
+  EXPECT_EQ(status(0, 0), "PENDING");
+  EXPECT_EQ(status(200, 0), "RUNNING");
+  EXPECT_EQ(status(200, 200), "SUCCESS");
+  EXPECT_EQ(status(200, 500), "FAILED");
+  EXPECT_EQ(status(200, 502), "FAILED");
+  EXPECT_EQ(status(500, 0), "FAILED");
+}
+
+}  // namespace

@@ -1,0 +1,33 @@
+#pragma once
+// A fresh, empty PostgreSQL database for one test, on the server named by CRONWHEEL_TEST_DSN (the
+// private server scripts/test starts with scripts/pg). Created in the constructor, dropped (WITH FORCE)
+// in the destructor, so tests never see each other's rows and may run in parallel.
+//
+// Without CRONWHEEL_TEST_DSN the constructor throws with a message telling how to start one: a pg test
+// never passes by skipping.
+
+#include <string>
+
+namespace cwtest {
+
+class TestDatabase {
+ public:
+  TestDatabase();
+  ~TestDatabase();
+  TestDatabase(const TestDatabase&) = delete;
+  TestDatabase& operator=(const TestDatabase&) = delete;
+
+  // libpq URI of the new database.
+  [[nodiscard]] const std::string& dsn() const { return dsn_; }
+  [[nodiscard]] const std::string& name() const { return name_; }
+
+  // The server DSN from the environment, or throws std::runtime_error explaining how to set it.
+  static std::string ServerDsn();
+
+ private:
+  std::string server_dsn_;
+  std::string name_;
+  std::string dsn_;
+};
+
+}  // namespace cwtest
