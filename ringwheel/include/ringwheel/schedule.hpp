@@ -1,0 +1,70 @@
+#pragma once
+// A job's schedule: type + conf + IANA time zone -> the next fire instant. One function for every type,
+// so the admin's scheduler, the console's preview and cronwheel-cron agree exactly.
+//
+// Types (XXL-JOB's ScheduleTypeEnum spelling; facts in xxl-job-protocol.md §5):
+//   CRON       conf is a Quartz cron expression (ringwheel/cron.hpp) read in the schedule's zone.
+//   FIX_RATE   conf is whole seconds >= 1: next = from + conf s, rounded up to a whole second
+//              (XXL-JOB 3.4+ rounds a result with milliseconds up).
+//   FIX_DELAY  conf is whole seconds >= 1 counted from when the previous run *finished*. NextFireMs(from)
+//              returns from + conf s (rounded up as FIX_RATE); the admin passes the finish time as `from`
+//              when a callback arrives. (XXL-JOB only declares this type; cronwheel implements it.)
+//   NONE       never fires on its own: manual, API, child or retry triggers only. NextFireMs is nullopt.
+//
+// Thread-safety: a Schedule is immutable after Parse; const members may be called concurrently.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ringwheel/cron.hpp"
+
+namespace date {
+class time_zone;
+}
+
+namespace ringwheel {
+
+enum class ScheduleType { kCron, kFixRate, kFixDelay, kNone };
+
+// "CRON", "FIX_RATE", "FIX_DELAY", "NONE" (exact, upper case); nullopt otherwise.
+std::optional<ScheduleType> ParseScheduleType(std::string_view text);
+std::string_view ToString(ScheduleType type);
+
+// Why a schedule is invalid: `field` is the JSON/DB field to blame ("schedule_type", "schedule_conf" or
+// "time_zone"), `message` names the value and says what is valid.
+struct ScheduleError {
+  std::string field;
+  std::string message;
+};
+
+class Schedule {
+ public:
+  // Validates all three parts. The zone is an IANA name ("UTC", "Asia/Shanghai", "America/New_York")
+  // looked up in the system tz database (date-tz); an empty zone means "UTC".
+  // Returns nullopt and fills *error (when non-null) on the first problem found.
+  static std::optional<Schedule> Parse(std::string_view type, std::string_view conf, std::string_view zone,
+                                       ScheduleError* error);
+
+  // The first fire instant strictly after `from_ms` (epoch ms), or nullopt when the schedule never fires
+  // again (NONE; a cron expression that is exhausted, e.g. a past year). Never hangs: the cron search is
+  // bounded. Complexity: O(1) for FIX_*; for CRON see CronExpression::NextFireMs.
+  [[nodiscard]] std::optional<std::int64_t> NextFireMs(std::int64_t from_ms) const;
+
+  [[nodiscard]] ScheduleType type() const { return type_; }
+  [[nodiscard]] const std::string& conf() const { return conf_; }
+  [[nodiscard]] const date::time_zone* zone() const { return zone_; }
+  [[nodiscard]] const std::string& zone_name() const { return zone_name_; }
+
+ private:
+  Schedule() = default;
+  ScheduleType type_ = ScheduleType::kNone;
+  std::string conf_;
+  std::string zone_name_;
+  const date::time_zone* zone_ = nullptr;
+  std::int64_t period_ms_ = 0;          // FIX_RATE / FIX_DELAY
+  std::optional<CronExpression> cron_;  // CRON
+};
+
+}  // namespace ringwheel
