@@ -1,0 +1,185 @@
+#include "executor/protocol.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace cronwheel::protocol;
+using ::testing::HasSubstr;
+
+TEST(Protocol, TriggerParamRoundTripsWithJavaFieldNames) {
+  TriggerParam p;
+  p.job_id = 7;
+  p.executor_handler = "demoJobHandler";
+  p.executor_params = "a=b";
+  p.executor_block_strategy = "SERIAL_EXECUTION";
+  p.executor_timeout = 30;
+  p.log_id = 1234567890123;
+  p.log_date_time = 1767225600000;
+  p.glue_type = "BEAN";
+  p.glue_updatetime = 1767225600001;
+  p.broadcast_index = 1;
+  p.broadcast_total = 3;
+  const auto j = ToJson(p);
+  EXPECT_EQ(j.at("executorParams"), "a=b");
+  EXPECT_EQ(j.at("logDateTime"), 1767225600000);
+  EXPECT_EQ(j.at("glueUpdatetime"), 1767225600001);
+  std::string err;
+  const auto back = ParseTriggerParam(j.dump(), &err);
+  ASSERT_TRUE(back) << err;
+  EXPECT_EQ(back->job_id, 7);
+  EXPECT_EQ(back->log_id, 1234567890123);
+  EXPECT_EQ(back->executor_params, "a=b");
+  EXPECT_EQ(back->broadcast_index, 1);
+  EXPECT_EQ(back->broadcast_total, 3);
+}
+
+TEST(Protocol, TriggerParamIsLiberalLikeGson) {
+  std::string err;
+  // Unknown fields ignored, nulls are zero values, a numeric string is a number, escaped HTML decoded.
+  const auto p = ParseTriggerParam(
+      R"({"jobId":"12","logId":5,"executorParams":null,"extra":{"x":1},"glueSource":"echo \u003cb\u003e"})",
+      &err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(p->job_id, 12);
+  EXPECT_EQ(p->executor_params, "");
+  EXPECT_EQ(p->glue_source, "echo <b>");
+}
+
+TEST(Protocol, WrongTypesAreRejectedNamingTheField) {
+  std::string err;
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":"abc","logId":1})", &err));
+  EXPECT_THAT(err, HasSubstr("field 'jobId'"));
+  EXPECT_THAT(err, HasSubstr("\"abc\""));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorTimeout":{}})", &err));
+  EXPECT_THAT(err, HasSubstr("field 'executorTimeout'"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":4294967296,"logId":1})", &err));
+  EXPECT_THAT(err, HasSubstr("out of range"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1.5,"logId":1})", &err));
+  EXPECT_THAT(err, HasSubstr("32-bit integer"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorHandler":5})", &err));
+  EXPECT_THAT(err, HasSubstr("field 'executorHandler': expected a string"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1})", &err));
+  EXPECT_THAT(err, HasSubstr("field 'logId': is required"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorTimeout":-3})", &err));
+  EXPECT_THAT(err, HasSubstr("executorTimeout"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"broadcastIndex":3,"broadcastTotal":3})", &err));
+  EXPECT_THAT(err, HasSubstr("broadcastIndex"));
+  EXPECT_FALSE(ParseTriggerParam("[1,2]", &err));
+  EXPECT_THAT(err, HasSubstr("must be a JSON object"));
+  EXPECT_FALSE(ParseTriggerParam("{\"jobId\":", &err));
+  EXPECT_THAT(err, HasSubstr("not valid JSON"));
+}
+
+TEST(Protocol, CallbackBodyInBothDialects) {
+  std::string err;
+  const auto a = ParseCallbackList(R"([{"logId":1,"logDateTim":100,"handleCode":200,"handleMsg":"ok"},
+                                      {"logId":2,"logDateTim":101,"handleCode":500}])",
+                                   &err);
+  ASSERT_TRUE(a) << err;
+  ASSERT_EQ(a->size(), 2u);
+  EXPECT_EQ((*a)[0].log_date_tim, 100);
+  EXPECT_EQ((*a)[1].handle_code, 500);
+  EXPECT_EQ((*a)[1].handle_msg, "");
+  const auto c = ParseCallbackList(
+      R"({"callbackList":[{"logId":3,"logDateTime":102,"handleCode":502,"handleMsg":"timeout"}]})", &err);
+  ASSERT_TRUE(c) << err;
+  ASSERT_EQ(c->size(), 1u);
+  EXPECT_EQ((*c)[0].log_date_tim, 102);
+  EXPECT_EQ((*c)[0].handle_code, 502);
+  EXPECT_TRUE(ParseCallbackList("[]", &err));
+}
+
+TEST(Protocol, BadCallbackElementNamesItsIndex) {
+  std::string err;
+  EXPECT_FALSE(ParseCallbackList(
+      R"({"callbackList":[{"logId":1,"handleCode":200},{"logId":2,"handleCode":"x"}]})", &err));
+  EXPECT_THAT(err, HasSubstr("callbackList[1].handleCode"));
+  EXPECT_FALSE(ParseCallbackList(R"([{"logId":1,"handleCode":200}, 7])", &err));
+  EXPECT_THAT(err, HasSubstr("[1]"));
+  EXPECT_FALSE(ParseCallbackList(R"({"list":[]})", &err));
+  EXPECT_THAT(err, HasSubstr("callbackList"));
+  EXPECT_FALSE(ParseCallbackList(R"([{"handleCode":200}])", &err));
+  EXPECT_THAT(err, HasSubstr("[0].logId': is required"));
+}
+
+TEST(Protocol, CallbackIsSentAsDialectAArray) {
+  const auto j = ToJson(std::vector<HandleCallbackParam>{{1, 100, 200, "ok"}});
+  ASSERT_TRUE(j.is_array());
+  EXPECT_EQ(j[0].at("logDateTim"), 100);
+  EXPECT_FALSE(j[0].contains("logDateTime"));
+}
+
+TEST(Protocol, RegistryParamNeedsNonBlankFields) {
+  std::string err;
+  const auto p = ParseRegistryParam(
+      R"({"registryGroup":"EXECUTOR","registryKey":"app","registryValue":"http://127.0.0.1:9999/"})", &err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(p->registry_key, "app");
+  EXPECT_FALSE(ParseRegistryParam(R"({"registryKey":" ","registryValue":"http://a:1/"})", &err));
+  EXPECT_THAT(err, HasSubstr("registryKey"));
+  EXPECT_FALSE(
+      ParseRegistryParam(R"({"registryGroup":"OTHER","registryKey":"a","registryValue":"v"})", &err));
+  EXPECT_THAT(err, HasSubstr("EXECUTOR or ADMIN"));
+  EXPECT_FALSE(ParseRegistryParam(R"({"registryKey":"a"})", &err));
+  EXPECT_THAT(err, HasSubstr("registryValue"));
+}
+
+TEST(Protocol, LogParamAcceptsBothDateSpellings) {
+  std::string err;
+  auto p = ParseLogParam(R"({"logDateTim":5,"logId":9,"fromLineNum":3})", &err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(p->log_date_tim, 5);
+  EXPECT_EQ(p->from_line_num, 3);
+  p = ParseLogParam(R"({"logDateTime":6,"logId":9,"fromLineNum":0})", &err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(p->log_date_tim, 6);
+  EXPECT_EQ(p->from_line_num, 1);
+}
+
+TEST(Protocol, EnvelopeCarriesContentAndDataAndReadsEither) {
+  const auto j = ToJson(Envelope::Success(ToJson(LogResult{1, 2, "a\nb\n", false})));
+  EXPECT_EQ(j.at("content"), j.at("data"));
+  EXPECT_TRUE(j.at("msg").is_null());
+  std::string err;
+  auto e = ParseEnvelope(
+      R"({"code":200,"msg":null,"data":{"fromLineNum":1,"toLineNum":0,"logContent":"","end":true}})", &err);
+  ASSERT_TRUE(e) << err;
+  EXPECT_TRUE(e->ok());
+  const auto r = ParseLogResult(e->content, &err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_TRUE(r->is_end);
+  e = ParseEnvelope(R"({"code":500,"msg":"The access token is wrong."})", &err);
+  ASSERT_TRUE(e) << err;
+  EXPECT_FALSE(e->ok());
+  EXPECT_EQ(e->msg, "The access token is wrong.");
+  EXPECT_FALSE(ParseEnvelope(R"({"msg":"no code"})", &err));
+}
+
+TEST(Protocol, AddressesWithAndWithoutSlashOrPrefix) {
+  std::string err;
+  auto a = ParseHttpAddress("http://10.0.0.5:9999/", &err);
+  ASSERT_TRUE(a) << err;
+  EXPECT_EQ(a->origin, "http://10.0.0.5:9999");
+  EXPECT_EQ(a->host, "10.0.0.5");
+  EXPECT_EQ(a->port, 9999);
+  EXPECT_EQ(a->Path("run"), "/run");
+  a = ParseHttpAddress("http://exec.local:9999/xxl-job-executor", &err);
+  ASSERT_TRUE(a) << err;
+  EXPECT_EQ(a->Path("beat"), "/xxl-job-executor/beat");
+  a = ParseHttpAddress("https://[::1]/p/", &err);
+  ASSERT_TRUE(a) << err;
+  EXPECT_EQ(a->host, "::1");
+  EXPECT_EQ(a->port, 443);
+  EXPECT_EQ(NormalizeAddress("http://a:1"), "http://a:1/");
+  EXPECT_EQ(NormalizeAddress("http://a:1/"), "http://a:1/");
+  EXPECT_EQ(NormalizeAddress("http://a:1/x//"), "http://a:1/x/");
+  for (const char* bad : {"a:1", "ftp://a/", "http://", "http://a:0/", "http://a:70000", "http://u@a/",
+                          "http://a/?q", "http://a/../etc", "http://a:1:2/", "http://a:/"}) {
+    EXPECT_FALSE(ParseHttpAddress(bad, &err)) << bad;
+    EXPECT_THAT(err, HasSubstr("is not valid")) << bad;
+  }
+}
+
+}  // namespace
