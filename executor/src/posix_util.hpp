@@ -1,0 +1,72 @@
+#pragma once
+// Small POSIX helpers shared by the executor's sources. Internal.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace cronwheel::executor {
+
+// Owns a file descriptor; closes it on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { Reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& o) noexcept : fd_(o.Release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      fd_ = o.Release();
+    }
+    return *this;
+  }
+  [[nodiscard]] int get() const { return fd_; }
+  [[nodiscard]] bool ok() const { return fd_ >= 0; }
+  int Release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// write() until all of `data` is written; false (errno set) on error.
+inline bool WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const auto n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Writes `data` to `path` atomically and durably: a temporary file in the same directory, fsync, rename,
+// fsync of the directory. Returns an empty string on success, else the error.
+std::string WriteFileAtomically(const std::filesystem::path& path, std::string_view data, mode_t mode);
+
+// Reads a whole file; nullopt-like empty result with `*error` set on failure.
+bool ReadFile(const std::filesystem::path& path, std::string* out, std::string* error);
+
+// Creates `dir` (and parents) and sets its mode; throws std::filesystem::filesystem_error on failure.
+void MakePrivateDir(const std::filesystem::path& dir);
+
+// 16 random hex characters (std::random_device).
+std::string RandomHex();
+
+}  // namespace cronwheel::executor
