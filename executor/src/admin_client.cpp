@@ -1,0 +1,73 @@
+#include "admin_client.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <stdexcept>
+
+namespace cronwheel::executor {
+
+HttpAdminClient::HttpAdminClient(Settings settings) : settings_(std::move(settings)) {
+  for (const auto& address : settings_.addresses) {
+    std::string error;
+    auto parsed = protocol::ParseHttpAddress(address, &error);
+    if (!parsed) throw std::invalid_argument("admin_addresses: " + error);
+    auto admin = std::make_unique<Admin>();
+    admin->address = address;
+    admin->parsed = std::move(*parsed);
+    admin->client = std::make_unique<httplib::Client>(admin->parsed.origin);
+    auto& c = *admin->client;
+    c.set_keep_alive(true);
+    c.set_tcp_nodelay(true);
+    c.set_connection_timeout(settings_.timeout);
+    c.set_read_timeout(settings_.timeout);
+    c.set_write_timeout(settings_.timeout);
+    httplib::Headers headers;
+    if (!settings_.access_token.empty())
+      headers.emplace(protocol::kAccessTokenHeader, settings_.access_token);
+    if (!settings_.app_name.empty()) headers.emplace(protocol::kAppNameHeader, settings_.app_name);
+    c.set_default_headers(std::move(headers));
+    admins_.push_back(std::move(admin));
+  }
+}
+
+HttpAdminClient::~HttpAdminClient() = default;
+
+AdminReply HttpAdminClient::Call(std::string_view api, const nlohmann::json& body) {
+  const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  AdminReply reply;
+  if (admins_.empty()) {
+    reply.detail = "no admin address is configured";
+    return reply;
+  }
+  for (const auto& admin : admins_) {
+    const std::string path = admin->parsed.Path("api/" + std::string(api));
+    std::string why;
+    {
+      std::lock_guard lock(admin->mu);
+      const auto res = admin->client->Post(path, text, "application/json;charset=UTF-8");
+      if (!res) {
+        why = fmt::format("remoting error ({})", httplib::to_string(res.error()));
+      } else if (res->status != 200) {
+        why = fmt::format("HTTP status {}", res->status);
+      } else {
+        std::string error;
+        const auto envelope = protocol::ParseEnvelope(res->body, &error);
+        if (!envelope) {
+          why = fmt::format("response content invalid ({})", error);
+        } else if (!envelope->ok()) {
+          why = fmt::format("code {}: {}", envelope->code, envelope->msg.value_or(""));
+        } else {
+          reply.ok = true;
+          reply.detail = admin->address;
+          return reply;
+        }
+      }
+    }
+    if (!reply.detail.empty()) reply.detail += "; ";
+    reply.detail += fmt::format("{}{}: {}", admin->parsed.origin, path, why);
+  }
+  return reply;
+}
+
+}  // namespace cronwheel::executor

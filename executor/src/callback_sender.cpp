@@ -1,0 +1,220 @@
+#include "callback_sender.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "posix_util.hpp"
+
+namespace cronwheel::executor {
+namespace {
+
+std::string Dump(const std::vector<protocol::HandleCallbackParam>& batch) {
+  return protocol::ToJson(batch).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+CallbackSender::CallbackSender(Settings settings, AdminClient& admin, JobLogFiles* logs,
+                               ringwheel::Clock& clock)
+    : settings_(std::move(settings)), admin_(admin), logs_(logs), clock_(clock) {
+  settings_.batch_size = std::max<std::size_t>(settings_.batch_size, 1);
+}
+
+CallbackSender::~CallbackSender() {
+  Stop();
+}
+
+void CallbackSender::Start() {
+  MakePrivateDir(settings_.spool_dir);
+  sender_ = std::jthread([this](const std::stop_token& st) { SendLoop(st); });
+  retrier_ = std::jthread([this](const std::stop_token& st) { RetryLoop(st); });
+}
+
+void CallbackSender::Push(protocol::HandleCallbackParam callback) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopped_) {
+      queue_.push_back(std::move(callback));
+      cv_.notify_all();
+      return;
+    }
+  }
+  SendOrSpool({std::move(callback)}, false);
+}
+
+void CallbackSender::Stop() {
+  if (retrier_.joinable()) {
+    retrier_.request_stop();
+    retrier_.join();
+  }
+  if (sender_.joinable()) {
+    sender_.request_stop();
+    sender_.join();
+  }
+  std::deque<protocol::HandleCallbackParam> rest;
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    rest.swap(queue_);
+    cv_.notify_all();
+  }
+  while (!rest.empty()) {  // pushed after the sender's last look, or never started
+    std::vector<protocol::HandleCallbackParam> batch;
+    while (!rest.empty() && batch.size() < settings_.batch_size) {
+      batch.push_back(std::move(rest.front()));
+      rest.pop_front();
+    }
+    SendOrSpool(batch, false);
+  }
+}
+
+bool CallbackSender::AwaitIdle(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !sending_; });
+}
+
+bool CallbackSender::AwaitRetryRounds(std::uint64_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [this, n] { return retry_rounds_ >= n; });
+}
+
+std::vector<std::filesystem::path> CallbackSender::SpoolFiles() const {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(settings_.spool_dir, ec)) {
+    const auto name = e.path().filename().string();
+    if (name.starts_with("callback-") && name.ends_with(".json")) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void CallbackSender::SendLoop(const std::stop_token& stop) {
+  bool drain_failed = false;  // while stopping, once a batch failed the rest go straight to the spool
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait(lock, stop, [this] { return !queue_.empty(); });
+    if (queue_.empty()) break;  // stopped, and everything queued has been handled
+    std::vector<protocol::HandleCallbackParam> batch;
+    while (!queue_.empty() && batch.size() < settings_.batch_size) {
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    sending_ = true;
+    lock.unlock();
+    const bool try_send = !(stop.stop_requested() && drain_failed);
+    bool ok = false;
+    try {
+      ok = SendOrSpool(batch, try_send);
+    } catch (const std::exception& e) {
+      spdlog::error("callback: {}", e.what());
+    }
+    if (!ok && stop.stop_requested()) drain_failed = true;
+    lock.lock();
+    sending_ = false;
+    cv_.notify_all();
+  }
+}
+
+void CallbackSender::RetryLoop(const std::stop_token& stop) {
+  do {
+    try {
+      RetrySpool();
+    } catch (const std::exception& e) {
+      spdlog::error("callback retry: {}", e.what());
+    }
+    std::lock_guard lock(mu_);
+    ++retry_rounds_;
+    cv_.notify_all();
+  } while (clock_.WaitFor(settings_.retry_interval, stop));
+}
+
+bool CallbackSender::SendOrSpool(const std::vector<protocol::HandleCallbackParam>& batch, bool try_send) {
+  if (batch.empty()) return true;
+  if (!admin_.HasAdmins()) {
+    if (!warned_no_admin_.exchange(true)) {
+      spdlog::warn("callback: no admin address is configured; results are not reported");
+    }
+    LogEach(batch, "----------- job callback skipped: no admin address is configured.");
+    return true;
+  }
+  std::string why = "not sent: the executor is stopping and an admin already failed";
+  if (try_send) {
+    const auto reply = admin_.Call("callback", protocol::ToJson(batch));
+    if (reply.ok) {
+      LogEach(batch, "----------- job callback finish.");
+      return true;
+    }
+    why = reply.detail;
+  }
+  Spool(batch, why);
+  return false;
+}
+
+void CallbackSender::Spool(const std::vector<protocol::HandleCallbackParam>& batch, const std::string& why) {
+  const std::string name =
+      fmt::format("callback-{}-{}-{}.json", batch.front().log_id, batch.size(), RandomHex());
+  std::string err;
+  try {
+    MakePrivateDir(settings_.spool_dir);
+    err = WriteFileAtomically(settings_.spool_dir / name, Dump(batch), 0600);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  if (!err.empty()) {
+    spdlog::error("callback: {} callbacks could not be sent ({}) nor spooled ({}): they are lost",
+                  batch.size(), why, err);
+    LogEach(batch,
+            fmt::format("----------- job callback fail, callbackResult: {}; spooling failed: {}", why, err));
+    return;
+  }
+  spdlog::warn("callback: {} callbacks not accepted ({}); spooled to {} for retry", batch.size(), why, name);
+  LogEach(batch,
+          fmt::format("----------- job callback fail, callbackResult: {}; kept in callbacklogs/{} for retry",
+                      why, name));
+}
+
+void CallbackSender::RetrySpool() {
+  if (!admin_.HasAdmins()) return;
+  for (const auto& file : SpoolFiles()) {
+    std::string body;
+    std::string error;
+    if (!ReadFile(file, &body, &error)) {
+      if (std::filesystem::exists(file))
+        spdlog::error("callback retry: cannot read {}: {}", file.string(), error);
+      continue;
+    }
+    const auto batch = protocol::ParseCallbackList(body, &error);
+    if (!batch) {
+      auto bad = file;
+      bad += ".bad";
+      std::error_code ec;
+      std::filesystem::rename(file, bad, ec);
+      spdlog::error("callback retry: {} is not a callback list ({}); renamed to {}", file.string(), error,
+                    bad.filename().string());
+      continue;
+    }
+    const auto reply = admin_.Call("callback", protocol::ToJson(*batch));
+    if (!reply.ok) {
+      spdlog::warn("callback retry: {} still not accepted ({}); next try in {} s", file.filename().string(),
+                   reply.detail, settings_.retry_interval.count());
+      return;
+    }
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+    spdlog::info("callback retry: {} callbacks from {} accepted by {}", batch->size(),
+                 file.filename().string(), reply.detail);
+    LogEach(*batch, "----------- job callback finish (retried from the spool).");
+  }
+}
+
+void CallbackSender::LogEach(const std::vector<protocol::HandleCallbackParam>& batch,
+                             const std::string& line) {
+  if (logs_ == nullptr) return;
+  for (const auto& cb : batch)
+    logs_->Append(cb.log_date_tim, cb.log_id, line);
+}
+
+}  // namespace cronwheel::executor

@@ -1,0 +1,337 @@
+#include "job_dispatcher.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+namespace cronwheel::executor {
+namespace {
+
+// Messages XXL-JOB's admin and users know (reference §2, §9); "：" is a full-width colon, as XXL-JOB's.
+constexpr std::string_view kDiscardLaterMsg =
+    "block strategy effect\xEF\xBC\x9A"
+    "Discard Later";
+constexpr std::string_view kCoverEarlyMsg =
+    "block strategy effect\xEF\xBC\x9A"
+    "Cover Early";
+constexpr std::string_view kKillMsg = "scheduling center kill job.";
+constexpr std::string_view kChangeBeanMsg =
+    "change jobhandler or glue type, and terminate the old job thread.";
+constexpr std::string_view kChangeGlueMsg =
+    "change job source or glue type, and terminate the old job thread.";
+constexpr std::string_view kIdleMsg = "executor idle times over limit.";
+constexpr std::string_view kBusyMsg = "job thread is running or has trigger queue.";
+constexpr std::string_view kRunningKilled = " [job running, killed]";
+constexpr std::string_view kQueuedKilled = " [job not executed, in the job queue, killed.]";
+constexpr std::string_view kTimeoutMsg = "job execute timeout";
+constexpr std::size_t kMaxHandleMsg = 50000;
+
+std::string Truncated(std::string msg) {
+  if (msg.size() > kMaxHandleMsg) {
+    msg.resize(kMaxHandleMsg);
+    msg += "...";
+  }
+  return msg;
+}
+
+}  // namespace
+
+struct JobDispatcher::Fire {
+  protocol::TriggerParam param;
+  std::stop_source stop;
+  bool claimed = false;   // its result has been reported (guarded by mu_)
+  Timer::Handle timeout;  // used by the job thread only
+};
+
+struct JobDispatcher::JobThread {
+  int job_id = 0;
+  std::string identity;
+  JobHandler handler;
+  // Guarded by mu_:
+  std::deque<std::shared_ptr<Fire>> queue;
+  std::shared_ptr<Fire> running;
+  bool stop = false;
+  bool ended = false;
+  std::uint64_t idle_generation = 0;
+  Timer::Handle idle_timer;
+  std::condition_variable cv;
+  std::jthread thread;  // joined by the dispatcher once `ended`
+};
+
+JobDispatcher::JobDispatcher(Settings settings, HandlerResolver resolver, JobLogFiles& logs,
+                             CallbackSink& sink, Timer& timer, ringwheel::Clock& clock)
+    : settings_(settings),
+      resolver_(std::move(resolver)),
+      logs_(logs),
+      sink_(sink),
+      timer_(timer),
+      clock_(clock) {}
+
+JobDispatcher::~JobDispatcher() {
+  Stop();
+}
+
+protocol::Envelope JobDispatcher::Run(const protocol::TriggerParam& p) {
+  Resolution res = resolver_(p);
+  if (!res.error.empty()) return protocol::Envelope::Fail(res.error);
+
+  std::vector<Report> reports;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return protocol::Envelope::Fail("executor is stopping: trigger refused");
+    PruneLogIdsLocked();
+    if (const auto it = log_ids_.find(p.log_id); it != log_ids_.end()) {
+      if (it->second.active)
+        return protocol::Envelope::Fail(fmt::format("repeat trigger job, logId:{}", p.log_id));
+      return {
+          protocol::kCodeSuccess,
+          fmt::format("logId:{} was already run by this executor; the redelivery is not run again", p.log_id),
+          nullptr};
+    }
+    std::shared_ptr<JobThread> t;
+    if (const auto it = threads_.find(p.job_id); it != threads_.end()) t = it->second;
+    if (t && t->identity != res.identity) {
+      RetireLocked(t, std::string(res.is_glue ? kChangeGlueMsg : kChangeBeanMsg), reports);
+      t.reset();
+    }
+    if (t && (t->running || !t->queue.empty())) {
+      if (p.executor_block_strategy == kDiscardLater)
+        return protocol::Envelope::Fail(std::string(kDiscardLaterMsg));
+      if (p.executor_block_strategy == kCoverEarly) {
+        RetireLocked(t, std::string(kCoverEarlyMsg), reports);
+        t.reset();
+      }
+    }
+    if (!t) {
+      t = std::make_shared<JobThread>();
+      t->job_id = p.job_id;
+      t->identity = std::move(res.identity);
+      t->handler = std::move(res.handler);
+      threads_[p.job_id] = t;
+      ++created_;
+      t->thread = std::jthread([this, raw = t.get()] { Loop(raw); });
+    }
+    auto fire = std::make_shared<Fire>();
+    fire->param = p;
+    t->queue.push_back(std::move(fire));
+    t->idle_timer.Cancel();
+    ++t->idle_generation;
+    t->cv.notify_one();
+    log_ids_[p.log_id] = LogIdState{};
+  }
+  Deliver(std::move(reports));
+  JoinEnded();
+  return protocol::Envelope::Success();
+}
+
+protocol::Envelope JobDispatcher::IdleBeat(int job_id) {
+  std::lock_guard lock(mu_);
+  const auto it = threads_.find(job_id);
+  if (it != threads_.end() && (it->second->running || !it->second->queue.empty())) {
+    return protocol::Envelope::Fail(std::string(kBusyMsg));
+  }
+  return protocol::Envelope::Success();
+}
+
+protocol::Envelope JobDispatcher::Kill(int job_id) {
+  std::vector<Report> reports;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = threads_.find(job_id);
+    if (it == threads_.end()) return {protocol::kCodeSuccess, "job thread already killed.", nullptr};
+    RetireLocked(it->second, std::string(kKillMsg), reports);
+  }
+  Deliver(std::move(reports));
+  JoinEnded();
+  return protocol::Envelope::Success();
+}
+
+void JobDispatcher::Stop(std::string_view reason) {
+  std::vector<Report> reports;
+  std::vector<std::shared_ptr<JobThread>> all;
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    std::vector<std::shared_ptr<JobThread>> live;
+    live.reserve(threads_.size());
+    for (const auto& [id, t] : threads_)
+      live.push_back(t);
+    for (const auto& t : live)
+      RetireLocked(t, std::string(reason), reports);
+    all.swap(retired_);
+  }
+  Deliver(std::move(reports));
+  for (const auto& t : all) {
+    if (t->thread.joinable()) t->thread.join();
+  }
+}
+
+std::size_t JobDispatcher::JobThreads() const {
+  std::lock_guard lock(mu_);
+  return threads_.size();
+}
+
+std::uint64_t JobDispatcher::JobThreadsCreated() const {
+  std::lock_guard lock(mu_);
+  return created_;
+}
+
+void JobDispatcher::Loop(JobThread* t) {
+  std::unique_lock lock(mu_);
+  while (true) {
+    t->cv.wait(lock, [t] { return t->stop || !t->queue.empty(); });
+    if (t->stop) break;
+    auto fire = std::move(t->queue.front());
+    t->queue.pop_front();
+    t->running = fire;
+    lock.unlock();
+
+    Report report = Execute(*t, fire);
+
+    lock.lock();
+    t->running.reset();
+    const bool claimed = ClaimLocked(fire);
+    if (!t->stop && t->queue.empty()) ArmIdleLocked(*t);
+    lock.unlock();
+    // The thread is idle (and its reaping armed) before the callback leaves: a test that saw the callback
+    // may advance the clock to reap it.
+    if (claimed) {
+      std::vector<Report> one;
+      one.push_back(std::move(report));
+      Deliver(std::move(one));
+    } else {
+      logs_.Append(fire->param.log_date_time, fire->param.log_id,
+                   fmt::format("----------- handler returned after the fire was reported (timeout or kill); "
+                               "result discarded: handleCode={}, handleMsg={}",
+                               report.code, report.msg));
+    }
+    lock.lock();
+  }
+  t->ended = true;
+}
+
+JobDispatcher::Report JobDispatcher::Execute(JobThread& t, const std::shared_ptr<Fire>& fire) {
+  const auto& p = fire->param;
+  JobLogFile log(logs_, p.log_date_time, p.log_id);
+  FireInfo info{p.job_id,          p.log_id,          p.log_date_time,   p.executor_params,
+                p.broadcast_index, p.broadcast_total, p.executor_timeout};
+  JobContext ctx(std::move(info), log, fire->stop.get_token(), clock_);
+  log.Write("----------- cronwheel job execute start -----------");
+  log.Write(fmt::format("----------- Param: {}", p.executor_params));
+  if (p.executor_timeout > 0) {
+    fire->timeout =
+        timer_.After(std::chrono::seconds(p.executor_timeout), [this, weak = std::weak_ptr<Fire>(fire)] {
+          if (auto f = weak.lock()) OnTimeout(f);
+        });
+  }
+  try {
+    t.handler(ctx);
+  } catch (const std::exception& e) {
+    ctx.Fail(e.what());
+  } catch (...) {
+    ctx.Fail("the handler threw an exception that is not a std::exception");
+  }
+  fire->timeout.Cancel();
+  const JobResult r = ctx.result().value_or(JobResult{});
+  return Report{fire, r.code, r.msg, false};
+}
+
+void JobDispatcher::OnTimeout(const std::shared_ptr<Fire>& fire) {
+  {
+    std::lock_guard lock(mu_);
+    if (!ClaimLocked(fire)) return;
+  }
+  std::vector<Report> one;
+  one.push_back(Report{fire, protocol::kCodeTimeout, std::string(kTimeoutMsg), true});
+  Deliver(std::move(one));
+}
+
+void JobDispatcher::ReapIfIdle(int job_id, std::uint64_t generation) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    const auto it = threads_.find(job_id);
+    if (it == threads_.end()) return;
+    const auto t = it->second;
+    if (t->idle_generation != generation || t->running || !t->queue.empty()) return;
+    std::vector<Report> none;
+    RetireLocked(t, std::string(kIdleMsg), none);
+    spdlog::debug("job {}: thread reaped after {} s idle", job_id, settings_.idle_timeout.count());
+  }
+  JoinEnded();
+}
+
+void JobDispatcher::RetireLocked(const std::shared_ptr<JobThread>& t, const std::string& reason,
+                                 std::vector<Report>& reports) {
+  if (const auto it = threads_.find(t->job_id); it != threads_.end() && it->second == t) threads_.erase(it);
+  t->stop = true;
+  t->cv.notify_all();
+  t->idle_timer.Cancel();
+  if (t->running && ClaimLocked(t->running)) {
+    reports.push_back(Report{t->running, protocol::kCodeFail, reason + std::string(kRunningKilled), true});
+  }
+  for (auto& q : t->queue) {
+    if (ClaimLocked(q))
+      reports.push_back(Report{q, protocol::kCodeFail, reason + std::string(kQueuedKilled), false});
+  }
+  t->queue.clear();
+  retired_.push_back(t);
+}
+
+bool JobDispatcher::ClaimLocked(const std::shared_ptr<Fire>& fire) {
+  if (fire->claimed) return false;
+  fire->claimed = true;
+  const auto expires = clock_.SteadyNow() + settings_.redelivery_window;
+  log_ids_[fire->param.log_id] = LogIdState{false, expires};
+  finished_.emplace_back(expires, fire->param.log_id);
+  PruneLogIdsLocked();
+  return true;
+}
+
+void JobDispatcher::ArmIdleLocked(JobThread& t) {
+  const auto generation = ++t.idle_generation;
+  t.idle_timer.Cancel();
+  t.idle_timer =
+      timer_.After(settings_.idle_timeout, [this, id = t.job_id, generation] { ReapIfIdle(id, generation); });
+}
+
+void JobDispatcher::PruneLogIdsLocked() {
+  const auto now = clock_.SteadyNow();
+  while (!finished_.empty() &&
+         (finished_.front().first <= now || finished_.size() > settings_.redelivery_capacity)) {
+    const auto [expires, id] = finished_.front();
+    finished_.pop_front();
+    const auto it = log_ids_.find(id);
+    if (it != log_ids_.end() && !it->second.active && it->second.expires == expires) log_ids_.erase(it);
+  }
+}
+
+void JobDispatcher::Deliver(std::vector<Report> reports) {
+  for (auto& r : reports) {
+    const auto& p = r.fire->param;
+    logs_.Append(
+        p.log_date_time, p.log_id,
+        fmt::format("----------- job execute end ----------- handleCode={}, handleMsg={}", r.code, r.msg));
+    if (r.stop_fire) r.fire->stop.request_stop();
+    sink_.Push(protocol::HandleCallbackParam{p.log_id, p.log_date_time, r.code, Truncated(std::move(r.msg))});
+  }
+}
+
+void JobDispatcher::JoinEnded() {
+  std::vector<std::shared_ptr<JobThread>> done;
+  {
+    std::lock_guard lock(mu_);
+    const auto mid =
+        std::partition(retired_.begin(), retired_.end(), [](const auto& t) { return !t->ended; });
+    done.assign(std::make_move_iterator(mid), std::make_move_iterator(retired_.end()));
+    retired_.erase(mid, retired_.end());
+  }
+  for (const auto& t : done) {
+    if (t->thread.joinable()) t->thread.join();
+  }
+}
+
+}  // namespace cronwheel::executor

@@ -1,0 +1,155 @@
+#pragma once
+// Job threads and block strategies (reference §9): one thread per job id with a FIFO queue of fires.
+//
+// /run for a job id:
+//  * the trigger's handler is resolved (BEAN name or glue type + version); if the job's thread holds a
+//    different one, that thread is replaced ("change jobhandler or glue type, ..." / "change job source
+//    or glue type, ..."), as in XXL-JOB;
+//  * block strategy when the thread is busy (running or queued): SERIAL_EXECUTION enqueues (also any
+//    unknown value); DISCARD_LATER refuses with 500 "block strategy effect：Discard Later"; COVER_EARLY
+//    replaces the thread (running fire and queue reported killed), then runs the new fire;
+//  * a log id queued or running anywhere is refused: 500 "repeat trigger job, logId:N".
+// Improvements:
+//  * §15 item 7: the map of threads, the queues and the log-id table are guarded by one mutex held from
+//    lookup to enqueue, so concurrent first /runs for a job id create exactly one thread;
+//  * the same log id delivered twice runs once: log ids accepted in the last `redelivery_window`
+//    (at most `redelivery_capacity` of them, on the Clock) that have finished are answered 200 without
+//    running again (an admin may resend a fire after a crash);
+//  * §15 item 8: a fire's timeout (executorTimeout > 0 seconds) reports handle code 502
+//    "job execute timeout" at the deadline and requests the fire's stop token (scripts: their process
+//    group is ended), and whatever the handler reports later is discarded. /kill reports the running fire
+//    as 500 "scheduling center kill job. [job running, killed]" and each queued fire as
+//    "... [job not executed, in the job queue, killed.]" at once, not when the handler returns.
+// A replaced or killed thread is retired: it leaves the map at once (a new fire gets a new thread), its
+// handler is asked to stop, and it is joined once it has ended. A thread idle for `idle_timeout` (XXL-JOB:
+// 30 empty 3-second polls, about 90 s) is retired too. The timeout and the idle reaping run on a Timer.
+//
+// Each fire writes "job execute start / Param / end" lines to its job log, then the result goes to the
+// CallbackSink (exactly once per accepted log id).
+//
+// Thread-safety: Run/IdleBeat/Kill/Stop may be called from any threads. Lifetime: the resolver, log
+// files, sink and timer must outlive the dispatcher; call Stop() while the timer still runs (the
+// destructor calls it too).
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "executor/job_context.hpp"
+#include "executor/protocol.hpp"
+#include "job_log.hpp"
+#include "ringwheel/clock.hpp"
+#include "timer.hpp"
+
+namespace cronwheel::executor {
+
+// Receives each finished fire's result. Push must not block for long (it is called under no lock but
+// from job threads, the timer thread and request threads).
+class CallbackSink {
+ public:
+  virtual ~CallbackSink() = default;
+  virtual void Push(protocol::HandleCallbackParam callback) = 0;
+
+ protected:
+  CallbackSink() = default;
+  CallbackSink(const CallbackSink&) = default;
+  CallbackSink& operator=(const CallbackSink&) = default;
+};
+
+// What a trigger runs. `identity` names the handler and its version ("bean:name", "glue:TYPE:updatetime"):
+// a job thread holding another identity is replaced. A non-empty `error` refuses the trigger with 500.
+struct Resolution {
+  JobHandler handler;
+  std::string identity;
+  std::string error;
+  bool is_glue = false;
+};
+using HandlerResolver = std::function<Resolution(const protocol::TriggerParam&)>;
+
+inline constexpr std::string_view kSerialExecution = "SERIAL_EXECUTION";
+inline constexpr std::string_view kDiscardLater = "DISCARD_LATER";
+inline constexpr std::string_view kCoverEarly = "COVER_EARLY";
+
+class JobDispatcher final {
+ public:
+  struct Settings {
+    std::chrono::seconds idle_timeout{90};
+    std::chrono::seconds redelivery_window{600};
+    std::size_t redelivery_capacity = 100000;
+  };
+
+  JobDispatcher(Settings settings, HandlerResolver resolver, JobLogFiles& logs, CallbackSink& sink,
+                Timer& timer, ringwheel::Clock& clock);
+  ~JobDispatcher();
+  JobDispatcher(const JobDispatcher&) = delete;
+  JobDispatcher& operator=(const JobDispatcher&) = delete;
+
+  // /run: 200 = accepted (queued or started), not finished.
+  protocol::Envelope Run(const protocol::TriggerParam& p);
+  // /idleBeat: 500 "job thread is running or has trigger queue." when busy.
+  protocol::Envelope IdleBeat(int job_id);
+  // /kill: always 200 (msg "job thread already killed." when the job has no thread).
+  protocol::Envelope Kill(int job_id);
+  // Retires every thread (running and queued fires reported killed with `reason`), refuses later /runs,
+  // and joins the threads (a handler that ignores its stop token delays this). Idempotent.
+  void Stop(std::string_view reason = "executor is stopping.");
+
+  // For tests and metrics.
+  [[nodiscard]] std::size_t JobThreads() const;
+  [[nodiscard]] std::uint64_t JobThreadsCreated() const;
+
+ private:
+  struct Fire;
+  struct JobThread;
+  struct Report {
+    std::shared_ptr<Fire> fire;
+    int code = 0;
+    std::string msg;
+    bool stop_fire = false;  // reported while its handler runs: request its stop token
+  };
+
+  void Loop(JobThread* t);
+  Report Execute(JobThread& t, const std::shared_ptr<Fire>& fire);
+  void OnTimeout(const std::shared_ptr<Fire>& fire);
+  void ReapIfIdle(int job_id, std::uint64_t generation);
+  // The following need mu_ held.
+  void RetireLocked(const std::shared_ptr<JobThread>& t, const std::string& reason,
+                    std::vector<Report>& reports);
+  bool ClaimLocked(const std::shared_ptr<Fire>& fire);
+  void ArmIdleLocked(JobThread& t);
+  void PruneLogIdsLocked();
+  // Outside mu_: writes the job-log line and pushes the callback.
+  void Deliver(std::vector<Report> reports);
+  void JoinEnded();
+
+  Settings settings_;
+  HandlerResolver resolver_;
+  JobLogFiles& logs_;
+  CallbackSink& sink_;
+  Timer& timer_;
+  ringwheel::Clock& clock_;
+
+  mutable std::mutex mu_;
+  bool stopped_ = false;
+  std::unordered_map<int, std::shared_ptr<JobThread>> threads_;
+  std::vector<std::shared_ptr<JobThread>> retired_;
+  std::uint64_t created_ = 0;
+  // Log ids queued or running (active) or finished within the redelivery window.
+  struct LogIdState {
+    bool active = true;
+    ringwheel::SteadyTime expires{};
+  };
+  std::unordered_map<std::int64_t, LogIdState> log_ids_;
+  std::deque<std::pair<ringwheel::SteadyTime, std::int64_t>> finished_;  // in finishing order
+};
+
+}  // namespace cronwheel::executor

@@ -1,0 +1,69 @@
+#include "registry_heartbeat.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "executor/protocol.hpp"
+
+namespace cronwheel::executor {
+
+RegistryHeartbeat::RegistryHeartbeat(Settings settings, AdminClient& admin, ringwheel::Clock& clock)
+    : settings_(std::move(settings)), admin_(admin), clock_(clock) {}
+
+RegistryHeartbeat::~RegistryHeartbeat() {
+  Stop();
+}
+
+void RegistryHeartbeat::Start() {
+  if (!admin_.HasAdmins() || thread_.joinable()) {
+    if (!admin_.HasAdmins()) spdlog::warn("registry: no admin address is configured; not registering");
+    return;
+  }
+  thread_ = std::jthread([this](const std::stop_token& stop) {
+    do {
+      Beat();
+    } while (clock_.WaitFor(settings_.interval, stop));
+  });
+}
+
+void RegistryHeartbeat::Stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  thread_.join();
+  protocol::RegistryParam p;
+  p.registry_key = settings_.app_name;
+  p.registry_value = settings_.address;
+  try {
+    const auto reply = admin_.Call("registryRemove", protocol::ToJson(p));
+    if (reply.ok) {
+      spdlog::info("registry: removed {} {} from {}", p.registry_key, p.registry_value, reply.detail);
+    } else {
+      spdlog::warn("registry: registryRemove failed: {}", reply.detail);
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("registry: registryRemove failed: {}", e.what());
+  }
+}
+
+void RegistryHeartbeat::Beat() {
+  protocol::RegistryParam p;
+  p.registry_key = settings_.app_name;
+  p.registry_value = settings_.address;
+  AdminReply reply;
+  try {
+    reply = admin_.Call("registry", protocol::ToJson(p));
+  } catch (const std::exception& e) {
+    reply.detail = e.what();
+  }
+  if (reply.ok) {
+    if (failing_ || !registered_once_) {
+      spdlog::info("registry: registered {} at {} with {}", p.registry_key, p.registry_value, reply.detail);
+    }
+    failing_ = false;
+    registered_once_ = true;
+  } else {
+    spdlog::warn("registry: no admin accepted the heartbeat: {}", reply.detail);
+    failing_ = true;
+  }
+}
+
+}  // namespace cronwheel::executor
