@@ -1,0 +1,205 @@
+#include "executor/builtin_handlers.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "executor/protocol.hpp"
+
+namespace cronwheel::executor {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0)
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0)
+    s.remove_suffix(1);
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+struct SplitUrl {
+  std::string origin;  // scheme://host[:port]
+  std::string target;  // /path?query (at least "/")
+};
+
+std::optional<SplitUrl> Split(std::string_view url, std::string* error) {
+  const auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) {
+    *error = "the URL must start with http:// or https://";
+    return std::nullopt;
+  }
+  const auto path_start = url.find_first_of("/?#", scheme_end + 3);
+  SplitUrl s;
+  s.origin = std::string(url.substr(0, path_start));
+  if (!protocol::ParseHttpAddress(s.origin, error)) return std::nullopt;
+  s.target = path_start == std::string_view::npos ? "/" : std::string(url.substr(path_start));
+  if (s.target.front() != '/') s.target.insert(0, "/");
+  if (const auto hash = s.target.find('#'); hash != std::string::npos) s.target.resize(hash);
+  return s;
+}
+
+}  // namespace
+
+bool UrlAllowed(std::string_view url, const std::vector<std::string>& prefixes) {
+  if (!url.starts_with("http://") && !url.starts_with("https://")) return false;
+  const std::string lower = Lower(url);
+  if (url.find('\\') != std::string_view::npos || lower.find("%2e") != std::string::npos ||
+      lower.find("%2f") != std::string::npos || lower.find("%5c") != std::string::npos) {
+    return false;
+  }
+  const auto authority_start = url.find("://") + 3;
+  const auto authority_end = url.find_first_of("/?#", authority_start);
+  if (url.substr(authority_start, authority_end - authority_start).find('@') != std::string_view::npos)
+    return false;
+  if (authority_end != std::string_view::npos) {
+    const auto path = url.substr(authority_end, url.find_first_of("?#", authority_end) - authority_end);
+    if (path.find("/../") != std::string_view::npos || path.ends_with("/..") ||
+        path.find("/./") != std::string_view::npos || path.ends_with("/.")) {
+      return false;
+    }
+  }
+  for (const auto& p : prefixes) {
+    if (p.empty() || !url.starts_with(p)) continue;
+    if (p.back() == '/' || url.size() == p.size()) return true;
+    const char next = url[p.size()];
+    if (next == '/' || next == '?') return true;
+  }
+  return false;
+}
+
+JobHandler DemoJobHandler() {
+  return [](JobContext& ctx) {
+    ctx.Log("demoJobHandler: param '{}'", ctx.param());
+    const std::string_view text = Trim(ctx.param());
+    double seconds = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(seconds) ||
+        seconds < 0 || seconds > 604800) {
+      return;  // not a number of seconds: nothing to wait for
+    }
+    const auto total =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
+    std::chrono::milliseconds done{0};
+    int beat = 0;
+    while (done < total) {
+      const auto step = std::min<std::chrono::milliseconds>(std::chrono::seconds(1), total - done);
+      if (!ctx.SleepFor(step)) {
+        ctx.Log("demoJobHandler: stopped after {} ms", done.count());
+        return;
+      }
+      done += step;
+      ctx.Log("demoJobHandler: beat {} at {} ms", ++beat, done.count());
+    }
+    ctx.Succeed(fmt::format("slept {} ms", total.count()));
+  };
+}
+
+JobHandler ShardingJobHandler() {
+  return [](JobContext& ctx) {
+    ctx.Log("shardingJobHandler: shard index = {}, total = {}", ctx.shard_index(), ctx.shard_total());
+  };
+}
+
+JobHandler NoopJobHandler() {
+  return [](JobContext&) {};
+}
+
+JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
+  return [options = std::move(options)](JobContext& ctx) {
+    std::string url;
+    std::string method = "GET";
+    std::string body;
+    std::string content_type = "application/json;charset=UTF-8";
+    const std::string_view param = Trim(ctx.param());
+    if (param.starts_with('{')) {
+      const auto j = nlohmann::json::parse(param, nullptr, false);
+      if (j.is_discarded() || !j.is_object() || !j.contains("url") || !j["url"].is_string()) {
+        ctx.Fail(
+            "httpJobHandler: the param must be a URL or {\"url\": \"...\", \"method\": \"GET\", \"body\": "
+            "\"...\"}");
+        return;
+      }
+      url = j["url"].get<std::string>();
+      if (j.contains("body")) body = j["body"].is_string() ? j["body"].get<std::string>() : j["body"].dump();
+      method = j.value("method", body.empty() ? "GET" : "POST");
+      content_type = j.value("contentType", content_type);
+    } else {
+      url = std::string(param);
+    }
+    for (auto& c : method)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (!UrlAllowed(url, options.http_allow)) {
+      ctx.Fail(fmt::format(
+          "httpJobHandler: URL '{}' is not under an allowed prefix (setting http_handler_allow: {})",
+          url.substr(0, 300),
+          options.http_allow.empty() ? "empty, so no URL is allowed"
+                                     : fmt::format("{}", fmt::join(options.http_allow, ", "))));
+      return;
+    }
+    std::string error;
+    const auto split = Split(url, &error);
+    if (!split) {
+      ctx.Fail("httpJobHandler: " + error);
+      return;
+    }
+    httplib::Client client(split->origin);
+    client.set_tcp_nodelay(true);
+    client.set_connection_timeout(options.http_timeout);
+    client.set_read_timeout(options.http_timeout);
+    client.set_write_timeout(options.http_timeout);
+    client.set_follow_location(false);
+    ctx.Log("httpJobHandler: {} {}", method, url);
+    httplib::Result res{nullptr, httplib::Error::Unknown};
+    if (method == "GET") {
+      res = client.Get(split->target);
+    } else if (method == "HEAD") {
+      res = client.Head(split->target);
+    } else if (method == "POST") {
+      res = client.Post(split->target, body, content_type);
+    } else if (method == "PUT") {
+      res = client.Put(split->target, body, content_type);
+    } else if (method == "PATCH") {
+      res = client.Patch(split->target, body, content_type);
+    } else if (method == "DELETE") {
+      res = client.Delete(split->target, body, content_type);
+    } else {
+      ctx.Fail(
+          fmt::format("httpJobHandler: method '{}' is not valid: use GET, HEAD, POST, PUT, PATCH or DELETE",
+                      method.substr(0, 20)));
+      return;
+    }
+    if (!res) {
+      ctx.Fail(fmt::format("httpJobHandler: request failed: {}", httplib::to_string(res.error())));
+      return;
+    }
+    const auto& b = res->body;
+    ctx.Log("httpJobHandler: HTTP {}, {} bytes: {}{}", res->status, b.size(),
+            b.substr(0, options.http_log_body_bytes), b.size() > options.http_log_body_bytes ? "..." : "");
+    if (res->status >= 200 && res->status < 300) {
+      ctx.Succeed(fmt::format("HTTP {}", res->status));
+    } else {
+      ctx.Fail(fmt::format("HTTP {}", res->status));
+    }
+  };
+}
+
+void RegisterBuiltinHandlers(Executor& executor, const BuiltinHandlerOptions& options) {
+  executor.Register("demoJobHandler", DemoJobHandler());
+  executor.Register("shardingJobHandler", ShardingJobHandler());
+  executor.Register("httpJobHandler", HttpJobHandler(options));
+  executor.Register("noopJobHandler", NoopJobHandler());
+}
+
+}  // namespace cronwheel::executor

@@ -1,0 +1,241 @@
+#include "executor/executor.hpp"
+
+#include <fmt/format.h>
+#include <sodium.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "admin_client.hpp"
+#include "callback_sender.hpp"
+#include "executor/protocol.hpp"
+#include "executor_service.hpp"
+#include "http_server.hpp"
+#include "job_dispatcher.hpp"
+#include "job_log.hpp"
+#include "registry_heartbeat.hpp"
+#include "script_runner.hpp"
+#include "timer.hpp"
+
+namespace cronwheel::executor {
+namespace {
+
+bool IsBlank(const std::string& s) {
+  return s.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+std::string DefaultAdvertise(const std::string& host, int port) {
+  std::string h = host;
+  if (h.empty() || h == "0.0.0.0" || h == "::" || h == "[::]") h = "127.0.0.1";
+  if (h.find(':') != std::string::npos && !h.starts_with('[')) h = "[" + h + "]";
+  return fmt::format("http://{}:{}/", h, port);
+}
+
+void Validate(const Executor::Settings& s) {
+  auto bad = [](std::string_view key, const std::string& why) {
+    throw std::invalid_argument(fmt::format("setting {}: {}", key, why));
+  };
+  if (!s.admin_addresses.empty() && IsBlank(s.app_name)) {
+    bad("app_name", "must be set (the executor group's AppName) when admin_addresses is set");
+  }
+  if (s.app_name.size() > 64) bad("app_name", fmt::format("'{}' is longer than 64 characters", s.app_name));
+  if (s.listen_port < 0 || s.listen_port > 65535) {
+    bad("listen", fmt::format("port {} is not valid: use 0..65535 (0 = any free port)", s.listen_port));
+  }
+  if (s.server_threads < 1 || s.server_threads > 4096) {
+    bad("server_threads", fmt::format("{} is not valid: use 1..4096", s.server_threads));
+  }
+  if (!s.advertise_address.empty()) {
+    std::string error;
+    if (!protocol::ParseHttpAddress(s.advertise_address, &error)) bad("advertise_address", error);
+  }
+  if (s.log_dir.empty()) bad("log_dir", "must not be empty");
+  if (s.heartbeat_interval.count() < 1) bad("heartbeat_interval_s", "must be at least 1 second");
+  if (s.callback_retry_interval.count() < 1) bad("callback_retry_interval_s", "must be at least 1 second");
+  if (s.idle_thread_timeout.count() < 1) bad("idle_thread_timeout_s", "must be at least 1 second");
+}
+
+}  // namespace
+
+struct Executor::Impl {
+  Settings settings;
+  ringwheel::Clock& clock;
+  std::mutex handlers_mu;
+  std::unordered_map<std::string, JobHandler> handlers;
+
+  bool started = false;
+  bool stopped = false;
+  int port = 0;
+  std::string advertise;
+
+  // Declared in dependency order; Stop() tears them down explicitly in the reverse order.
+  std::unique_ptr<JobLogFiles> logs;
+  std::unique_ptr<ScriptRunner> scripts;
+  std::unique_ptr<HttpAdminClient> admin;
+  std::unique_ptr<CallbackSender> callbacks;
+  std::unique_ptr<Timer> timer;
+  std::unique_ptr<JobDispatcher> dispatcher;
+  std::unique_ptr<ExecutorService> service;
+  std::unique_ptr<HttpServer> server;
+  std::unique_ptr<RegistryHeartbeat> registry;
+  std::unique_ptr<LogRetention> retention;
+
+  Impl(Settings s, ringwheel::Clock& c) : settings(std::move(s)), clock(c) {}
+
+  Resolution Resolve(const protocol::TriggerParam& p) {
+    Resolution r;
+    const std::string& type = p.glue_type;
+    if (type.empty() || type == "BEAN") {
+      std::lock_guard lock(handlers_mu);
+      const auto it = handlers.find(p.executor_handler);
+      if (it == handlers.end()) {
+        r.error = fmt::format("job handler [{}] not found.", p.executor_handler);
+      } else {
+        r.handler = it->second;
+        r.identity = "bean:" + p.executor_handler;
+      }
+      return r;
+    }
+    if (type == "GLUE_GROOVY") {
+      r.error =
+          "glueType[GLUE_GROOVY] is not supported by this executor (Groovy jobs need XXL-JOB's Java "
+          "executor).";
+      return r;
+    }
+    const ScriptGlue* glue = FindScriptGlue(type);
+    if (glue == nullptr) {
+      r.error = fmt::format("glueType[{}] is not valid.", type.substr(0, 100));
+      return r;
+    }
+    if (!settings.enable_scripts) {
+      r.error = fmt::format(
+          "glueType[{}] refused: script jobs are disabled on this executor. To allow them, start it with "
+          "enable_scripts = true (environment CRONWHEEL_ENABLE_SCRIPTS=true or flag --enable-scripts true).",
+          type);
+      return r;
+    }
+    r.is_glue = true;
+    r.identity = fmt::format("glue:{}:{}", type, p.glue_updatetime);
+    r.handler = scripts->MakeHandler(*glue, p.job_id, p.glue_updatetime, p.glue_source);
+    return r;
+  }
+
+  void TearDown() {
+    // 1. Tell the admins first, so they stop routing fires here; 2. stop taking requests;
+    // 3. stop the job threads (their last results go to the callback queue) while the timer still runs;
+    // 4. stop the timer; 5. flush the callbacks (send, or spool for the next start).
+    if (registry) registry->Stop();
+    if (server) server->Stop();
+    if (dispatcher) dispatcher->Stop();
+    if (timer) timer->Stop();
+    if (callbacks) callbacks->Stop();
+    if (retention) retention->Stop();
+    retention.reset();
+    registry.reset();
+    server.reset();
+    service.reset();
+    dispatcher.reset();
+    timer.reset();
+    callbacks.reset();
+    admin.reset();
+    scripts.reset();
+    logs.reset();
+  }
+};
+
+Executor::Executor(Settings settings, ringwheel::Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(settings), clock)) {}
+
+Executor::~Executor() {
+  Stop();
+}
+
+void Executor::Register(const std::string& name, JobHandler handler) {
+  if (IsBlank(name)) throw std::invalid_argument("Register: the handler name must not be empty");
+  if (!handler) throw std::invalid_argument(fmt::format("Register: handler [{}] is empty", name));
+  std::lock_guard lock(impl_->handlers_mu);
+  if (!impl_->handlers.emplace(name, std::move(handler)).second) {
+    throw std::invalid_argument(fmt::format("Register: job handler [{}] is already registered", name));
+  }
+}
+
+void Executor::Start() {
+  auto& m = *impl_;
+  if (m.started) throw std::logic_error("Executor::Start: already started");
+  Validate(m.settings);
+  if (sodium_init() < 0) throw std::runtime_error("libsodium could not be initialised");
+  m.started = true;
+  const auto& s = m.settings;
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(s.log_dir, ec);
+    if (ec) {
+      throw std::runtime_error(
+          fmt::format("setting log_dir: cannot create {}: {}", s.log_dir.string(), ec.message()));
+    }
+    m.logs = std::make_unique<JobLogFiles>(
+        JobLogFiles::Settings{s.log_dir, s.log_read_max_bytes, JobLogFiles::Settings{}.cache_entries},
+        m.clock);
+    m.scripts = std::make_unique<ScriptRunner>(
+        ScriptRunner::Settings{s.log_dir / "gluesource", s.script_kill_grace, ""}, m.clock);
+    m.admin = std::make_unique<HttpAdminClient>(
+        HttpAdminClient::Settings{s.admin_addresses, s.access_token, s.app_name, s.admin_timeout});
+    m.callbacks = std::make_unique<CallbackSender>(
+        CallbackSender::Settings{s.log_dir / "callbacklogs", s.callback_batch_size,
+                                 s.callback_retry_interval},
+        *m.admin, m.logs.get(), m.clock);
+    m.callbacks->Start();
+    m.timer = MakeTimer(m.clock);
+    m.dispatcher = std::make_unique<JobDispatcher>(
+        JobDispatcher::Settings{s.idle_thread_timeout, s.redelivery_window, s.redelivery_capacity},
+        [&m](const protocol::TriggerParam& p) { return m.Resolve(p); }, *m.logs, *m.callbacks, *m.timer,
+        m.clock);
+    m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs);
+
+    std::string prefix;
+    if (!s.advertise_address.empty())
+      prefix = protocol::ParseHttpAddress(s.advertise_address, nullptr)->base_path;
+    m.server =
+        std::make_unique<HttpServer>(HttpServer::Settings{s.listen_host, s.listen_port, s.server_threads,
+                                                          s.keep_alive_timeout, s.access_token, prefix},
+                                     *m.service);
+    m.port = m.server->Start();
+    m.advertise = s.advertise_address.empty() ? DefaultAdvertise(s.listen_host, m.port) : s.advertise_address;
+    spdlog::info("executor {} listening on {}:{}, advertised as {}; scripts {}", s.app_name, s.listen_host,
+                 m.port, m.advertise, s.enable_scripts ? "enabled" : "disabled");
+
+    m.registry = std::make_unique<RegistryHeartbeat>(
+        RegistryHeartbeat::Settings{s.app_name, m.advertise, s.heartbeat_interval}, *m.admin, m.clock);
+    m.registry->Start();
+    m.retention =
+        std::make_unique<LogRetention>(LogRetention::Settings{s.log_retention_days}, *m.logs, m.clock);
+    m.retention->Start();
+  } catch (...) {
+    m.TearDown();
+    m.stopped = true;
+    throw;
+  }
+}
+
+void Executor::Stop() {
+  auto& m = *impl_;
+  if (!m.started || m.stopped) return;
+  m.stopped = true;
+  spdlog::info("executor {} stopping", m.settings.app_name);
+  m.TearDown();
+  spdlog::info("executor {} stopped", m.settings.app_name);
+}
+
+int Executor::port() const {
+  return impl_->port;
+}
+std::string Executor::advertise_address() const {
+  return impl_->advertise;
+}
+const Executor::Settings& Executor::settings() const {
+  return impl_->settings;
+}
+
+}  // namespace cronwheel::executor

@@ -1,0 +1,44 @@
+#include "executor_service.hpp"
+
+#include <fmt/format.h>
+#include <sodium.h>
+
+#include <array>
+
+namespace cronwheel::executor {
+
+bool TokenMatches(std::string_view expected, std::string_view provided) {
+  if (expected.empty()) return true;
+  std::array<unsigned char, crypto_hash_sha256_BYTES> a{};
+  std::array<unsigned char, crypto_hash_sha256_BYTES> b{};
+  crypto_hash_sha256(a.data(), reinterpret_cast<const unsigned char*>(expected.data()), expected.size());
+  crypto_hash_sha256(b.data(), reinterpret_cast<const unsigned char*>(provided.data()), provided.size());
+  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+protocol::Envelope ExecutorService::Handle(std::string_view method, std::string_view body,
+                                           std::string_view uri) {
+  std::string error;
+  if (method == "/beat") return protocol::Envelope::Success();
+  if (method == "/idleBeat") {
+    const auto p = protocol::ParseJobIdParam(body, &error);
+    return p ? dispatcher_.IdleBeat(p->job_id) : protocol::Envelope::Fail(error);
+  }
+  if (method == "/run" || method == "/trigger") {
+    const auto p = protocol::ParseTriggerParam(body, &error);
+    return p ? dispatcher_.Run(*p) : protocol::Envelope::Fail(error);
+  }
+  if (method == "/kill") {
+    const auto p = protocol::ParseJobIdParam(body, &error);
+    return p ? dispatcher_.Kill(p->job_id) : protocol::Envelope::Fail(error);
+  }
+  if (method == "/log") {
+    const auto p = protocol::ParseLogParam(body, &error);
+    if (!p) return protocol::Envelope::Fail(error);
+    return protocol::Envelope::Success(protocol::ToJson(logs_.Read(*p)));
+  }
+  return protocol::Envelope::Fail(
+      fmt::format("invalid request, uri-mapping({}) not found.", uri.substr(0, 200)));
+}
+
+}  // namespace cronwheel::executor
