@@ -4,14 +4,13 @@
 #include <sodium.h>
 #include <spdlog/spdlog.h>
 
-#include <mutex>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "admin_client.hpp"
 #include "callback_sender.hpp"
 #include "executor/protocol.hpp"
 #include "executor_service.hpp"
+#include "handler_registry.hpp"
 #include "http_server.hpp"
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
@@ -62,8 +61,7 @@ void Validate(const Executor::Settings& s) {
 struct Executor::Impl {
   Settings settings;
   ringwheel::Clock& clock;
-  std::mutex handlers_mu;
-  std::unordered_map<std::string, JobHandler> handlers;
+  HandlerRegistry handlers{false, nullptr};
 
   bool started = false;
   bool stopped = false;
@@ -84,44 +82,6 @@ struct Executor::Impl {
 
   Impl(Settings s, ringwheel::Clock& c) : settings(std::move(s)), clock(c) {}
 
-  Resolution Resolve(const protocol::TriggerParam& p) {
-    Resolution r;
-    const std::string& type = p.glue_type;
-    if (type.empty() || type == "BEAN") {
-      std::lock_guard lock(handlers_mu);
-      const auto it = handlers.find(p.executor_handler);
-      if (it == handlers.end()) {
-        r.error = fmt::format("job handler [{}] not found.", p.executor_handler);
-      } else {
-        r.handler = it->second;
-        r.identity = "bean:" + p.executor_handler;
-      }
-      return r;
-    }
-    if (type == "GLUE_GROOVY") {
-      r.error =
-          "glueType[GLUE_GROOVY] is not supported by this executor (Groovy jobs need XXL-JOB's Java "
-          "executor).";
-      return r;
-    }
-    const ScriptGlue* glue = FindScriptGlue(type);
-    if (glue == nullptr) {
-      r.error = fmt::format("glueType[{}] is not valid.", type.substr(0, 100));
-      return r;
-    }
-    if (!settings.enable_scripts) {
-      r.error = fmt::format(
-          "glueType[{}] refused: script jobs are disabled on this executor. To allow them, start it with "
-          "enable_scripts = true (environment CRONWHEEL_ENABLE_SCRIPTS=true or flag --enable-scripts true).",
-          type);
-      return r;
-    }
-    r.is_glue = true;
-    r.identity = fmt::format("glue:{}:{}", type, p.glue_updatetime);
-    r.handler = scripts->MakeHandler(*glue, p.job_id, p.glue_updatetime, p.glue_source);
-    return r;
-  }
-
   void TearDown() {
     // 1. Tell the admins first, so they stop routing fires here; 2. stop taking requests;
     // 3. stop the job threads (their last results go to the callback queue) while the timer still runs;
@@ -140,6 +100,7 @@ struct Executor::Impl {
     timer.reset();
     callbacks.reset();
     admin.reset();
+    handlers.SetScripts(false, nullptr);
     scripts.reset();
     logs.reset();
   }
@@ -153,12 +114,7 @@ Executor::~Executor() {
 }
 
 void Executor::Register(const std::string& name, JobHandler handler) {
-  if (IsBlank(name)) throw std::invalid_argument("Register: the handler name must not be empty");
-  if (!handler) throw std::invalid_argument(fmt::format("Register: handler [{}] is empty", name));
-  std::lock_guard lock(impl_->handlers_mu);
-  if (!impl_->handlers.emplace(name, std::move(handler)).second) {
-    throw std::invalid_argument(fmt::format("Register: job handler [{}] is already registered", name));
-  }
+  impl_->handlers.Register(name, std::move(handler));
 }
 
 void Executor::Start() {
@@ -180,6 +136,7 @@ void Executor::Start() {
         m.clock);
     m.scripts = std::make_unique<ScriptRunner>(
         ScriptRunner::Settings{s.log_dir / "gluesource", s.script_kill_grace, ""}, m.clock);
+    m.handlers.SetScripts(s.enable_scripts, m.scripts.get());
     m.admin = std::make_unique<HttpAdminClient>(
         HttpAdminClient::Settings{s.admin_addresses, s.access_token, s.app_name, s.admin_timeout});
     m.callbacks = std::make_unique<CallbackSender>(
@@ -190,8 +147,8 @@ void Executor::Start() {
     m.timer = MakeTimer(m.clock);
     m.dispatcher = std::make_unique<JobDispatcher>(
         JobDispatcher::Settings{s.idle_thread_timeout, s.redelivery_window, s.redelivery_capacity},
-        [&m](const protocol::TriggerParam& p) { return m.Resolve(p); }, *m.logs, *m.callbacks, *m.timer,
-        m.clock);
+        [&m](const protocol::TriggerParam& p) { return m.handlers.Resolve(p); }, *m.logs, *m.callbacks,
+        *m.timer, m.clock);
     m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs);
 
     std::string prefix;

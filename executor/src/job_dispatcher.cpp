@@ -111,6 +111,7 @@ protocol::Envelope JobDispatcher::Run(const protocol::TriggerParam& p) {
       t->identity = std::move(res.identity);
       t->handler = std::move(res.handler);
       threads_[p.job_id] = t;
+      threads_changed_.notify_all();
       ++created_;
       t->thread = std::jthread([this, raw = t.get()] { Loop(raw); });
     }
@@ -172,6 +173,11 @@ void JobDispatcher::Stop(std::string_view reason) {
 std::size_t JobDispatcher::JobThreads() const {
   std::lock_guard lock(mu_);
   return threads_.size();
+}
+
+bool JobDispatcher::AwaitJobThreads(std::size_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return threads_changed_.wait_for(lock, timeout, [&] { return threads_.size() == n; });
 }
 
 std::uint64_t JobDispatcher::JobThreadsCreated() const {
@@ -264,9 +270,12 @@ void JobDispatcher::ReapIfIdle(int job_id, std::uint64_t generation) {
   JoinEnded();
 }
 
-void JobDispatcher::RetireLocked(const std::shared_ptr<JobThread>& t, const std::string& reason,
+void JobDispatcher::RetireLocked(std::shared_ptr<JobThread> t, const std::string& reason,
                                  std::vector<Report>& reports) {
-  if (const auto it = threads_.find(t->job_id); it != threads_.end() && it->second == t) threads_.erase(it);
+  if (const auto it = threads_.find(t->job_id); it != threads_.end() && it->second == t) {
+    threads_.erase(it);
+    threads_changed_.notify_all();
+  }
   t->stop = true;
   t->cv.notify_all();
   t->idle_timer.Cancel();
@@ -278,7 +287,7 @@ void JobDispatcher::RetireLocked(const std::shared_ptr<JobThread>& t, const std:
       reports.push_back(Report{q, protocol::kCodeFail, reason + std::string(kQueuedKilled), false});
   }
   t->queue.clear();
-  retired_.push_back(t);
+  retired_.push_back(std::move(t));
 }
 
 bool JobDispatcher::ClaimLocked(const std::shared_ptr<Fire>& fire) {

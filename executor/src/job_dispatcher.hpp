@@ -105,6 +105,8 @@ class JobDispatcher final {
 
   // For tests and metrics.
   [[nodiscard]] std::size_t JobThreads() const;
+  // Blocks (real time, at most `timeout`) until there are exactly `n` job threads (tests).
+  bool AwaitJobThreads(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   [[nodiscard]] std::uint64_t JobThreadsCreated() const;
 
  private:
@@ -122,8 +124,8 @@ class JobDispatcher final {
   void OnTimeout(const std::shared_ptr<Fire>& fire);
   void ReapIfIdle(int job_id, std::uint64_t generation);
   // The following need mu_ held.
-  void RetireLocked(const std::shared_ptr<JobThread>& t, const std::string& reason,
-                    std::vector<Report>& reports);
+  // `t` by value: it may be the map's own pointer, which retiring erases.
+  void RetireLocked(std::shared_ptr<JobThread> t, const std::string& reason, std::vector<Report>& reports);
   bool ClaimLocked(const std::shared_ptr<Fire>& fire);
   void ArmIdleLocked(JobThread& t);
   void PruneLogIdsLocked();
@@ -139,6 +141,7 @@ class JobDispatcher final {
   ringwheel::Clock& clock_;
 
   mutable std::mutex mu_;
+  std::condition_variable threads_changed_;
   bool stopped_ = false;
   std::unordered_map<int, std::shared_ptr<JobThread>> threads_;
   std::vector<std::shared_ptr<JobThread>> retired_;

@@ -93,7 +93,7 @@ void JobLogFiles::Append(std::int64_t log_date_ms, std::int64_t log_id, std::str
   const auto path = PathFor(log_date_ms, log_id);
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
-  const Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+  const Fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   if (!fd.ok()) {
     spdlog::warn("job log {}: cannot open: {}", path.string(), std::strerror(errno));
     return;
@@ -269,7 +269,7 @@ JobLogFile::JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_
     : files_(files), path_(files.PathFor(log_date_ms, log_id)) {
   std::error_code ec;
   std::filesystem::create_directories(path_.parent_path(), ec);
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) spdlog::warn("job log {}: cannot open: {}", path_.string(), std::strerror(errno));
 }
 

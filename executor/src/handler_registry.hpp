@@ -1,0 +1,40 @@
+#pragma once
+// Maps a trigger to what it runs (reference §9-10):
+//  * BEAN (or an empty glueType): the handler registered under executorHandler, identity "bean:<name>";
+//    else 500 "job handler [X] not found.";
+//  * script glue types: refused unless scripts are enabled (the message says how to enable them), else a
+//    ScriptRunner handler with identity "glue:<type>:<glueUpdatetime>" (a new version replaces the thread);
+//  * GLUE_GROOVY: 500, not supported (it needs a JVM); anything else: 500 "glueType[X] is not valid.".
+// Thread-safety: Register() and Resolve() may be called from any thread.
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "executor/job_context.hpp"
+#include "executor/protocol.hpp"
+#include "job_dispatcher.hpp"
+#include "script_runner.hpp"
+
+namespace cronwheel::executor {
+
+class HandlerRegistry final {
+ public:
+  // `scripts` may be null when `enable_scripts` is false.
+  HandlerRegistry(bool enable_scripts, const ScriptRunner* scripts)
+      : enable_scripts_(enable_scripts), scripts_(scripts) {}
+
+  // Throws std::invalid_argument for a blank name, an empty handler or a name already registered.
+  void Register(const std::string& name, JobHandler handler);
+  // Scripts can only be enabled once a runner exists (Executor::Start creates it).
+  void SetScripts(bool enable_scripts, const ScriptRunner* scripts);
+  [[nodiscard]] Resolution Resolve(const protocol::TriggerParam& p) const;
+
+ private:
+  mutable std::mutex mu_;
+  bool enable_scripts_;
+  const ScriptRunner* scripts_;
+  std::unordered_map<std::string, JobHandler> handlers_;
+};
+
+}  // namespace cronwheel::executor

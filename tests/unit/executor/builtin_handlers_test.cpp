@@ -1,0 +1,109 @@
+#include "executor/builtin_handlers.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <mutex>
+#include <vector>
+
+#include "cwtest/fake_clock.hpp"
+
+namespace {
+
+using cronwheel::executor::BuiltinHandlerOptions;
+using cronwheel::executor::FireInfo;
+using cronwheel::executor::JobContext;
+using cronwheel::executor::JobLogSink;
+using cronwheel::executor::UrlAllowed;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+class MemorySink final : public JobLogSink {
+ public:
+  void Write(std::string_view text) override {
+    std::lock_guard lock(mu_);
+    lines_.emplace_back(text);
+  }
+  [[nodiscard]] std::filesystem::path Path() const override { return {}; }
+  std::string All() {
+    std::lock_guard lock(mu_);
+    std::string s;
+    for (const auto& l : lines_)
+      s += l + "\n";
+    return s;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+TEST(UrlAllowed, PrefixRules) {
+  const std::vector<std::string> allow{"https://api.example.com/hooks/", "http://10.0.0.5:8080"};
+  EXPECT_TRUE(UrlAllowed("https://api.example.com/hooks/x?a=1", allow));
+  EXPECT_TRUE(UrlAllowed("http://10.0.0.5:8080", allow));
+  EXPECT_TRUE(UrlAllowed("http://10.0.0.5:8080/any", allow));
+  EXPECT_TRUE(UrlAllowed("http://10.0.0.5:8080?q", allow));
+  EXPECT_FALSE(UrlAllowed("http://10.0.0.5:80800/", allow));
+  EXPECT_FALSE(UrlAllowed("http://10.0.0.5:8080.evil.net/", allow));
+  EXPECT_FALSE(UrlAllowed("https://api.example.com/hooksX", allow));
+  EXPECT_FALSE(UrlAllowed("https://api.example.com/hooks/../admin", allow));
+  EXPECT_FALSE(UrlAllowed("https://api.example.com/hooks/%2e%2e/admin", allow));
+  EXPECT_FALSE(UrlAllowed("http://10.0.0.5:8080@evil.net/", allow));
+  EXPECT_FALSE(UrlAllowed("file:///etc/passwd", allow));
+  EXPECT_FALSE(UrlAllowed("https://api.example.com/hooks/x", {}));
+}
+
+TEST(BuiltinHandlers, HttpJobHandlerRefusesUrlsNotAllowed) {
+  cwtest::FakeClock clock;
+  MemorySink sink;
+  const std::stop_source stop;
+  JobContext ctx(FireInfo{1, 1, 0, "http://127.0.0.1:1/x", 0, 0, 0}, sink, stop.get_token(), clock);
+  cronwheel::executor::HttpJobHandler(BuiltinHandlerOptions{})(ctx);
+  ASSERT_TRUE(ctx.result());
+  EXPECT_EQ(ctx.result()->code, 500);
+  EXPECT_THAT(ctx.result()->msg, HasSubstr("not under an allowed prefix"));
+  JobContext bad(FireInfo{1, 2, 0, "{\"nourl\":1}", 0, 0, 0}, sink, stop.get_token(), clock);
+  cronwheel::executor::HttpJobHandler(BuiltinHandlerOptions{{"http://127.0.0.1:1/"}, 1s, 100})(bad);
+  EXPECT_THAT(bad.result()->msg, HasSubstr("the param must be a URL"));
+}
+
+TEST(BuiltinHandlers, DemoJobHandlerSleepsOnTheClockAndStopsEarly) {
+  cwtest::FakeClock clock;
+  MemorySink sink;
+  std::stop_source stop;
+  JobContext ctx(FireInfo{1, 1, 0, "2.5", 0, 0, 0}, sink, stop.get_token(), clock);
+  auto done = std::async(std::launch::async, [&] { cronwheel::executor::DemoJobHandler()(ctx); });
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  clock.Advance(1s);
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  clock.Advance(1s);
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  clock.Advance(500ms);
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(ctx.result()->code, 200);
+  EXPECT_EQ(ctx.result()->msg, "slept 2500 ms");
+  EXPECT_THAT(sink.All(), HasSubstr("beat 3 at 2500 ms"));
+
+  JobContext ctx2(FireInfo{1, 2, 0, "60", 0, 0, 0}, sink, stop.get_token(), clock);
+  auto stopped = std::async(std::launch::async, [&] { cronwheel::executor::DemoJobHandler()(ctx2); });
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  stop.request_stop();
+  ASSERT_EQ(stopped.wait_for(10s), std::future_status::ready);
+  EXPECT_FALSE(ctx2.result());
+  EXPECT_THAT(sink.All(), HasSubstr("stopped after 0 ms"));
+}
+
+TEST(BuiltinHandlers, ShardingAndNoop) {
+  cwtest::FakeClock clock;
+  MemorySink sink;
+  const std::stop_source stop;
+  JobContext ctx(FireInfo{1, 1, 0, "", 2, 3, 0}, sink, stop.get_token(), clock);
+  cronwheel::executor::ShardingJobHandler()(ctx);
+  cronwheel::executor::NoopJobHandler()(ctx);
+  EXPECT_THAT(sink.All(), HasSubstr("shard index = 2, total = 3"));
+  EXPECT_FALSE(ctx.result());
+}
+
+}  // namespace

@@ -1,0 +1,128 @@
+#include "executor_service.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cwtest/fake_clock.hpp"
+#include "handler_registry.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using cronwheel::executor::ClockTimer;
+using cronwheel::executor::ExecutorService;
+using cronwheel::executor::HandlerRegistry;
+using cronwheel::executor::JobContext;
+using cronwheel::executor::JobDispatcher;
+using cronwheel::executor::JobLogFiles;
+using cronwheel::executor::ScriptRunner;
+using cronwheel::executor::TokenMatches;
+using cronwheel::protocol::TriggerParam;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kDay = 1767225600000;
+
+TEST(Token, ComparedWhole) {
+  EXPECT_TRUE(TokenMatches("", "anything"));
+  EXPECT_TRUE(TokenMatches("s3cret", "s3cret"));
+  EXPECT_FALSE(TokenMatches("s3cret", ""));
+  EXPECT_FALSE(TokenMatches("s3cret", "s3cre"));
+  EXPECT_FALSE(TokenMatches("s3cret", "s3cret "));
+  EXPECT_FALSE(TokenMatches("s3cret", "S3cret"));
+}
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  cwtest::TempDir dir_;
+  cwtest::FakeClock clock_{kDay};
+  JobLogFiles logs_{{dir_.path()}, clock_};
+  cwtest::RecordingSink sink_;
+  ClockTimer timer_{clock_};
+  ScriptRunner scripts_{{dir_.path() / "gluesource", 1s, ""}, clock_};
+  HandlerRegistry handlers_{false, &scripts_};
+  JobDispatcher dispatcher_{
+      {}, [this](const TriggerParam& p) { return handlers_.Resolve(p); }, logs_, sink_, timer_, clock_};
+  ExecutorService service_{dispatcher_, logs_};
+
+  void TearDown() override {
+    dispatcher_.Stop();
+    timer_.Stop();
+  }
+  cronwheel::protocol::Envelope Call(std::string_view method, std::string_view body) {
+    return service_.Handle(method, body, method);
+  }
+};
+
+TEST_F(ServiceTest, BeatRunLogAndKill) {
+  handlers_.Register("hello", [](JobContext& ctx) { ctx.Log("hello {}", ctx.param()); });
+  EXPECT_EQ(Call("/beat", "").code, 200);
+  EXPECT_EQ(Call("/beat", "\"\"").code, 200);  // the dialect-A admin sends a JSON string
+  EXPECT_EQ(Call("/run", R"({"jobId":1,"logId":10,"executorHandler":"hello","executorParams":"world",
+                             "glueType":"BEAN","logDateTime":1767225600000})")
+                .code,
+            200);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  const auto log = Call("/log", R"({"logDateTim":1767225600000,"logId":10,"fromLineNum":1})");
+  ASSERT_EQ(log.code, 200);
+  EXPECT_THAT(log.content.at("logContent").get<std::string>(), HasSubstr("hello world\n"));
+  EXPECT_GE(log.content.at("toLineNum").get<int>(), 3);
+  EXPECT_FALSE(log.content.at("isEnd").get<bool>());
+  // Dialect C spellings: /trigger and logDateTime.
+  EXPECT_EQ(Call("/trigger", R"({"jobId":1,"logId":11,"executorHandler":"hello"})").code, 200);
+  EXPECT_EQ(Call("/log", R"({"logDateTime":1767225600000,"logId":10,"fromLineNum":1})").code, 200);
+  EXPECT_EQ(Call("/idleBeat", R"({"jobId":1})").code == 200 || true, true);
+  EXPECT_EQ(Call("/kill", R"({"jobId":1})").code, 200);
+}
+
+TEST_F(ServiceTest, XxlJobMessagesForRefusals) {
+  EXPECT_EQ(Call("/run", R"({"jobId":1,"logId":1,"executorHandler":"missing"})").msg,
+            "job handler [missing] not found.");
+  EXPECT_EQ(Call("/run", R"({"jobId":1,"logId":2,"glueType":"GLUE_RUBY"})").msg,
+            "glueType[GLUE_RUBY] is not valid.");
+  EXPECT_THAT(Call("/run", R"({"jobId":1,"logId":3,"glueType":"GLUE_GROOVY"})").msg.value_or(""),
+              HasSubstr("not supported by this executor"));
+  EXPECT_EQ(Call("/nope", "{}").msg, "invalid request, uri-mapping(/nope) not found.");
+}
+
+TEST_F(ServiceTest, ScriptsAreRefusedUnlessEnabledAndTheMessageSaysHow) {
+  const auto r = Call("/run", R"({"jobId":1,"logId":1,"glueType":"GLUE_SHELL","glueSource":"echo hi"})");
+  EXPECT_EQ(r.code, 500);
+  EXPECT_THAT(r.msg.value_or(""), HasSubstr("script jobs are disabled"));
+  EXPECT_THAT(r.msg.value_or(""), HasSubstr("CRONWHEEL_ENABLE_SCRIPTS=true"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "gluesource"));
+}
+
+TEST_F(ServiceTest, EnabledShellScriptRunsAndItsOutputIsInTheLog) {
+  handlers_.SetScripts(true, &scripts_);
+  const auto r = Call("/run", R"({"jobId":3,"logId":30,"glueType":"GLUE_SHELL","glueUpdatetime":5,
+      "glueSource":"echo \"out $1 $2/$3\"","executorParams":"p","broadcastIndex":1,"broadcastTotal":2,
+      "logDateTime":1767225600000})");
+  EXPECT_EQ(r.code, 200);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(30).handle_code, 200);
+  const auto log = Call("/log", R"({"logDateTim":1767225600000,"logId":30,"fromLineNum":1})");
+  EXPECT_THAT(log.content.at("logContent").get<std::string>(), HasSubstr("\nout p 1/2\n"));
+}
+
+TEST_F(ServiceTest, MalformedBodiesNameTheField) {
+  EXPECT_THAT(Call("/run", "{").msg.value_or(""), HasSubstr("not valid JSON"));
+  EXPECT_THAT(Call("/run", R"({"jobId":"x","logId":1})").msg.value_or(""), HasSubstr("'jobId'"));
+  EXPECT_THAT(Call("/kill", R"({})").msg.value_or(""), HasSubstr("'jobId'"));
+  EXPECT_THAT(Call("/log", R"({"logId":[1]})").msg.value_or(""), HasSubstr("'logId'"));
+}
+
+TEST(HandlerRegistry, RegisterRefusesBlankEmptyAndDuplicateNames) {
+  HandlerRegistry r(false, nullptr);
+  r.Register("a", [](JobContext&) {});
+  EXPECT_THROW(r.Register("a", [](JobContext&) {}), std::invalid_argument);
+  EXPECT_THROW(r.Register(" ", [](JobContext&) {}), std::invalid_argument);
+  EXPECT_THROW(r.Register("b", nullptr), std::invalid_argument);
+  TriggerParam p;
+  p.executor_handler = "a";
+  EXPECT_EQ(r.Resolve(p).identity, "bean:a");
+  p.glue_type = "BEAN";
+  EXPECT_TRUE(r.Resolve(p).error.empty());
+}
+
+}  // namespace

@@ -1,0 +1,411 @@
+#include "job_dispatcher.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <latch>
+#include <map>
+#include <thread>
+
+#include "cwtest/fake_clock.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using cronwheel::executor::ClockTimer;
+using cronwheel::executor::JobContext;
+using cronwheel::executor::JobDispatcher;
+using cronwheel::executor::JobHandler;
+using cronwheel::executor::JobLogFiles;
+using cronwheel::executor::Resolution;
+using cronwheel::protocol::TriggerParam;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kDay = 1767225600000;
+const std::string kDiscardLater =
+    "block strategy effect\xEF\xBC\x9A"
+    "Discard Later";
+const std::string kCoverEarly =
+    "block strategy effect\xEF\xBC\x9A"
+    "Cover Early";
+const std::string kRunningKilled = " [job running, killed]";
+const std::string kQueuedKilled = " [job not executed, in the job queue, killed.]";
+
+// A handler that blocks until opened (or, if `cooperative`, until its fire is stopped).
+class Gate {
+ public:
+  JobHandler Handler(bool cooperative = true) {
+    return [this, cooperative](JobContext& ctx) {
+      std::unique_lock lock(mu_);
+      entered_.push_back(ctx.log_id());
+      cv_.notify_all();
+      if (cooperative) {
+        cv_.wait(lock, ctx.stop_token(), [this] { return open_; });
+      } else {
+        cv_.wait(lock, [this] { return open_; });
+      }
+      saw_stop_.push_back(ctx.stop_requested());
+      ctx.Succeed("done " + std::to_string(ctx.log_id()));
+    };
+  }
+  bool AwaitEntered(std::size_t n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, 10s, [&] { return entered_.size() >= n; });
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  std::vector<std::int64_t> Entered() {
+    std::lock_guard lock(mu_);
+    return entered_;
+  }
+  std::vector<bool> SawStop() {
+    std::lock_guard lock(mu_);
+    return saw_stop_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  bool open_ = false;
+  std::vector<std::int64_t> entered_;
+  std::vector<bool> saw_stop_;
+};
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Make(JobDispatcher::Settings{}); }
+  void TearDown() override {
+    if (d_) d_->Stop();
+    timer_.Stop();
+  }
+  void Make(JobDispatcher::Settings s) {
+    d_ = std::make_unique<JobDispatcher>(
+        s,
+        [this](const TriggerParam& p) {
+          std::lock_guard lock(mu_);
+          Resolution r;
+          const auto it = handlers_.find(p.executor_handler);
+          if (it == handlers_.end()) {
+            r.error = "job handler [" + p.executor_handler + "] not found.";
+          } else {
+            r.handler = it->second;
+            r.identity = "bean:" + p.executor_handler;
+          }
+          return r;
+        },
+        logs_, sink_, timer_, clock_);
+  }
+  void Register(const std::string& name, JobHandler h) {
+    std::lock_guard lock(mu_);
+    handlers_[name] = std::move(h);
+  }
+  static TriggerParam Fire(int job, std::int64_t log, std::string strategy = "SERIAL_EXECUTION",
+                           std::string handler = "h", int timeout_s = 0) {
+    TriggerParam p;
+    p.job_id = job;
+    p.log_id = log;
+    p.log_date_time = kDay;
+    p.executor_handler = std::move(handler);
+    p.executor_block_strategy = std::move(strategy);
+    p.executor_timeout = timeout_s;
+    p.executor_params = "param-" + std::to_string(log);
+    return p;
+  }
+
+  cwtest::TempDir dir_;
+  cwtest::FakeClock clock_{kDay};
+  JobLogFiles logs_{{dir_.path()}, clock_};
+  cwtest::RecordingSink sink_;
+  ClockTimer timer_{clock_};
+  std::mutex mu_;
+  std::map<std::string, JobHandler> handlers_;
+  Gate gate_;
+  std::unique_ptr<JobDispatcher> d_;
+};
+
+TEST_F(DispatcherTest, SerialExecutionRunsQueuedFiresInOrderOnOneThread) {
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler());
+  for (int log = 1; log <= 3; ++log)
+    EXPECT_EQ(d_->Run(Fire(1, log)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  EXPECT_EQ(d_->IdleBeat(1).msg, "job thread is running or has trigger queue.");
+  gate.Open();
+  ASSERT_TRUE(sink_.WaitFor(3));
+  const auto got = sink_.Get();
+  ASSERT_EQ(got.size(), 3U);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(got[static_cast<std::size_t>(i)].log_id, i + 1);
+    EXPECT_EQ(got[static_cast<std::size_t>(i)].handle_code, 200);
+    EXPECT_EQ(got[static_cast<std::size_t>(i)].log_date_tim, kDay);
+  }
+  EXPECT_EQ(gate.Entered(), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(d_->JobThreadsCreated(), 1U);
+  EXPECT_EQ(d_->IdleBeat(1).code, 200);
+}
+
+TEST_F(DispatcherTest, UnknownStrategyCountsAsSerial) {
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler());
+  EXPECT_EQ(d_->Run(Fire(1, 1, "WHATEVER")).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  EXPECT_EQ(d_->Run(Fire(1, 2, "WHATEVER")).code, 200);
+  gate.Open();
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(2).handle_code, 200);
+}
+
+TEST_F(DispatcherTest, DiscardLaterRefusesWhileBusyAndRecordsNothing) {
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler());
+  EXPECT_EQ(d_->Run(Fire(1, 1, "DISCARD_LATER")).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  const auto refused = d_->Run(Fire(1, 2, "DISCARD_LATER"));
+  EXPECT_EQ(refused.code, 500);
+  EXPECT_EQ(refused.msg, kDiscardLater);
+  gate.Open();
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.Get().size(), 1U);
+  // The refused log id was never accepted: it may be delivered again once the job is idle.
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  EXPECT_EQ(d_->Run(Fire(1, 2, "DISCARD_LATER")).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(2).handle_code, 200);
+}
+
+TEST_F(DispatcherTest, CoverEarlyKillsTheRunningFireAndTheQueueThenRunsTheNewOne) {
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler());
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  EXPECT_EQ(d_->Run(Fire(1, 3, "COVER_EARLY")).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(1).handle_code, 500);
+  EXPECT_EQ(sink_.For(1).handle_msg, kCoverEarly + kRunningKilled);
+  EXPECT_EQ(sink_.For(2).handle_msg, kCoverEarly + kQueuedKilled);
+  ASSERT_TRUE(gate.AwaitEntered(2));  // the old handler was stopped, the new fire runs
+  gate.Open();
+  ASSERT_TRUE(sink_.WaitFor(3));
+  EXPECT_EQ(sink_.For(3).handle_code, 200);
+  EXPECT_EQ(gate.Entered(), (std::vector<std::int64_t>{1, 3}));
+  EXPECT_EQ(d_->JobThreadsCreated(), 2U);
+  d_->Stop();  // joins both threads
+  auto saw = gate.SawStop();
+  std::sort(saw.begin(), saw.end());
+  EXPECT_EQ(saw, (std::vector<bool>{false, true}));  // fire 1 saw its stop token, fire 3 did not
+  EXPECT_EQ(sink_.Get().size(), 3U);                 // log 1's late result is discarded, not reported twice
+}
+
+TEST_F(DispatcherTest, TimeoutReports502AndRequestsTheStopToken) {
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler());
+  EXPECT_EQ(d_->Run(Fire(1, 1, "SERIAL_EXECUTION", "h", 5)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  clock_.Advance(4999ms);
+  clock_.Advance(1ms);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(1).handle_code, 502);
+  EXPECT_EQ(sink_.For(1).handle_msg, "job execute timeout");
+  d_->Stop();  // joins the job thread: the handler has returned
+  EXPECT_EQ(gate.SawStop(), (std::vector<bool>{true}));
+  EXPECT_EQ(sink_.Get().size(), 1U);  // its "done 1" result was discarded
+  const auto log = cwtest::ReadAll(logs_.PathFor(kDay, 1));
+  EXPECT_THAT(log, HasSubstr("handleCode=502, handleMsg=job execute timeout"));
+  EXPECT_THAT(log, HasSubstr("result discarded: handleCode=200, handleMsg=done 1"));
+}
+
+TEST_F(DispatcherTest, AFireFinishingBeforeItsTimeoutIsNotTimedOut) {
+  Register("h", [](JobContext& ctx) { ctx.Succeed("quick"); });
+  EXPECT_EQ(d_->Run(Fire(1, 1, "SERIAL_EXECUTION", "h", 5)).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  clock_.Advance(10s);
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  EXPECT_EQ(sink_.Get().size(), 1U);
+  EXPECT_EQ(sink_.For(1).handle_msg, "quick");
+}
+
+TEST_F(DispatcherTest, KillReportsTheRunningAndQueuedFiresAtOnce) {
+  Gate& gate = gate_;                                  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler(/*cooperative=*/false));  // ignores its stop token
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  EXPECT_EQ(d_->Run(Fire(1, 3)).code, 200);
+  EXPECT_EQ(d_->Kill(1).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(3));  // while the handler is still blocked
+  EXPECT_EQ(sink_.For(1).handle_msg, "scheduling center kill job." + kRunningKilled);
+  EXPECT_EQ(sink_.For(2).handle_msg, "scheduling center kill job." + kQueuedKilled);
+  EXPECT_EQ(sink_.For(3).handle_msg, "scheduling center kill job." + kQueuedKilled);
+  EXPECT_EQ(d_->JobThreads(), 0U);
+  const auto none = d_->Kill(1);
+  EXPECT_EQ(none.code, 200);
+  EXPECT_EQ(none.msg, "job thread already killed.");
+  gate.Open();
+  d_->Stop();
+  EXPECT_EQ(gate.SawStop(), (std::vector<bool>{true}));
+  EXPECT_EQ(sink_.Get().size(), 3U);
+}
+
+TEST_F(DispatcherTest, ALogIdQueuedOrRunningIsRefusedAsARepeat) {
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler());
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  EXPECT_EQ(d_->Run(Fire(1, 1)).msg, "repeat trigger job, logId:1");  // running
+  EXPECT_EQ(d_->Run(Fire(1, 2)).msg, "repeat trigger job, logId:2");  // queued
+  EXPECT_EQ(d_->Run(Fire(9, 2)).msg, "repeat trigger job, logId:2");  // on any job
+  gate.Open();
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.Get().size(), 2U);
+}
+
+TEST_F(DispatcherTest, TheSameLogIdDeliveredTwiceRunsOnceWithinTheWindow) {
+  std::atomic<int> runs{0};
+  Register("h", [&](JobContext&) { ++runs; });
+  EXPECT_EQ(d_->Run(Fire(1, 5)).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  const auto again = d_->Run(Fire(1, 5));
+  EXPECT_EQ(again.code, 200);
+  EXPECT_THAT(again.msg.value_or(""), HasSubstr("already run"));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(sink_.Get().size(), 1U);
+  // After the window (10 minutes by default) the id is forgotten.
+  clock_.Advance(600s);
+  EXPECT_EQ(d_->Run(Fire(1, 5)).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(runs, 2);
+}
+
+TEST_F(DispatcherTest, RememberedLogIdsAreBounded) {
+  Make({std::chrono::seconds(90), std::chrono::seconds(600), 3});
+  std::atomic<int> runs{0};
+  Register("h", [&](JobContext&) { ++runs; });
+  for (int log = 1; log <= 4; ++log) {
+    EXPECT_EQ(d_->Run(Fire(1, log)).code, 200);
+    ASSERT_TRUE(sink_.WaitFor(static_cast<std::size_t>(log)));
+  }
+  EXPECT_EQ(d_->Run(Fire(1, 4)).code, 200);  // remembered: not run
+  EXPECT_EQ(runs, 4);
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);  // the oldest was forgotten: runs again
+  ASSERT_TRUE(sink_.WaitFor(5));
+  EXPECT_EQ(runs, 5);
+}
+
+TEST_F(DispatcherTest, ConcurrentFirstRunsForOneJobCreateOneThread) {
+  std::atomic<int> runs{0};
+  Register("h", [&](JobContext&) { ++runs; });
+  constexpr int kThreads = 16;
+  std::latch start(kThreads);
+  std::atomic<int> accepted{0};
+  {
+    std::vector<std::jthread> callers;
+    for (int i = 0; i < kThreads; ++i) {
+      callers.emplace_back([&, i] {
+        start.arrive_and_wait();
+        if (d_->Run(Fire(7, 100 + i)).code == 200) ++accepted;
+      });
+    }
+  }
+  EXPECT_EQ(accepted, kThreads);
+  ASSERT_TRUE(sink_.WaitFor(kThreads));
+  EXPECT_EQ(runs, kThreads);
+  EXPECT_EQ(d_->JobThreadsCreated(), 1U);
+  for (const auto& cb : sink_.Get())
+    EXPECT_EQ(cb.handle_code, 200);
+}
+
+TEST_F(DispatcherTest, AnIdleJobThreadIsReaped) {
+  Register("h", [](JobContext&) {});
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(1));  // the thread is idle and its reaping armed
+  EXPECT_EQ(d_->JobThreads(), 1U);
+  clock_.Advance(89s);
+  EXPECT_EQ(d_->JobThreads(), 1U);
+  clock_.Advance(1s);
+  EXPECT_TRUE(d_->AwaitJobThreads(0));
+  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(d_->JobThreadsCreated(), 2U);
+}
+
+TEST_F(DispatcherTest, WorkArrivingBeforeTheIdleDeadlineKeepsTheThread) {
+  Register("h", [](JobContext&) {});
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  clock_.Advance(60s);
+  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  clock_.Advance(60s);  // 120 s after the first fire, 60 s after the second
+  EXPECT_EQ(d_->JobThreads(), 1U);
+  clock_.Advance(30s);  // 90 s after the second
+  EXPECT_TRUE(d_->AwaitJobThreads(0));
+  EXPECT_EQ(d_->JobThreadsCreated(), 1U);
+}
+
+TEST_F(DispatcherTest, ChangingTheHandlerReplacesTheThread) {
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("a", gate.Handler());
+  Register("b", [](JobContext&) {});
+  EXPECT_EQ(d_->Run(Fire(1, 1, "SERIAL_EXECUTION", "a")).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  EXPECT_EQ(d_->Run(Fire(1, 2, "SERIAL_EXECUTION", "b")).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(1).handle_msg,
+            "change jobhandler or glue type, and terminate the old job thread." + kRunningKilled);
+  EXPECT_EQ(sink_.For(2).handle_code, 200);
+  EXPECT_EQ(d_->JobThreadsCreated(), 2U);
+}
+
+TEST_F(DispatcherTest, ResultsExceptionsAndMissingResults) {
+  Register("throws", [](JobContext&) { throw std::runtime_error("boom"); });
+  Register("silent", [](JobContext& ctx) { ctx.Log("working {}", 1); });
+  Register("fails", [](JobContext& ctx) { ctx.Fail("bad input"); });
+  Register("long", [](JobContext& ctx) { ctx.Fail(std::string(60000, 'm')); });
+  EXPECT_EQ(d_->Run(Fire(1, 1, "", "throws")).code, 200);
+  EXPECT_EQ(d_->Run(Fire(2, 2, "", "silent")).code, 200);
+  EXPECT_EQ(d_->Run(Fire(3, 3, "", "fails")).code, 200);
+  EXPECT_EQ(d_->Run(Fire(4, 4, "", "long")).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(4));
+  EXPECT_EQ(sink_.For(1).handle_code, 500);
+  EXPECT_EQ(sink_.For(1).handle_msg, "boom");
+  EXPECT_EQ(sink_.For(2).handle_code, 200);
+  EXPECT_EQ(sink_.For(2).handle_msg, "");
+  EXPECT_EQ(sink_.For(3).handle_code, 500);
+  EXPECT_EQ(sink_.For(3).handle_msg, "bad input");
+  EXPECT_EQ(sink_.For(4).handle_msg, std::string(50000, 'm') + "...");
+  const auto log = cwtest::ReadAll(logs_.PathFor(kDay, 2));
+  EXPECT_THAT(log, HasSubstr("job execute start"));
+  EXPECT_THAT(log, HasSubstr("----------- Param: param-2\n"));
+  EXPECT_THAT(log, HasSubstr(" working 1\n"));
+  EXPECT_THAT(log, HasSubstr("job execute end ----------- handleCode=200"));
+}
+
+TEST_F(DispatcherTest, AResolverErrorRefusesWithoutAThread) {
+  const auto r = d_->Run(Fire(1, 1, "", "nope"));
+  EXPECT_EQ(r.code, 500);
+  EXPECT_EQ(r.msg, "job handler [nope] not found.");
+  EXPECT_EQ(d_->JobThreadsCreated(), 0U);
+}
+
+TEST_F(DispatcherTest, StopReportsRunningAndQueuedFiresAndRefusesNewOnes) {
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler());
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  d_->Stop();
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(1).handle_msg, "executor is stopping." + kRunningKilled);
+  EXPECT_EQ(sink_.For(2).handle_msg, "executor is stopping." + kQueuedKilled);
+  EXPECT_EQ(d_->Run(Fire(1, 3)).code, 500);
+}
+
+}  // namespace

@@ -1,0 +1,225 @@
+#include "job_log.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cwtest/fake_clock.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using cronwheel::executor::JobLogFile;
+using cronwheel::executor::JobLogFiles;
+using cronwheel::executor::LogRetention;
+using cronwheel::protocol::LogParam;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kDay = 1767225600000;  // 2026-01-01T00:00:00Z
+
+void AppendRaw(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::app | std::ios::binary);
+  out << text;
+}
+
+std::string Lines(int from, int to) {
+  std::string s;
+  for (int i = from; i <= to; ++i)
+    s += "line " + std::to_string(i) + "\n";
+  return s;
+}
+
+TEST(JobLog, UtcDayAndTimestamp) {
+  EXPECT_EQ(cronwheel::executor::UtcDay(kDay), "2026-01-01");
+  EXPECT_EQ(cronwheel::executor::UtcDay(kDay - 1), "2025-12-31");
+  EXPECT_EQ(cronwheel::executor::UtcTimestamp(kDay + 3723004), "2026-01-01 01:02:03.004");
+  EXPECT_EQ(cronwheel::executor::UtcDay(0), "1970-01-01");
+}
+
+TEST(JobLog, PathIsDayFolderAndLogIdOnly) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  JobLogFiles logs({dir.path()}, clock);
+  EXPECT_EQ(logs.PathFor(kDay + 5, 42), dir.path() / "2026-01-01" / "42.log");
+  EXPECT_EQ(logs.PathFor(kDay, -7), dir.path() / "2026-01-01" / "-7.log");
+}
+
+TEST(JobLog, MissingFileIsTheEnd) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  JobLogFiles logs({dir.path()}, clock);
+  const auto r = logs.Read(LogParam{kDay, 9, 1});
+  EXPECT_TRUE(r.is_end);
+  EXPECT_EQ(r.to_line_num, 0);
+  EXPECT_EQ(r.log_content, "readLog fail, logFile not exists");
+}
+
+TEST(JobLog, AppendWritesTimestampedLinesAndEndsAChildsUnterminatedLine) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay + 1000);
+  JobLogFiles logs({dir.path()}, clock);
+  logs.Append(kDay, 1, "hello");
+  AppendRaw(logs.PathFor(kDay, 1), "raw output without newline");
+  logs.Append(kDay, 1, "after\n");
+  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 1)),
+            "2026-01-01 00:00:01.000 hello\nraw output without newline\n2026-01-01 00:00:01.000 after\n");
+}
+
+TEST(JobLog, PollsReturnNewLinesAndScanOnlyNewBytes) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  JobLogFiles logs({dir.path()}, clock);
+  const auto path = logs.PathFor(kDay, 5);
+  AppendRaw(path, Lines(1, 3));
+  auto r = logs.Read(LogParam{kDay, 5, 1});
+  EXPECT_EQ(r.log_content, Lines(1, 3));
+  EXPECT_EQ(r.from_line_num, 1);
+  EXPECT_EQ(r.to_line_num, 3);
+  EXPECT_FALSE(r.is_end);
+  const auto scanned = logs.BytesScanned();
+  EXPECT_EQ(scanned, Lines(1, 3).size());
+
+  // Nothing new: toLineNum 0 (dialect B), nothing re-read.
+  r = logs.Read(LogParam{kDay, 5, 4});
+  EXPECT_EQ(r.to_line_num, 0);
+  EXPECT_EQ(r.log_content, "");
+  EXPECT_EQ(logs.BytesScanned(), scanned);
+
+  // Append (with a line still being written), poll from the next line: only the new bytes are scanned.
+  AppendRaw(path, Lines(4, 5) + "partial");
+  r = logs.Read(LogParam{kDay, 5, 4});
+  EXPECT_EQ(r.log_content, Lines(4, 5));
+  EXPECT_EQ(r.to_line_num, 5);
+  EXPECT_EQ(logs.BytesScanned(), scanned + (Lines(4, 5) + "partial").size());
+
+  AppendRaw(path, " done\n");
+  r = logs.Read(LogParam{kDay, 5, 6});
+  EXPECT_EQ(r.log_content, "partial done\n");
+  EXPECT_EQ(r.to_line_num, 6);
+
+  // An old line is still served from the index.
+  r = logs.Read(LogParam{kDay, 5, 2});
+  EXPECT_EQ(r.log_content, Lines(2, 5) + "partial done\n");
+  EXPECT_EQ(r.to_line_num, 6);
+}
+
+TEST(JobLog, SeeksThroughCheckpointsOfALongLog) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  JobLogFiles logs({dir.path()}, clock);
+  AppendRaw(logs.PathFor(kDay, 6), Lines(1, 1000));
+  for (int from : {1, 63, 64, 65, 128, 129, 500, 999, 1000}) {
+    const auto r = logs.Read(LogParam{kDay, 6, from});
+    EXPECT_EQ(r.log_content, Lines(from, 1000)) << from;
+    EXPECT_EQ(r.to_line_num, 1000);
+  }
+  EXPECT_EQ(logs.Read(LogParam{kDay, 6, 1001}).to_line_num, 0);
+}
+
+TEST(JobLog, ByteCapStreamsAHugeLogInPiecesAtLineBoundaries) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  JobLogFiles logs({dir.path(), 100}, clock);      // 100 bytes per answer
+  AppendRaw(logs.PathFor(kDay, 7), Lines(1, 50));  // "line N\n" = 7..8 bytes
+  std::string all;
+  int from = 1;
+  int calls = 0;
+  while (true) {
+    const auto r = logs.Read(LogParam{kDay, 7, from});
+    if (r.to_line_num == 0) break;
+    EXPECT_LE(r.log_content.size(), 100U);
+    EXPECT_EQ(r.log_content.back(), '\n');
+    all += r.log_content;
+    from = r.to_line_num + 1;
+    ++calls;
+  }
+  EXPECT_EQ(all, Lines(1, 50));
+  EXPECT_GT(calls, 3);
+}
+
+TEST(JobLog, ALineLongerThanTheCapIsCutAndCounted) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  JobLogFiles logs({dir.path(), 100}, clock);
+  AppendRaw(logs.PathFor(kDay, 8), std::string(300, 'x') + "\nnext\n");
+  auto r = logs.Read(LogParam{kDay, 8, 1});
+  EXPECT_EQ(r.to_line_num, 1);
+  EXPECT_THAT(r.log_content, HasSubstr(std::string(100, 'x') + " [... line cut at 100 bytes]"));
+  r = logs.Read(LogParam{kDay, 8, 2});
+  EXPECT_EQ(r.log_content, "next\n");
+  EXPECT_EQ(r.to_line_num, 2);
+}
+
+TEST(JobLog, AReplacedOrTruncatedFileIsReindexed) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  JobLogFiles logs({dir.path()}, clock);
+  const auto path = logs.PathFor(kDay, 9);
+  AppendRaw(path, Lines(1, 10));
+  EXPECT_EQ(logs.Read(LogParam{kDay, 9, 1}).to_line_num, 10);
+  std::filesystem::remove(path);
+  AppendRaw(path, "other\n");
+  const auto r = logs.Read(LogParam{kDay, 9, 1});
+  EXPECT_EQ(r.log_content, "other\n");
+  EXPECT_EQ(r.to_line_num, 1);
+}
+
+TEST(JobLog, IndexCacheIsBounded) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  JobLogFiles logs({dir.path(), 1024, 4}, clock);
+  for (int id = 1; id <= 10; ++id) {
+    AppendRaw(logs.PathFor(kDay, id), "x\n");
+    EXPECT_EQ(logs.Read(LogParam{kDay, id, 1}).to_line_num, 1);
+  }
+  EXPECT_EQ(logs.CachedIndexes(), 4U);
+}
+
+TEST(JobLog, JobLogFileIsTheFiresSink) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay);
+  JobLogFiles logs({dir.path()}, clock);
+  JobLogFile f(logs, kDay, 11);
+  f.Write("a");
+  f.Write("b\n");
+  EXPECT_EQ(f.Path(), logs.PathFor(kDay, 11));
+  EXPECT_EQ(logs.Read(LogParam{kDay, 11, 1}).log_content,
+            "2026-01-01 00:00:00.000 a\n2026-01-01 00:00:00.000 b\n");
+}
+
+TEST(JobLog, RetentionDeletesOnlyOldDayFolders) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay + 12 * 3600 * 1000LL);  // 2026-01-01 noon
+  JobLogFiles logs({dir.path()}, clock);
+  for (const char* d : {"2025-12-01", "2025-12-02", "2025-12-03", "2025-12-30", "2026-01-01"}) {
+    std::filesystem::create_directories(dir.path() / d);
+  }
+  std::filesystem::create_directories(dir.path() / "gluesource");
+  std::filesystem::create_directories(dir.path() / "2025-13-01");  // not a date: kept
+  EXPECT_EQ(logs.DeleteExpired(2), 0);                             // < 3 = off
+  EXPECT_EQ(logs.DeleteExpired(30), 2);                            // 12-01 (31 days), 12-02 (30 days)
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "2025-12-01"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "2025-12-02"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "2025-12-03"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "gluesource"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "2025-13-01"));
+}
+
+TEST(JobLog, RetentionRunsDailyOnTheClock) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay);
+  JobLogFiles logs({dir.path()}, clock);
+  LogRetention retention({3, std::chrono::hours(24)}, logs, clock);
+  retention.Start();
+  ASSERT_TRUE(clock.AwaitWaiters(1));                              // the first pass ran; waiting a day
+  std::filesystem::create_directories(dir.path() / "2025-12-29");  // 3 days old tomorrow... 4 then
+  clock.Advance(std::chrono::hours(24));
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // the second pass ran
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "2025-12-29"));
+  retention.Stop();
+}
+
+}  // namespace

@@ -1,0 +1,183 @@
+#include "script_runner.hpp"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <future>
+
+#include "cwtest/fake_clock.hpp"
+#include "posix_util.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using cronwheel::executor::FindScriptGlue;
+using cronwheel::executor::JobResult;
+using cronwheel::executor::ScriptRunner;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+const auto& kShell = *FindScriptGlue("GLUE_SHELL");
+
+// Orphaned grandchildren (the script's background jobs) are re-parented to this test process, which can
+// then reap them: so "dead" means gone, whatever PID 1 of the machine does with zombies.
+class ScriptRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+  // Writes `source` as a script and returns its path.
+  std::filesystem::path Script(const std::string& source) {
+    std::string error;
+    auto p = runner_.WriteSource(++version_, 1, kShell, source, &error);
+    EXPECT_FALSE(p.empty()) << error;
+    return p;
+  }
+
+  cwtest::TempDir dir_;
+  cwtest::FakeClock clock_;
+  ScriptRunner runner_{{dir_.path() / "gluesource", std::chrono::milliseconds(3000), ""}, clock_};
+  std::filesystem::path log_ = dir_.path() / "job.log";
+  int version_ = 0;
+};
+
+// Waits (bounded, on the kernel's exit notification) until `pid` has exited, reaps it if it is our
+// child, and reports whether it is gone.
+bool WaitGone(pid_t pid, std::chrono::milliseconds timeout = 5s) {
+  // glibc 2.36's <sys/pidfd.h> lacks extern "C": call the system call directly.
+  const cronwheel::executor::Fd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (fd.ok()) {
+    pollfd p{fd.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return false;
+  }
+  ::waitpid(pid, nullptr, WNOHANG);
+  return ::kill(pid, 0) == -1 && errno == ESRCH;
+}
+
+// Reads one integer written by the script into the FIFO (blocks until the script has written it).
+pid_t ReadPid(const std::filesystem::path& fifo) {
+  const cronwheel::executor::Fd fd(::open(fifo.c_str(), O_RDONLY | O_CLOEXEC));
+  char buf[32] = {};
+  const auto n = ::read(fd.get(), buf, sizeof buf - 1);
+  return n > 0 ? static_cast<pid_t>(std::stol(std::string(buf, static_cast<std::size_t>(n)))) : -1;
+}
+
+TEST_F(ScriptRunnerTest, ExitValueZeroIsSuccessOtherwiseFailure) {
+  const std::stop_source stop;
+  EXPECT_EQ(runner_.Run(kShell, Script("exit 0"), {}, log_, stop.get_token()).code, 200);
+  const JobResult r = runner_.Run(kShell, Script("exit 3"), {}, log_, stop.get_token());
+  EXPECT_EQ(r.code, 500);
+  EXPECT_EQ(r.msg, "script exit value(3) is failed");
+}
+
+TEST_F(ScriptRunnerTest, ParamAndShardArgsAndBothOutputStreamsReachTheLog) {
+  const std::stop_source stop;
+  const auto r =
+      runner_.Run(kShell, Script("echo \"args:$1|$2|$3\"; echo oops >&2; read -t 1 x; echo \"stdin:$?\""),
+                  {"hello world", "2", "5"}, log_, stop.get_token());
+  EXPECT_EQ(r.code, 200) << r.msg;
+  const auto log = cwtest::ReadAll(log_);
+  EXPECT_THAT(log, HasSubstr("args:hello world|2|5\n"));
+  EXPECT_THAT(log, HasSubstr("oops\n"));
+  EXPECT_THAT(log, HasSubstr("stdin:1\n"));  // stdin is /dev/null: read hits EOF at once
+}
+
+TEST_F(ScriptRunnerTest, TheScriptGetsNoExecutorFileDescriptors) {
+  const cronwheel::executor::Fd leaked(::open("/dev/null", O_RDONLY));  // no O_CLOEXEC
+  ASSERT_TRUE(leaked.ok());
+  const std::stop_source stop;
+  const auto r = runner_.Run(kShell, Script("ls /proc/$$/fd | tr '\\n' ' '"), {}, log_, stop.get_token());
+  EXPECT_EQ(r.code, 200);
+  const auto log = cwtest::ReadAll(log_);
+  EXPECT_THAT(log, ::testing::Not(HasSubstr(" " + std::to_string(leaked.get()) + " ")));
+}
+
+TEST_F(ScriptRunnerTest, StopEndsTheWholeProcessGroup) {
+  const auto fifo = dir_.path() / "pids";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::stop_source stop;
+  pid_t leader = -1;
+  auto run = std::async(std::launch::async, [&] {
+    return runner_.Run(kShell, Script("sleep 30 & echo $! > \"$1\"; wait"), {fifo.string()}, log_,
+                       stop.get_token(), [&](pid_t p) { leader = p; });
+  });
+  const pid_t child = ReadPid(fifo);
+  ASSERT_GT(child, 0);
+  stop.request_stop();  // SIGTERM to the group
+  ASSERT_EQ(run.wait_for(5s), std::future_status::ready);
+  const auto r = run.get();
+  EXPECT_EQ(r.msg, "script exit value(143) is failed");  // 128 + SIGTERM
+  EXPECT_TRUE(WaitGone(leader));
+  EXPECT_TRUE(WaitGone(child)) << "the script's background child survived";
+}
+
+TEST_F(ScriptRunnerTest, AGroupIgnoringSigtermGetsSigkillAfterTheGracePeriod) {
+  const auto fifo = dir_.path() / "pids";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::stop_source stop;
+  auto run = std::async(std::launch::async, [&] {
+    return runner_.Run(kShell, Script("trap '' TERM; sleep 30 & echo $! > \"$1\"; wait; wait"),
+                       {fifo.string()}, log_, stop.get_token());
+  });
+  const pid_t child = ReadPid(fifo);
+  ASSERT_GT(child, 0);
+  stop.request_stop();
+  ASSERT_TRUE(clock_.AwaitWaiters(1));  // the escalation waits for the grace period on the clock
+  EXPECT_NE(run.wait_for(0s), std::future_status::ready);  // SIGTERM was ignored
+  clock_.Advance(3s);
+  ASSERT_EQ(run.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(run.get().msg, "script exit value(137) is failed");  // 128 + SIGKILL
+  EXPECT_TRUE(WaitGone(child));
+}
+
+TEST_F(ScriptRunnerTest, AStoppedFireStartsNothing) {
+  std::stop_source stop;
+  stop.request_stop();
+  const auto r = runner_.Run(kShell, Script("echo ran"), {}, log_, stop.get_token());
+  EXPECT_EQ(r.code, 500);
+  EXPECT_FALSE(std::filesystem::exists(log_));
+}
+
+TEST_F(ScriptRunnerTest, AMissingInterpreterIsAClearFailure) {
+  ScriptRunner runner({dir_.path() / "gluesource", 1s, (dir_.path() / "empty-bin").string()}, clock_);
+  const std::stop_source stop;
+  const auto r =
+      runner.Run(*FindScriptGlue("GLUE_NODEJS"), Script("console.log(1)"), {}, log_, stop.get_token());
+  EXPECT_EQ(r.code, 500);
+  EXPECT_THAT(r.msg, HasSubstr("interpreter 'node' for glueType[GLUE_NODEJS] was not found on PATH"));
+}
+
+TEST_F(ScriptRunnerTest, SourceIsWrittenOncePerVersionAndOldVersionsAreDeleted) {
+  std::string error;
+  const auto v1 = runner_.WriteSource(1, 100, kShell, "echo one", &error);
+  EXPECT_EQ(v1, dir_.path() / "gluesource" / "1_100.sh");
+  EXPECT_EQ(runner_.WriteSource(1, 100, kShell, "echo changed?", &error), v1);
+  EXPECT_EQ(cwtest::ReadAll(v1), "echo one");
+  const auto other = runner_.WriteSource(12, 100, kShell, "echo twelve", &error);
+  const auto v2 = runner_.WriteSource(1, 200, kShell, "echo two", &error);
+  EXPECT_FALSE(std::filesystem::exists(v1));
+  EXPECT_TRUE(std::filesystem::exists(v2));
+  EXPECT_TRUE(std::filesystem::exists(other));  // job 12 is not job 1
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_.path() / "gluesource").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700U);
+}
+
+TEST(ScriptGlue, KnownTypes) {
+  EXPECT_EQ(FindScriptGlue("GLUE_PYTHON")->interpreter, "python3");
+  EXPECT_EQ(FindScriptGlue("GLUE_PYTHON2")->interpreter, "python2");
+  EXPECT_EQ(FindScriptGlue("GLUE_POWERSHELL")->interpreter, "pwsh");
+  EXPECT_EQ(FindScriptGlue("GLUE_PHP")->suffix, ".php");
+  EXPECT_EQ(FindScriptGlue("GLUE_NODEJS")->suffix, ".js");
+  EXPECT_EQ(FindScriptGlue("BEAN"), nullptr);
+  EXPECT_EQ(FindScriptGlue("GLUE_GROOVY"), nullptr);
+}
+
+}  // namespace

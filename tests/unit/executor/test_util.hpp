@@ -1,0 +1,132 @@
+#pragma once
+// Helpers for the executor's unit tests: a temporary directory, a recording callback sink and a scripted
+// admin client. They synchronise on condition variables (bounded real-time waits), never on sleeps.
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "admin_client.hpp"
+#include "executor/protocol.hpp"
+#include "job_dispatcher.hpp"
+
+namespace cwtest {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "cw-executor-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string ReadAll(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Records callbacks; WaitFor(n) blocks until n have arrived.
+class RecordingSink final : public cronwheel::executor::CallbackSink {
+ public:
+  void Push(cronwheel::protocol::HandleCallbackParam cb) override {
+    std::lock_guard lock(mu_);
+    got_.push_back(std::move(cb));
+    cv_.notify_all();
+  }
+  bool WaitFor(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return got_.size() >= n; });
+  }
+  std::vector<cronwheel::protocol::HandleCallbackParam> Get() {
+    std::lock_guard lock(mu_);
+    return got_;
+  }
+  // The callback for `log_id` (code -1 if none).
+  cronwheel::protocol::HandleCallbackParam For(std::int64_t log_id) {
+    std::lock_guard lock(mu_);
+    for (const auto& c : got_) {
+      if (c.log_id == log_id) return c;
+    }
+    return {log_id, 0, -1, ""};
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<cronwheel::protocol::HandleCallbackParam> got_;
+};
+
+// An AdminClient whose answer the test sets; records every call.
+class ScriptedAdmin final : public cronwheel::executor::AdminClient {
+ public:
+  struct Request {
+    std::string api;
+    nlohmann::json body;
+  };
+  cronwheel::executor::AdminReply Call(std::string_view api, const nlohmann::json& body) override {
+    std::lock_guard lock(mu_);
+    calls_.push_back({std::string(api), body});
+    if (api == "callback" && up_) {
+      for (const auto& cb : body)
+        accepted_.push_back(cb.at("logId").get<std::int64_t>());
+    }
+    cv_.notify_all();
+    return up_ ? cronwheel::executor::AdminReply{true, "fake"}
+               : cronwheel::executor::AdminReply{false, "admin down"};
+  }
+  [[nodiscard]] bool HasAdmins() const override { return true; }
+
+  void SetUp(bool up) {
+    std::lock_guard lock(mu_);
+    up_ = up;
+  }
+  std::vector<Request> Calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  // Log ids in accepted callback batches, in arrival order.
+  std::vector<std::int64_t> Accepted() {
+    std::lock_guard lock(mu_);
+    return accepted_;
+  }
+  bool WaitAccepted(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return accepted_.size() >= n; });
+  }
+  bool WaitCalls(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return calls_.size() >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool up_ = true;
+  std::vector<Request> calls_;
+  std::vector<std::int64_t> accepted_;
+};
+
+}  // namespace cwtest
