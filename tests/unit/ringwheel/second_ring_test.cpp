@@ -143,9 +143,9 @@ TEST(SecondRing, TakeAllReturnsEverythingInOrder) {
 }
 
 TEST(SecondRing, ConcurrentPushersAndOneDrainerLoseNothing) {
-  // Four schedule threads push 5'000 fires each, spread over 30 s (some for seconds the drainer has already
-  // passed); one ring thread drains with a virtual clock moving 100 ms per drain. Every fire comes out once,
-  // never before its time.
+  // Four schedule threads push 5'000 fires each, from 1.5 s behind to 2.5 s ahead of a virtual clock (so
+  // some land in seconds the drainer has already passed); one ring thread drains while moving the clock
+  // 100 ms per drain. Every fire comes out exactly once, never before its time.
   Ring ring;
   constexpr int kPushers = 4;
   constexpr int kPerPusher = 5'000;
@@ -158,9 +158,8 @@ TEST(SecondRing, ConcurrentPushersAndOneDrainerLoseNothing) {
         const std::int64_t key = std::int64_t{p} * kPerPusher + i;
         const std::int64_t fire = now.load() - 1'500 + (key * 7919) % 4'000;  // from 1.5 s ago to 2.5 s ahead
         EXPECT_TRUE(ring.Push(fire, key, ""));
-        if (i % 100 == 0) {
-          EXPECT_FALSE(ring.Push(fire, key, "duplicate"));
-        }
+        // (No duplicate pushes here: the drainer may take a key between two pushes, after which the key is
+        // accepted again by design. Dedup is covered by DuplicateKeysAreDropped.)
       }
       done.fetch_add(1);
     });
