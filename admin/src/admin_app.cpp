@@ -141,6 +141,7 @@ struct AdminApp::Parts {
   JobRepository repository;
   RegistryService registry;
   CallbackService callbacks;
+  LoopbackAuthenticator authenticator;
   std::unique_ptr<ApiServer> api;
   bool started = false;
   bool stopped = false;
@@ -177,6 +178,7 @@ void AdminApp::Start() {
                           .catalog = p.catalog,
                           .registry = p.registry,
                           .callbacks = p.callbacks,
+                          .authenticator = p.authenticator,
                           .health_details =
                               [&p] {
                                 const auto s = p.scheduler.stats();

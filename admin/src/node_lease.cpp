@@ -125,6 +125,7 @@ void NodeLease::Loop(const std::stop_token& stop) {
 }
 
 void NodeLease::Tick() {
+  std::lock_guard lock(tick_mu_);
   try {
     EnsureLock();
     Heartbeat();
@@ -198,6 +199,7 @@ bool NodeLease::AnotherNodeAlive() {
 
 std::size_t NodeLease::HandOver(std::span<const std::int64_t> log_ids) {
   Stop();
+  std::lock_guard lock(tick_mu_);
   std::size_t n = 0;
   WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "admin/auth.hpp"
 #include "admin/executor_api.hpp"
 #include "admin/job_catalog.hpp"
 #include "admin/job_repository.hpp"
@@ -47,6 +48,7 @@ class ApiServer final {
     JobCatalog& catalog;
     RegistryService& registry;
     CallbackService& callbacks;
+    Authenticator& authenticator;
     // Extra fields for GET /api/v1/health (scheduler and pool statistics).
     std::function<nlohmann::json()> health_details;
   };
@@ -64,7 +66,6 @@ class ApiServer final {
 
  private:
   void RegisterExecutorApi(const std::string& prefix);
-  void RegisterRestApi();
 
   Settings settings_;
   Services services_;
@@ -73,5 +74,9 @@ class ApiServer final {
   int port_ = 0;
   std::jthread thread_;
 };
+
+// Adds the /api/v1 routes (api_rest.cpp).
+void RegisterRestRoutes(httplib::Server& server, ApiServer::Services& services,
+                        const ApiServer::Settings& settings, ringwheel::Clock& clock);
 
 }  // namespace cronwheel::admin

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <pqxx/pqxx>
 #include <span>
 #include <stdexcept>
@@ -72,6 +73,7 @@ class NodeLease final {
   void Start();
 
   // One heartbeat + recovery round now (the thread runs this every `heartbeat`; tests call it).
+  // Safe to call while the thread runs (rounds are serialised).
   void Tick();
 
   // Whether some other node is alive now.
@@ -102,6 +104,7 @@ class NodeLease final {
   OnRecovered on_recovered_;
   int lock_key_;
   std::unique_ptr<pqxx::connection> lock_conn_;  // holds the advisory lock; used only by the lease thread
+  std::mutex tick_mu_;                           // serialises rounds; guards lock_conn_ and failures_
   int failures_ = 0;
   std::jthread thread_;
 };
