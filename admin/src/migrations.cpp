@@ -1,10 +1,11 @@
 #include "admin/migrations.hpp"
 
+#include <fmt/format.h>
+#include <sodium.h>
+
 #include <algorithm>
 #include <charconv>
-#include <fmt/format.h>
 #include <map>
-#include <sodium.h>
 
 #include "embedded.hpp"
 
@@ -16,7 +17,8 @@ std::string Sha256Hex(std::string_view data) {
   crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(data.data()), data.size());
   std::string hex;
   hex.reserve(sizeof digest * 2);
-  for (unsigned char b : digest) hex += fmt::format("{:02x}", b);
+  for (unsigned char b : digest)
+    hex += fmt::format("{:02x}", b);
   return hex;
 }
 
@@ -50,11 +52,13 @@ std::vector<Migration> BuiltInMigrations() {
     int version = 0;
     const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), version);
     if (ec != std::errc{} || end == name.data() || *end != '_' || !name.ends_with(".sql") || version <= 0) {
-      throw MigrationError(fmt::format("migration file '{}': the name must be NNN_name.sql with NNN >= 1", name));
+      throw MigrationError(
+          fmt::format("migration file '{}': the name must be NNN_name.sql with NNN >= 1", name));
     }
     out.push_back({version, std::string(name), f.data});
   }
-  std::sort(out.begin(), out.end(), [](const Migration& a, const Migration& b) { return a.version < b.version; });
+  std::sort(out.begin(), out.end(),
+            [](const Migration& a, const Migration& b) { return a.version < b.version; });
   for (std::size_t i = 1; i < out.size(); ++i) {
     if (out[i].version == out[i - 1].version) {
       throw MigrationError(fmt::format("migrations '{}' and '{}' have the same version {}", out[i - 1].name,
@@ -71,7 +75,8 @@ MigrationReport ApplyMigrations(pqxx::connection& conn, std::span<const Migratio
     pqxx::work tx(conn);
     tx.exec(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL, applied_ms BIGINT NOT NULL)");
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL, applied_ms BIGINT NOT "
+        "NULL)");
     tx.commit();
   }
   std::map<int, std::pair<std::string, std::string>> applied;  // version -> (name, sha256)
@@ -86,28 +91,33 @@ MigrationReport ApplyMigrations(pqxx::connection& conn, std::span<const Migratio
     const auto sha = Sha256Hex(m.sql);
     if (auto it = applied.find(m.version); it != applied.end()) {
       if (it->second.second != sha) {
-        throw MigrationError(fmt::format(
-            "migration {} was applied as '{}' with SHA-256 {}, but this build's '{}' has {}: applied migrations "
-            "must never change; add a new one instead",
-            m.version, it->second.first, it->second.second, m.name, sha));
+        throw MigrationError(
+            fmt::format("migration {} was applied as '{}' with SHA-256 {}, but this build's '{}' has {}: "
+                        "applied migrations "
+                        "must never change; add a new one instead",
+                        m.version, it->second.first, it->second.second, m.name, sha));
       }
       continue;
     }
     pqxx::work tx(conn);
     tx.exec(std::string(m.sql));
-    tx.exec_params("INSERT INTO schema_migrations (version, name, sha256, applied_ms) VALUES ($1, $2, $3, $4)",
-                   m.version, m.name, sha, now_ms);
+    tx.exec_params(
+        "INSERT INTO schema_migrations (version, name, sha256, applied_ms) VALUES ($1, $2, $3, $4)",
+        m.version, m.name, sha, now_ms);
     tx.commit();
     ++report.applied;
   }
   int highest = 0;
-  for (const auto& [v, _] : applied) highest = std::max(highest, v);
-  for (const auto& m : migrations) highest = std::max(highest, m.version);
+  for (const auto& [v, _] : applied)
+    highest = std::max(highest, v);
+  for (const auto& m : migrations)
+    highest = std::max(highest, m.version);
   for (const auto& [v, entry] : applied) {
-    if (std::none_of(migrations.begin(), migrations.end(), [v = v](const Migration& m) { return m.version == v; })) {
+    if (std::none_of(migrations.begin(), migrations.end(),
+                     [v = v](const Migration& m) { return m.version == v; })) {
       throw MigrationError(fmt::format(
-          "the database has migration {} ('{}') that this build does not know: it is newer than this admin", v,
-          entry.first));
+          "the database has migration {} ('{}') that this build does not know: it is newer than this admin",
+          v, entry.first));
     }
   }
   report.schema_version = highest;

@@ -38,7 +38,8 @@ PgPool::Lease PgPool::Acquire() {
         throw;
       }
     }
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= settings_.size) {
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+        open_ >= settings_.size) {
       throw PoolExhausted("no PostgreSQL connection free after " +
                           std::to_string(settings_.acquire_timeout.count()) + " ms (pool size " +
                           std::to_string(settings_.size) + ")");

@@ -1,6 +1,7 @@
 #include "executor/protocol.hpp"
 
 #include <fmt/format.h>
+#include <sodium.h>
 
 #include <charconv>
 #include <cmath>
@@ -363,6 +364,19 @@ std::optional<RegistryParam> ParseRegistryParam(std::string_view body, std::stri
     r.Fail("must be at most 255 characters");
   }
   return Finish(r, std::move(p), error);
+}
+
+// --- Access token -------------------------------------------------------------------------------------
+
+bool TokenMatches(std::string_view given, std::string_view expected) {
+  if (expected.empty()) return true;
+  static const int init = sodium_init();  // idempotent; selects the implementations
+  (void)init;
+  unsigned char a[crypto_hash_sha256_BYTES];
+  unsigned char b[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(a, reinterpret_cast<const unsigned char*>(given.data()), given.size());
+  crypto_hash_sha256(b, reinterpret_cast<const unsigned char*>(expected.data()), expected.size());
+  return sodium_memcmp(a, b, sizeof a) == 0;
 }
 
 // --- Addresses ------------------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ TEST(Migrations, ApplyToEmptyDatabaseThenSecondRunIsANoOp) {
   EXPECT_EQ(second.applied, 0);
   EXPECT_EQ(second.schema_version, first.schema_version);
   pqxx::read_transaction tx(conn);
-  EXPECT_EQ(tx.exec1("SELECT count(*) FROM schema_migrations")[0].as<int>(), static_cast<int>(migrations.size()));
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM schema_migrations")[0].as<int>(),
+            static_cast<int>(migrations.size()));
   EXPECT_EQ(tx.exec1("SELECT count(*) FROM job_lock WHERE lock_name = 'schedule_lock'")[0].as<int>(), 1);
 }
 
@@ -45,7 +46,8 @@ TEST(Migrations, ThreeAdminsStartingTogetherApplyEachMigrationOnce) {
     }));
   }
   int total = 0;
-  for (auto& a : admins) total += a.get();
+  for (auto& a : admins)
+    total += a.get();
   EXPECT_EQ(total, static_cast<int>(migrations.size()));
 }
 
@@ -66,7 +68,8 @@ class Schema : public ::testing::Test {
     ApplyMigrations(*conn_, BuiltInMigrations(), 1000);
     pqxx::work tx(*conn_);
     tx.exec(
-        "INSERT INTO job_group (id, app_name, title, created_ms, updated_ms) VALUES (1, 'sample-app', 'Sample', 1, 1);"
+        "INSERT INTO job_group (id, app_name, title, created_ms, updated_ms) VALUES (1, 'sample-app', "
+        "'Sample', 1, 1);"
         "INSERT INTO job (id, group_id, description, handler, schedule_type, schedule_conf, glue_updated_ms,"
         " created_ms, updated_ms) VALUES (1, 1, 'j', 'demoJobHandler', 'CRON', '* * * * * ?', 1, 1, 1)");
     tx.commit();
@@ -96,22 +99,26 @@ TEST_F(Schema, CheckConstraintsRejectInvalidRows) {
   EXPECT_EQ(Violation("UPDATE job SET handler = '' WHERE id = 1"), kCheck);
   EXPECT_EQ(Violation("UPDATE job_group SET address_type = 'DNS' WHERE id = 1"), kCheck);
   EXPECT_EQ(Violation("UPDATE job_group SET app_name = 'ab' WHERE id = 1"), kCheck);
-  EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, shard_index, shard_total,"
-                      " created_ms) VALUES (1, 1, 'CRON', 1000, 3, 3, 1)"),
-            kCheck);
+  EXPECT_EQ(
+      Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, shard_index, shard_total,"
+                " created_ms) VALUES (1, 1, 'CRON', 1000, 3, 3, 1)"),
+      kCheck);
   EXPECT_EQ(Violation("INSERT INTO app_user (username, password_hash, created_ms, updated_ms)"
                       " VALUES ('someone', 'e10adc3949ba59abbe56e057f20f883e', 1, 1)"),
             kCheck);
   EXPECT_EQ(Violation("UPDATE job SET description = NULL WHERE id = 1"), "23502");  // not null
-  EXPECT_EQ(Violation("UPDATE job SET handler = 'other' WHERE id = 1"), "");         // a valid change passes
+  EXPECT_EQ(Violation("UPDATE job SET handler = 'other' WHERE id = 1"), "");        // a valid change passes
 }
 
 TEST_F(Schema, AScheduledInstantCanBeWrittenOnlyOnce) {
   const std::string insert =
-      "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms) VALUES (1, 1, '{}', 5000, 1)";
+      "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms) VALUES (1, 1, '{}', "
+      "5000, 1)";
   {
     pqxx::work tx(*conn_);
-    tx.exec("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms) VALUES (1, 1, 'CRON', 5000, 1)");
+    tx.exec(
+        "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms) VALUES (1, 1, "
+        "'CRON', 5000, 1)");
     tx.commit();
   }
   EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms)"
@@ -124,9 +131,10 @@ TEST_F(Schema, AScheduledInstantCanBeWrittenOnlyOnce) {
   EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, created_ms)"
                       " VALUES (1, 1, 'MANUAL', 5000, 2)"),
             "");
-  EXPECT_EQ(Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, shard_index, shard_total,"
-                      " created_ms) VALUES (1, 1, 'CRON', 5000, 1, 2, 2)"),
-            "");
+  EXPECT_EQ(
+      Violation("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, shard_index, shard_total,"
+                " created_ms) VALUES (1, 1, 'CRON', 5000, 1, 2, 2)"),
+      "");
 }
 
 TEST_F(Schema, LogStatusIsDerivedFromTheCodes) {
@@ -134,7 +142,8 @@ TEST_F(Schema, LogStatusIsDerivedFromTheCodes) {
   auto status = [&](int trigger, int handle) {
     return tx
         .exec_params1(
-            "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, trigger_code, handle_code, created_ms)"
+            "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, trigger_code, handle_code, "
+            "created_ms)"
             " VALUES (1, 1, 'MANUAL', 1, $1, $2, 1) RETURNING status",
             trigger, handle)[0]
         .as<std::string>();

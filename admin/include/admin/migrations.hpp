@@ -30,8 +30,8 @@ class MigrationError : public std::runtime_error {
 };
 
 struct MigrationReport {
-  int applied = 0;          // migrations applied by this call
-  int schema_version = 0;   // highest version present afterwards
+  int applied = 0;         // migrations applied by this call
+  int schema_version = 0;  // highest version present afterwards
 };
 
 // The migrations compiled into this binary, ordered by version. Throws MigrationError on a bad file name

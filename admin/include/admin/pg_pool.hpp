@@ -29,8 +29,8 @@ class PoolExhausted : public std::runtime_error {
 class PgPool final {
  public:
   struct Settings {
-    std::string dsn;                                     // libpq URI or key=value string
-    int size = 16;                                       // maximum open connections
+    std::string dsn;                                    // libpq URI or key=value string
+    int size = 16;                                      // maximum open connections
     std::chrono::milliseconds acquire_timeout{10'000};  // how long Acquire() may wait for a free one
   };
 

@@ -129,6 +129,12 @@ std::optional<LogResult> ParseLogResult(const nlohmann::json& content, std::stri
 std::optional<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_view body, std::string* error);
 std::optional<RegistryParam> ParseRegistryParam(std::string_view body, std::string* error);
 
+// --- Access token --------------------------------------------------------------------------------------
+// Whether a token received in the header equals the configured one, in time independent of where they
+// differ (both are hashed with SHA-256, then compared with sodium_memcmp). An empty `expected` means no
+// token is configured: anything matches (dialect A/B behaviour; production mode refuses to start that way).
+bool TokenMatches(std::string_view given, std::string_view expected);
+
 // --- Addresses -----------------------------------------------------------------------------------------
 // An admin or executor base address split for an HTTP client: "http://10.0.0.5:9999/xxl/" ->
 // {origin "http://10.0.0.5:9999", base_path "/xxl"}. Accepts http and https, with or without a trailing

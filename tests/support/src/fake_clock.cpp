@@ -5,7 +5,8 @@
 namespace cwtest {
 
 FakeClock::FakeClock(std::int64_t start_ms)
-    : wall_(std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::milliseconds{start_ms})),
+    : wall_(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::milliseconds{start_ms})),
       steady_(std::chrono::hours{1000}) {}
 
 ringwheel::SystemTime FakeClock::WallNow() const {
@@ -40,7 +41,8 @@ void FakeClock::Advance(std::chrono::nanoseconds d) {
 void FakeClock::SetWallMs(std::int64_t wall_ms) {
   {
     std::lock_guard lock(mu_);
-    wall_ = std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::milliseconds{wall_ms});
+    wall_ =
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::milliseconds{wall_ms});
   }
   cv_.notify_all();
 }

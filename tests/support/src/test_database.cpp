@@ -1,12 +1,13 @@
 #include "cwtest/test_database.hpp"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <pqxx/pqxx>
 #include <random>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace cwtest {
 namespace {

@@ -183,3 +183,16 @@ TEST(Protocol, AddressesWithAndWithoutSlashOrPrefix) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Protocol, TokenMatchesOnlyTheExactToken) {
+  using cronwheel::protocol::TokenMatches;
+  EXPECT_TRUE(TokenMatches("s3cret", "s3cret"));
+  EXPECT_FALSE(TokenMatches("s3cret ", "s3cret"));
+  EXPECT_FALSE(TokenMatches("", "s3cret"));
+  EXPECT_FALSE(TokenMatches("S3cret", "s3cret"));
+  EXPECT_TRUE(TokenMatches("anything", ""));  // no token configured
+}
+
+}  // namespace

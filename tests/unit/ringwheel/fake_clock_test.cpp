@@ -1,9 +1,9 @@
+#include "cwtest/fake_clock.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
-
-#include "cwtest/fake_clock.hpp"
 
 namespace {
 

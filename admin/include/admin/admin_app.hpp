@@ -1,0 +1,67 @@
+#pragma once
+// One admin process: its settings, and the wiring of every part (database pool, migrations, node lease,
+// scheduler, trigger pools, log writer, catalog, executor client, monitors, HTTP API). main.cpp parses
+// settings into AdminConfig and runs AdminApp; tests can run one in-process.
+//
+// Start order: pool -> migrations (advisory-locked) -> catalog -> writer -> pools -> scheduler (not yet
+// running) -> node lease (takes back this node's own pending fires) -> scheduler threads -> monitors ->
+// HTTP. Shutdown (SIGTERM), within a few seconds: stop the HTTP server's new work, stop scanning, then
+// either hand over what is in the ring to the live admins (if any), or send it as it comes due for at
+// most `shutdown_drain`; finish in-flight triggers, flush results, release the lease.
+//
+// Thread-safety: Start/Shutdown from one thread.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "executor/settings.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+struct AdminConfig {
+  std::string dsn;
+  std::string listen = "127.0.0.1:8080";
+  std::string access_token;
+  std::string node_id;              // default: "<hostname>-<port>", stable across restarts on one host
+  std::string mode = "production";  // production | dev
+  int fast_pool_threads = 200;
+  int slow_pool_threads = 100;
+  int pre_read_count = 0;  // 0 = (fast + slow) * 10, as XXL-JOB 3.3+
+  std::chrono::milliseconds pre_read{5000};
+  std::chrono::milliseconds misfire_threshold{5000};
+  std::chrono::milliseconds executor_timeout{3000};
+  int db_pool_size = 24;
+  int http_threads = 32;
+  std::chrono::milliseconds shutdown_drain{5000};
+
+  // Declares every key on `settings` (see --help).
+  void Declare(Settings& settings);
+  // Checks values that depend on each other. Returns an error message, or "" when valid.
+  std::string Validate();
+};
+
+class AdminApp final {
+ public:
+  AdminApp(AdminConfig config, ringwheel::Clock& clock);
+  ~AdminApp();
+  AdminApp(const AdminApp&) = delete;
+  AdminApp& operator=(const AdminApp&) = delete;
+
+  // Starts everything; throws with a message saying what failed (database unreachable, port in use,
+  // node id in use).
+  void Start();
+  // Orderly stop (idempotent).
+  void Shutdown();
+  // The HTTP port (after Start; useful with listen port 0).
+  [[nodiscard]] int port() const;
+
+ private:
+  struct Parts;
+  AdminConfig config_;
+  ringwheel::Clock& clock_;
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,40 @@
+#pragma once
+// SchedulerStore on PostgreSQL. Each scan is one transaction of a fixed handful of statements, however
+// many jobs it handles: lock row FOR UPDATE, one SELECT of due jobs (index job_due_idx), one multi-row
+// INSERT of the fires (json_to_recordset), one UPDATE ... FROM of the jobs. Every scheduler query can take
+// a partition predicate (`AND id % P = k`) when the lock is split into partitions (design.md, "Scaling out").
+//
+// Thread-safety: safe from any thread (each call borrows its own pooled connection).
+
+#include <chrono>
+
+#include "admin/pg_pool.hpp"
+#include "admin/scheduler_store.hpp"
+
+namespace cronwheel::admin {
+
+class PgSchedulerStore final : public SchedulerStore {
+ public:
+  struct Settings {
+    // How long a scan waits for the schedule lock before giving up (it retries next second).
+    std::chrono::milliseconds lock_timeout{3000};
+    // PostgreSQL aborts a scan transaction left idle this long, so a hung admin cannot keep the lock
+    // (XXL-JOB #3789: the lock is held until the database drops the connection).
+    std::chrono::milliseconds idle_in_transaction_timeout{10'000};
+  };
+
+  PgSchedulerStore(PgPool& pool, Settings settings);
+  explicit PgSchedulerStore(PgPool& pool) : PgSchedulerStore(pool, Settings{}) {}
+
+  ScanOutcome Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
+                   ScanPlanner& planner) override;
+  std::vector<ClaimedFire> ClaimForDispatch(std::string_view node_id, std::span<const std::int64_t> log_ids,
+                                            std::int64_t now_ms) override;
+  void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
+
+ private:
+  PgPool& pool_;
+  Settings settings_;
+};
+
+}  // namespace cronwheel::admin

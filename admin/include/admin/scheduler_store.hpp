@@ -1,0 +1,82 @@
+#pragma once
+// What the scheduler needs from the database, as an interface: PgSchedulerStore (pg_scheduler_store.hpp)
+// in production, an in-memory fake in unit tests (tests/support).
+//
+// Ownership protocol of a fire (the job_log row), which makes a fire survive an admin crash without ever
+// being sent twice by two admins:
+//   Scan            inserts the row PENDING with owner_node = this node, in the scan transaction.
+//   ClaimForDispatch sets dispatch_ms only on rows this node still owns that are still pending: the fire
+//                   is sent only if the claim returns it. A row re-owned by another admin (this node was
+//                   declared dead) is not returned, so the old owner cannot send it too.
+//   Recovery        (node_lease.hpp) re-owns the pending rows of dead nodes.
+// Thread-safety: implementations are safe to call from several threads.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "admin/fire.hpp"
+#include "admin/model.hpp"
+#include "admin/scan_planner.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+// A row the scan wrote.
+struct CommittedFire {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  std::int64_t scheduled_ms = 0;
+  TriggerType type = TriggerType::kCron;
+  bool skipped = false;
+};
+
+struct ScanOutcome {
+  std::int64_t now_ms = 0;  // the instant the scan decided with (read after the lock was taken)
+  std::size_t jobs_read = 0;
+  bool full_batch = false;  // jobs_read == limit: more may be due, scan again at once
+  std::vector<CommittedFire> fires;
+};
+
+class SchedulerStore {
+ public:
+  virtual ~SchedulerStore() = default;
+
+  // One scan transaction: takes the schedule lock (waiting at most the store's lock timeout, else throws),
+  // reads now from `clock`, reads at most `limit` enabled jobs with next_fire_ms <= now + pre_read, asks
+  // `planner`, writes the planned rows (owner_node = node_id) and the job advances, commits.
+  // Throws on database failure (nothing is written then).
+  virtual ScanOutcome Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
+                           ScanPlanner& planner) = 0;
+
+  // Marks the given rows as being sent by node_id (dispatch_ms = now_ms) where node_id still owns them
+  // and they are pending, not skipped and not yet claimed. Returns those rows. Throws on database failure.
+  virtual std::vector<ClaimedFire> ClaimForDispatch(std::string_view node_id,
+                                                    std::span<const std::int64_t> log_ids,
+                                                    std::int64_t now_ms) = 0;
+
+  // Records rows as skipped misfires (status SKIPPED) with `note` appended to trigger_msg.
+  virtual void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) = 0;
+
+ protected:
+  SchedulerStore() = default;
+  SchedulerStore(const SchedulerStore&) = default;
+  SchedulerStore& operator=(const SchedulerStore&) = default;
+};
+
+// Where claimed fires go: the trigger pools. Dispatch must not block (a full pool records the fire as
+// failed instead).
+class FireSink {
+ public:
+  virtual ~FireSink() = default;
+  virtual void Dispatch(std::vector<Fire> fires) = 0;
+
+ protected:
+  FireSink() = default;
+  FireSink(const FireSink&) = default;
+  FireSink& operator=(const FireSink&) = default;
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,71 @@
+#pragma once
+// Sends one fire to an executor (xxl-job-protocol.md §7, the trigger procedure): load the job and its
+// group (cached, JobCatalog), take the group's addresses (registry or configured), pick one with the
+// job's route strategy, POST /run with the fire's log id and the access token, and record the outcome on
+// the fire's row (batched, TriggerRecorder). Every outcome is recorded, failures included, with a
+// message saying what happened: the job is gone, no executor is online, the route failed, the executor
+// refused or did not answer.
+//
+// The admin sends only to addresses registered for or configured on the job's group: a caller-given
+// address (manual trigger) is used only if it is one of them.
+//
+// Thread-safety: Trigger() is called concurrently from the trigger pools.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "admin/executor_client.hpp"
+#include "admin/fire.hpp"
+#include "admin/job_catalog.hpp"
+#include "admin/log_writer.hpp"
+#include "admin/router.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+// What the trigger pools call for each fire (TriggerService in production; a recorder in unit tests).
+class FireTrigger {
+ public:
+  virtual ~FireTrigger() = default;
+  // Sends `fire` and records the outcome. Must not throw.
+  virtual void Trigger(const Fire& fire) = 0;
+  // Warms caches for a batch about to be triggered (optional).
+  virtual void Prefetch(std::span<const Fire> /*fires*/) {}
+
+ protected:
+  FireTrigger() = default;
+  FireTrigger(const FireTrigger&) = default;
+  FireTrigger& operator=(const FireTrigger&) = default;
+};
+
+class TriggerService final : public FireTrigger {
+ public:
+  struct Settings {
+    std::string node_id;       // named in trigger messages
+    std::string access_token;  // global token; a group's own token takes precedence
+  };
+  // Router for a strategy; must return a router for every strategy.
+  using RouterFor = std::function<Router&(RouteStrategy)>;
+
+  TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog, ExecutorClient& client,
+                 TriggerRecorder& recorder, RouterFor routers);
+  TriggerService(const TriggerService&) = delete;
+  TriggerService& operator=(const TriggerService&) = delete;
+
+  void Trigger(const Fire& fire) override;
+  // Loads the jobs of many fires in one query (called once per batch before the pools run them).
+  void Prefetch(std::span<const Fire> fires) override;
+
+ private:
+  Settings settings_;
+  ringwheel::Clock& clock_;
+  JobCatalog& catalog_;
+  ExecutorClient& client_;
+  TriggerRecorder& recorder_;
+  RouterFor routers_;
+};
+
+}  // namespace cronwheel::admin

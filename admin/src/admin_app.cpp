@@ -1,0 +1,249 @@
+#include "admin/admin_app.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "admin/api_server.hpp"
+#include "admin/executor_api.hpp"
+#include "admin/executor_client.hpp"
+#include "admin/job_catalog.hpp"
+#include "admin/job_repository.hpp"
+#include "admin/log_writer.hpp"
+#include "admin/migrations.hpp"
+#include "admin/node_lease.hpp"
+#include "admin/pg_pool.hpp"
+#include "admin/pg_scheduler_store.hpp"
+#include "admin/routers.hpp"
+#include "admin/scheduler.hpp"
+#include "admin/trigger_pools.hpp"
+#include "admin/trigger_service.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+std::pair<std::string, int> SplitListen(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument("listen must be host:port");
+  int port = -1;
+  try {
+    port = std::stoi(listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) throw std::invalid_argument("listen must be host:port with a port 0..65535");
+  return {listen.substr(0, colon), port};
+}
+
+}  // namespace
+
+void AdminConfig::Declare(Settings& s) {
+  s.AddSecret("dsn", &dsn, "PostgreSQL URI, e.g. postgresql://user:password@127.0.0.1:5432/cronwheel")
+      .Add("listen", &listen, "host:port of the console, REST API and executor API")
+      .AddSecret("access_token", &access_token,
+                 "token executors and the admin present to each other (XXL-JOB-ACCESS-TOKEN); required in "
+                 "production")
+      .Add("node_id", &node_id,
+           "this admin's name in the cluster (default <hostname>-<port>); unique per admin")
+      .Add("mode", &mode, "production (refuses to run without an access token) or dev")
+      .Add("fast_pool_threads", &fast_pool_threads, "threads of the fast trigger pool", 1, 2000)
+      .Add("slow_pool_threads", &slow_pool_threads, "threads of the slow trigger pool", 1, 2000)
+      .Add("pre_read_count", &pre_read_count, "jobs read per scan; 0 = (fast + slow threads) * 10", 0,
+           1'000'000)
+      .Add("pre_read_ms", &pre_read, "how far ahead each scan reads due jobs",
+           std::chrono::milliseconds(1000), std::chrono::milliseconds(60'000))
+      .Add("misfire_threshold_ms", &misfire_threshold, "a fire later than this is a misfire",
+           std::chrono::milliseconds(1000), std::chrono::milliseconds(3'600'000))
+      .Add("executor_timeout_ms", &executor_timeout, "connect and read timeout of requests to executors",
+           std::chrono::milliseconds(100), std::chrono::milliseconds(60'000))
+      .Add("db_pool_size", &db_pool_size, "PostgreSQL connections", 4, 500)
+      .Add("http_threads", &http_threads, "threads serving HTTP", 2, 1000)
+      .Add("shutdown_drain_ms", &shutdown_drain,
+           "at shutdown with no other admin alive, keep sending for this long", std::chrono::milliseconds(0),
+           std::chrono::milliseconds(60'000));
+}
+
+std::string AdminConfig::Validate() {
+  if (dsn.empty()) return "dsn is empty: set CRONWHEEL_DSN or --dsn (a postgresql:// URI)";
+  if (mode != "production" && mode != "dev")
+    return fmt::format("mode '{}' is not valid: use production or dev", mode);
+  if (mode == "production" && access_token.empty()) {
+    return "access_token is empty: production mode refuses to run without one (XXL-JOB's default token is a "
+           "known "
+           "hole). Set CRONWHEEL_ACCESS_TOKEN to a long random secret (e.g. `openssl rand -hex 32`) and give "
+           "the "
+           "executors the same one, or use --mode dev on a private machine";
+  }
+  try {
+    const auto [host, port] = SplitListen(listen);
+    if (node_id.empty()) {
+      char name[256] = {};
+      if (gethostname(name, sizeof name - 1) != 0) std::snprintf(name, sizeof name, "admin");
+      node_id = fmt::format("{}-{}", name, port);
+    }
+  } catch (const std::exception& e) {
+    return fmt::format("listen '{}' is not valid: {}", listen, e.what());
+  }
+  if (node_id.size() > 100) return "node_id must be at most 100 characters";
+  if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
+  return "";
+}
+
+struct AdminApp::Parts {
+  Parts(const AdminConfig& c, ringwheel::Clock& clock)
+      : pool({.dsn = c.dsn, .size = c.db_pool_size}),
+        catalog({}, clock, pool),
+        writer({}, clock, pool),
+        client({.connect_timeout = c.executor_timeout, .read_timeout = c.executor_timeout}),
+        routers(client),
+        trigger({.node_id = c.node_id, .access_token = c.access_token}, clock, catalog, client, writer,
+                [this](RouteStrategy s) -> Router& { return routers.For(s); }),
+        pools({.fast_threads = c.fast_pool_threads, .slow_threads = c.slow_pool_threads}, clock, trigger,
+              writer),
+        store(pool),
+        scheduler({.node_id = c.node_id,
+                   .pre_read_count = c.pre_read_count,
+                   .scan = {.pre_read = c.pre_read, .misfire_threshold = c.misfire_threshold}},
+                  clock, store, pools),
+        lease({.node_id = c.node_id, .address = c.listen}, clock, pool,
+              [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
+        repository(clock, pool),
+        registry(clock, pool),
+        callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }) {}
+
+  void SubmitRecovered(std::vector<ClaimedFire> claimed) {
+    std::vector<Fire> fires;
+    fires.reserve(claimed.size());
+    for (auto& c : claimed) {
+      Fire f{.log_id = c.log_id, .job_id = c.job_id, .scheduled_ms = c.scheduled_ms, .type = c.type};
+      if (c.type != TriggerType::kCron && c.type != TriggerType::kMisfire) {
+        f.param = std::move(c.param);
+        f.retry_count = c.retry_count;
+      }
+      f.late_recovered = true;
+      fires.push_back(std::move(f));
+    }
+    scheduler.Submit(std::move(fires));
+  }
+
+  PgPool pool;
+  JobCatalog catalog;
+  PgLogWriter writer;
+  HttpExecutorClient client;
+  RouterSet routers;
+  TriggerService trigger;
+  TriggerPools pools;
+  PgSchedulerStore store;
+  Scheduler scheduler;
+  NodeLease lease;
+  JobRepository repository;
+  RegistryService registry;
+  CallbackService callbacks;
+  LoopbackAuthenticator authenticator;
+  std::unique_ptr<ApiServer> api;
+  bool started = false;
+  bool stopped = false;
+};
+
+AdminApp::AdminApp(AdminConfig config, ringwheel::Clock& clock) : config_(std::move(config)), clock_(clock) {}
+
+AdminApp::~AdminApp() {
+  Shutdown();
+}
+
+void AdminApp::Start() {
+  if (auto err = config_.Validate(); !err.empty()) throw std::invalid_argument(err);
+  {
+    PgPool bootstrap({.dsn = config_.dsn, .size = 1});
+    auto conn = bootstrap.Acquire();
+    const auto report = ApplyMigrations(*conn, BuiltInMigrations(), clock_.NowMs());
+    spdlog::info("database schema at version {} ({} migration(s) applied now)", report.schema_version,
+                 report.applied);
+  }
+  parts_ = std::make_unique<Parts>(config_, clock_);
+  auto& p = *parts_;
+  p.lease.Start();
+  p.scheduler.Start();
+  const auto [host, port] = SplitListen(config_.listen);
+  p.api = std::make_unique<ApiServer>(
+      ApiServer::Settings{.host = host,
+                          .port = port,
+                          .threads = config_.http_threads,
+                          .access_token = config_.access_token,
+                          .node_id = config_.node_id},
+      ApiServer::Services{.repository = p.repository,
+                          .scheduler = p.scheduler,
+                          .catalog = p.catalog,
+                          .registry = p.registry,
+                          .callbacks = p.callbacks,
+                          .authenticator = p.authenticator,
+                          .health_details =
+                              [&p] {
+                                const auto s = p.scheduler.stats();
+                                const auto t = p.pools.stats();
+                                return nlohmann::json{{"scheduler",
+                                                       {{"scans", s.scans},
+                                                        {"scan_errors", s.scan_errors},
+                                                        {"fires_written", s.fires_written},
+                                                        {"fires_skipped", s.fires_skipped},
+                                                        {"fires_dispatched", s.fires_dispatched},
+                                                        {"ring_size", s.ring_size},
+                                                        {"unclaimed", s.unclaimed}}},
+                                                      {"trigger_pools",
+                                                       {{"sent_fast", t.sent_fast},
+                                                        {"sent_slow", t.sent_slow},
+                                                        {"rejected", t.rejected},
+                                                        {"queued", t.queued_fast + t.queued_slow}}}};
+                              }},
+      clock_);
+  if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
+  p.started = true;
+  spdlog::info("cronwheel-admin {} listening on http://{}:{} ({} mode)", config_.node_id, host, p.api->port(),
+               config_.mode);
+}
+
+int AdminApp::port() const {
+  return parts_ && parts_->api ? parts_->api->port() : 0;
+}
+
+void AdminApp::Shutdown() {
+  if (!parts_ || parts_->stopped) return;
+  auto& p = *parts_;
+  p.stopped = true;
+  spdlog::info("shutting down");
+  p.scheduler.StopScanning();
+  bool hand_over = true;
+  try {
+    hand_over = p.lease.AnotherNodeAlive();
+  } catch (const std::exception& e) {
+    spdlog::warn("cannot tell whether another admin is alive ({}); handing over", e.what());
+  }
+  if (!hand_over && p.scheduler.ring_size() > 0) {
+    // Alone: send what comes due within the drain time.
+    const auto deadline = clock_.SteadyNow() + config_.shutdown_drain;
+    std::stop_source never;
+    while (p.scheduler.ring_size() > 0 && clock_.SteadyNow() < deadline) {
+      clock_.WaitFor(std::chrono::milliseconds(100), never.get_token());
+    }
+  }
+  if (p.api) p.api->Stop();
+  p.scheduler.Stop();
+  std::vector<std::int64_t> left;
+  for (const auto& f : p.scheduler.TakeRing())
+    left.push_back(f.log_id);
+  p.pools.Drain();
+  p.writer.Flush();
+  try {
+    const auto n = p.lease.HandOver(left);
+    if (n > 0) spdlog::info("handed over {} pending fire(s) to the other admins", n);
+  } catch (const std::exception& e) {
+    spdlog::warn("hand-over failed ({}); the other admins will take this node's fires when its lease expires",
+                 e.what());
+  }
+  p.writer.Stop();
+  spdlog::info("stopped");
+}
+
+}  // namespace cronwheel::admin

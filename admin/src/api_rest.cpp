@@ -1,0 +1,323 @@
+// The REST API under /api/v1 (jobs, groups, logs, health). Every route authenticates its caller and
+// checks the caller's rights on the resource before touching it: groups are managed by admins; jobs and
+// logs are visible and changeable by admins and by users permitted on their group. A resource the caller
+// may not see answers 404, as if it did not exist.
+#include <algorithm>
+
+#include "admin/api_server.hpp"
+#include "api_util.hpp"
+
+namespace cronwheel::admin {
+
+using nlohmann::json;
+using namespace api;
+
+namespace {
+
+constexpr std::size_t kMaxParam = 64 * 1024;
+
+template <class T>
+bool IsErrors(const Validated<T>& v) {
+  return std::holds_alternative<FieldErrors>(v);
+}
+
+std::string Shorten(const std::string& s) {
+  return s.substr(0, 40);
+}
+
+// The group a job body asks for, if it names one (for the permission check before validation).
+std::optional<int> BodyGroupId(const json& body) {
+  if (!body.is_object()) return std::nullopt;
+  auto it = body.find("group_id");
+  if (it == body.end() || !it->is_number_integer()) return std::nullopt;
+  const auto v = it->get<std::int64_t>();
+  if (v <= 0 || v > INT32_MAX) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
+                        const ApiServer::Settings& settings, ringwheel::Clock& clock) {
+  auto& repo = services.repository;
+  auto& auth = services.authenticator;
+  auto& catalog = services.catalog;
+
+  // Health needs no credentials: load balancers and the demo script poll it. It reveals no data.
+  s.Get("/api/v1/health", [&services, &settings, &clock](const httplib::Request&, httplib::Response& res) {
+    json body{{"status", "ok"}, {"node_id", settings.node_id}, {"now_ms", clock.NowMs()}};
+    try {
+      services.repository.ListGroups();  // the database answers
+      if (services.health_details) body.update(services.health_details());
+      SendJson(res, 200, body);
+    } catch (const std::exception& e) {
+      body["status"] = "unavailable";
+      body["error"] = e.what();
+      SendJson(res, 503, body);
+    }
+  });
+
+  // --- groups (read: permitted groups; write: admins) ---
+  s.Get("/api/v1/groups", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    json items = json::array();
+    for (const auto& g : repo.ListGroups()) {
+      if (!who->CanAccessGroup(g.id)) continue;
+      auto j = ToJson(g);
+      j["online_addresses"] = catalog.Addresses(g);
+      items.push_back(std::move(j));
+    }
+    SendJson(res, 200, {{"items", items}});
+  });
+  s.Post("/api/v1/groups", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who || !RequireAdmin(*who, res)) return;
+    auto body = ParseBody(req, res, false);
+    if (!body) return;
+    auto v = repo.CreateGroup(*body);
+    if (IsErrors(v)) return SendError(res, 400, "the group is not valid", std::get<FieldErrors>(v));
+    SendJson(res, 201, ToJson(std::get<JobGroup>(v)));
+  });
+  s.Get(R"(/api/v1/groups/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    const auto id = ParseId<int>(req.matches[1]);
+    const auto g = id && who->CanAccessGroup(*id) ? repo.GetGroup(*id) : std::nullopt;
+    if (!g) return SendError(res, 404, fmt::format("group '{}' not found", Shorten(req.matches[1])));
+    auto j = ToJson(*g, who->admin);
+    j["online_addresses"] = catalog.Addresses(*g);
+    SendJson(res, 200, j);
+  });
+  s.Put(R"(/api/v1/groups/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who || !RequireAdmin(*who, res)) return;
+    const auto id = ParseId<int>(req.matches[1]);
+    if (!id) return SendError(res, 404, "group not found");
+    auto body = ParseBody(req, res, false);
+    if (!body) return;
+    auto v = repo.UpdateGroup(*id, *body);
+    if (!v) return SendError(res, 404, fmt::format("group {} not found", *id));
+    if (IsErrors(*v)) return SendError(res, 400, "the group is not valid", std::get<FieldErrors>(*v));
+    catalog.InvalidateGroup(*id);
+    SendJson(res, 200, ToJson(std::get<JobGroup>(*v)));
+  });
+  s.Delete(R"(/api/v1/groups/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who || !RequireAdmin(*who, res)) return;
+    const auto id = ParseId<int>(req.matches[1]);
+    if (!id) return SendError(res, 404, "group not found");
+    std::string why;
+    switch (repo.DeleteGroup(*id, &why)) {
+      case Outcome::kOk:
+        catalog.InvalidateGroup(*id);
+        return SendJson(res, 200, {{"deleted", *id}});
+      case Outcome::kNotFound:
+        return SendError(res, 404, fmt::format("group {} not found", *id));
+      default:
+        return SendError(res, 409, why);
+    }
+  });
+
+  // --- jobs (admins, or users permitted on the job's group) ---
+  // The job if it exists and the caller may see it; otherwise answers 404.
+  auto visible_job = [&repo = services.repository](const Principal& who, const std::string& text,
+                                                   httplib::Response& res) -> std::optional<Job> {
+    const auto id = ParseId<int>(text);
+    auto job = id ? repo.GetJob(*id) : std::nullopt;
+    if (!job || !who.CanAccessGroup(job->group_id)) {
+      SendError(res, 404, fmt::format("job '{}' not found", Shorten(text)));
+      return std::nullopt;
+    }
+    return job;
+  };
+
+  s.Get("/api/v1/jobs", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    FieldErrors errors;
+    JobQuery q;
+    q.group_id = QueryInt<int>(req, "group_id", 1, INT32_MAX, errors);
+    q.offset = QueryInt<int>(req, "offset", 0, INT32_MAX, errors).value_or(0);
+    q.limit = QueryInt<int>(req, "limit", 1, 1000, errors).value_or(50);
+    if (req.has_param("enabled")) {
+      const auto e = req.get_param_value("enabled");
+      if (e == "true" || e == "false") {
+        q.enabled = e == "true";
+      } else {
+        errors.push_back({"enabled", fmt::format("'{}' is not valid: use true or false", Shorten(e))});
+      }
+    }
+    if (req.has_param("q")) q.text = req.get_param_value("q").substr(0, 200);
+    if (!errors.empty()) return SendError(res, 400, "invalid query", errors);
+    if (!who->admin) q.group_ids = who->group_ids;
+    const auto page = repo.ListJobs(q);
+    json items = json::array();
+    for (const auto& j : page.items)
+      items.push_back(ToJson(j));
+    SendJson(res, 200, {{"total", page.total}, {"items", items}});
+  });
+  s.Post("/api/v1/jobs", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    auto body = ParseBody(req, res, false);
+    if (!body) return;
+    if (const auto g = BodyGroupId(*body); g && !who->CanAccessGroup(*g)) {
+      return SendError(res, 403, fmt::format("you may not create jobs in group {}", *g));
+    }
+    auto v = repo.CreateJob(*body);
+    if (IsErrors(v)) return SendError(res, 400, "the job is not valid", std::get<FieldErrors>(v));
+    SendJson(res, 201, ToJson(std::get<Job>(v)));
+  });
+  s.Get(R"(/api/v1/jobs/([^/]+))", [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    if (const auto job = visible_job(*who, req.matches[1], res)) SendJson(res, 200, ToJson(*job));
+  });
+  s.Put(R"(/api/v1/jobs/([^/]+))", [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    const auto job = visible_job(*who, req.matches[1], res);
+    if (!job) return;
+    auto body = ParseBody(req, res, false);
+    if (!body) return;
+    if (const auto g = BodyGroupId(*body); g && !who->CanAccessGroup(*g)) {
+      return SendError(res, 403, fmt::format("you may not move jobs to group {}", *g));
+    }
+    auto v = repo.UpdateJob(job->id, *body);
+    if (!v) return SendError(res, 404, fmt::format("job {} not found", job->id));
+    if (IsErrors(*v)) return SendError(res, 400, "the job is not valid", std::get<FieldErrors>(*v));
+    catalog.InvalidateJob(job->id);
+    SendJson(res, 200, ToJson(std::get<Job>(*v)));
+  });
+  s.Delete(R"(/api/v1/jobs/([^/]+))", [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    const auto job = visible_job(*who, req.matches[1], res);
+    if (!job) return;
+    if (repo.DeleteJob(job->id) == Outcome::kNotFound) return SendError(res, 404, "job not found");
+    catalog.InvalidateJob(job->id);
+    SendJson(res, 200, {{"deleted", job->id}});
+  });
+  s.Post(R"(/api/v1/jobs/([^/]+)/start)",
+         [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+           const auto who = Authenticate(auth, req, res);
+           if (!who) return;
+           const auto job = visible_job(*who, req.matches[1], res);
+           if (!job) return;
+           FieldErrors errors;
+           switch (repo.StartJob(job->id, &errors)) {
+             case Outcome::kOk:
+               catalog.InvalidateJob(job->id);
+               return SendJson(res, 200, ToJson(*repo.GetJob(job->id)));
+             case Outcome::kNotFound:
+               return SendError(res, 404, fmt::format("job {} not found", job->id));
+             default:
+               return SendError(res, 400, "the job cannot be started", errors);
+           }
+         });
+  s.Post(R"(/api/v1/jobs/([^/]+)/stop)",
+         [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+           const auto who = Authenticate(auth, req, res);
+           if (!who) return;
+           const auto job = visible_job(*who, req.matches[1], res);
+           if (!job) return;
+           if (repo.StopJob(job->id) == Outcome::kNotFound) return SendError(res, 404, "job not found");
+           catalog.InvalidateJob(job->id);
+           SendJson(res, 200, ToJson(*repo.GetJob(job->id)));
+         });
+  s.Post(R"(/api/v1/jobs/([^/]+)/trigger)",
+         [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+           const auto who = Authenticate(auth, req, res);
+           if (!who) return;
+           const auto job = visible_job(*who, req.matches[1], res);
+           if (!job) return;
+           auto body = ParseBody(req, res, true);
+           if (!body) return;
+           FieldErrors errors;
+           std::optional<std::string> param;
+           std::optional<std::string> address;
+           if (!body->is_object()) {
+             errors.push_back({"", "the body must be a JSON object"});
+           } else {
+             for (const auto& [k, v] : body->items()) {
+               if ((k == "param" || k == "address") && !v.is_string() && !v.is_null()) {
+                 errors.push_back({k, "expected a string"});
+               } else if (k == "param") {
+                 if (v.is_string()) param = v.get<std::string>();
+                 if (param && param->size() > kMaxParam) {
+                   errors.push_back({"param", fmt::format("must be at most {} characters", kMaxParam)});
+                 }
+               } else if (k == "address") {
+                 if (v.is_string()) address = v.get<std::string>();
+               } else {
+                 errors.push_back({k, "unknown field; the fields are: param, address"});
+               }
+             }
+           }
+           if (address) {
+             // Only an address registered for or configured on the job's group: never one the caller typed.
+             const auto group = catalog.GetGroup(job->group_id);
+             const auto allowed = group ? catalog.Addresses(*group) : std::vector<std::string>{};
+             const auto wanted = protocol::NormalizeAddress(*address);
+             if (std::find(allowed.begin(), allowed.end(), wanted) == allowed.end()) {
+               errors.push_back(
+                   {"address", fmt::format("'{}' is not an online or configured address of the job's group",
+                                           address->substr(0, 200))});
+             }
+           }
+           if (!errors.empty()) return SendError(res, 400, "the trigger request is not valid", errors);
+           const auto log_id = repo.CreateManualFire(job->id, TriggerType::kManual, param, settings.node_id);
+           if (!log_id) return SendError(res, 404, fmt::format("job {} not found", job->id));
+           services.scheduler.Submit({Fire{.log_id = *log_id,
+                                           .job_id = job->id,
+                                           .scheduled_ms = clock.NowMs(),
+                                           .type = TriggerType::kManual,
+                                           .param = param ? param : std::optional<std::string>(job->param),
+                                           .address = address}});
+           SendJson(res, 202, {{"log_id", *log_id}});
+         });
+
+  // --- logs (admins, or users permitted on the fire's group) ---
+  s.Get("/api/v1/logs", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    FieldErrors errors;
+    LogQuery q;
+    q.job_id = QueryInt<int>(req, "job_id", 1, INT32_MAX, errors);
+    q.group_id = QueryInt<int>(req, "group_id", 1, INT32_MAX, errors);
+    q.from_ms = QueryInt<std::int64_t>(req, "from_ms", 0, INT64_MAX, errors);
+    q.to_ms = QueryInt<std::int64_t>(req, "to_ms", 0, INT64_MAX, errors);
+    q.offset = QueryInt<int>(req, "offset", 0, INT32_MAX, errors).value_or(0);
+    q.limit = QueryInt<int>(req, "limit", 1, 1000, errors).value_or(50);
+    if (req.has_param("status")) {
+      const auto st = req.get_param_value("status");
+      if (st == "PENDING" || st == "RUNNING" || st == "SUCCESS" || st == "FAILED" || st == "SKIPPED") {
+        q.status = st;
+      } else {
+        errors.push_back(
+            {"status", fmt::format("'{}' is not valid; use PENDING, RUNNING, SUCCESS, FAILED or SKIPPED",
+                                   Shorten(st))});
+      }
+    }
+    if (!errors.empty()) return SendError(res, 400, "invalid query", errors);
+    if (!who->admin) q.group_ids = who->group_ids;
+    const auto page = repo.ListLogs(q);
+    json items = json::array();
+    for (const auto& l : page.items)
+      items.push_back(ToJson(l));
+    SendJson(res, 200, {{"total", page.total}, {"items", items}});
+  });
+  s.Get(R"(/api/v1/logs/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto who = Authenticate(auth, req, res);
+    if (!who) return;
+    const auto id = ParseId<std::int64_t>(req.matches[1]);
+    const auto l = id ? repo.GetLog(*id) : std::nullopt;
+    if (!l || !who->CanAccessGroup(l->group_id)) {
+      return SendError(res, 404, fmt::format("log '{}' not found", Shorten(req.matches[1])));
+    }
+    SendJson(res, 200, ToJson(*l));
+  });
+}
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,140 @@
+#include "admin/api_server.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <pqxx/pqxx>
+
+#include "api_util.hpp"
+#include "executor/protocol.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+using nlohmann::json;
+using namespace api;
+
+}  // namespace
+
+ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clock)
+    : settings_(std::move(settings)),
+      services_(std::move(services)),
+      clock_(clock),
+      server_(std::make_unique<httplib::Server>()) {
+  const int threads = settings_.threads;
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  server_->set_tcp_nodelay(true);
+  server_->set_keep_alive_timeout(2);
+  server_->set_keep_alive_max_count(100'000);
+  server_->set_payload_max_length(settings_.max_body_bytes);
+  server_->set_read_timeout(10);
+  server_->set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown error";
+        int status = 500;
+        try {
+          std::rethrow_exception(ep);
+        } catch (const pqxx::broken_connection& e) {
+          what = fmt::format("the database is unavailable: {}", e.what());
+          status = 503;
+        } catch (const PoolExhausted& e) {
+          what = e.what();
+          status = 503;
+        } catch (const std::exception& e) {
+          what = e.what();
+        }
+        spdlog::error("{} {}: {}", req.method, req.path, what);
+        if (req.path.find("/api/v1/") != std::string::npos) {
+          SendError(res, status, what);
+        } else {
+          SendEnvelope(res, protocol::Envelope::Fail(fmt::format("request error: {}", what)));
+        }
+      });
+  server_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413) {
+      SendError(res, 413, "the body is larger than the limit");
+    } else if (res.status == 404) {
+      SendError(res, 404, fmt::format("no such resource: {} {}", req.method, req.path.substr(0, 200)));
+    } else if (res.status == 405) {
+      SendError(res, 405, fmt::format("method {} not allowed on {}", req.method, req.path.substr(0, 200)));
+    } else {
+      SendError(res, res.status, "request failed");
+    }
+  });
+  RegisterExecutorApi("");
+  RegisterExecutorApi("/xxl-job-admin");
+  RegisterRestRoutes(*server_, services_, settings_, clock_);
+}
+
+ApiServer::~ApiServer() {
+  Stop();
+}
+
+bool ApiServer::Start() {
+  if (settings_.port == 0) {
+    port_ = server_->bind_to_any_port(settings_.host);
+  } else {
+    port_ = server_->bind_to_port(settings_.host, settings_.port) ? settings_.port : -1;
+  }
+  if (port_ <= 0) {
+    spdlog::error("cannot listen on {}:{}", settings_.host, settings_.port);
+    return false;
+  }
+  thread_ = std::jthread([this] { server_->listen_after_bind(); });
+  while (!server_->is_running())
+    std::this_thread::yield();
+  return true;
+}
+
+void ApiServer::Stop() {
+  if (thread_.joinable()) {
+    server_->stop();
+    thread_.join();
+  }
+}
+
+void ApiServer::RegisterExecutorApi(const std::string& prefix) {
+  auto& s = *server_;
+  // registry and registryRemove: {"registryGroup","registryKey","registryValue"}.
+  auto registry = [this](bool remove) {
+    return [this, remove](const httplib::Request& req, httplib::Response& res) {
+      std::string error;
+      const auto p = protocol::ParseRegistryParam(req.body, &error);
+      if (!p) return SendEnvelope(res, protocol::Envelope::Fail(error));
+      const auto token = req.get_header_value(protocol::kAccessTokenHeader);
+      const auto group_token = services_.registry.GroupToken(p->registry_key);
+      if (!protocol::TokenMatches(token, group_token.value_or(settings_.access_token))) {
+        return SendEnvelope(res, protocol::Envelope::Fail("The access token is wrong."));
+      }
+      if (remove) {
+        services_.registry.Remove(*p);
+      } else {
+        services_.registry.Register(*p);
+      }
+      SendEnvelope(res, protocol::Envelope::Success());
+    };
+  };
+  s.Post(prefix + "/api/registry", registry(false));
+  s.Post(prefix + "/api/registryRemove", registry(true));
+  s.Post(prefix + "/api/callback", [this](const httplib::Request& req, httplib::Response& res) {
+    std::string error;
+    const auto list = protocol::ParseCallbackList(req.body, &error);
+    if (!list) return SendEnvelope(res, protocol::Envelope::Fail(error));
+    const auto token = req.get_header_value(protocol::kAccessTokenHeader);
+    if (!services_.callbacks.Authorized(*list, token, settings_.access_token)) {
+      return SendEnvelope(res, protocol::Envelope::Fail("The access token is wrong."));
+    }
+    services_.callbacks.Handle(*list);
+    SendEnvelope(res, protocol::Envelope::Success());
+  });
+  // Anything else under the executor API: XXL-JOB's admin answers a code-500 envelope.
+  s.Post(prefix + R"(/api/([^/]+))", [](const httplib::Request& req, httplib::Response& res) {
+    SendEnvelope(res, protocol::Envelope::Fail(fmt::format("invalid request, uri-mapping({}) not found.",
+                                                           req.path.substr(0, 200))));
+  });
+}
+
+}  // namespace cronwheel::admin

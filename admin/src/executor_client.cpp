@@ -1,0 +1,98 @@
+#include "admin/executor_client.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+namespace cronwheel::admin {
+namespace {
+
+std::pair<time_t, time_t> SecUsec(std::chrono::milliseconds d) {
+  return {static_cast<time_t>(d.count() / 1000), static_cast<time_t>((d.count() % 1000) * 1000)};
+}
+
+}  // namespace
+
+HttpExecutorClient::HttpExecutorClient(Settings settings) : settings_(settings) {}
+HttpExecutorClient::~HttpExecutorClient() = default;
+
+std::unique_ptr<httplib::Client> HttpExecutorClient::Borrow(const std::string& origin) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = idle_.find(origin);
+    if (it != idle_.end() && !it->second.empty()) {
+      auto c = std::move(it->second.back());
+      it->second.pop_back();
+      return c;
+    }
+  }
+  auto c = std::make_unique<httplib::Client>(origin);
+  c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);
+  const auto [cs, cu] = SecUsec(settings_.connect_timeout);
+  c->set_connection_timeout(cs, cu);
+  const auto [rs, ru] = SecUsec(settings_.read_timeout);
+  c->set_read_timeout(rs, ru);
+  c->set_write_timeout(rs, ru);
+  c->enable_server_certificate_verification(true);
+  return c;
+}
+
+void HttpExecutorClient::Return(const std::string& origin, std::unique_ptr<httplib::Client> client) {
+  std::lock_guard lock(mu_);
+  auto& stack = idle_[origin];
+  if (stack.size() < settings_.max_idle_per_origin) stack.push_back(std::move(client));
+}
+
+protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::string_view method,
+                                            const std::string& token, const std::string& body) {
+  std::string error;
+  const auto addr = protocol::ParseHttpAddress(address, &error);
+  if (!addr) return protocol::Envelope::Fail(error);
+  const auto path = addr->Path(method);
+  httplib::Headers headers;
+  if (!token.empty()) headers.emplace(protocol::kAccessTokenHeader, token);
+  auto client = Borrow(addr->origin);
+  auto res = client->Post(path, headers, body, "application/json;charset=UTF-8");
+  if (!res) {
+    // The connection is in an unknown state: drop it rather than return it.
+    return protocol::Envelope::Fail(
+        fmt::format("request to {}{} failed: {}", addr->origin, path, httplib::to_string(res.error())));
+  }
+  const int status = res->status;
+  std::string response_body = std::move(res->body);
+  Return(addr->origin, std::move(client));
+  if (status != 200) {
+    return protocol::Envelope::Fail(fmt::format("{}{} answered HTTP {}", addr->origin, path, status));
+  }
+  auto env = protocol::ParseEnvelope(response_body, &error);
+  if (!env)
+    return protocol::Envelope::Fail(
+        fmt::format("{}{}: response not understood: {}", addr->origin, path, error));
+  return *env;
+}
+
+protocol::Envelope HttpExecutorClient::Run(const std::string& address, const std::string& token,
+                                           const protocol::TriggerParam& param) {
+  return Post(address, "run", token, protocol::ToJson(param).dump());
+}
+
+protocol::Envelope HttpExecutorClient::Beat(const std::string& address, const std::string& token) {
+  return Post(address, "beat", token, "{}");
+}
+
+protocol::Envelope HttpExecutorClient::IdleBeat(const std::string& address, const std::string& token,
+                                                int job_id) {
+  return Post(address, "idleBeat", token, protocol::ToJson(protocol::JobIdParam{job_id}).dump());
+}
+
+protocol::Envelope HttpExecutorClient::Kill(const std::string& address, const std::string& token,
+                                            int job_id) {
+  return Post(address, "kill", token, protocol::ToJson(protocol::JobIdParam{job_id}).dump());
+}
+
+protocol::Envelope HttpExecutorClient::Log(const std::string& address, const std::string& token,
+                                           const protocol::LogParam& param) {
+  return Post(address, "log", token, protocol::ToJson(param).dump());
+}
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,365 @@
+// The admin's HTTP API against a real database, served in-process on a loopback port.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <sstream>
+
+#include "admin/api_server.hpp"
+#include "admin/executor_api.hpp"
+#include "admin/job_catalog.hpp"
+#include "admin/job_repository.hpp"
+#include "admin/pg_scheduler_store.hpp"
+#include "admin/scheduler.hpp"
+#include "cwtest/fake_clock.hpp"
+#include "pg_fixture.hpp"
+
+namespace {
+
+using namespace cronwheel::admin;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr std::int64_t kT0 = 1767225600000;
+constexpr const char* kToken = "test-token-0123456789";
+
+// Authenticates from a test header: "X-Test-User: admin" or "X-Test-User: user:<group>,<group>".
+class HeaderAuthenticator final : public Authenticator {
+ public:
+  std::variant<Principal, AuthFailure> Authenticate(const httplib::Request& req) override {
+    const auto who = req.get_header_value("X-Test-User");
+    if (who.empty()) return AuthFailure{401, "not logged in"};
+    if (who == "admin") return Principal{.user_id = 1, .username = "admin", .admin = true};
+    Principal p{.user_id = 2, .username = "user"};
+    std::stringstream groups(who.substr(5));
+    for (std::string g; std::getline(groups, g, ',');)
+      p.group_ids.push_back(std::stoi(g));
+    return p;
+  }
+};
+
+class RecordingSink final : public FireSink {
+ public:
+  void Dispatch(std::vector<Fire> fires) override {
+    std::lock_guard lock(mu);
+    for (auto& f : fires)
+      sent.push_back(std::move(f));
+  }
+  std::mutex mu;
+  std::vector<Fire> sent;
+};
+
+class ApiTest : public cwtest::PgFixture {
+ protected:
+  void SetUp() override {
+    PgFixture::SetUp();
+    clock_ = std::make_unique<cwtest::FakeClock>(kT0);
+    catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *pool_);
+    repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
+    store_ = std::make_unique<PgSchedulerStore>(*pool_);
+    scheduler_ =
+        std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink_);
+    registry_ = std::make_unique<RegistryService>(*clock_, *pool_);
+    callbacks_ = std::make_unique<CallbackService>(
+        *clock_, *pool_, "node-a", [this](std::vector<Fire> f) { scheduler_->Submit(std::move(f)); });
+    server_ = std::make_unique<ApiServer>(
+        ApiServer::Settings{
+            .host = "127.0.0.1", .port = 0, .threads = 4, .access_token = kToken, .node_id = "node-a"},
+        ApiServer::Services{.repository = *repo_,
+                            .scheduler = *scheduler_,
+                            .catalog = *catalog_,
+                            .registry = *registry_,
+                            .callbacks = *callbacks_,
+                            .authenticator = auth_,
+                            .health_details = nullptr},
+        *clock_);
+    ASSERT_TRUE(server_->Start());
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(10, 0);
+  }
+  void TearDown() override {
+    server_->Stop();
+    scheduler_->Stop();
+  }
+
+  struct Reply {
+    int status = 0;
+    json body;
+  };
+  Reply Call(const std::string& method, const std::string& path, const std::string& body = "",
+             const std::string& user = "admin") {
+    httplib::Headers h;
+    if (!user.empty()) h.emplace("X-Test-User", user);
+    httplib::Result r = method == "GET"      ? client_->Get(path, h)
+                        : method == "PUT"    ? client_->Put(path, h, body, "application/json")
+                        : method == "DELETE" ? client_->Delete(path, h)
+                                             : client_->Post(path, h, body, "application/json");
+    EXPECT_TRUE(r) << method << " " << path;
+    if (!r) return {};
+    Reply out{r->status, json::parse(r->body, nullptr, false)};
+    EXPECT_FALSE(out.body.is_discarded()) << "not JSON: " << r->body;
+    return out;
+  }
+  Reply Executor(const std::string& path, const std::string& body, const std::string& token = kToken) {
+    httplib::Headers h{{"XXL-JOB-ACCESS-TOKEN", token}};
+    auto r = client_->Post(path, h, body, "application/json");
+    EXPECT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << "the executor API always answers HTTP 200 with an envelope";
+    return {r->status, json::parse(r->body)};
+  }
+  int CreateGroup(const std::string& app) {
+    const auto r = Call("POST", "/api/v1/groups", json{{"app_name", app}, {"title", "T"}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    return r.body.value("id", 0);
+  }
+  json JobBody(int group) {
+    return {{"group_id", group},
+            {"description", "d"},
+            {"schedule_type", "CRON"},
+            {"schedule_conf", "0/2 * * * * ?"},
+            {"time_zone", "Europe/Berlin"},
+            {"handler", "demoJobHandler"}};
+  }
+  static std::vector<std::string> Fields(const json& body) {
+    std::vector<std::string> out;
+    for (const auto& e : body.at("errors"))
+      out.push_back(e.at("field"));
+    return out;
+  }
+
+  HeaderAuthenticator auth_;
+  RecordingSink sink_;
+  std::unique_ptr<cwtest::FakeClock> clock_;
+  std::unique_ptr<JobCatalog> catalog_;
+  std::unique_ptr<JobRepository> repo_;
+  std::unique_ptr<PgSchedulerStore> store_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<RegistryService> registry_;
+  std::unique_ptr<CallbackService> callbacks_;
+  std::unique_ptr<ApiServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(ApiTest, HealthAnswersWithoutCredentials) {
+  const auto r = Call("GET", "/api/v1/health", "", "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.at("status"), "ok");
+}
+
+TEST_F(ApiTest, JobLifecycle) {
+  const int g = CreateGroup("sample-app");
+  auto r = Call("POST", "/api/v1/jobs", JobBody(g).dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int id = r.body.at("id");
+  EXPECT_EQ(r.body.at("enabled"), false);
+  EXPECT_EQ(r.body.at("time_zone"), "Europe/Berlin");
+  EXPECT_EQ(r.body.at("route_strategy"), "FIRST");
+  r = Call("POST", fmt::format("/api/v1/jobs/{}/start", id));
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("enabled"), true);
+  EXPECT_EQ(r.body.at("next_fire_ms"), kT0 + 6000) << "first fire computed from now + 5 s, as XXL-JOB";
+  r = Call("PUT", fmt::format("/api/v1/jobs/{}", id), json{{"param", "x=1"}, {"retry_count", 2}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("param"), "x=1");
+  EXPECT_EQ(r.body.at("schedule_conf"), "0/2 * * * * ?") << "a partial update keeps the other fields";
+  r = Call("GET", "/api/v1/jobs?group_id=" + std::to_string(g));
+  EXPECT_EQ(r.body.at("total"), 1);
+  r = Call("POST", fmt::format("/api/v1/jobs/{}/stop", id));
+  EXPECT_EQ(r.body.at("enabled"), false);
+  EXPECT_EQ(r.body.at("next_fire_ms"), 0);
+  r = Call("DELETE", fmt::format("/api/v1/jobs/{}", id));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/jobs/{}", id)).status, 404);
+}
+
+TEST_F(ApiTest, ValidationNamesEachFieldAndChangesNothing) {
+  const int g = CreateGroup("sample-app");
+  auto body = JobBody(g);
+  body["schedule_conf"] = "0 0 25 * * ?";
+  body["time_zone"] = "Mars/Base";
+  body["route_strategy"] = "NEAREST";
+  body["timeout_s"] = -1;
+  body["colour"] = "red";
+  auto r = Call("POST", "/api/v1/jobs", body.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(Fields(r.body), ::testing::IsSupersetOf({"route_strategy", "timeout_s", "colour"}));
+  body = JobBody(g);
+  body["schedule_conf"] = "0 0 25 * * ?";
+  r = Call("POST", "/api/v1/jobs", body.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"schedule_conf"});
+  EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(), HasSubstr("25"));
+  body = JobBody(g);
+  body["time_zone"] = "Mars/Base";
+  r = Call("POST", "/api/v1/jobs", body.dump());
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"time_zone"});
+  r = Call("POST", "/api/v1/jobs", "{not json");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("not valid JSON"));
+  r = Call("POST", "/api/v1/jobs",
+           json{{"group_id", 999}, {"description", "d"}, {"schedule_type", "NONE"}, {"handler", "h"}}.dump());
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"group_id"});
+  EXPECT_EQ(Count("SELECT count(*) FROM job"), 0);
+}
+
+TEST_F(ApiTest, ChildJobCyclesAreRefusedWhenSaved) {
+  const int g = CreateGroup("sample-app");
+  const int a = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  const int b = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  EXPECT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", a), json{{"child_job_ids", {b}}}.dump()).status, 200);
+  const auto r = Call("PUT", fmt::format("/api/v1/jobs/{}", b), json{{"child_job_ids", {a}}}.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(), HasSubstr("cycle"));
+  EXPECT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", b), json{{"child_job_ids", {b}}}.dump()).status, 400);
+}
+
+TEST_F(ApiTest, PathTricksAndHugeIdsAreNotFound) {
+  for (const char* path : {"/api/v1/jobs/abc", "/api/v1/jobs/-1", "/api/v1/jobs/99999999999999999999",
+                           "/api/v1/jobs/1%2F..", "/api/v1/logs/0x10", "/api/v1/groups/1e3"}) {
+    const auto r = Call("GET", path);
+    EXPECT_EQ(r.status, 404) << path;
+    EXPECT_TRUE(r.body.contains("error")) << path;
+  }
+  EXPECT_EQ(Call("GET", "/api/v1/logs?limit=100000").status, 400);
+  EXPECT_EQ(Call("GET", "/api/v1/logs?status=DONE").status, 400);
+}
+
+TEST_F(ApiTest, EveryRouteDeniesStrangersAndUsersOutsideTheirGroups) {
+  const int mine = CreateGroup("mine-app");
+  const int other = CreateGroup("other-app");
+  const int job = Call("POST", "/api/v1/jobs", JobBody(other).dump()).body.at("id");
+  const std::string user = fmt::format("user:{}", mine);
+  // Strangers: 401 on every route but health.
+  for (const auto& [m, p] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/api/v1/groups"},
+           {"POST", "/api/v1/groups"},
+           {"GET", "/api/v1/jobs"},
+           {"POST", "/api/v1/jobs"},
+           {"GET", "/api/v1/logs"},
+           {"GET", fmt::format("/api/v1/jobs/{}", job)},
+           {"POST", fmt::format("/api/v1/jobs/{}/trigger", job)}}) {
+    EXPECT_EQ(Call(m, p, "{}", "").status, 401) << m << " " << p;
+  }
+  // A user permitted on `mine` sees nothing of `other`.
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/jobs/{}", job), "", user).status, 404);
+  EXPECT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", job), "{}", user).status, 404);
+  EXPECT_EQ(Call("DELETE", fmt::format("/api/v1/jobs/{}", job), "", user).status, 404);
+  EXPECT_EQ(Call("POST", fmt::format("/api/v1/jobs/{}/start", job), "", user).status, 404);
+  EXPECT_EQ(Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job), "", user).status, 404);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs", "", user).body.at("total"), 0);
+  EXPECT_EQ(Call("POST", "/api/v1/jobs", JobBody(other).dump(), user).status, 403);
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/groups/{}", other), "", user).status, 404);
+  EXPECT_EQ(Call("GET", "/api/v1/groups", "", user).body.at("items").size(), 1u);
+  // Groups are managed by admins only.
+  EXPECT_EQ(Call("POST", "/api/v1/groups", json{{"app_name", "x-app"}, {"title", "t"}}.dump(), user).status,
+            403);
+  EXPECT_EQ(Call("DELETE", fmt::format("/api/v1/groups/{}", mine), "", user).status, 403);
+  // But a job in its own group works.
+  EXPECT_EQ(Call("POST", "/api/v1/jobs", JobBody(mine).dump(), user).status, 201);
+}
+
+TEST_F(ApiTest, ManualTriggerWritesAFireAndSendsItOnlyToAKnownAddress) {
+  const int g = CreateGroup("sample-app");
+  const int job = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  auto r = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job), json{{"param", "p1"}}.dump());
+  ASSERT_EQ(r.status, 202) << r.body.dump();
+  const std::int64_t log_id = r.body.at("log_id");
+  {
+    std::lock_guard lock(sink_.mu);
+    ASSERT_EQ(sink_.sent.size(), 1u);
+    EXPECT_EQ(sink_.sent[0].log_id, log_id);
+    EXPECT_EQ(sink_.sent[0].param, "p1");
+    EXPECT_EQ(sink_.sent[0].type, TriggerType::kManual);
+  }
+  r = Call("GET", fmt::format("/api/v1/logs/{}", log_id));
+  EXPECT_EQ(r.body.at("trigger_type"), "MANUAL");
+  EXPECT_EQ(r.body.at("executor_param"), "p1");
+  // An address nobody registered for the group is refused: no request to a caller-typed address.
+  r = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job),
+           json{{"address", "http://169.254.169.254/"}}.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"address"});
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 1);
+}
+
+TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {
+  const json reg{{"registryGroup", "EXECUTOR"},
+                 {"registryKey", "sample-app"},
+                 {"registryValue", "http://127.0.0.1:9999"}};
+  auto r = Executor("/api/registry", reg.dump(), "wrong");
+  EXPECT_EQ(r.body.at("code"), 500);
+  EXPECT_EQ(r.body.at("msg"), "The access token is wrong.");
+  EXPECT_EQ(Count("SELECT count(*) FROM executor_registry"), 0);
+  r = Executor("/xxl-job-admin/api/registry", reg.dump());
+  EXPECT_EQ(r.body.at("code"), 200);
+  EXPECT_EQ(Exec("SELECT registry_value FROM executor_registry")[0][0].as<std::string>(),
+            "http://127.0.0.1:9999/");
+  r = Executor("/api/registry", R"({"registryKey":"","registryValue":"x"})");
+  EXPECT_EQ(r.body.at("code"), 500);
+  EXPECT_THAT(r.body.at("msg").get<std::string>(), HasSubstr("registryKey"));
+  r = Executor("/api/registryRemove", reg.dump());
+  EXPECT_EQ(r.body.at("code"), 200);
+  EXPECT_EQ(Count("SELECT count(*) FROM executor_registry"), 0);
+  r = Executor("/api/nothing", "{}");
+  EXPECT_EQ(r.body.at("code"), 500);
+}
+
+TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {
+  const int g = CreateGroup("sample-app");
+  const int parent = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  const int child = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/jobs/{}", parent), json{{"child_job_ids", {child}}}.dump()).status,
+      200);
+  const std::int64_t ok = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", parent)).body.at("log_id");
+  const std::int64_t bad = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", parent)).body.at("log_id");
+  // Dialect A: an array with logDateTim.
+  auto r = Executor(
+      "/api/callback",
+      json::array({{{"logId", ok}, {"logDateTim", kT0}, {"handleCode", 200}, {"handleMsg", "done"}}}).dump());
+  EXPECT_EQ(r.body.at("code"), 200);
+  // Dialect C: {callbackList} with logDateTime.
+  r = Executor("/api/callback",
+               json{{"callbackList",
+                     {{{"logId", bad}, {"logDateTime", kT0}, {"handleCode", 500}, {"handleMsg", "boom"}}}}}
+                   .dump());
+  EXPECT_EQ(r.body.at("code"), 200);
+  // A repeat is ignored.
+  Executor("/api/callback",
+           json::array({{{"logId", ok}, {"handleCode", 500}, {"handleMsg", "late"}}}).dump());
+  EXPECT_EQ(Exec(fmt::format("SELECT status FROM job_log WHERE id = {}", ok))[0][0].as<std::string>(),
+            "SUCCESS");
+  EXPECT_EQ(Exec(fmt::format("SELECT status FROM job_log WHERE id = {}", bad))[0][0].as<std::string>(),
+            "FAILED");
+  // The success triggered the child once; the failure did not.
+  EXPECT_EQ(
+      Count(fmt::format("SELECT count(*) FROM job_log WHERE trigger_type = 'PARENT' AND job_id = {} AND "
+                        "parent_log_id = {}",
+                        child, ok)),
+      1);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_type = 'PARENT'"), 1);
+  // Malformed: an envelope saying what is wrong, nothing changed.
+  r = Executor("/api/callback", R"([{"logId":"x","handleCode":200}])");
+  EXPECT_EQ(r.body.at("code"), 500);
+  EXPECT_THAT(r.body.at("msg").get<std::string>(), HasSubstr("[0].logId"));
+  r = Executor("/api/callback", json::array({{{"logId", bad}, {"handleCode", 200}}}).dump(), "wrong");
+  EXPECT_EQ(r.body.at("msg"), "The access token is wrong.");
+}
+
+TEST_F(ApiTest, FixDelayWaitsForTheRunToFinish) {
+  const int g = CreateGroup("sample-app");
+  auto body = JobBody(g);
+  body["schedule_type"] = "FIX_DELAY";
+  body["schedule_conf"] = "30";
+  const int job = Call("POST", "/api/v1/jobs", body.dump()).body.at("id");
+  Exec(fmt::format("UPDATE job SET enabled = true, next_fire_ms = {} WHERE id = {}", kAwaitingCompletion,
+                   job));
+  const std::int64_t log = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job)).body.at("log_id");
+  clock_->Advance(std::chrono::seconds(7));
+  Executor("/api/callback", json::array({{{"logId", log}, {"handleCode", 200}}}).dump());
+  EXPECT_EQ(Exec(fmt::format("SELECT next_fire_ms FROM job WHERE id = {}", job))[0][0].as<std::int64_t>(),
+            kT0 + 7000 + 30'000);
+}
+
+}  // namespace

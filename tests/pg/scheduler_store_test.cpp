@@ -1,0 +1,182 @@
+#include <gtest/gtest.h>
+
+#include <future>
+#include <set>
+#include <thread>
+
+#include "admin/node_lease.hpp"
+#include "admin/pg_scheduler_store.hpp"
+#include "cwtest/fake_clock.hpp"
+#include "pg_fixture.hpp"
+
+namespace {
+
+using namespace cronwheel::admin;
+constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z
+// The lease threads never tick on their own within a test's fake time: the tests call Tick().
+constexpr std::chrono::milliseconds kManual = std::chrono::hours(24);
+
+class SchedulerStorePg : public cwtest::PgFixture {};
+
+TEST_F(SchedulerStorePg, OneScanWritesExactlyThePlannedRowsAndNextTimes) {
+  const int g = AddGroup();
+  const int every = AddJob(g, "* * * * * ?", kT0 + 2000);
+  const int later = AddJob(g, "0 0 * * * ?", kT0 + 3'600'000);  // not due within 5 s
+  const int missed = AddJob(g, "* * * * * ?", kT0 - 60'000);    // a minute late: misfire
+  cwtest::FakeClock clock(kT0 + 500);
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  const auto out = store.Scan("node-a", 100, clock, planner);
+  EXPECT_EQ(out.now_ms, kT0 + 500);
+  EXPECT_EQ(out.jobs_read, 2u);
+  EXPECT_FALSE(out.full_batch);
+  // Job `every`: T0+2..5 s (4 rows). Job `missed`: 1 skipped misfire row + T0-4.5s.. covered instants.
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE job_id = " + std::to_string(every) +
+                  " AND trigger_type = 'CRON' AND status = 'PENDING' AND owner_node = 'node-a'"),
+            4);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE job_id = " + std::to_string(missed) +
+                  " AND status = 'SKIPPED'"),
+            1);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE job_id = " + std::to_string(later)), 0);
+  const auto next = Exec("SELECT next_fire_ms, last_fire_ms FROM job WHERE id = " + std::to_string(every));
+  EXPECT_EQ(next[0][0].as<std::int64_t>(), kT0 + 6000);
+  EXPECT_EQ(next[0][1].as<std::int64_t>(), kT0 + 5000);
+  EXPECT_EQ(Exec("SELECT next_fire_ms FROM job WHERE id = " + std::to_string(later))[0][0].as<std::int64_t>(),
+            kT0 + 3'600'000);
+  // The returned fires are exactly the rows written.
+  EXPECT_EQ(static_cast<int>(out.fires.size()), Count("SELECT count(*) FROM job_log"));
+  // A second scan in the same second writes nothing new.
+  const auto again = store.Scan("node-a", 100, clock, planner);
+  EXPECT_TRUE(again.fires.empty());
+}
+
+TEST_F(SchedulerStorePg, TwoAdminsScanningConcurrentlyNeverWriteAnInstantTwice) {
+  const int g = AddGroup();
+  for (int i = 0; i < 50; ++i)
+    AddJob(g, "* * * * * ?", kT0 + 1000);
+  PgPool pool_b({.dsn = db_.dsn(), .size = 4});
+  PgSchedulerStore a(*pool_), b(pool_b);
+  cwtest::FakeClock clock(kT0);
+  // Both admins scan each second for 20 seconds, at the same moments, on separate connections.
+  for (int second = 0; second < 20; ++second) {
+    ScanPlanner pa, pb;
+    auto fa = std::async(std::launch::async, [&] { return a.Scan("node-a", 30, clock, pa); });
+    auto fb = std::async(std::launch::async, [&] { return b.Scan("node-b", 30, clock, pb); });
+    fa.get();
+    fb.get();
+    clock.Advance(std::chrono::seconds(1));
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM (SELECT job_id, scheduled_ms FROM job_log GROUP BY 1, 2 HAVING "
+                  "count(*) > 1) d"),
+            0);
+  // Every instant from T0+1 s to T0+24 s of every job is written exactly once.
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_type = 'CRON'"), 50 * 24);
+}
+
+TEST_F(SchedulerStorePg, AMissingLockRowStopsScanning) {
+  Exec("DELETE FROM job_lock");
+  cwtest::FakeClock clock(kT0);
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  EXPECT_THROW(store.Scan("node-a", 10, clock, planner), std::runtime_error);
+}
+
+TEST_F(SchedulerStorePg, ClaimReturnsOnlyRowsThisNodeStillOwns) {
+  const int g = AddGroup();
+  AddJob(g, "* * * * * ?", kT0 + 1000);
+  cwtest::FakeClock clock(kT0);
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  const auto out = store.Scan("node-a", 10, clock, planner);
+  ASSERT_GE(out.fires.size(), 2u);
+  std::vector<std::int64_t> ids{out.fires[0].log_id, out.fires[1].log_id};
+  Exec("UPDATE job_log SET owner_node = 'node-b' WHERE id = " + std::to_string(ids[1]));
+  const auto claimed = store.ClaimForDispatch("node-a", ids, kT0 + 900);
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].log_id, ids[0]);
+  EXPECT_TRUE(store.ClaimForDispatch("node-a", ids, kT0 + 900).empty()) << "a claim is taken once";
+  store.MarkSkipped(std::vector<std::int64_t>{ids[1]}, "misfire: test");
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE status = 'SKIPPED'"), 1);
+}
+
+TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
+  const int g = AddGroup();
+  AddJob(g, "* * * * * ?", kT0 + 1000);
+  cwtest::FakeClock clock(kT0);
+  // Admin A registers, scans (writes pending rows), and dies: its lock connection goes away.
+  std::vector<ClaimedFire> a_took;
+  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock,
+                                       *pool_, [&](std::vector<ClaimedFire> f) { a_took = std::move(f); });
+  a->Start();
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  const auto written = store.Scan("admin-a", 10, clock, planner).fires.size();
+  ASSERT_EQ(written, 5u);
+  a->Stop();
+  a.reset();  // closes the connection holding A's advisory lock, as kill -9 would
+
+  std::vector<ClaimedFire> b_took;
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_,
+              [&](std::vector<ClaimedFire> f) { std::move(f.begin(), f.end(), std::back_inserter(b_took)); });
+  b.Start();
+  b.Tick();
+  EXPECT_TRUE(b_took.empty()) << "A's heartbeat is still fresh: within the grace it is not declared dead";
+  clock.Advance(std::chrono::seconds(3));
+  b.Tick();
+  EXPECT_EQ(b_took.size(), written);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE owner_node = 'admin-b'"), static_cast<int>(written));
+  b.Tick();
+  EXPECT_EQ(b_took.size(), written) << "taken once";
+}
+
+TEST_F(SchedulerStorePg, ALiveAdminIsNotDeclaredDeadAndARestartTakesBackItsOwnRows) {
+  const int g = AddGroup();
+  AddJob(g, "* * * * * ?", kT0 + 1000);
+  cwtest::FakeClock clock(kT0);
+  std::vector<ClaimedFire> took_a, took_b;
+  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock,
+                                       *pool_, [&](std::vector<ClaimedFire> f) { took_a = std::move(f); });
+  a->Start();
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_,
+              [&](std::vector<ClaimedFire> f) { took_b = std::move(f); });
+  b.Start();
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  store.Scan("admin-a", 10, clock, planner);
+  clock.Advance(std::chrono::seconds(5));
+  b.Tick();
+  EXPECT_TRUE(took_b.empty()) << "A holds its lock: alive even with a stale heartbeat";
+  // Two processes with one node id: the second is refused.
+  NodeLease twin({.node_id = "admin-a", .heartbeat = kManual}, clock, *pool_,
+                 [](std::vector<ClaimedFire>) {});
+  EXPECT_THROW(twin.Start(), NodeConflict);
+  // A restarts (same node id): it takes its pending rows back at once.
+  a.reset();
+  auto a2 =
+      std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock,
+                                  *pool_, [&](std::vector<ClaimedFire> f) { took_a = std::move(f); });
+  a2->Start();
+  EXPECT_EQ(took_a.size(), 5u);
+}
+
+TEST_F(SchedulerStorePg, HandOverGivesPendingRowsToTheOtherAdmins) {
+  const int g = AddGroup();
+  AddJob(g, "* * * * * ?", kT0 + 1000);
+  cwtest::FakeClock clock(kT0);
+  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock, *pool_, [](std::vector<ClaimedFire>) {});
+  a.Start();
+  std::vector<ClaimedFire> took_b;
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_,
+              [&](std::vector<ClaimedFire> f) { took_b = std::move(f); });
+  b.Start();
+  EXPECT_TRUE(a.AnotherNodeAlive());
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  store.Scan("admin-a", 10, clock, planner);
+  EXPECT_EQ(a.HandOver({}), 5u);
+  b.Tick();
+  EXPECT_EQ(took_b.size(), 5u);
+  EXPECT_EQ(Count("SELECT count(*) FROM admin_node WHERE node_id = 'admin-a'"), 0);
+}
+
+}  // namespace

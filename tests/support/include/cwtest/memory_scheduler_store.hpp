@@ -1,0 +1,65 @@
+#pragma once
+// An in-memory SchedulerStore with the same contract as PgSchedulerStore (one mutex stands in for the
+// lock row), for unit tests of the scheduler on a FakeClock. It can be told to fail, as a database
+// outage would, and lets a test re-own rows, as recovery by another admin would.
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "admin/scheduler_store.hpp"
+
+namespace cwtest {
+
+class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
+ public:
+  struct JobRow {
+    cronwheel::admin::DueJob due;
+    bool enabled = true;
+    std::int64_t last_fire_ms = 0;
+    std::string stop_reason;
+  };
+  struct LogRow {
+    std::int64_t id = 0;
+    int job_id = 0;
+    cronwheel::admin::TriggerType type = cronwheel::admin::TriggerType::kCron;
+    std::int64_t scheduled_ms = 0;
+    std::string owner;
+    std::int64_t dispatch_ms = 0;
+    bool skipped = false;
+    std::string note;
+  };
+
+  void AddJob(const cronwheel::admin::DueJob& job);
+  // A row written outside a scan (manual trigger, child job); returns its id.
+  std::int64_t InsertFire(int job_id, cronwheel::admin::TriggerType type, std::int64_t scheduled_ms,
+                          const std::string& owner);
+  JobRow Job(int id) const;
+  std::vector<LogRow> Logs() const;
+  // Every further call throws std::runtime_error until Heal().
+  void Break();
+  void Heal();
+  // Another admin re-owned this row (recovery).
+  void SetOwner(std::int64_t log_id, const std::string& owner);
+  int scans() const;
+
+  cronwheel::admin::ScanOutcome Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
+                                     cronwheel::admin::ScanPlanner& planner) override;
+  std::vector<cronwheel::admin::ClaimedFire> ClaimForDispatch(std::string_view node_id,
+                                                              std::span<const std::int64_t> log_ids,
+                                                              std::int64_t now_ms) override;
+  void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
+
+ private:
+  void ThrowIfBroken() const;
+  mutable std::mutex mu_;
+  std::map<int, JobRow> jobs_;
+  std::map<std::int64_t, LogRow> logs_;
+  std::int64_t next_log_id_ = 1;
+  bool broken_ = false;
+  int scans_ = 0;
+};
+
+}  // namespace cwtest

@@ -1,0 +1,146 @@
+#include "cwtest/memory_scheduler_store.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace cwtest {
+
+using namespace cronwheel::admin;
+
+void MemorySchedulerStore::AddJob(const DueJob& job) {
+  std::lock_guard lock(mu_);
+  jobs_[job.id] = JobRow{.due = job};
+}
+
+std::int64_t MemorySchedulerStore::InsertFire(int job_id, TriggerType type, std::int64_t scheduled_ms,
+                                              const std::string& owner) {
+  std::lock_guard lock(mu_);
+  const auto id = next_log_id_++;
+  logs_[id] = LogRow{.id = id, .job_id = job_id, .type = type, .scheduled_ms = scheduled_ms, .owner = owner};
+  return id;
+}
+
+MemorySchedulerStore::JobRow MemorySchedulerStore::Job(int id) const {
+  std::lock_guard lock(mu_);
+  return jobs_.at(id);
+}
+
+std::vector<MemorySchedulerStore::LogRow> MemorySchedulerStore::Logs() const {
+  std::lock_guard lock(mu_);
+  std::vector<LogRow> out;
+  for (const auto& [id, row] : logs_)
+    out.push_back(row);
+  return out;
+}
+
+void MemorySchedulerStore::Break() {
+  std::lock_guard lock(mu_);
+  broken_ = true;
+}
+
+void MemorySchedulerStore::Heal() {
+  std::lock_guard lock(mu_);
+  broken_ = false;
+}
+
+void MemorySchedulerStore::SetOwner(std::int64_t log_id, const std::string& owner) {
+  std::lock_guard lock(mu_);
+  logs_.at(log_id).owner = owner;
+}
+
+int MemorySchedulerStore::scans() const {
+  std::lock_guard lock(mu_);
+  return scans_;
+}
+
+void MemorySchedulerStore::ThrowIfBroken() const {
+  if (broken_) throw std::runtime_error("database unavailable (MemorySchedulerStore::Break)");
+}
+
+ScanOutcome MemorySchedulerStore::Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
+                                       ScanPlanner& planner) {
+  std::lock_guard lock(mu_);
+  ThrowIfBroken();
+  ++scans_;
+  ScanOutcome out;
+  out.now_ms = clock.NowMs();
+  const auto horizon = out.now_ms + planner.settings().pre_read.count();
+  std::vector<DueJob> due;
+  for (const auto& [id, row] : jobs_) {
+    if (row.enabled && row.due.next_fire_ms <= horizon) due.push_back(row.due);
+  }
+  std::sort(due.begin(), due.end(), [](const DueJob& a, const DueJob& b) {
+    return a.next_fire_ms != b.next_fire_ms ? a.next_fire_ms < b.next_fire_ms : a.id < b.id;
+  });
+  if (static_cast<int>(due.size()) > limit) due.resize(static_cast<std::size_t>(limit));
+  out.jobs_read = due.size();
+  out.full_batch = static_cast<int>(due.size()) >= limit;
+  const auto plan = planner.Plan(due, out.now_ms);
+  std::set<std::pair<int, std::int64_t>> taken;
+  for (const auto& [id, row] : logs_) {
+    if (row.type == TriggerType::kCron || row.type == TriggerType::kMisfire)
+      taken.insert({row.job_id, row.scheduled_ms});
+  }
+  for (const auto& f : plan.fires) {
+    if (!taken.insert({f.job_id, f.scheduled_ms}).second) continue;  // the unique key
+    const auto id = next_log_id_++;
+    logs_[id] = LogRow{.id = id,
+                       .job_id = f.job_id,
+                       .type = f.type,
+                       .scheduled_ms = f.scheduled_ms,
+                       .owner = std::string(node_id),
+                       .skipped = f.skipped,
+                       .note = f.note};
+    out.fires.push_back({.log_id = id,
+                         .job_id = f.job_id,
+                         .scheduled_ms = f.scheduled_ms,
+                         .type = f.type,
+                         .skipped = f.skipped});
+  }
+  for (const auto& a : plan.advances) {
+    auto& row = jobs_.at(a.job_id);
+    if (!row.enabled || row.due.next_fire_ms != a.expected_next_ms) continue;
+    row.due.next_fire_ms = a.stop ? 0 : a.next_fire_ms;
+    if (a.last_fire_ms > 0) row.last_fire_ms = a.last_fire_ms;
+    if (a.stop) {
+      row.enabled = false;
+      row.stop_reason = a.stop_reason;
+    }
+  }
+  return out;
+}
+
+std::vector<ClaimedFire> MemorySchedulerStore::ClaimForDispatch(std::string_view node_id,
+                                                                std::span<const std::int64_t> log_ids,
+                                                                std::int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  ThrowIfBroken();
+  std::vector<ClaimedFire> out;
+  for (auto id : log_ids) {
+    auto it = logs_.find(id);
+    if (it == logs_.end()) continue;
+    auto& row = it->second;
+    if (row.owner != node_id || row.dispatch_ms != 0 || row.skipped) continue;
+    row.dispatch_ms = now_ms;
+    out.push_back({.log_id = id,
+                   .job_id = row.job_id,
+                   .scheduled_ms = row.scheduled_ms,
+                   .type = row.type,
+                   .misfire_strategy = jobs_.count(row.job_id) ? jobs_.at(row.job_id).due.misfire_strategy
+                                                               : MisfireStrategy::kDoNothing});
+  }
+  return out;
+}
+
+void MemorySchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {
+  std::lock_guard lock(mu_);
+  ThrowIfBroken();
+  for (auto id : log_ids) {
+    auto& row = logs_.at(id);
+    row.skipped = true;
+    row.note += std::string(row.note.empty() ? "" : "\n") + std::string(note);
+  }
+}
+
+}  // namespace cwtest

@@ -1,0 +1,206 @@
+#include "admin/scheduler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "cwtest/fake_clock.hpp"
+#include "cwtest/memory_scheduler_store.hpp"
+
+namespace {
+
+using namespace cronwheel::admin;
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z
+
+// Records each dispatched fire with the clock time it was handed over.
+class RecordingSink final : public FireSink {
+ public:
+  explicit RecordingSink(ringwheel::Clock& clock) : clock_(clock) {}
+  void Dispatch(std::vector<Fire> fires) override {
+    std::lock_guard lock(mu_);
+    for (auto& f : fires)
+      sent_.push_back({std::move(f), clock_.NowMs()});
+  }
+  std::vector<std::pair<Fire, std::int64_t>> sent() {
+    std::lock_guard lock(mu_);
+    return sent_;
+  }
+
+ private:
+  ringwheel::Clock& clock_;
+  std::mutex mu_;
+  std::vector<std::pair<Fire, std::int64_t>> sent_;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  SchedulerTest() : clock_(kT0), sink_(clock_) {}
+
+  void StartScheduler(Scheduler::Settings s = {}) {
+    s.node_id = "node-a";
+    scheduler_ = std::make_unique<Scheduler>(s, clock_, store_, sink_);
+    scheduler_->Start();
+    ASSERT_TRUE(clock_.AwaitWaiters(2));
+  }
+  // Moves time forward in small steps, letting both threads finish their work after each step.
+  void Run(std::chrono::milliseconds total, std::chrono::milliseconds step = 50ms) {
+    for (auto t = 0ms; t < total; t += step) {
+      clock_.Advance(step);
+      ASSERT_TRUE(clock_.AwaitWaiters(2)) << "scheduler threads did not settle";
+    }
+  }
+  static DueJob EverySecond(int id, std::int64_t next, MisfireStrategy m = MisfireStrategy::kDoNothing) {
+    return {.id = id,
+            .group_id = 1,
+            .schedule_type = "CRON",
+            .schedule_conf = "* * * * * ?",
+            .time_zone = "UTC",
+            .misfire_strategy = m,
+            .next_fire_ms = next};
+  }
+
+  cwtest::FakeClock clock_;
+  cwtest::MemorySchedulerStore store_;
+  RecordingSink sink_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerTest, EachInstantIsSentOnceAtItsSecondNeverEarly) {
+  store_.AddJob(EverySecond(1, kT0 + 2000));
+  store_.AddJob(EverySecond(2, kT0 + 2000));
+  StartScheduler();
+  Run(10s);
+  std::map<std::pair<int, std::int64_t>, int> seen;
+  for (const auto& [fire, at] : sink_.sent()) {
+    EXPECT_GE(at, fire.scheduled_ms) << "fire " << fire.log_id << " sent early";
+    EXPECT_EQ(at, fire.scheduled_ms) << "on a fake clock the ring sends exactly at the second";
+    ++seen[{fire.job_id, fire.scheduled_ms}];
+  }
+  for (int job : {1, 2}) {
+    for (std::int64_t t = kT0 + 2000; t <= kT0 + 10'000; t += 1000) {
+      EXPECT_EQ((seen[{job, t}]), 1) << "job " << job << " instant " << t - kT0;
+    }
+  }
+  EXPECT_EQ(seen.size(), 18u);  // nothing beyond now was sent
+  EXPECT_GE(store_.scans(), 9);
+}
+
+TEST_F(SchedulerTest, AFullBatchIsScannedAgainAtOnce) {
+  for (int id = 1; id <= 25; ++id)
+    store_.AddJob(EverySecond(id, kT0 + 3000));
+  StartScheduler({.pre_read_count = 10});
+  Run(1000ms);
+  // One wake-up at T0+1s: 10 + 10 + 5 jobs, three scans without waiting.
+  EXPECT_EQ(store_.scans(), 3);
+  Run(3000ms);
+  std::set<int> jobs;
+  for (const auto& [fire, at] : sink_.sent()) {
+    if (fire.scheduled_ms == kT0 + 3000) jobs.insert(fire.job_id);
+  }
+  EXPECT_EQ(jobs.size(), 25u);
+}
+
+TEST_F(SchedulerTest, ScansWhileTheDatabaseIsDownFollowTheMisfireStrategy) {
+  store_.AddJob(EverySecond(1, kT0 + 2000, MisfireStrategy::kDoNothing));
+  store_.AddJob(EverySecond(2, kT0 + 2000, MisfireStrategy::kFireOnceNow));
+  store_.Break();  // down from the start
+  StartScheduler();
+  Run(20s);
+  EXPECT_TRUE(sink_.sent().empty());
+  store_.Heal();
+  Run(3s);
+  // Job 1 (DO_NOTHING): one SKIPPED row, then regular fires again. Job 2: one MISFIRE fire sent at once.
+  int skipped = 0;
+  for (const auto& row : store_.Logs()) {
+    if (row.skipped) {
+      ++skipped;
+      EXPECT_EQ(row.job_id, 1);
+      EXPECT_EQ(row.type, TriggerType::kMisfire);
+    }
+  }
+  EXPECT_EQ(skipped, 1);
+  int misfires_sent = 0;
+  for (const auto& [fire, at] : sink_.sent()) {
+    EXPECT_GE(at, fire.scheduled_ms);
+    if (fire.type == TriggerType::kMisfire) {
+      ++misfires_sent;
+      EXPECT_EQ(fire.job_id, 2);
+    }
+  }
+  EXPECT_EQ(misfires_sent, 1);
+}
+
+TEST_F(SchedulerTest, FiresInTheRingClaimedLateAreResolvedByMisfireStrategy) {
+  store_.AddJob(EverySecond(1, kT0 + 2000));
+  StartScheduler();
+  Run(1000ms);  // the scan at T0+1 s wrote T0+2 s .. T0+6 s into the ring
+  store_.Break();
+  Run(8500ms);  // now T0+9.5 s: claims failed throughout
+  EXPECT_TRUE(sink_.sent().empty());
+  store_.Heal();
+  Run(500ms);  // the ring claims at T0+9.8 s and sends at T0+10 s
+  std::set<std::int64_t> sent;
+  for (const auto& [fire, at] : sink_.sent()) {
+    if (fire.scheduled_ms <= kT0 + 6000) sent.insert(fire.scheduled_ms);
+  }
+  // Late by more than 5 s at T0+10 s: T0+2..4 s are skipped (DO_NOTHING); T0+5 and 6 s are sent.
+  EXPECT_EQ(sent, (std::set<std::int64_t>{kT0 + 5000, kT0 + 6000}));
+  int skipped = 0;
+  for (const auto& row : store_.Logs())
+    skipped += row.skipped ? 1 : 0;
+  EXPECT_EQ(skipped, 3);
+}
+
+TEST_F(SchedulerTest, AFireReOwnedByAnotherAdminIsNotSent) {
+  store_.AddJob(EverySecond(1, kT0 + 2000));
+  StartScheduler();
+  Run(1000ms);
+  for (const auto& row : store_.Logs()) {
+    if (row.scheduled_ms == kT0 + 2000) store_.SetOwner(row.id, "node-b");
+  }
+  Run(2000ms);
+  for (const auto& [fire, at] : sink_.sent())
+    EXPECT_NE(fire.scheduled_ms, kT0 + 2000);
+  EXPECT_EQ(scheduler_->stats().fires_lost_claim, 1u);
+}
+
+TEST_F(SchedulerTest, StopScanningKeepsSendingTheRingAndTakeRingHandsTheRestOver) {
+  store_.AddJob(EverySecond(1, kT0 + 2000));
+  StartScheduler();
+  Run(1000ms);
+  scheduler_->StopScanning();
+  const int scans = store_.scans();
+  clock_.Advance(1000ms);
+  ASSERT_TRUE(clock_.AwaitWaiters(1));  // the ring thread alone
+  EXPECT_EQ(store_.scans(), scans);
+  ASSERT_EQ(sink_.sent().size(), 1u);  // T0+2 s
+  const auto left = scheduler_->TakeRing();
+  EXPECT_EQ(left.size(), 4u);  // T0+3 s .. T0+6 s
+  scheduler_->Stop();
+}
+
+TEST_F(SchedulerTest, SubmittedDueFiresAreSentAtOnceAndFutureOnesAtTheirSecond) {
+  StartScheduler();
+  const auto manual = store_.InsertFire(5, TriggerType::kManual, kT0 - 30'000, "node-a");  // late, but manual
+  const auto future = store_.InsertFire(5, TriggerType::kCron, kT0 + 3000, "node-a");
+  const auto foreign = store_.InsertFire(5, TriggerType::kManual, kT0, "node-b");
+  scheduler_->Submit(
+      {Fire{.log_id = manual, .job_id = 5, .scheduled_ms = kT0 - 30'000, .type = TriggerType::kManual},
+       Fire{.log_id = future, .job_id = 5, .scheduled_ms = kT0 + 3000, .type = TriggerType::kCron},
+       Fire{.log_id = foreign, .job_id = 5, .scheduled_ms = kT0, .type = TriggerType::kManual}});
+  auto sent = sink_.sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].first.log_id, manual);
+  EXPECT_EQ(sent[0].second, kT0);
+  Run(3000ms);
+  sent = sink_.sent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].first.log_id, future);
+  EXPECT_EQ(sent[1].second, kT0 + 3000);
+}
+
+}  // namespace
