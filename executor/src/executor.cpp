@@ -144,7 +144,7 @@ void Executor::Start() {
                                  s.callback_retry_interval},
         *m.admin, m.logs.get(), m.clock);
     m.callbacks->Start();
-    m.timer = MakeTimer(m.clock);
+    m.timer = std::make_unique<WheelTimer>(m.clock);
     m.dispatcher = std::make_unique<JobDispatcher>(
         JobDispatcher::Settings{s.idle_thread_timeout, s.redelivery_window, s.redelivery_capacity},
         [&m](const protocol::TriggerParam& p) { return m.handlers.Resolve(p); }, *m.logs, *m.callbacks,

@@ -1,24 +1,21 @@
 #pragma once
 // Internal seam for the executor's two timed jobs: fire timeouts and reaping idle job threads. The
-// executor only needs "run this after a delay, unless cancelled"; the implementation behind the seam is
-// ClockTimer (a min-heap on one thread, waiting on the injected Clock) until ringwheel's
-// HashedWheelTimer is available, at which point only MakeTimer() changes.
+// executor only needs "run this after a delay, unless cancelled"; the implementation is ringwheel's
+// HashedWheelTimer (Netty's design, on the injected Clock), wrapped by WheelTimer.
 //
+// Precision: a task runs after its delay, at most one tick (100 ms) late; never early.
 // Thread-safety: After() and Handle::Cancel() may be called from any thread, including from a task.
 // Lifetime: a Handle may outlive its Timer (Cancel() then does nothing). Stop() runs no further tasks
 // and returns after a task in progress has finished; tasks not yet due are dropped. Tasks run on the
-// timer's thread and must be short (they take a lock and push a callback).
+// timer's thread and must be short (they take a lock and push a callback). Stop() must not be called from
+// a task.
 
 #include <chrono>
-#include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <stop_token>
-#include <thread>
 
 #include "ringwheel/clock.hpp"
+#include "ringwheel/hashed_wheel_timer.hpp"
 
 namespace cronwheel::executor {
 
@@ -40,7 +37,8 @@ class Timer {
   };
 
   virtual ~Timer() = default;
-  // Runs `task` once, `delay` (>= 0) from now on the timer's clock.
+  // Runs `task` once, `delay` (>= 0) from now on the timer's clock. If the timer refuses (stopped), the
+  // task never runs and the handle is empty.
   virtual Handle After(std::chrono::nanoseconds delay, std::function<void()> task) = 0;
   virtual void Stop() = 0;
 
@@ -50,36 +48,21 @@ class Timer {
   Timer& operator=(const Timer&) = default;
 };
 
-// A timer thread over a sorted map of deadlines, waiting on a ringwheel::Clock (so a FakeClock drives it
-// in tests: the thread is one waiter of the clock while it runs). O(log n) insert and cancel; a cancelled
-// task is removed at once, so nothing it captured stays alive until its deadline.
-class ClockTimer final : public Timer {
+// The executor's Timer: a ringwheel::HashedWheelTimer with 100 ms ticks and 512 buckets (one turn is
+// 51.2 s; a 90 s idle reaping or a long job timeout waits a few turns). Unbounded pending timeouts: each
+// running fire holds at most one, each idle job thread one.
+class WheelTimer final : public Timer {
  public:
-  explicit ClockTimer(ringwheel::Clock& clock);
-  ~ClockTimer() override;
-  ClockTimer(const ClockTimer&) = delete;
-  ClockTimer& operator=(const ClockTimer&) = delete;
+  explicit WheelTimer(ringwheel::Clock& clock);
+  ~WheelTimer() override;
+  WheelTimer(const WheelTimer&) = delete;
+  WheelTimer& operator=(const WheelTimer&) = delete;
 
   Handle After(std::chrono::nanoseconds delay, std::function<void()> task) override;
   void Stop() override;
 
  private:
-  using Key = std::pair<ringwheel::SteadyTime, std::uint64_t>;  // deadline, then insertion order
-  struct State {
-    std::mutex mu;
-    std::map<Key, std::function<void()>> entries;
-    std::uint64_t next_seq = 0;
-    std::stop_source wake;                  // requested to cut the current wait short
-    ringwheel::SteadyTime waiting_until{};  // deadline of the current wait (epoch = not waiting)
-  };
-  void Loop(const std::stop_token& stop);
-
-  ringwheel::Clock& clock_;
-  std::shared_ptr<State> state_;  // shared with the handles (weakly), which may outlive the timer
-  std::jthread thread_;           // last: starts after the members above exist
+  ringwheel::HashedWheelTimer wheel_;
 };
-
-// The timer the executor uses.
-std::unique_ptr<Timer> MakeTimer(ringwheel::Clock& clock);
 
 }  // namespace cronwheel::executor

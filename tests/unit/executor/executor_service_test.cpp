@@ -9,7 +9,6 @@
 
 namespace {
 
-using cronwheel::executor::ClockTimer;
 using cronwheel::executor::ExecutorService;
 using cronwheel::executor::HandlerRegistry;
 using cronwheel::executor::JobContext;
@@ -17,6 +16,7 @@ using cronwheel::executor::JobDispatcher;
 using cronwheel::executor::JobLogFiles;
 using cronwheel::executor::ScriptRunner;
 using cronwheel::executor::TokenMatches;
+using cronwheel::executor::WheelTimer;
 using cronwheel::protocol::TriggerParam;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
@@ -38,7 +38,7 @@ class ServiceTest : public ::testing::Test {
   cwtest::FakeClock clock_{kDay};
   JobLogFiles logs_{{dir_.path()}, clock_};
   cwtest::RecordingSink sink_;
-  ClockTimer timer_{clock_};
+  WheelTimer timer_{clock_};
   ScriptRunner scripts_{{dir_.path() / "gluesource", 1s, ""}, clock_};
   HandlerRegistry handlers_{false, &scripts_};
   JobDispatcher dispatcher_{

@@ -14,12 +14,12 @@
 
 namespace {
 
-using cronwheel::executor::ClockTimer;
 using cronwheel::executor::JobContext;
 using cronwheel::executor::JobDispatcher;
 using cronwheel::executor::JobHandler;
 using cronwheel::executor::JobLogFiles;
 using cronwheel::executor::Resolution;
+using cronwheel::executor::WheelTimer;
 using cronwheel::protocol::TriggerParam;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
@@ -122,7 +122,7 @@ class DispatcherTest : public ::testing::Test {
   cwtest::FakeClock clock_{kDay};
   JobLogFiles logs_{{dir_.path()}, clock_};
   cwtest::RecordingSink sink_;
-  ClockTimer timer_{clock_};
+  WheelTimer timer_{clock_};
   std::mutex mu_;
   std::map<std::string, JobHandler> handlers_;
   Gate gate_;
@@ -208,8 +208,9 @@ TEST_F(DispatcherTest, TimeoutReports502AndRequestsTheStopToken) {
   Register("h", gate.Handler());
   EXPECT_EQ(d_->Run(Fire(1, 1, "SERIAL_EXECUTION", "h", 5)).code, 200);
   ASSERT_TRUE(gate.AwaitEntered(1));
-  clock_.Advance(4999ms);
-  clock_.Advance(1ms);
+  clock_.Advance(4900ms);
+  EXPECT_TRUE(sink_.Get().empty());
+  clock_.Advance(200ms);  // the timer's precision is one 100 ms tick
   ASSERT_TRUE(sink_.WaitFor(1));
   EXPECT_EQ(sink_.For(1).handle_code, 502);
   EXPECT_EQ(sink_.For(1).handle_msg, "job execute timeout");
@@ -329,7 +330,7 @@ TEST_F(DispatcherTest, AnIdleJobThreadIsReaped) {
   EXPECT_EQ(d_->JobThreads(), 1U);
   clock_.Advance(89s);
   EXPECT_EQ(d_->JobThreads(), 1U);
-  clock_.Advance(1s);
+  clock_.Advance(1100ms);  // 90 s and one timer tick
   EXPECT_TRUE(d_->AwaitJobThreads(0));
   EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
   ASSERT_TRUE(sink_.WaitFor(2));
@@ -345,7 +346,7 @@ TEST_F(DispatcherTest, WorkArrivingBeforeTheIdleDeadlineKeepsTheThread) {
   ASSERT_TRUE(sink_.WaitFor(2));
   clock_.Advance(60s);  // 120 s after the first fire, 60 s after the second
   EXPECT_EQ(d_->JobThreads(), 1U);
-  clock_.Advance(30s);  // 90 s after the second
+  clock_.Advance(30100ms);  // 90 s after the second, and one timer tick
   EXPECT_TRUE(d_->AwaitJobThreads(0));
   EXPECT_EQ(d_->JobThreadsCreated(), 1U);
 }
