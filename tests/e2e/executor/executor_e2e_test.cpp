@@ -1,0 +1,526 @@
+// End-to-end tests of the cronwheel-executor binary against a protocol-faithful fake admin (dialect A),
+// on loopback. Every test starts its own admin and executor processes and stops them, also on failure
+// (destructors). Waits are polls with deadlines, never fixed sleeps.
+//
+// The admin-outage test keeps the admin down for kOutage (60 s, the issue's scenario); set
+// CRONWHEEL_E2E_OUTAGE_S to shorten it locally.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cwtest/fake_admin.hpp"
+#include "executor/protocol.hpp"
+
+namespace {
+
+using cronwheel::protocol::Envelope;
+using cronwheel::protocol::HandleCallbackParam;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kToken = "e2e-secret-token";
+constexpr std::int64_t kLogDate = 1767225600000;  // 2026-01-01T00:00:00Z
+constexpr auto kWait = 20s;                       // generous bound for anything that should be quick
+
+std::chrono::seconds OutageLength() {
+  const char* v = std::getenv("CRONWHEEL_E2E_OUTAGE_S");  // NOLINT(concurrency-mt-unsafe)
+  return std::chrono::seconds(v != nullptr ? std::atoi(v) : 60);
+}
+
+// Polls `f` every 20 ms until it returns true or `timeout` passes.
+template <class F>
+bool Eventually(F f, std::chrono::milliseconds timeout = kWait) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return f();
+}
+
+std::string ReadAll(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A free loopback port (bound, then released: a small race that is fine for a test).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// One cronwheel-executor process. Its stdout/stderr go to `out`. Stopped (SIGTERM, then SIGKILL after
+// 15 s) by Stop() or the destructor.
+class ExecutorProcess {
+ public:
+  ExecutorProcess(const std::vector<std::string>& args, std::filesystem::path out) : out_(std::move(out)) {
+    std::vector<std::string> argv_store{CRONWHEEL_EXECUTOR_BIN};
+    argv_store.insert(argv_store.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_store)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    // A clean environment: no CRONWHEEL_* from the caller may change the settings under test.
+    const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe)
+    std::string path_env = std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin");
+    std::vector<char*> envp{path_env.data(), nullptr};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    const int rc = ::posix_spawn(&pid_, argv_store[0].c_str(), &fa, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw std::runtime_error("cannot start " + argv_store[0]);
+  }
+  ~ExecutorProcess() { Stop(); }
+  ExecutorProcess(const ExecutorProcess&) = delete;
+  ExecutorProcess& operator=(const ExecutorProcess&) = delete;
+
+  // SIGTERM and wait; returns the exit code (128+signal if killed).
+  int Stop() {
+    if (pid_ <= 0) return exit_code_;
+    ::kill(pid_, SIGTERM);
+    if (!WaitExit(15s)) {
+      ::kill(pid_, SIGKILL);
+      WaitExit(15s);
+    }
+    return exit_code_;
+  }
+  // Waits for the process to exit by itself.
+  bool WaitExit(std::chrono::milliseconds timeout) {
+    return Eventually(
+        [this] {
+          if (pid_ <= 0) return true;
+          int status = 0;
+          if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+          exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+          pid_ = -1;
+          return true;
+        },
+        timeout);
+  }
+  [[nodiscard]] int exit_code() const { return exit_code_; }
+  [[nodiscard]] std::string Output() const { return ReadAll(out_); }
+
+ private:
+  std::filesystem::path out_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+};
+
+class ExecutorE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "cw-exec-e2e-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    log_dir_ = dir_ / "logs";
+  }
+  void TearDown() override {
+    for (auto& e : executors_) {
+      if (HasFailure())
+        std::cerr << "---- executor output ----\n" << e->Output() << "-------------------------\n";
+      e->Stop();
+    }
+    executors_.clear();
+    admin_.Stop();
+    std::error_code ec;
+    if (!HasFailure()) std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Starts an executor registered with admin_ (listen on any free port unless given); extra flags last.
+  ExecutorProcess& StartExecutor(std::vector<std::string> extra = {}, const std::string& token = kToken) {
+    std::vector<std::string> args{"--app-name",
+                                  "e2e-app",
+                                  "--admin-addresses",
+                                  admin_.address(),
+                                  "--log-dir",
+                                  log_dir_.string(),
+                                  "--heartbeat-interval-s",
+                                  "1",
+                                  "--callback-retry-interval-s",
+                                  "1",
+                                  "--admin-timeout-ms",
+                                  "1000",
+                                  "--log-level",
+                                  "debug"};
+    if (std::find(extra.begin(), extra.end(), "--listen") == extra.end()) {
+      args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+    }
+    if (!token.empty()) args.insert(args.end(), {"--access-token", token});
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto out = dir_ / ("executor-" + std::to_string(executors_.size()) + ".out");
+    executors_.push_back(std::make_unique<ExecutorProcess>(args, out));
+    return *executors_.back();
+  }
+
+  // Waits for a registry heartbeat and returns the registered address.
+  std::string AwaitRegistered(std::size_t n = 1) {
+    EXPECT_TRUE(admin_.WaitRegistries(n, kWait)) << "no registry heartbeat";
+    const auto r = admin_.registries();
+    return r.empty() ? "" : r.back().registry_value;
+  }
+
+  // POSTs to the executor (dialect A/B style) and returns the envelope.
+  static Envelope Call(const std::string& address, const std::string& method, const nlohmann::json& body,
+                       const std::string& token = kToken) {
+    std::string error;
+    const auto a = cronwheel::protocol::ParseHttpAddress(address, &error);
+    EXPECT_TRUE(a) << error;
+    httplib::Client c(a->origin);
+    c.set_tcp_nodelay(true);
+    c.set_read_timeout(10s);
+    httplib::Headers h;
+    if (!token.empty()) h.emplace(cronwheel::protocol::kAccessTokenHeader, token);
+    const auto res = c.Post(a->Path(method), h, body.dump(), "application/json;charset=UTF-8");
+    if (!res) return Envelope::Fail("transport: " + httplib::to_string(res.error()));
+    EXPECT_EQ(res->status, 200);  // always HTTP 200, as XXL-JOB's executor
+    const auto e = cronwheel::protocol::ParseEnvelope(res->body, &error);
+    EXPECT_TRUE(e) << error << ": " << res->body;
+    return e ? *e : Envelope::Fail(error);
+  }
+
+  static nlohmann::json Trigger(int job, std::int64_t log, const std::string& handler,
+                                const std::string& param = "", int timeout_s = 0) {
+    return {{"jobId", job},
+            {"executorHandler", handler},
+            {"executorParams", param},
+            {"executorBlockStrategy", "SERIAL_EXECUTION"},
+            {"executorTimeout", timeout_s},
+            {"logId", log},
+            {"logDateTime", kLogDate},
+            {"glueType", "BEAN"},
+            {"glueSource", ""},
+            {"glueUpdatetime", 0},
+            {"broadcastIndex", 0},
+            {"broadcastTotal", 1}};
+  }
+
+  // The whole job log as /log serves it, following toLineNum like the admin's console does.
+  static std::string FetchLog(const std::string& address, std::int64_t log_id) {
+    std::string all;
+    int from = 1;
+    for (int i = 0; i < 100; ++i) {
+      const auto e =
+          Call(address, "log", {{"logDateTim", kLogDate}, {"logId", log_id}, {"fromLineNum", from}});
+      if (!e.ok() || !e.content.is_object()) break;
+      const auto to = e.content.value("toLineNum", 0);
+      if (to < from) break;
+      all += e.content.value("logContent", "");
+      from = to + 1;
+    }
+    return all;
+  }
+
+  std::filesystem::path dir_;
+  std::filesystem::path log_dir_;
+  cwtest::FakeAdmin admin_{{kToken, "/xxl-job-admin"}};
+  std::vector<std::unique_ptr<ExecutorProcess>> executors_;
+};
+
+TEST_F(ExecutorE2E, RegistersRunsAHandlerCallsBackServesTheLogAndDeregisters) {
+  admin_.Start();
+  auto& exec = StartExecutor();
+  const auto address = AwaitRegistered();
+  const auto reg = admin_.registries().front();
+  EXPECT_EQ(reg.registry_group, "EXECUTOR");
+  EXPECT_EQ(reg.registry_key, "e2e-app");
+  EXPECT_THAT(address, ::testing::MatchesRegex("http://127\\.0\\.0\\.1:[0-9]+/"));
+
+  EXPECT_EQ(Call(address, "beat", "").code, 200);
+  EXPECT_EQ(Call(address, "run", Trigger(1, 1001, "demoJobHandler", "hello")).code, 200);
+  const auto cb = admin_.WaitCallbackFor(1001, kWait);
+  ASSERT_TRUE(cb);
+  EXPECT_EQ(cb->handle_code, 200);
+  EXPECT_EQ(cb->log_date_tim, kLogDate);
+  // Dialect A/B body: a JSON array with logDateTim.
+  const auto body = nlohmann::json::parse(admin_.callback_bodies().front());
+  ASSERT_TRUE(body.is_array());
+  EXPECT_TRUE(body[0].contains("logDateTim"));
+
+  const auto log = FetchLog(address, 1001);
+  EXPECT_THAT(log, HasSubstr("demoJobHandler: param 'hello'"));
+  EXPECT_THAT(log, HasSubstr("job execute end ----------- handleCode=200"));
+  EXPECT_TRUE(
+      Eventually([&] { return FetchLog(address, 1001).find("job callback finish.") != std::string::npos; }));
+  const auto missing =
+      Call(address, "log", {{"logDateTim", kLogDate}, {"logId", 424242}, {"fromLineNum", 1}});
+  EXPECT_TRUE(missing.content.value("isEnd", false));
+
+  // Dialect C's /trigger, sharding params.
+  auto t = Trigger(2, 1002, "shardingJobHandler");
+  t["broadcastIndex"] = 1;
+  t["broadcastTotal"] = 3;
+  EXPECT_EQ(Call(address, "trigger", t).code, 200);
+  ASSERT_TRUE(admin_.WaitCallbackFor(1002, kWait));
+  EXPECT_THAT(FetchLog(address, 1002), HasSubstr("shard index = 1, total = 3"));
+  EXPECT_EQ(Call(address, "idleBeat", {{"jobId", 2}}).code, 200);
+  EXPECT_EQ(Call(address, "run", Trigger(1, 1003, "noSuchHandler")).msg,
+            "job handler [noSuchHandler] not found.");
+
+  EXPECT_EQ(exec.Stop(), 0);
+  ASSERT_TRUE(admin_.WaitRemoves(1, kWait));
+  EXPECT_EQ(admin_.removes().front().registry_value, address);
+}
+
+TEST_F(ExecutorE2E, KillAndTimeoutEndALongJobAndCallBack) {
+  admin_.Start();
+  StartExecutor();
+  const auto address = AwaitRegistered();
+  EXPECT_EQ(Call(address, "run", Trigger(5, 2001, "demoJobHandler", "60")).code, 200);
+  ASSERT_TRUE(Eventually([&] { return FetchLog(address, 2001).find("param '60'") != std::string::npos; }));
+  EXPECT_EQ(Call(address, "idleBeat", {{"jobId", 5}}).msg, "job thread is running or has trigger queue.");
+  const auto started = Clock::now();
+  EXPECT_EQ(Call(address, "kill", {{"jobId", 5}}).code, 200);
+  const auto killed = admin_.WaitCallbackFor(2001, kWait);
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(killed->handle_code, 500);
+  EXPECT_EQ(killed->handle_msg, "scheduling center kill job. [job running, killed]");
+  EXPECT_LT(Clock::now() - started, 10s);
+  EXPECT_TRUE(Eventually([&] { return FetchLog(address, 2001).find("stopped after") != std::string::npos; }));
+
+  EXPECT_EQ(Call(address, "run", Trigger(6, 2002, "demoJobHandler", "60", /*timeout_s=*/1)).code, 200);
+  const auto timed_out = admin_.WaitCallbackFor(2002, kWait);
+  ASSERT_TRUE(timed_out);
+  EXPECT_EQ(timed_out->handle_code, 502);
+  EXPECT_EQ(timed_out->handle_msg, "job execute timeout");
+}
+
+TEST_F(ExecutorE2E, CallbacksOfJobsFinishingDuringAnAdminOutageAllArrive) {
+  const auto outage = OutageLength();
+  admin_.Start();
+  StartExecutor();
+  const auto address = AwaitRegistered();
+  admin_.Stop();
+  const auto down_at = Clock::now();
+
+  // Jobs that finish at once, and jobs that finish later during the outage.
+  constexpr int kQuick = 30;
+  std::vector<std::int64_t> logs;
+  for (int i = 0; i < kQuick; ++i) {
+    const std::int64_t log = 3000 + i;
+    EXPECT_EQ(Call(address, "run", Trigger(10 + i % 5, log, "noopJobHandler")).code, 200);
+    logs.push_back(log);
+  }
+  const auto outage_s = outage.count();
+  for (std::int64_t s : {outage_s / 6, outage_s / 3, outage_s / 2}) {
+    const std::int64_t log = 3100 + s;
+    EXPECT_EQ(
+        Call(address, "run", Trigger(static_cast<int>(20 + s), log, "demoJobHandler", std::to_string(s)))
+            .code,
+        200);
+    logs.push_back(log);
+  }
+  EXPECT_TRUE(
+      Eventually([&] { return FetchLog(address, 3000).find("job callback fail") != std::string::npos; }));
+
+  // Keep the admin down for the whole outage, then restart it on the same port.
+  std::this_thread::sleep_until(down_at + outage);  // the scenario's length, not a synchronisation
+  std::cout << "admin was down "
+            << std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - down_at).count() << " s; "
+            << admin_.callbacks().size() << " callbacks received before the outage\n";
+  admin_.Start(admin_.port());
+  ASSERT_TRUE(admin_.WaitCallbacks(logs.size(), 60s));
+  std::map<std::int64_t, int> per_log;
+  for (const auto& c : admin_.callbacks())
+    ++per_log[c.log_id];
+  int missing = 0;
+  for (auto log : logs) {
+    if (per_log[log] == 0) ++missing;
+    EXPECT_EQ(admin_.WaitCallbackFor(log, 1s).value_or(HandleCallbackParam{}).handle_code, 200) << log;
+  }
+  std::cout << "jobs run during the outage: " << logs.size()
+            << "; callbacks received after it: " << admin_.callbacks().size() << " (distinct log ids "
+            << per_log.size() << ", missing " << missing << ")\n";
+  EXPECT_EQ(missing, 0);
+  EXPECT_TRUE(Eventually([&] {
+    std::error_code ec;
+    return std::filesystem::is_empty(log_dir_ / "callbacklogs", ec);
+  }));
+}
+
+TEST_F(ExecutorE2E, AShellScriptJobsOutputComesBackThroughLog) {
+  admin_.Start();
+  StartExecutor({"--enable-scripts", "true"});
+  const auto address = AwaitRegistered();
+  auto t = Trigger(40, 4001, "", "p1");
+  t["glueType"] = "GLUE_SHELL";
+  t["glueUpdatetime"] = 1767225600123;
+  t["glueSource"] = "#!/bin/bash\necho \"from shell: $1 $2 $3\"\necho to-stderr >&2\nexit 0\n";
+  EXPECT_EQ(Call(address, "run", t).code, 200);
+  const auto cb = admin_.WaitCallbackFor(4001, kWait);
+  ASSERT_TRUE(cb);
+  EXPECT_EQ(cb->handle_code, 200) << cb->handle_msg;
+  const auto log = FetchLog(address, 4001);
+  EXPECT_THAT(log, HasSubstr("\nfrom shell: p1 0 1\n"));
+  EXPECT_THAT(log, HasSubstr("\nto-stderr\n"));
+  EXPECT_TRUE(std::filesystem::exists(log_dir_ / "gluesource" / "40_1767225600123.sh"));
+
+  t["logId"] = 4002;
+  t["glueSource"] = "exit 7";
+  t["glueUpdatetime"] = 1767225600999;
+  EXPECT_EQ(Call(address, "run", t).code, 200);
+  const auto failed = admin_.WaitCallbackFor(4002, kWait);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->handle_code, 500);
+  EXPECT_EQ(failed->handle_msg, "script exit value(7) is failed");
+}
+
+TEST_F(ExecutorE2E, AScriptJobIsRefusedWhenScriptsAreOff) {
+  admin_.Start();
+  StartExecutor();
+  const auto address = AwaitRegistered();
+  auto t = Trigger(41, 4101, "");
+  t["glueType"] = "GLUE_SHELL";
+  t["glueSource"] = "touch " + (dir_ / "ran").string();
+  const auto e = Call(address, "run", t);
+  EXPECT_EQ(e.code, 500);
+  EXPECT_THAT(e.msg.value_or(""), HasSubstr("script jobs are disabled"));
+  EXPECT_THAT(e.msg.value_or(""), HasSubstr("CRONWHEEL_ENABLE_SCRIPTS=true"));
+  EXPECT_EQ(Call(address, "beat", "").code, 200);  // a later call: the refused run left nothing behind
+  EXPECT_FALSE(admin_.WaitCallbackFor(4101, 200ms));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "ran"));
+}
+
+TEST_F(ExecutorE2E, HttpRulesTokenMethodPathSizeAndJson) {
+  admin_.Start();
+  const int port = FreePort();
+  const std::string prefixed = "http://127.0.0.1:" + std::to_string(port) + "/exec/";
+  StartExecutor({"--listen", "127.0.0.1:" + std::to_string(port), "--advertise-address", prefixed});
+  EXPECT_EQ(AwaitRegistered(), prefixed);
+  const std::string plain = "http://127.0.0.1:" + std::to_string(port) + "/";
+
+  EXPECT_EQ(Call(plain, "beat", "", "wrong").msg, "The access token is wrong.");
+  EXPECT_EQ(Call(plain, "beat", "", "").msg, "The access token is wrong.");
+  EXPECT_EQ(Call(plain, "run", Trigger(1, 1, "noopJobHandler"), kToken + std::string("x")).msg,
+            "The access token is wrong.");
+  EXPECT_EQ(Call(prefixed, "beat", "").code, 200);  // under the advertised path prefix
+  EXPECT_EQ(Call(plain, "beat", "").code, 200);     // and without it
+  EXPECT_EQ(Call(plain, "nope", "").msg, "invalid request, uri-mapping(/nope) not found.");
+  EXPECT_THAT(Call(plain, "run", {{"jobId", "seven"}, {"logId", 1}}).msg.value_or(""), HasSubstr("'jobId'"));
+
+  httplib::Client c("127.0.0.1", port);
+  const auto get = c.Get("/beat", {{cronwheel::protocol::kAccessTokenHeader, kToken}});
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 200);
+  EXPECT_THAT(get->body, HasSubstr("invalid request, HttpMethod not support."));
+  const std::string big(cronwheel::protocol::kMaxBodyBytes + 1, ' ');
+  const auto large =
+      c.Post("/run", {{cronwheel::protocol::kAccessTokenHeader, kToken}}, big, "application/json");
+  ASSERT_TRUE(large);
+  EXPECT_EQ(large->status, 200);
+  EXPECT_THAT(large->body, HasSubstr("5242880 bytes"));
+}
+
+TEST_F(ExecutorE2E, SpooledCallbacksArriveAfterAnExecutorRestart) {
+  admin_.Start();
+  const int admin_port = admin_.port();
+  admin_.Stop();  // the admin is down for the executor's whole first life
+  auto& first = StartExecutor();
+  // Without an admin there is no registry answer: wait for the HTTP API through its log line.
+  std::string address;
+  ASSERT_TRUE(Eventually([&] {
+    const auto out = first.Output();
+    const auto at = out.find("advertised as ");
+    if (at == std::string::npos) return false;
+    address = out.substr(at + 14, out.find(';', at) - at - 14);
+    return true;
+  }));
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(Call(address, "run", Trigger(50 + i, 5000 + i, "noopJobHandler")).code, 200);
+  ASSERT_TRUE(Eventually([&] {
+    std::size_t spooled = 0;
+    std::error_code ec;
+    for (const auto& f : std::filesystem::directory_iterator(log_dir_ / "callbacklogs", ec)) {
+      if (f.path().extension() == ".json") spooled += nlohmann::json::parse(ReadAll(f.path())).size();
+    }
+    return spooled == 5;
+  }));
+  EXPECT_EQ(first.Stop(), 0);
+  EXPECT_TRUE(admin_.callbacks().empty());
+
+  admin_.Start(admin_port);
+  StartExecutor();  // same log dir
+  ASSERT_TRUE(admin_.WaitCallbacks(5, kWait));
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(admin_.WaitCallbackFor(5000 + i, 1s).value_or(HandleCallbackParam{}).handle_code, 200);
+  std::cout << "callbacks replayed after the restart: " << admin_.callbacks().size() << " of 5\n";
+}
+
+TEST_F(ExecutorE2E, ProductionModeRefusesToStartWithoutAToken) {
+  admin_.Start();
+  auto& exec = StartExecutor({}, "");
+  ASSERT_TRUE(exec.WaitExit(kWait));
+  EXPECT_EQ(exec.exit_code(), 2);
+  EXPECT_THAT(exec.Output(), HasSubstr("CRONWHEEL_ACCESS_TOKEN"));
+  auto& dev = StartExecutor({"--mode", "dev"}, "");  // runs, with a warning
+  EXPECT_TRUE(Eventually([&] { return dev.Output().find("advertised as") != std::string::npos; }));
+  EXPECT_THAT(dev.Output(), HasSubstr("dev mode without an access token"));
+  EXPECT_EQ(dev.Stop(), 0);
+}
+
+TEST_F(ExecutorE2E, HelpListsEverySettingWithItsEnvironmentVariable) {
+  ExecutorProcess help({"--help"}, dir_ / "help.out");
+  ASSERT_TRUE(help.WaitExit(kWait));
+  EXPECT_EQ(help.exit_code(), 0);
+  const auto out = help.Output();
+  for (const char* env :
+       {"CRONWHEEL_APP_NAME", "CRONWHEEL_ADMIN_ADDRESSES", "CRONWHEEL_LISTEN", "CRONWHEEL_ADVERTISE_ADDRESS",
+        "CRONWHEEL_ACCESS_TOKEN", "CRONWHEEL_LOG_DIR", "CRONWHEEL_ENABLE_SCRIPTS",
+        "CRONWHEEL_HEARTBEAT_INTERVAL_S", "CRONWHEEL_MODE", "CRONWHEEL_HTTP_HANDLER_ALLOW",
+        "CRONWHEEL_SERVER_THREADS", "CRONWHEEL_LOG_RETENTION_DAYS"}) {
+    EXPECT_THAT(out, HasSubstr(env));
+  }
+}
+
+TEST(FakeAdmin, AcceptsBothCallbackBodiesAndChecksTheToken) {
+  cwtest::FakeAdmin admin({kToken, ""});
+  admin.Start();
+  httplib::Client c("127.0.0.1", admin.port());
+  const httplib::Headers h{{cronwheel::protocol::kAccessTokenHeader, kToken}};
+  auto r = c.Post("/api/callback", h, R"([{"logId":1,"logDateTim":5,"handleCode":200,"handleMsg":""}])",
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, R"({"code":200,"content":null,"msg":null})");
+  r = c.Post("/api/callback", h, R"({"callbackList":[{"logId":2,"logDateTime":5,"handleCode":500}]})",
+             "application/json");
+  EXPECT_THAT(r->body, HasSubstr("\"code\":200"));
+  r = c.Post("/api/callback", R"([])", "application/json");
+  EXPECT_THAT(r->body, HasSubstr("The access token is wrong."));
+  r = c.Post("/api/registry", h, R"({"registryGroup":"EXECUTOR","registryKey":"","registryValue":"x"})",
+             "application/json");
+  EXPECT_THAT(r->body, HasSubstr("Illegal Argument."));
+  ASSERT_EQ(admin.callbacks().size(), 2U);
+  EXPECT_EQ(admin.callbacks()[1].handle_code, 500);
+  admin.Stop();
+}
+
+}  // namespace
