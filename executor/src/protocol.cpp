@@ -114,7 +114,7 @@ std::optional<json> ParseObject(std::string_view body, std::string* error) {
   json j;
   try {
     j = json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large (406)
     SetError(error, fmt::format("body is not valid JSON: {}", e.what()));
     return std::nullopt;
   }
@@ -310,7 +310,7 @@ std::optional<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_vi
   json j;
   try {
     j = json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large (406)
     SetError(error, fmt::format("body is not valid JSON: {}", e.what()));
     return std::nullopt;
   }

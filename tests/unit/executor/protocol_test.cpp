@@ -196,3 +196,18 @@ TEST(Protocol, TokenMatchesOnlyTheExactToken) {
 }
 
 }  // namespace
+
+namespace {
+
+// Found by fuzz_protocol: nlohmann throws out_of_range (not parse_error) for a number that overflows a
+// double; every parser must turn that into an error, not an exception.
+TEST(Protocol, AnOverflowingNumberIsAnErrorNotAnException) {
+  std::string err;
+  EXPECT_FALSE(cronwheel::protocol::ParseCallbackList(R"({"callbackList":[{"logId":12E888834}]})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("not valid JSON"));
+  EXPECT_FALSE(cronwheel::protocol::ParseTriggerParam(R"({"jobId":1e999,"logId":1})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("not valid JSON"));
+  EXPECT_FALSE(cronwheel::protocol::ParseEnvelope(R"({"code":-1e400})", &err));
+}
+
+}  // namespace
