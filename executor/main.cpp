@@ -2,7 +2,6 @@
 // reads the settings, wires the library together and waits for SIGTERM/SIGINT. The behaviour is described
 // in executor/include/executor/executor.hpp.
 #include <pthread.h>
-#include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 

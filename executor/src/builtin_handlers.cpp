@@ -127,8 +127,7 @@ JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
       const auto j = nlohmann::json::parse(param, nullptr, false);
       if (j.is_discarded() || !j.is_object() || !j.contains("url") || !j["url"].is_string()) {
         ctx.Fail(
-            "httpJobHandler: the param must be a URL or {\"url\": \"...\", \"method\": \"GET\", \"body\": "
-            "\"...\"}");
+            R"(httpJobHandler: the param must be a URL or {"url": "...", "method": "GET", "body": "..."})");
         return;
       }
       url = j["url"].get<std::string>();

@@ -42,7 +42,7 @@ int HttpServer::Start() {
     std::string body;
     Serve("POST", req.path, req.get_header_value(protocol::kAccessTokenHeader), req.body, body);
     res.status = 200;
-    res.set_content(std::move(body), kContentType);
+    res.set_content(body, kContentType);
   });
   const auto not_post = [](const httplib::Request&, httplib::Response& res) {
     Answer(res, protocol::Envelope::Fail(std::string(kMethodNotSupported)));
@@ -59,7 +59,7 @@ int HttpServer::Start() {
       std::string body;
       Serve("POST", req.path, req.get_header_value(protocol::kAccessTokenHeader), "", body);
       res.status = 200;
-      res.set_content(std::move(body), kContentType);
+      res.set_content(body, kContentType);
     } else if (res.status == 413) {
       Answer(res, protocol::Envelope::Fail(
                       fmt::format("invalid request, the body is larger than the limit of {} bytes "

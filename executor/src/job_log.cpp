@@ -23,7 +23,7 @@ using std::chrono::days;
 using std::chrono::milliseconds;
 using std::chrono::sys_days;
 
-constexpr std::size_t kChunk = 64 * 1024;
+constexpr std::size_t kChunk = std::size_t{64} * 1024;
 
 // Ends the file's last line if it is unterminated (a child process may leave it so).
 void EndLastLine(int fd) {
@@ -95,12 +95,12 @@ void JobLogFiles::Append(std::int64_t log_date_ms, std::int64_t log_id, std::str
   std::filesystem::create_directories(path.parent_path(), ec);
   const Fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   if (!fd.ok()) {
-    spdlog::warn("job log {}: cannot open: {}", path.string(), std::strerror(errno));
+    spdlog::warn("job log {}: cannot open: {}", path.string(), ErrnoText(errno));
     return;
   }
   EndLastLine(fd.get());
   if (!WriteAll(fd.get(), Entry(clock_, text))) {
-    spdlog::warn("job log {}: write failed: {}", path.string(), std::strerror(errno));
+    spdlog::warn("job log {}: write failed: {}", path.string(), ErrnoText(errno));
   }
 }
 
@@ -130,13 +130,13 @@ protocol::LogResult JobLogFiles::Read(const protocol::LogParam& p) {
       r.log_content = "readLog fail, logFile not exists";
       r.is_end = true;
     } else {
-      r.log_content = fmt::format("readLog fail, {}: {}", path.filename().string(), std::strerror(err));
+      r.log_content = fmt::format("readLog fail, {}: {}", path.filename().string(), ErrnoText(err));
     }
     return r;
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) {
-    r.log_content = fmt::format("readLog fail, {}", std::strerror(errno));
+    r.log_content = fmt::format("readLog fail, {}", ErrnoText(errno));
     return r;
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -270,7 +270,7 @@ JobLogFile::JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_
   std::error_code ec;
   std::filesystem::create_directories(path_.parent_path(), ec);
   fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) spdlog::warn("job log {}: cannot open: {}", path_.string(), std::strerror(errno));
+  if (fd_ < 0) spdlog::warn("job log {}: cannot open: {}", path_.string(), ErrnoText(errno));
 }
 
 JobLogFile::~JobLogFile() {
@@ -282,7 +282,7 @@ void JobLogFile::Write(std::string_view text) {
   if (fd_ < 0) return;
   EndLastLine(fd_);
   if (!WriteAll(fd_, Entry(files_.clock(), text))) {
-    spdlog::warn("job log {}: write failed: {}", path_.string(), std::strerror(errno));
+    spdlog::warn("job log {}: write failed: {}", path_.string(), ErrnoText(errno));
   }
 }
 

@@ -42,9 +42,9 @@ std::string UtcTimestamp(std::int64_t epoch_ms);
 class JobLogFiles final {
  public:
   struct Settings {
-    std::filesystem::path dir;                 // the log dir; created on demand
-    std::size_t max_read_bytes = 1024 * 1024;  // per /log answer
-    std::size_t cache_entries = 256;           // logs with a line index kept
+    std::filesystem::path dir;                              // the log dir; created on demand
+    std::size_t max_read_bytes = std::size_t{1024} * 1024;  // per /log answer
+    std::size_t cache_entries = 256;                        // logs with a line index kept
   };
   // Lines between two offsets kept in the index.
   static constexpr std::int64_t kCheckpointEvery = 64;

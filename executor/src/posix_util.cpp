@@ -11,15 +11,15 @@ namespace cronwheel::executor {
 std::string WriteFileAtomically(const std::filesystem::path& path, std::string_view data, mode_t mode) {
   const auto tmp = path.parent_path() / ("." + path.filename().string() + "." + RandomHex() + ".tmp");
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
-  if (!fd.ok()) return fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno));
+  if (!fd.ok()) return fmt::format("cannot create {}: {}", tmp.string(), ErrnoText(errno));
   if (!WriteAll(fd.get(), data) || ::fsync(fd.get()) != 0) {
-    const std::string err = std::strerror(errno);
+    const std::string err = ErrnoText(errno);
     ::unlink(tmp.c_str());
     return fmt::format("cannot write {}: {}", tmp.string(), err);
   }
   fd.Reset();
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
+    const std::string err = ErrnoText(errno);
     ::unlink(tmp.c_str());
     return fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(), err);
   }
@@ -31,7 +31,7 @@ std::string WriteFileAtomically(const std::filesystem::path& path, std::string_v
 bool ReadFile(const std::filesystem::path& path, std::string* out, std::string* error) {
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.ok()) {
-    *error = std::strerror(errno);
+    *error = ErrnoText(errno);
     return false;
   }
   out->clear();
@@ -40,7 +40,7 @@ bool ReadFile(const std::filesystem::path& path, std::string* out, std::string* 
     const auto n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      *error = std::strerror(errno);
+      *error = ErrnoText(errno);
       return false;
     }
     if (n == 0) return true;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace cronwheel::executor {
 
@@ -42,6 +43,11 @@ class Fd {
  private:
   int fd_ = -1;
 };
+
+// strerror(err), thread-safe.
+inline std::string ErrnoText(int err) {
+  return std::generic_category().message(err);
+}
 
 // write() until all of `data` is written; false (errno set) on error.
 inline bool WriteAll(int fd, std::string_view data) {

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -11,6 +10,7 @@
 
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -92,7 +92,7 @@ std::filesystem::path ScriptRunner::WriteSource(int job_id, std::int64_t glue_up
                                                 std::string* error) const {
   const std::string prefix = std::to_string(job_id) + "_";
   const std::string name = prefix + std::to_string(glue_updatetime) + std::string(glue.suffix);
-  const auto path = settings_.source_dir / name;
+  std::filesystem::path path = settings_.source_dir / name;
   try {
     MakePrivateDir(settings_.source_dir);
     if (std::filesystem::exists(path)) return path;
@@ -129,7 +129,7 @@ JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path&
 
   const Fd log(::open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   if (!log.ok())
-    return {500, fmt::format("script not started: cannot open the job log: {}", std::strerror(errno))};
+    return {500, fmt::format("script not started: cannot open the job log: {}", ErrnoText(errno))};
 
   SpawnSetup s;
   posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
@@ -159,7 +159,7 @@ JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path&
   pid_t pid = 0;
   if (const int rc = ::posix_spawn(&pid, interpreter->c_str(), &s.actions, &s.attr, argv.data(), environ);
       rc != 0) {
-    return {500, fmt::format("script launch failed: {}", std::strerror(rc))};
+    return {500, fmt::format("script launch failed: {}", ErrnoText(rc))};
   }
   child.pid = pid;
   if (on_spawn) on_spawn(pid);

@@ -68,11 +68,11 @@ class Executor final {
     std::chrono::milliseconds admin_timeout{3000};     // connect and read timeout towards the admins
     std::chrono::seconds callback_retry_interval{30};  // spooled callbacks are retried this often
     std::size_t callback_batch_size = 100;
-    std::chrono::seconds idle_thread_timeout{90};       // an idle job thread is reaped after this
-    std::chrono::milliseconds script_kill_grace{5000};  // SIGTERM -> SIGKILL for a stopped script
-    std::chrono::seconds redelivery_window{600};        // a finished log id is remembered this long
-    std::size_t redelivery_capacity = 100000;           // ... and at most this many of them
-    std::size_t log_read_max_bytes = 1024 * 1024;       // per /log answer
+    std::chrono::seconds idle_thread_timeout{90};               // an idle job thread is reaped after this
+    std::chrono::milliseconds script_kill_grace{5000};          // SIGTERM -> SIGKILL for a stopped script
+    std::chrono::seconds redelivery_window{600};                // a finished log id is remembered this long
+    std::size_t redelivery_capacity = 100000;                   // ... and at most this many of them
+    std::size_t log_read_max_bytes = std::size_t{1024} * 1024;  // per /log answer
   };
 
   Executor(Settings settings, ringwheel::Clock& clock);

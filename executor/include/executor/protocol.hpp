@@ -36,7 +36,7 @@ inline constexpr const char* kAccessTokenHeader = "XXL-JOB-ACCESS-TOKEN";
 inline constexpr const char* kAppNameHeader = "XXL-JOB-APPNAME";
 
 // Request bodies above this are refused (XXL-JOB's executor: 5 MiB).
-inline constexpr std::size_t kMaxBodyBytes = 5 * 1024 * 1024;
+inline constexpr std::size_t kMaxBodyBytes = std::size_t{5} * 1024 * 1024;
 
 // {code, msg, content|data}. `content` is null when there is no payload.
 struct Envelope {

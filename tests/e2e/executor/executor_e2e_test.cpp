@@ -9,13 +9,13 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -70,7 +70,7 @@ int FreePort() {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return 0;
   socklen_t len = sizeof a;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
@@ -85,6 +85,7 @@ class ExecutorProcess {
     std::vector<std::string> argv_store{CRONWHEEL_EXECUTOR_BIN};
     argv_store.insert(argv_store.end(), args.begin(), args.end());
     std::vector<char*> argv;
+    argv.reserve(argv_store.size() + 1);
     for (auto& a : argv_store)
       argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -25,14 +25,18 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 constexpr std::int64_t kDay = 1767225600000;
-const std::string kDiscardLater =
+constexpr std::string_view kDiscardLater =
     "block strategy effect\xEF\xBC\x9A"
     "Discard Later";
-const std::string kCoverEarly =
+constexpr std::string_view kCoverEarly =
     "block strategy effect\xEF\xBC\x9A"
     "Cover Early";
-const std::string kRunningKilled = " [job running, killed]";
-const std::string kQueuedKilled = " [job not executed, in the job queue, killed.]";
+constexpr std::string_view kRunningKilled = " [job running, killed]";
+constexpr std::string_view kQueuedKilled = " [job not executed, in the job queue, killed.]";
+
+std::string Cat(std::string_view a, std::string_view b) {
+  return std::string(a) + std::string(b);
+}
 
 // A handler that blocks until opened (or, if `cooperative`, until its fire is stopped).
 class Gate {
@@ -168,7 +172,7 @@ TEST_F(DispatcherTest, DiscardLaterRefusesWhileBusyAndRecordsNothing) {
   ASSERT_TRUE(gate.AwaitEntered(1));
   const auto refused = d_->Run(Fire(1, 2, "DISCARD_LATER"));
   EXPECT_EQ(refused.code, 500);
-  EXPECT_EQ(refused.msg, kDiscardLater);
+  EXPECT_EQ(refused.msg, std::string(kDiscardLater));
   gate.Open();
   ASSERT_TRUE(sink_.WaitFor(1));
   EXPECT_EQ(sink_.Get().size(), 1U);
@@ -188,8 +192,8 @@ TEST_F(DispatcherTest, CoverEarlyKillsTheRunningFireAndTheQueueThenRunsTheNewOne
   EXPECT_EQ(d_->Run(Fire(1, 3, "COVER_EARLY")).code, 200);
   ASSERT_TRUE(sink_.WaitFor(2));
   EXPECT_EQ(sink_.For(1).handle_code, 500);
-  EXPECT_EQ(sink_.For(1).handle_msg, kCoverEarly + kRunningKilled);
-  EXPECT_EQ(sink_.For(2).handle_msg, kCoverEarly + kQueuedKilled);
+  EXPECT_EQ(sink_.For(1).handle_msg, Cat(kCoverEarly, kRunningKilled));
+  EXPECT_EQ(sink_.For(2).handle_msg, Cat(kCoverEarly, kQueuedKilled));
   ASSERT_TRUE(gate.AwaitEntered(2));  // the old handler was stopped, the new fire runs
   gate.Open();
   ASSERT_TRUE(sink_.WaitFor(3));
@@ -241,9 +245,9 @@ TEST_F(DispatcherTest, KillReportsTheRunningAndQueuedFiresAtOnce) {
   EXPECT_EQ(d_->Run(Fire(1, 3)).code, 200);
   EXPECT_EQ(d_->Kill(1).code, 200);
   ASSERT_TRUE(sink_.WaitFor(3));  // while the handler is still blocked
-  EXPECT_EQ(sink_.For(1).handle_msg, "scheduling center kill job." + kRunningKilled);
-  EXPECT_EQ(sink_.For(2).handle_msg, "scheduling center kill job." + kQueuedKilled);
-  EXPECT_EQ(sink_.For(3).handle_msg, "scheduling center kill job." + kQueuedKilled);
+  EXPECT_EQ(sink_.For(1).handle_msg, Cat("scheduling center kill job.", kRunningKilled));
+  EXPECT_EQ(sink_.For(2).handle_msg, Cat("scheduling center kill job.", kQueuedKilled));
+  EXPECT_EQ(sink_.For(3).handle_msg, Cat("scheduling center kill job.", kQueuedKilled));
   EXPECT_EQ(d_->JobThreads(), 0U);
   const auto none = d_->Kill(1);
   EXPECT_EQ(none.code, 200);
@@ -308,6 +312,7 @@ TEST_F(DispatcherTest, ConcurrentFirstRunsForOneJobCreateOneThread) {
   std::atomic<int> accepted{0};
   {
     std::vector<std::jthread> callers;
+    callers.reserve(kThreads);
     for (int i = 0; i < kThreads; ++i) {
       callers.emplace_back([&, i] {
         start.arrive_and_wait();
@@ -360,7 +365,7 @@ TEST_F(DispatcherTest, ChangingTheHandlerReplacesTheThread) {
   EXPECT_EQ(d_->Run(Fire(1, 2, "SERIAL_EXECUTION", "b")).code, 200);
   ASSERT_TRUE(sink_.WaitFor(2));
   EXPECT_EQ(sink_.For(1).handle_msg,
-            "change jobhandler or glue type, and terminate the old job thread." + kRunningKilled);
+            Cat("change jobhandler or glue type, and terminate the old job thread.", kRunningKilled));
   EXPECT_EQ(sink_.For(2).handle_code, 200);
   EXPECT_EQ(d_->JobThreadsCreated(), 2U);
 }
@@ -404,8 +409,8 @@ TEST_F(DispatcherTest, StopReportsRunningAndQueuedFiresAndRefusesNewOnes) {
   EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
   d_->Stop();
   ASSERT_TRUE(sink_.WaitFor(2));
-  EXPECT_EQ(sink_.For(1).handle_msg, "executor is stopping." + kRunningKilled);
-  EXPECT_EQ(sink_.For(2).handle_msg, "executor is stopping." + kQueuedKilled);
+  EXPECT_EQ(sink_.For(1).handle_msg, Cat("executor is stopping.", kRunningKilled));
+  EXPECT_EQ(sink_.For(2).handle_msg, Cat("executor is stopping.", kQueuedKilled));
   EXPECT_EQ(d_->Run(Fire(1, 3)).code, 500);
 }
 

@@ -192,7 +192,7 @@ TEST(JobLog, JobLogFileIsTheFiresSink) {
 
 TEST(JobLog, RetentionDeletesOnlyOldDayFolders) {
   cwtest::TempDir dir;
-  cwtest::FakeClock clock(kDay + 12 * 3600 * 1000LL);  // 2026-01-01 noon
+  cwtest::FakeClock clock(kDay + 12LL * 3600 * 1000);  // 2026-01-01 noon
   JobLogFiles logs({dir.path()}, clock);
   for (const char* d : {"2025-12-01", "2025-12-02", "2025-12-03", "2025-12-30", "2026-01-01"}) {
     std::filesystem::create_directories(dir.path() / d);

@@ -4,13 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <future>
 
 #include "cwtest/fake_clock.hpp"
@@ -25,7 +25,7 @@ using cronwheel::executor::ScriptRunner;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-const auto& kShell = *FindScriptGlue("GLUE_SHELL");
+const cronwheel::executor::ScriptGlue& kShell = *FindScriptGlue("GLUE_SHELL");  // NOLINT(cert-err58-cpp)
 
 // Orphaned grandchildren (the script's background jobs) are re-parented to this test process, which can
 // then reap them: so "dead" means gone, whatever PID 1 of the machine does with zombies.
@@ -80,7 +80,7 @@ TEST_F(ScriptRunnerTest, ExitValueZeroIsSuccessOtherwiseFailure) {
 TEST_F(ScriptRunnerTest, ParamAndShardArgsAndBothOutputStreamsReachTheLog) {
   const std::stop_source stop;
   const auto r =
-      runner_.Run(kShell, Script("echo \"args:$1|$2|$3\"; echo oops >&2; read -t 1 x; echo \"stdin:$?\""),
+      runner_.Run(kShell, Script(R"(echo "args:$1|$2|$3"; echo oops >&2; read -t 1 x; echo "stdin:$?")"),
                   {"hello world", "2", "5"}, log_, stop.get_token());
   EXPECT_EQ(r.code, 200) << r.msg;
   const auto log = cwtest::ReadAll(log_);

@@ -2,10 +2,9 @@
 // Helpers for the executor's unit tests: a temporary directory, a recording callback sink and a scripted
 // admin client. They synchronise on condition variables (bounded real-time waits), never on sleeps.
 
-#include <stdlib.h>
-
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
