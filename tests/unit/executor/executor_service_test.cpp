@@ -105,6 +105,26 @@ TEST_F(ServiceTest, EnabledShellScriptRunsAndItsOutputIsInTheLog) {
   EXPECT_THAT(log.content.at("logContent").get<std::string>(), HasSubstr("\nout p 1/2\n"));
 }
 
+TEST_F(ServiceTest, ANewGlueVersionReplacesTheJobThread) {
+  handlers_.SetScripts(true, &scripts_);
+  EXPECT_EQ(
+      Call("/run",
+           R"({"jobId":4,"logId":40,"glueType":"GLUE_SHELL","glueUpdatetime":1,"glueSource":"sleep 30"})")
+          .code,
+      200);
+  EXPECT_EQ(Call("/run",
+                 R"({"jobId":4,"logId":41,"glueType":"GLUE_SHELL","glueUpdatetime":2,"glueSource":"exit 0"})")
+                .code,
+            200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  // Running or still queued when replaced, depending on timing; either way reported at once.
+  EXPECT_THAT(
+      sink_.For(40).handle_msg,
+      ::testing::StartsWith("change job source or glue type, and terminate the old job thread. [job "));
+  EXPECT_EQ(sink_.For(41).handle_code, 200);
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "gluesource" / "4_1.sh"));  // the old version is deleted
+}
+
 TEST_F(ServiceTest, MalformedBodiesNameTheField) {
   EXPECT_THAT(Call("/run", "{").msg.value_or(""), HasSubstr("not valid JSON"));
   EXPECT_THAT(Call("/run", R"({"jobId":"x","logId":1})").msg.value_or(""), HasSubstr("'jobId'"));
