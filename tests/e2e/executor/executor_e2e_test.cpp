@@ -332,12 +332,13 @@ TEST_F(ExecutorE2E, CallbacksOfJobsFinishingDuringAnAdminOutageAllArrive) {
     logs.push_back(log);
   }
   const auto outage_s = outage.count();
-  for (std::int64_t s : {outage_s / 6, outage_s / 3, outage_s / 2}) {
-    const std::int64_t log = 3100 + s;
-    EXPECT_EQ(
-        Call(address, "run", Trigger(static_cast<int>(20 + s), log, "demoJobHandler", std::to_string(s)))
-            .code,
-        200);
+  const std::vector<std::int64_t> seconds{outage_s / 6, outage_s / 3, outage_s / 2};
+  for (std::size_t k = 0; k < seconds.size(); ++k) {
+    const std::int64_t log = 3100 + static_cast<std::int64_t>(k);
+    EXPECT_EQ(Call(address, "run",
+                   Trigger(20 + static_cast<int>(k), log, "demoJobHandler", std::to_string(seconds[k])))
+                  .code,
+              200);
     logs.push_back(log);
   }
   EXPECT_TRUE(
