@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -100,13 +101,17 @@ std::filesystem::path ScriptRunner::WriteSource(int job_id, std::int64_t glue_up
       *error = "cannot write the glue source: " + err;
       return {};
     }
-    // Delete this job's other versions ("<jobId>_<digits><suffix>").
+    // Delete this job's older versions ("<jobId>_<smaller glueUpdatetime>.<suffix>"). Never a newer one:
+    // a replaced thread still starting its old version must not delete the file of the version after it.
     for (const auto& e : std::filesystem::directory_iterator(settings_.source_dir)) {
       const auto f = e.path().filename().string();
-      if (f == name || !f.starts_with(prefix) || f.size() == prefix.size()) continue;
-      if (std::isdigit(static_cast<unsigned char>(f[prefix.size()])) == 0) continue;
-      std::error_code ec;
-      std::filesystem::remove(e.path(), ec);
+      if (f == name || !f.starts_with(prefix)) continue;
+      std::int64_t version = 0;
+      const char* begin = f.data() + prefix.size();
+      const auto [end, ec] = std::from_chars(begin, f.data() + f.size(), version);
+      if (ec != std::errc{} || end == begin || *end != '.' || version >= glue_updatetime) continue;
+      std::error_code rm;
+      std::filesystem::remove(e.path(), rm);
     }
   } catch (const std::filesystem::filesystem_error& e) {
     *error = std::string("cannot write the glue source: ") + e.what();
@@ -210,6 +215,10 @@ JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path&
 JobHandler ScriptRunner::MakeHandler(const ScriptGlue& glue, int job_id, std::int64_t glue_updatetime,
                                      std::string source) const {
   return [this, &glue, job_id, glue_updatetime, source = std::move(source)](JobContext& ctx) {
+    if (ctx.stop_requested()) {
+      ctx.Fail("script not started: the fire was stopped");
+      return;
+    }
     std::string error;
     const auto script = WriteSource(job_id, glue_updatetime, glue, source, &error);
     if (script.empty()) {

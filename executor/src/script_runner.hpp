@@ -14,7 +14,8 @@
 //    other than stdin/stdout/stderr (closefrom), so it cannot keep the executor's port open;
 //  * a missing interpreter is a clear 500 naming it, before anything is started.
 // The source file is written to a temporary name and renamed (never half-written); writing a version
-// deletes the job's files of other versions (XXL-JOB does the same).
+// deletes the job's files of older versions (XXL-JOB deletes all others; a newer one is kept here so a
+// replaced thread still starting cannot delete its successor's file).
 //
 // Thread-safety: all members may be called from any thread.
 

@@ -122,7 +122,8 @@ TEST_F(ServiceTest, ANewGlueVersionReplacesTheJobThread) {
       sink_.For(40).handle_msg,
       ::testing::StartsWith("change job source or glue type, and terminate the old job thread. [job "));
   EXPECT_EQ(sink_.For(41).handle_code, 200);
-  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "gluesource" / "4_1.sh"));  // the old version is deleted
+  EXPECT_TRUE(
+      std::filesystem::exists(dir_.path() / "gluesource" / "4_2.sh"));  // never deleted by the old thread
 }
 
 TEST_F(ServiceTest, MalformedBodiesNameTheField) {

@@ -165,6 +165,10 @@ TEST_F(ScriptRunnerTest, SourceIsWrittenOncePerVersionAndOldVersionsAreDeleted) 
   EXPECT_FALSE(std::filesystem::exists(v1));
   EXPECT_TRUE(std::filesystem::exists(v2));
   EXPECT_TRUE(std::filesystem::exists(other));  // job 12 is not job 1
+  // An older version written late (a replaced thread) does not delete the newer one.
+  const auto late = runner_.WriteSource(1, 150, kShell, "echo late", &error);
+  EXPECT_TRUE(std::filesystem::exists(late));
+  EXPECT_TRUE(std::filesystem::exists(v2));
   struct stat st {};
   ASSERT_EQ(::stat((dir_.path() / "gluesource").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700U);
