@@ -7,6 +7,10 @@
 #include <stdexcept>
 
 #include "admin/api_server.hpp"
+#include "admin/audit_log.hpp"
+#include "admin/auth_service.hpp"
+#include "admin/console.hpp"
+#include "admin/console_repository.hpp"
 #include "admin/executor_api.hpp"
 #include "admin/executor_client.hpp"
 #include "admin/job_catalog.hpp"
@@ -62,7 +66,25 @@ void AdminConfig::Declare(Settings& s) {
       .Add("http_threads", &http_threads, "threads serving HTTP", 2, 1000)
       .Add("shutdown_drain_ms", &shutdown_drain,
            "at shutdown with no other admin alive, keep sending for this long", std::chrono::milliseconds(0),
-           std::chrono::milliseconds(60'000));
+           std::chrono::milliseconds(60'000))
+      .AddSecret(
+          "admin_password", &admin_password,
+          "password of the console user 'admin', created at the first start only (when no user exists); "
+          "empty = generate one and print it once")
+      .Add("web_dir", &web_dir,
+           "serve the console from this folder (development); empty = the copy in the binary")
+      .Add("cookie_secure", &cookie_secure,
+           "mark the session cookie Secure (set when the console is behind HTTPS)")
+      .Add("session_idle_s", &session_idle, "a console session ends after this long without a request",
+           std::chrono::seconds(60), std::chrono::seconds(30 * 24 * 3600))
+      .Add("session_max_s", &session_max, "a console session ends this long after login",
+           std::chrono::seconds(60), std::chrono::seconds(365 * 24 * 3600))
+      .Add("login_max_failures", &login_max_failures,
+           "failed logins per username or client address within login_window_s before logins are refused "
+           "(429)",
+           1, 1000)
+      .Add("login_window_s", &login_window, "window of login_max_failures", std::chrono::seconds(1),
+           std::chrono::seconds(24 * 3600));
 }
 
 std::string AdminConfig::Validate() {
@@ -87,6 +109,10 @@ std::string AdminConfig::Validate() {
     return fmt::format("listen '{}' is not valid: {}", listen, e.what());
   }
   if (node_id.size() > 100) return "node_id must be at most 100 characters";
+  if (!admin_password.empty()) {
+    if (auto why = CheckPasswordPolicy(admin_password); !why.empty())
+      return fmt::format("admin_password {}", why);
+  }
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return "";
 }
@@ -111,7 +137,17 @@ struct AdminApp::Parts {
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
         repository(clock, pool),
         registry(clock, pool),
-        callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }) {}
+        callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
+        auth({.session_idle = c.session_idle,
+              .session_max = c.session_max,
+              .cookie_secure = c.cookie_secure,
+              .throttle = {.max_failures = c.login_max_failures, .window = c.login_window}},
+             clock, pool),
+        audit(clock, pool),
+        console_store(clock, pool),
+        console{
+            .auth = auth, .audit = audit, .store = console_store, .executors = client, .web_dir = c.web_dir} {
+  }
 
   void SubmitRecovered(std::vector<ClaimedFire> claimed) {
     std::vector<Fire> fires;
@@ -141,7 +177,10 @@ struct AdminApp::Parts {
   JobRepository repository;
   RegistryService registry;
   CallbackService callbacks;
-  LoopbackAuthenticator authenticator;
+  AuthService auth;
+  AuditLog audit;
+  ConsoleRepository console_store;
+  ConsoleServices console;
   std::unique_ptr<ApiServer> api;
   bool started = false;
   bool stopped = false;
@@ -164,6 +203,13 @@ void AdminApp::Start() {
   }
   parts_ = std::make_unique<Parts>(config_, clock_);
   auto& p = *parts_;
+  if (const auto created = p.auth.EnsureAdminUser(config_.admin_password)) {
+    if (config_.admin_password.empty()) {
+      spdlog::warn("created user admin with password {} (shown this once: log in and change it)", *created);
+    } else {
+      spdlog::info("created user admin with the password from admin_password");
+    }
+  }
   p.lease.Start();
   p.scheduler.Start();
   const auto [host, port] = SplitListen(config_.listen);
@@ -178,7 +224,7 @@ void AdminApp::Start() {
                           .catalog = p.catalog,
                           .registry = p.registry,
                           .callbacks = p.callbacks,
-                          .authenticator = p.authenticator,
+                          .authenticator = p.auth,
                           .health_details =
                               [&p] {
                                 const auto s = p.scheduler.stats();
@@ -196,7 +242,8 @@ void AdminApp::Start() {
                                                         {"sent_slow", t.sent_slow},
                                                         {"rejected", t.rejected},
                                                         {"queued", t.queued_fast + t.queued_slow}}}};
-                              }},
+                              },
+                          .console = &p.console},
       clock_);
   if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
   p.started = true;
