@@ -14,6 +14,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "executor/settings.hpp"
 #include "ringwheel/clock.hpp"
@@ -35,6 +36,13 @@ struct AdminConfig {
   int db_pool_size = 24;
   int http_threads = 32;
   std::chrono::milliseconds shutdown_drain{5000};
+  int log_retention_days = 30;
+  std::string smtp_url;
+  std::string smtp_from = "cronwheel@localhost";
+  std::string smtp_user;
+  std::string smtp_password;
+  bool smtp_starttls = false;
+  std::vector<std::string> alarm_webhook_allow;
 
   // Declares every key on `settings` (see --help).
   void Declare(Settings& settings);
