@@ -48,6 +48,7 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
   struct Claimed {
     AlarmEvent event;
     bool job_exists = false;
+    bool retried = false;  // a retry follows: no alarm yet
   };
   std::vector<Claimed> claimed;
   std::vector<std::pair<Fire, std::chrono::milliseconds>> retries;
@@ -109,6 +110,7 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
                {"m", fmt::format("Fail retry trigger: attempt {} after fire {} failed (back-off {} ms)",
                                  attempt, e.log_id, delay.count())}});
           delays.push_back(delay);
+          c.retried = true;
         }
         // FIX_DELAY: a failed trigger brings no callback, so the next fire is set here.
         if (r[19].as<std::string>() == "FIX_DELAY" && r[22].as<bool>() &&
@@ -154,9 +156,9 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
   // Alarms, outside the transaction: they talk to mail servers and webhooks.
   nlohmann::json statuses = nlohmann::json::array();
   for (const auto& c : claimed) {
-    int status = 1;  // nothing to alarm
+    int status = 1;  // nothing to alarm (no channel, the job is gone, or a retry follows)
     std::string note;
-    if (c.job_exists) {
+    if (c.job_exists && !c.retried) {
       const auto outcome = alarms_.Send(c.event);
       if (outcome.attempted) {
         status = outcome.ok ? 2 : 3;

@@ -10,9 +10,11 @@
 //     same param and shard), due after a back-off of retry_backoff_s * 2^(attempt-1), at most
 //     `max_backoff` (XXL-JOB retries at once; retry_backoff_s = 0 keeps that);
 //   * a FIX_DELAY job waiting for this run gets its next fire (a failed trigger sends no callback).
-// After the commit the retries are handed to `schedule_retry` (they wait in the hashed wheel timer), then
-// the alarm is sent (AlarmSender) and alarm_status becomes 1 (no alarm configured), 2 (sent) or 3
-// (failed). A fire left at -1 for 10 minutes (its admin died mid-alarm) is marked 3.
+// After the commit the retries are handed to `schedule_retry` (they wait in the hashed wheel timer). A
+// final failure (no retry left) is alarmed (AlarmSender); alarm_status becomes 1 (no alarm: none
+// configured, or a retry follows), 2 (sent) or 3 (failed). XXL-JOB alarms every failed attempt; here one
+// alarm says the job has failed for good. A fire left at -1 for 10 minutes (its admin died mid-alarm) is
+// marked 3.
 //
 // LostResultMonitor (every minute). A fire RUNNING for more than `lost_after` (10 minutes) on an executor
 // that is gone gets handle_code 500 "Job result lost, marked as failure" (then the failure monitor
