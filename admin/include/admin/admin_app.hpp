@@ -15,6 +15,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "executor/settings.hpp"
 #include "ringwheel/clock.hpp"
@@ -36,6 +37,13 @@ struct AdminConfig {
   int db_pool_size = 24;
   int http_threads = 32;
   std::chrono::milliseconds shutdown_drain{5000};
+  int log_retention_days = 30;
+  std::string smtp_url;
+  std::string smtp_from = "cronwheel@localhost";
+  std::string smtp_user;
+  std::string smtp_password;
+  bool smtp_starttls = false;
+  std::vector<std::string> alarm_webhook_allow;
   // Console (auth_service.hpp).
   std::string admin_password;  // password of the user `admin` created at the first start; "" = generate
   std::string web_dir;         // serve web/ from this folder instead of the copy in the binary
