@@ -87,17 +87,17 @@ export function GroupsPage({ user }) {
     ${editing && html`<${GroupForm} key=${editing === 'new' ? 'new' : editing.id} group=${editing === 'new' ? null : editing}
       onCancel=${() => setEditing(null)}
       onDone=${(g) => { setEditing(null); setNotice(`Saved group ${g.app_name}.`); groups.reload(); }} />`}
-    ${!groups.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="groups-table">
+    ${!groups.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="groups-table">
       <thead><tr><th>ID</th><th>App name</th><th>Title</th><th>Type</th><th>Online / configured addresses</th><th>Token</th>${admin && html`<th>Actions</th>`}</tr></thead>
       <tbody>
         ${groups.data.items.length === 0 && html`<tr><td colspan="7" class="muted">No groups${admin ? '' : ' you may see'}.</td></tr>`}
         ${groups.data.items.map((g) => html`<tr key=${g.id}>
-          <td>${g.id}</td><td class="mono">${g.app_name}</td><td>${g.title}</td><td>${g.address_type}</td>
-          <td class="mono">${g.online_addresses.length === 0
+          <td data-label="ID">${g.id}</td><td class="mono" data-label="App name">${g.app_name}</td><td data-label="Title">${g.title}</td><td data-label="Type">${g.address_type}</td>
+          <td class="mono" data-label="Addresses">${g.online_addresses.length === 0
             ? html`<span class="muted">none online</span>`
             : g.online_addresses.map((a) => html`<div>${a}</div>`)}</td>
-          <td>${g.has_access_token ? 'own' : 'global'}</td>
-          ${admin && html`<td class="row-actions">
+          <td data-label="Token">${g.has_access_token ? 'own' : 'global'}</td>
+          ${admin && html`<td class="row-actions" data-label="">
             <button type="button" onClick=${() => setEditing(g)}>Edit</button>
             <a class="button" href=${`#/jobs?group=${g.id}`}>Jobs</a>
             <${ConfirmButton} label="Delete" onConfirm=${() => remove(g)} />

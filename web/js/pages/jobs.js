@@ -96,24 +96,24 @@ export function JobsPage({ route }) {
     </form>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${actionError || jobs.error || groups.error} />
-    ${!jobs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="jobs-table">
+    ${!jobs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="jobs-table">
       <thead><tr><th>ID</th><th>Description</th><th>Group</th><th>Schedule</th><th>Handler</th><th>State</th><th>Next fire</th><th>Actions</th></tr></thead>
       <tbody>
         ${jobs.data.items.length === 0 && html`<tr><td colspan="8" class="muted">No jobs.</td></tr>`}
         ${jobs.data.items.map((j) => {
           const g = groupById[j.group_id];
           return html`<tr key=${j.id} data-job-id=${j.id}>
-            <td>${j.id}</td>
-            <td class="desc"><a href=${`#/jobs/${j.id}`}>${j.description}</a>${j.author && html`<div class="muted small">${j.author}</div>`}</td>
-            <td>${g ? g.title : j.group_id}</td>
-            <td class="mono">${scheduleText(j)}</td>
-            <td class="mono">${j.glue_type === 'BEAN' ? j.handler : j.glue_type}</td>
-            <td>
+            <td data-label="ID">${j.id}</td>
+            <td class="desc" data-label="Job"><a href=${`#/jobs/${j.id}`}>${j.description}</a>${j.author && html`<div class="muted small">${j.author}</div>`}</td>
+            <td data-label="Group">${g ? g.title : j.group_id}</td>
+            <td class="mono" data-label="Schedule">${scheduleText(j)}</td>
+            <td class="mono" data-label="Handler">${j.glue_type === 'BEAN' ? j.handler : j.glue_type}</td>
+            <td data-label="State">
               <span class=${`badge ${j.enabled ? 'status-running' : 'status-stopped'}`}>${j.enabled ? 'RUNNING' : 'STOPPED'}</span>
               ${j.stop_reason && html`<div class="muted small">${j.stop_reason}</div>`}
             </td>
-            <td>${j.enabled && j.next_fire_ms ? html`<span title=${formatMs(j.next_fire_ms)}>${relativeMs(j.next_fire_ms)}</span>` : ''}</td>
-            <td class="row-actions">
+            <td data-label="Next fire">${j.enabled && j.next_fire_ms ? html`<span title=${formatMs(j.next_fire_ms)}>${relativeMs(j.next_fire_ms)}</span>` : ''}</td>
+            <td class="row-actions" data-label="">
               ${j.enabled
                 ? html`<button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/stop`), `Stopped job ${j.id}.`)}>Stop</button>`
                 : html`<button type="button" disabled=${j.schedule_type === 'NONE'} onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/start`), `Started job ${j.id}.`)}>Start</button>`}

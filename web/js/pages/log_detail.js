@@ -30,7 +30,8 @@ function useTail(id, onProgress) {
         }
         setState({ content, end: r.end, error: null, lines: next - 1 });
         progress.current(r.end);
-        if (!r.end) timer = setTimeout(poll, POLL_MS);
+        // New lines: ask again at once (catching up); none: wait.
+        if (!r.end) timer = setTimeout(poll, r.content ? 100 : POLL_MS);
       } catch (error) {
         if (live) setState((s) => ({ ...s, error }));
       }

@@ -107,19 +107,19 @@ export function LogsPage({ route }) {
       onDone=${(n) => { setClearing(false); setNotice(`Deleted ${n} fire(s).`); logs.reload(); }} />`}
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${actionError || logs.error} />
-    ${!logs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="logs-table">
+    ${!logs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="logs-table">
       <thead><tr><th>Fire</th><th>Job</th><th>Scheduled</th><th>Type</th><th>Status</th><th>Executor</th><th>Result</th><th></th></tr></thead>
       <tbody>
         ${logs.data.items.length === 0 && html`<tr><td colspan="8" class="muted">No fires.</td></tr>`}
         ${logs.data.items.map((l) => html`<tr key=${l.id} data-log-id=${l.id} data-status=${l.status}>
-          <td><a href=${`#/logs/${l.id}`}>${l.id}</a></td>
-          <td class="desc">${l.job_id}${jobName[l.job_id] ? html`: ${jobName[l.job_id]}` : ''}</td>
-          <td>${formatMs(l.scheduled_ms)}</td>
-          <td>${l.trigger_type}</td>
-          <td><${StatusBadge} status=${l.status} /></td>
-          <td class="mono small">${l.executor_address}</td>
-          <td class="small msg">${short(l.handle_msg || (l.trigger_code !== 200 ? l.trigger_msg : ''))}</td>
-          <td class="row-actions">
+          <td data-label="Fire"><a href=${`#/logs/${l.id}`}>${l.id}</a></td>
+          <td class="desc" data-label="Job">${l.job_id}${jobName[l.job_id] ? html`: ${jobName[l.job_id]}` : ''}</td>
+          <td data-label="Scheduled">${formatMs(l.scheduled_ms)}</td>
+          <td data-label="Type">${l.trigger_type}</td>
+          <td data-label="Status"><${StatusBadge} status=${l.status} /></td>
+          <td class="mono small" data-label="Executor">${l.executor_address}</td>
+          <td class="small msg" data-label="Result">${short(l.handle_msg || (l.trigger_code !== 200 ? l.trigger_msg : ''))}</td>
+          <td class="row-actions" data-label="">
             <a class="button" href=${`#/logs/${l.id}`}>Output</a>
             ${l.status === 'RUNNING' && html`<${ConfirmButton} label="Kill" onConfirm=${() => kill(l)} />`}
           </td>
