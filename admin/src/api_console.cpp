@@ -346,9 +346,10 @@ void RegisterConsoleRoutes(Routes& s, ApiServer::Services& services, const ApiSe
       }
     }
     json per_day = json::array();
-    for (const auto& d : counts.days)
+    for (const auto& d : counts.days) {
       per_day.push_back(
           {{"day", d.day}, {"running", d.running}, {"success", d.success}, {"failed", d.failed}});
+    }
     SendJson(res, 200,
              {{"totals",
                {{"jobs", counts.jobs},

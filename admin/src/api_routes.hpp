@@ -42,10 +42,15 @@ class Routes {
   void Add(const char* method, const std::string& path, httplib::Server::Handler h) {
     const auto pattern = Pattern(path);
     const std::string m = method;
-    if (m == "GET") server_.Get(pattern, std::move(h));
-    if (m == "POST") server_.Post(pattern, std::move(h));
-    if (m == "PUT") server_.Put(pattern, std::move(h));
-    if (m == "DELETE") server_.Delete(pattern, std::move(h));
+    if (m == "GET") {
+      server_.Get(pattern, std::move(h));
+    } else if (m == "POST") {
+      server_.Post(pattern, std::move(h));
+    } else if (m == "PUT") {
+      server_.Put(pattern, std::move(h));
+    } else {
+      server_.Delete(pattern, std::move(h));
+    }
     if (record_ != nullptr) record_->push_back({m, path});
   }
 

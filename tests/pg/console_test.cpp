@@ -83,7 +83,8 @@ class ConsoleTest : public cwtest::PgFixture {
     scheduler_ =
         std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink_);
     registry_ = std::make_unique<RegistryService>(*clock_, *pool_);
-    callbacks_ = std::make_unique<CallbackService>(*clock_, *pool_, "node-a", [](std::vector<Fire>) {});
+    callbacks_ =
+        std::make_unique<CallbackService>(*clock_, *pool_, "node-a", [](const std::vector<Fire>&) {});
     auth_ = std::make_unique<AuthService>(AuthSettings(), *clock_, *pool_);
     audit_ = std::make_unique<AuditLog>(*clock_, *pool_);
     console_store_ = std::make_unique<ConsoleRepository>(*clock_, *pool_);
@@ -219,6 +220,7 @@ TEST_F(ConsoleTest, FirstStartCreatesOneAdminEvenWhenAdminsStartTogether) {
   Exec("DELETE FROM app_user");
   std::vector<std::optional<std::string>> created(3);
   std::vector<std::thread> threads;
+  threads.reserve(3);
   for (int i = 0; i < 3; ++i) {
     threads.emplace_back([&, i] {
       AuthService auth(AuthSettings(), *clock_, *pool_);
@@ -233,7 +235,9 @@ TEST_F(ConsoleTest, FirstStartCreatesOneAdminEvenWhenAdminsStartTogether) {
       std::count_if(created.begin(), created.end(), [](const auto& p) { return p.has_value(); });
   ASSERT_EQ(made, 1) << "exactly one admin created the user and printed its password";
   for (const auto& p : created) {
-    if (p) EXPECT_EQ(RawLogin("admin", *p).status, 200) << "the printed password works";
+    if (p) {
+      EXPECT_EQ(RawLogin("admin", *p).status, 200) << "the printed password works";
+    }
   }
   EXPECT_EQ(Exec("SELECT password_hash FROM app_user")[0][0].as<std::string>().rfind("$argon2id$", 0), 0u);
   // Users exist now: the setting is ignored, nothing is created.
@@ -776,9 +780,13 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
     }
     if (c.stranger != 401) continue;
     // A cookie without the CSRF token on a state-changing method: 403 before anything happens.
-    if (c.method != "GET") EXPECT_EQ(Call(c.method, c.concrete, admin_, c.body, false).status, 403);
+    if (c.method != "GET") {
+      EXPECT_EQ(Call(c.method, c.concrete, admin_, c.body, false).status, 403);
+    }
     // Alice, a USER on `mine`, on `other`'s resources and admin-only routes.
-    if (c.user != 0) EXPECT_EQ(Call(c.method, c.concrete, alice, c.body).status, c.user);
+    if (c.user != 0) {
+      EXPECT_EQ(Call(c.method, c.concrete, alice, c.body).status, c.user);
+    }
   }
   EXPECT_EQ(changes(), before) << "no denied request changed anything";
   // What alice may list holds nothing of `other`.

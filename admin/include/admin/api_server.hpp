@@ -43,7 +43,7 @@ class ApiServer final {
     int threads = 32;
     std::string access_token;  // global executor token
     std::string node_id;
-    std::size_t max_body_bytes = 5 * 1024 * 1024;
+    std::size_t max_body_bytes = std::size_t{5} * 1024 * 1024;
   };
   struct Services {
     JobRepository& repository;
