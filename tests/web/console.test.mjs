@@ -23,7 +23,14 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
-const { chromium } = require('playwright-core');
+let chromium;
+try {
+  ({ chromium } = require('playwright-core'));
+} catch (e) {
+  console.error(`tests/web: playwright-core is not installed (${e.code}): run scripts/setup --web`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 const DEADLINE_MS = 240_000;
 const started = Date.now();
