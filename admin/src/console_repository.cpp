@@ -61,32 +61,35 @@ DashboardCounts ConsoleRepository::Dashboard(int days, const std::optional<std::
     std::map<std::int64_t, DayCounts> by_day;
     for (std::int64_t d = first; d <= today; d += kDayMs)
       by_day[d] = DayCounts{.day = DayText(d)};
+    const auto put = [&by_day](std::int64_t day, const pqxx::row& r) {
+      auto it = by_day.find(day);
+      if (it == by_day.end()) return;
+      it->second.running = r[1].as<std::int64_t>();
+      it->second.success = r[2].as<std::int64_t>();
+      it->second.failed = r[3].as<std::int64_t>();
+    };
     if (!group_ids) {
+      // Days before today from the report monitor's table.
       for (const auto& r : tx.exec_params(
                "SELECT (extract(epoch FROM day::timestamp) * 1000)::bigint, running_count, success_count,"
                " failed_count FROM log_report WHERE day >= (to_timestamp($1 / 1000.0) AT TIME ZONE "
-               "'UTC')::date ORDER BY day",
-               first)) {
-        auto it = by_day.find(r[0].as<std::int64_t>());
-        if (it == by_day.end()) continue;
-        it->second.running = r[1].as<std::int64_t>();
-        it->second.success = r[2].as<std::int64_t>();
-        it->second.failed = r[3].as<std::int64_t>();
+               "'UTC')::date"
+               " AND day < (to_timestamp($2 / 1000.0) AT TIME ZONE 'UTC')::date",
+               first, today)) {
+        put(r[0].as<std::int64_t>(), r);
       }
-    } else {
-      for (const auto& r : tx.exec_params(
-               "SELECT scheduled_ms - ((scheduled_ms % $2) + $2) % $2 AS day,"
-               " count(*) FILTER (WHERE status IN ('PENDING', 'RUNNING')),"
-               " count(*) FILTER (WHERE status = 'SUCCESS'), count(*) FILTER (WHERE status = 'FAILED')"
-               " FROM job_log WHERE scheduled_ms >= $1 AND group_id = ANY(" +
-                   groups + ") GROUP BY 1",
-               first, kDayMs)) {
-        auto it = by_day.find(r[0].as<std::int64_t>());
-        if (it == by_day.end()) continue;
-        it->second.running = r[1].as<std::int64_t>();
-        it->second.success = r[2].as<std::int64_t>();
-        it->second.failed = r[3].as<std::int64_t>();
-      }
+    }
+    // Counted live (the report monitor's rules): today for admins, every day over a USER's groups.
+    const auto live_from = group_ids ? first : today;
+    for (const auto& r : tx.exec_params(
+             "SELECT scheduled_ms - ((scheduled_ms % $2) + $2) % $2 AS day,"
+             " count(*) FILTER (WHERE status IN ('PENDING', 'RUNNING')),"
+             " count(*) FILTER (WHERE status = 'SUCCESS'),"
+             " count(*) FILTER (WHERE status IN ('FAILED', 'SKIPPED'))"
+             " FROM job_log WHERE scheduled_ms >= $1" +
+                 (group_ids ? " AND group_id = ANY(" + groups + ")" : std::string()) + " GROUP BY 1",
+             live_from, kDayMs)) {
+      put(r[0].as<std::int64_t>(), r);
     }
     for (auto& [d, c] : by_day)
       out.days.push_back(std::move(c));

@@ -373,6 +373,18 @@ async function scenario() {
     await page.locator('.menu-toggle').click();
     await page.locator('nav.sidebar.open').waitFor();
     await shot(page, 'menu-phone');
+    for (const [route, name, ready] of [
+      ['/', 'dashboard-phone', 'stat-jobs'],
+      ['/logs', 'logs-phone', 'logs-table'],
+      ['/jobs/new', 'job-form-phone', 'job-form'],
+      ['/groups', 'groups-phone', 'groups-table'],
+      ['/users', 'users-phone', 'users-table'],
+      ['/audit', 'audit-phone', 'audit-table'],
+    ]) {
+      await page.goto(`${base}/#${route}`);
+      await page.getByTestId(ready).waitFor();
+      await shot(page, name);
+    }
 
     // --- the jobs page with a few ordinary jobs (the README's screenshot) --------------------------------------
     await page.setViewportSize({ width: 1280, height: 800 });

@@ -55,10 +55,10 @@ class ConsoleRepository {
   // Newest first (at most 30 are kept per job).
   std::vector<GlueVersion> GlueHistory(int job_id);
 
-  // `group_ids` nullopt = everything: per-day counts come from log_report (kept by the report monitor,
-  // XXL-JOB JobLogReportHelper). With `group_ids` (a USER's groups) they are counted from job_log over
-  // those groups only, with the same rules: running = PENDING or RUNNING, success, failed (SKIPPED
-  // fires are not counted).
+  // `group_ids` nullopt = everything: the days before today come from log_report (kept every minute by
+  // the report monitor, XXL-JOB JobLogReportHelper), today is counted live from job_log so it agrees with
+  // fires_today. With `group_ids` (a USER's groups) every day is counted live over those groups only.
+  // Rules as the report monitor's: running = PENDING or RUNNING, success, failed = FAILED or SKIPPED.
   DashboardCounts Dashboard(int days, const std::optional<std::vector<int>>& group_ids);
 
   // Records a manual kill on a fire still without a result (XXL-JOB logKill): handle_code 500,
