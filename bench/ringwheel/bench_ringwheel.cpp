@@ -38,7 +38,7 @@ using ringwheel::WheelHandle;
 
 constexpr std::int64_t kTickNs = 1'000'000;  // 1 ms
 constexpr std::size_t kTicksPerWheel = 512;
-const SteadyTime kStart{std::chrono::hours(1)};
+constexpr SteadyTime kStart{std::chrono::hours(1)};
 
 // Pre-generated offsets in (0, horizon_ticks * tick] ns, and random indexes, cycled.
 class RandomTable {

@@ -487,7 +487,8 @@ std::optional<std::int64_t> CronExpression::NextLocal(std::int64_t local_s) cons
     }
     const date::sys_days day{date::year{y} / date::month{static_cast<unsigned>(m)} /
                              date::day{static_cast<unsigned>(d)}};
-    return std::int64_t{day.time_since_epoch().count()} * kSecondsPerDay + h * 3600 + mi * 60 + ns;
+    return std::int64_t{day.time_since_epoch().count()} * kSecondsPerDay + std::int64_t{h} * 3600 +
+           std::int64_t{mi} * 60 + ns;
   }
 }
 

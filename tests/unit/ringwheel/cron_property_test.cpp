@@ -21,6 +21,7 @@ namespace {
 using rwtest::UtcText;
 
 constexpr std::int64_t kDay = 86400;
+constexpr std::int64_t kHour = 3600;
 constexpr std::array<const char*, 12> kMonthNames{"JAN", "FEB", "MAR", "APR", "MAY", "JUN",
                                                   "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"};
 constexpr std::array<const char*, 7> kDayNames{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"};
@@ -167,7 +168,7 @@ class Generator {
         std::array<bool, 8> quartz{};  // 1 = SUN ... 7 = SAT
         dow = Field(1, 7, quartz, 0, kDayNames.data(), 30, &ignored);
         for (int w = 0; w < 7; ++w)
-          s.dow.at(static_cast<std::size_t>(w)) = quartz.at(static_cast<std::size_t>(w + 1));
+          s.dow.at(static_cast<std::size_t>(w)) = quartz.at(static_cast<std::size_t>(w) + 1);
         break;
       }
       case -1:
@@ -356,10 +357,10 @@ TEST(CronProperty, RandomExpressionsMatchBruteForceAcrossDstTransitions) {
     const std::int64_t jan1 = DayStart(gen.Uniform(2020, 2036), 1, 1);
     const Period first = PeriodOf(zone, jan1);
     const std::int64_t transition = gen.Chance(50) ? first.end : PeriodOf(zone, first.end).end;
-    const std::int64_t w0 = transition - 14 * 3600 + gen.Uniform(-3600, 3600);
+    const std::int64_t w0 = transition - 14 * kHour + gen.Uniform(-3600, 3600);
     // Every day: with a random day rule most windows would hold no fire at all.
     const Spec spec = gen.Next(/*random_time=*/true, /*all_months=*/true, /*every_day=*/true);
-    fires += CheckWindow(spec, zone, w0, w0 + 28 * 3600);
+    fires += CheckWindow(spec, zone, w0, w0 + 28 * kHour);
   }
   EXPECT_GT(fires, 1000U);
 }
@@ -385,15 +386,14 @@ TEST(CronProperty, RandomDayRulesMatchBruteForceOverYears) {
                         static_cast<unsigned>(ymd.day()))) {
           continue;
         }
-        const std::int64_t noon_local = std::int64_t{day.time_since_epoch().count()} * kDay + 12 * 3600;
+        const std::int64_t noon_local = std::int64_t{day.time_since_epoch().count()} * kDay + 12 * kHour;
         const std::int64_t offset =
             zone == nullptr
                 ? 0
                 : zone->get_info(date::local_seconds{std::chrono::seconds{noon_local}}).first.offset.count();
         expected.push_back(noon_local - offset);
       }
-      const auto actual =
-          FromNextFire(*expr, zone, DayStart(y0, 1, 1) + 14 * 3600 - 12 * 3600, DayStart(y0 + 3, 1, 1));
+      const auto actual = FromNextFire(*expr, zone, DayStart(y0, 1, 1) + 2 * kHour, DayStart(y0 + 3, 1, 1));
       EXPECT_EQ(actual, expected) << "'" << spec.text << "' from " << y0 << " in "
                                   << (zone ? zone->name() : "UTC");
       fires += expected.size();
