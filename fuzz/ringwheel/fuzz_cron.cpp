@@ -32,9 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Check(expr->text() == text);
   static const std::array<const date::time_zone*, 3> kZones{nullptr, date::locate_zone("America/New_York"),
                                                             date::locate_zone("Australia/Lord_Howe")};
-  // 2026-01-01T00:00:00Z, New York's 2026 spring-forward and fall-back instants minus a minute, 1969.
-  static constexpr std::array<std::int64_t, 4> kFrom{1'767'225'600'000, 1'772'953'140'000, 1'793'512'740'000,
-                                                     -86'400'000};
+  // 2026-01-01T00:00:00Z, New York's 2026 spring-forward and fall-back instants minus a minute, 1969, and
+  // 2040-11-04T05:59:00Z (a fall-back that only the TZif footer rule knows about).
+  static constexpr std::array<std::int64_t, 5> kFrom{1'767'225'600'000, 1'772'953'140'000, 1'793'512'740'000,
+                                                     -86'400'000, 2'235'621'540'000};
   for (const date::time_zone* zone : kZones) {
     for (const std::int64_t from : kFrom) {
       std::int64_t after = from;

@@ -180,13 +180,8 @@ std::optional<std::int64_t> ParseInstantMs(std::string_view text, const date::ti
   std::int64_t instant = 0;
   if (offset) {
     instant = local - *offset;
-  } else if (zone == nullptr) {
-    instant = local;
   } else {
-    // earliest: a wall time that occurs twice maps to its first occurrence; one inside a gap to the
-    // gap's end (date-tz returns the transition instant for a nonexistent time).
-    const auto sys = zone->to_sys(date::local_seconds{std::chrono::seconds{local}}, date::choose::earliest);
-    instant = sys.time_since_epoch().count();
+    instant = detail::LocalToInstant(zone, local);
   }
   return instant * 1000 + millis;
 }
