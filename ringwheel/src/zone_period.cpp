@@ -17,8 +17,6 @@ namespace {
 // date-tz (USE_OS_TZDB) ends a zone's last listed period at the limit of its range (year 32767); anything
 // past 2400 means "open-ended: the TZif footer rule applies from here on".
 constexpr std::int64_t kOpenEnded = 13'569'465'600;  // 2400-01-01T00:00:00Z
-// Larger than any UTC offset ever used (the extremes are about -15:56 and +15:13 local mean time).
-constexpr std::int64_t kMaxAbsOffset = std::int64_t{26} * 3600;
 
 std::optional<PosixTz> LoadFooterRule(const date::time_zone* zone) {
   std::ifstream in("/usr/share/zoneinfo/" + zone->name(), std::ios::binary);

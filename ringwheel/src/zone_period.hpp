@@ -23,6 +23,8 @@ namespace ringwheel::detail {
 // Instants far enough out to mean "no transition" (well beyond the year 2199 search bound).
 inline constexpr std::int64_t kNoTransitionBefore = -(std::int64_t{1} << 50);
 inline constexpr std::int64_t kNoTransitionAfter = std::int64_t{1} << 50;
+// Larger than any UTC offset ever used (the extremes are about -15:56 and +15:13 local mean time).
+inline constexpr std::int64_t kMaxAbsOffset = std::int64_t{26} * 3600;
 
 // [begin, end) epoch seconds during which local wall time = UTC + offset.
 struct ZonePeriod {

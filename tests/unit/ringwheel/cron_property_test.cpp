@@ -107,7 +107,8 @@ class Generator {
 
   // random_time: second/minute/hour are random (else 0 0 12). all_months: month is '*'. every_day: the
   // day fields are '* ... ?' (else a random day rule).
-  Spec Next(bool random_time, bool all_months, bool every_day = false) {
+  // dst_hours: half the time the hour field is one of the hours DST transitions happen in (0-3 local).
+  Spec Next(bool random_time, bool all_months, bool every_day = false, bool dst_hours = false) {
     Spec s;
     bool interval = false;
     std::string sec;
@@ -116,7 +117,27 @@ class Generator {
     if (random_time) {
       sec = Field(0, 59, s.sec, 0, nullptr, 70, &interval);
       min = Field(0, 59, s.min, 0, nullptr, 35, &interval);
-      hour = Field(0, 23, s.hour, 0, nullptr, 25, &interval);
+      if (dst_hours && Chance(50)) {
+        // Hour fields around the transitions (written out: a generated '*' or 'a/n' would mean 0-23).
+        struct HourField {
+          const char* text;
+          std::vector<std::size_t> hours;
+          bool interval;
+        };
+        static const std::vector<HourField> kNearTransitions{
+            {"0", {0}, false},           {"1", {1}, false},       {"2", {2}, false},
+            {"3", {3}, false},           {"1,2", {1, 2}, false},  {"2,3", {2, 3}, false},
+            {"0-3", {0, 1, 2, 3}, true}, {"1-2", {1, 2}, true},   {"2-3", {2, 3}, true},
+            {"1/12", {1, 13}, true},     {"2/12", {2, 14}, true},
+        };
+        const HourField& h = kNearTransitions.at(static_cast<std::size_t>(Uniform(0, 10)));
+        hour = h.text;
+        for (const std::size_t v : h.hours)
+          s.hour.at(v) = true;
+        interval = interval || h.interval;
+      } else {
+        hour = Field(0, 23, s.hour, 0, nullptr, 25, &interval);
+      }
     } else {
       s.sec[0] = s.min[0] = s.hour[12] = true;
       sec = "0";
@@ -353,7 +374,7 @@ TEST(CronProperty, RandomExpressionsMatchBruteForceAcrossDstTransitions) {
   Generator gen(4242);
   std::size_t fires = 0;
   const std::array<const char*, 3> zones{"America/New_York", "Europe/Berlin", "Australia/Lord_Howe"};
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < 240; ++i) {
     const auto* zone = date::locate_zone(zones.at(static_cast<std::size_t>(i) % zones.size()));
     // A window of 28 h around one of the year's two transitions (after 2037: from the TZif footer rule).
     const std::int64_t jan1 = DayStart(gen.Uniform(2020, 2045), 1, 1);
@@ -361,7 +382,8 @@ TEST(CronProperty, RandomExpressionsMatchBruteForceAcrossDstTransitions) {
     const std::int64_t transition = gen.Chance(50) ? first.end : PeriodOf(zone, first.end).end;
     const std::int64_t w0 = transition - 14 * kHour + gen.Uniform(-3600, 3600);
     // Every day: with a random day rule most windows would hold no fire at all.
-    const Spec spec = gen.Next(/*random_time=*/true, /*all_months=*/true, /*every_day=*/true);
+    const Spec spec =
+        gen.Next(/*random_time=*/true, /*all_months=*/true, /*every_day=*/true, /*dst_hours=*/true);
     fires += CheckWindow(spec, zone, w0, w0 + 28 * kHour);
   }
   EXPECT_GT(fires, 1000U);
