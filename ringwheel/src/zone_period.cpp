@@ -6,10 +6,10 @@
 #include <array>
 #include <chrono>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace ringwheel::detail {
 namespace {
@@ -21,7 +21,12 @@ constexpr std::int64_t kOpenEnded = 13'569'465'600;  // 2400-01-01T00:00:00Z
 std::optional<PosixTz> LoadFooterRule(const date::time_zone* zone) {
   std::ifstream in("/usr/share/zoneinfo/" + zone->name(), std::ios::binary);
   if (!in) return std::nullopt;
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // (Read in chunks: building the string from istreambuf_iterators trips GCC 12's -Wnull-dereference at -O2.)
+  std::string data;
+  std::array<char, 4096> chunk{};
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    data.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  }
   // TZif version 2+ ends with "\n<POSIX TZ string>\n".
   if (data.size() < 6 || data.compare(0, 4, "TZif") != 0 || data[4] < '2' || data.back() != '\n') {
     return std::nullopt;
@@ -66,10 +71,15 @@ ZonePeriod RulePeriod(const PosixTz& rule, std::int64_t last_begin, std::int64_t
     if (start > last_begin) all.at(n++) = Transition{start, 1, rule.dst_offset};
     if (end > last_begin) all.at(n++) = Transition{end, 0, rule.std_offset};
   }
-  std::sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n),
-            [](const Transition& a, const Transition& b) {
-              return a.at != b.at ? a.at < b.at : a.order < b.order;
-            });
+  // Insertion sort of at most six (std::sort here trips a GCC 12 -Warray-bounds false positive at -O2).
+  for (std::size_t i = 1; i < n; ++i) {
+    for (std::size_t j = i; j > 0; --j) {
+      const Transition& a = all.at(j - 1);
+      const Transition& b = all.at(j);
+      if (a.at < b.at || (a.at == b.at && a.order <= b.order)) break;
+      std::swap(all.at(j - 1), all.at(j));
+    }
+  }
   ZonePeriod p{last_begin, kNoTransitionAfter, last_offset};
   for (std::size_t i = 0; i < n; ++i) {
     if (all.at(i).at > t) {
