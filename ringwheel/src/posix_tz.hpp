@@ -23,7 +23,8 @@ struct PosixTransition {
   int month = 0;
   int week = 0;
   int weekday = 0;
-  std::int64_t time = std::int64_t{2} * 3600;  // local time of day, in the offset in force before the transition
+  // Local time of day, in the offset in force before the transition.
+  std::int64_t time = std::int64_t{2} * 3600;
 };
 
 struct PosixTz {
