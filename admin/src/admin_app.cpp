@@ -6,20 +6,28 @@
 
 #include <stdexcept>
 
+#include "admin/alarm.hpp"
 #include "admin/api_server.hpp"
+#include "admin/audit_log.hpp"
+#include "admin/auth_service.hpp"
+#include "admin/console.hpp"
+#include "admin/console_repository.hpp"
 #include "admin/executor_api.hpp"
 #include "admin/executor_client.hpp"
 #include "admin/job_catalog.hpp"
 #include "admin/job_repository.hpp"
 #include "admin/log_writer.hpp"
 #include "admin/migrations.hpp"
+#include "admin/monitors.hpp"
 #include "admin/node_lease.hpp"
+#include "admin/periodic_task.hpp"
 #include "admin/pg_pool.hpp"
 #include "admin/pg_scheduler_store.hpp"
 #include "admin/routers.hpp"
 #include "admin/scheduler.hpp"
 #include "admin/trigger_pools.hpp"
 #include "admin/trigger_service.hpp"
+#include "ringwheel/hashed_wheel_timer.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -62,7 +70,36 @@ void AdminConfig::Declare(Settings& s) {
       .Add("http_threads", &http_threads, "threads serving HTTP", 2, 1000)
       .Add("shutdown_drain_ms", &shutdown_drain,
            "at shutdown with no other admin alive, keep sending for this long", std::chrono::milliseconds(0),
-           std::chrono::milliseconds(60'000));
+           std::chrono::milliseconds(60'000))
+      .Add("log_retention_days", &log_retention_days, "fires older than this are deleted; below 3 = keep all",
+           0, 36500)
+      .Add("smtp_url", &smtp_url,
+           "SMTP server for alarm e-mail, e.g. smtp://mail:25 or smtps://mail:465; empty = off")
+      .Add("smtp_from", &smtp_from, "sender address of alarm e-mail")
+      .Add("smtp_user", &smtp_user, "SMTP user name (empty = no login)")
+      .AddSecret("smtp_password", &smtp_password, "SMTP password")
+      .Add("smtp_starttls", &smtp_starttls, "require STARTTLS on smtp:// servers")
+      .Add("alarm_webhook_allow", &alarm_webhook_allow,
+           "URL prefixes a job's alarm webhook may start with (none = webhooks off), e.g. "
+           "https://hooks.example.com/")
+      .AddSecret(
+          "admin_password", &admin_password,
+          "password of the console user 'admin', created at the first start only (when no user exists); "
+          "empty = generate one and print it once")
+      .Add("web_dir", &web_dir,
+           "serve the console from this folder (development); empty = the copy in the binary")
+      .Add("cookie_secure", &cookie_secure,
+           "mark the session cookie Secure (set when the console is behind HTTPS)")
+      .Add("session_idle_s", &session_idle, "a console session ends after this long without a request",
+           std::chrono::seconds(60), std::chrono::seconds(30 * 24 * 3600))
+      .Add("session_max_s", &session_max, "a console session ends this long after login",
+           std::chrono::seconds(60), std::chrono::seconds(365 * 24 * 3600))
+      .Add("login_max_failures", &login_max_failures,
+           "failed logins per username or client address within login_window_s before logins are refused "
+           "(429)",
+           1, 1000)
+      .Add("login_window_s", &login_window, "window of login_max_failures", std::chrono::seconds(1),
+           std::chrono::seconds(24 * 3600));
 }
 
 std::string AdminConfig::Validate() {
@@ -87,22 +124,28 @@ std::string AdminConfig::Validate() {
     return fmt::format("listen '{}' is not valid: {}", listen, e.what());
   }
   if (node_id.size() > 100) return "node_id must be at most 100 characters";
+  if (!admin_password.empty()) {
+    if (auto why = CheckPasswordPolicy(admin_password); !why.empty())
+      return fmt::format("admin_password {}", why);
+  }
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return "";
 }
 
 struct AdminApp::Parts {
   Parts(const AdminConfig& c, ringwheel::Clock& clock)
-      : pool({.dsn = c.dsn, .size = c.db_pool_size}),
+      : clock_(clock),
+        pool({.dsn = c.dsn, .size = c.db_pool_size}),
         catalog({}, clock, pool),
         writer({}, clock, pool),
         client({.connect_timeout = c.executor_timeout, .read_timeout = c.executor_timeout}),
         routers(client),
-        trigger({.node_id = c.node_id, .access_token = c.access_token}, clock, catalog, client, writer,
-                [this](RouteStrategy s) -> Router& { return routers.For(s); }),
+        store(pool),
+        trigger(
+            {.node_id = c.node_id, .access_token = c.access_token}, clock, catalog, client, writer,
+            [this](RouteStrategy s) -> Router& { return routers.For(s); }, store),
         pools({.fast_threads = c.fast_pool_threads, .slow_threads = c.slow_pool_threads}, clock, trigger,
               writer),
-        store(pool),
         scheduler({.node_id = c.node_id,
                    .pre_read_count = c.pre_read_count,
                    .scan = {.pre_read = c.pre_read, .misfire_threshold = c.misfire_threshold}},
@@ -111,7 +154,57 @@ struct AdminApp::Parts {
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
         repository(clock, pool),
         registry(clock, pool),
-        callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }) {}
+        callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
+        wheel(clock),
+        alarms({.smtp_url = c.smtp_url,
+                .smtp_from = c.smtp_from,
+                .smtp_user = c.smtp_user,
+                .smtp_password = c.smtp_password,
+                .smtp_starttls = c.smtp_starttls,
+                .webhook_allow = c.alarm_webhook_allow}),
+        failures({.node_id = c.node_id}, clock, pool, alarms,
+                 [this](Fire f, std::chrono::milliseconds delay) { ScheduleRetry(std::move(f), delay); }),
+        lost(clock, pool, catalog, client, c.access_token),
+        report(clock, pool, c.log_retention_days),
+        auth({.session_idle = c.session_idle,
+              .session_max = c.session_max,
+              .cookie_secure = c.cookie_secure,
+              .throttle = {.max_failures = c.login_max_failures, .window = c.login_window}},
+             clock, pool),
+        audit(clock, pool),
+        console_store(clock, pool),
+        console{
+            .auth = auth, .audit = audit, .store = console_store, .executors = client, .web_dir = c.web_dir} {
+  }
+
+  // A retry waits in the hashed wheel timer for its back-off, then goes to the scheduler like any due fire.
+  // If the timer refuses it, the ring holds it instead (it keeps the fire's instant).
+  void ScheduleRetry(Fire fire, std::chrono::milliseconds delay) {
+    if (delay.count() > 0) {
+      std::string error;
+      auto f = std::make_shared<Fire>(fire);
+      if (wheel.NewTimeout([this, f] { scheduler.Submit({*f}); }, delay, &error)) return;
+      spdlog::warn("retry timer refused fire {} ({}); the time ring keeps it", fire.log_id, error);
+    }
+    scheduler.Submit({std::move(fire)});
+  }
+
+  void StartMonitors() {
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "failure monitor", .interval = std::chrono::seconds(1)}, clock_,
+        [this] { failures.RunOnce(); }));
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "lost-result monitor", .interval = std::chrono::minutes(1)}, clock_,
+        [this] { lost.RunOnce(); }));
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "registry monitor", .interval = std::chrono::seconds(10)}, clock_,
+        [this] { registry.ExpireDead(); }));
+    tasks.push_back(
+        std::make_unique<PeriodicTask>(PeriodicTask::Settings{.name = "report monitor",
+                                                              .interval = std::chrono::minutes(1),
+                                                              .first_delay = std::chrono::seconds(5)},
+                                       clock_, [this] { report.RunOnce(); }));
+  }
 
   void SubmitRecovered(std::vector<ClaimedFire> claimed) {
     std::vector<Fire> fires;
@@ -122,26 +215,38 @@ struct AdminApp::Parts {
         f.param = std::move(c.param);
         f.retry_count = c.retry_count;
       }
+      f.shard_index = c.shard_index;
+      f.shard_total = c.shard_total;
       f.late_recovered = true;
       fires.push_back(std::move(f));
     }
     scheduler.Submit(std::move(fires));
   }
 
+  ringwheel::Clock& clock_;
   PgPool pool;
   JobCatalog catalog;
   PgLogWriter writer;
   HttpExecutorClient client;
   RouterSet routers;
+  PgSchedulerStore store;
   TriggerService trigger;
   TriggerPools pools;
-  PgSchedulerStore store;
   Scheduler scheduler;
   NodeLease lease;
   JobRepository repository;
   RegistryService registry;
   CallbackService callbacks;
-  LoopbackAuthenticator authenticator;
+  ringwheel::HashedWheelTimer wheel;
+  DefaultAlarmSender alarms;
+  FailureMonitor failures;
+  LostResultMonitor lost;
+  ReportMonitor report;
+  std::vector<std::unique_ptr<PeriodicTask>> tasks;
+  AuthService auth;
+  AuditLog audit;
+  ConsoleRepository console_store;
+  ConsoleServices console;
   std::unique_ptr<ApiServer> api;
   bool started = false;
   bool stopped = false;
@@ -164,8 +269,16 @@ void AdminApp::Start() {
   }
   parts_ = std::make_unique<Parts>(config_, clock_);
   auto& p = *parts_;
+  if (const auto created = p.auth.EnsureAdminUser(config_.admin_password)) {
+    if (config_.admin_password.empty()) {
+      spdlog::warn("created user admin with password {} (shown this once: log in and change it)", *created);
+    } else {
+      spdlog::info("created user admin with the password from admin_password");
+    }
+  }
   p.lease.Start();
   p.scheduler.Start();
+  p.StartMonitors();
   const auto [host, port] = SplitListen(config_.listen);
   p.api = std::make_unique<ApiServer>(
       ApiServer::Settings{.host = host,
@@ -178,7 +291,7 @@ void AdminApp::Start() {
                           .catalog = p.catalog,
                           .registry = p.registry,
                           .callbacks = p.callbacks,
-                          .authenticator = p.authenticator,
+                          .authenticator = p.auth,
                           .health_details =
                               [&p] {
                                 const auto s = p.scheduler.stats();
@@ -196,7 +309,8 @@ void AdminApp::Start() {
                                                         {"sent_slow", t.sent_slow},
                                                         {"rejected", t.rejected},
                                                         {"queued", t.queued_fast + t.queued_slow}}}};
-                              }},
+                              },
+                          .console = &p.console},
       clock_);
   if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
   p.started = true;
@@ -214,6 +328,7 @@ void AdminApp::Shutdown() {
   p.stopped = true;
   spdlog::info("shutting down");
   p.scheduler.StopScanning();
+  p.tasks.clear();  // monitors stop
   bool hand_over = true;
   try {
     hand_over = p.lease.AnotherNodeAlive();
@@ -233,6 +348,8 @@ void AdminApp::Shutdown() {
   std::vector<std::int64_t> left;
   for (const auto& f : p.scheduler.TakeRing())
     left.push_back(f.log_id);
+  for (const auto& unrun : p.wheel.Stop())
+    (void)unrun;  // pending retries stay pending rows: handed over below
   p.pools.Drain();
   p.writer.Flush();
   try {

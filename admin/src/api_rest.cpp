@@ -1,10 +1,13 @@
-// The REST API under /api/v1 (jobs, groups, logs, health). Every route authenticates its caller and
+// The REST API under /api/v1 (jobs, groups, logs, health; the console's routes are in api_console.cpp).
+// Every state-changing route records an audit entry (audit_log.hpp). Every route authenticates its caller and
 // checks the caller's rights on the resource before touching it: groups are managed by admins; jobs and
 // logs are visible and changeable by admins and by users permitted on their group. A resource the caller
 // may not see answers 404, as if it did not exist.
 #include <algorithm>
 
 #include "admin/api_server.hpp"
+#include "admin/console.hpp"
+#include "api_routes.hpp"
 #include "api_util.hpp"
 
 namespace cronwheel::admin {
@@ -37,11 +40,18 @@ std::optional<int> BodyGroupId(const json& body) {
 
 }  // namespace
 
-void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
+void RegisterRestRoutes(httplib::Server& server, ApiServer::Services& services,
                         const ApiServer::Settings& settings, ringwheel::Clock& clock) {
   auto& repo = services.repository;
   auto& auth = services.authenticator;
   auto& catalog = services.catalog;
+  Routes s(server, services.console != nullptr ? &services.console->routes : nullptr);
+  // Who changed what (audit_log), when the console's parts are there.
+  auto audit = [console = services.console](const Principal& who, std::string_view action,
+                                            std::string_view entity, std::string_view id, const json& before,
+                                            const json& after) {
+    if (console != nullptr) console->audit.Record(who, action, entity, std::string(id), before, after);
+  };
 
   // Health needs no credentials: load balancers and the demo script poll it. It reveals no data.
   s.Get("/api/v1/health", [&services, &settings, &clock](const httplib::Request&, httplib::Response& res) {
@@ -70,16 +80,18 @@ void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
     }
     SendJson(res, 200, {{"items", items}});
   });
-  s.Post("/api/v1/groups", [&](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/api/v1/groups", [&, audit](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who || !RequireAdmin(*who, res)) return;
     auto body = ParseBody(req, res, false);
     if (!body) return;
     auto v = repo.CreateGroup(*body);
     if (IsErrors(v)) return SendError(res, 400, "the group is not valid", std::get<FieldErrors>(v));
-    SendJson(res, 201, ToJson(std::get<JobGroup>(v)));
+    const auto& g = std::get<JobGroup>(v);
+    audit(*who, "group.create", "group", std::to_string(g.id), nullptr, ToJson(g));
+    SendJson(res, 201, ToJson(g));
   });
-  s.Get(R"(/api/v1/groups/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/groups/{id}", [&](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who) return;
     const auto id = ParseId<int>(req.matches[1]);
@@ -89,28 +101,35 @@ void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
     j["online_addresses"] = catalog.Addresses(*g);
     SendJson(res, 200, j);
   });
-  s.Put(R"(/api/v1/groups/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+  s.Put("/api/v1/groups/{id}", [&, audit](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who || !RequireAdmin(*who, res)) return;
     const auto id = ParseId<int>(req.matches[1]);
     if (!id) return SendError(res, 404, "group not found");
     auto body = ParseBody(req, res, false);
     if (!body) return;
+    const auto before = repo.GetGroup(*id);
     auto v = repo.UpdateGroup(*id, *body);
     if (!v) return SendError(res, 404, fmt::format("group {} not found", *id));
     if (IsErrors(*v)) return SendError(res, 400, "the group is not valid", std::get<FieldErrors>(*v));
     catalog.InvalidateGroup(*id);
-    SendJson(res, 200, ToJson(std::get<JobGroup>(*v)));
+    const auto& g = std::get<JobGroup>(*v);
+    audit(*who, "group.update", "group", std::to_string(g.id), before ? ToJson(*before) : json(nullptr),
+          ToJson(g));
+    SendJson(res, 200, ToJson(g));
   });
-  s.Delete(R"(/api/v1/groups/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+  s.Delete("/api/v1/groups/{id}", [&, audit](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who || !RequireAdmin(*who, res)) return;
     const auto id = ParseId<int>(req.matches[1]);
     if (!id) return SendError(res, 404, "group not found");
     std::string why;
+    const auto before = repo.GetGroup(*id);
     switch (repo.DeleteGroup(*id, &why)) {
       case Outcome::kOk:
         catalog.InvalidateGroup(*id);
+        audit(*who, "group.delete", "group", std::to_string(*id), before ? ToJson(*before) : json(nullptr),
+              nullptr);
         return SendJson(res, 200, {{"deleted", *id}});
       case Outcome::kNotFound:
         return SendError(res, 404, fmt::format("group {} not found", *id));
@@ -157,7 +176,7 @@ void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
       items.push_back(ToJson(j));
     SendJson(res, 200, {{"total", page.total}, {"items", items}});
   });
-  s.Post("/api/v1/jobs", [&](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/api/v1/jobs", [&, audit](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who) return;
     auto body = ParseBody(req, res, false);
@@ -167,14 +186,16 @@ void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
     }
     auto v = repo.CreateJob(*body);
     if (IsErrors(v)) return SendError(res, 400, "the job is not valid", std::get<FieldErrors>(v));
-    SendJson(res, 201, ToJson(std::get<Job>(v)));
+    const auto& created = std::get<Job>(v);
+    audit(*who, "job.create", "job", std::to_string(created.id), nullptr, ToJson(created));
+    SendJson(res, 201, ToJson(created));
   });
-  s.Get(R"(/api/v1/jobs/([^/]+))", [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/jobs/{id}", [&, visible_job](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who) return;
     if (const auto job = visible_job(*who, req.matches[1], res)) SendJson(res, 200, ToJson(*job));
   });
-  s.Put(R"(/api/v1/jobs/([^/]+))", [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+  s.Put("/api/v1/jobs/{id}", [&, visible_job, audit](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who) return;
     const auto job = visible_job(*who, req.matches[1], res);
@@ -188,46 +209,54 @@ void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
     if (!v) return SendError(res, 404, fmt::format("job {} not found", job->id));
     if (IsErrors(*v)) return SendError(res, 400, "the job is not valid", std::get<FieldErrors>(*v));
     catalog.InvalidateJob(job->id);
-    SendJson(res, 200, ToJson(std::get<Job>(*v)));
+    const auto& updated = std::get<Job>(*v);
+    audit(*who, "job.update", "job", std::to_string(job->id), ToJson(*job), ToJson(updated));
+    SendJson(res, 200, ToJson(updated));
   });
-  s.Delete(R"(/api/v1/jobs/([^/]+))", [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+  s.Delete("/api/v1/jobs/{id}", [&, visible_job, audit](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who) return;
     const auto job = visible_job(*who, req.matches[1], res);
     if (!job) return;
     if (repo.DeleteJob(job->id) == Outcome::kNotFound) return SendError(res, 404, "job not found");
     catalog.InvalidateJob(job->id);
+    audit(*who, "job.delete", "job", std::to_string(job->id), ToJson(*job), nullptr);
     SendJson(res, 200, {{"deleted", job->id}});
   });
-  s.Post(R"(/api/v1/jobs/([^/]+)/start)",
-         [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/api/v1/jobs/{id}/start",
+         [&, visible_job, audit](const httplib::Request& req, httplib::Response& res) {
            const auto who = Authenticate(auth, req, res);
            if (!who) return;
            const auto job = visible_job(*who, req.matches[1], res);
            if (!job) return;
            FieldErrors errors;
            switch (repo.StartJob(job->id, &errors)) {
-             case Outcome::kOk:
+             case Outcome::kOk: {
                catalog.InvalidateJob(job->id);
-               return SendJson(res, 200, ToJson(*repo.GetJob(job->id)));
+               const auto after = ToJson(*repo.GetJob(job->id));
+               audit(*who, "job.start", "job", std::to_string(job->id), ToJson(*job), after);
+               return SendJson(res, 200, after);
+             }
              case Outcome::kNotFound:
                return SendError(res, 404, fmt::format("job {} not found", job->id));
              default:
                return SendError(res, 400, "the job cannot be started", errors);
            }
          });
-  s.Post(R"(/api/v1/jobs/([^/]+)/stop)",
-         [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/api/v1/jobs/{id}/stop",
+         [&, visible_job, audit](const httplib::Request& req, httplib::Response& res) {
            const auto who = Authenticate(auth, req, res);
            if (!who) return;
            const auto job = visible_job(*who, req.matches[1], res);
            if (!job) return;
            if (repo.StopJob(job->id) == Outcome::kNotFound) return SendError(res, 404, "job not found");
            catalog.InvalidateJob(job->id);
-           SendJson(res, 200, ToJson(*repo.GetJob(job->id)));
+           const auto after = ToJson(*repo.GetJob(job->id));
+           audit(*who, "job.stop", "job", std::to_string(job->id), ToJson(*job), after);
+           SendJson(res, 200, after);
          });
-  s.Post(R"(/api/v1/jobs/([^/]+)/trigger)",
-         [&, visible_job](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/api/v1/jobs/{id}/trigger",
+         [&, visible_job, audit](const httplib::Request& req, httplib::Response& res) {
            const auto who = Authenticate(auth, req, res);
            if (!who) return;
            const auto job = visible_job(*who, req.matches[1], res);
@@ -275,6 +304,10 @@ void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
                                            .type = TriggerType::kManual,
                                            .param = param ? param : std::optional<std::string>(job->param),
                                            .address = address}});
+           audit(*who, "job.trigger", "job", std::to_string(job->id), nullptr,
+                 {{"log_id", *log_id},
+                  {"param", param ? json(*param) : json(nullptr)},
+                  {"address", address ? json(*address) : json(nullptr)}});
            SendJson(res, 202, {{"log_id", *log_id}});
          });
 
@@ -308,7 +341,7 @@ void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
       items.push_back(ToJson(l));
     SendJson(res, 200, {{"total", page.total}, {"items", items}});
   });
-  s.Get(R"(/api/v1/logs/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/logs/{id}", [&](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
     if (!who) return;
     const auto id = ParseId<std::int64_t>(req.matches[1]);
@@ -318,6 +351,11 @@ void RegisterRestRoutes(httplib::Server& s, ApiServer::Services& services,
     }
     SendJson(res, 200, ToJson(*l));
   });
+
+  if (services.console != nullptr) {
+    RegisterConsoleRoutes(s, services, settings, clock);
+    RegisterWebAssets(server, services.console->web_dir);
+  }
 }
 
 }  // namespace cronwheel::admin

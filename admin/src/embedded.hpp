@@ -12,5 +12,7 @@ struct EmbeddedFile {
 
 // sql/NNN_name.sql, sorted by path.
 std::span<const EmbeddedFile> EmbeddedMigrations();
+// web/** (the console's pages, scripts, vendored libraries and openapi.json), sorted by path.
+std::span<const EmbeddedFile> EmbeddedWebFiles();
 
 }  // namespace cronwheel::admin

@@ -10,7 +10,7 @@ namespace {
 
 constexpr const char* kClaimReturning =
     " RETURNING l.id, l.job_id, l.scheduled_ms, l.trigger_type, j.misfire_strategy, l.executor_param,"
-    " l.retry_count";
+    " l.retry_count, l.shard_index, l.shard_total";
 
 ClaimedFire ClaimedFromRow(const pqxx::row& r) {
   return {.log_id = r[0].as<std::int64_t>(),
@@ -19,7 +19,9 @@ ClaimedFire ClaimedFromRow(const pqxx::row& r) {
           .type = ParseTriggerType(r[3].c_str()).value_or(TriggerType::kCron),
           .misfire_strategy = ParseMisfireStrategy(r[4].c_str()).value_or(MisfireStrategy::kDoNothing),
           .param = r[5].as<std::string>(),
-          .retry_count = r[6].as<int>()};
+          .retry_count = r[6].as<int>(),
+          .shard_index = r[7].as<int>(),
+          .shard_total = r[8].as<int>()};
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ std::vector<ClaimedFire> PgSchedulerStore::ClaimForDispatch(std::string_view nod
         " WHERE l.id = ANY($1::bigint[]) AND l.owner_node = $2 AND l.trigger_code = 0 AND l.dispatch_ms = 0"
         " AND NOT l.skipped AND j.id = l.job_id"
         " RETURNING l.id, l.job_id, l.scheduled_ms, l.trigger_type, j.misfire_strategy, l.executor_param,"
-        " l.retry_count",
+        " l.retry_count, l.shard_index, l.shard_total",
         PgArray(log_ids), std::string(node_id), now_ms);
     tx.commit();
     std::vector<ClaimedFire> out;
@@ -140,6 +140,32 @@ void PgSchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::s
         " WHERE id = ANY($1::bigint[]) AND trigger_code = 0",
         PgArray(log_ids), std::string(note));
     tx.commit();
+  });
+}
+
+std::vector<std::int64_t> PgSchedulerStore::CreateShards(std::int64_t base_log_id, int total,
+                                                         std::string_view node_id, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    std::vector<std::int64_t> ids{base_log_id};
+    const auto base = tx.exec_params(
+        "UPDATE job_log SET shard_total = $2 WHERE id = $1 AND shard_total = 1"
+        " AND shard_index = 0 RETURNING id",
+        base_log_id, total);
+    if (base.empty()) return ids;  // expanded before
+    const auto rows = tx.exec_params(
+        "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, dispatch_ms, "
+        "executor_param,"
+        " shard_index, shard_total, retry_count, parent_log_id, created_ms)"
+        " SELECT b.job_id, b.group_id, b.trigger_type, b.scheduled_ms, $3, $4, b.executor_param, i, $2,"
+        " b.retry_count, b.parent_log_id, $4 FROM job_log b CROSS JOIN generate_series(1, $2 - 1) AS i"
+        " WHERE b.id = $1 ORDER BY i RETURNING id, shard_index",
+        base_log_id, total, std::string(node_id), now_ms);
+    ids.resize(static_cast<std::size_t>(total), 0);
+    for (const auto& r : rows)
+      ids[r[1].as<std::size_t>()] = r[0].as<std::int64_t>();
+    tx.commit();
+    return ids;
   });
 }
 

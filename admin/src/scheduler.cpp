@@ -68,7 +68,7 @@ void Scheduler::Submit(std::vector<Fire> fires) {
   const auto now = clock_.NowMs();
   std::vector<Fire> due;
   for (auto& f : fires) {
-    if (f.scheduled_ms <= now || f.type != TriggerType::kCron) {
+    if (f.scheduled_ms <= now) {
       due.push_back(std::move(f));
     } else {
       const auto at = f.scheduled_ms;

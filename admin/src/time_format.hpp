@@ -1,9 +1,10 @@
 #pragma once
 // Instants as text for messages users read: "2026-01-01T00:00:05.250Z" (UTC, ISO-8601; milliseconds
 // only when non-zero).
+#include <date/date.h>
+
 #include <chrono>
 #include <cstdint>
-#include <date/date.h>
 #include <string>
 
 namespace cronwheel::admin {

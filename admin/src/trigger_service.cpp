@@ -20,13 +20,15 @@ std::string JoinAddresses(const std::vector<std::string>& a) {
 }  // namespace
 
 TriggerService::TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog,
-                               ExecutorClient& client, TriggerRecorder& recorder, RouterFor routers)
+                               ExecutorClient& client, TriggerRecorder& recorder, RouterFor routers,
+                               SchedulerStore& store)
     : settings_(std::move(settings)),
       clock_(clock),
       catalog_(catalog),
       client_(client),
       recorder_(recorder),
-      routers_(std::move(routers)) {}
+      routers_(std::move(routers)),
+      store_(store) {}
 
 void TriggerService::Prefetch(std::span<const Fire> fires) {
   std::vector<int> ids;
@@ -69,6 +71,31 @@ void TriggerService::Trigger(const Fire& fire) {
   result.retry_count = fire.retry_count >= 0 ? fire.retry_count : job->retry_count;
 
   const auto addresses = catalog_.Addresses(*group);
+  if (job->route_strategy == RouteStrategy::kShardingBroadcast && fire.shard_total <= 1 && !fire.address &&
+      addresses.size() > 1) {
+    // One row per executor; each shard is then sent as a fire of its own.
+    std::vector<std::int64_t> ids;
+    try {
+      ids = store_.CreateShards(fire.log_id, static_cast<int>(addresses.size()), settings_.node_id,
+                                clock_.NowMs());
+    } catch (const std::exception& e) {
+      result.trigger_msg =
+          fmt::format("Trigger failed: writing the broadcast's shard rows failed: {}", e.what());
+      recorder_.Record(std::move(result));
+      return;
+    }
+    if (ids.size() == addresses.size()) {
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        Fire shard = fire;
+        shard.log_id = ids[i];
+        shard.shard_index = static_cast<int>(i);
+        shard.shard_total = static_cast<int>(ids.size());
+        Trigger(shard);
+      }
+      return;
+    }
+    // Expanded before (a recovered fire): fall through and send it as the shard it is.
+  }
   std::string msg = fmt::format(
       "Trigger type: {}\nAdmin: {}\nRegistry type: {}\nAddresses: {}\nRoute strategy: {}{}\nBlock strategy: "
       "{}\n"
@@ -92,8 +119,11 @@ void TriggerService::Trigger(const Fire& fire) {
       msg += fmt::format("Trigger failed: address {} is not registered or configured for group '{}'", wanted,
                          group->app_name);
     }
+  } else if (fire.shard_total > 1) {
+    const auto i = static_cast<std::size_t>(fire.shard_index);
+    address = i < addresses.size() ? addresses[i] : addresses.front();
   } else {
-    auto route = routers_(job->route_strategy).Route({fire.job_id, addresses, token});
+    auto route = routers_(job->route_strategy).Route({fire.job_id, addresses, token, clock_.NowMs()});
     if (!route.message.empty()) msg += route.message + "\n";
     address = route.address;
     if (!address) msg += "Trigger failed: the route strategy chose no address";

@@ -487,7 +487,8 @@ std::optional<std::int64_t> CronExpression::NextLocal(std::int64_t local_s) cons
     }
     const date::sys_days day{date::year{y} / date::month{static_cast<unsigned>(m)} /
                              date::day{static_cast<unsigned>(d)}};
-    return std::int64_t{day.time_since_epoch().count()} * kSecondsPerDay + h * 3600 + mi * 60 + ns;
+    return std::int64_t{day.time_since_epoch().count()} * kSecondsPerDay + std::int64_t{h} * 3600 +
+           std::int64_t{mi} * 60 + ns;
   }
 }
 
@@ -498,8 +499,8 @@ std::optional<std::int64_t> CronExpression::NextFireMs(std::int64_t after_ms,
   std::int64_t candidate = std::max<std::int64_t>(FloorDiv(after_ms, 1000) + 1, -kSecondsPerDay);
   // Walk the zone's offset periods: find the first matching wall time at or after the candidate's wall
   // time under the candidate's offset, then check it against the period (see the DST rule in cron.hpp).
-  // Each pass returns or moves `candidate` forward to a later period; the number of passes is bounded by
-  // the zone's transitions before the fire (two a year), plus a guard.
+  // Each pass returns or moves `candidate` forward to a later period, close to the match when it is far
+  // away: a handful of passes, bounded by a guard.
   for (int pass = 0; pass < 4096; ++pass) {
     const ZonePeriod period = detail::PeriodAt(zone, candidate);
     const std::int64_t local_start = candidate + period.offset;
@@ -517,7 +518,14 @@ std::optional<std::int64_t> CronExpression::NextFireMs(std::int64_t after_ms,
       // The match lies beyond this period's wall-clock range.
       const ZonePeriod next = detail::PeriodAt(zone, period.end);
       if (*local < period.end + next.offset) return period.end * 1000;  // in a gap: fire once at its end
-      candidate = period.end;
+      // Skip ahead when that is safe (a sparse expression would otherwise walk two periods a year). A later
+      // instant t has wall time t + offset(t) >= local_start - (offset range), so a fire whose wall time is
+      // below local_start can only lie within the offset range (< 2 * kMaxAbsOffset) after `candidate`, and
+      // none lies in this period. Every other fire has a wall time >= *local, so it is at or after
+      // *local - kMaxAbsOffset.
+      candidate = period.end - candidate >= 2 * detail::kMaxAbsOffset
+                      ? std::max(period.end, *local - detail::kMaxAbsOffset)
+                      : period.end;
       continue;
     }
     const std::int64_t instant = *local - period.offset;

@@ -168,7 +168,7 @@ std::optional<std::int64_t> ParseInstantMs(std::string_view text, const date::ti
       return fail();
     }
     if (oh > 23 || om > 59) return fail();
-    offset = sign * (oh * 3600 + om * 60);
+    offset = std::int64_t{sign} * (oh * 3600 + om * 60);
   }
   if (!c.AtEnd()) return fail();
 
@@ -176,17 +176,12 @@ std::optional<std::int64_t> ParseInstantMs(std::string_view text, const date::ti
                                  date::day{static_cast<unsigned>(d)}};
   if (!ymd.ok() || h > 23 || mi > 59 || sec > 59) return fail();
   const std::int64_t local = std::int64_t{date::sys_days{ymd}.time_since_epoch().count()} * kSecondsPerDay +
-                             h * 3600 + mi * 60 + sec;
+                             std::int64_t{h} * 3600 + std::int64_t{mi} * 60 + sec;
   std::int64_t instant = 0;
   if (offset) {
     instant = local - *offset;
-  } else if (zone == nullptr) {
-    instant = local;
   } else {
-    // earliest: a wall time that occurs twice maps to its first occurrence; one inside a gap to the
-    // gap's end (date-tz returns the transition instant for a nonexistent time).
-    const auto sys = zone->to_sys(date::local_seconds{std::chrono::seconds{local}}, date::choose::earliest);
-    instant = sys.time_since_epoch().count();
+    instant = detail::LocalToInstant(zone, local);
   }
   return instant * 1000 + millis;
 }

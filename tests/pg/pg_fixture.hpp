@@ -1,5 +1,6 @@
 #pragma once
 // A migrated test database with a pool, plus helpers to insert groups and jobs directly.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>

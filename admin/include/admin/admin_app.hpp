@@ -5,8 +5,9 @@
 //
 // Start order: pool -> migrations (advisory-locked) -> catalog -> writer -> pools -> scheduler (not yet
 // running) -> node lease (takes back this node's own pending fires) -> scheduler threads -> monitors ->
-// HTTP. Shutdown (SIGTERM), within a few seconds: stop the HTTP server's new work, stop scanning, then
-// either hand over what is in the ring to the live admins (if any), or send it as it comes due for at
+// HTTP. The first start also creates the console user `admin` (admin_password, or a generated password
+// printed once). Shutdown (SIGTERM), within a few seconds: stop the HTTP server's new work, stop scanning,
+// then either hand over what is in the ring to the live admins (if any), or send it as it comes due for at
 // most `shutdown_drain`; finish in-flight triggers, flush results, release the lease.
 //
 // Thread-safety: Start/Shutdown from one thread.
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "executor/settings.hpp"
 #include "ringwheel/clock.hpp"
@@ -35,6 +37,21 @@ struct AdminConfig {
   int db_pool_size = 24;
   int http_threads = 32;
   std::chrono::milliseconds shutdown_drain{5000};
+  int log_retention_days = 30;
+  std::string smtp_url;
+  std::string smtp_from = "cronwheel@localhost";
+  std::string smtp_user;
+  std::string smtp_password;
+  bool smtp_starttls = false;
+  std::vector<std::string> alarm_webhook_allow;
+  // Console (auth_service.hpp).
+  std::string admin_password;  // password of the user `admin` created at the first start; "" = generate
+  std::string web_dir;         // serve web/ from this folder instead of the copy in the binary
+  bool cookie_secure = false;  // session cookie only over HTTPS (behind a TLS proxy)
+  std::chrono::seconds session_idle{12 * 3600};
+  std::chrono::seconds session_max{7 * 24 * 3600};
+  int login_max_failures = 5;
+  std::chrono::seconds login_window{300};
 
   // Declares every key on `settings` (see --help).
   void Declare(Settings& settings);

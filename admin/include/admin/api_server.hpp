@@ -5,7 +5,8 @@
 //    code 500 with a message saying what is wrong for bad input (which changes nothing); the access token
 //    header is compared in constant time (the group's token, else the global one);
 //  * the REST API under /api/v1 (snake_case JSON; enums spelled as XXL-JOB): health, groups, jobs
-//    (CRUD, start, stop, trigger), logs. Errors: 400 {"error", "errors":[{"field","message"}]}, 404, 409;
+//    (CRUD, start, stop, trigger), logs, and with a ConsoleServices the console's routes and pages
+//    (console.hpp). Errors: 400 {"error", "errors":[{"field","message"}]}, 404, 409;
 //    never a 5xx for bad input; 503 when the database is unavailable.
 //
 // Thread-safety: the server runs its own pool of `threads`; Start/Stop from the owner thread.
@@ -32,6 +33,8 @@ struct Response;
 
 namespace cronwheel::admin {
 
+struct ConsoleServices;  // console.hpp
+
 class ApiServer final {
  public:
   struct Settings {
@@ -40,7 +43,7 @@ class ApiServer final {
     int threads = 32;
     std::string access_token;  // global executor token
     std::string node_id;
-    std::size_t max_body_bytes = 5 * 1024 * 1024;
+    std::size_t max_body_bytes = std::size_t{5} * 1024 * 1024;
   };
   struct Services {
     JobRepository& repository;
@@ -51,6 +54,9 @@ class ApiServer final {
     Authenticator& authenticator;
     // Extra fields for GET /api/v1/health (scheduler and pool statistics).
     std::function<nlohmann::json()> health_details;
+    // The web console's parts (console.hpp): auth, users, tokens, audit, dashboard, fire output, pages.
+    // nullptr = the jobs API alone (tests); every change is then unaudited.
+    ConsoleServices* console = nullptr;
   };
 
   ApiServer(Settings settings, Services services, ringwheel::Clock& clock);

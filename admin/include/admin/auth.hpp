@@ -2,7 +2,8 @@
 // Who is calling the REST API, and what they may touch. Every /api/v1 route is authorised on the server
 // (XXL-JOB §12 authorised some only in the front end): the route asks the Authenticator for a Principal,
 // then checks the principal's rights on the resource (CanAccessGroup for jobs, logs and groups; admin
-// for users and global settings).
+// for users and global settings). The production implementation is AuthService (auth_service.hpp):
+// session cookies with a CSRF token, and API tokens (Authorization: Bearer). There is no anonymous access.
 //
 // Thread-safety: implementations are called concurrently from the HTTP threads.
 
@@ -22,7 +23,8 @@ struct Principal {
   std::string username;
   bool admin = false;          // role ADMIN: everything
   std::vector<int> group_ids;  // role USER: these groups only
-  std::string via;             // "session", "token" or "loopback"
+  std::string via;             // "session" or "token"
+  std::string csrf_token;      // via "session": the session's CSRF token (for GET /api/v1/auth/me)
 
   [[nodiscard]] bool CanAccessGroup(int group_id) const {
     return admin || std::find(group_ids.begin(), group_ids.end(), group_id) != group_ids.end();
@@ -45,15 +47,6 @@ class Authenticator {
   Authenticator() = default;
   Authenticator(const Authenticator&) = default;
   Authenticator& operator=(const Authenticator&) = default;
-};
-
-// Grants everything to every caller: only for an admin that listens on loopback, until user accounts
-// exist (the console issue replaces it with sessions and API tokens).
-class LoopbackAuthenticator final : public Authenticator {
- public:
-  std::variant<Principal, AuthFailure> Authenticate(const httplib::Request& /*req*/) override {
-    return Principal{.user_id = 0, .username = "loopback", .admin = true, .group_ids = {}, .via = "loopback"};
-  }
 };
 
 }  // namespace cronwheel::admin

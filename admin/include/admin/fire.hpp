@@ -31,6 +31,8 @@ struct ClaimedFire {
   MisfireStrategy misfire_strategy = MisfireStrategy::kDoNothing;
   std::string param;  // the row's executor_param: the override of a manual/API/retry fire
   int retry_count = 0;
+  int shard_index = 0;
+  int shard_total = 1;
 };
 
 }  // namespace cronwheel::admin

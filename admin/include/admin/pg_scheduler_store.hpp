@@ -31,6 +31,8 @@ class PgSchedulerStore final : public SchedulerStore {
   std::vector<ClaimedFire> ClaimForDispatch(std::string_view node_id, std::span<const std::int64_t> log_ids,
                                             std::int64_t now_ms) override;
   void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
+  std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
+                                         std::int64_t now_ms) override;
 
  private:
   PgPool& pool_;

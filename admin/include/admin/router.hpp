@@ -6,6 +6,7 @@
 // Thread-safety: Route() is called concurrently from the trigger pools; implementations with state
 // (ROUND, LFU, LRU) guard it.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@ struct RouteRequest {
   int job_id = 0;
   const std::vector<std::string>& addresses;  // sorted, non-empty
   const std::string& token;                   // for strategies that probe executors (FAILOVER, BUSYOVER)
+  std::int64_t now_ms = 0;                    // for strategies whose state expires (ROUND, LFU, LRU)
 };
 
 class Router {

@@ -70,8 +70,9 @@ class Scheduler final {
   // Stops both threads.
   void Stop();
 
-  // Fires this node owns that were written elsewhere (manual triggers, re-owned fires of a dead node):
-  // due ones are claimed and sent at once, future ones wait in the ring.
+  // Fires this node owns that were written elsewhere (manual triggers, retries, child jobs, re-owned fires
+  // of a dead node): due ones (scheduled_ms <= now) are claimed and sent at once, future ones wait in the
+  // ring until their time.
   void Submit(std::vector<Fire> fires);
 
   [[nodiscard]] Stats stats() const;

@@ -60,6 +60,13 @@ class SchedulerStore {
   // Records rows as skipped misfires (status SKIPPED) with `note` appended to trigger_msg.
   virtual void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) = 0;
 
+  // SHARDING_BROADCAST: turns the pending row `base_log_id` (shard 0 of 1) into shard 0 of `total` and
+  // writes shards 1..total-1 as copies owned by node_id and already claimed for sending, in one
+  // transaction. Returns the new rows' ids by shard index (index 0 = base_log_id). Returns just
+  // {base_log_id} when the row was expanded before (a recovered fire is never expanded twice).
+  virtual std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total,
+                                                 std::string_view node_id, std::int64_t now_ms) = 0;
+
  protected:
   SchedulerStore() = default;
   SchedulerStore(const SchedulerStore&) = default;

@@ -9,6 +9,10 @@
 // The admin sends only to addresses registered for or configured on the job's group: a caller-given
 // address (manual trigger) is used only if it is one of them.
 //
+// SHARDING_BROADCAST (§7 step 3): one fire becomes one row per address (SchedulerStore::CreateShards), shard
+// i going to address i with broadcastIndex/Total = i/n; a re-sent shard row (recovered after a crash)
+// goes to address i again, or the first address if the list has shrunk, as XXL-JOB does.
+//
 // Thread-safety: Trigger() is called concurrently from the trigger pools.
 
 #include <functional>
@@ -22,6 +26,7 @@
 #include "admin/job_catalog.hpp"
 #include "admin/log_writer.hpp"
 #include "admin/router.hpp"
+#include "admin/scheduler_store.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -51,7 +56,7 @@ class TriggerService final : public FireTrigger {
   using RouterFor = std::function<Router&(RouteStrategy)>;
 
   TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog, ExecutorClient& client,
-                 TriggerRecorder& recorder, RouterFor routers);
+                 TriggerRecorder& recorder, RouterFor routers, SchedulerStore& store);
   TriggerService(const TriggerService&) = delete;
   TriggerService& operator=(const TriggerService&) = delete;
 
@@ -66,6 +71,7 @@ class TriggerService final : public FireTrigger {
   ExecutorClient& client_;
   TriggerRecorder& recorder_;
   RouterFor routers_;
+  SchedulerStore& store_;  // writes the extra rows of a sharding broadcast
 };
 
 }  // namespace cronwheel::admin

@@ -56,10 +56,10 @@
 //   (Australia/Lord_Howe's 30 minutes) follow the same rule.
 //
 // Limits: fires lie in years 1970-2199 (Quartz's year range); after 2199-12-31 there is no next fire.
-// Offsets come from date-tz built with USE_OS_TZDB, which reads the explicit transitions of the system
-// TZif files and ignores their POSIX rule footer: Debian's files list transitions up to 2037, so for
-// instants after a zone's last listed transition (2037 for New York and Berlin) the last offset stays
-// in force and DST is no longer applied (HowardHinnant/date issue #794).
+// Offsets: date-tz (USE_OS_TZDB) gives the transitions listed in the system TZif files (Debian lists them up
+// to 2037) and ignores the files' POSIX-rule footer (HowardHinnant/date #794), which would lose DST from
+// 2038 on; ringwheel applies the footer rule after a zone's last listed transition (src/zone_period.hpp),
+// so the DST rule above holds through 2199, as far as today's tz rules stay in force.
 //
 // Thread-safety: a CronExpression is immutable after Parse(); const members may be called concurrently.
 // Complexity: NextFireMs jumps field by field over per-field bitsets (never second by second); a

@@ -43,13 +43,21 @@ class Schedule {
  public:
   // Validates all three parts. The zone is an IANA name ("UTC", "Asia/Shanghai", "America/New_York")
   // looked up in the system tz database (date-tz); an empty zone means "UTC".
-  // Returns nullopt and fills *error (when non-null) on the first problem found.
+  // Returns nullopt and fills *error (when non-null) on the first problem found, checked in the order
+  // type, conf, zone:
+  //   {"schedule_type", "unknown schedule type 'X'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE"}
+  //   {"schedule_conf", "invalid cron expression '0 0 25 * * ?': hour field: token '25' is out of range;
+  //   ..."}
+  //   {"schedule_conf", "FIX_RATE needs whole seconds >= 1 (at most 2147483647), got 'abc'"}
+  //   {"time_zone", "unknown time zone 'Mars/Base'; use an IANA name such as 'UTC' or 'Asia/Shanghai'"}
+  // FIX_RATE / FIX_DELAY conf is plain decimal digits (no sign, blanks or fraction), 1..2147483647 (an int
+  // in XXL-JOB). NONE ignores conf. Thread-safe (the tz database is loaded once, on first use).
   static std::optional<Schedule> Parse(std::string_view type, std::string_view conf, std::string_view zone,
                                        ScheduleError* error);
 
   // The first fire instant strictly after `from_ms` (epoch ms), or nullopt when the schedule never fires
   // again (NONE; a cron expression that is exhausted, e.g. a past year). Never hangs: the cron search is
-  // bounded. Complexity: O(1) for FIX_*; for CRON see CronExpression::NextFireMs.
+  // bounded. Complexity: O(1) for FIX_*; for CRON see CronExpression::NextFireMs (DST rule in cron.hpp).
   [[nodiscard]] std::optional<std::int64_t> NextFireMs(std::int64_t from_ms) const;
 
   [[nodiscard]] ScheduleType type() const { return type_; }

@@ -8,9 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +25,7 @@
 #include <vector>
 
 #include "cwtest/fake_admin.hpp"
+#include "cwtest/process.hpp"
 #include "executor/protocol.hpp"
 
 namespace {
@@ -46,15 +45,10 @@ std::chrono::seconds OutageLength() {
   return std::chrono::seconds(v != nullptr ? std::atoi(v) : 60);
 }
 
-// Polls `f` every 20 ms until it returns true or `timeout` passes.
+// Polls `f` every 20 ms until it returns true or `timeout` passes (the shared e2e helper).
 template <class F>
 bool Eventually(F f, std::chrono::milliseconds timeout = kWait) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return f();
+  return cwtest::Eventually(f, timeout, 20ms);
 }
 
 std::string ReadAll(const std::filesystem::path& p) {
@@ -64,21 +58,9 @@ std::string ReadAll(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// A free loopback port (bound, then released: a small race that is fine for a test).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return 0;
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // One cronwheel-executor process. Its stdout/stderr go to `out`. Stopped (SIGTERM, then SIGKILL after
-// 15 s) by Stop() or the destructor.
+// 15 s) by Stop() or the destructor. Unlike cwtest::ChildProcess it starts from an empty environment (PATH
+// only): no CRONWHEEL_* setting of the caller may change the executor under test.
 class ExecutorProcess {
  public:
   ExecutorProcess(const std::vector<std::string>& args, std::filesystem::path out) : out_(std::move(out)) {
@@ -414,7 +396,7 @@ TEST_F(ExecutorE2E, AScriptJobIsRefusedWhenScriptsAreOff) {
 
 TEST_F(ExecutorE2E, HttpRulesTokenMethodPathSizeAndJson) {
   admin_.Start();
-  const int port = FreePort();
+  const int port = cwtest::FreeTcpPort();
   const std::string prefixed = "http://127.0.0.1:" + std::to_string(port) + "/exec/";
   StartExecutor({"--listen", "127.0.0.1:" + std::to_string(port), "--advertise-address", prefixed});
   EXPECT_EQ(AwaitRegistered(), prefixed);

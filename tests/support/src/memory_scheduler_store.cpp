@@ -143,4 +143,25 @@ void MemorySchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, st
   }
 }
 
+std::vector<std::int64_t> MemorySchedulerStore::CreateShards(std::int64_t base_log_id, int total,
+                                                             std::string_view node_id, std::int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  ThrowIfBroken();
+  auto& base = logs_.at(base_log_id);
+  std::vector<std::int64_t> ids{base_log_id};
+  if (base.shard_total != 1) return ids;
+  base.shard_total = total;
+  for (int i = 1; i < total; ++i) {
+    const auto id = next_log_id_++;
+    auto row = base;
+    row.id = id;
+    row.owner = std::string(node_id);
+    row.dispatch_ms = now_ms;
+    row.shard_index = i;
+    logs_[id] = row;
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 }  // namespace cwtest

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <thread>
+#include <utility>
 
 namespace {
 
@@ -23,7 +24,7 @@ TEST(FakeClock, WaiterWakesOnlyWhenItsDeadlinePasses) {
   cwtest::FakeClock clock;
   std::atomic<bool> woke{false};
   std::jthread waiter([&](std::stop_token st) {
-    EXPECT_TRUE(clock.WaitFor(10s, st));
+    EXPECT_TRUE(clock.WaitFor(10s, std::move(st)));
     woke = true;
   });
   ASSERT_TRUE(clock.AwaitWaiters(1));
@@ -39,7 +40,7 @@ TEST(FakeClock, WaiterWakesOnlyWhenItsDeadlinePasses) {
 TEST(FakeClock, StopRequestWakesAWaiterWithFalse) {
   cwtest::FakeClock clock;
   std::atomic<int> result{-1};
-  std::jthread waiter([&](std::stop_token st) { result = clock.WaitFor(1h, st) ? 1 : 0; });
+  std::jthread waiter([&](std::stop_token st) { result = clock.WaitFor(1h, std::move(st)) ? 1 : 0; });
   ASSERT_TRUE(clock.AwaitWaiters(1));
   waiter.request_stop();
   waiter.join();
@@ -68,7 +69,7 @@ TEST(FakeClock, WaitUntilWallMsConvertsToSteadyTime) {
   cwtest::FakeClock clock(10'000);
   std::atomic<bool> woke{false};
   std::jthread waiter([&](std::stop_token st) {
-    clock.WaitUntilWallMs(12'500, st);
+    clock.WaitUntilWallMs(12'500, std::move(st));
     woke = true;
   });
   ASSERT_TRUE(clock.AwaitWaiters(1));

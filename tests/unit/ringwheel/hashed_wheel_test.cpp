@@ -15,7 +15,7 @@ using namespace std::chrono_literals;
 using ringwheel::HashedWheel;
 using ringwheel::SteadyTime;
 
-const SteadyTime kStart{std::chrono::hours(1000)};
+constexpr SteadyTime kStart{std::chrono::hours(1000)};
 
 TEST(HashedWheel, RoundsTicksPerWheelUpToAPowerOfTwo) {
   EXPECT_EQ((HashedWheel<int>(kStart, 100ms, 1).wheel_size()), 1U);

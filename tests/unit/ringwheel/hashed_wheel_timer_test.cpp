@@ -185,6 +185,7 @@ TEST(HashedWheelTimer, ManyProducersLoseNothing) {
   std::atomic<int> cancelled{0};
   {
     std::vector<std::jthread> producers;
+    producers.reserve(kProducers);
     for (int p = 0; p < kProducers; ++p) {
       producers.emplace_back([&, p] {
         for (int i = 0; i < kEach; ++i) {

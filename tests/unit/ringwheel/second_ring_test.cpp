@@ -19,6 +19,7 @@ constexpr std::int64_t kT0 = 1'767'225'600'000;  // 2026-01-01T00:00:00Z, second
 
 std::vector<std::int64_t> Keys(const std::vector<Ring::Entry>& entries) {
   std::vector<std::int64_t> keys;
+  keys.reserve(entries.size());
   for (const auto& e : entries)
     keys.push_back(e.key);
   return keys;
@@ -59,7 +60,7 @@ TEST(SecondRing, AFireAMinuteAheadInTheSameSlotStays) {
 TEST(SecondRing, ATickThatRunsOnePointFiveSecondsLateLosesNothing) {
   Ring ring;
   for (int s = 0; s < 10; ++s)
-    ring.Push(kT0 + s * 1'000, s, "fire");
+    ring.Push(kT0 + std::int64_t{s} * 1'000, s, "fire");
   // Ticks at 0 s and 1 s; the tick due at 2 s runs 1.5 s late, at 3.5 s; the next one at 5 s.
   EXPECT_EQ(Keys(ring.Drain(kT0 + 0)), (std::vector<std::int64_t>{0}));
   EXPECT_EQ(Keys(ring.Drain(kT0 + 1'000)), (std::vector<std::int64_t>{1}));
@@ -72,7 +73,7 @@ TEST(SecondRing, ATenSecondStallLosesNothing) {
   // XXL-JOB (look-back 2) would lose seconds 1..7 here.
   Ring ring(2);
   for (int s = 0; s < 15; ++s)
-    ring.Push(kT0 + s * 1'000 + 200, s, "fire");
+    ring.Push(kT0 + std::int64_t{s} * 1'000 + 200, s, "fire");
   EXPECT_EQ(Keys(ring.Drain(kT0 + 500)), (std::vector<std::int64_t>{0}));
   EXPECT_EQ(Keys(ring.Drain(kT0 + 10'500)), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
   EXPECT_EQ(Keys(ring.Drain(kT0 + 11'000)), (std::vector<std::int64_t>{}));
@@ -83,7 +84,7 @@ TEST(SecondRing, AStallLongerThanAMinuteLosesNothing) {
   Ring ring;
   ring.Drain(kT0);
   for (int s = 1; s <= 130; s += 3)
-    ring.Push(kT0 + s * 1'000, s, "fire");
+    ring.Push(kT0 + std::int64_t{s} * 1'000, s, "fire");
   const auto due = ring.Drain(kT0 + 90'000);
   std::vector<std::int64_t> expected;
   for (int s = 1; s <= 90; s += 3)
@@ -152,6 +153,7 @@ TEST(SecondRing, ConcurrentPushersAndOneDrainerLoseNothing) {
   std::atomic<int> done{0};
   std::atomic<std::int64_t> now{kT0};
   std::vector<std::jthread> pushers;
+  pushers.reserve(kPushers);
   for (int p = 0; p < kPushers; ++p) {
     pushers.emplace_back([&, p] {
       for (int i = 0; i < kPerPusher; ++i) {

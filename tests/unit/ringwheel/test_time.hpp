@@ -25,7 +25,9 @@ inline std::int64_t Utc(const std::string& iso) {
     throw std::invalid_argument("bad test instant " + iso);
   }
   const date::sys_days day{date::year{y} / date::month{mo} / date::day{d}};
-  return (std::int64_t{day.time_since_epoch().count()} * 86400 + h * 3600 + mi * 60 + s) * 1000;
+  return (std::int64_t{day.time_since_epoch().count()} * 86400 + std::int64_t{h} * 3600 +
+          std::int64_t{mi} * 60 + s) *
+         1000;
 }
 
 // epoch ms -> "2026-03-08T07:00:00Z" (for readable failure messages).

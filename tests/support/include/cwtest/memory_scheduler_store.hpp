@@ -30,6 +30,8 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
     std::int64_t dispatch_ms = 0;
     bool skipped = false;
     std::string note;
+    int shard_index = 0;
+    int shard_total = 1;
   };
 
   void AddJob(const cronwheel::admin::DueJob& job);
@@ -51,6 +53,8 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
                                                               std::span<const std::int64_t> log_ids,
                                                               std::int64_t now_ms) override;
   void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
+  std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
+                                         std::int64_t now_ms) override;
 
  private:
   void ThrowIfBroken() const;

@@ -1,0 +1,231 @@
+#include "admin/monitors.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "admin/executor_api.hpp"
+#include "admin/pg_scheduler_store.hpp"
+#include "cwtest/fake_clock.hpp"
+#include "pg_fixture.hpp"
+
+namespace {
+
+using namespace cronwheel::admin;
+namespace protocol = cronwheel::protocol;
+using ::testing::HasSubstr;
+
+constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z, a UTC midnight
+
+class RecordingAlarms final : public AlarmSender {
+ public:
+  AlarmOutcome Send(const AlarmEvent& e) override {
+    events.push_back(e);
+    if (e.alarm_email.empty() && e.alarm_webhook.empty()) return {};
+    return {.attempted = true, .ok = succeed, .message = succeed ? "sent" : "smtp down"};
+  }
+  bool succeed = true;
+  std::vector<AlarmEvent> events;
+};
+
+class BeatClient final : public ExecutorClient {
+ public:
+  std::set<std::string> alive;
+  protocol::Envelope Run(const std::string&, const std::string&, const protocol::TriggerParam&) override {
+    return protocol::Envelope::Success();
+  }
+  protocol::Envelope Beat(const std::string& a, const std::string&) override {
+    return alive.contains(a) ? protocol::Envelope::Success() : protocol::Envelope::Fail("refused");
+  }
+  protocol::Envelope IdleBeat(const std::string&, const std::string&, int) override {
+    return protocol::Envelope::Success();
+  }
+  protocol::Envelope Kill(const std::string&, const std::string&, int) override {
+    return protocol::Envelope::Success();
+  }
+  protocol::Envelope Log(const std::string&, const std::string&, const protocol::LogParam&) override {
+    return protocol::Envelope::Success();
+  }
+};
+
+class MonitorsPg : public cwtest::PgFixture {
+ protected:
+  // A fire row; returns its id.
+  std::int64_t AddLog(int job, int group, const std::string& type, std::int64_t scheduled, int trigger_code,
+                      int handle_code, int retry_count = 0, const std::string& address = "",
+                      std::int64_t trigger_ms = 0) {
+    return Exec(fmt::format(
+        "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, trigger_code, handle_code,"
+        " retry_count, executor_address, trigger_ms, created_ms) VALUES ({}, {}, '{}', {}, {}, {}, "
+        "{}, '{}', {}, {}) RETURNING id",
+        job, group, type, scheduled, trigger_code, handle_code, retry_count, address,
+        trigger_ms ? trigger_ms : scheduled, scheduled))[0][0]
+        .as<std::int64_t>();
+  }
+  cwtest::FakeClock clock_{kT0 + 3'600'000};
+};
+
+TEST_F(MonitorsPg, RegistrationsOlderThanNinetySecondsExpire) {
+  RegistryService registry(clock_, *pool_);
+  registry.Register({"EXECUTOR", "app", "http://127.0.0.1:1/"});
+  clock_.Advance(std::chrono::seconds(60));
+  registry.Register({"EXECUTOR", "app", "http://127.0.0.1:2"});
+  clock_.Advance(std::chrono::seconds(31));
+  EXPECT_EQ(registry.ExpireDead(), 1u);
+  EXPECT_EQ(Exec("SELECT registry_value FROM executor_registry")[0][0].as<std::string>(),
+            "http://127.0.0.1:2/");
+}
+
+TEST_F(MonitorsPg, ReportCountsEachUtcDay) {
+  const int g = AddGroup();
+  const int j = AddJob(g, "* * * * * ?", 0);
+  const std::int64_t day = 86'400'000;
+  AddLog(j, g, "CRON", kT0 + 10, 200, 200);           // today: success
+  AddLog(j, g, "CRON", kT0 + 20, 200, 200);           // today: success
+  AddLog(j, g, "CRON", kT0 + 30, 200, 0);             // today: running
+  AddLog(j, g, "CRON", kT0 + 40, 0, 0);               // today: pending (counted running)
+  AddLog(j, g, "CRON", kT0 + 50, 500, 0);             // today: failed
+  AddLog(j, g, "CRON", kT0 - 5, 200, 502);            // yesterday: failed (timeout)
+  AddLog(j, g, "CRON", kT0 - 2 * day + 1, 200, 200);  // two days ago
+  AddLog(j, g, "CRON", kT0 - 3 * day + 1, 200, 200);  // three days ago: not recomputed
+  ReportMonitor report(clock_, *pool_, 30);
+  report.UpdateReport(clock_.NowMs());
+  const auto rows =
+      Exec("SELECT day::text, running_count, success_count, failed_count FROM log_report ORDER BY day");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0][0].as<std::string>(), "2025-12-30");
+  EXPECT_EQ(rows[0][2].as<int>(), 1);
+  EXPECT_EQ(rows[1][0].as<std::string>(), "2025-12-31");
+  EXPECT_EQ(rows[1][3].as<int>(), 1);
+  EXPECT_EQ(rows[2][0].as<std::string>(), "2026-01-01");
+  EXPECT_EQ(rows[2][1].as<int>(), 2);
+  EXPECT_EQ(rows[2][2].as<int>(), 2);
+  EXPECT_EQ(rows[2][3].as<int>(), 1);
+}
+
+TEST_F(MonitorsPg, RetentionDeletesOldFiresInBatchesAndIsOffBelowThreeDays) {
+  const int g = AddGroup();
+  const int j = AddJob(g, "* * * * * ?", 0);
+  for (int i = 0; i < 2500; ++i)
+    AddLog(j, g, "MANUAL", kT0 - 10LL * 86'400'000 + i, 200, 200);
+  AddLog(j, g, "MANUAL", kT0 - 86'400'000, 200, 200);
+  EXPECT_EQ(ReportMonitor(clock_, *pool_, 2).ApplyRetention(clock_.NowMs()), 0);
+  EXPECT_EQ(ReportMonitor(clock_, *pool_, 7).ApplyRetention(clock_.NowMs()), 2500);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 1);
+}
+
+TEST_F(MonitorsPg, ResultsLostOnGoneExecutorsAreFailedButNotOnLiveOnes) {
+  const int autog = AddGroup("auto-app");
+  const int manualg = AddGroup("manual-app", ", address_type, addresses",
+                               ", 'MANUAL', '{http://127.0.0.1:7001/,http://127.0.0.1:7002/}'");
+  const int ja = AddJob(autog, "* * * * * ?", 0);
+  const int jm = AddJob(manualg, "* * * * * ?", 0);
+  const auto old = clock_.NowMs() - 11 * 60'000;
+  const auto gone_auto = AddLog(ja, autog, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7000/");
+  const auto live_auto = AddLog(ja, autog, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7003/");
+  const auto gone_manual = AddLog(jm, manualg, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7001/");
+  const auto live_manual = AddLog(jm, manualg, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7002/");
+  const auto recent =
+      AddLog(ja, autog, "MANUAL", clock_.NowMs() - 60'000, 200, 0, 0, "http://127.0.0.1:7000/");
+  RegistryService registry(clock_, *pool_);
+  registry.Register({"EXECUTOR", "auto-app", "http://127.0.0.1:7003/"});
+  JobCatalog catalog({.listen = false}, clock_, *pool_);
+  catalog.RefreshRegistry();
+  BeatClient client;
+  client.alive = {"http://127.0.0.1:7002/"};  // the manual group's second executor answers /beat
+  LostResultMonitor monitor(clock_, *pool_, catalog, client, "token");
+  EXPECT_EQ(monitor.RunOnce(), 2);
+  auto status = [&](std::int64_t id) {
+    return Exec(fmt::format("SELECT status FROM job_log WHERE id = {}", id))[0][0].as<std::string>();
+  };
+  EXPECT_EQ(status(gone_auto), "FAILED");
+  EXPECT_EQ(status(gone_manual), "FAILED");
+  EXPECT_EQ(status(live_auto), "RUNNING");
+  EXPECT_EQ(status(live_manual), "RUNNING")
+      << "a manual group's executor is judged by /beat, not the registry";
+  EXPECT_EQ(status(recent), "RUNNING");
+  EXPECT_THAT(
+      Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", gone_auto))[0][0].as<std::string>(),
+      HasSubstr("Job result lost"));
+}
+
+TEST_F(MonitorsPg, FailuresAreRetriedWithBackoffThenAlarmed) {
+  const int g = AddGroup();
+  const int j = AddJob(g, "* * * * * ?", 0);
+  Exec(fmt::format(
+      "UPDATE job SET retry_count = 2, retry_backoff_s = 10, alarm_email = 'ops@example.com' WHERE id = {}",
+      j));
+  RecordingAlarms alarms;
+  std::vector<std::pair<Fire, std::chrono::milliseconds>> scheduled;
+  FailureMonitor monitor(
+      {.node_id = "node-a"}, clock_, *pool_, alarms,
+      [&](Fire f, std::chrono::milliseconds d) { scheduled.emplace_back(std::move(f), d); });
+  const auto first = AddLog(j, g, "CRON", clock_.NowMs(), 200, 500, 2);
+  auto round = monitor.RunOnce();
+  EXPECT_EQ(round.claimed, 1);
+  EXPECT_EQ(round.retries, 1);
+  EXPECT_EQ(round.alarms_sent, 0) << "a retry follows: no alarm yet";
+  ASSERT_EQ(scheduled.size(), 1u);
+  EXPECT_EQ(scheduled[0].second, std::chrono::seconds(10));
+  EXPECT_EQ(scheduled[0].first.type, TriggerType::kRetry);
+  EXPECT_EQ(scheduled[0].first.retry_count, 1);
+  const auto retry1 = scheduled[0].first.log_id;
+  EXPECT_EQ(Exec(fmt::format("SELECT parent_log_id, scheduled_ms, owner_node FROM job_log WHERE id = {}",
+                             retry1))[0][0]
+                .as<std::int64_t>(),
+            first);
+  EXPECT_EQ(Exec(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", first))[0][0].as<int>(), 1);
+  EXPECT_EQ(monitor.RunOnce().claimed, 0) << "a failure is handled once";
+  // The retry fails too: the second back-off doubles; the last retry has none left.
+  Exec(fmt::format("UPDATE job_log SET trigger_code = 200, handle_code = 500 WHERE id = {}", retry1));
+  monitor.RunOnce();
+  ASSERT_EQ(scheduled.size(), 2u);
+  EXPECT_EQ(scheduled[1].second, std::chrono::seconds(20));
+  EXPECT_EQ(scheduled[1].first.retry_count, 0);
+  Exec(fmt::format("UPDATE job_log SET trigger_code = 500 WHERE id = {}", scheduled[1].first.log_id));
+  alarms.succeed = false;
+  round = monitor.RunOnce();
+  EXPECT_EQ(round.retries, 0);
+  EXPECT_EQ(round.alarms_failed, 1) << "the final failure is alarmed";
+  ASSERT_EQ(alarms.events.size(), 1u);
+  EXPECT_EQ(alarms.events[0].log_id, scheduled[1].first.log_id);
+  EXPECT_EQ(
+      Exec(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", scheduled[1].first.log_id))[0][0]
+          .as<int>(),
+      3);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_type = 'RETRY'"), 2);
+}
+
+TEST_F(MonitorsPg, NoAlarmConfiguredMeansStatusOneAndStuckClaimsAreReleased) {
+  const int g = AddGroup();
+  const int j = AddJob(g, "* * * * * ?", 0);
+  RecordingAlarms alarms;
+  FailureMonitor monitor({.node_id = "node-a"}, clock_, *pool_, alarms,
+                         [](Fire, std::chrono::milliseconds) {});
+  const auto id = AddLog(j, g, "CRON", clock_.NowMs(), 500, 0);
+  monitor.RunOnce();
+  EXPECT_EQ(Exec(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", id))[0][0].as<int>(), 1);
+  const auto stuck = AddLog(j, g, "CRON", clock_.NowMs() - 3'600'000, 500, 0);
+  Exec(fmt::format("UPDATE job_log SET alarm_status = -1 WHERE id = {}", stuck));
+  monitor.RunOnce();
+  EXPECT_EQ(Exec(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", stuck))[0][0].as<int>(), 3);
+}
+
+TEST_F(MonitorsPg, ABroadcastExpandsIntoOneRowPerShardOnce) {
+  const int g = AddGroup();
+  const int j = AddJob(g, "* * * * * ?", 0);
+  const auto base = AddLog(j, g, "CRON", kT0, 0, 0);
+  PgSchedulerStore store(*pool_);
+  const auto ids = store.CreateShards(base, 3, "node-a", kT0);
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids[0], base);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE shard_total = 3"), 3);
+  EXPECT_EQ(
+      Count(fmt::format("SELECT count(*) FROM job_log WHERE id = {} AND shard_index = 2 AND dispatch_ms > 0",
+                        ids[2])),
+      1);
+  EXPECT_EQ(store.CreateShards(base, 3, "node-a", kT0).size(), 1u)
+      << "a recovered fire is not expanded twice";
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 3);
+}
+
+}  // namespace

@@ -1,0 +1,65 @@
+// JSON calls to the REST API. The session cookie is HttpOnly (the browser sends it); the CSRF token is
+// kept in memory only and sent on every state-changing request.
+let csrfToken = '';
+let onUnauthorized = () => {};
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.error) || `HTTP ${status}`);
+    this.status = status;
+    this.errors = (body && body.errors) || [];
+  }
+  // The message for one field, or ''.
+  field(name) {
+    const e = this.errors.find((x) => x.field === name);
+    return e ? e.message : '';
+  }
+}
+
+export function setCsrf(token) {
+  csrfToken = token || '';
+}
+
+export function setUnauthorizedHandler(fn) {
+  onUnauthorized = fn;
+}
+
+async function call(method, path, body) {
+  const headers = { Accept: 'application/json' };
+  if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try {
+    data = await res.json();
+  } catch (_) {
+    data = null;
+  }
+  if (!res.ok) {
+    if (res.status === 401 && path !== '/api/v1/auth/login') onUnauthorized();
+    throw new ApiError(res.status, data);
+  }
+  return data;
+}
+
+// A query string from the non-empty values of `params`.
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export const api = {
+  get: (path) => call('GET', path),
+  post: (path, body) => call('POST', path, body === undefined ? {} : body),
+  put: (path, body) => call('PUT', path, body),
+  del: (path) => call('DELETE', path),
+};

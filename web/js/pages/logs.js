@@ -1,0 +1,131 @@
+import { html, useEffect, useState } from '../lib.js';
+import { api, query } from '../api.js';
+import {
+  ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Pager, Select, StatusBadge, navigate, useLoad,
+} from '../components.js';
+import { LOG_STATUSES, formatMs, localInputToMs, msToLocalInput } from '../util.js';
+
+const LIMIT = 50;
+const short = (s, n = 120) => (s && s.length > n ? `${s.slice(0, n)}…` : s || '');
+
+function ClearPanel({ group, job, onDone, onCancel }) {
+  const [mode, setMode] = useState('older_than_days');
+  const [value, setValue] = useState('30');
+  const [error, setError] = useState(null);
+  const submit = async (e) => {
+    e.preventDefault();
+    const body = { [mode]: Number(value) };
+    if (group) body.group_id = Number(group);
+    if (job) body.job_id = Number(job);
+    try {
+      const r = await api.post('/api/v1/logs/clear', body);
+      onDone(r.deleted);
+    } catch (ex) {
+      setError(ex);
+    }
+  };
+  return html`<form class="card form" onSubmit=${submit}>
+    <h2>Clear finished fires ${job ? `of job ${job}` : group ? `of group ${group}` : '(all you may see)'}</h2>
+    <${ErrorBanner} error=${error} />
+    <div class="grid">
+      <${Field} label="Which">
+        <${Select} value=${mode} onChange=${setMode}
+          options=${[['older_than_days', 'older than N days'], ['keep_last', 'all but the newest N']]} />
+      </${Field}>
+      <${Field} label="N"><input type="number" min="0" value=${value} onInput=${(e) => setValue(e.target.value)} /></${Field}>
+    </div>
+    <p class="muted">Pending and running fires are never deleted.</p>
+    <div class="form-actions">
+      <button type="button" onClick=${onCancel}>Cancel</button>
+      <button type="submit" class="danger">Delete</button>
+    </div>
+  </form>`;
+}
+
+export function LogsPage({ route }) {
+  const p = route.params;
+  const offset = Number(p.offset || 0);
+  const [auto, setAuto] = useState(true);
+  const [clearing, setClearing] = useState(false);
+  const [notice, setNotice] = useState('');
+  const [actionError, setActionError] = useState(null);
+  const groups = useLoad(() => api.get('/api/v1/groups'), []);
+  const jobs = useLoad(() => api.get(`/api/v1/jobs${query({ group_id: p.group, limit: 1000 })}`), [p.group]);
+  const logs = useLoad(
+    () => api.get(`/api/v1/logs${query({
+      group_id: p.group, job_id: p.job, status: p.status, from_ms: p.from, to_ms: p.to, offset, limit: LIMIT,
+    })}`),
+    [p.group, p.job, p.status, p.from, p.to, offset],
+  );
+  useEffect(() => {
+    if (!auto) return undefined;
+    const t = setInterval(() => logs.reload(), 3000);
+    return () => clearInterval(t);
+  }, [auto, p.group, p.job, p.status, p.from, p.to, offset]);
+
+  const setFilter = (changes) =>
+    navigate('/logs', { group: p.group, job: p.job, status: p.status, from: p.from, to: p.to, ...changes, offset: '' });
+  const jobList = (jobs.data && jobs.data.items) || [];
+  const jobName = Object.fromEntries(jobList.map((j) => [j.id, j.description]));
+  const kill = async (l) => {
+    setActionError(null);
+    try {
+      await api.post(`/api/v1/logs/${l.id}/kill`);
+      setNotice(`Killed fire ${l.id}.`);
+      logs.reload();
+    } catch (ex) {
+      setActionError(ex);
+    }
+  };
+
+  return html`<section>
+    <${PageHeader} title="Logs">
+      <label class="inline"><input type="checkbox" checked=${auto} onChange=${(e) => setAuto(e.target.checked)} /> auto-refresh</label>
+      <button type="button" onClick=${() => logs.reload()} data-testid="refresh-logs">Refresh</button>
+      <button type="button" onClick=${() => setClearing(!clearing)}>Clear…</button>
+    </${PageHeader}>
+    <form class="filters" onSubmit=${(e) => e.preventDefault()}>
+      <${Field} label="Group">
+        <${Select} name="group" value=${p.group || ''} onChange=${(v) => setFilter({ group: v, job: '' })}
+          options=${[['', 'All groups'], ...((groups.data && groups.data.items) || []).map((g) => [g.id, g.title])]} />
+      </${Field}>
+      <${Field} label="Job">
+        <${Select} name="job" value=${p.job || ''} onChange=${(v) => setFilter({ job: v })}
+          options=${[['', 'All jobs'], ...jobList.map((j) => [j.id, `${j.id}: ${j.description}`])]} />
+      </${Field}>
+      <${Field} label="Status">
+        <${Select} name="status" value=${p.status || ''} onChange=${(v) => setFilter({ status: v })} options=${[['', 'Any'], ...LOG_STATUSES]} />
+      </${Field}>
+      <${Field} label="From">
+        <input type="datetime-local" name="from" value=${msToLocalInput(p.from)} onChange=${(e) => setFilter({ from: localInputToMs(e.target.value) })} />
+      </${Field}>
+      <${Field} label="To">
+        <input type="datetime-local" name="to" value=${msToLocalInput(p.to)} onChange=${(e) => setFilter({ to: localInputToMs(e.target.value) })} />
+      </${Field}>
+    </form>
+    ${clearing && html`<${ClearPanel} group=${p.group} job=${p.job} onCancel=${() => setClearing(false)}
+      onDone=${(n) => { setClearing(false); setNotice(`Deleted ${n} fire(s).`); logs.reload(); }} />`}
+    <${Notice} text=${notice} onClose=${() => setNotice('')} />
+    <${ErrorBanner} error=${actionError || logs.error} />
+    ${!logs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="logs-table">
+      <thead><tr><th>Fire</th><th>Job</th><th>Scheduled</th><th>Type</th><th>Status</th><th>Executor</th><th>Result</th><th></th></tr></thead>
+      <tbody>
+        ${logs.data.items.length === 0 && html`<tr><td colspan="8" class="muted">No fires.</td></tr>`}
+        ${logs.data.items.map((l) => html`<tr key=${l.id} data-log-id=${l.id} data-status=${l.status}>
+          <td data-label="Fire"><a href=${`#/logs/${l.id}`}>${l.id}</a></td>
+          <td class="desc" data-label="Job">${l.job_id}${jobName[l.job_id] ? html`: ${jobName[l.job_id]}` : ''}</td>
+          <td data-label="Scheduled">${formatMs(l.scheduled_ms)}</td>
+          <td data-label="Type">${l.trigger_type}</td>
+          <td data-label="Status"><${StatusBadge} status=${l.status} /></td>
+          <td class="mono small" data-label="Executor">${l.executor_address}</td>
+          <td class="small msg" data-label="Result">${short(l.handle_msg || (l.trigger_code !== 200 ? l.trigger_msg : ''))}</td>
+          <td class="row-actions" data-label="">
+            <a class="button" href=${`#/logs/${l.id}`}>Output</a>
+            ${l.status === 'RUNNING' && html`<${ConfirmButton} label="Kill" onConfirm=${() => kill(l)} />`}
+          </td>
+        </tr>`)}
+      </tbody>
+    </table></div>
+    <${Pager} total=${logs.data.total} offset=${offset} limit=${LIMIT} onChange=${(o) => navigate('/logs', { ...p, offset: o || '' })} />`}
+  </section>`;
+}
