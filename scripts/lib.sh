@@ -53,11 +53,12 @@ cw_login() {
     echo "login as admin failed (HTTP $code): $(head -n -1 <<<"$out")" >&2; return 1
   fi
 }
-# cw_api <method> <path> [json body]: prints the response body; fails on HTTP >= 400.
+# cw_api <method> <path> [json body]: prints the response body; fails on HTTP >= 400. POST and PUT always
+# carry a body ({} by default): the admin needs a Content-Length.
 cw_api() {
   local args=(-sS -f -b "$CW_COOKIES" -X "$1" -H 'Content-Type: application/json')
   [ -n "$CW_CSRF" ] && args+=(-H "X-CSRF-Token: $CW_CSRF")
-  [ $# -ge 3 ] && args+=(-d "$3")
+  if [ $# -ge 3 ]; then args+=(-d "$3"); elif [ "$1" = POST ] || [ "$1" = PUT ]; then args+=(-d '{}'); fi
   curl "${args[@]}" "$CW_BASE$2"
 }
 # cw_json <python expression over `d`>: reads JSON on stdin.

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <pqxx/pqxx>
 #include <stdexcept>
 
 #include "admin/alarm.hpp"
@@ -71,6 +72,9 @@ void AdminConfig::Declare(Settings& s) {
       .Add("shutdown_drain_ms", &shutdown_drain,
            "at shutdown with no other admin alive, keep sending for this long", std::chrono::milliseconds(0),
            std::chrono::milliseconds(60'000))
+      .Add("startup_timeout_ms", &startup_timeout,
+           "how long to wait for PostgreSQL at start before giving up", std::chrono::milliseconds(0),
+           std::chrono::milliseconds(3'600'000))
       .Add("log_retention_days", &log_retention_days, "fires older than this are deleted; below 3 = keep all",
            0, 36500)
       .Add("smtp_url", &smtp_url,
@@ -260,12 +264,22 @@ AdminApp::~AdminApp() {
 
 void AdminApp::Start() {
   if (auto err = config_.Validate(); !err.empty()) throw std::invalid_argument(err);
-  {
-    PgPool bootstrap({.dsn = config_.dsn, .size = 1});
-    auto conn = bootstrap.Acquire();
-    const auto report = ApplyMigrations(*conn, BuiltInMigrations(), clock_.NowMs());
-    spdlog::info("database schema at version {} ({} migration(s) applied now)", report.schema_version,
-                 report.applied);
+  // PostgreSQL may not be up yet (a cluster starting, a database restart): wait for it, within bounds.
+  const auto give_up = clock_.SteadyNow() + config_.startup_timeout;
+  std::stop_source never;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      PgPool bootstrap({.dsn = config_.dsn, .size = 1});
+      auto conn = bootstrap.Acquire();
+      const auto report = ApplyMigrations(*conn, BuiltInMigrations(), clock_.NowMs());
+      spdlog::info("database schema at version {} ({} migration(s) applied now)", report.schema_version,
+                   report.applied);
+      break;
+    } catch (const pqxx::broken_connection& e) {
+      if (clock_.SteadyNow() >= give_up) throw;
+      if (attempt % 10 == 0) spdlog::warn("waiting for PostgreSQL: {}", e.what());
+      clock_.WaitFor(std::chrono::milliseconds(500), never.get_token());
+    }
   }
   parts_ = std::make_unique<Parts>(config_, clock_);
   auto& p = *parts_;

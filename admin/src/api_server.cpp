@@ -54,14 +54,22 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
       });
   server_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 413) {
+    const bool has_length = req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
+    if (res.status == 400 && (req.method == "POST" || req.method == "PUT") && !has_length) {
+      // httplib cannot read a body it was not told the length of.
+      SendError(
+          res, 411,
+          fmt::format(
+              "{} {} needs a Content-Length header; send a JSON body ({{}} when there is nothing to say)",
+              req.method, req.path.substr(0, 200)));
+    } else if (res.status == 413) {
       SendError(res, 413, "the body is larger than the limit");
     } else if (res.status == 404) {
       SendError(res, 404, fmt::format("no such resource: {} {}", req.method, req.path.substr(0, 200)));
     } else if (res.status == 405) {
       SendError(res, 405, fmt::format("method {} not allowed on {}", req.method, req.path.substr(0, 200)));
     } else {
-      SendError(res, res.status, "request failed");
+      SendError(res, res.status, fmt::format("the request could not be read (HTTP {})", res.status));
     }
   });
   RegisterExecutorApi("");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -100,7 +101,8 @@ CallbackService::Outcome CallbackService::Handle(std::span<const protocol::Handl
   Outcome out;
   if (callbacks.empty()) return out;
   // The last result per log id wins within one batch; duplicates count as ignored.
-  std::unordered_map<std::int64_t, const protocol::HandleCallbackParam*> latest;
+  // Ordered by id: batched writers of job_log lock rows in one order (see PgLogWriter).
+  std::map<std::int64_t, const protocol::HandleCallbackParam*> latest;
   for (const auto& c : callbacks)
     latest[c.log_id] = &c;
   out.ignored = static_cast<int>(callbacks.size() - latest.size());

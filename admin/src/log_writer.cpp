@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "pg_util.hpp"
@@ -76,8 +77,16 @@ bool PgLogWriter::Flush() {
 }
 
 bool PgLogWriter::WriteBatch(const std::vector<TriggerResult>& batch) {
+  // In id order: every batched writer of job_log (this one, callbacks) locks rows in the same order, so
+  // they never deadlock (a deadlock would stall both for deadlock_timeout).
+  std::vector<const TriggerResult*> sorted;
+  sorted.reserve(batch.size());
+  for (const auto& r : batch)
+    sorted.push_back(&r);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->log_id < b->log_id; });
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : batch) {
+  for (const auto* p : sorted) {
+    const auto& r = *p;
     rows.push_back({{"i", r.log_id},
                     {"t", r.trigger_ms},
                     {"c", r.trigger_code},

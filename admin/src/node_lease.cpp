@@ -58,6 +58,7 @@ void NodeLease::EnsureLock() {
   lock_conn_.reset();
   auto conn = std::make_unique<pqxx::connection>(pool_.dsn());
   pqxx::nontransaction tx(*conn);
+  tx.exec(PgPool::kDefaultSessionSetup);
   const bool got =
       tx.exec_params1("SELECT pg_try_advisory_lock($1, $2)", kNodeLockClass, lock_key_)[0].as<bool>();
   if (!got) {
@@ -82,14 +83,15 @@ void NodeLease::Heartbeat() {
 }
 
 std::vector<ClaimedFire> NodeLease::ClaimRows(pqxx::work& tx, const std::string& where_owner,
-                                              const std::string& owner) {
+                                              const std::string& owner, bool wait_for_locks) {
+  // Another node's rows are taken with SKIP LOCKED (two live nodes never wait on each other; a row skipped
+  // now is taken on the next round). This node's own rows at start are waited for: nobody else will ever
+  // take them, so one skipped because a dead process's transaction still locked it would be stranded.
   const auto rows = tx.exec_params(
       "UPDATE job_log l SET owner_node = $1, dispatch_ms = 0 FROM job j"
       " WHERE l.id IN (SELECT id FROM job_log WHERE " +
-          where_owner +
-          " AND trigger_code = 0 AND NOT skipped ORDER BY scheduled_ms LIMIT $3 FOR UPDATE SKIP LOCKED)"
-          " AND j.id = l.job_id" +
-          kClaimReturning,
+          where_owner + " AND trigger_code = 0 AND NOT skipped ORDER BY id LIMIT $3 FOR UPDATE" +
+          (wait_for_locks ? "" : " SKIP LOCKED") + ") AND j.id = l.job_id" + kClaimReturning,
       settings_.node_id, owner, settings_.claim_batch);
   std::vector<ClaimedFire> out;
   out.reserve(rows.size());
@@ -106,7 +108,9 @@ void NodeLease::Start() {
   WithConnection(pool_, [&](pqxx::connection& conn) {
     for (;;) {
       pqxx::work tx(conn);
-      auto batch = ClaimRows(tx, "owner_node = $2 AND dispatch_ms >= 0", settings_.node_id);
+      // A dead run's transaction may hold some of these rows until PostgreSQL notices it is gone.
+      tx.exec(fmt::format("SET LOCAL lock_timeout = {}", settings_.lease.count()));
+      auto batch = ClaimRows(tx, "owner_node = $2 AND dispatch_ms >= 0", settings_.node_id, true);
       tx.commit();
       const bool more = static_cast<int>(batch.size()) == settings_.claim_batch;
       std::move(batch.begin(), batch.end(), std::back_inserter(own));
@@ -161,7 +165,7 @@ void NodeLease::Recover() {
     auto take = [&](const std::string& where, const std::string& owner) {
       for (;;) {
         pqxx::work tx(conn);
-        auto batch = ClaimRows(tx, where, owner);
+        auto batch = ClaimRows(tx, where, owner, false);
         tx.commit();
         const bool more = static_cast<int>(batch.size()) == settings_.claim_batch;
         std::move(batch.begin(), batch.end(), std::back_inserter(recovered));

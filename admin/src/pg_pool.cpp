@@ -30,6 +30,10 @@ PgPool::Lease PgPool::Acquire() {
       lock.unlock();
       try {
         auto conn = std::make_unique<pqxx::connection>(settings_.dsn);
+        if (!settings_.session_setup.empty()) {
+          pqxx::nontransaction tx(*conn);
+          tx.exec(settings_.session_setup);
+        }
         return Lease(this, std::move(conn));
       } catch (...) {
         lock.lock();

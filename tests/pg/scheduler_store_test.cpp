@@ -7,6 +7,7 @@
 #include "admin/node_lease.hpp"
 #include "admin/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
+#include "cwtest/process.hpp"
 #include "pg_fixture.hpp"
 
 namespace {
@@ -157,6 +158,35 @@ TEST_F(SchedulerStorePg, ALiveAdminIsNotDeclaredDeadAndARestartTakesBackItsOwnRo
                                   *pool_, [&](std::vector<ClaimedFire> f) { took_a = std::move(f); });
   a2->Start();
   EXPECT_EQ(took_a.size(), 5u);
+}
+
+TEST_F(SchedulerStorePg, ARestartTakesBackItsRowsEvenWhenADeadTransactionStillLocksSome) {
+  const int g = AddGroup();
+  AddJob(g, "* * * * * ?", kT0 + 1000);
+  cwtest::FakeClock clock(kT0);
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  ASSERT_EQ(store.Scan("admin-a", 10, clock, planner).fires.size(), 5u);
+  // A transaction of the dead run (its log writer, say) still holds a lock on one of the rows.
+  pqxx::connection blocker_conn(db_.dsn());
+  auto blocker = std::make_unique<pqxx::work>(blocker_conn);
+  blocker->exec("SELECT id FROM job_log ORDER BY id LIMIT 1 FOR UPDATE");
+  std::vector<ClaimedFire> took;
+  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock, *pool_,
+              [&](std::vector<ClaimedFire> f) { took = std::move(f); });
+  auto started = std::async(std::launch::async, [&] { a.Start(); });
+  // The restart waits for the lock (it does not skip the row)...
+  ASSERT_TRUE(cwtest::Eventually(
+      [&] {
+        return Count(
+                   "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = "
+                   "current_database()") > 0;
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(20)));
+  // ...and takes every row once the dead transaction is gone.
+  blocker->abort();
+  started.get();
+  EXPECT_EQ(took.size(), 5u);
 }
 
 TEST_F(SchedulerStorePg, HandOverGivesPendingRowsToTheOtherAdmins) {

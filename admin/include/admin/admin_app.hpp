@@ -37,6 +37,7 @@ struct AdminConfig {
   int db_pool_size = 24;
   int http_threads = 32;
   std::chrono::milliseconds shutdown_drain{5000};
+  std::chrono::milliseconds startup_timeout{120'000};
   int log_retention_days = 30;
   std::string smtp_url;
   std::string smtp_from = "cronwheel@localhost";

@@ -95,8 +95,8 @@ class NodeLease final {
   void EnsureLock();
   void Heartbeat();
   void Recover();
-  std::vector<ClaimedFire> ClaimRows(pqxx::work& tx, const std::string& where_owner,
-                                     const std::string& owner);
+  std::vector<ClaimedFire> ClaimRows(pqxx::work& tx, const std::string& where_owner, const std::string& owner,
+                                     bool wait_for_locks);
 
   Settings settings_;
   ringwheel::Clock& clock_;

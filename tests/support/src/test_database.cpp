@@ -35,7 +35,9 @@ std::string TestDatabase::ServerDsn() {
   return dsn;
 }
 
-TestDatabase::TestDatabase() : server_dsn_(ServerDsn()) {
+TestDatabase::TestDatabase() : TestDatabase(ServerDsn()) {}
+
+TestDatabase::TestDatabase(std::string server_dsn) : server_dsn_(std::move(server_dsn)) {
   static std::atomic<int> counter{0};
   std::random_device rd;
   name_ = fmt::format("cwt_{}_{}_{:08x}", ::getpid(), counter++, rd());

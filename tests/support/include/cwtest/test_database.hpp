@@ -13,6 +13,8 @@ namespace cwtest {
 class TestDatabase {
  public:
   TestDatabase();
+  // On another server (a libpq URI of any database there).
+  explicit TestDatabase(std::string server_dsn);
   ~TestDatabase();
   TestDatabase(const TestDatabase&) = delete;
   TestDatabase& operator=(const TestDatabase&) = delete;

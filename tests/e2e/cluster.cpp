@@ -1,0 +1,223 @@
+#include "cluster.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+#include "ringwheel/schedule.hpp"
+
+namespace cwtest {
+
+namespace fs = std::filesystem;
+
+Cluster::Cluster(Options options)
+    : options_(std::move(options)),
+      db_(options_.server_dsn.empty() ? TestDatabase::ServerDsn() : options_.server_dsn) {
+  std::random_device rd;
+  dir_ = fs::temp_directory_path() / fmt::format("cronwheel-e2e-{}-{:08x}", ::getpid(), rd());
+  fs::create_directories(dir_);
+  token_ = fmt::format("e2e-{:08x}{:08x}{:08x}", rd(), rd(), rd());
+  conn_ = std::make_unique<pqxx::connection>(db_.dsn());
+  for (int i = 0; i < options_.admins; ++i) {
+    admin_ports_.push_back(FreeTcpPort());
+    StartAdmin(i);
+  }
+  for (int i = 0; i < options_.admins; ++i)
+    AwaitAdmin(i);
+  for (int i = 0; i < options_.executors; ++i) {
+    executor_ports_.push_back(FreeTcpPort());
+    StartExecutor(i);
+  }
+  for (int i = 0; i < options_.executors; ++i)
+    AwaitRegistered(i);
+}
+
+Cluster::~Cluster() {
+  for (auto& e : executors_)
+    e->Stop(std::chrono::seconds(5));
+  for (auto& a : admins_)
+    a->Stop(std::chrono::seconds(10));
+  conn_.reset();
+  if (!::testing::Test::HasFailure()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  } else {
+    std::fprintf(stderr, "e2e: logs kept in %s\n", dir_.c_str());
+  }
+}
+
+std::int64_t Cluster::NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Cluster::executor_address(int i) const {
+  return fmt::format("http://127.0.0.1:{}/", executor_port(i));
+}
+
+void Cluster::StartAdmin(int i) {
+  ChildProcess::Options o;
+  o.program = CRONWHEEL_ADMIN_BIN;
+  o.args = {"--dsn",
+            db_.dsn(),
+            "--listen",
+            fmt::format("127.0.0.1:{}", admin_ports_[static_cast<std::size_t>(i)]),
+            "--access-token",
+            token_,
+            "--node-id",
+            fmt::format("admin-{}", i + 1),
+            "--mode",
+            "production",
+            "--fast-pool-threads",
+            "16",
+            "--slow-pool-threads",
+            "4",
+            "--db-pool-size",
+            "8",
+            "--http-threads",
+            "8"};
+  o.args.insert(o.args.end(), options_.admin_args.begin(), options_.admin_args.end());
+  o.log_path = (dir_ / fmt::format("admin-{}.log", i + 1)).string();
+  if (static_cast<std::size_t>(i) < admins_.size()) {
+    admins_[static_cast<std::size_t>(i)] = std::make_unique<ChildProcess>(o);
+  } else {
+    admins_.push_back(std::make_unique<ChildProcess>(o));
+  }
+}
+
+void Cluster::StartExecutor(int i) {
+  ChildProcess::Options o;
+  o.program = CRONWHEEL_EXECUTOR_BIN;
+  std::string admins;
+  for (int a = 0; a < options_.admins; ++a) {
+    admins += fmt::format("{}http://127.0.0.1:{}", a ? "," : "", admin_ports_[static_cast<std::size_t>(a)]);
+  }
+  const auto log_dir = dir_ / fmt::format("executor-{}", i + 1);
+  o.args = {"--app-name",
+            options_.app_name,
+            "--admin-addresses",
+            admins,
+            "--listen",
+            fmt::format("127.0.0.1:{}", executor_ports_[static_cast<std::size_t>(i)]),
+            "--access-token",
+            token_,
+            "--log-dir",
+            log_dir.string(),
+            "--heartbeat-interval-s",
+            "2",
+            "--mode",
+            "production"};
+  if (options_.scripts_on_last_executor && i == options_.executors - 1) {
+    o.args.insert(o.args.end(), {"--enable-scripts", "true"});
+  }
+  o.args.insert(o.args.end(), options_.executor_args.begin(), options_.executor_args.end());
+  o.log_path = (dir_ / fmt::format("executor-{}.log", i + 1)).string();
+  if (static_cast<std::size_t>(i) < executors_.size()) {
+    executors_[static_cast<std::size_t>(i)] = std::make_unique<ChildProcess>(o);
+  } else {
+    executors_.push_back(std::make_unique<ChildProcess>(o));
+  }
+}
+
+void Cluster::AwaitAdmin(int i, std::chrono::milliseconds timeout) {
+  if (!WaitForHttp(admin_port(i), "/api/v1/health", timeout, 200, "\"ok\"")) {
+    throw std::runtime_error(fmt::format("admin {} did not become healthy:\n{}", i + 1, admin(i).LogTail()));
+  }
+}
+
+void Cluster::AwaitRegistered(int i, std::chrono::milliseconds timeout) {
+  const auto address = executor_address(i);
+  const bool ok = Eventually(
+      [&] {
+        return Scalar(fmt::format("SELECT count(*) FROM executor_registry WHERE registry_value = '{}'",
+                                  address)) > 0;
+      },
+      timeout);
+  if (!ok)
+    throw std::runtime_error(fmt::format("executor {} did not register:\n{}", i + 1, executor(i).LogTail()));
+  // The admins read the registry every second.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+}
+
+void Cluster::RestartAdmin(int i) {
+  admin(i).Restart();
+  AwaitAdmin(i);
+}
+
+void Cluster::RestartExecutor(int i) {
+  executor(i).Restart();
+  if (!WaitForTcp(executor_port(i), std::chrono::seconds(30))) {
+    throw std::runtime_error(fmt::format("executor {} did not come back:\n{}", i + 1, executor(i).LogTail()));
+  }
+}
+
+pqxx::result Cluster::Exec(const std::string& sql) {
+  pqxx::work tx(*conn_);
+  auto r = tx.exec(sql);
+  tx.commit();
+  return r;
+}
+
+std::int64_t Cluster::Scalar(const std::string& sql) {
+  return Exec(sql)[0][0].as<std::int64_t>();
+}
+
+int Cluster::AddGroup() {
+  return static_cast<int>(
+      Scalar(fmt::format("INSERT INTO job_group (app_name, title, address_type, created_ms, updated_ms) "
+                         "VALUES ('{}', 'e2e', 'AUTO', 1, 1)"
+                         " RETURNING id",
+                         options_.app_name)));
+}
+
+int Cluster::AddJob(int group_id, const std::string& cron, const std::string& route,
+                    const std::string& misfire, const std::string& handler, std::int64_t first_after_ms,
+                    const std::string& extra_sets) {
+  const auto schedule = ringwheel::Schedule::Parse("CRON", cron, "UTC", nullptr);
+  if (!schedule) throw std::invalid_argument("bad cron in test: " + cron);
+  const auto from = first_after_ms ? first_after_ms : NowMs() + 5000;
+  const auto next = schedule->NextFireMs(from).value();
+  const int id = static_cast<int>(Scalar(fmt::format(
+      "INSERT INTO job (group_id, description, handler, schedule_type, schedule_conf, route_strategy,"
+      " misfire_strategy, enabled, next_fire_ms, glue_updated_ms, created_ms, updated_ms)"
+      " VALUES ({}, 'e2e job', '{}', 'CRON', '{}', '{}', '{}', true, {}, 1, 1, 1) RETURNING id",
+      group_id, handler, cron, route, misfire, next)));
+  if (!extra_sets.empty()) Exec(fmt::format("UPDATE job SET {} WHERE id = {}", extra_sets, id));
+  return id;
+}
+
+std::map<std::int64_t, int> Cluster::ExecutedLogIds() const {
+  std::map<std::int64_t, int> out;
+  for (int i = 0; i < options_.executors; ++i) {
+    const auto log_dir = dir_ / fmt::format("executor-{}", i + 1);
+    std::error_code ec;
+    if (!fs::exists(log_dir, ec)) continue;
+    for (const auto& day : fs::directory_iterator(log_dir, ec)) {
+      // Date folders only (yyyy-mm-dd): not gluesource/ or callbacklogs/.
+      const auto name = day.path().filename().string();
+      if (!day.is_directory() || name.size() != 10 || name[4] != '-') continue;
+      for (const auto& f : fs::directory_iterator(day.path(), ec)) {
+        if (f.path().extension() != ".log") continue;
+        const auto stem = f.path().stem().string();
+        std::int64_t id = 0;
+        if (std::from_chars(stem.data(), stem.data() + stem.size(), id).ec != std::errc{}) continue;
+        // One "execute start" line per run: a fire run twice, on one executor or two, counts twice.
+        std::ifstream in(f.path());
+        int runs = 0;
+        for (std::string line; std::getline(in, line);) {
+          if (line.find("job execute start") != std::string::npos) ++runs;
+        }
+        out[id] += runs;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace cwtest
