@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "ringwheel/schedule.hpp"
 
@@ -158,10 +159,20 @@ void Cluster::RestartExecutor(int i) {
 }
 
 pqxx::result Cluster::Exec(const std::string& sql) {
-  pqxx::work tx(*conn_);
-  auto r = tx.exec(sql);
-  tx.commit();
-  return r;
+  // The test's own connection reconnects after a database outage (the fault test stops PostgreSQL).
+  for (int attempt = 0;; ++attempt) {
+    try {
+      if (!conn_ || !conn_->is_open()) conn_ = std::make_unique<pqxx::connection>(db_.dsn());
+      pqxx::work tx(*conn_);
+      auto r = tx.exec(sql);
+      tx.commit();
+      return r;
+    } catch (const pqxx::broken_connection&) {
+      conn_.reset();
+      if (attempt >= 50) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
 }
 
 std::int64_t Cluster::Scalar(const std::string& sql) {
