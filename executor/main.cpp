@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   std::string log_dir = s.log_dir.string();
   std::string mode = "production";
   std::string log_level = "info";
+  std::string run_trace_file;
   int callback_batch_size = static_cast<int>(s.callback_batch_size);
   cronwheel::executor::BuiltinHandlerOptions builtin;
 
@@ -104,8 +105,12 @@ int main(int argc, char** argv) {
            "URL prefixes httpJobHandler may call, e.g. https://api.example.com/hooks/; empty = none")
       .Add("http_handler_timeout_ms", &builtin.http_timeout, "httpJobHandler connect/read/write timeout",
            std::chrono::milliseconds(100), std::chrono::milliseconds(600000))
-      .Add("log_level", &log_level, "trace, debug, info, warn or error");
+      .Add("log_level", &log_level, "trace, debug, info, warn or error")
+      .Add("run_trace_file", &run_trace_file,
+           "append '<logId> <jobId> <received epoch ms>' for every /run received (diagnostics, benchmarks); "
+           "empty = off");
   if (const auto exit_code = cfg.Parse(argc, argv)) return *exit_code;
+  s.run_trace_file = run_trace_file;
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("cronwheel-executor"));
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");

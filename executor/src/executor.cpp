@@ -75,6 +75,7 @@ struct Executor::Impl {
   std::unique_ptr<CallbackSender> callbacks;
   std::unique_ptr<Timer> timer;
   std::unique_ptr<JobDispatcher> dispatcher;
+  std::unique_ptr<RunTrace> trace;
   std::unique_ptr<ExecutorService> service;
   std::unique_ptr<HttpServer> server;
   std::unique_ptr<RegistryHeartbeat> registry;
@@ -96,6 +97,7 @@ struct Executor::Impl {
     registry.reset();
     server.reset();
     service.reset();
+    trace.reset();
     dispatcher.reset();
     timer.reset();
     callbacks.reset();
@@ -149,7 +151,8 @@ void Executor::Start() {
         JobDispatcher::Settings{s.idle_thread_timeout, s.redelivery_window, s.redelivery_capacity},
         [&m](const protocol::TriggerParam& p) { return m.handlers.Resolve(p); }, *m.logs, *m.callbacks,
         *m.timer, m.clock);
-    m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs);
+    if (!s.run_trace_file.empty()) m.trace = std::make_unique<RunTrace>(s.run_trace_file);
+    m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, m.trace.get(), &m.clock);
 
     std::string prefix;
     if (!s.advertise_address.empty())

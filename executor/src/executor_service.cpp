@@ -1,20 +1,8 @@
 #include "executor_service.hpp"
 
 #include <fmt/format.h>
-#include <sodium.h>
-
-#include <array>
 
 namespace cronwheel::executor {
-
-bool TokenMatches(std::string_view expected, std::string_view provided) {
-  if (expected.empty()) return true;
-  std::array<unsigned char, crypto_hash_sha256_BYTES> a{};
-  std::array<unsigned char, crypto_hash_sha256_BYTES> b{};
-  crypto_hash_sha256(a.data(), reinterpret_cast<const unsigned char*>(expected.data()), expected.size());
-  crypto_hash_sha256(b.data(), reinterpret_cast<const unsigned char*>(provided.data()), provided.size());
-  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
-}
 
 protocol::Envelope ExecutorService::Handle(std::string_view method, std::string_view body,
                                            std::string_view uri) {
@@ -26,6 +14,7 @@ protocol::Envelope ExecutorService::Handle(std::string_view method, std::string_
   }
   if (method == "/run" || method == "/trigger") {
     const auto p = protocol::ParseTriggerParam(body, &error);
+    if (p && trace_ != nullptr && clock_ != nullptr) trace_->Record(p->log_id, p->job_id, clock_->NowMs());
     return p ? dispatcher_.Run(*p) : protocol::Envelope::Fail(error);
   }
   if (method == "/kill") {

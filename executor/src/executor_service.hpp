@@ -10,18 +10,19 @@
 #include "executor/protocol.hpp"
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
+#include "ringwheel/clock.hpp"
+#include "run_trace.hpp"
 
 namespace cronwheel::executor {
-
-// True when `provided` equals `expected`, in time independent of where they differ (and of their
-// lengths: SHA-256 digests of both are compared with sodium_memcmp). An empty `expected` accepts all.
-bool TokenMatches(std::string_view expected, std::string_view provided);
 
 inline constexpr std::string_view kWrongTokenMsg = "The access token is wrong.";
 
 class ExecutorService final {
  public:
-  ExecutorService(JobDispatcher& dispatcher, JobLogFiles& logs) : dispatcher_(dispatcher), logs_(logs) {}
+  // `trace` (optional) records every /run received, on `clock`.
+  ExecutorService(JobDispatcher& dispatcher, JobLogFiles& logs, RunTrace* trace = nullptr,
+                  ringwheel::Clock* clock = nullptr)
+      : dispatcher_(dispatcher), logs_(logs), trace_(trace), clock_(clock) {}
 
   // `method` is "/beat", "/idleBeat", "/run", "/trigger", "/kill" or "/log"; anything else is
   // 500 "invalid request, uri-mapping(<uri>) not found." (`uri` is what the client asked for).
@@ -30,6 +31,8 @@ class ExecutorService final {
  private:
   JobDispatcher& dispatcher_;
   JobLogFiles& logs_;
+  RunTrace* trace_;
+  ringwheel::Clock* clock_;
 };
 
 }  // namespace cronwheel::executor

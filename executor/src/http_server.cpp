@@ -117,7 +117,7 @@ void HttpServer::Serve(const std::string& method, const std::string& path, const
   try {
     if (method != "POST") {
       e = protocol::Envelope::Fail(std::string(kMethodNotSupported));
-    } else if (!TokenMatches(settings_.access_token, token)) {
+    } else if (!protocol::TokenMatches(token, settings_.access_token)) {
       e = protocol::Envelope::Fail(std::string(kWrongTokenMsg));
     } else {
       std::string_view m = path;

@@ -2,7 +2,8 @@
 // The executor's HTTP server (cpp-httplib): every request gets HTTP 200 and an envelope (reference §1).
 //  * POST only; another method is 500 "invalid request, HttpMethod not support.";
 //  * a body over protocol::kMaxBodyBytes (5 MiB) is 500 naming the limit;
-//  * the token header is checked (TokenMatches) when a token is configured: 500 "The access token is wrong.";
+//  * the token header is checked (protocol::TokenMatches) when a token is configured: 500 "The access token
+//  is wrong.";
 //  * the path may carry `path_prefix` (the advertised address's base path) or not.
 // Worker threads: `threads` (new_task_queue; CPPHTTPLIB_THREAD_POOL_COUNT does nothing with Debian's
 // compiled httplib). TCP_NODELAY on; idle keep-alive connections close after `keep_alive_timeout`, which

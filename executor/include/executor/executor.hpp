@@ -73,6 +73,9 @@ class Executor final {
     std::chrono::seconds redelivery_window{600};                // a finished log id is remembered this long
     std::size_t redelivery_capacity = 100000;                   // ... and at most this many of them
     std::size_t log_read_max_bytes = std::size_t{1024} * 1024;  // per /log answer
+    // Appends "<logId> <jobId> <received epoch ms>" for every /run received; empty = off. For diagnosing
+    // lateness and for the fire-lag benchmark.
+    std::filesystem::path run_trace_file;
   };
 
   Executor(Settings settings, ringwheel::Clock& clock);

@@ -15,22 +15,12 @@ using cronwheel::executor::JobContext;
 using cronwheel::executor::JobDispatcher;
 using cronwheel::executor::JobLogFiles;
 using cronwheel::executor::ScriptRunner;
-using cronwheel::executor::TokenMatches;
 using cronwheel::executor::WheelTimer;
 using cronwheel::protocol::TriggerParam;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 constexpr std::int64_t kDay = 1767225600000;
-
-TEST(Token, ComparedWhole) {
-  EXPECT_TRUE(TokenMatches("", "anything"));
-  EXPECT_TRUE(TokenMatches("s3cret", "s3cret"));
-  EXPECT_FALSE(TokenMatches("s3cret", ""));
-  EXPECT_FALSE(TokenMatches("s3cret", "s3cre"));
-  EXPECT_FALSE(TokenMatches("s3cret", "s3cret "));
-  EXPECT_FALSE(TokenMatches("s3cret", "S3cret"));
-}
 
 class ServiceTest : public ::testing::Test {
  protected:

@@ -192,7 +192,8 @@ TEST(Protocol, TokenMatchesOnlyTheExactToken) {
   EXPECT_FALSE(TokenMatches("s3cret ", "s3cret"));
   EXPECT_FALSE(TokenMatches("", "s3cret"));
   EXPECT_FALSE(TokenMatches("S3cret", "s3cret"));
-  EXPECT_TRUE(TokenMatches("anything", ""));  // no token configured
+  EXPECT_FALSE(TokenMatches("s3cre", "s3cret"));  // a prefix is not the token
+  EXPECT_TRUE(TokenMatches("anything", ""));      // no token configured
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+#include "run_trace.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace cronwheel::executor {
+
+RunTrace::RunTrace(const std::filesystem::path& path) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  file_ = std::fopen(path.c_str(), "ae");
+  if (file_ == nullptr) {
+    throw std::runtime_error("cannot open the run trace file " + path.string() + ": " + std::strerror(errno));
+  }
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+}
+
+RunTrace::~RunTrace() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void RunTrace::Record(std::int64_t log_id, int job_id, std::int64_t received_ms) {
+  std::lock_guard lock(mu_);
+  std::fprintf(file_, "%lld %d %lld\n", static_cast<long long>(log_id), job_id,
+               static_cast<long long>(received_ms));
+}
+
+void RunTrace::Flush() {
+  std::lock_guard lock(mu_);
+  std::fflush(file_);
+}
+
+}  // namespace cronwheel::executor
