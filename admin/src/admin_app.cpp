@@ -142,7 +142,7 @@ struct AdminApp::Parts {
         pool({.dsn = c.dsn, .size = c.db_pool_size}),
         catalog({}, clock, pool),
         writer({}, clock, pool),
-        client({.connect_timeout = c.executor_timeout, .read_timeout = c.executor_timeout}),
+        client({.connect_timeout = c.executor_timeout, .read_timeout = c.executor_timeout}, clock),
         routers(client),
         store(pool),
         trigger(

@@ -12,19 +12,37 @@ std::pair<time_t, time_t> SecUsec(std::chrono::milliseconds d) {
 
 }  // namespace
 
-HttpExecutorClient::HttpExecutorClient(Settings settings) : settings_(settings) {}
+HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& clock)
+    : settings_(settings), clock_(clock) {}
 HttpExecutorClient::~HttpExecutorClient() = default;
 
-std::unique_ptr<httplib::Client> HttpExecutorClient::Borrow(const std::string& origin) {
+std::unique_ptr<httplib::Client> HttpExecutorClient::Borrow(const std::string& origin, bool* reused) {
+  const auto now = clock_.SteadyNow();
+  std::vector<std::unique_ptr<httplib::Client>> stale;  // closed outside the lock
   {
     std::lock_guard lock(mu_);
     auto it = idle_.find(origin);
-    if (it != idle_.end() && !it->second.empty()) {
-      auto c = std::move(it->second.back());
+    while (it != idle_.end() && !it->second.empty()) {
+      auto entry = std::move(it->second.back());
       it->second.pop_back();
-      return c;
+      // An executor closes idle keep-alive connections (cronwheel's after 2 s): one idle nearly that long
+      // may be closing as we send. Newer ones sit at the back, so the rest are staler still.
+      if (now - entry.last_used > settings_.max_idle_age) {
+        stale.push_back(std::move(entry.client));
+        for (auto& e : it->second)
+          stale.push_back(std::move(e.client));
+        it->second.clear();
+        break;
+      }
+      *reused = true;
+      return std::move(entry.client);
     }
   }
+  *reused = false;
+  return NewClient(origin);
+}
+
+std::unique_ptr<httplib::Client> HttpExecutorClient::NewClient(const std::string& origin) const {
   auto c = std::make_unique<httplib::Client>(origin);
   c->set_keep_alive(true);
   c->set_tcp_nodelay(true);
@@ -40,7 +58,7 @@ std::unique_ptr<httplib::Client> HttpExecutorClient::Borrow(const std::string& o
 void HttpExecutorClient::Return(const std::string& origin, std::unique_ptr<httplib::Client> client) {
   std::lock_guard lock(mu_);
   auto& stack = idle_[origin];
-  if (stack.size() < settings_.max_idle_per_origin) stack.push_back(std::move(client));
+  if (stack.size() < settings_.max_idle_per_origin) stack.push_back({std::move(client), clock_.SteadyNow()});
 }
 
 protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::string_view method,
@@ -51,8 +69,18 @@ protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::str
   const auto path = addr->Path(method);
   httplib::Headers headers;
   if (!token.empty()) headers.emplace(protocol::kAccessTokenHeader, token);
-  auto client = Borrow(addr->origin);
+  bool reused = false;
+  auto client = Borrow(addr->origin, &reused);
   auto res = client->Post(path, headers, body, "application/json;charset=UTF-8");
+  bool resent = false;
+  if (!res && reused) {
+    // A reused connection the executor closed under us: send once more on a new one. Safe for every call:
+    // /run carries the fire's log id, which the executor runs once (a redelivery is answered without a
+    // second run); /beat, /idleBeat, /kill and /log have no side effect a second time.
+    client = NewClient(addr->origin);
+    res = client->Post(path, headers, body, "application/json;charset=UTF-8");
+    resent = true;
+  }
   if (!res) {
     // The connection is in an unknown state: drop it rather than return it.
     return protocol::Envelope::Fail(
@@ -65,9 +93,15 @@ protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::str
     return protocol::Envelope::Fail(fmt::format("{}{} answered HTTP {}", addr->origin, path, status));
   }
   auto env = protocol::ParseEnvelope(response_body, &error);
-  if (!env)
+  if (!env) {
     return protocol::Envelope::Fail(
         fmt::format("{}{}: response not understood: {}", addr->origin, path, error));
+  }
+  // The first /run reached the executor after all and is queued or running there: that is a success.
+  if (resent && method == "run" && !env->ok() && env->msg &&
+      (env->msg->starts_with("repeat trigger") || env->msg->starts_with("repeate trigger"))) {
+    return protocol::Envelope::Success();
+  }
   return *env;
 }
 

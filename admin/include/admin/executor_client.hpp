@@ -5,7 +5,9 @@
 // callers handle one shape.
 //
 // HttpExecutorClient reuses connections: per executor origin it keeps a stack of idle keep-alive
-// connections (TCP_NODELAY), so a steady trigger rate costs no connection set-up. An address with or
+// connections (TCP_NODELAY), so a steady trigger rate costs no connection set-up. A connection idle longer
+// than `max_idle_age` is not reused (the executor may be closing it: cronwheel's closes idle ones after
+// 2 s), and a transport failure on a reused connection is retried once on a new one. An address with or
 // without a trailing '/' or a path prefix works (`http://h:9999`, `http://h:9999/`, `http://h/exec/`).
 //
 // Thread-safety: every call may be made from any number of threads at once.
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "executor/protocol.hpp"
+#include "ringwheel/clock.hpp"
 
 namespace httplib {
 class Client;
@@ -51,10 +54,11 @@ class HttpExecutorClient final : public ExecutorClient {
     std::chrono::milliseconds connect_timeout{3000};  // XXL-JOB: 3 s
     std::chrono::milliseconds read_timeout{3000};     // XXL-JOB: xxl.job.timeout = 3 s
     std::size_t max_idle_per_origin = 256;            // idle keep-alive connections kept per executor
+    std::chrono::milliseconds max_idle_age{1000};     // older idle connections are closed, not reused
   };
 
-  explicit HttpExecutorClient(Settings settings);
-  HttpExecutorClient() : HttpExecutorClient(Settings{}) {}
+  HttpExecutorClient(Settings settings, ringwheel::Clock& clock);
+  HttpExecutorClient() : HttpExecutorClient(Settings{}, ringwheel::RealClock::Instance()) {}
   ~HttpExecutorClient() override;
   HttpExecutorClient(const HttpExecutorClient&) = delete;
   HttpExecutorClient& operator=(const HttpExecutorClient&) = delete;
@@ -70,12 +74,19 @@ class HttpExecutorClient final : public ExecutorClient {
  private:
   protocol::Envelope Post(const std::string& address, std::string_view method, const std::string& token,
                           const std::string& body);
-  std::unique_ptr<httplib::Client> Borrow(const std::string& origin);
+  // A pooled connection (`*reused` = true) or a new one.
+  std::unique_ptr<httplib::Client> Borrow(const std::string& origin, bool* reused);
   void Return(const std::string& origin, std::unique_ptr<httplib::Client> client);
+  std::unique_ptr<httplib::Client> NewClient(const std::string& origin) const;
 
+  struct Idle {
+    std::unique_ptr<httplib::Client> client;
+    ringwheel::SteadyTime last_used;
+  };
   Settings settings_;
+  ringwheel::Clock& clock_;
   std::mutex mu_;
-  std::unordered_map<std::string, std::vector<std::unique_ptr<httplib::Client>>> idle_;
+  std::unordered_map<std::string, std::vector<Idle>> idle_;
 };
 
 }  // namespace cronwheel::admin
