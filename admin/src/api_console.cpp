@@ -317,10 +317,7 @@ void RegisterConsoleRoutes(Routes& s, ApiServer::Services& services, const ApiSe
     q.action = text("action");
     q.username = text("username");
     const auto page = audit.List(q);
-    json items = json::array();
-    for (const auto& e : page.items)
-      items.push_back(ToJson(e));
-    SendJson(res, 200, {{"total", page.total}, {"items", items}});
+    SendPage(res, page);
   });
 
   // --- dashboard -----------------------------------------------------------------------------------------

@@ -171,10 +171,7 @@ void RegisterRestRoutes(httplib::Server& server, ApiServer::Services& services,
     if (!errors.empty()) return SendError(res, 400, "invalid query", errors);
     if (!who->admin) q.group_ids = who->group_ids;
     const auto page = repo.ListJobs(q);
-    json items = json::array();
-    for (const auto& j : page.items)
-      items.push_back(ToJson(j));
-    SendJson(res, 200, {{"total", page.total}, {"items", items}});
+    SendPage(res, page);
   });
   s.Post("/api/v1/jobs", [&, audit](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);
@@ -336,10 +333,7 @@ void RegisterRestRoutes(httplib::Server& server, ApiServer::Services& services,
     if (!errors.empty()) return SendError(res, 400, "invalid query", errors);
     if (!who->admin) q.group_ids = who->group_ids;
     const auto page = repo.ListLogs(q);
-    json items = json::array();
-    for (const auto& l : page.items)
-      items.push_back(ToJson(l));
-    SendJson(res, 200, {{"total", page.total}, {"items", items}});
+    SendPage(res, page);
   });
   s.Get("/api/v1/logs/{id}", [&](const httplib::Request& req, httplib::Response& res) {
     const auto who = Authenticate(auth, req, res);

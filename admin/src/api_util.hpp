@@ -29,6 +29,15 @@ inline void SendError(httplib::Response& res, int status, const std::string& mes
   SendJson(res, status, body);
 }
 
+// A page of items as {"total": n, "items": [ToJson(item)...]}.
+template <class Page>
+void SendPage(httplib::Response& res, const Page& page) {
+  json items = json::array();
+  for (const auto& item : page.items)
+    items.push_back(ToJson(item));
+  SendJson(res, 200, {{"total", page.total}, {"items", items}});
+}
+
 inline void SendEnvelope(httplib::Response& res, const protocol::Envelope& e) {
   res.status = 200;
   res.set_content(protocol::ToJson(e).dump(), "application/json;charset=UTF-8");

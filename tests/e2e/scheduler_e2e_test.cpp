@@ -113,6 +113,16 @@ void Print(const char* name, const Counts& c) {
       name, c.expected, c.handled, c.missed, c.duplicated, c.extra_runs);
 }
 
+// kJobs jobs on kCron in a new group, starting in about 2 s; returns them and their first instant.
+std::pair<std::vector<int>, std::int64_t> AddJobs(Cluster& c) {
+  const int group = c.AddGroup();
+  const auto start = Cluster::NowMs() + 2000;
+  std::vector<int> jobs;
+  for (int i = 0; i < kJobs; ++i)
+    jobs.push_back(c.AddJob(group, kCron, "FIRST", "DO_NOTHING", "noopJobHandler", start));
+  return {jobs, ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr)->NextFireMs(start).value()};
+}
+
 // Waits until every fire scheduled up to `last` has a result (or the timeout passes).
 void AwaitResults(Cluster& c, std::int64_t last) {
   cwtest::Eventually(
@@ -127,12 +137,7 @@ void AwaitResults(Cluster& c, std::int64_t last) {
 
 TEST(SchedulerE2E, FiftyJobsEveryTwoSecondsReachTheExecutorExactlyOnce) {
   Cluster c({.admins = 1, .executors = 1});
-  const int group = c.AddGroup();
-  const auto start = Cluster::NowMs() + 2000;
-  std::vector<int> jobs;
-  for (int i = 0; i < kJobs; ++i)
-    jobs.push_back(c.AddJob(group, kCron, "FIRST", "DO_NOTHING", "noopJobHandler", start));
-  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr)->NextFireMs(start).value();
+  const auto [jobs, first] = AddJobs(c);
   const auto last = first + 30'000;
   SleepUntil(last + 500);
   c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
@@ -145,12 +150,7 @@ TEST(SchedulerE2E, FiftyJobsEveryTwoSecondsReachTheExecutorExactlyOnce) {
 
 TEST(SchedulerE2E, ThreeAdminsOneKilledEveryFiveSecondsMissNothingAndDuplicateNothing) {
   Cluster c({.admins = 3, .executors = 1});
-  const int group = c.AddGroup();
-  const auto start = Cluster::NowMs() + 2000;
-  std::vector<int> jobs;
-  for (int i = 0; i < kJobs; ++i)
-    jobs.push_back(c.AddJob(group, kCron, "FIRST", "DO_NOTHING", "noopJobHandler", start));
-  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr)->NextFireMs(start).value();
+  const auto [jobs, first] = AddJobs(c);
   const auto last = first + 60'000;
   int kills = 0;
   for (auto t = first + 2500; t < last; t += 5000) {

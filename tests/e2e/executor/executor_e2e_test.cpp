@@ -4,12 +4,9 @@
 //
 // The admin-outage test keeps the admin down for kOutage (60 s, the scenario); set
 // CRONWHEEL_E2E_OUTAGE_S to shorten it locally.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -58,65 +55,17 @@ std::string ReadAll(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// One cronwheel-executor process. Its stdout/stderr go to `out`. Stopped (SIGTERM, then SIGKILL after
-// 15 s) by Stop() or the destructor. Unlike cwtest::ChildProcess it starts from an empty environment (PATH
-// only): no CRONWHEEL_* setting of the caller may change the executor under test.
-class ExecutorProcess {
+// A cronwheel-executor process: cwtest::ChildProcess from a clean environment (PATH only), so no
+// CRONWHEEL_* setting of the caller may change the executor under test. Stopped by the destructor.
+class ExecutorProcess : public cwtest::ChildProcess {
  public:
-  ExecutorProcess(const std::vector<std::string>& args, std::filesystem::path out) : out_(std::move(out)) {
-    std::vector<std::string> argv_store{CRONWHEEL_EXECUTOR_BIN};
-    argv_store.insert(argv_store.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    argv.reserve(argv_store.size() + 1);
-    for (auto& a : argv_store)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    // A clean environment: no CRONWHEEL_* from the caller may change the settings under test.
-    const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe)
-    std::string path_env = std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin");
-    std::vector<char*> envp{path_env.data(), nullptr};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    const int rc = ::posix_spawn(&pid_, argv_store[0].c_str(), &fa, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw std::runtime_error("cannot start " + argv_store[0]);
-  }
-  ~ExecutorProcess() { Stop(); }
-  ExecutorProcess(const ExecutorProcess&) = delete;
-  ExecutorProcess& operator=(const ExecutorProcess&) = delete;
-
-  // SIGTERM and wait; returns the exit code (128+signal if killed).
-  int Stop() {
-    if (pid_ <= 0) return exit_code_;
-    ::kill(pid_, SIGTERM);
-    if (!WaitExit(15s)) {
-      ::kill(pid_, SIGKILL);
-      WaitExit(15s);
-    }
-    return exit_code_;
-  }
-  // Waits for the process to exit by itself.
-  bool WaitExit(std::chrono::milliseconds timeout) {
-    return Eventually(
-        [this] {
-          if (pid_ <= 0) return true;
-          int status = 0;
-          if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
-          exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-          pid_ = -1;
-          return true;
-        },
-        timeout);
-  }
-  [[nodiscard]] int exit_code() const { return exit_code_; }
-  [[nodiscard]] std::string Output() const { return ReadAll(out_); }
-
- private:
-  std::filesystem::path out_;
-  pid_t pid_ = -1;
-  int exit_code_ = -1;
+  ExecutorProcess(const std::vector<std::string>& args, const std::filesystem::path& out)
+      : cwtest::ChildProcess(
+            {.program = CRONWHEEL_EXECUTOR_BIN, .args = args, .log_path = out.string(), .clean_env = true}) {}
+  // SIGTERM (SIGKILL after 15 s) and wait; the exit code.
+  int Stop() { return cwtest::ChildProcess::Stop(15s); }
+  bool WaitExit(std::chrono::milliseconds timeout) { return Wait(timeout).has_value(); }
+  [[nodiscard]] int exit_code() { return Wait(std::chrono::milliseconds(0)).value_or(-1); }
 };
 
 class ExecutorE2E : public ::testing::Test {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -33,7 +34,11 @@ ChildProcess::~ChildProcess() {
 
 void ChildProcess::Spawn() {
   std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
+  if (options_.clean_env) {
+    const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): before any thread of the child
+    env["PATH"] = path != nullptr ? path : "/usr/bin:/bin";
+  }
+  for (char** e = environ; !options_.clean_env && *e != nullptr; ++e) {
     const std::string kv = *e;
     const auto eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
@@ -77,11 +82,18 @@ void ChildProcess::Spawn() {
   reaped_ = false;
 }
 
+namespace {
+int ExitCode(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+}  // namespace
+
 bool ChildProcess::running() {
   if (reaped_) return false;
   int status = 0;
   if (::waitpid(pid_, &status, WNOHANG) == pid_) {
     reaped_ = true;
+    exit_code_ = ExitCode(status);
     return false;
   }
   return true;
@@ -92,13 +104,14 @@ void ChildProcess::Signal(int sig) {
 }
 
 std::optional<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {
-  if (reaped_) return 0;
+  if (reaped_) return exit_code_;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       reaped_ = true;
-      return status;
+      exit_code_ = ExitCode(status);
+      return exit_code_;
     }
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -127,7 +140,7 @@ std::string ChildProcess::LogTail(std::size_t bytes) const {
   std::stringstream ss;
   ss << in.rdbuf();
   const auto all = ss.str();
-  return all.size() > bytes ? all.substr(all.size() - bytes) : all;
+  return bytes != std::string::npos && all.size() > bytes ? all.substr(all.size() - bytes) : all;
 }
 
 int FreeTcpPort() {

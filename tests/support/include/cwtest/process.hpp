@@ -24,6 +24,7 @@ class ChildProcess {
     std::vector<std::string> args;           // without argv[0]
     std::map<std::string, std::string> env;  // added to (or replacing in) the test's environment
     std::string log_path;                    // stdout + stderr are appended here ("" = /dev/null)
+    bool clean_env = false;  // start from PATH only (plus `env`): no CRONWHEEL_* of the caller leaks in
   };
 
   explicit ChildProcess(Options options);  // starts it; throws std::runtime_error if it cannot
@@ -34,23 +35,26 @@ class ChildProcess {
   [[nodiscard]] pid_t pid() const { return pid_; }
   [[nodiscard]] bool running();
   void Signal(int sig);
-  // Waits until it exits; returns its wait status, or nullopt at the timeout.
+  // Waits until it exits; returns its exit code (128 + signal when killed by one), or nullopt at the
+  // timeout. After it has exited, returns the same code again.
   std::optional<int> Wait(std::chrono::milliseconds timeout);
-  // SIGTERM, then SIGKILL after `grace`; returns the wait status.
+  // SIGTERM, then SIGKILL after `grace`; returns the exit code as Wait().
   int Stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
   // SIGKILL, as `kill -9`.
   void Kill();
   // Starts the same program again (after it exited or was killed).
   void Restart();
   [[nodiscard]] const Options& options() const { return options_; }
-  // The tail of the log file, for failure messages.
+  // The tail of the log file, for failure messages; Output() is all of it.
   [[nodiscard]] std::string LogTail(std::size_t bytes = 4000) const;
+  [[nodiscard]] std::string Output() const { return LogTail(std::string::npos); }
 
  private:
   void Spawn();
   Options options_;
   pid_t pid_ = -1;
   bool reaped_ = true;
+  int exit_code_ = -1;
 };
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
