@@ -5,7 +5,6 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "executor/protocol.hpp"
@@ -39,7 +38,7 @@ struct Upload {
 std::size_t ReadUpload(char* buffer, std::size_t size, std::size_t count, void* user) {
   auto* up = static_cast<Upload*>(user);
   const auto n = std::min(size * count, up->data.size() - up->pos);
-  std::memcpy(buffer, up->data.data() + up->pos, n);
+  std::copy_n(up->data.data() + up->pos, n, buffer);
   up->pos += n;
   return n;
 }

@@ -17,8 +17,6 @@ using namespace api;
 
 namespace {
 
-constexpr std::size_t kMaxParam = 64 * 1024;
-
 template <class T>
 bool IsErrors(const Validated<T>& v) {
   return std::holds_alternative<FieldErrors>(v);
@@ -271,8 +269,8 @@ void RegisterRestRoutes(httplib::Server& server, ApiServer::Services& services,
                  errors.push_back({k, "expected a string"});
                } else if (k == "param") {
                  if (v.is_string()) param = v.get<std::string>();
-                 if (param && param->size() > kMaxParam) {
-                   errors.push_back({"param", fmt::format("must be at most {} characters", kMaxParam)});
+                 if (param && param->size() > kMaxJobParamBytes) {
+                   errors.push_back({"param", fmt::format("must be at most {} bytes", kMaxJobParamBytes)});
                  }
                } else if (k == "address") {
                  if (v.is_string()) address = v.get<std::string>();

@@ -35,7 +35,7 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
         std::string what = "unknown error";
         int status = 500;
         try {
-          std::rethrow_exception(ep);
+          std::rethrow_exception(std::move(ep));
         } catch (const pqxx::broken_connection& e) {
           what = fmt::format("the database is unavailable: {}", e.what());
           status = 503;

@@ -20,8 +20,6 @@ namespace {
 using nlohmann::json;
 
 constexpr std::int64_t kStartDelayMs = 5000;  // XXL-JOB: start computes the first fire from now + 5 s
-constexpr std::size_t kMaxParam = 64 * 1024;
-constexpr std::size_t kMaxGlueSource = 1024 * 1024;
 constexpr int kGlueHistoryKept = 30;
 
 std::string Shown(const json& v) {
@@ -57,7 +55,7 @@ class BodyReader {
     if (s.size() < min_len || s.size() > max_len) {
       return Error(name, min_len > 0
                              ? fmt::format("must be {} to {} characters, got {}", min_len, max_len, s.size())
-                             : fmt::format("must be at most {} characters, got {}", max_len, s.size()));
+                             : fmt::format("must be at most {} bytes, got {}", max_len, s.size()));
     }
     out = s;
   }
@@ -165,13 +163,13 @@ void ReadJob(const json& body, Job& job, bool create, FieldErrors& errors) {
   r.Enum("misfire_strategy", job.misfire_strategy, false, &ParseMisfireStrategy);
   r.Enum("route_strategy", job.route_strategy, false, &ParseRouteStrategy);
   r.String("handler", job.handler, false, 255);
-  r.String("param", job.param, false, kMaxParam);
+  r.String("param", job.param, false, kMaxJobParamBytes);
   r.Enum("block_strategy", job.block_strategy, false, &ParseBlockStrategy);
   r.Int("timeout_s", job.timeout_s, false, 0, 604800);
   r.Int("retry_count", job.retry_count, false, 0, 100);
   r.Int("retry_backoff_s", job.retry_backoff_s, false, 0, 86400);
   r.Enum("glue_type", job.glue_type, false, &ParseGlueType);
-  r.String("glue_source", job.glue_source, false, kMaxGlueSource);
+  r.String("glue_source", job.glue_source, false, kMaxGlueSourceBytes);
   r.String("glue_remark", job.glue_remark, false, 128);
   r.IntArray("child_job_ids", job.child_job_ids, false, 100);
   r.Bool("enabled", job.enabled, false);
@@ -624,9 +622,10 @@ Outcome JobRepository::StartJob(int id, FieldErrors* errors) {
     if (rows.empty()) return Outcome::kNotFound;
     const Job job = JobFromRow(rows[0]);
     if (job.schedule_type == "NONE") {
-      if (errors)
+      if (errors) {
         errors->push_back({"schedule_type",
                            "a job with schedule_type NONE cannot be started: it runs only when triggered"});
+      }
       return Outcome::kInvalid;
     }
     const auto now = clock_.NowMs();

@@ -28,7 +28,8 @@ ClaimedFire ClaimedFromRow(const pqxx::row& r) {
 
 int NodeLease::LockKey(std::string_view node_id) {
   std::uint32_t h = 2166136261U;  // FNV-1a
-  for (unsigned char c : node_id) {
+  for (const char ch : node_id) {
+    const auto c = static_cast<unsigned char>(ch);
     h ^= c;
     h *= 16777619U;
   }

@@ -22,7 +22,7 @@ PgPool::Lease PgPool::Acquire() {
     while (!idle_.empty()) {
       auto conn = std::move(idle_.back());
       idle_.pop_back();
-      if (conn->is_open()) return Lease(this, std::move(conn));
+      if (conn->is_open()) return {this, std::move(conn)};
       --open_;  // closed behind our back: drop it and try the next
     }
     if (open_ < settings_.size) {
@@ -34,7 +34,7 @@ PgPool::Lease PgPool::Acquire() {
           pqxx::nontransaction tx(*conn);
           tx.exec(settings_.session_setup);
         }
-        return Lease(this, std::move(conn));
+        return {this, std::move(conn)};
       } catch (...) {
         lock.lock();
         --open_;

@@ -47,7 +47,8 @@ const char* MimeType(const std::string& path) {
 // FNV-1a: a validator for If-None-Match, not a security measure.
 std::string ETag(const std::string& data) {
   std::uint64_t h = 14695981039346656037ULL;
-  for (unsigned char c : data) {
+  for (const char ch : data) {
+    const auto c = static_cast<unsigned char>(ch);
     h ^= c;
     h *= 1099511628211ULL;
   }

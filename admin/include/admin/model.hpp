@@ -4,6 +4,7 @@
 // Instants are epoch milliseconds (`*_ms`); user-facing durations are whole seconds (`*_s`).
 // Plain values; no thread-safety concerns.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +67,11 @@ struct JobGroup {
 };
 
 // A job (table job).
+// Size limits of a job's text fields, in bytes: the REST API refuses longer values with a 400 naming the
+// field.
+inline constexpr std::size_t kMaxJobParamBytes = std::size_t{64} * 1024;
+inline constexpr std::size_t kMaxGlueSourceBytes = std::size_t{1024} * 1024;
+
 struct Job {
   int id = 0;
   int group_id = 0;
