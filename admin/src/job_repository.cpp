@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "admin/job_catalog.hpp"
+#include "admin/request_bodies.hpp"
 #include "admin/scan_planner.hpp"
 #include "executor/protocol.hpp"
 #include "pg_util.hpp"
@@ -347,13 +348,7 @@ void ReadGroup(const json& body, JobGroup& g, bool create, FieldErrors& errors) 
   r.StringArray("addresses", g.addresses, false, 1000);
   r.OptionalString("access_token", g.access_token, 255);
   r.RejectUnknown();
-  static const auto valid_app = [](const std::string& s) {
-    if (s.size() < 4 || s.size() > 64 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
-    return std::all_of(s.begin(), s.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-    });
-  };
-  if (!g.app_name.empty() && !valid_app(g.app_name)) {
+  if (!g.app_name.empty() && !ValidAppName(g.app_name)) {
     errors.push_back({"app_name", fmt::format("'{}' is not valid: 4 to 64 letters, digits, '.', '_' or '-', "
                                               "starting with a letter or digit",
                                               g.app_name)});
