@@ -3,8 +3,6 @@
 // Rules as in api_rest.cpp: every route but login and the OpenAPI document needs a principal; a resource
 // outside the caller's groups answers 404, a forbidden action 403; bad input is a 4xx naming the field;
 // every state-changing route writes an audit entry (never a password or a token).
-#include <date/date.h>
-#include <date/tz.h>
 
 #include <cmath>
 #include <set>
@@ -21,56 +19,8 @@ using namespace api;
 
 namespace {
 
-constexpr int kMaxPreviewCount = 100;
-
 std::string Shorten(const std::string& s) {
   return s.substr(0, 40);
-}
-
-// The JSON object `body` holds only `allowed` fields; records an error for anything else.
-bool CheckObject(const json& body, const std::set<std::string>& allowed, FieldErrors& errors) {
-  if (!body.is_object()) {
-    errors.push_back({"", "the body must be a JSON object"});
-    return false;
-  }
-  for (const auto& [k, v] : body.items()) {
-    if (!allowed.contains(k)) {
-      std::string list;
-      for (const auto& a : allowed)
-        list += (list.empty() ? "" : ", ") + a;
-      errors.push_back({k, fmt::format("unknown field; the fields are: {}", list)});
-    }
-  }
-  return true;
-}
-
-std::optional<std::string> StringField(const json& body, const char* name, bool required,
-                                       FieldErrors& errors) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) {
-    if (required) errors.push_back({name, "is required"});
-    return std::nullopt;
-  }
-  if (!it->is_string()) {
-    errors.push_back({name, "expected a string"});
-    return std::nullopt;
-  }
-  return it->get<std::string>();
-}
-
-std::optional<std::int64_t> IntField(const json& body, const char* name, std::int64_t min, std::int64_t max,
-                                     FieldErrors& errors) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<std::uint64_t>() > INT64_MAX) ||
-      it->get<std::int64_t>() < min || it->get<std::int64_t>() > max) {
-    errors.push_back(
-        {name,
-         fmt::format("{} is not valid: an integer from {} to {}",
-                     it->dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 40), min, max)});
-    return std::nullopt;
-  }
-  return it->get<std::int64_t>();
 }
 
 // `text` cut to at most `max` bytes without splitting a UTF-8 sequence.
@@ -80,12 +30,6 @@ std::string Utf8Prefix(const std::string& text, std::size_t max) {
   while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0U) == 0x80U)
     --n;
   return text.substr(0, n);
-}
-
-// "2026-03-29T03:00:00+02:00": the instant in `zone`, with the zone's UTC offset at that instant.
-std::string IsoInZone(std::int64_t ms, const date::time_zone* zone) {
-  const date::sys_seconds t{std::chrono::seconds{ms / 1000}};
-  return date::format("%FT%T%Ez", date::make_zoned(zone, t));
 }
 
 void SendRetryAfter(httplib::Response& res, std::chrono::milliseconds wait, const std::string& what) {
@@ -143,19 +87,14 @@ void RegisterConsoleRoutes(Routes& s, ApiServer::Services& services, const ApiSe
     auto body = ParseBody(req, res, false);
     if (!body) return;
     FieldErrors errors;
-    std::optional<std::string> username;
-    std::optional<std::string> password;
-    if (CheckObject(*body, {"username", "password"}, errors)) {
-      username = StringField(*body, "username", true, errors);
-      password = StringField(*body, "password", true, errors);
-    }
+    const auto [username, password] = ReadLoginBody(*body, errors);
     if (!errors.empty()) return SendError(res, 400, "the login request is not valid", errors);
-    const auto result = accounts.Login(*username, *password, req.remote_addr);
+    const auto result = accounts.Login(username, password, req.remote_addr);
     switch (result.status) {
       case AuthService::LoginStatus::kThrottled:
         return SendRetryAfter(res, result.retry_after, "too many failed logins");
       case AuthService::LoginStatus::kWrongCredentials:
-        audit.Record(Principal{.username = Utf8Prefix(*username, 100)}, "user.login_failed", "user", "",
+        audit.Record(Principal{.username = Utf8Prefix(username, 100)}, "user.login_failed", "user", "",
                      nullptr, {{"client", req.remote_addr}});
         return SendError(res, 401, "wrong username or password");
       case AuthService::LoginStatus::kOk:
@@ -363,31 +302,11 @@ void RegisterConsoleRoutes(Routes& s, ApiServer::Services& services, const ApiSe
     const auto body = ParseBody(req, res, false);
     if (!body) return;
     FieldErrors errors;
-    std::optional<std::string> type;
-    std::optional<std::string> conf;
-    std::optional<std::string> zone;
-    std::optional<std::int64_t> count;
-    std::optional<std::int64_t> from;
-    if (CheckObject(*body, {"schedule_type", "schedule_conf", "time_zone", "count", "from_ms"}, errors)) {
-      type = StringField(*body, "schedule_type", true, errors);
-      conf = StringField(*body, "schedule_conf", false, errors);
-      zone = StringField(*body, "time_zone", false, errors);
-      count = IntField(*body, "count", 1, kMaxPreviewCount, errors);
-      from = IntField(*body, "from_ms", 0, 253'402'300'799'000, errors);  // up to year 9999
-    }
+    const auto preview = ReadPreviewBody(*body, errors);
     if (!errors.empty()) return SendError(res, 400, "the preview request is not valid", errors);
-    ringwheel::ScheduleError se;
-    const auto schedule = ringwheel::Schedule::Parse(*type, conf.value_or(""), zone.value_or("UTC"), &se);
-    if (!schedule) return SendError(res, 400, "the schedule is not valid", {{se.field, se.message}});
-    json fires = json::array();
-    std::int64_t at = from.value_or(clock.NowMs());
-    for (std::int64_t i = 0; i < count.value_or(5); ++i) {
-      const auto next = schedule->NextFireMs(at);
-      if (!next) break;
-      fires.push_back({{"ms", *next}, {"iso", IsoInZone(*next, schedule->zone())}});
-      at = *next;
-    }
-    SendJson(res, 200, {{"time_zone", schedule->zone_name()}, {"fires", fires}});
+    const auto fires = PreviewFires(preview, clock.NowMs(), errors);
+    if (!fires) return SendError(res, 400, "the schedule is not valid", errors);
+    SendJson(res, 200, *fires);
   });
 
   // --- jobs: copy and glue versions ----------------------------------------------------------------------
@@ -499,22 +418,7 @@ void RegisterConsoleRoutes(Routes& s, ApiServer::Services& services, const ApiSe
     const auto body = ParseBody(req, res, false);
     if (!body) return;
     FieldErrors errors;
-    LogClear c;
-    if (CheckObject(*body, {"group_id", "job_id", "older_than_days", "keep_last"}, errors)) {
-      const auto group = IntField(*body, "group_id", 1, INT32_MAX, errors);
-      const auto job = IntField(*body, "job_id", 1, INT32_MAX, errors);
-      const auto older = IntField(*body, "older_than_days", 0, 36'500, errors);
-      const auto keep = IntField(*body, "keep_last", 0, 100'000'000, errors);
-      if (group) c.group_id = static_cast<int>(*group);
-      if (job) c.job_id = static_cast<int>(*job);
-      if (older) c.older_than_days = static_cast<int>(*older);
-      if (keep) c.keep_last = static_cast<int>(*keep);
-      if (errors.empty() && (c.older_than_days.has_value() == c.keep_last.has_value())) {
-        errors.push_back({c.keep_last ? "keep_last" : "older_than_days",
-                          "give exactly one of older_than_days (delete fires older than N days) or keep_last "
-                          "(keep the newest N)"});
-      }
-    }
+    LogClear c = ReadLogClearBody(*body, errors);
     if (!errors.empty()) return SendError(res, 400, "the clear request is not valid", errors);
     if (c.job_id && !visible_job(*who, std::to_string(*c.job_id), res)) return;
     if (c.group_id && (!who->CanAccessGroup(*c.group_id) || !repo.GetGroup(*c.group_id))) {

@@ -7,6 +7,7 @@
 
 #include "admin/api_server.hpp"
 #include "admin/console.hpp"
+#include "admin/request_bodies.hpp"
 #include "api_routes.hpp"
 #include "api_util.hpp"
 
@@ -259,26 +260,7 @@ void RegisterRestRoutes(httplib::Server& server, ApiServer::Services& services,
            auto body = ParseBody(req, res, true);
            if (!body) return;
            FieldErrors errors;
-           std::optional<std::string> param;
-           std::optional<std::string> address;
-           if (!body->is_object()) {
-             errors.push_back({"", "the body must be a JSON object"});
-           } else {
-             for (const auto& [k, v] : body->items()) {
-               if ((k == "param" || k == "address") && !v.is_string() && !v.is_null()) {
-                 errors.push_back({k, "expected a string"});
-               } else if (k == "param") {
-                 if (v.is_string()) param = v.get<std::string>();
-                 if (param && param->size() > kMaxJobParamBytes) {
-                   errors.push_back({"param", fmt::format("must be at most {} bytes", kMaxJobParamBytes)});
-                 }
-               } else if (k == "address") {
-                 if (v.is_string()) address = v.get<std::string>();
-               } else {
-                 errors.push_back({k, "unknown field; the fields are: param, address"});
-               }
-             }
-           }
+           const auto [param, address] = ReadTriggerBody(*body, errors);
            if (address) {
              // Only an address registered for or configured on the job's group: never one the caller typed.
              const auto group = catalog.GetGroup(job->group_id);

@@ -4,9 +4,11 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <charconv>
 #include <pqxx/pqxx>
 
+#include "admin/request_bodies.hpp"
 #include "api_util.hpp"
 #include "executor/protocol.hpp"
 
@@ -15,6 +17,16 @@ namespace {
 
 using nlohmann::json;
 using namespace api;
+
+// The REST API (JSON errors with an HTTP status) as opposed to XXL-JOB's executor API under /api/ and
+// /xxl-job-admin/ (HTTP 200 with a code-500 envelope) and the console's files.
+bool IsRestPath(const std::string& path) {
+  // /api/v1, /api/v1/..., and any later version: /api/v<digit>...
+  return path.starts_with("/api/v") && path.size() > 6 && std::isdigit(static_cast<unsigned char>(path[6]));
+}
+bool IsExecutorApiPath(const std::string& path) {
+  return !IsRestPath(path) && (path.starts_with("/api/") || path.starts_with("/xxl-job-admin/"));
+}
 
 }  // namespace
 
@@ -52,8 +64,48 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
           SendEnvelope(res, protocol::Envelope::Fail(fmt::format("request error: {}", what)));
         }
       });
-  server_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  // httplib 0.11 reads a body only for POST, PUT, PATCH and DELETE: the body of a GET (or any other
+  // method) would stay in the connection and be read as the next request, whose answer would go to the
+  // caller's next request. Such a request is refused, and the answer closes the connection.
+  server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const auto& m = req.method;
+    if (m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE")
+      return httplib::Server::HandlerResponse::Unhandled;
+    const bool has_body = req.has_header("Transfer-Encoding") ||
+                          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    if (!has_body) return httplib::Server::HandlerResponse::Unhandled;
+    res.set_header("Connection", "close");
+    if (IsExecutorApiPath(req.path)) {
+      SendEnvelope(res, protocol::Envelope::Fail("invalid request, HttpMethod not support."));
+    } else {
+      SendError(
+          res, 400,
+          fmt::format("{} {}: a {} request has no body; send it without one", m, req.path.substr(0, 200), m));
+    }
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server_->set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
+    if (IsExecutorApiPath(req.path)) {
+      // XXL-JOB's protocol: HTTP 200 and a code-500 envelope saying what is wrong.
+      std::string msg;
+      if (res.status == 413) {
+        msg = fmt::format("invalid request, the body is larger than the limit of {} bytes",
+                          settings_.max_body_bytes);
+      } else if (req.method != "POST") {
+        msg = "invalid request, HttpMethod not support.";
+      } else if (res.status == 404) {
+        msg = fmt::format("invalid request, uri-mapping({}) not found.", req.path.substr(0, 200));
+      } else if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
+        msg = "invalid request, a POST needs a Content-Length header";
+      } else {
+        msg = fmt::format(
+            "invalid request, HTTP status {}: the request line or a header could not be read "
+            "(malformed, or longer than 8 KiB)",
+            res.status);
+      }
+      return SendEnvelope(res, protocol::Envelope::Fail(msg));
+    }
     const bool has_length = req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
     if (res.status == 400 && (req.method == "POST" || req.method == "PUT") && !has_length) {
       // httplib cannot read a body it was not told the length of.
@@ -112,6 +164,9 @@ void ApiServer::RegisterExecutorApi(const std::string& prefix) {
       std::string error;
       const auto p = protocol::ParseRegistryParam(req.body, &error);
       if (!p) return SendEnvelope(res, protocol::Envelope::Fail(error));
+      if (const auto why = CheckRegistration(*p); !why.empty()) {
+        return SendEnvelope(res, protocol::Envelope::Fail(why));
+      }
       const auto token = req.get_header_value(protocol::kAccessTokenHeader);
       const auto group_token = services_.registry.GroupToken(p->registry_key);
       if (!protocol::TokenMatches(token, group_token.value_or(settings_.access_token))) {

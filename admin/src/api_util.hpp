@@ -43,14 +43,14 @@ inline void SendEnvelope(httplib::Response& res, const protocol::Envelope& e) {
   res.set_content(protocol::ToJson(e).dump(), "application/json;charset=UTF-8");
 }
 
+// The request body as JSON (any JSON value; each route checks its shape), or nullopt after answering 400:
+// a syntax error, a number beyond a double (1e400) or nesting deeper than protocol::kMaxJsonDepth.
 inline std::optional<json> ParseBody(const httplib::Request& req, httplib::Response& res, bool allow_empty) {
   if (req.body.empty() && allow_empty) return json::object();
-  try {
-    return json::parse(req.body);
-  } catch (const json::parse_error& e) {
-    SendError(res, 400, fmt::format("the body is not valid JSON: {}", e.what()));
-    return std::nullopt;
-  }
+  std::string error;
+  auto body = protocol::ParseJson(req.body, &error);
+  if (!body) SendError(res, 400, error);
+  return body;
 }
 
 // A path id: decimal digits only, within the column's range.

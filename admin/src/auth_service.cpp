@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -78,87 +77,10 @@ ApiToken TokenFromRow(const pqxx::row& r) {
                   .last_used_ms = r["last_used_ms"].as<std::int64_t>()};
 }
 
-std::string Shown(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
-bool ValidUsername(const std::string& s) {
-  static const std::regex re("^[A-Za-z0-9._-]{3,50}$");
-  return std::regex_match(s, re);
-}
-
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
-}
-
-// Fields of a user body. Absent fields stay nullopt.
-struct UserFields {
-  std::optional<std::string> username;
-  std::optional<std::string> password;
-  std::optional<bool> admin;
-  std::optional<std::vector<int>> groups;
-};
-
-UserFields ReadUserFields(const json& body, bool create, FieldErrors& errors) {
-  UserFields f;
-  if (!body.is_object()) {
-    errors.push_back({"", fmt::format("the body must be a JSON object, got {}", Shown(body))});
-    return f;
-  }
-  const std::set<std::string> known =
-      create ? std::set<std::string>{"username", "password", "role", "permitted_group_ids"}
-             : std::set<std::string>{"password", "role", "permitted_group_ids"};
-  for (const auto& [k, v] : body.items()) {
-    if (!known.contains(k)) {
-      errors.push_back({k, k == "username"
-                               ? "cannot be changed; create a new user instead"
-                               : fmt::format("unknown field; the fields are: {}", fmt::join(known, ", "))});
-    } else if (k == "username") {
-      if (!v.is_string() || !ValidUsername(v.get<std::string>())) {
-        errors.push_back(
-            {k, fmt::format("{} is not valid: 3 to 50 letters, digits, '.', '_' or '-'", Shown(v))});
-      } else {
-        f.username = v.get<std::string>();
-      }
-    } else if (k == "password") {
-      if (!v.is_string()) {
-        errors.push_back({k, "expected a string"});
-      } else if (auto why = CheckPasswordPolicy(v.get<std::string>()); !why.empty()) {
-        errors.push_back({k, why});
-      } else {
-        f.password = v.get<std::string>();
-      }
-    } else if (k == "role") {
-      if (!v.is_string() || (v != "ADMIN" && v != "USER")) {
-        errors.push_back({k, fmt::format("{} is not valid; use ADMIN or USER", Shown(v))});
-      } else {
-        f.admin = v == "ADMIN";
-      }
-    } else if (k == "permitted_group_ids") {
-      std::vector<int> ids;
-      bool ok = v.is_array() && v.size() <= 1000;
-      for (const auto& e : ok ? v : json::array()) {
-        if (!e.is_number_integer() || e.get<std::int64_t>() <= 0 || e.get<std::int64_t>() > INT32_MAX) {
-          ok = false;
-          break;
-        }
-        ids.push_back(e.get<int>());
-      }
-      if (!ok) {
-        errors.push_back({k, fmt::format("{} is not valid: an array of at most 1000 group ids", Shown(v))});
-      } else {
-        std::sort(ids.begin(), ids.end());
-        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-        f.groups = std::move(ids);
-      }
-    }
-  }
-  if (create && !f.username && !body.contains("username")) errors.push_back({"username", "is required"});
-  if (create && !f.password && !body.contains("password")) errors.push_back({"password", "is required"});
-  return f;
 }
 
 // Adds an error for each id that is not a group.
@@ -181,14 +103,6 @@ int LockAdmins(pqxx::transaction_base& tx) {
 }
 
 }  // namespace
-
-std::string CheckPasswordPolicy(std::string_view password) {
-  if (password.size() < kMinPasswordLength)
-    return fmt::format("must be at least {} characters, got {}", kMinPasswordLength, password.size());
-  if (password.size() > kMaxPasswordLength)
-    return fmt::format("must be at most {} characters, got {}", kMaxPasswordLength, password.size());
-  return "";
-}
 
 std::string CookieValue(const httplib::Request& req, std::string_view name) {
   const auto count = req.get_header_value_count("Cookie");
@@ -544,7 +458,7 @@ std::optional<User> AuthService::GetUser(int id) {
 
 UserChange AuthService::CreateUser(const nlohmann::json& body) {
   UserChange out;
-  const auto f = ReadUserFields(body, true, out.errors);
+  const auto f = ReadUserBody(body, true, out.errors);
   if (!out.errors.empty()) {
     out.outcome = Outcome::kInvalid;
     return out;
@@ -574,7 +488,7 @@ UserChange AuthService::CreateUser(const nlohmann::json& body) {
 
 UserChange AuthService::UpdateUser(int id, const nlohmann::json& body, int acting_user_id) {
   UserChange out;
-  const auto f = ReadUserFields(body, false, out.errors);
+  const auto f = ReadUserBody(body, false, out.errors);
   if (!out.errors.empty()) {
     out.outcome = Outcome::kInvalid;
     return out;
@@ -657,29 +571,7 @@ UserChange AuthService::DeleteUser(int id, int acting_user_id) {
 AuthService::PasswordChange AuthService::ChangeOwnPassword(int user_id, const nlohmann::json& body,
                                                            const httplib::Request& req) {
   PasswordChange out;
-  std::string old_password;
-  std::string new_password;
-  if (!body.is_object()) {
-    out.errors.push_back({"", "the body must be a JSON object with old_password and new_password"});
-  } else {
-    for (const auto& [k, v] : body.items()) {
-      if (k != "old_password" && k != "new_password") {
-        out.errors.push_back({k, "unknown field; the fields are: old_password, new_password"});
-      } else if (!v.is_string()) {
-        out.errors.push_back({k, "expected a string"});
-      } else {
-        (k == "old_password" ? old_password : new_password) = v.get<std::string>();
-      }
-    }
-    if (!body.contains("old_password")) out.errors.push_back({"old_password", "is required"});
-    if (!body.contains("new_password")) {
-      out.errors.push_back({"new_password", "is required"});
-    } else if (auto why = CheckPasswordPolicy(new_password); !why.empty()) {
-      out.errors.push_back({"new_password", why});
-    } else if (new_password == old_password) {
-      out.errors.push_back({"new_password", "must differ from the old password"});
-    }
-  }
+  const auto [old_password, new_password] = ReadPasswordChangeBody(body, out.errors);
   if (!out.errors.empty()) {
     out.outcome = Outcome::kInvalid;
     return out;
@@ -742,21 +634,7 @@ std::vector<ApiToken> AuthService::ListTokens(std::optional<int> user_id) {
 Validated<std::pair<ApiToken, std::string>> AuthService::CreateToken(int user_id,
                                                                      const nlohmann::json& body) {
   FieldErrors errors;
-  std::string name;
-  if (!body.is_object()) {
-    errors.push_back({"", "the body must be a JSON object with a name"});
-  } else {
-    for (const auto& [k, v] : body.items()) {
-      if (k != "name") {
-        errors.push_back({k, "unknown field; the only field is: name"});
-      } else if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 100) {
-        errors.push_back({"name", fmt::format("{} is not valid: a string of 1 to 100 characters", Shown(v))});
-      } else {
-        name = v.get<std::string>();
-      }
-    }
-    if (!body.contains("name")) errors.push_back({"name", "is required"});
-  }
+  const std::string name = ReadTokenBody(body, errors);
   if (!errors.empty()) return errors;
   const std::string secret = kTokenPrefix + RandomSecret();
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Validated<std::pair<ApiToken, std::string>> {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "admin/job_catalog.hpp"
+#include "admin/request_bodies.hpp"
 #include "admin/scan_planner.hpp"
 #include "executor/protocol.hpp"
 #include "pg_util.hpp"
@@ -22,203 +23,9 @@ using nlohmann::json;
 constexpr std::int64_t kStartDelayMs = 5000;  // XXL-JOB: start computes the first fire from now + 5 s
 constexpr int kGlueHistoryKept = 30;
 
-std::string Shown(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
-// Reads typed fields of a JSON object body, collecting a FieldError per problem.
-class BodyReader {
- public:
-  BodyReader(const json& body, FieldErrors& errors) : body_(body), errors_(errors) {
-    if (!body_.is_object())
-      errors_.push_back({"", fmt::format("the body must be a JSON object, got {}", Shown(body_))});
-  }
-
-  const json* Get(const char* name, bool required) {
-    known_.insert(name);
-    if (!body_.is_object()) return nullptr;
-    auto it = body_.find(name);
-    if (it == body_.end()) {
-      if (required) errors_.push_back({name, "is required"});
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  void String(const char* name, std::string& out, bool required, std::size_t max_len,
-              std::size_t min_len = 0) {
-    const json* v = Get(name, required);
-    if (v == nullptr) return;
-    if (!v->is_string()) return Error(name, fmt::format("expected a string, got {}", Shown(*v)));
-    const auto& s = v->get_ref<const std::string&>();
-    if (s.size() < min_len || s.size() > max_len) {
-      return Error(name, min_len > 0
-                             ? fmt::format("must be {} to {} characters, got {}", min_len, max_len, s.size())
-                             : fmt::format("must be at most {} bytes, got {}", max_len, s.size()));
-    }
-    out = s;
-  }
-
-  void Int(const char* name, int& out, bool required, int min, int max) {
-    const json* v = Get(name, required);
-    if (v == nullptr) return;
-    if (!v->is_number_integer()) return Error(name, fmt::format("expected an integer, got {}", Shown(*v)));
-    const auto n = v->is_number_unsigned()
-                       ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                             v->get<std::uint64_t>(), static_cast<std::uint64_t>(INT64_MAX)))
-                       : v->get<std::int64_t>();
-    if (n < min || n > max) return Error(name, fmt::format("must be from {} to {}, got {}", min, max, n));
-    out = static_cast<int>(n);
-  }
-
-  void Bool(const char* name, bool& out, bool required) {
-    const json* v = Get(name, required);
-    if (v == nullptr) return;
-    if (!v->is_boolean()) return Error(name, fmt::format("expected true or false, got {}", Shown(*v)));
-    out = v->get<bool>();
-  }
-
-  template <class E>
-  void Enum(const char* name, E& out, bool required, std::optional<E> (*parse)(std::string_view)) {
-    const json* v = Get(name, required);
-    if (v == nullptr) return;
-    const auto e = v->is_string() ? parse(v->get<std::string>()) : std::nullopt;
-    if (!e) return Error(name, fmt::format("{} is not valid; use one of {}", Shown(*v), ValidValues(E{})));
-    out = *e;
-  }
-
-  void IntArray(const char* name, std::vector<int>& out, bool required, std::size_t max_items) {
-    const json* v = Get(name, required);
-    if (v == nullptr) return;
-    if (!v->is_array()) return Error(name, fmt::format("expected an array of ids, got {}", Shown(*v)));
-    if (v->size() > max_items) return Error(name, fmt::format("at most {} items", max_items));
-    std::vector<int> items;
-    for (const auto& e : *v) {
-      if (!e.is_number_integer() || e.get<std::int64_t>() <= 0 || e.get<std::int64_t>() > INT32_MAX) {
-        return Error(name, fmt::format("{} is not a job id (a positive integer)", Shown(e)));
-      }
-      items.push_back(e.get<int>());
-    }
-    out = std::move(items);
-  }
-
-  void StringArray(const char* name, std::vector<std::string>& out, bool required, std::size_t max_items) {
-    const json* v = Get(name, required);
-    if (v == nullptr) return;
-    if (!v->is_array()) return Error(name, fmt::format("expected an array of strings, got {}", Shown(*v)));
-    if (v->size() > max_items) return Error(name, fmt::format("at most {} items", max_items));
-    std::vector<std::string> items;
-    for (const auto& e : *v) {
-      if (!e.is_string()) return Error(name, fmt::format("{} is not a string", Shown(e)));
-      items.push_back(e.get<std::string>());
-    }
-    out = std::move(items);
-  }
-
-  void OptionalString(const char* name, std::optional<std::string>& out, std::size_t max_len) {
-    const json* v = Get(name, false);
-    if (v == nullptr) return;
-    if (v->is_null()) {
-      out.reset();
-      return;
-    }
-    std::string s;
-    String(name, s, false, max_len);
-    out = s;
-  }
-
-  // Every field not read is unknown.
-  void RejectUnknown() {
-    if (!body_.is_object()) return;
-    for (const auto& [k, v] : body_.items()) {
-      if (!known_.contains(k)) {
-        std::string list;
-        for (const auto& n : known_)
-          list += (list.empty() ? "" : ", ") + n;
-        errors_.push_back({k, fmt::format("unknown field; the fields are: {}", list)});
-      }
-    }
-  }
-
-  void Error(const char* name, std::string msg) { errors_.push_back({name, std::move(msg)}); }
-
- private:
-  const json& body_;
-  FieldErrors& errors_;
-  std::set<std::string> known_;
-};
-
-// Reads the job fields of `body` over `job` (all required when `create`).
-void ReadJob(const json& body, Job& job, bool create, FieldErrors& errors) {
-  BodyReader r(body, errors);
-  r.Int("group_id", job.group_id, create, 1, INT32_MAX);
-  r.String("description", job.description, create, 255, 1);
-  r.String("author", job.author, false, 64);
-  r.String("alarm_email", job.alarm_email, false, 255);
-  r.String("alarm_webhook", job.alarm_webhook, false, 1024);
-  r.String("schedule_type", job.schedule_type, create, 16);
-  r.String("schedule_conf", job.schedule_conf, false, 255);
-  r.String("time_zone", job.time_zone, false, 64);
-  r.Enum("misfire_strategy", job.misfire_strategy, false, &ParseMisfireStrategy);
-  r.Enum("route_strategy", job.route_strategy, false, &ParseRouteStrategy);
-  r.String("handler", job.handler, false, 255);
-  r.String("param", job.param, false, kMaxJobParamBytes);
-  r.Enum("block_strategy", job.block_strategy, false, &ParseBlockStrategy);
-  r.Int("timeout_s", job.timeout_s, false, 0, 604800);
-  r.Int("retry_count", job.retry_count, false, 0, 100);
-  r.Int("retry_backoff_s", job.retry_backoff_s, false, 0, 86400);
-  r.Enum("glue_type", job.glue_type, false, &ParseGlueType);
-  r.String("glue_source", job.glue_source, false, kMaxGlueSourceBytes);
-  r.String("glue_remark", job.glue_remark, false, 128);
-  r.IntArray("child_job_ids", job.child_job_ids, false, 100);
-  r.Bool("enabled", job.enabled, false);
-  r.RejectUnknown();
-}
-
-bool ValidEmailList(const std::string& list) {
-  if (list.empty()) return true;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    auto end = list.find(',', start);
-    auto part = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    part.erase(0, part.find_first_not_of(' '));
-    part.erase(part.find_last_not_of(' ') + 1);
-    const auto at = part.find('@');
-    if (at == std::string::npos || at == 0 || at + 1 >= part.size() ||
-        part.find_first_of(" <>\"\r\n") != std::string::npos) {
-      return false;
-    }
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return true;
-}
-
-// Checks what needs more than one field or the database. `self_id` 0 for a new job.
+// CheckJobFields, then what needs the database: the group exists; child jobs exist and form no cycle.
 void ValidateJob(pqxx::transaction_base& tx, Job& job, FieldErrors& errors) {
-  ringwheel::ScheduleError se;
-  if (!ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone, &se)) {
-    errors.push_back({se.field, se.message});
-  }
-  if (job.time_zone.empty()) job.time_zone = "UTC";
-  if (job.glue_type == GlueType::kBean && job.handler.empty()) {
-    errors.push_back(
-        {"handler", "is required for a BEAN job (the name of a handler registered in the executor)"});
-  }
-  if (job.glue_type == GlueType::kShell) std::erase(job.glue_source, '\r');
-  if (job.enabled && job.schedule_type == "NONE") {
-    errors.push_back(
-        {"enabled", "a job with schedule_type NONE cannot be enabled: it runs only when triggered"});
-  }
-  if (!ValidEmailList(job.alarm_email)) {
-    errors.push_back({"alarm_email", fmt::format("'{}' is not a comma-separated list of e-mail addresses",
-                                                 job.alarm_email)});
-  }
-  if (!job.alarm_webhook.empty()) {
-    std::string why;
-    if (!protocol::ParseHttpAddress(job.alarm_webhook, &why)) errors.push_back({"alarm_webhook", why});
-  }
+  CheckJobFields(job, errors);
   if (job.group_id > 0 && tx.exec_params("SELECT 1 FROM job_group WHERE id = $1", job.group_id).empty()) {
     errors.push_back({"group_id", fmt::format("job group {} does not exist", job.group_id)});
   }
@@ -336,40 +143,6 @@ JobLog LogFromRow(const pqxx::row& r) {
   return l;
 }
 
-// Reads the group fields of `body` over `g`.
-void ReadGroup(const json& body, JobGroup& g, bool create, FieldErrors& errors) {
-  BodyReader r(body, errors);
-  r.String("app_name", g.app_name, create, 64, 4);
-  r.String("title", g.title, create, 64, 1);
-  r.Enum("address_type", g.address_type, false, &ParseAddressType);
-  r.StringArray("addresses", g.addresses, false, 1000);
-  r.OptionalString("access_token", g.access_token, 255);
-  r.RejectUnknown();
-  static const auto valid_app = [](const std::string& s) {
-    if (s.size() < 4 || s.size() > 64 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
-    return std::all_of(s.begin(), s.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-    });
-  };
-  if (!g.app_name.empty() && !valid_app(g.app_name)) {
-    errors.push_back({"app_name", fmt::format("'{}' is not valid: 4 to 64 letters, digits, '.', '_' or '-', "
-                                              "starting with a letter or digit",
-                                              g.app_name)});
-  }
-  for (auto& a : g.addresses) {
-    std::string why;
-    if (!protocol::ParseHttpAddress(a, &why)) {
-      errors.push_back({"addresses", why});
-    } else {
-      a = protocol::NormalizeAddress(a);
-    }
-  }
-  if (g.address_type == AddressType::kManual && g.addresses.empty()) {
-    errors.push_back({"addresses", "a MANUAL group needs at least one executor address"});
-  }
-  if (g.access_token && g.access_token->empty()) g.access_token.reset();
-}
-
 }  // namespace
 
 JobRepository::JobRepository(ringwheel::Clock& clock, PgPool& pool) : clock_(clock), pool_(pool) {}
@@ -380,7 +153,7 @@ JobRepository::JobRepository(ringwheel::Clock& clock, PgPool& pool) : clock_(clo
 Validated<JobGroup> JobRepository::CreateGroup(const nlohmann::json& body) {
   JobGroup g;
   FieldErrors errors;
-  ReadGroup(body, g, true, errors);
+  ReadGroupBody(body, g, true, errors);
   if (!errors.empty()) return errors;
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Validated<JobGroup> {
     pqxx::work tx(conn);
@@ -408,7 +181,7 @@ std::optional<Validated<JobGroup>> JobRepository::UpdateGroup(int id, const nloh
     if (rows.empty()) return std::nullopt;
     JobGroup g = GroupFromRow(rows[0]);
     FieldErrors errors;
-    ReadGroup(body, g, false, errors);
+    ReadGroupBody(body, g, false, errors);
     if (errors.empty() &&
         !tx.exec_params("SELECT 1 FROM job_group WHERE app_name = $1 AND id <> $2", g.app_name, id).empty()) {
       errors.push_back({"app_name", fmt::format("a group with app_name '{}' exists already", g.app_name)});
@@ -469,7 +242,7 @@ std::vector<JobGroup> JobRepository::ListGroups() {
 Validated<Job> JobRepository::CreateJob(const nlohmann::json& body) {
   Job job;
   FieldErrors errors;
-  ReadJob(body, job, true, errors);
+  ReadJobBody(body, job, true, errors);
   if (!errors.empty()) return errors;
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Validated<Job> {
     pqxx::work tx(conn);
@@ -515,7 +288,7 @@ std::optional<Validated<Job>> JobRepository::UpdateJob(int id, const nlohmann::j
     const Job before = JobFromRow(rows[0]);
     Job job = before;
     FieldErrors errors;
-    ReadJob(body, job, false, errors);
+    ReadJobBody(body, job, false, errors);
     if (errors.empty()) ValidateJob(tx, job, errors);
     const auto now = clock_.NowMs();
     const bool schedule_changed = job.schedule_type != before.schedule_type ||

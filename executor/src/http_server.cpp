@@ -38,6 +38,20 @@ int HttpServer::Start() {
   s.set_keep_alive_timeout(std::max<std::chrono::seconds::rep>(settings_.keep_alive_timeout.count(), 1));
   s.set_payload_max_length(protocol::kMaxBodyBytes);
 
+  // httplib 0.11 reads a body only for POST, PUT, PATCH and DELETE: the body of a GET (or any other
+  // method) would stay in the connection and be read as the next request, whose answer would go to the
+  // caller's next request. Such a request is refused, and the answer closes the connection.
+  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const auto& m = req.method;
+    if (m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE")
+      return httplib::Server::HandlerResponse::Unhandled;
+    const bool has_body = req.has_header("Transfer-Encoding") ||
+                          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    if (!has_body) return httplib::Server::HandlerResponse::Unhandled;
+    res.set_header("Connection", "close");
+    Answer(res, protocol::Envelope::Fail(std::string(kMethodNotSupported)));
+    return httplib::Server::HandlerResponse::Handled;
+  });
   s.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
     std::string body;
     Serve("POST", req.path, req.get_header_value(protocol::kAccessTokenHeader), req.body, body);

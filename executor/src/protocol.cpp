@@ -111,13 +111,9 @@ class FieldReader {
 };
 
 std::optional<json> ParseObject(std::string_view body, std::string* error) {
-  json j;
-  try {
-    j = json::parse(body.begin(), body.end());
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large (406)
-    SetError(error, fmt::format("body is not valid JSON: {}", e.what()));
-    return std::nullopt;
-  }
+  auto parsed = ParseJson(body, error);
+  if (!parsed) return std::nullopt;
+  json j = std::move(*parsed);
   if (!j.is_object()) {
     SetError(error, fmt::format("body must be a JSON object, got {}", Shown(j)));
     return std::nullopt;
@@ -148,6 +144,24 @@ std::optional<HandleCallbackParam> ReadCallback(const json& item, const std::str
   r.Integer({"handleCode"}, p.handle_code, true);
   r.String({"handleMsg"}, p.handle_msg, false);
   return Finish(r, std::move(p), error);
+}
+
+// Ids are positive (XXL-JOB's are database keys); instants are epoch ms from 1970 to the end of 9999.
+constexpr std::int64_t kMaxInstantMs = 253'402'300'799'999;
+
+void CheckId(FieldReader& r, const char* name, std::int64_t v) {
+  if (r.ok() && v <= 0) {
+    r.Find({name});
+    r.Fail(fmt::format("must be a positive id, got {}", v));
+  }
+}
+
+void CheckInstant(FieldReader& r, std::initializer_list<const char*> names, std::int64_t v) {
+  if (r.ok() && (v < 0 || v > kMaxInstantMs)) {
+    r.Find(names);
+    r.Fail(fmt::format("must be epoch milliseconds from 0 to {} (the end of year 9999), got {}",
+                       kMaxInstantMs, v));
+  }
 }
 
 bool IsBlank(const std::string& s) {
@@ -221,6 +235,28 @@ nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list) {
 // --- Parsing
 // ------------------------------------------------------------------------------------------------
 
+std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* error) {
+  // nlohmann's parser keeps its own stack (it does not recurse); its callback sees the depth of every
+  // array and object as it starts (0 for the outermost), so the parse stops at the first one too deep.
+  struct TooDeep {};
+  const json::parser_callback_t limit = [](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth) {
+      throw TooDeep{};
+    }
+    return true;
+  };
+  try {
+    return json::parse(body.begin(), body.end(), limit);
+  } catch (const TooDeep&) {
+    SetError(error, fmt::format("body nests JSON arrays and objects deeper than {} levels", kMaxJsonDepth));
+    return std::nullopt;
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large (406)
+    SetError(error, fmt::format("body is not valid JSON: {}", e.what()));
+    return std::nullopt;
+  }
+}
+
 std::optional<Envelope> ParseEnvelope(std::string_view body, std::string* error) {
   auto j = ParseObject(body, error);
   if (!j) return std::nullopt;
@@ -258,6 +294,9 @@ std::optional<TriggerParam> ParseTriggerParam(std::string_view body, std::string
   r.Integer({"glueUpdatetime"}, p.glue_updatetime, false);
   r.Integer({"broadcastIndex"}, p.broadcast_index, false);
   r.Integer({"broadcastTotal"}, p.broadcast_total, false);
+  CheckId(r, "jobId", p.job_id);
+  CheckId(r, "logId", p.log_id);
+  CheckInstant(r, {"logDateTime", "logDateTim"}, p.log_date_time);
   if (r.ok() && p.executor_timeout < 0) {
     r.Find({"executorTimeout"});
     r.Fail(fmt::format("must be >= 0 seconds, got {}", p.executor_timeout));
@@ -277,6 +316,7 @@ std::optional<JobIdParam> ParseJobIdParam(std::string_view body, std::string* er
   FieldReader r(*j, "");
   JobIdParam p;
   r.Integer({"jobId"}, p.job_id, true);
+  CheckId(r, "jobId", p.job_id);
   return Finish(r, p, error);
 }
 
@@ -288,6 +328,8 @@ std::optional<LogParam> ParseLogParam(std::string_view body, std::string* error)
   r.Integer({"logDateTim", "logDateTime"}, p.log_date_tim, false);
   r.Integer({"logId"}, p.log_id, true);
   r.Integer({"fromLineNum"}, p.from_line_num, false);
+  CheckId(r, "logId", p.log_id);
+  CheckInstant(r, {"logDateTim", "logDateTime"}, p.log_date_tim);
   if (r.ok() && p.from_line_num < 1) p.from_line_num = 1;  // XXL-JOB clients send 0 for "from the start"
   return Finish(r, p, error);
 }
@@ -307,13 +349,9 @@ std::optional<LogResult> ParseLogResult(const nlohmann::json& content, std::stri
 }
 
 std::optional<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_view body, std::string* error) {
-  json j;
-  try {
-    j = json::parse(body.begin(), body.end());
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large (406)
-    SetError(error, fmt::format("body is not valid JSON: {}", e.what()));
-    return std::nullopt;
-  }
+  auto parsed = ParseJson(body, error);
+  if (!parsed) return std::nullopt;
+  const json j = std::move(*parsed);
   const json* list = &j;
   std::string name = "";
   if (j.is_object()) {

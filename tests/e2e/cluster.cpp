@@ -84,6 +84,7 @@ void Cluster::StartAdmin(int i) {
             "--http-threads",
             "8"};
   o.args.insert(o.args.end(), options_.admin_args.begin(), options_.admin_args.end());
+  o.env = options_.admin_env;
   o.log_path = (dir_ / fmt::format("admin-{}.log", i + 1)).string();
   if (static_cast<std::size_t>(i) < admins_.size()) {
     admins_[static_cast<std::size_t>(i)] = std::make_unique<ChildProcess>(o);

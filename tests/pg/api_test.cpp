@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <sstream>
+#include <tuple>
 
 #include "admin/api_server.hpp"
 #include "admin/executor_api.hpp"
@@ -303,6 +304,76 @@ TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {
   EXPECT_EQ(Count("SELECT count(*) FROM executor_registry"), 0);
   r = Executor("/api/nothing", "{}");
   EXPECT_EQ(r.body.at("code"), 500);
+}
+
+// Found by the bad-input e2e suite: registrations with any registryKey and registryValue were stored.
+TEST_F(ApiTest, RegistryRefusesAKeyThatIsNoAppNameAndAValueThatIsNoAddress) {
+  for (const auto& [key, value, field] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"'; DROP TABLE job; --", "http://127.0.0.1:9999", "registryKey"},
+           {"a", "http://127.0.0.1:9999", "registryKey"},
+           {"sample-app", "javascript:alert(1)", "registryValue"},
+           {"sample-app", "127.0.0.1:9999", "registryValue"},
+           {"sample-app", "http://127.0.0.1:99999/", "registryValue"}}) {
+    const json reg{{"registryGroup", "EXECUTOR"}, {"registryKey", key}, {"registryValue", value}};
+    for (const char* path : {"/api/registry", "/api/registryRemove"}) {
+      const auto r = Executor(path, reg.dump());
+      EXPECT_EQ(r.body.at("code"), 500) << key << " " << value;
+      EXPECT_THAT(r.body.at("msg").get<std::string>(), HasSubstr(field)) << key << " " << value;
+    }
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM executor_registry"), 0);
+}
+
+// Found by the bad-input e2e suite: a callback naming only log ids no fire has was accepted with a wrong
+// token (an oracle for which ids exist).
+TEST_F(ApiTest, ACallbackForUnknownLogIdsNeedsTheToken) {
+  auto r = Executor("/api/callback", R"([{"logId":987654321,"handleCode":500}])", "wrong");
+  EXPECT_EQ(r.body.at("code"), 500);
+  EXPECT_EQ(r.body.at("msg"), "The access token is wrong.");
+  r = Executor("/api/callback", R"([{"logId":987654321,"handleCode":500}])");
+  EXPECT_EQ(r.body.at("code"), 200);
+}
+
+// Found by the bad-input e2e suite: errors under the XXL-JOB paths answered JSON with 404/413 instead of
+// the protocol's envelope; a GET with a body left the body in the connection, read as the next request.
+TEST_F(ApiTest, ExecutorApiErrorsAreEnvelopesAndAGetWithABodyIsRefused) {
+  for (const char* path : {"/api/registry/", "/api//registry", "/xxl-job-admin/api/callback/x"}) {
+    const auto r = Executor(path, "{}");
+    EXPECT_EQ(r.body.at("code"), 500) << path;
+  }
+  auto res = client_->Get("/api/registry", {{"XXL-JOB-ACCESS-TOKEN", kToken}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->body, HasSubstr("HttpMethod not support"));
+  res = client_->Post("/api/callback", {{"XXL-JOB-ACCESS-TOKEN", kToken}}, std::string(6 * 1024 * 1024, ' '),
+                      "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->body, HasSubstr("larger than the limit"));
+  httplib::Request get;
+  get.method = "GET";
+  get.path = "/api/v1/health";
+  get.body = "GET /api/v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n";
+  get.set_header("Content-Type", "text/plain");
+  res = client_->send(get);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(res->body, HasSubstr("has no body"));
+  EXPECT_EQ(res->get_header_value("Connection"), "close");
+  res = client_->Get("/api/v1/health");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << "the next request on the client gets its own answer";
+}
+
+// Found by the bad-input e2e suite: 1e400 answered 500 (nlohmann's out_of_range escaped), and deep nesting
+// crashed the process.
+TEST_F(ApiTest, RestBodiesBeyondADoubleOrTooDeepAreA400) {
+  auto r = Call("POST", "/api/v1/groups", R"({"app_name":1e400})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("1e400"));
+  r = Call("POST", "/api/v1/groups", std::string(100'000, '[') + std::string(100'000, ']'));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("deeper than 64"));
 }
 
 TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {

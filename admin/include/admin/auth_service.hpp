@@ -53,14 +53,13 @@
 #include "admin/auth.hpp"
 #include "admin/job_repository.hpp"
 #include "admin/pg_pool.hpp"
+#include "admin/request_bodies.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
 
 inline constexpr const char* kSessionCookie = "cw_session";
 inline constexpr const char* kCsrfHeader = "X-CSRF-Token";
-inline constexpr std::size_t kMinPasswordLength = 10;
-inline constexpr std::size_t kMaxPasswordLength = 1024;
 
 // argon2id password hashes (libsodium). Thread-safe; `max_concurrent` bounds the memory in use.
 class PasswordHasher final {
@@ -223,8 +222,6 @@ class AuthService final : public Authenticator {
   LoginThrottle throttle_;
 };
 
-// Password policy; an error message, or "" when acceptable.
-std::string CheckPasswordPolicy(std::string_view password);
 // The value of cookie `name` in the request's Cookie header(s); "" when absent.
 std::string CookieValue(const httplib::Request& req, std::string_view name);
 

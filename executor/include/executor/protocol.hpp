@@ -114,11 +114,23 @@ nlohmann::json ToJson(const RegistryParam& p);
 nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list);
 
 // --- Parsing (liberal) ---------------------------------------------------------------------------------
+// JSON nested deeper than this (arrays and objects) is refused while it is parsed. nlohmann::json parses
+// any depth, but copying, comparing and printing a value recurse once per level: a 200 KB body of '['
+// overflowed the stack of a request thread and killed the process. Real bodies nest at most 3 levels.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses a request body as JSON. nullopt, with *error (when non-null) saying why, for a syntax error
+// ("body is not valid JSON: ..."), a number outside the range of a double (1e400) and nesting deeper
+// than kMaxJsonDepth. Every Parse* below reads its body with it; the admin's REST API too.
+std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* error);
+
 // Each returns nullopt and sets *error (when non-null) to a message naming the field, e.g.
 //   "field 'jobId': expected a 32-bit integer, got \"abc\"" or "body is not valid JSON: ...".
 // Required fields (absent or null is an error): TriggerParam jobId and logId; JobIdParam jobId;
 // LogParam logId; HandleCallbackParam logId and handleCode; RegistryParam registryKey and registryValue
-// (non-blank) and registryGroup (EXECUTOR or ADMIN, default EXECUTOR).
+// (non-blank) and registryGroup (EXECUTOR or ADMIN, default EXECUTOR). The jobId and logId of a trigger,
+// an idleBeat/kill and a log request are positive; their logDateTime/logDateTim is epoch ms from 0 to the
+// end of year 9999 (0 when absent).
 std::optional<Envelope> ParseEnvelope(std::string_view body, std::string* error);
 std::optional<TriggerParam> ParseTriggerParam(std::string_view body, std::string* error);
 std::optional<JobIdParam> ParseJobIdParam(std::string_view body, std::string* error);

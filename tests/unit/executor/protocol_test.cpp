@@ -211,4 +211,58 @@ TEST(Protocol, AnOverflowingNumberIsAnErrorNotAnException) {
   EXPECT_FALSE(cronwheel::protocol::ParseEnvelope(R"({"code":-1e400})", &err));
 }
 
+// Found by the bad-input e2e suite: a body of 100 000 '[' crashed the executor (printing it for the error
+// message recursed once per level). The parse stops at the first level too deep; brackets in strings are
+// text.
+TEST(Protocol, DeepNestingIsAnErrorNotACrash) {
+  using cronwheel::protocol::kMaxJsonDepth;
+  std::string err;
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  EXPECT_FALSE(cronwheel::protocol::ParseTriggerParam(deep, &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
+  EXPECT_FALSE(cronwheel::protocol::ParseCallbackList(deep, &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
+  std::string objects;
+  for (int i = 0; i < 100'000; ++i)
+    objects += "{\"a\":";
+  EXPECT_FALSE(cronwheel::protocol::ParseJobIdParam("{\"jobId\":" + objects, &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
+  // At the limit it parses; brackets in strings (escaped quotes included) are text.
+  const std::string limit =
+      "{\"a\":" + std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']') + "}";
+  EXPECT_TRUE(cronwheel::protocol::ParseJson(limit, &err)) << err;
+  EXPECT_FALSE(cronwheel::protocol::ParseJson("[" + limit + "]", &err));
+  const auto text = cronwheel::protocol::ParseJson(R"({"a":"[[[[\"[[[[","b":"{{{{"})", &err);
+  ASSERT_TRUE(text) << err;
+  EXPECT_EQ(text->at("b"), "{{{{");
+  EXPECT_TRUE(
+      cronwheel::protocol::ParseJobIdParam(R"({"jobId":1,"x":")" + std::string(1000, '[') + "\"}", &err))
+      << err;
+}
+
+}  // namespace
+
+namespace {
+
+// Found by the bad-input e2e suite: /run with jobId 0 or -1, logId 0, or logDateTime -1 ran the handler.
+TEST(Protocol, IdsArePositiveAndInstantsWithinYearsZeroToNineThousandNineHundredNinetyNine) {
+  using namespace cronwheel::protocol;
+  std::string err;
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":0,"logId":1})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("'jobId': must be a positive id, got 0"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":-1})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("'logId'"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTime":-1})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("'logDateTime'"));
+  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTim":9223372036854775807})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("'logDateTim'"));
+  EXPECT_TRUE(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTime":253402300799999})", &err)) << err;
+  EXPECT_FALSE(ParseJobIdParam(R"({"jobId":-2147483648})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("'jobId'"));
+  EXPECT_FALSE(ParseLogParam(R"({"logId":0,"logDateTim":1})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("'logId'"));
+  EXPECT_FALSE(ParseLogParam(R"({"logId":1,"logDateTim":-1})", &err));
+  EXPECT_THAT(err, ::testing::HasSubstr("'logDateTim'"));
+}
+
 }  // namespace
