@@ -156,7 +156,7 @@ struct AdminApp::Parts {
                   clock, store, pools),
         lease({.node_id = c.node_id, .address = c.listen}, clock, pool,
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
-        repository(clock, pool),
+        repository(clock, pool, c.alarm_webhook_allow),
         registry(clock, pool),
         callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
         wheel(clock),

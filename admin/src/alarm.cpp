@@ -111,11 +111,13 @@ bool DefaultAlarmSender::SendEmail(const AlarmEvent& e, std::string& message) {
   return true;
 }
 
+bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow) {
+  return std::any_of(allow.begin(), allow.end(),
+                     [&](const std::string& p) { return !p.empty() && url.starts_with(p); });
+}
+
 bool DefaultAlarmSender::SendWebhook(const AlarmEvent& e, std::string& message) {
-  const bool allowed =
-      std::any_of(settings_.webhook_allow.begin(), settings_.webhook_allow.end(),
-                  [&](const std::string& p) { return !p.empty() && e.alarm_webhook.starts_with(p); });
-  if (!allowed) {
+  if (!WebhookAllowed(e.alarm_webhook, settings_.webhook_allow)) {
     message +=
         fmt::format("webhook {}: not sent, the URL is not under an allowed prefix (alarm_webhook_allow)\n",
                     e.alarm_webhook);

@@ -1,6 +1,7 @@
 #include "admin/job_repository.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -8,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "admin/alarm.hpp"
 #include "admin/job_catalog.hpp"
 #include "admin/request_bodies.hpp"
 #include "admin/scan_planner.hpp"
@@ -145,7 +147,21 @@ JobLog LogFromRow(const pqxx::row& r) {
 
 }  // namespace
 
-JobRepository::JobRepository(ringwheel::Clock& clock, PgPool& pool) : clock_(clock), pool_(pool) {}
+JobRepository::JobRepository(ringwheel::Clock& clock, PgPool& pool, std::vector<std::string> webhook_allow)
+    : clock_(clock), pool_(pool), webhook_allow_(std::move(webhook_allow)) {}
+
+void JobRepository::CheckWebhook(const Job& job, const Job* before, FieldErrors& errors) const {
+  if (job.alarm_webhook.empty() || (before != nullptr && before->alarm_webhook == job.alarm_webhook)) return;
+  if (WebhookAllowed(job.alarm_webhook, webhook_allow_)) return;
+  errors.push_back({"alarm_webhook",
+                    webhook_allow_.empty()
+                        ? fmt::format("'{}' is not allowed: webhooks are off until the operator allows URL "
+                                      "prefixes (setting alarm_webhook_allow)",
+                                      job.alarm_webhook)
+                        : fmt::format("'{}' is not allowed: it must start with one of {} (setting "
+                                      "alarm_webhook_allow)",
+                                      job.alarm_webhook, fmt::join(webhook_allow_, ", "))});
+}
 
 // --- groups
 // ---------------------------------------------------------------------------------------------------
@@ -243,6 +259,7 @@ Validated<Job> JobRepository::CreateJob(const nlohmann::json& body) {
   Job job;
   FieldErrors errors;
   ReadJobBody(body, job, true, errors);
+  if (errors.empty()) CheckWebhook(job, nullptr, errors);
   if (!errors.empty()) return errors;
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Validated<Job> {
     pqxx::work tx(conn);
@@ -289,6 +306,7 @@ std::optional<Validated<Job>> JobRepository::UpdateJob(int id, const nlohmann::j
     Job job = before;
     FieldErrors errors;
     ReadJobBody(body, job, false, errors);
+    if (errors.empty()) CheckWebhook(job, &before, errors);
     if (errors.empty()) ValidateJob(tx, job, errors);
     const auto now = clock_.NowMs();
     const bool schedule_changed = job.schedule_type != before.schedule_type ||

@@ -20,10 +20,12 @@ namespace {
 
 using namespace cronwheel::admin;
 using nlohmann::json;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr std::int64_t kT0 = 1767225600000;
 constexpr const char* kToken = "test-token-0123456789";
+constexpr const char* kWebhookAllow = "http://127.0.0.1:8/hooks/";
 
 // Authenticates from a test header: "X-Test-User: admin" or "X-Test-User: user:<group>,<group>".
 class HeaderAuthenticator final : public Authenticator {
@@ -57,7 +59,7 @@ class ApiTest : public cwtest::PgFixture {
     PgFixture::SetUp();
     clock_ = std::make_unique<cwtest::FakeClock>(kT0);
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *pool_);
-    repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
+    repo_ = std::make_unique<JobRepository>(*clock_, *pool_, std::vector<std::string>{kWebhookAllow});
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
     scheduler_ =
         std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink_);
@@ -202,6 +204,31 @@ TEST_F(ApiTest, ValidationNamesEachFieldAndChangesNothing) {
            json{{"group_id", 999}, {"description", "d"}, {"schedule_type", "NONE"}, {"handler", "h"}}.dump());
   EXPECT_EQ(Fields(r.body), std::vector<std::string>{"group_id"});
   EXPECT_EQ(Count("SELECT count(*) FROM job"), 0);
+}
+
+// The admin posts alarms only to URLs under the operator's prefixes (alarm_webhook_allow): a job naming
+// another is refused when saved, not only when its alarm would be sent; a webhook saved before the list
+// changed does not block editing other fields.
+TEST_F(ApiTest, AWebhookOutsideTheAllowedPrefixesIsRefusedWhenSaved) {
+  const int g = CreateGroup("sample-app");
+  auto body = JobBody(g);
+  body["alarm_webhook"] = "http://10.1.2.3/steal";
+  auto r = Call("POST", "/api/v1/jobs", body.dump());
+  ASSERT_EQ(r.status, 400) << r.body.dump();
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"alarm_webhook"});
+  EXPECT_THAT(
+      r.body.at("errors")[0].at("message").get<std::string>(),
+      AllOf(HasSubstr("http://10.1.2.3/steal"), HasSubstr(kWebhookAllow), HasSubstr("alarm_webhook_allow")));
+  EXPECT_EQ(Count("SELECT count(*) FROM job"), 0);
+  body["alarm_webhook"] = std::string(kWebhookAllow) + "ops";
+  r = Call("POST", "/api/v1/jobs", body.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int id = r.body.at("id");
+  r = Call("PUT", fmt::format("/api/v1/jobs/{}", id), json{{"alarm_webhook", "http://127.0.0.1:9/"}}.dump());
+  EXPECT_EQ(r.status, 400);
+  Exec(fmt::format("UPDATE job SET alarm_webhook = 'http://old.example/hook' WHERE id = {}", id));
+  r = Call("PUT", fmt::format("/api/v1/jobs/{}", id), json{{"param", "p"}}.dump());
+  EXPECT_EQ(r.status, 200) << "an unchanged webhook is not checked again: " << r.body.dump();
 }
 
 TEST_F(ApiTest, ChildJobCyclesAreRefusedWhenSaved) {

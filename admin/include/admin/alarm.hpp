@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cronwheel::admin {
@@ -36,6 +37,11 @@ struct AlarmOutcome {
   bool ok = true;
   std::string message;  // what was sent where, or why it failed
 };
+
+// Whether the admin may POST to `url`: it starts with one of the operator's non-empty `allow` prefixes
+// (setting alarm_webhook_allow). Checked when a job is saved (a 400 naming alarm_webhook) and again when
+// the alarm is sent, since the operator may change the list. O(prefixes x prefix length).
+bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow);
 
 class AlarmSender {
  public:

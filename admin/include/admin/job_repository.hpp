@@ -74,7 +74,9 @@ struct JobPage {
 
 class JobRepository {
  public:
-  JobRepository(ringwheel::Clock& clock, PgPool& pool);
+  // `webhook_allow`: the operator's alarm_webhook_allow prefixes; a job whose alarm_webhook is new or
+  // changed must start with one of them (empty: webhooks cannot be set).
+  JobRepository(ringwheel::Clock& clock, PgPool& pool, std::vector<std::string> webhook_allow = {});
 
   // --- groups -------------------------------------------------------------------------------------------
   // Body fields: app_name, title, address_type (AUTO|MANUAL), addresses (array of http(s) URLs; required
@@ -107,8 +109,12 @@ class JobRepository {
   std::optional<JobLog> GetLog(std::int64_t id);
 
  private:
+  // Adds an alarm_webhook error when the job's webhook is new or changed (before == null: a new job) and
+  // not under an allowed prefix.
+  void CheckWebhook(const Job& job, const Job* before, FieldErrors& errors) const;
   ringwheel::Clock& clock_;
   PgPool& pool_;
+  std::vector<std::string> webhook_allow_;
 };
 
 // JSON shapes of the API (snake_case; enums as XXL-JOB spells them).
