@@ -78,8 +78,9 @@ bench_pgss_dump() {
 # bench_fresh_db <name>: drops and creates database <name> on the private server; prints its DSN.
 bench_fresh_db() {
   local name="$1"
-  psql "$BENCH_PG_DSN" -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" \
-    -c "CREATE DATABASE $name" >/dev/null
+  # Dropped as the superuser: FORCE must be able to end any session still in it (autovacuum included).
+  bench_pg_super -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null
+  psql "$BENCH_PG_DSN" -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE $name" >/dev/null
   echo "${BENCH_PG_DSN%/*}/$name"
 }
 

@@ -29,5 +29,6 @@ if [ -s "$out/pg_stat_statements.txt" ]; then
   cat "$out/pg_stat_statements.txt"
 fi
 # The databases hold a million rows: drop them rather than leave them in .pg/bench.
-psql "$BENCH_PG_DSN" -qc "DROP DATABASE IF EXISTS cwbench_preread WITH (FORCE)" \
+# As the superuser: FORCE must be able to end any session still in them (autovacuum included).
+bench_pg_super -qc "DROP DATABASE IF EXISTS cwbench_preread WITH (FORCE)" \
   -c "DROP DATABASE IF EXISTS cwbench_preread_ref WITH (FORCE)" >/dev/null

@@ -9,7 +9,7 @@ scheduled instant is in the window; --jobs the job ids, one a line. The window i
 
 Lag = the executor's receive time of /run (trace) - the scheduled instant. An instant is
   missed     if no /run for it reached the executor (the reason is split: no row written, row never
-             claimed, trigger failed, sent but not in the trace);
+             claimed, claimed too late and skipped as a misfire, trigger failed, sent but not in the trace);
   duplicate  for every extra /run of the same (job, instant) beyond the first;
   on time    if its first /run arrived no earlier than the instant and at most ON_TIME_MS after it.
 Percentiles are nearest-rank over the first arrival of every instant that arrived.
@@ -84,7 +84,7 @@ def main():
 
     expected = [(j, s) for j in jobs for s in range(t0, t1, 1000)]
     lags, early, dup = [], 0, 0
-    missed = {"no_row": 0, "not_claimed": 0, "trigger_failed": 0, "not_in_trace": 0}
+    missed = {"no_row": 0, "not_claimed": 0, "skipped_late": 0, "trigger_failed": 0, "not_in_trace": 0}
     queue_wait, http = [], []  # scheduled -> trigger start, trigger start -> received
     per_second_max = defaultdict(int)
     for inst in expected:
@@ -97,6 +97,8 @@ def main():
             rec = rows[lids[0]]
             if rec[2] == 0:
                 missed["not_claimed"] += 1
+            elif rec[4] == 0:
+                missed["skipped_late"] += 1  # claimed more than the misfire threshold late: skipped
             elif rec[4] != 200:
                 missed["trigger_failed"] += 1
             else:
