@@ -67,6 +67,10 @@ void AdminConfig::Declare(Settings& s) {
            std::chrono::milliseconds(1000), std::chrono::milliseconds(3'600'000))
       .Add("executor_timeout_ms", &executor_timeout, "connect and read timeout of requests to executors",
            std::chrono::milliseconds(100), std::chrono::milliseconds(60'000))
+      .Add("executor_connections", &executor_connections,
+           "requests in flight to one executor at a time; more wait for a free connection (at most "
+           "executor_timeout_ms). Keep admins x this <= the executor's server_threads (default 64)",
+           1, 1000)
       .Add("db_pool_size", &db_pool_size, "PostgreSQL connections", 4, 500)
       .Add("http_threads", &http_threads, "threads serving HTTP", 2, 1000)
       .Add("shutdown_drain_ms", &shutdown_drain,
@@ -142,7 +146,10 @@ struct AdminApp::Parts {
         pool({.dsn = c.dsn, .size = c.db_pool_size}),
         catalog({}, clock, pool),
         writer({}, clock, pool),
-        client({.connect_timeout = c.executor_timeout, .read_timeout = c.executor_timeout}, clock),
+        client({.connect_timeout = c.executor_timeout,
+                .read_timeout = c.executor_timeout,
+                .max_connections_per_origin = static_cast<std::size_t>(c.executor_connections)},
+               clock),
         routers(client),
         store(pool),
         trigger(

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -167,8 +168,12 @@ CallbackService::Outcome CallbackService::Handle(std::span<const protocol::Handl
           "   retry_count, parent_log_id, created_ms, trigger_msg)"
           " SELECT child_id, group_id, 'PARENT', $2, $3, param, retry_count, parent_id, $2,"
           "   'Parent job trigger: fire ' || parent_id || ' succeeded'"
-          " FROM wanted RETURNING id, job_id, executor_param, retry_count",
+          " FROM wanted RETURNING id, job_id, executor_param, retry_count, parent_log_id",
           PgArray<std::int64_t>(succeeded), now, node_id_);
+      // Say on the parent rows which children were triggered, built from what the INSERT returned: only
+      // parents that got a child are touched. (Finding them with a subquery on job_log.parent_log_id,
+      // which has no index, scanned the whole job_log once per callback batch; docs/performance.md.)
+      std::map<std::int64_t, std::vector<std::pair<std::int64_t, int>>> by_parent;  // id order, see above
       for (const auto& r : created) {
         children.push_back({.log_id = r[0].as<std::int64_t>(),
                             .job_id = r[1].as<int>(),
@@ -176,16 +181,22 @@ CallbackService::Outcome CallbackService::Handle(std::span<const protocol::Handl
                             .type = TriggerType::kParent,
                             .param = r[2].as<std::string>(),
                             .retry_count = r[3].as<int>()});
+        by_parent[r[4].as<std::int64_t>()].emplace_back(r[0].as<std::int64_t>(), r[1].as<int>());
       }
-      // Say on the parent rows which children were triggered.
-      tx.exec_params(
-          "UPDATE job_log p SET handle_msg = p.handle_msg || E'\\n>>>>>>>>>>> Trigger child job "
-          "<<<<<<<<<<<\\n'"
-          " || (SELECT string_agg('child job ' || c.job_id || ': fire ' || c.id, E'\\n' ORDER BY c.id)"
-          "     FROM job_log c WHERE c.parent_log_id = p.id AND c.trigger_type = 'PARENT')"
-          " WHERE p.id = ANY($1::bigint[]) AND EXISTS (SELECT 1 FROM job_log c WHERE c.parent_log_id = p.id"
-          " AND c.trigger_type = 'PARENT')",
-          PgArray<std::int64_t>(succeeded));
+      if (!by_parent.empty()) {
+        nlohmann::json notes = nlohmann::json::array();
+        for (auto& [parent, kids] : by_parent) {
+          std::sort(kids.begin(), kids.end());
+          std::string m = "\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\n";
+          for (std::size_t i = 0; i < kids.size(); ++i)
+            m += fmt::format("{}child job {}: fire {}", i ? "\n" : "", kids[i].second, kids[i].first);
+          notes.push_back({{"i", parent}, {"m", std::move(m)}});
+        }
+        tx.exec_params(
+            "UPDATE job_log p SET handle_msg = p.handle_msg || v.m"
+            " FROM json_to_recordset($1::json) AS v(i bigint, m text) WHERE p.id = v.i",
+            notes.dump());
+      }
     }
     tx.commit();
   });

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <algorithm>
+
 namespace cronwheel::admin {
 namespace {
 
@@ -16,22 +18,45 @@ HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& cloc
     : settings_(settings), clock_(clock) {}
 HttpExecutorClient::~HttpExecutorClient() = default;
 
-std::unique_ptr<httplib::Client> HttpExecutorClient::Borrow(const std::string& origin, bool* reused) {
+HttpExecutorClient::Origin& HttpExecutorClient::OriginFor(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return origins_[name];
+}
+
+bool HttpExecutorClient::Acquire(Origin& origin) {
+  const auto max = std::max<std::size_t>(settings_.max_connections_per_origin, 1);
+  std::unique_lock lock(mu_);
+  if (!origin.freed.wait_for(lock, settings_.connect_timeout, [&] { return origin.in_flight < max; }))
+    return false;
+  ++origin.in_flight;
+  return true;
+}
+
+void HttpExecutorClient::Release(Origin& origin) {
+  {
+    std::lock_guard lock(mu_);
+    --origin.in_flight;
+  }
+  origin.freed.notify_one();
+}
+
+std::unique_ptr<httplib::Client> HttpExecutorClient::Borrow(Origin& origin, const std::string& name,
+                                                            bool* reused) {
   const auto now = clock_.SteadyNow();
   std::vector<std::unique_ptr<httplib::Client>> stale;  // closed outside the lock
   {
     std::lock_guard lock(mu_);
-    auto it = idle_.find(origin);
-    while (it != idle_.end() && !it->second.empty()) {
-      auto entry = std::move(it->second.back());
-      it->second.pop_back();
+    auto& idle = origin.idle;
+    while (!idle.empty()) {
+      auto entry = std::move(idle.back());
+      idle.pop_back();
       // An executor closes idle keep-alive connections (cronwheel's after 2 s): one idle nearly that long
       // may be closing as we send. Newer ones sit at the back, so the rest are staler still.
       if (now - entry.last_used > settings_.max_idle_age) {
         stale.push_back(std::move(entry.client));
-        for (auto& e : it->second)
+        for (auto& e : idle)
           stale.push_back(std::move(e.client));
-        it->second.clear();
+        idle.clear();
         break;
       }
       *reused = true;
@@ -39,7 +64,7 @@ std::unique_ptr<httplib::Client> HttpExecutorClient::Borrow(const std::string& o
     }
   }
   *reused = false;
-  return NewClient(origin);
+  return NewClient(name);
 }
 
 std::unique_ptr<httplib::Client> HttpExecutorClient::NewClient(const std::string& origin) const {
@@ -55,10 +80,10 @@ std::unique_ptr<httplib::Client> HttpExecutorClient::NewClient(const std::string
   return c;
 }
 
-void HttpExecutorClient::Return(const std::string& origin, std::unique_ptr<httplib::Client> client) {
+void HttpExecutorClient::Return(Origin& origin, std::unique_ptr<httplib::Client> client) {
   std::lock_guard lock(mu_);
-  auto& stack = idle_[origin];
-  if (stack.size() < settings_.max_idle_per_origin) stack.push_back({std::move(client), clock_.SteadyNow()});
+  if (origin.idle.size() < settings_.max_idle_per_origin)
+    origin.idle.push_back({std::move(client), clock_.SteadyNow()});
 }
 
 protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::string_view method,
@@ -69,8 +94,20 @@ protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::str
   const auto path = addr->Path(method);
   httplib::Headers headers;
   if (!token.empty()) headers.emplace(protocol::kAccessTokenHeader, token);
+  auto& origin = OriginFor(addr->origin);
+  if (!Acquire(origin)) {
+    return protocol::Envelope::Fail(fmt::format(
+        "request to {}{} failed: all {} connections to it (executor_connections) stayed busy for {} ms",
+        addr->origin, path, std::max<std::size_t>(settings_.max_connections_per_origin, 1),
+        settings_.connect_timeout.count()));
+  }
+  struct SlotGuard {
+    HttpExecutorClient* self;
+    Origin& origin;
+    ~SlotGuard() { self->Release(origin); }
+  } slot{this, origin};
   bool reused = false;
-  auto client = Borrow(addr->origin, &reused);
+  auto client = Borrow(origin, addr->origin, &reused);
   auto res = client->Post(path, headers, body, "application/json;charset=UTF-8");
   bool resent = false;
   if (!res && reused) {
@@ -88,7 +125,7 @@ protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::str
   }
   const int status = res->status;
   std::string response_body = std::move(res->body);
-  Return(addr->origin, std::move(client));
+  Return(origin, std::move(client));
   if (status != 200) {
     return protocol::Envelope::Fail(fmt::format("{}{} answered HTTP {}", addr->origin, path, status));
   }

@@ -24,10 +24,7 @@ ScanOutcome PgSchedulerStore::Scan(std::string_view node_id, int limit, ringwhee
     ScanOutcome out;
     out.now_ms = clock.NowMs();  // after the lock: time spent waiting for it does not skew decisions
     const auto horizon = out.now_ms + planner.settings().pre_read.count();
-    const auto rows = tx.exec_params(
-        "SELECT id, group_id, schedule_type, schedule_conf, time_zone, misfire_strategy, next_fire_ms"
-        " FROM job WHERE enabled AND next_fire_ms <= $1 ORDER BY next_fire_ms LIMIT $2",
-        horizon, limit);
+    const auto rows = tx.exec_params(kDueJobsSql, horizon, limit);
     std::vector<DueJob> due;
     due.reserve(rows.size());
     for (const auto& r : rows) {

@@ -36,6 +36,13 @@ int HttpServer::Start() {
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.set_tcp_nodelay(true);
   s.set_keep_alive_timeout(std::max<std::chrono::seconds::rep>(settings_.keep_alive_timeout.count(), 1));
+  // cpp-httplib closes a keep-alive connection after 5 requests by default, so the admin opened a new TCP
+  // connection for every 5th /run, and a burst of fires opened hundreds at once against a listen backlog of
+  // 5 (bench/dispatch.sh counts them; docs/performance.md). Not unlimited (the admin's own server allows
+  // 100,000): each open connection holds one of the `threads` server threads until it closes, so a
+  // bounded count makes a busy connection give its thread back now and then, and connections beyond
+  // `threads` (several admins) wait for at most ~100 requests, not until one falls idle.
+  s.set_keep_alive_max_count(100);
   s.set_payload_max_length(protocol::kMaxBodyBytes);
 
   // httplib 0.11 reads a body only for POST, PUT, PATCH and DELETE: the body of a GET (or any other

@@ -1,5 +1,6 @@
 // The admin's executor client against a real HTTP server on loopback: a pooled keep-alive connection that
-// the executor closed while it sat idle is retried on a new connection, not reported as a failed trigger.
+// the executor closed while it sat idle is retried on a new connection, not reported as a failed trigger;
+// the requests in flight to one executor never exceed max_connections_per_origin.
 #include "admin/executor_client.hpp"
 
 #include <gtest/gtest.h>
@@ -8,9 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ringwheel/clock.hpp"
 
@@ -109,8 +114,8 @@ class ClosingServer {
         const std::string body = R"({"code":200,"msg":null})";
         const std::string resp = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
                                  std::to_string(body.size()) + "\r\nConnection: keep-alive\r\n\r\n" + body;
+        ++answered;  // before the answer: the client may check the count as soon as it has read it
         ::send(fd, resp.data(), resp.size(), MSG_NOSIGNAL);
-        ++answered;
         ReadRequest(fd);  // the second request on this connection: dropped unanswered
       }
       ::close(fd);
@@ -149,6 +154,153 @@ TEST(ExecutorClient, ConnectionsIdleLongerThanTheLimitAreNotReused) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   }
   EXPECT_EQ(executor.runs, 3);
+}
+
+// An executor whose /run handlers hold until the test opens the gate; it counts the requests in its
+// handlers at once and the most it saw. It has more server threads than any test sends requests, so the
+// only bound on what reaches it is the client's.
+class GatedExecutor {
+ public:
+  GatedExecutor() {
+    server_.new_task_queue = [] { return new httplib::ThreadPool(32); };
+    server_.set_keep_alive_timeout(1);
+    server_.set_tcp_nodelay(true);
+    server_.Post("/run", [this](const httplib::Request&, httplib::Response& res) {
+      std::unique_lock lock(mu_);
+      ++received_;
+      max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return open_; });
+      --in_flight_;
+      res.set_content(R"({"code":200,"msg":null})", "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running())
+      std::this_thread::yield();
+  }
+  ~GatedExecutor() {
+    Open();
+    server_.stop();
+    thread_.join();
+  }
+  std::string address() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+  // Waits until `n` requests are held in handlers at once (or `timeout` passes); returns whether they were.
+  bool AwaitInFlight(int n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, timeout, [&] { return in_flight_ >= n; });
+  }
+  void Open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    changed_.notify_all();
+  }
+  int received() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
+  int max_in_flight() {
+    std::lock_guard lock(mu_);
+    return max_in_flight_;
+  }
+
+ private:
+  httplib::Server server_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  int in_flight_ = 0;
+  int max_in_flight_ = 0;
+  int received_ = 0;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(ExecutorClient, RequestsInFlightToOneExecutorNeverExceedTheBound) {
+  GatedExecutor executor;
+  constexpr int kBound = 3;
+  constexpr int kCallers = 12;
+  admin::HttpExecutorClient client({.connect_timeout = std::chrono::seconds(30),
+                                    .read_timeout = std::chrono::seconds(30),
+                                    .max_connections_per_origin = kBound},
+                                   ringwheel::RealClock::Instance());
+  std::atomic<int> ok{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCallers; ++i) {
+    callers.emplace_back([&, i] {
+      protocol::TriggerParam p;
+      p.job_id = 1;
+      p.log_id = i + 1;
+      if (client.Run(executor.address(), "", p).ok()) ++ok;
+    });
+  }
+  // The bound fills; then the gate stays shut a while so that, were the bound broken, the other callers'
+  // requests would reach the held handlers. A correct bound passes however long this is.
+  ASSERT_TRUE(executor.AwaitInFlight(kBound, std::chrono::seconds(20)));
+  EXPECT_FALSE(executor.AwaitInFlight(kBound + 1, std::chrono::milliseconds(300)));
+  executor.Open();
+  for (auto& t : callers)
+    t.join();
+  EXPECT_EQ(ok, kCallers);
+  EXPECT_EQ(executor.received(), kCallers);
+  EXPECT_EQ(executor.max_in_flight(), kBound);
+}
+
+TEST(ExecutorClient, ARequestWaitingForAFreeConnectionTimesOutWithAClearFailure) {
+  GatedExecutor executor;
+  admin::HttpExecutorClient client({.connect_timeout = std::chrono::milliseconds(200),
+                                    .read_timeout = std::chrono::seconds(30),
+                                    .max_connections_per_origin = 1},
+                                   ringwheel::RealClock::Instance());
+  protocol::TriggerParam p;
+  p.job_id = 1;
+  p.log_id = 1;
+  std::thread first([&] { EXPECT_TRUE(client.Run(executor.address(), "", p).ok()); });
+  ASSERT_TRUE(executor.AwaitInFlight(1, std::chrono::seconds(20)));
+
+  protocol::TriggerParam second = p;
+  second.log_id = 2;
+  const auto r = client.Run(executor.address(), "", second);
+  EXPECT_FALSE(r.ok());
+  const auto msg = r.msg.value_or("");
+  EXPECT_NE(msg.find("all 1 connections"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("executor_connections"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("200 ms"), std::string::npos) << msg;
+  EXPECT_EQ(executor.received(), 1);  // the waiter never reached the executor
+
+  executor.Open();
+  first.join();
+  // The slot is free again: the next request goes through.
+  second.log_id = 3;
+  const auto third = client.Run(executor.address(), "", second);
+  EXPECT_TRUE(third.ok()) << third.msg.value_or("");
+}
+
+TEST(ExecutorClient, AFailedRequestGivesItsSlotBack) {
+  // A port nothing listens on: every request fails at connect.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  const std::string address = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/";
+  admin::HttpExecutorClient client(
+      {.connect_timeout = std::chrono::milliseconds(500), .max_connections_per_origin = 1},
+      ringwheel::RealClock::Instance());
+  protocol::TriggerParam p;
+  p.job_id = 1;
+  for (int i = 1; i <= 3; ++i) {
+    p.log_id = i;
+    const auto r = client.Run(address, "", p);
+    EXPECT_FALSE(r.ok());
+    // A connection failure, not a wait for a slot a failed request kept.
+    EXPECT_EQ(r.msg.value_or("").find("stayed busy"), std::string::npos) << r.msg.value_or("");
+  }
 }
 
 }  // namespace

@@ -437,6 +437,14 @@ TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {
                         child, ok)),
       1);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_type = 'PARENT'"), 1);
+  // The parent's handle message names the child fire (XXL-JOB's "Trigger child job" block).
+  const auto child_log =
+      Exec("SELECT id FROM job_log WHERE trigger_type = 'PARENT'")[0][0].as<std::int64_t>();
+  EXPECT_EQ(Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", ok))[0][0].as<std::string>(),
+            fmt::format("done\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\nchild job {}: fire {}", child,
+                        child_log));
+  EXPECT_EQ(Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", bad))[0][0].as<std::string>(),
+            "boom");
   // Malformed: an envelope saying what is wrong, nothing changed.
   r = Executor("/api/callback", R"([{"logId":"x","handleCode":200}])");
   EXPECT_EQ(r.body.at("code"), 500);

@@ -34,6 +34,7 @@ struct AdminConfig {
   std::chrono::milliseconds pre_read{5000};
   std::chrono::milliseconds misfire_threshold{5000};
   std::chrono::milliseconds executor_timeout{3000};
+  int executor_connections = 32;  // requests in flight to one executor (HttpExecutorClient)
   int db_pool_size = 24;
   int http_threads = 32;
   std::chrono::milliseconds shutdown_drain{5000};

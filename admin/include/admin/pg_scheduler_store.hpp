@@ -23,6 +23,13 @@ class PgSchedulerStore final : public SchedulerStore {
     std::chrono::milliseconds idle_in_transaction_timeout{10'000};
   };
 
+  // The pre-read: enabled jobs due by $1 (epoch ms: now + pre_read), soonest first, at most $2. Served by
+  // the partial index job_due_idx (next_fire_ms) WHERE enabled. Public so bench/admin/bench_pre_read can
+  // time and EXPLAIN exactly the statement Scan runs.
+  static constexpr const char* kDueJobsSql =
+      "SELECT id, group_id, schedule_type, schedule_conf, time_zone, misfire_strategy, next_fire_ms"
+      " FROM job WHERE enabled AND next_fire_ms <= $1 ORDER BY next_fire_ms LIMIT $2";
+
   PgSchedulerStore(PgPool& pool, Settings settings);
   explicit PgSchedulerStore(PgPool& pool) : PgSchedulerStore(pool, Settings{}) {}
 

@@ -1,0 +1,198 @@
+# Shared by the benchmark scripts under bench/ (sourced; defines functions only). Everything a run
+# starts is recorded under its run folder and stopped by bench_stop_all, even when the run fails.
+#
+# Conventions: BENCH_OUT (default bench/out) holds one folder per run; BENCH_PG names the private
+# PostgreSQL instance (scripts/pg --name); BENCH_PG_FAST=1 starts it with fsync off.
+
+BENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BENCH_OUT="${BENCH_OUT:-$BENCH_ROOT/bench/out}"
+BENCH_BIN="${BENCH_BIN:-$BENCH_ROOT/build/release}"
+BENCH_PG="${BENCH_PG:-bench}"
+BENCH_PG_FAST="${BENCH_PG_FAST:-0}"
+BENCH_APP="cronwheel-bench"
+BENCH_PIDS=()
+BENCH_PG_STARTED=0  # 1 when this run started the private PostgreSQL (bench_cleanup stops it then)
+
+bench_log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+bench_die() { bench_log "error: $*"; exit 1; }
+bench_now_ms() { date +%s%3N; }
+bench_secret() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+# A free TCP port on 127.0.0.1, starting at $1.
+bench_free_port() {
+  local p="${1:-20000}"
+  while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+  echo "$p"
+}
+
+# bench_pg_up: starts (or reuses) the private PostgreSQL; sets BENCH_PG_DSN (database "cronwheel"),
+# BENCH_PG_PORT, BENCH_PG_DATA and BENCH_PG_PID (the postmaster). A server it starts is stopped by
+# bench_cleanup; one that was already running is left running.
+bench_pg_up() {
+  local args=(up --name "$BENCH_PG")
+  ((BENCH_PG_FAST)) && args+=(--fast)
+  local running
+  running=$("$BENCH_ROOT/scripts/pg" status --name "$BENCH_PG" 2>/dev/null || true)
+  [[ "$running" == running* ]] || BENCH_PG_STARTED=1
+  if [[ "$running" == running* ]]; then
+    # Restart if the fsync mode differs from what this run asks for.
+    local fsync
+    fsync=$(psql "${running#running }" -Atc 'SHOW fsync')
+    if { ((BENCH_PG_FAST)) && [ "$fsync" = on ]; } || { ! ((BENCH_PG_FAST)) && [ "$fsync" = off ]; }; then
+      "$BENCH_ROOT/scripts/pg" down --name "$BENCH_PG"
+    fi
+  fi
+  BENCH_PG_DSN=$("$BENCH_ROOT/scripts/pg" "${args[@]}")
+  BENCH_PG_PORT=$(cat "$BENCH_ROOT/.pg/$BENCH_PG/port")
+  BENCH_PG_DATA=$(readlink -f "$BENCH_ROOT/.pg/$BENCH_PG/data")
+  # BENCH_PGSS=1 loads pg_stat_statements (profiling); otherwise it is unloaded, so it costs nothing.
+  local loaded want
+  loaded=$(bench_pg_super -Atc "SHOW shared_preload_libraries")
+  if ((${BENCH_PGSS:-0})); then want=pg_stat_statements; else want=""; fi
+  if [ "$loaded" != "$want" ]; then
+    if [ -n "$want" ]; then
+      bench_pg_super -qc "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'" >/dev/null
+    else
+      bench_pg_super -qc "ALTER SYSTEM RESET shared_preload_libraries" >/dev/null
+    fi
+    "$BENCH_ROOT/scripts/pg" down --name "$BENCH_PG"
+    BENCH_PG_DSN=$("$BENCH_ROOT/scripts/pg" "${args[@]}")
+  fi
+  BENCH_PG_PID=$(head -n1 "$BENCH_PG_DATA/postmaster.pid")
+}
+
+# bench_pgss_reset <database> / bench_pgss_dump <database> <file>: pg_stat_statements (BENCH_PGSS=1).
+bench_pgss_reset() {
+  ((${BENCH_PGSS:-0})) || return 0
+  bench_pg_super -d "$1" -qc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+    -c "SELECT pg_stat_statements_reset()" >/dev/null
+}
+bench_pgss_dump() {
+  ((${BENCH_PGSS:-0})) || return 0
+  bench_pg_super -d "$1" -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+      round(mean_exec_time::numeric, 3) AS mean_ms, rows, wal_bytes, left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time DESC LIMIT 25" >"$2"
+}
+
+# bench_fresh_db <name>: drops and creates database <name> on the private server; prints its DSN.
+bench_fresh_db() {
+  local name="$1"
+  # Dropped as the superuser: FORCE must be able to end any session still in it (autovacuum included).
+  bench_pg_super -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null
+  psql "$BENCH_PG_DSN" -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE $name" >/dev/null
+  echo "${BENCH_PG_DSN%/*}/$name"
+}
+
+# Superuser psql on the private server (for settings and statistics only).
+bench_pg_super() {
+  if [ "$(id -u)" -eq 0 ]; then
+    (cd / && runuser -u postgres -- psql -h "$BENCH_PG_DATA" -p "$BENCH_PG_PORT" -U postgres "$@")
+  else
+    psql -h "$BENCH_PG_DATA" -p "$BENCH_PG_PORT" -U postgres "$@"
+  fi
+}
+
+# bench_start <name> <run dir> <command...>: background process, output in <run dir>/<name>.log.
+bench_start() {
+  local name="$1" dir="$2"; shift 2
+  "$@" >>"$dir/$name.log" 2>&1 &
+  local pid=$!
+  BENCH_PIDS+=("$pid")
+  echo "$pid" >"$dir/$name.pid"
+}
+
+# bench_stop <pid> [seconds]: SIGTERM, then SIGKILL after the grace time.
+bench_stop() {
+  local pid="$1" grace="${2:-20}"
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 $((grace * 10))); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  bench_log "pid $pid did not stop in ${grace} s: SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+bench_stop_all() {
+  local pid
+  for pid in "${BENCH_PIDS[@]}"; do bench_stop "$pid" 20; done
+  BENCH_PIDS=()
+}
+
+# bench_cleanup: for `trap bench_cleanup EXIT`: stops the processes this run started, then the private
+# PostgreSQL if this run started it.
+bench_cleanup() {
+  bench_stop_all
+  if ((BENCH_PG_STARTED)); then
+    "$BENCH_ROOT/scripts/pg" down --name "$BENCH_PG" >/dev/null 2>&1 || true
+    BENCH_PG_STARTED=0
+  fi
+}
+
+# bench_tcp_opens: TCP connections opened so far in this network namespace (ActiveOpens of /proc/net/snmp):
+# the difference over a window counts connection set-ups (machine-wide: includes anything else running).
+bench_tcp_opens() { awk '/^Tcp:/ && $6 ~ /^[0-9]+$/ {print $6}' /proc/net/snmp; }
+
+# bench_load: the 1, 5 and 15 minute load averages now (the machine is shared: record them with figures).
+bench_load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+bench_wait_http() {
+  local url="$1" secs="${2:-60}"
+  for _ in $(seq 1 $((secs * 10))); do curl -fsS -o /dev/null "$url" 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}
+
+# bench_start_admin <run dir> <dsn> <port> [extra flags...]: sets BENCH_ADMIN_PID.
+bench_start_admin() {
+  local dir="$1" dsn="$2" port="$3"; shift 3
+  CRONWHEEL_DSN="$dsn" CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" CRONWHEEL_ADMIN_PASSWORD="$BENCH_ADMIN_PASSWORD" \
+    bench_start admin "$dir" "$BENCH_BIN/admin/cronwheel-admin" --listen "127.0.0.1:$port" \
+    --node-id bench-admin --log-retention-days 0 "$@"
+  BENCH_ADMIN_PID=$(cat "$dir/admin.pid")
+  bench_wait_http "http://127.0.0.1:$port/api/v1/health" 120 || { tail -n 20 "$dir/admin.log" >&2; bench_die "admin did not start"; }
+}
+
+# bench_start_executor <run dir> <admin port> <executor port> [extra flags...]: sets BENCH_EXECUTOR_PID.
+bench_start_executor() {
+  local dir="$1" aport="$2" eport="$3"; shift 3
+  mkdir -p "$dir/executor-logs"
+  CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" bench_start executor "$dir" "$BENCH_BIN/executor/cronwheel-executor" \
+    --app-name "$BENCH_APP" --admin-addresses "http://127.0.0.1:$aport" --listen "127.0.0.1:$eport" \
+    --log-dir "$dir/executor-logs" --log-retention-days 0 --log-level warn "$@"
+  BENCH_EXECUTOR_PID=$(cat "$dir/executor.pid")
+}
+
+# bench_await_registered <dsn>: until the executor's registry row exists (the admin routes to it within
+# its 1 s registry refresh after that).
+bench_await_registered() {
+  local dsn="$1"
+  for _ in $(seq 1 300); do
+    [ "$(psql "$dsn" -Atc "SELECT count(*) FROM executor_registry WHERE registry_key = '$BENCH_APP'" 2>/dev/null)" \
+      -ge 1 ] 2>/dev/null && { sleep 1.5; return 0; }
+    sleep 0.1
+  done
+  bench_die "the executor did not register"
+}
+
+# bench_add_group <dsn>: the AUTO group of the bench executor; prints its id.
+bench_add_group() {
+  psql "$1" -Atq -v ON_ERROR_STOP=1 -c "INSERT INTO job_group (app_name, title, address_type, created_ms, updated_ms)
+    VALUES ('$BENCH_APP', 'benchmark executors', 'AUTO', 0, 0)
+    ON CONFLICT (app_name) DO UPDATE SET title = EXCLUDED.title RETURNING id"
+}
+
+# bench_add_jobs <dsn> <group> <count> <cron> <first fire ms> [enabled true|false]: noopJobHandler jobs.
+bench_add_jobs() {
+  local dsn="$1" group="$2" n="$3" cron="$4" first="$5" enabled="${6:-true}"
+  psql "$dsn" -q -v ON_ERROR_STOP=1 -c "INSERT INTO job (group_id, description, schedule_type, schedule_conf,
+      time_zone, handler, route_strategy, glue_updated_ms, enabled, next_fire_ms, created_ms, updated_ms)
+    SELECT $group, 'bench ' || i, 'CRON', '$cron', 'UTC', 'noopJobHandler', 'FIRST', 0, $enabled, $first, 0, 0
+    FROM generate_series(1, $n) AS i" >/dev/null
+}
+
+# bench_machine: one line describing the machine and its load now.
+bench_machine() {
+  local model load
+  model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+  load=$(bench_load)
+  echo "nproc=$(nproc) cpu='$model' load=$load kernel=$(uname -r)"
+}
