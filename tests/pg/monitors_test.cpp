@@ -228,4 +228,16 @@ TEST_F(MonitorsPg, ABroadcastExpandsIntoOneRowPerShardOnce) {
   EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 3);
 }
 
+// The failure monitor's look for alarms a dead admin claimed (alarm_status = -1) runs every round and is
+// nearly always empty: it must be able to use the partial index of migration 003 rather than scan job_log.
+TEST_F(MonitorsPg, TheLookForAbandonedAlarmClaimsCanUseItsPartialIndex) {
+  Exec("SET enable_seqscan = off");
+  std::string plan;
+  for (const auto& row : Exec("EXPLAIN UPDATE job_log SET alarm_status = 3 WHERE alarm_status = -1"
+                              " AND GREATEST(trigger_ms, handle_ms, created_ms) < 0")) {
+    plan += row[0].as<std::string>() + "\n";
+  }
+  EXPECT_THAT(plan, ::testing::HasSubstr("job_log_alarm_claimed_idx")) << plan;
+}
+
 }  // namespace
