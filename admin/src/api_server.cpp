@@ -64,23 +64,20 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
           SendEnvelope(res, protocol::Envelope::Fail(fmt::format("request error: {}", what)));
         }
       });
-  // httplib 0.11 reads a body only for POST, PUT, PATCH and DELETE: the body of a GET (or any other
-  // method) would stay in the connection and be read as the next request, whose answer would go to the
-  // caller's next request. Such a request is refused, and the answer closes the connection.
+  // A request whose body would stay in the connection (protocol::HasUnreadBody) is refused, and the answer
+  // closes it.
   server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    const auto& m = req.method;
-    if (m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE")
+    if (!protocol::HasUnreadBody(req.method, req.has_header("Transfer-Encoding"),
+                                 req.get_header_value("Content-Length"))) {
       return httplib::Server::HandlerResponse::Unhandled;
-    const bool has_body = req.has_header("Transfer-Encoding") ||
-                          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
-    if (!has_body) return httplib::Server::HandlerResponse::Unhandled;
+    }
     res.set_header("Connection", "close");
     if (IsExecutorApiPath(req.path)) {
-      SendEnvelope(res, protocol::Envelope::Fail("invalid request, HttpMethod not support."));
+      SendEnvelope(res, protocol::Envelope::Fail(std::string(protocol::kMethodNotSupported)));
     } else {
-      SendError(
-          res, 400,
-          fmt::format("{} {}: a {} request has no body; send it without one", m, req.path.substr(0, 200), m));
+      SendError(res, 400,
+                fmt::format("{} {}: a {} request has no body; send it without one", req.method,
+                            req.path.substr(0, 200), req.method));
     }
     return httplib::Server::HandlerResponse::Handled;
   });
@@ -93,7 +90,7 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
         msg = fmt::format("invalid request, the body is larger than the limit of {} bytes",
                           settings_.max_body_bytes);
       } else if (req.method != "POST") {
-        msg = "invalid request, HttpMethod not support.";
+        msg = std::string(protocol::kMethodNotSupported);
       } else if (res.status == 404) {
         msg = fmt::format("invalid request, uri-mapping({}) not found.", req.path.substr(0, 200));
       } else if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {

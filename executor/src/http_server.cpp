@@ -10,7 +10,6 @@ namespace cronwheel::executor {
 namespace {
 
 constexpr const char* kContentType = "application/json;charset=UTF-8";
-constexpr std::string_view kMethodNotSupported = "invalid request, HttpMethod not support.";
 
 std::string Dump(const protocol::Envelope& e) {
   return protocol::ToJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -45,18 +44,14 @@ int HttpServer::Start() {
   s.set_keep_alive_max_count(100);
   s.set_payload_max_length(protocol::kMaxBodyBytes);
 
-  // httplib 0.11 reads a body only for POST, PUT, PATCH and DELETE: the body of a GET (or any other
-  // method) would stay in the connection and be read as the next request, whose answer would go to the
-  // caller's next request. Such a request is refused, and the answer closes the connection.
+  // A request whose body would stay in the connection is refused, and the answer closes it.
   s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    const auto& m = req.method;
-    if (m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE")
+    if (!protocol::HasUnreadBody(req.method, req.has_header("Transfer-Encoding"),
+                                 req.get_header_value("Content-Length"))) {
       return httplib::Server::HandlerResponse::Unhandled;
-    const bool has_body = req.has_header("Transfer-Encoding") ||
-                          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
-    if (!has_body) return httplib::Server::HandlerResponse::Unhandled;
+    }
     res.set_header("Connection", "close");
-    Answer(res, protocol::Envelope::Fail(std::string(kMethodNotSupported)));
+    Answer(res, protocol::Envelope::Fail(std::string(protocol::kMethodNotSupported)));
     return httplib::Server::HandlerResponse::Handled;
   });
   s.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
@@ -66,7 +61,7 @@ int HttpServer::Start() {
     res.set_content(body, kContentType);
   });
   const auto not_post = [](const httplib::Request&, httplib::Response& res) {
-    Answer(res, protocol::Envelope::Fail(std::string(kMethodNotSupported)));
+    Answer(res, protocol::Envelope::Fail(std::string(protocol::kMethodNotSupported)));
   };
   s.Get(".*", not_post);
   s.Put(".*", not_post);
@@ -87,7 +82,7 @@ int HttpServer::Start() {
                                   "(5 MiB)",
                                   protocol::kMaxBodyBytes)));
     } else if (req.method != "POST") {
-      Answer(res, protocol::Envelope::Fail(std::string(kMethodNotSupported)));
+      Answer(res, protocol::Envelope::Fail(std::string(protocol::kMethodNotSupported)));
     } else {
       Answer(res, protocol::Envelope::Fail(fmt::format("invalid request, HTTP status {}", res.status)));
     }
@@ -137,7 +132,7 @@ void HttpServer::Serve(const std::string& method, const std::string& path, const
   protocol::Envelope e;
   try {
     if (method != "POST") {
-      e = protocol::Envelope::Fail(std::string(kMethodNotSupported));
+      e = protocol::Envelope::Fail(std::string(protocol::kMethodNotSupported));
     } else if (!protocol::TokenMatches(token, settings_.access_token)) {
       e = protocol::Envelope::Fail(std::string(kWrongTokenMsg));
     } else {

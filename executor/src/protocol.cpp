@@ -235,6 +235,11 @@ nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list) {
 // --- Parsing
 // ------------------------------------------------------------------------------------------------
 
+bool HasUnreadBody(std::string_view method, bool has_transfer_encoding, std::string_view content_length) {
+  if (method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE") return false;
+  return has_transfer_encoding || (!content_length.empty() && content_length != "0");
+}
+
 std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* error) {
   // nlohmann's parser keeps its own stack (it does not recurse); its callback sees the depth of every
   // array and object as it starts (0 for the outermost), so the parse stops at the first one too deep.

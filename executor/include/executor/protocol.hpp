@@ -113,6 +113,17 @@ nlohmann::json ToJson(const RegistryParam& p);
 // Callback body as dialect A/B send it: a JSON array.
 nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list);
 
+// --- HTTP framing ------------------------------------------------------------------------------------
+// XXL-JOB's message for a request with a method the protocol does not take.
+inline constexpr std::string_view kMethodNotSupported = "invalid request, HttpMethod not support.";
+
+// Whether a request carries a body its server leaves unread: cpp-httplib 0.11 reads a body only for POST,
+// PUT, PATCH and DELETE, so the body of a GET (or another method) would stay in the connection and be read
+// as the next request, whose answer would go to the caller's next request. Both servers (admin and
+// executor) refuse such a request and close the connection. `content_length` is the header's value ("" if
+// absent).
+bool HasUnreadBody(std::string_view method, bool has_transfer_encoding, std::string_view content_length);
+
 // --- Parsing (liberal) ---------------------------------------------------------------------------------
 // JSON nested deeper than this (arrays and objects) is refused while it is parsed. nlohmann::json parses
 // any depth, but copying, comparing and printing a value recurse once per level: a 200 KB body of '['
