@@ -477,6 +477,21 @@ class BadInputE2E : public ::testing::Test {
 
   static httplib::Headers Bearer() { return cwtest::BearerHeaders(bearer_); }
   static httplib::Headers Token(const std::string& token) { return {{"XXL-JOB-ACCESS-TOKEN", token}}; }
+  // add(category, method, target, body, expect, contains = "", headers = {}) for an XXL-JOB protocol
+  // endpoint: appends a probe to `probes`, with the right token unless it has headers of its own.
+  static auto ProtocolProbeAdder(std::vector<Probe>& probes, const std::string& token) {
+    return [&probes, token](const std::string& category, const std::string& method, const std::string& target,
+                            const std::string& body, Expect expect, const std::string& contains = "",
+                            const httplib::Headers& headers = {}) {
+      probes.push_back(Probe{.category = category,
+                             .method = method,
+                             .target = target,
+                             .headers = headers.empty() ? Token(token) : headers,
+                             .body = body,
+                             .expect = expect,
+                             .contains = contains});
+    };
+  }
 
   static constexpr int kShownFailures = 40;
   static Cluster* cluster_;
@@ -869,17 +884,7 @@ TEST_F(BadInputE2E, TheAdminsExecutorApiAnswersACode500EnvelopeSayingWhatIsWrong
   const auto callback = json::array({{{"logId", ids_["log"]}, {"handleCode", 500}, {"handleMsg", "x"}}});
   const auto unknown_callback = json::array({{{"logId", 987654321}, {"handleCode", 500}}});
   std::vector<Probe> probes;
-  const auto add = [&](const std::string& category, const std::string& method, const std::string& target,
-                       const std::string& body, Expect expect, const std::string& contains = "",
-                       const httplib::Headers& headers = {}) {
-    probes.push_back(Probe{.category = category,
-                           .method = method,
-                           .target = target,
-                           .headers = headers.empty() ? Token(token) : headers,
-                           .body = body,
-                           .expect = expect,
-                           .contains = contains});
-  };
+  const auto add = ProtocolProbeAdder(probes, token);
   for (const std::string& prefix : std::vector<std::string>{"", "/xxl-job-admin"}) {
     for (const std::string& name : std::vector<std::string>{"registry", "registryRemove", "callback"}) {
       const auto target = prefix + "/api/" + name;
@@ -1046,17 +1051,7 @@ TEST_F(BadInputE2E, EveryExecutorEndpointAnswersACode500EnvelopeAndRunsNothing) 
       {"/log", {{"logDateTim", Cluster::NowMs()}, {"logId", 898989}, {"fromLineNum", 1}}},
   };
   std::vector<Probe> probes;
-  const auto add = [&](const std::string& category, const std::string& method, const std::string& target,
-                       const std::string& body, Expect expect, const std::string& contains = "",
-                       const httplib::Headers& headers = {}) {
-    probes.push_back(Probe{.category = category,
-                           .method = method,
-                           .target = target,
-                           .headers = headers.empty() ? Token(token) : headers,
-                           .body = body,
-                           .expect = expect,
-                           .contains = contains});
-  };
+  const auto add = ProtocolProbeAdder(probes, token);
   for (const auto& [path, body] : valid) {
     // A run that got past its token would run: the token must stop every one of them.
     for (const auto& h : std::vector<httplib::Headers>{
