@@ -1,5 +1,7 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <future>
 #include <set>
 #include <thread>
@@ -17,7 +19,24 @@ constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z
 // The lease threads never tick on their own within a test's fake time: the tests call Tick().
 constexpr std::chrono::milliseconds kManual = std::chrono::hours(24);
 
-class SchedulerStorePg : public cwtest::PgFixture {};
+class SchedulerStorePg : public cwtest::PgFixture {
+ protected:
+  // Waits (at most 10 s) until PostgreSQL has ended the session holding `node_id`'s advisory lock: closing
+  // a connection returns before the server's backend has exited and released its session locks (seen
+  // under ThreadSanitizer: a live admin looked before the lock was gone and rightly saw A alive).
+  bool WaitForLockRelease(const std::string& node_id) {
+    const auto sql = fmt::format(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = {} AND objid = {} AND "
+        "objsubid = 2",
+        kNodeLockClass, NodeLease::LockKey(node_id));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (Count(sql) > 0) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+};
 
 TEST_F(SchedulerStorePg, OneScanWritesExactlyThePlannedRowsAndNextTimes) {
   const int g = AddGroup();
@@ -115,6 +134,7 @@ TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
   ASSERT_EQ(written, 5u);
   a->Stop();
   a.reset();  // closes the connection holding A's advisory lock, as kill -9 would
+  ASSERT_TRUE(WaitForLockRelease("admin-a"));
 
   std::vector<ClaimedFire> b_took;
   NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_,
