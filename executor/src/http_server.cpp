@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <stdexcept>
+
+#include "posix_util.hpp"
 
 namespace cronwheel::executor {
 namespace {
@@ -108,6 +111,9 @@ int HttpServer::Start() {
         fmt::format("cannot listen on {}:{}: address in use or not available; set listen "
                     "to another host:port",
                     settings_.host, port));
+  }
+  if (!RaiseListenBacklog(port, SOMAXCONN)) {
+    spdlog::warn("http server: could not raise the listen backlog of port {} above cpp-httplib's 5", port);
   }
   thread_ = std::jthread([this] {
     if (!server_->listen_after_bind()) spdlog::error("http server: the accept loop ended with an error");
