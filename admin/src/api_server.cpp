@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <cctype>
 #include <charconv>
@@ -139,6 +140,9 @@ bool ApiServer::Start() {
   if (port_ <= 0) {
     spdlog::error("cannot listen on {}:{}", settings_.host, settings_.port);
     return false;
+  }
+  if (!protocol::RaiseListenBacklog(port_, SOMAXCONN)) {
+    spdlog::warn("http server: could not raise the listen backlog of port {} above cpp-httplib's 5", port_);
   }
   thread_ = std::jthread([this] { server_->listen_after_bind(); });
   while (!server_->is_running())

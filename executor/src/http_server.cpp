@@ -112,7 +112,7 @@ int HttpServer::Start() {
                     "to another host:port",
                     settings_.host, port));
   }
-  if (!RaiseListenBacklog(port, SOMAXCONN)) {
+  if (!protocol::RaiseListenBacklog(port, SOMAXCONN)) {
     spdlog::warn("http server: could not raise the listen backlog of port {} above cpp-httplib's 5", port);
   }
   thread_ = std::jthread([this] {

@@ -1,9 +1,6 @@
 #include "posix_util.hpp"
 
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <cstring>
 #include <random>
@@ -59,31 +56,6 @@ void MakePrivateDir(const std::filesystem::path& dir) {
 std::string RandomHex() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return fmt::format("{:016x}", rng());
-}
-
-bool RaiseListenBacklog(int port, int backlog) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    int fd = -1;
-    try {
-      fd = std::stoi(entry.path().filename().string());
-    } catch (const std::exception&) {
-      continue;
-    }
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    int accepting = 0;
-    socklen_t len = sizeof(accepting);
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || accepting == 0) continue;
-    sockaddr_storage addr{};
-    socklen_t addr_len = sizeof(addr);
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
-    int bound = -1;
-    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
-    if (addr.ss_family == AF_INET6) bound = ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
-    if (bound == port) return ::listen(fd, backlog) == 0;
-  }
-  return false;
 }
 
 }  // namespace cronwheel::executor

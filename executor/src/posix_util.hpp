@@ -75,12 +75,4 @@ void MakePrivateDir(const std::filesystem::path& dir);
 // 16 random hex characters (std::random_device).
 std::string RandomHex();
 
-// cpp-httplib 0.11 (Debian's compiled libcpp-httplib) listens with a backlog of 5. An admin sending one
-// second's fires opens up to executor_connections (32) connections at once; the accept queue overflowed
-// (TcpExtListenOverflows climbed by thousands on the test machine), handshakes stalled, and a few /run
-// failed with a read timeout. Linux lets listen() be called again on a listening socket to change its
-// backlog: this finds this process's listening TCP socket bound to `port` (via /proc/self/fd) and calls
-// listen(fd, backlog). Returns false if there is none or listen() fails. O(open descriptors).
-bool RaiseListenBacklog(int port, int backlog);
-
 }  // namespace cronwheel::executor

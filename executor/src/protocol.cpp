@@ -1,10 +1,14 @@
 #include "executor/protocol.hpp"
 
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <sodium.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 namespace cronwheel::protocol {
@@ -240,6 +244,31 @@ bool HasUnreadBody(std::string_view method, bool has_transfer_encoding, std::str
   return has_transfer_encoding || (!content_length.empty() && content_length != "0");
 }
 
+bool RaiseListenBacklog(int port, int backlog) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = -1;
+    try {
+      fd = std::stoi(entry.path().filename().string());
+    } catch (const std::exception&) {
+      continue;
+    }
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    int accepting = 0;
+    socklen_t len = sizeof(accepting);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || accepting == 0) continue;
+    sockaddr_storage addr{};
+    socklen_t addr_len = sizeof(addr);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
+    int bound = -1;
+    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6) bound = ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
+    if (bound == port) return ::listen(fd, backlog) == 0;
+  }
+  return false;
+}
+
 std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* error) {
   // nlohmann's parser keeps its own stack (it does not recurse); its callback sees the depth of every
   // array and object as it starts (0 for the outermost), so the parse stops at the first one too deep.
@@ -358,7 +387,7 @@ std::optional<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_vi
   if (!parsed) return std::nullopt;
   const json j = std::move(*parsed);
   const json* list = &j;
-  std::string name = "";
+  std::string name;
   if (j.is_object()) {
     auto it = j.find("callbackList");
     if (it == j.end() || !it->is_array()) {

@@ -124,6 +124,15 @@ inline constexpr std::string_view kMethodNotSupported = "invalid request, HttpMe
 // absent).
 bool HasUnreadBody(std::string_view method, bool has_transfer_encoding, std::string_view content_length);
 
+// cpp-httplib 0.11 (Debian's compiled libcpp-httplib) listens with a backlog of 5. An admin sending one
+// second's fires opens up to executor_connections (32) connections at once; the accept queue overflowed
+// (TcpExtListenOverflows climbed by thousands on the test machine), handshakes stalled, and a few /run
+// failed with a read timeout. Linux lets listen() be called again on a listening socket to change its
+// backlog: this finds this process's listening TCP socket bound to `port` (via /proc/self/fd) and calls
+// listen(fd, backlog). Both servers (admin and executor) call it after binding. Returns false if there is
+// none or listen() fails. O(open descriptors).
+bool RaiseListenBacklog(int port, int backlog);
+
 // --- Parsing (liberal) ---------------------------------------------------------------------------------
 // JSON nested deeper than this (arrays and objects) is refused while it is parsed. nlohmann::json parses
 // any depth, but copying, comparing and printing a value recurse once per level: a 200 KB body of '['
