@@ -8,12 +8,14 @@
 #include <httplib.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
 #include "cluster.hpp"
+#include "cwtest/loopback_server.hpp"
 
 namespace {
 
@@ -50,16 +52,9 @@ class WebhookReceiver {
       bodies_.push_back(json::parse(req.body));
       res.set_content("{}", "application/json");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running())
-      std::this_thread::yield();
+    loopback_ = std::make_unique<cwtest::LoopbackServer>(server_);
   }
-  ~WebhookReceiver() {
-    server_.stop();
-    thread_.join();
-  }
-  int port() const { return port_; }
+  int port() const { return loopback_->port(); }
   std::vector<json> bodies() {
     std::lock_guard lock(mu_);
     return bodies_;
@@ -67,10 +62,9 @@ class WebhookReceiver {
 
  private:
   httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
   std::mutex mu_;
   std::vector<json> bodies_;
+  std::unique_ptr<cwtest::LoopbackServer> loopback_;  // last: stops the server first
 };
 
 class DispatchE2E : public ::testing::Test {

@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cwtest/loopback_server.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace {
@@ -31,22 +33,14 @@ class ExecutorStub {
       ++runs;
       res.set_content(R"({"code":200,"msg":null})", "application/json");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running())
-      std::this_thread::yield();
+    loopback_ = std::make_unique<cwtest::LoopbackServer>(server_);
   }
-  ~ExecutorStub() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string address() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+  std::string address() const { return loopback_->address(); }
   std::atomic<int> runs{0};
 
  private:
   httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
+  std::unique_ptr<cwtest::LoopbackServer> loopback_;
 };
 
 TEST(ExecutorClient, AConnectionTheExecutorClosedWhileIdleIsRetriedOnANewOne) {
@@ -174,17 +168,10 @@ class GatedExecutor {
       --in_flight_;
       res.set_content(R"({"code":200,"msg":null})", "application/json");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running())
-      std::this_thread::yield();
+    loopback_ = std::make_unique<cwtest::LoopbackServer>(server_);
   }
-  ~GatedExecutor() {
-    Open();
-    server_.stop();
-    thread_.join();
-  }
-  std::string address() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+  ~GatedExecutor() { Open(); }  // then loopback_ stops the server, whose handlers return
+  std::string address() const { return loopback_->address(); }
   // Waits until `n` requests are held in handlers at once (or `timeout` passes); returns whether they were.
   bool AwaitInFlight(int n, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mu_);
@@ -214,8 +201,7 @@ class GatedExecutor {
   int in_flight_ = 0;
   int max_in_flight_ = 0;
   int received_ = 0;
-  int port_ = 0;
-  std::thread thread_;
+  std::unique_ptr<cwtest::LoopbackServer> loopback_;  // last: destroyed first
 };
 
 TEST(ExecutorClient, RequestsInFlightToOneExecutorNeverExceedTheBound) {
