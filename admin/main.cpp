@@ -4,12 +4,12 @@
 #include <csignal>
 
 #include "admin/admin_app.hpp"
-#include "executor/settings.hpp"
+#include "cronwheel/config.hpp"
 #include "ringwheel/clock.hpp"
 
 int main(int argc, char** argv) {
   cronwheel::admin::AdminConfig config;
-  cronwheel::Settings settings("cronwheel-admin", "cronwheel scheduling center (admin)");
+  cronwheel::ConfigLoader settings("cronwheel-admin", "cronwheel scheduling center (admin)");
   config.Declare(settings);
   if (auto code = settings.Parse(argc, argv)) return *code;
 

@@ -5,37 +5,17 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <csignal>
 #include <exception>
 #include <iostream>
 
+#include "cronwheel/config.hpp"
+#include "cronwheel/net/http_address.hpp"
 #include "executor/builtin_handlers.hpp"
 #include "executor/executor.hpp"
-#include "executor/settings.hpp"
 #include "ringwheel/clock.hpp"
 
-namespace {
-
 using cronwheel::executor::Executor;
-
-// "host:port" or "[v6]:port" -> host, port. False if it does not parse.
-bool ParseListen(const std::string& listen, std::string* host, int* port) {
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  std::string h = listen.substr(0, colon);
-  if (h.starts_with('[') && h.ends_with(']')) h = h.substr(1, h.size() - 2);
-  const std::string p = listen.substr(colon + 1);
-  int value = -1;
-  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-  if (ec != std::errc{} || end != p.data() + p.size() || value < 0 || value > 65535 || h.empty())
-    return false;
-  *host = h;
-  *port = value;
-  return true;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   // SIGTERM/SIGINT are taken by sigwait() below: block them before any thread starts (threads inherit the
@@ -57,7 +37,7 @@ int main(int argc, char** argv) {
   int callback_batch_size = static_cast<int>(s.callback_batch_size);
   cronwheel::executor::BuiltinHandlerOptions builtin;
 
-  cronwheel::Settings cfg(
+  cronwheel::ConfigLoader cfg(
       "cronwheel-executor",
       "Runs jobs for a cronwheel or XXL-JOB admin (XXL-JOB executor protocol, dialects A/B).");
   cfg.Add("app_name", &s.app_name, "AppName of the executor group this executor registers in (registryKey)")
@@ -122,11 +102,14 @@ int main(int argc, char** argv) {
   }
   spdlog::set_level(level);
 
-  if (!ParseListen(listen, &s.listen_host, &s.listen_port)) {
-    std::cerr << "cronwheel-executor: listen = '" << listen
-              << "' is not valid: use host:port, e.g. 127.0.0.1:9999, 0.0.0.0:9999 or [::1]:9999\n";
+  std::string listen_error;
+  const auto host_port = cronwheel::net::ParseHostPort(listen, &listen_error);
+  if (!host_port) {
+    std::cerr << "cronwheel-executor: listen " << listen_error << "\n";
     return 2;
   }
+  s.listen_host = host_port->host;
+  s.listen_port = host_port->port;
   if (mode != "production" && mode != "dev") {
     std::cerr << "cronwheel-executor: mode = '" << mode << "' is not valid: use production or dev\n";
     return 2;

@@ -21,13 +21,13 @@
 #include "admin/migrations.hpp"
 #include "admin/monitors.hpp"
 #include "admin/node_lease.hpp"
-#include "admin/periodic_task.hpp"
 #include "admin/pg_pool.hpp"
 #include "admin/pg_scheduler_store.hpp"
 #include "admin/routers.hpp"
 #include "admin/scheduler.hpp"
 #include "admin/trigger_pools.hpp"
 #include "admin/trigger_service.hpp"
+#include "cronwheel/periodic_task.hpp"
 #include "ringwheel/hashed_wheel_timer.hpp"
 
 namespace cronwheel::admin {
@@ -48,7 +48,7 @@ std::pair<std::string, int> SplitListen(const std::string& listen) {
 
 }  // namespace
 
-void AdminConfig::Declare(Settings& s) {
+void AdminConfig::Declare(ConfigLoader& s) {
   s.AddSecret("dsn", &dsn, "PostgreSQL URI, e.g. postgresql://user:password@127.0.0.1:5432/cronwheel")
       .Add("listen", &listen, "host:port of the console, REST API and executor API")
       .AddSecret("access_token", &access_token,

@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "executor/protocol.hpp"
+#include "cronwheel/net/http_address.hpp"
 #include "time_format.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -124,7 +125,7 @@ bool DefaultAlarmSender::SendWebhook(const AlarmEvent& e, std::string& message) 
     return false;
   }
   std::string error;
-  const auto addr = protocol::ParseHttpAddress(e.alarm_webhook, &error);
+  const auto addr = cronwheel::net::ParseHttpAddress(e.alarm_webhook, &error);
   if (!addr) {
     message += fmt::format("webhook: {}\n", error);
     return false;

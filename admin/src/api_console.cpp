@@ -362,16 +362,16 @@ void RegisterConsoleRoutes(Routes& s, ApiServer::Services& services, const ApiSe
     const auto log = visible_log(*who, req.matches[1], res);
     if (!log) return;
     json out{{"from_line", from_line}, {"to_line", 0}, {"content", ""}, {"end", false}};
-    if (log->trigger_code != protocol::kCodeSuccess || log->executor_address.empty()) {
+    if (log->trigger_code != xxljob::kCodeSuccess || log->executor_address.empty()) {
       // Never sent, or refused: no executor has output. Pending fires may still be sent.
       out["end"] = log->status != "PENDING";
       return SendJson(res, 200, out);
     }
     const auto env = executors.Log(
         log->executor_address, executor_token(log->group_id),
-        protocol::LogParam{.log_date_tim = log->trigger_ms, .log_id = log->id, .from_line_num = from_line});
+        xxljob::LogParam{.log_date_tim = log->trigger_ms, .log_id = log->id, .from_line_num = from_line});
     std::string why;
-    const auto result = env.ok() ? protocol::ParseLogResult(env.content, &why) : std::nullopt;
+    const auto result = env.ok() ? xxljob::ParseLogResult(env.content, &why) : std::nullopt;
     if (!result) {
       return SendError(res, 502,
                        fmt::format("the executor {} did not return the output: {}", log->executor_address,
@@ -388,7 +388,7 @@ void RegisterConsoleRoutes(Routes& s, ApiServer::Services& services, const ApiSe
     if (!who) return;
     const auto log = visible_log(*who, req.matches[1], res);
     if (!log) return;
-    if (log->trigger_code != protocol::kCodeSuccess) {
+    if (log->trigger_code != xxljob::kCodeSuccess) {
       return SendError(res, 409,
                        fmt::format("fire {} was not accepted by an executor (trigger_code {}): nothing runs",
                                    log->id, log->trigger_code));

@@ -10,6 +10,7 @@
 #include "admin/request_bodies.hpp"
 #include "api_routes.hpp"
 #include "api_util.hpp"
+#include "cronwheel/net/http_address.hpp"
 
 namespace cronwheel::admin {
 
@@ -265,7 +266,7 @@ void RegisterRestRoutes(httplib::Server& server, ApiServer::Services& services,
              // Only an address registered for or configured on the job's group: never one the caller typed.
              const auto group = catalog.GetGroup(job->group_id);
              const auto allowed = group ? catalog.Addresses(*group) : std::vector<std::string>{};
-             const auto wanted = protocol::NormalizeAddress(*address);
+             const auto wanted = cronwheel::net::NormalizeAddress(*address);
              if (std::find(allowed.begin(), allowed.end(), wanted) == allowed.end()) {
                errors.push_back(
                    {"address", fmt::format("'{}' is not an online or configured address of the job's group",

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 
 #include <cctype>
 #include <charconv>
@@ -11,7 +10,10 @@
 
 #include "admin/request_bodies.hpp"
 #include "api_util.hpp"
-#include "executor/protocol.hpp"
+#include "cronwheel/net/http_server.hpp"
+#include "xxljob/framing.hpp"
+#include "xxljob/protocol.hpp"
+#include "xxljob/token.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -36,13 +38,11 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
       services_(std::move(services)),
       clock_(clock),
       server_(std::make_unique<httplib::Server>()) {
-  const int threads = settings_.threads;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
-  server_->set_tcp_nodelay(true);
-  server_->set_keep_alive_timeout(2);
-  server_->set_keep_alive_max_count(100'000);
-  server_->set_payload_max_length(settings_.max_body_bytes);
-  server_->set_read_timeout(10);
+  net::Configure(*server_, {.threads = settings_.threads,
+                            .keep_alive_timeout = std::chrono::seconds(2),
+                            .keep_alive_max_count = 100'000,
+                            .read_timeout = std::chrono::seconds(10),
+                            .payload_max_bytes = settings_.max_body_bytes});
   server_->set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown error";
@@ -62,19 +62,19 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
         if (req.path.find("/api/v1/") != std::string::npos) {
           SendError(res, status, what);
         } else {
-          SendEnvelope(res, protocol::Envelope::Fail(fmt::format("request error: {}", what)));
+          SendEnvelope(res, xxljob::Envelope::Fail(fmt::format("request error: {}", what)));
         }
       });
-  // A request whose body would stay in the connection (protocol::HasUnreadBody) is refused, and the answer
+  // A request whose body would stay in the connection (xxljob::HasUnreadBody) is refused, and the answer
   // closes it.
   server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!protocol::HasUnreadBody(req.method, req.has_header("Transfer-Encoding"),
-                                 req.get_header_value("Content-Length"))) {
+    if (!xxljob::HasUnreadBody(req.method, req.has_header("Transfer-Encoding"),
+                               req.get_header_value("Content-Length"))) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     res.set_header("Connection", "close");
     if (IsExecutorApiPath(req.path)) {
-      SendEnvelope(res, protocol::Envelope::Fail(std::string(protocol::kMethodNotSupported)));
+      SendEnvelope(res, xxljob::Envelope::Fail(std::string(xxljob::kMethodNotSupported)));
     } else {
       SendError(res, 400,
                 fmt::format("{} {}: a {} request has no body; send it without one", req.method,
@@ -91,7 +91,7 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
         msg = fmt::format("invalid request, the body is larger than the limit of {} bytes",
                           settings_.max_body_bytes);
       } else if (req.method != "POST") {
-        msg = std::string(protocol::kMethodNotSupported);
+        msg = std::string(xxljob::kMethodNotSupported);
       } else if (res.status == 404) {
         msg = fmt::format("invalid request, uri-mapping({}) not found.", req.path.substr(0, 200));
       } else if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
@@ -102,7 +102,7 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
             "(malformed, or longer than 8 KiB)",
             res.status);
       }
-      return SendEnvelope(res, protocol::Envelope::Fail(msg));
+      return SendEnvelope(res, xxljob::Envelope::Fail(msg));
     }
     const bool has_length = req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
     if (res.status == 400 && (req.method == "POST" || req.method == "PUT") && !has_length) {
@@ -132,29 +132,19 @@ ApiServer::~ApiServer() {
 }
 
 bool ApiServer::Start() {
-  if (settings_.port == 0) {
-    port_ = server_->bind_to_any_port(settings_.host);
-  } else {
-    port_ = server_->bind_to_port(settings_.host, settings_.port) ? settings_.port : -1;
-  }
-  if (port_ <= 0) {
-    spdlog::error("cannot listen on {}:{}", settings_.host, settings_.port);
+  try {
+    listener_ = std::make_unique<net::ServerThread>(*server_, settings_.host, settings_.port,
+                                                    net::DefaultListenBacklog());
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
     return false;
   }
-  if (!protocol::RaiseListenBacklog(port_, SOMAXCONN)) {
-    spdlog::warn("http server: could not raise the listen backlog of port {} above cpp-httplib's 5", port_);
-  }
-  thread_ = std::jthread([this] { server_->listen_after_bind(); });
-  while (!server_->is_running())
-    std::this_thread::yield();
+  port_ = listener_->port();
   return true;
 }
 
 void ApiServer::Stop() {
-  if (thread_.joinable()) {
-    server_->stop();
-    thread_.join();
-  }
+  if (listener_) listener_->Stop();
 }
 
 void ApiServer::RegisterExecutorApi(const std::string& prefix) {
@@ -163,41 +153,41 @@ void ApiServer::RegisterExecutorApi(const std::string& prefix) {
   auto registry = [this](bool remove) {
     return [this, remove](const httplib::Request& req, httplib::Response& res) {
       std::string error;
-      const auto p = protocol::ParseRegistryParam(req.body, &error);
-      if (!p) return SendEnvelope(res, protocol::Envelope::Fail(error));
+      const auto p = xxljob::ParseRegistryParam(req.body, &error);
+      if (!p) return SendEnvelope(res, xxljob::Envelope::Fail(error));
       if (const auto why = CheckRegistration(*p); !why.empty()) {
-        return SendEnvelope(res, protocol::Envelope::Fail(why));
+        return SendEnvelope(res, xxljob::Envelope::Fail(why));
       }
-      const auto token = req.get_header_value(protocol::kAccessTokenHeader);
+      const auto token = req.get_header_value(xxljob::kAccessTokenHeader);
       const auto group_token = services_.registry.GroupToken(p->registry_key);
-      if (!protocol::TokenMatches(token, group_token.value_or(settings_.access_token))) {
-        return SendEnvelope(res, protocol::Envelope::Fail("The access token is wrong."));
+      if (!xxljob::TokenMatches(token, group_token.value_or(settings_.access_token))) {
+        return SendEnvelope(res, xxljob::Envelope::Fail("The access token is wrong."));
       }
       if (remove) {
         services_.registry.Remove(*p);
       } else {
         services_.registry.Register(*p);
       }
-      SendEnvelope(res, protocol::Envelope::Success());
+      SendEnvelope(res, xxljob::Envelope::Success());
     };
   };
   s.Post(prefix + "/api/registry", registry(false));
   s.Post(prefix + "/api/registryRemove", registry(true));
   s.Post(prefix + "/api/callback", [this](const httplib::Request& req, httplib::Response& res) {
     std::string error;
-    const auto list = protocol::ParseCallbackList(req.body, &error);
-    if (!list) return SendEnvelope(res, protocol::Envelope::Fail(error));
-    const auto token = req.get_header_value(protocol::kAccessTokenHeader);
+    const auto list = xxljob::ParseCallbackList(req.body, &error);
+    if (!list) return SendEnvelope(res, xxljob::Envelope::Fail(error));
+    const auto token = req.get_header_value(xxljob::kAccessTokenHeader);
     if (!services_.callbacks.Authorized(*list, token, settings_.access_token)) {
-      return SendEnvelope(res, protocol::Envelope::Fail("The access token is wrong."));
+      return SendEnvelope(res, xxljob::Envelope::Fail("The access token is wrong."));
     }
     services_.callbacks.Handle(*list);
-    SendEnvelope(res, protocol::Envelope::Success());
+    SendEnvelope(res, xxljob::Envelope::Success());
   });
   // Anything else under the executor API: XXL-JOB's admin answers a code-500 envelope.
   s.Post(prefix + R"(/api/([^/]+))", [](const httplib::Request& req, httplib::Response& res) {
-    SendEnvelope(res, protocol::Envelope::Fail(fmt::format("invalid request, uri-mapping({}) not found.",
-                                                           req.path.substr(0, 200))));
+    SendEnvelope(res, xxljob::Envelope::Fail(fmt::format("invalid request, uri-mapping({}) not found.",
+                                                         req.path.substr(0, 200))));
   });
 }
 

@@ -11,7 +11,8 @@
 
 #include "admin/auth.hpp"
 #include "admin/job_repository.hpp"
-#include "executor/protocol.hpp"
+#include "cronwheel/json.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin::api {
 
@@ -38,17 +39,17 @@ void SendPage(httplib::Response& res, const Page& page) {
   SendJson(res, 200, {{"total", page.total}, {"items", items}});
 }
 
-inline void SendEnvelope(httplib::Response& res, const protocol::Envelope& e) {
+inline void SendEnvelope(httplib::Response& res, const xxljob::Envelope& e) {
   res.status = 200;
-  res.set_content(protocol::ToJson(e).dump(), "application/json;charset=UTF-8");
+  res.set_content(xxljob::ToJson(e).dump(), "application/json;charset=UTF-8");
 }
 
 // The request body as JSON (any JSON value; each route checks its shape), or nullopt after answering 400:
-// a syntax error, a number beyond a double (1e400) or nesting deeper than protocol::kMaxJsonDepth.
+// a syntax error, a number beyond a double (1e400) or nesting deeper than cronwheel::kMaxJsonDepth.
 inline std::optional<json> ParseBody(const httplib::Request& req, httplib::Response& res, bool allow_empty) {
   if (req.body.empty() && allow_empty) return json::object();
   std::string error;
-  auto body = protocol::ParseJson(req.body, &error);
+  auto body = cronwheel::ParseJson(req.body, &error);
   if (!body) SendError(res, 400, error);
   return body;
 }

@@ -10,8 +10,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "executor/protocol.hpp"
 #include "pg_util.hpp"
+#include "xxljob/protocol.hpp"
+#include "xxljob/token.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -252,7 +253,7 @@ std::variant<Principal, AuthFailure> AuthService::Authenticate(const httplib::Re
   const auto& m = req.method;
   if (m != "GET" && m != "HEAD" && m != "OPTIONS") {
     const auto given = req.get_header_value(kCsrfHeader);
-    if (given.empty() || !protocol::TokenMatches(given, p->csrf_token)) {
+    if (given.empty() || !xxljob::TokenMatches(given, p->csrf_token)) {
       return AuthFailure{403, fmt::format("the {} header is missing or wrong: send the csrf_token that login "
                                           "and GET /api/v1/auth/me return",
                                           kCsrfHeader)};

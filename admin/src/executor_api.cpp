@@ -9,8 +9,10 @@
 #include <unordered_map>
 
 #include "admin/scan_planner.hpp"
+#include "cronwheel/net/http_address.hpp"
 #include "pg_util.hpp"
 #include "ringwheel/schedule.hpp"
+#include "xxljob/token.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -32,25 +34,25 @@ std::string Truncate(std::string s, std::size_t n) {
 RegistryService::RegistryService(ringwheel::Clock& clock, PgPool& pool, std::chrono::milliseconds dead_after)
     : clock_(clock), pool_(pool), dead_after_(dead_after) {}
 
-void RegistryService::Register(const protocol::RegistryParam& p) {
+void RegistryService::Register(const xxljob::RegistryParam& p) {
   WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);
     tx.exec_params(
         "INSERT INTO executor_registry (registry_group, registry_key, registry_value, updated_ms)"
         " VALUES ($1, $2, $3, $4) ON CONFLICT (registry_group, registry_key, registry_value)"
         " DO UPDATE SET updated_ms = EXCLUDED.updated_ms",
-        p.registry_group, p.registry_key, protocol::NormalizeAddress(p.registry_value), clock_.NowMs());
+        p.registry_group, p.registry_key, cronwheel::net::NormalizeAddress(p.registry_value), clock_.NowMs());
     tx.commit();
   });
 }
 
-void RegistryService::Remove(const protocol::RegistryParam& p) {
+void RegistryService::Remove(const xxljob::RegistryParam& p) {
   WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);
     tx.exec_params(
         "DELETE FROM executor_registry WHERE registry_group = $1 AND registry_key = $2 AND registry_value = "
         "$3",
-        p.registry_group, p.registry_key, protocol::NormalizeAddress(p.registry_value));
+        p.registry_group, p.registry_key, cronwheel::net::NormalizeAddress(p.registry_value));
     tx.commit();
   });
 }
@@ -78,13 +80,13 @@ std::optional<std::string> RegistryService::GroupToken(const std::string& app_na
 CallbackService::CallbackService(ringwheel::Clock& clock, PgPool& pool, std::string node_id, Submit submit)
     : clock_(clock), pool_(pool), node_id_(std::move(node_id)), submit_(std::move(submit)) {}
 
-bool CallbackService::Authorized(std::span<const protocol::HandleCallbackParam> callbacks,
+bool CallbackService::Authorized(std::span<const xxljob::HandleCallbackParam> callbacks,
                                  const std::string& token, const std::string& global_token) {
-  if (!global_token.empty() && protocol::TokenMatches(token, global_token)) return true;
+  if (!global_token.empty() && xxljob::TokenMatches(token, global_token)) return true;
   std::vector<std::int64_t> ids;
   for (const auto& c : callbacks)
     ids.push_back(c.log_id);
-  if (ids.empty()) return global_token.empty() || protocol::TokenMatches(token, global_token);
+  if (ids.empty()) return global_token.empty() || xxljob::TokenMatches(token, global_token);
   return WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::read_transaction tx(conn);
     // A log id no fire has needs the global token like any other: otherwise a wrong token would be
@@ -96,25 +98,25 @@ bool CallbackService::Authorized(std::span<const protocol::HandleCallbackParam> 
                         PgArray<std::int64_t>(ids))) {
       unknown.erase(r[0].as<std::int64_t>());
       const std::string expected = r[1].is_null() ? global_token : r[1].as<std::string>();
-      if (!protocol::TokenMatches(token, expected)) return false;
+      if (!xxljob::TokenMatches(token, expected)) return false;
     }
-    return unknown.empty() || protocol::TokenMatches(token, global_token);
+    return unknown.empty() || xxljob::TokenMatches(token, global_token);
   });
 }
 
-CallbackService::Outcome CallbackService::Handle(std::span<const protocol::HandleCallbackParam> callbacks) {
+CallbackService::Outcome CallbackService::Handle(std::span<const xxljob::HandleCallbackParam> callbacks) {
   Outcome out;
   if (callbacks.empty()) return out;
   // The last result per log id wins within one batch; duplicates count as ignored.
   // Ordered by id: batched writers of job_log lock rows in one order (see PgLogWriter).
-  std::map<std::int64_t, const protocol::HandleCallbackParam*> latest;
+  std::map<std::int64_t, const xxljob::HandleCallbackParam*> latest;
   for (const auto& c : callbacks)
     latest[c.log_id] = &c;
   out.ignored = static_cast<int>(callbacks.size() - latest.size());
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& [id, c] : latest) {
     // handle_code 0 would read as "no result yet": a callback must carry a final code.
-    const int code = c->handle_code == 0 ? protocol::kCodeFail : c->handle_code;
+    const int code = c->handle_code == 0 ? xxljob::kCodeFail : c->handle_code;
     rows.push_back({{"i", id}, {"c", code}, {"m", Truncate(c->handle_msg, kMaxHandleMsg)}});
   }
   const auto now = clock_.NowMs();
@@ -134,7 +136,7 @@ CallbackService::Outcome CallbackService::Handle(std::span<const protocol::Handl
     std::vector<int> finished_jobs;
     for (const auto& r : done) {
       finished_jobs.push_back(r[1].as<int>());
-      if (r[2].as<int>() == protocol::kCodeSuccess) succeeded.push_back(r[0].as<std::int64_t>());
+      if (r[2].as<int>() == xxljob::kCodeSuccess) succeeded.push_back(r[0].as<std::int64_t>());
     }
     // FIX_DELAY: the next run is due `delay` after this one finished.
     if (!finished_jobs.empty()) {

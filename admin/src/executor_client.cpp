@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "cronwheel/net/http_address.hpp"
+
 namespace cronwheel::admin {
 namespace {
 
@@ -86,17 +88,17 @@ void HttpExecutorClient::Return(Origin& origin, std::unique_ptr<httplib::Client>
     origin.idle.push_back({std::move(client), clock_.SteadyNow()});
 }
 
-protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::string_view method,
-                                            const std::string& token, const std::string& body) {
+xxljob::Envelope HttpExecutorClient::Post(const std::string& address, std::string_view method,
+                                          const std::string& token, const std::string& body) {
   std::string error;
-  const auto addr = protocol::ParseHttpAddress(address, &error);
-  if (!addr) return protocol::Envelope::Fail(error);
+  const auto addr = cronwheel::net::ParseHttpAddress(address, &error);
+  if (!addr) return xxljob::Envelope::Fail(error);
   const auto path = addr->Path(method);
   httplib::Headers headers;
-  if (!token.empty()) headers.emplace(protocol::kAccessTokenHeader, token);
+  if (!token.empty()) headers.emplace(xxljob::kAccessTokenHeader, token);
   auto& origin = OriginFor(addr->origin);
   if (!Acquire(origin)) {
-    return protocol::Envelope::Fail(fmt::format(
+    return xxljob::Envelope::Fail(fmt::format(
         "request to {}{} failed: all {} connections to it (executor_connections) stayed busy for {} ms",
         addr->origin, path, std::max<std::size_t>(settings_.max_connections_per_origin, 1),
         settings_.connect_timeout.count()));
@@ -120,50 +122,49 @@ protocol::Envelope HttpExecutorClient::Post(const std::string& address, std::str
   }
   if (!res) {
     // The connection is in an unknown state: drop it rather than return it.
-    return protocol::Envelope::Fail(
+    return xxljob::Envelope::Fail(
         fmt::format("request to {}{} failed: {}", addr->origin, path, httplib::to_string(res.error())));
   }
   const int status = res->status;
   std::string response_body = std::move(res->body);
   Return(origin, std::move(client));
   if (status != 200) {
-    return protocol::Envelope::Fail(fmt::format("{}{} answered HTTP {}", addr->origin, path, status));
+    return xxljob::Envelope::Fail(fmt::format("{}{} answered HTTP {}", addr->origin, path, status));
   }
-  auto env = protocol::ParseEnvelope(response_body, &error);
+  auto env = xxljob::ParseEnvelope(response_body, &error);
   if (!env) {
-    return protocol::Envelope::Fail(
+    return xxljob::Envelope::Fail(
         fmt::format("{}{}: response not understood: {}", addr->origin, path, error));
   }
   // The first /run reached the executor after all and is queued or running there: that is a success.
   if (resent && method == "run" && !env->ok() && env->msg &&
       (env->msg->starts_with("repeat trigger") || env->msg->starts_with("repeate trigger"))) {
-    return protocol::Envelope::Success();
+    return xxljob::Envelope::Success();
   }
   return *env;
 }
 
-protocol::Envelope HttpExecutorClient::Run(const std::string& address, const std::string& token,
-                                           const protocol::TriggerParam& param) {
-  return Post(address, "run", token, protocol::ToJson(param).dump());
+xxljob::Envelope HttpExecutorClient::Run(const std::string& address, const std::string& token,
+                                         const xxljob::TriggerParam& param) {
+  return Post(address, "run", token, xxljob::ToJson(param).dump());
 }
 
-protocol::Envelope HttpExecutorClient::Beat(const std::string& address, const std::string& token) {
+xxljob::Envelope HttpExecutorClient::Beat(const std::string& address, const std::string& token) {
   return Post(address, "beat", token, "{}");
 }
 
-protocol::Envelope HttpExecutorClient::IdleBeat(const std::string& address, const std::string& token,
-                                                int job_id) {
-  return Post(address, "idleBeat", token, protocol::ToJson(protocol::JobIdParam{job_id}).dump());
+xxljob::Envelope HttpExecutorClient::IdleBeat(const std::string& address, const std::string& token,
+                                              int job_id) {
+  return Post(address, "idleBeat", token, xxljob::ToJson(xxljob::JobIdParam{job_id}).dump());
 }
 
-protocol::Envelope HttpExecutorClient::Kill(const std::string& address, const std::string& token,
-                                            int job_id) {
-  return Post(address, "kill", token, protocol::ToJson(protocol::JobIdParam{job_id}).dump());
+xxljob::Envelope HttpExecutorClient::Kill(const std::string& address, const std::string& token, int job_id) {
+  return Post(address, "kill", token, xxljob::ToJson(xxljob::JobIdParam{job_id}).dump());
 }
 
-protocol::Envelope HttpExecutorClient::Log(const std::string& address, const std::string& token,
-                                           const protocol::LogParam& param) {
-  return Post(address, "log", token, protocol::ToJson(param).dump());
+xxljob::Envelope HttpExecutorClient::Log(const std::string& address, const std::string& token,
+                                         const xxljob::LogParam& param) {
+  return Post(address, "log", token, xxljob::ToJson(param).dump());
 }
 
 }  // namespace cronwheel::admin

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <charconv>
 
-#include "executor/protocol.hpp"
+#include "cronwheel/net/http_address.hpp"
 #include "pg_util.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -95,7 +96,7 @@ std::vector<std::string> JobCatalog::Addresses(const JobGroup& group) {
   std::vector<std::string> out;
   if (group.address_type == AddressType::kManual) {
     for (const auto& a : group.addresses)
-      out.push_back(protocol::NormalizeAddress(a));
+      out.push_back(cronwheel::net::NormalizeAddress(a));
   } else {
     std::lock_guard lock(mu_);
     if (auto it = registry_.find(group.app_name); it != registry_.end()) out = it->second;
@@ -119,7 +120,7 @@ void JobCatalog::RefreshRegistry() {
              "SELECT registry_key, registry_value FROM executor_registry"
              " WHERE registry_group = 'EXECUTOR' AND updated_ms >= $1 ORDER BY registry_key, registry_value",
              since)) {
-      out[r[0].as<std::string>()].push_back(protocol::NormalizeAddress(r[1].as<std::string>()));
+      out[r[0].as<std::string>()].push_back(cronwheel::net::NormalizeAddress(r[1].as<std::string>()));
     }
     for (auto& [key, list] : out) {
       std::sort(list.begin(), list.end());

@@ -13,9 +13,9 @@
 #include "admin/job_catalog.hpp"
 #include "admin/request_bodies.hpp"
 #include "admin/scan_planner.hpp"
-#include "executor/protocol.hpp"
 #include "pg_util.hpp"
 #include "ringwheel/schedule.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
 namespace {

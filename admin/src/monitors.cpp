@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/scan_planner.hpp"
+#include "cronwheel/net/http_address.hpp"
 #include "pg_util.hpp"
 #include "ringwheel/schedule.hpp"
 
@@ -226,7 +227,7 @@ int LostResultMonitor::RunOnce() {
   std::vector<std::int64_t> lost;
   for (const auto& c : candidates) {
     bool gone = false;
-    const auto address = protocol::NormalizeAddress(c.address);
+    const auto address = cronwheel::net::NormalizeAddress(c.address);
     if (c.manual) {
       auto it = beat_ok.find(address);
       if (it == beat_ok.end()) it = beat_ok.emplace(address, client_.Beat(address, c.token).ok()).first;

@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "cronwheel/net/http_address.hpp"
 #include "ringwheel/schedule.hpp"
 
 namespace cronwheel::admin {
@@ -231,7 +232,7 @@ std::string CheckPasswordPolicy(std::string_view password) {
   return "";
 }
 
-std::string CheckRegistration(const protocol::RegistryParam& p) {
+std::string CheckRegistration(const xxljob::RegistryParam& p) {
   if (!ValidAppName(p.registry_key)) {
     return fmt::format(
         "field 'registryKey': '{}' is not a valid AppName: 4 to 64 letters, digits, '.', '_' or '-', "
@@ -240,7 +241,7 @@ std::string CheckRegistration(const protocol::RegistryParam& p) {
         p.registry_key.substr(0, 80));
   }
   std::string why;
-  if (!protocol::ParseHttpAddress(p.registry_value, &why))
+  if (!cronwheel::net::ParseHttpAddress(p.registry_value, &why))
     return fmt::format("field 'registryValue': {}", why);
   return "";
 }
@@ -294,7 +295,7 @@ void CheckJobFields(Job& job, FieldErrors& errors) {
   }
   if (!job.alarm_webhook.empty()) {
     std::string why;
-    if (!protocol::ParseHttpAddress(job.alarm_webhook, &why)) errors.push_back({"alarm_webhook", why});
+    if (!cronwheel::net::ParseHttpAddress(job.alarm_webhook, &why)) errors.push_back({"alarm_webhook", why});
   }
 }
 
@@ -313,10 +314,10 @@ void ReadGroupBody(const json& body, JobGroup& g, bool create, FieldErrors& erro
   }
   for (auto& a : g.addresses) {
     std::string why;
-    if (!protocol::ParseHttpAddress(a, &why)) {
+    if (!cronwheel::net::ParseHttpAddress(a, &why)) {
       errors.push_back({"addresses", why});
     } else {
-      a = protocol::NormalizeAddress(a);
+      a = cronwheel::net::NormalizeAddress(a);
     }
   }
   if (g.address_type == AddressType::kManual && g.addresses.empty()) {

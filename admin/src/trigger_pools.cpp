@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "executor/protocol.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
 
@@ -81,7 +81,7 @@ void TriggerPools::Dispatch(std::vector<Fire> fires) {
     TriggerResult r;
     r.log_id = f.log_id;
     r.trigger_ms = now;
-    r.trigger_code = protocol::kCodeFail;
+    r.trigger_code = xxljob::kCodeFail;
     r.trigger_msg =
         fmt::format("Trigger failed: the {} trigger pool is full ({} fires queued); the fire was not sent",
                     tracker_.IsSlow(f.job_id, now) ? "slow" : "fast",

@@ -5,7 +5,8 @@
 
 #include <algorithm>
 
-#include "executor/protocol.hpp"
+#include "cronwheel/net/http_address.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -46,7 +47,7 @@ void TriggerService::Trigger(const Fire& fire) {
   TriggerResult result;
   result.log_id = fire.log_id;
   result.trigger_ms = clock_.NowMs();
-  result.trigger_code = protocol::kCodeFail;
+  result.trigger_code = xxljob::kCodeFail;
   result.shard_index = fire.shard_index;
   result.shard_total = fire.shard_total;
   std::shared_ptr<const Job> job;
@@ -112,7 +113,7 @@ void TriggerService::Trigger(const Fire& fire) {
                            ? fmt::format("no executor of app '{}' is online", group->app_name)
                            : std::string("the group has no configured address"));
   } else if (fire.address) {
-    const auto wanted = protocol::NormalizeAddress(*fire.address);
+    const auto wanted = cronwheel::net::NormalizeAddress(*fire.address);
     if (std::find(addresses.begin(), addresses.end(), wanted) != addresses.end()) {
       address = wanted;
     } else {
@@ -130,7 +131,7 @@ void TriggerService::Trigger(const Fire& fire) {
   }
 
   if (address) {
-    protocol::TriggerParam p;
+    xxljob::TriggerParam p;
     p.job_id = job->id;
     p.executor_handler = job->handler;
     p.executor_params = result.executor_param;

@@ -5,12 +5,14 @@
 
 #include <stdexcept>
 
+#include "cronwheel/net/http_address.hpp"
+
 namespace cronwheel::executor {
 
 HttpAdminClient::HttpAdminClient(Settings settings) : settings_(std::move(settings)) {
   for (const auto& address : settings_.addresses) {
     std::string error;
-    auto parsed = protocol::ParseHttpAddress(address, &error);
+    auto parsed = cronwheel::net::ParseHttpAddress(address, &error);
     if (!parsed) throw std::invalid_argument("admin_addresses: " + error);
     auto admin = std::make_unique<Admin>();
     admin->address = address;
@@ -23,9 +25,8 @@ HttpAdminClient::HttpAdminClient(Settings settings) : settings_(std::move(settin
     c.set_read_timeout(settings_.timeout);
     c.set_write_timeout(settings_.timeout);
     httplib::Headers headers;
-    if (!settings_.access_token.empty())
-      headers.emplace(protocol::kAccessTokenHeader, settings_.access_token);
-    if (!settings_.app_name.empty()) headers.emplace(protocol::kAppNameHeader, settings_.app_name);
+    if (!settings_.access_token.empty()) headers.emplace(xxljob::kAccessTokenHeader, settings_.access_token);
+    if (!settings_.app_name.empty()) headers.emplace(xxljob::kAppNameHeader, settings_.app_name);
     c.set_default_headers(std::move(headers));
     admins_.push_back(std::move(admin));
   }
@@ -52,7 +53,7 @@ AdminReply HttpAdminClient::Call(std::string_view api, const nlohmann::json& bod
         why = fmt::format("HTTP status {}", res->status);
       } else {
         std::string error;
-        const auto envelope = protocol::ParseEnvelope(res->body, &error);
+        const auto envelope = xxljob::ParseEnvelope(res->body, &error);
         if (!envelope) {
           why = fmt::format("response content invalid ({})", error);
         } else if (!envelope->ok()) {

@@ -18,7 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/protocol.hpp"
+#include "cronwheel/net/http_address.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace httplib {
 class Client;
@@ -65,7 +66,7 @@ class HttpAdminClient final : public AdminClient {
  private:
   struct Admin {
     std::string address;
-    protocol::HttpAddress parsed;
+    cronwheel::net::HttpAddress parsed;
     std::mutex mu;
     std::unique_ptr<httplib::Client> client;
   };

@@ -9,7 +9,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "executor/protocol.hpp"
+#include "cronwheel/net/http_address.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
 namespace {
@@ -43,7 +44,7 @@ std::optional<SplitUrl> Split(std::string_view url, std::string* error) {
   const auto path_start = url.find_first_of("/?#", scheme_end + 3);
   SplitUrl s;
   s.origin = std::string(url.substr(0, path_start));
-  if (!protocol::ParseHttpAddress(s.origin, error)) return std::nullopt;
+  if (!cronwheel::net::ParseHttpAddress(s.origin, error)) return std::nullopt;
   s.target = path_start == std::string_view::npos ? "/" : std::string(url.substr(path_start));
   if (s.target.front() != '/') s.target.insert(0, "/");
   if (const auto hash = s.target.find('#'); hash != std::string::npos) s.target.resize(hash);

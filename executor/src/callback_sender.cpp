@@ -10,8 +10,8 @@
 namespace cronwheel::executor {
 namespace {
 
-std::string Dump(const std::vector<protocol::HandleCallbackParam>& batch) {
-  return protocol::ToJson(batch).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string Dump(const std::vector<xxljob::HandleCallbackParam>& batch) {
+  return xxljob::ToJson(batch).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -29,10 +29,14 @@ CallbackSender::~CallbackSender() {
 void CallbackSender::Start() {
   MakePrivateDir(settings_.spool_dir);
   sender_ = std::jthread([this](const std::stop_token& st) { SendLoop(st); });
-  retrier_ = std::jthread([this](const std::stop_token& st) { RetryLoop(st); });
+  retrier_ = std::make_unique<PeriodicTask>(
+      PeriodicTask::Settings{
+          .name = "callback retry",
+          .interval = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.retry_interval)},
+      clock_, [this] { RetryRound(); });
 }
 
-void CallbackSender::Push(protocol::HandleCallbackParam callback) {
+void CallbackSender::Push(xxljob::HandleCallbackParam callback) {
   {
     std::lock_guard lock(mu_);
     if (!stopped_) {
@@ -45,15 +49,12 @@ void CallbackSender::Push(protocol::HandleCallbackParam callback) {
 }
 
 void CallbackSender::Stop() {
-  if (retrier_.joinable()) {
-    retrier_.request_stop();
-    retrier_.join();
-  }
+  retrier_.reset();
   if (sender_.joinable()) {
     sender_.request_stop();
     sender_.join();
   }
-  std::deque<protocol::HandleCallbackParam> rest;
+  std::deque<xxljob::HandleCallbackParam> rest;
   {
     std::lock_guard lock(mu_);
     stopped_ = true;
@@ -61,7 +62,7 @@ void CallbackSender::Stop() {
     cv_.notify_all();
   }
   while (!rest.empty()) {  // pushed after the sender's last look, or never started
-    std::vector<protocol::HandleCallbackParam> batch;
+    std::vector<xxljob::HandleCallbackParam> batch;
     while (!rest.empty() && batch.size() < settings_.batch_size) {
       batch.push_back(std::move(rest.front()));
       rest.pop_front();
@@ -97,7 +98,7 @@ void CallbackSender::SendLoop(const std::stop_token& stop) {
   while (true) {
     cv_.wait(lock, stop, [this] { return !queue_.empty(); });
     if (queue_.empty()) break;  // stopped, and everything queued has been handled
-    std::vector<protocol::HandleCallbackParam> batch;
+    std::vector<xxljob::HandleCallbackParam> batch;
     while (!queue_.empty() && batch.size() < settings_.batch_size) {
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
@@ -118,20 +119,18 @@ void CallbackSender::SendLoop(const std::stop_token& stop) {
   }
 }
 
-void CallbackSender::RetryLoop(const std::stop_token& stop) {
-  do {
-    try {
-      RetrySpool();
-    } catch (const std::exception& e) {
-      spdlog::error("callback retry: {}", e.what());
-    }
-    std::lock_guard lock(mu_);
-    ++retry_rounds_;
-    cv_.notify_all();
-  } while (clock_.WaitFor(settings_.retry_interval, stop));
+void CallbackSender::RetryRound() {
+  try {
+    RetrySpool();
+  } catch (const std::exception& e) {
+    spdlog::error("callback retry: {}", e.what());
+  }
+  std::lock_guard lock(mu_);
+  ++retry_rounds_;
+  cv_.notify_all();
 }
 
-bool CallbackSender::SendOrSpool(const std::vector<protocol::HandleCallbackParam>& batch, bool try_send) {
+bool CallbackSender::SendOrSpool(const std::vector<xxljob::HandleCallbackParam>& batch, bool try_send) {
   if (batch.empty()) return true;
   if (!admin_.HasAdmins()) {
     if (!warned_no_admin_.exchange(true)) {
@@ -142,7 +141,7 @@ bool CallbackSender::SendOrSpool(const std::vector<protocol::HandleCallbackParam
   }
   std::string why = "not sent: the executor is stopping and an admin already failed";
   if (try_send) {
-    const auto reply = admin_.Call("callback", protocol::ToJson(batch));
+    const auto reply = admin_.Call("callback", xxljob::ToJson(batch));
     if (reply.ok) {
       LogEach(batch, "----------- job callback finish.");
       return true;
@@ -153,7 +152,7 @@ bool CallbackSender::SendOrSpool(const std::vector<protocol::HandleCallbackParam
   return false;
 }
 
-void CallbackSender::Spool(const std::vector<protocol::HandleCallbackParam>& batch, const std::string& why) {
+void CallbackSender::Spool(const std::vector<xxljob::HandleCallbackParam>& batch, const std::string& why) {
   const std::string name =
       fmt::format("callback-{}-{}-{}.json", batch.front().log_id, batch.size(), RandomHex());
   std::string err;
@@ -186,7 +185,7 @@ void CallbackSender::RetrySpool() {
         spdlog::error("callback retry: cannot read {}: {}", file.string(), error);
       continue;
     }
-    const auto batch = protocol::ParseCallbackList(body, &error);
+    const auto batch = xxljob::ParseCallbackList(body, &error);
     if (!batch) {
       auto bad = file;
       bad += ".bad";
@@ -196,7 +195,7 @@ void CallbackSender::RetrySpool() {
                     bad.filename().string());
       continue;
     }
-    const auto reply = admin_.Call("callback", protocol::ToJson(*batch));
+    const auto reply = admin_.Call("callback", xxljob::ToJson(*batch));
     if (!reply.ok) {
       spdlog::warn("callback retry: {} still not accepted ({}); next try in {} s", file.filename().string(),
                    reply.detail, settings_.retry_interval.count());
@@ -210,8 +209,7 @@ void CallbackSender::RetrySpool() {
   }
 }
 
-void CallbackSender::LogEach(const std::vector<protocol::HandleCallbackParam>& batch,
-                             const std::string& line) {
+void CallbackSender::LogEach(const std::vector<xxljob::HandleCallbackParam>& batch, const std::string& line) {
   if (logs_ == nullptr) return;
   for (const auto& cb : batch)
     logs_->Append(cb.log_date_tim, cb.log_id, line);

@@ -26,16 +26,18 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <stop_token>
 #include <thread>
 #include <vector>
 
 #include "admin_client.hpp"
-#include "executor/protocol.hpp"
+#include "cronwheel/periodic_task.hpp"
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
 #include "ringwheel/clock.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
 
@@ -54,7 +56,7 @@ class CallbackSender final : public CallbackSink {
 
   // Starts the sending thread and the retry thread (whose first round runs at once).
   void Start();
-  void Push(protocol::HandleCallbackParam callback) override;
+  void Push(xxljob::HandleCallbackParam callback) override;
   // Sends or spools everything queued, then stops both threads. Later Push()es are spooled directly.
   void Stop();
 
@@ -67,12 +69,12 @@ class CallbackSender final : public CallbackSink {
 
  private:
   void SendLoop(const std::stop_token& stop);
-  void RetryLoop(const std::stop_token& stop);
+  void RetryRound();
   // Sends one batch; on failure spools it. Returns whether an admin accepted it.
-  bool SendOrSpool(const std::vector<protocol::HandleCallbackParam>& batch, bool try_send);
-  void Spool(const std::vector<protocol::HandleCallbackParam>& batch, const std::string& why);
+  bool SendOrSpool(const std::vector<xxljob::HandleCallbackParam>& batch, bool try_send);
+  void Spool(const std::vector<xxljob::HandleCallbackParam>& batch, const std::string& why);
   void RetrySpool();
-  void LogEach(const std::vector<protocol::HandleCallbackParam>& batch, const std::string& line);
+  void LogEach(const std::vector<xxljob::HandleCallbackParam>& batch, const std::string& line);
 
   Settings settings_;
   AdminClient& admin_;
@@ -81,13 +83,13 @@ class CallbackSender final : public CallbackSink {
 
   std::mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<protocol::HandleCallbackParam> queue_;
+  std::deque<xxljob::HandleCallbackParam> queue_;
   bool sending_ = false;
   bool stopped_ = false;
   std::atomic<bool> warned_no_admin_{false};
   std::uint64_t retry_rounds_ = 0;
   std::jthread sender_;
-  std::jthread retrier_;
+  std::unique_ptr<PeriodicTask> retrier_;
 };
 
 }  // namespace cronwheel::executor

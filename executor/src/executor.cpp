@@ -8,7 +8,8 @@
 
 #include "admin_client.hpp"
 #include "callback_sender.hpp"
-#include "executor/protocol.hpp"
+#include "cronwheel/net/http_address.hpp"
+#include "cronwheel/text.hpp"
 #include "executor_service.hpp"
 #include "handler_registry.hpp"
 #include "http_server.hpp"
@@ -17,13 +18,10 @@
 #include "registry_heartbeat.hpp"
 #include "script_runner.hpp"
 #include "timer.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
 namespace {
-
-bool IsBlank(const std::string& s) {
-  return s.find_first_not_of(" \t\r\n") == std::string::npos;
-}
 
 std::string DefaultAdvertise(const std::string& host, int port) {
   std::string h = host;
@@ -48,7 +46,7 @@ void Validate(const Executor::Settings& s) {
   }
   if (!s.advertise_address.empty()) {
     std::string error;
-    if (!protocol::ParseHttpAddress(s.advertise_address, &error)) bad("advertise_address", error);
+    if (!cronwheel::net::ParseHttpAddress(s.advertise_address, &error)) bad("advertise_address", error);
   }
   if (s.log_dir.empty()) bad("log_dir", "must not be empty");
   if (s.heartbeat_interval.count() < 1) bad("heartbeat_interval_s", "must be at least 1 second");
@@ -149,14 +147,14 @@ void Executor::Start() {
     m.timer = std::make_unique<WheelTimer>(m.clock);
     m.dispatcher = std::make_unique<JobDispatcher>(
         JobDispatcher::Settings{s.idle_thread_timeout, s.redelivery_window, s.redelivery_capacity},
-        [&m](const protocol::TriggerParam& p) { return m.handlers.Resolve(p); }, *m.logs, *m.callbacks,
+        [&m](const xxljob::TriggerParam& p) { return m.handlers.Resolve(p); }, *m.logs, *m.callbacks,
         *m.timer, m.clock);
     if (!s.run_trace_file.empty()) m.trace = std::make_unique<RunTrace>(s.run_trace_file);
     m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, m.trace.get(), &m.clock);
 
     std::string prefix;
     if (!s.advertise_address.empty())
-      prefix = protocol::ParseHttpAddress(s.advertise_address, nullptr)->base_path;
+      prefix = cronwheel::net::ParseHttpAddress(s.advertise_address, nullptr)->base_path;
     m.server =
         std::make_unique<HttpServer>(HttpServer::Settings{s.listen_host, s.listen_port, s.server_threads,
                                                           s.keep_alive_timeout, s.access_token, prefix},

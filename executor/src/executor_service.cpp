@@ -1,33 +1,32 @@
 #include "executor_service.hpp"
 
-#include <fmt/format.h>
+#include "xxljob/framing.hpp"
 
 namespace cronwheel::executor {
 
-protocol::Envelope ExecutorService::Handle(std::string_view method, std::string_view body,
-                                           std::string_view uri) {
+xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_view body,
+                                         std::string_view uri) {
   std::string error;
-  if (method == "/beat") return protocol::Envelope::Success();
+  if (method == "/beat") return xxljob::Envelope::Success();
   if (method == "/idleBeat") {
-    const auto p = protocol::ParseJobIdParam(body, &error);
-    return p ? dispatcher_.IdleBeat(p->job_id) : protocol::Envelope::Fail(error);
+    const auto p = xxljob::ParseJobIdParam(body, &error);
+    return p ? dispatcher_.IdleBeat(p->job_id) : xxljob::Envelope::Fail(error);
   }
   if (method == "/run" || method == "/trigger") {
-    const auto p = protocol::ParseTriggerParam(body, &error);
+    const auto p = xxljob::ParseTriggerParam(body, &error);
     if (p && trace_ != nullptr && clock_ != nullptr) trace_->Record(p->log_id, p->job_id, clock_->NowMs());
-    return p ? dispatcher_.Run(*p) : protocol::Envelope::Fail(error);
+    return p ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(error);
   }
   if (method == "/kill") {
-    const auto p = protocol::ParseJobIdParam(body, &error);
-    return p ? dispatcher_.Kill(p->job_id) : protocol::Envelope::Fail(error);
+    const auto p = xxljob::ParseJobIdParam(body, &error);
+    return p ? dispatcher_.Kill(p->job_id) : xxljob::Envelope::Fail(error);
   }
   if (method == "/log") {
-    const auto p = protocol::ParseLogParam(body, &error);
-    if (!p) return protocol::Envelope::Fail(error);
-    return protocol::Envelope::Success(protocol::ToJson(logs_.Read(*p)));
+    const auto p = xxljob::ParseLogParam(body, &error);
+    if (!p) return xxljob::Envelope::Fail(error);
+    return xxljob::Envelope::Success(xxljob::ToJson(logs_.Read(*p)));
   }
-  return protocol::Envelope::Fail(
-      fmt::format("invalid request, uri-mapping({}) not found.", uri.substr(0, 200)));
+  return xxljob::Envelope::Fail(xxljob::UriNotFound(uri));
 }
 
 }  // namespace cronwheel::executor

@@ -7,15 +7,13 @@
 
 #include <string_view>
 
-#include "executor/protocol.hpp"
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
 #include "ringwheel/clock.hpp"
 #include "run_trace.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
-
-inline constexpr std::string_view kWrongTokenMsg = "The access token is wrong.";
 
 class ExecutorService final {
  public:
@@ -26,7 +24,7 @@ class ExecutorService final {
 
   // `method` is "/beat", "/idleBeat", "/run", "/trigger", "/kill" or "/log"; anything else is
   // 500 "invalid request, uri-mapping(<uri>) not found." (`uri` is what the client asked for).
-  protocol::Envelope Handle(std::string_view method, std::string_view body, std::string_view uri);
+  xxljob::Envelope Handle(std::string_view method, std::string_view body, std::string_view uri);
 
  private:
   JobDispatcher& dispatcher_;

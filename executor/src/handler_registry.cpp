@@ -23,11 +23,12 @@ void HandlerRegistry::SetScripts(bool enable_scripts, const ScriptRunner* script
   scripts_ = scripts;
 }
 
-Resolution HandlerRegistry::Resolve(const protocol::TriggerParam& p) const {
+Resolution HandlerRegistry::Resolve(const xxljob::TriggerParam& p) const {
   Resolution r;
   const std::string& type = p.glue_type;
   std::lock_guard lock(mu_);
-  if (type.empty() || type == "BEAN") {
+  const auto glue_type = xxljob::ParseGlueType(type);
+  if (type.empty() || glue_type == xxljob::GlueType::kBean) {
     const auto it = handlers_.find(p.executor_handler);
     if (it == handlers_.end()) {
       r.error = fmt::format("job handler [{}] not found.", p.executor_handler.substr(0, 200));
@@ -37,7 +38,7 @@ Resolution HandlerRegistry::Resolve(const protocol::TriggerParam& p) const {
     }
     return r;
   }
-  if (type == "GLUE_GROOVY") {
+  if (glue_type == xxljob::GlueType::kGroovy) {
     r.error =
         "glueType[GLUE_GROOVY] is not supported by this executor (Groovy jobs need XXL-JOB's Java executor).";
     return r;

@@ -12,9 +12,9 @@
 #include <unordered_map>
 
 #include "executor/job_context.hpp"
-#include "executor/protocol.hpp"
 #include "job_dispatcher.hpp"
 #include "script_runner.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
 
@@ -28,7 +28,7 @@ class HandlerRegistry final {
   void Register(const std::string& name, JobHandler handler);
   // Scripts can only be enabled once a runner exists (Executor::Start creates it).
   void SetScripts(bool enable_scripts, const ScriptRunner* scripts);
-  [[nodiscard]] Resolution Resolve(const protocol::TriggerParam& p) const;
+  [[nodiscard]] Resolution Resolve(const xxljob::TriggerParam& p) const;
 
  private:
   mutable std::mutex mu_;

@@ -1,8 +1,8 @@
 #pragma once
 // The executor's HTTP server (cpp-httplib): every request gets HTTP 200 and an envelope (reference §1).
 //  * POST only; another method is 500 "invalid request, HttpMethod not support.";
-//  * a body over protocol::kMaxBodyBytes (5 MiB) is 500 naming the limit;
-//  * the token header is checked (protocol::TokenMatches) when a token is configured: 500 "The access token
+//  * a body over xxljob::kMaxBodyBytes (5 MiB) is 500 naming the limit;
+//  * the token header is checked (xxljob::TokenMatches) when a token is configured: 500 "The access token
 //  is wrong.";
 //  * the path may carry `path_prefix` (the advertised address's base path) or not.
 // Worker threads: `threads` (new_task_queue; CPPHTTPLIB_THREAD_POOL_COUNT does nothing with Debian's
@@ -11,16 +11,17 @@
 //
 // Thread-safety: Start/Stop from one thread. Lifetime: the service must outlive the server.
 
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "executor_service.hpp"
 
 namespace httplib {
 class Server;
+}
+namespace cronwheel::net {
+class ServerThread;
 }
 
 namespace cronwheel::executor {
@@ -51,8 +52,7 @@ class HttpServer final {
   Settings settings_;
   ExecutorService& service_;
   std::unique_ptr<httplib::Server> server_;
-  std::atomic<bool> listen_returned_{false};
-  std::jthread thread_;
+  std::unique_ptr<net::ServerThread> listener_;
 };
 
 }  // namespace cronwheel::executor

@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "cronwheel/text.hpp"
+
 namespace cronwheel::executor {
 namespace {
 
@@ -29,18 +31,15 @@ constexpr std::string_view kQueuedKilled = " [job not executed, in the job queue
 constexpr std::string_view kTimeoutMsg = "job execute timeout";
 constexpr std::size_t kMaxHandleMsg = 50000;
 
-std::string Truncated(std::string msg) {
-  if (msg.size() > kMaxHandleMsg) {
-    msg.resize(kMaxHandleMsg);
-    msg += "...";
-  }
-  return msg;
+// XXL-JOB cuts a handle message at 50,000 characters and appends "..." (§9); cut on a UTF-8 boundary.
+std::string Truncated(const std::string& msg) {
+  return Utf8Truncate(msg, kMaxHandleMsg);
 }
 
 }  // namespace
 
 struct JobDispatcher::Fire {
-  protocol::TriggerParam param;
+  xxljob::TriggerParam param;
   std::stop_source stop;
   bool claimed = false;   // its result has been reported (guarded by mu_)
   Timer::Handle timeout;  // used by the job thread only
@@ -74,20 +73,20 @@ JobDispatcher::~JobDispatcher() {
   Stop();
 }
 
-protocol::Envelope JobDispatcher::Run(const protocol::TriggerParam& p) {
+xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
   Resolution res = resolver_(p);
-  if (!res.error.empty()) return protocol::Envelope::Fail(res.error);
+  if (!res.error.empty()) return xxljob::Envelope::Fail(res.error);
 
   std::vector<Report> reports;
   {
     std::lock_guard lock(mu_);
-    if (stopped_) return protocol::Envelope::Fail("executor is stopping: trigger refused");
+    if (stopped_) return xxljob::Envelope::Fail("executor is stopping: trigger refused");
     PruneLogIdsLocked();
     if (const auto it = log_ids_.find(p.log_id); it != log_ids_.end()) {
       if (it->second.active)
-        return protocol::Envelope::Fail(fmt::format("repeat trigger job, logId:{}", p.log_id));
+        return xxljob::Envelope::Fail(fmt::format("repeat trigger job, logId:{}", p.log_id));
       return {
-          protocol::kCodeSuccess,
+          xxljob::kCodeSuccess,
           fmt::format("logId:{} was already run by this executor; the redelivery is not run again", p.log_id),
           nullptr};
     }
@@ -98,9 +97,12 @@ protocol::Envelope JobDispatcher::Run(const protocol::TriggerParam& p) {
       t.reset();
     }
     if (t && (t->running || !t->queue.empty())) {
-      if (p.executor_block_strategy == kDiscardLater)
-        return protocol::Envelope::Fail(std::string(kDiscardLaterMsg));
-      if (p.executor_block_strategy == kCoverEarly) {
+      // An unknown value is SERIAL_EXECUTION, as XXL-JOB's executor treats it.
+      const auto strategy = xxljob::ParseBlockStrategy(p.executor_block_strategy)
+                                .value_or(xxljob::BlockStrategy::kSerialExecution);
+      if (strategy == xxljob::BlockStrategy::kDiscardLater)
+        return xxljob::Envelope::Fail(std::string(kDiscardLaterMsg));
+      if (strategy == xxljob::BlockStrategy::kCoverEarly) {
         RetireLocked(t, std::string(kCoverEarlyMsg), reports);
         t.reset();
       }
@@ -125,29 +127,29 @@ protocol::Envelope JobDispatcher::Run(const protocol::TriggerParam& p) {
   }
   Deliver(std::move(reports));
   JoinEnded();
-  return protocol::Envelope::Success();
+  return xxljob::Envelope::Success();
 }
 
-protocol::Envelope JobDispatcher::IdleBeat(int job_id) {
+xxljob::Envelope JobDispatcher::IdleBeat(int job_id) {
   std::lock_guard lock(mu_);
   const auto it = threads_.find(job_id);
   if (it != threads_.end() && (it->second->running || !it->second->queue.empty())) {
-    return protocol::Envelope::Fail(std::string(kBusyMsg));
+    return xxljob::Envelope::Fail(std::string(kBusyMsg));
   }
-  return protocol::Envelope::Success();
+  return xxljob::Envelope::Success();
 }
 
-protocol::Envelope JobDispatcher::Kill(int job_id) {
+xxljob::Envelope JobDispatcher::Kill(int job_id) {
   std::vector<Report> reports;
   {
     std::lock_guard lock(mu_);
     const auto it = threads_.find(job_id);
-    if (it == threads_.end()) return {protocol::kCodeSuccess, "job thread already killed.", nullptr};
+    if (it == threads_.end()) return {xxljob::kCodeSuccess, "job thread already killed.", nullptr};
     RetireLocked(it->second, std::string(kKillMsg), reports);
   }
   Deliver(std::move(reports));
   JoinEnded();
-  return protocol::Envelope::Success();
+  return xxljob::Envelope::Success();
 }
 
 void JobDispatcher::Stop(std::string_view reason) {
@@ -251,7 +253,7 @@ void JobDispatcher::OnTimeout(const std::shared_ptr<Fire>& fire) {
     if (!ClaimLocked(fire)) return;
   }
   std::vector<Report> one;
-  one.push_back(Report{fire, protocol::kCodeTimeout, std::string(kTimeoutMsg), true});
+  one.push_back(Report{fire, xxljob::kCodeTimeout, std::string(kTimeoutMsg), true});
   Deliver(std::move(one));
 }
 
@@ -280,11 +282,11 @@ void JobDispatcher::RetireLocked(std::shared_ptr<JobThread> t, const std::string
   t->cv.notify_all();
   t->idle_timer.Cancel();
   if (t->running && ClaimLocked(t->running)) {
-    reports.push_back(Report{t->running, protocol::kCodeFail, reason + std::string(kRunningKilled), true});
+    reports.push_back(Report{t->running, xxljob::kCodeFail, reason + std::string(kRunningKilled), true});
   }
   for (auto& q : t->queue) {
     if (ClaimLocked(q))
-      reports.push_back(Report{q, protocol::kCodeFail, reason + std::string(kQueuedKilled), false});
+      reports.push_back(Report{q, xxljob::kCodeFail, reason + std::string(kQueuedKilled), false});
   }
   t->queue.clear();
   retired_.push_back(std::move(t));
@@ -325,7 +327,7 @@ void JobDispatcher::Deliver(std::vector<Report> reports) {
         p.log_date_time, p.log_id,
         fmt::format("----------- job execute end ----------- handleCode={}, handleMsg={}", r.code, r.msg));
     if (r.stop_fire) r.fire->stop.request_stop();
-    sink_.Push(protocol::HandleCallbackParam{p.log_id, p.log_date_time, r.code, Truncated(std::move(r.msg))});
+    sink_.Push(xxljob::HandleCallbackParam{p.log_id, p.log_date_time, r.code, Truncated(r.msg)});
   }
 }
 

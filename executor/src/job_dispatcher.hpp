@@ -45,10 +45,10 @@
 #include <vector>
 
 #include "executor/job_context.hpp"
-#include "executor/protocol.hpp"
 #include "job_log.hpp"
 #include "ringwheel/clock.hpp"
 #include "timer.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
 
@@ -57,7 +57,7 @@ namespace cronwheel::executor {
 class CallbackSink {
  public:
   virtual ~CallbackSink() = default;
-  virtual void Push(protocol::HandleCallbackParam callback) = 0;
+  virtual void Push(xxljob::HandleCallbackParam callback) = 0;
 
  protected:
   CallbackSink() = default;
@@ -73,11 +73,7 @@ struct Resolution {
   std::string error;
   bool is_glue = false;
 };
-using HandlerResolver = std::function<Resolution(const protocol::TriggerParam&)>;
-
-inline constexpr std::string_view kSerialExecution = "SERIAL_EXECUTION";
-inline constexpr std::string_view kDiscardLater = "DISCARD_LATER";
-inline constexpr std::string_view kCoverEarly = "COVER_EARLY";
+using HandlerResolver = std::function<Resolution(const xxljob::TriggerParam&)>;
 
 class JobDispatcher final {
  public:
@@ -94,11 +90,11 @@ class JobDispatcher final {
   JobDispatcher& operator=(const JobDispatcher&) = delete;
 
   // /run: 200 = accepted (queued or started), not finished.
-  protocol::Envelope Run(const protocol::TriggerParam& p);
+  xxljob::Envelope Run(const xxljob::TriggerParam& p);
   // /idleBeat: 500 "job thread is running or has trigger queue." when busy.
-  protocol::Envelope IdleBeat(int job_id);
+  xxljob::Envelope IdleBeat(int job_id);
   // /kill: always 200 (msg "job thread already killed." when the job has no thread).
-  protocol::Envelope Kill(int job_id);
+  xxljob::Envelope Kill(int job_id);
   // Retires every thread (running and queued fires reported killed with `reason`), refuses later /runs,
   // and joins the threads (a handler that ignores its stop token delays this). Idempotent.
   void Stop(std::string_view reason = "executor is stopping.");

@@ -119,8 +119,8 @@ JobLogFiles::Index& JobLogFiles::IndexFor(const std::string& key) {
   return it->second;
 }
 
-protocol::LogResult JobLogFiles::Read(const protocol::LogParam& p) {
-  protocol::LogResult r;
+xxljob::LogResult JobLogFiles::Read(const xxljob::LogParam& p) {
+  xxljob::LogResult r;
   r.from_line_num = p.from_line_num;
   const auto path = PathFor(p.log_date_tim, p.log_id);
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -296,23 +296,16 @@ LogRetention::~LogRetention() {
 }
 
 void LogRetention::Start() {
-  if (settings_.retention_days < 3 || thread_.joinable()) return;
-  thread_ = std::jthread([this](const std::stop_token& stop) {
-    do {
-      try {
-        files_.DeleteExpired(settings_.retention_days);
-      } catch (const std::exception& e) {
-        spdlog::error("log retention failed: {}", e.what());
-      }
-    } while (clock_.WaitFor(settings_.interval, stop));
-  });
+  if (settings_.retention_days < 3 || task_) return;
+  task_ = std::make_unique<PeriodicTask>(
+      PeriodicTask::Settings{
+          .name = "log retention",
+          .interval = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.interval)},
+      clock_, [this] { files_.DeleteExpired(settings_.retention_days); });
 }
 
 void LogRetention::Stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    thread_.join();
-  }
+  task_.reset();
 }
 
 }  // namespace cronwheel::executor

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -28,9 +29,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cronwheel/periodic_task.hpp"
 #include "executor/job_context.hpp"
-#include "executor/protocol.hpp"
 #include "ringwheel/clock.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
 
@@ -61,7 +63,7 @@ class JobLogFiles final {
   void Append(std::int64_t log_date_ms, std::int64_t log_id, std::string_view text);
 
   // The /log answer for `p` (see the header comment).
-  protocol::LogResult Read(const protocol::LogParam& p);
+  xxljob::LogResult Read(const xxljob::LogParam& p);
 
   // Deletes the day folders (yyyy-mm-dd) whose day is more than `retention_days` before today (UTC, on
   // the clock). Other entries (gluesource, callbacklogs, stray files) are never touched. Returns the
@@ -113,7 +115,8 @@ class JobLogFile final : public JobLogSink {
   int fd_ = -1;
 };
 
-// Deletes expired day folders once at Start() and then every `interval` on the clock (XXL-JOB: daily).
+// Deletes expired day folders once at Start() and then every `interval` on the clock (XXL-JOB: daily), on a
+// PeriodicTask.
 class LogRetention final {
  public:
   struct Settings {
@@ -132,7 +135,7 @@ class LogRetention final {
   Settings settings_;
   JobLogFiles& files_;
   ringwheel::Clock& clock_;
-  std::jthread thread_;
+  std::unique_ptr<PeriodicTask> task_;
 };
 
 }  // namespace cronwheel::executor

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "executor/protocol.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
 
@@ -14,26 +14,25 @@ RegistryHeartbeat::~RegistryHeartbeat() {
 }
 
 void RegistryHeartbeat::Start() {
-  if (!admin_.HasAdmins() || thread_.joinable()) {
+  if (!admin_.HasAdmins() || task_) {
     if (!admin_.HasAdmins()) spdlog::warn("registry: no admin address is configured; not registering");
     return;
   }
-  thread_ = std::jthread([this](const std::stop_token& stop) {
-    do {
-      Beat();
-    } while (clock_.WaitFor(settings_.interval, stop));
-  });
+  task_ = std::make_unique<PeriodicTask>(
+      PeriodicTask::Settings{
+          .name = "registry heartbeat",
+          .interval = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.interval)},
+      clock_, [this] { Beat(); });
 }
 
 void RegistryHeartbeat::Stop() {
-  if (!thread_.joinable()) return;
-  thread_.request_stop();
-  thread_.join();
-  protocol::RegistryParam p;
+  if (!task_) return;
+  task_.reset();
+  xxljob::RegistryParam p;
   p.registry_key = settings_.app_name;
   p.registry_value = settings_.address;
   try {
-    const auto reply = admin_.Call("registryRemove", protocol::ToJson(p));
+    const auto reply = admin_.Call("registryRemove", xxljob::ToJson(p));
     if (reply.ok) {
       spdlog::info("registry: removed {} {} from {}", p.registry_key, p.registry_value, reply.detail);
     } else {
@@ -45,12 +44,12 @@ void RegistryHeartbeat::Stop() {
 }
 
 void RegistryHeartbeat::Beat() {
-  protocol::RegistryParam p;
+  xxljob::RegistryParam p;
   p.registry_key = settings_.app_name;
   p.registry_value = settings_.address;
   AdminReply reply;
   try {
-    reply = admin_.Call("registry", protocol::ToJson(p));
+    reply = admin_.Call("registry", xxljob::ToJson(p));
   } catch (const std::exception& e) {
     reply.detail = e.what();
   }

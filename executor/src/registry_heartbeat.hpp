@@ -1,19 +1,19 @@
 #pragma once
-// Registration with the admins (reference §3 "Heartbeat and registration"): every `interval` (default 30 s,
-// on the injected Clock) POST /api/registry {"registryGroup":"EXECUTOR","registryKey":<app name>,
-// "registryValue":<advertised address>} to the admins in order, stopping at the first that answers 200;
-// on Stop(), /api/registryRemove the same way (once), so the admin stops routing here before the job
-// threads stop. A failure is logged when the state changes (not every beat), then at most once per
-// `interval` as a warning.
+// Registration with the admins (docs/xxl-job-protocol.md §3 "Heartbeat and registration"): every `interval`
+// (default 30 s, on a PeriodicTask on the injected Clock) POST /api/registry
+// {"registryGroup":"EXECUTOR","registryKey":<app name>, "registryValue":<advertised address>} to the admins
+// in order, stopping at the first that answers 200; on Stop(), /api/registryRemove the same way (once), so
+// the admin stops routing here before the job threads stop. A failure is logged when the state changes (not
+// every beat), then at most once per `interval` as a warning.
 //
 // Thread-safety: Start/Stop from one thread. Lifetime: the admin client must outlive it.
 
 #include <chrono>
-#include <stop_token>
+#include <memory>
 #include <string>
-#include <thread>
 
 #include "admin_client.hpp"
+#include "cronwheel/periodic_task.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::executor {
@@ -42,7 +42,7 @@ class RegistryHeartbeat final {
   ringwheel::Clock& clock_;
   bool registered_once_ = false;
   bool failing_ = false;
-  std::jthread thread_;
+  std::unique_ptr<PeriodicTask> task_;
 };
 
 }  // namespace cronwheel::executor

@@ -1,5 +1,5 @@
 // Feeds arbitrary bytes to the admin's request-body readers, as the REST handlers and the XXL-JOB
-// endpoints do: parse with protocol::ParseJson, then read the value as each kind of body. A reader must
+// endpoints do: parse with cronwheel::ParseJson, then read the value as each kind of body. A reader must
 // never crash, leak or hang; it returns what it read or FieldErrors, each naming a field with a bounded,
 // non-empty message. What a reader accepted must hold its promises (a job's schedule parses, a group's
 // addresses are normalised http(s) addresses, a registration's address parses).
@@ -10,6 +10,8 @@
 #include <string_view>
 
 #include "admin/request_bodies.hpp"
+#include "cronwheel/json.hpp"
+#include "cronwheel/net/http_address.hpp"
 #include "ringwheel/schedule.hpp"
 
 namespace {
@@ -52,8 +54,8 @@ void FuzzGroup(const nlohmann::json& body, bool create) {
   if (errors.empty()) {
     if (create) Check(ValidAppName(g.app_name));
     for (const auto& a : g.addresses) {
-      Check(protocol::ParseHttpAddress(a, nullptr).has_value());
-      Check(protocol::NormalizeAddress(a) == a);
+      Check(cronwheel::net::ParseHttpAddress(a, nullptr).has_value());
+      Check(cronwheel::net::NormalizeAddress(a) == a);
     }
     Check(!g.access_token || !g.access_token->empty());
   }
@@ -66,16 +68,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string error;
 
   // The XXL-JOB endpoints of the admin.
-  if (const auto p = protocol::ParseRegistryParam(text, &error)) {
+  if (const auto p = xxljob::ParseRegistryParam(text, &error)) {
     if (CheckRegistration(*p).empty()) {
       Check(ValidAppName(p->registry_key));
-      Check(protocol::ParseHttpAddress(p->registry_value, nullptr).has_value());
+      Check(cronwheel::net::ParseHttpAddress(p->registry_value, nullptr).has_value());
     }
   }
-  (void)protocol::ParseCallbackList(text, &error);
+  (void)xxljob::ParseCallbackList(text, &error);
 
   // The REST bodies.
-  const auto body = protocol::ParseJson(text, &error);
+  const auto body = cronwheel::ParseJson(text, &error);
   if (!body) {
     Check(!error.empty());
     return 0;

@@ -48,7 +48,7 @@ TEST(ExecutorClient, AConnectionTheExecutorClosedWhileIdleIsRetriedOnANewOne) {
   // Reuse connections idle up to a minute: the client will pick the one the server has closed.
   admin::HttpExecutorClient client({.max_idle_age = std::chrono::minutes(1)},
                                    ringwheel::RealClock::Instance());
-  protocol::TriggerParam p;
+  xxljob::TriggerParam p;
   p.job_id = 1;
   p.log_id = 1;
   ASSERT_TRUE(client.Run(executor.address(), "", p).ok());
@@ -125,7 +125,7 @@ TEST(ExecutorClient, ARequestLostOnAReusedConnectionIsResentOnANewOne) {
   ClosingServer executor;
   admin::HttpExecutorClient client({.max_idle_age = std::chrono::minutes(1)},
                                    ringwheel::RealClock::Instance());
-  protocol::TriggerParam p;
+  xxljob::TriggerParam p;
   p.job_id = 1;
   for (int i = 1; i <= 3; ++i) {
     p.log_id = i;
@@ -139,7 +139,7 @@ TEST(ExecutorClient, ConnectionsIdleLongerThanTheLimitAreNotReused) {
   ExecutorStub executor(1);
   admin::HttpExecutorClient client({.max_idle_age = std::chrono::milliseconds(200)},
                                    ringwheel::RealClock::Instance());
-  protocol::TriggerParam p;
+  xxljob::TriggerParam p;
   p.job_id = 1;
   for (int i = 1; i <= 3; ++i) {
     p.log_id = i;
@@ -216,7 +216,7 @@ TEST(ExecutorClient, RequestsInFlightToOneExecutorNeverExceedTheBound) {
   std::vector<std::thread> callers;
   for (int i = 0; i < kCallers; ++i) {
     callers.emplace_back([&, i] {
-      protocol::TriggerParam p;
+      xxljob::TriggerParam p;
       p.job_id = 1;
       p.log_id = i + 1;
       if (client.Run(executor.address(), "", p).ok()) ++ok;
@@ -240,13 +240,13 @@ TEST(ExecutorClient, ARequestWaitingForAFreeConnectionTimesOutWithAClearFailure)
                                     .read_timeout = std::chrono::seconds(30),
                                     .max_connections_per_origin = 1},
                                    ringwheel::RealClock::Instance());
-  protocol::TriggerParam p;
+  xxljob::TriggerParam p;
   p.job_id = 1;
   p.log_id = 1;
   std::thread first([&] { EXPECT_TRUE(client.Run(executor.address(), "", p).ok()); });
   ASSERT_TRUE(executor.AwaitInFlight(1, std::chrono::seconds(20)));
 
-  protocol::TriggerParam second = p;
+  xxljob::TriggerParam second = p;
   second.log_id = 2;
   const auto r = client.Run(executor.address(), "", second);
   EXPECT_FALSE(r.ok());
@@ -278,7 +278,7 @@ TEST(ExecutorClient, AFailedRequestGivesItsSlotBack) {
   admin::HttpExecutorClient client(
       {.connect_timeout = std::chrono::milliseconds(500), .max_connections_per_origin = 1},
       ringwheel::RealClock::Instance());
-  protocol::TriggerParam p;
+  xxljob::TriggerParam p;
   p.job_id = 1;
   for (int i = 1; i <= 3; ++i) {
     p.log_id = i;

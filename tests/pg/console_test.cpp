@@ -24,7 +24,7 @@
 namespace {
 
 using namespace cronwheel::admin;
-using cronwheel::protocol::Envelope;
+using cronwheel::xxljob::Envelope;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
@@ -41,7 +41,7 @@ class NullSink final : public FireSink {
 // Records /log and /kill and answers what the test set.
 class FakeExecutors final : public ExecutorClient {
  public:
-  Envelope Run(const std::string&, const std::string&, const cronwheel::protocol::TriggerParam&) override {
+  Envelope Run(const std::string&, const std::string&, const cronwheel::xxljob::TriggerParam&) override {
     return Envelope::Success();
   }
   Envelope Beat(const std::string&, const std::string&) override { return Envelope::Success(); }
@@ -52,7 +52,7 @@ class FakeExecutors final : public ExecutorClient {
     return kill_reply;
   }
   Envelope Log(const std::string& address, const std::string& token,
-               const cronwheel::protocol::LogParam& p) override {
+               const cronwheel::xxljob::LogParam& p) override {
     std::lock_guard lock(mu);
     logs.push_back(fmt::format("{} {} {} {} {}", address, token, p.log_date_tim, p.log_id, p.from_line_num));
     return log_reply;
@@ -503,7 +503,7 @@ TEST_F(ConsoleTest, KillStopsTheRunOnItsExecutorAndTheLaterCallbackIsARepeat) {
       << "no retry, no alarm";
   // The executor's callback afterwards changes nothing.
   callbacks_->Handle(
-      std::vector<cronwheel::protocol::HandleCallbackParam>{{.log_id = log, .handle_code = 500}});
+      std::vector<cronwheel::xxljob::HandleCallbackParam>{{.log_id = log, .handle_code = 500}});
   EXPECT_THAT(Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", log))[0][0].as<std::string>(),
               HasSubstr("Manual operation"));
   // Finished or never accepted: 409. The executor refusing: 502 and the row unchanged.

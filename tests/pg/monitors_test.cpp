@@ -11,7 +11,7 @@
 namespace {
 
 using namespace cronwheel::admin;
-namespace protocol = cronwheel::protocol;
+namespace xxljob = cronwheel::xxljob;
 using ::testing::HasSubstr;
 
 constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z, a UTC midnight
@@ -30,20 +30,20 @@ class RecordingAlarms final : public AlarmSender {
 class BeatClient final : public ExecutorClient {
  public:
   std::set<std::string> alive;
-  protocol::Envelope Run(const std::string&, const std::string&, const protocol::TriggerParam&) override {
-    return protocol::Envelope::Success();
+  xxljob::Envelope Run(const std::string&, const std::string&, const xxljob::TriggerParam&) override {
+    return xxljob::Envelope::Success();
   }
-  protocol::Envelope Beat(const std::string& a, const std::string&) override {
-    return alive.contains(a) ? protocol::Envelope::Success() : protocol::Envelope::Fail("refused");
+  xxljob::Envelope Beat(const std::string& a, const std::string&) override {
+    return alive.contains(a) ? xxljob::Envelope::Success() : xxljob::Envelope::Fail("refused");
   }
-  protocol::Envelope IdleBeat(const std::string&, const std::string&, int) override {
-    return protocol::Envelope::Success();
+  xxljob::Envelope IdleBeat(const std::string&, const std::string&, int) override {
+    return xxljob::Envelope::Success();
   }
-  protocol::Envelope Kill(const std::string&, const std::string&, int) override {
-    return protocol::Envelope::Success();
+  xxljob::Envelope Kill(const std::string&, const std::string&, int) override {
+    return xxljob::Envelope::Success();
   }
-  protocol::Envelope Log(const std::string&, const std::string&, const protocol::LogParam&) override {
-    return protocol::Envelope::Success();
+  xxljob::Envelope Log(const std::string&, const std::string&, const xxljob::LogParam&) override {
+    return xxljob::Envelope::Success();
   }
 };
 

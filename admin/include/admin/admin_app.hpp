@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/settings.hpp"
+#include "cronwheel/config.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -56,7 +56,7 @@ struct AdminConfig {
   std::chrono::seconds login_window{300};
 
   // Declares every key on `settings` (see --help).
-  void Declare(Settings& settings);
+  void Declare(ConfigLoader& config);
   // Checks values that depend on each other. Returns an error message, or "" when valid.
   std::string Validate();
 };

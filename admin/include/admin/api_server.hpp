@@ -30,6 +30,9 @@ class Server;
 struct Request;
 struct Response;
 }  // namespace httplib
+namespace cronwheel::net {
+class ServerThread;
+}
 
 namespace cronwheel::admin {
 
@@ -78,7 +81,7 @@ class ApiServer final {
   ringwheel::Clock& clock_;
   std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
-  std::jthread thread_;
+  std::unique_ptr<net::ServerThread> listener_;
 };
 
 // Adds the /api/v1 routes (api_rest.cpp).

@@ -24,8 +24,8 @@
 
 #include "admin/fire.hpp"
 #include "admin/pg_pool.hpp"
-#include "executor/protocol.hpp"
 #include "ringwheel/clock.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
 
@@ -33,8 +33,8 @@ class RegistryService {
  public:
   RegistryService(ringwheel::Clock& clock, PgPool& pool,
                   std::chrono::milliseconds dead_after = std::chrono::seconds(90));
-  void Register(const protocol::RegistryParam& p);
-  void Remove(const protocol::RegistryParam& p);
+  void Register(const xxljob::RegistryParam& p);
+  void Remove(const xxljob::RegistryParam& p);
   // Deletes registrations not renewed within dead_after; returns how many.
   std::size_t ExpireDead();
   // The access token executors of `app_name` must present: the group's own, else nullopt (use the global).
@@ -58,11 +58,11 @@ class CallbackService {
     int children = 0;  // child fires created
   };
   // Throws on database failure (the executor keeps the batch and retries).
-  Outcome Handle(std::span<const protocol::HandleCallbackParam> callbacks);
+  Outcome Handle(std::span<const xxljob::HandleCallbackParam> callbacks);
 
   // Whether `token` may report results for these fires: the global token, or the token of every fire's
   // group. Groups without their own token require the global one.
-  bool Authorized(std::span<const protocol::HandleCallbackParam> callbacks, const std::string& token,
+  bool Authorized(std::span<const xxljob::HandleCallbackParam> callbacks, const std::string& token,
                   const std::string& global_token);
 
  private:

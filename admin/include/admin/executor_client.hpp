@@ -32,8 +32,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "executor/protocol.hpp"
 #include "ringwheel/clock.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace httplib {
 class Client;
@@ -45,13 +45,13 @@ class ExecutorClient {
  public:
   virtual ~ExecutorClient() = default;
   // `token` empty = send no token header.
-  virtual protocol::Envelope Run(const std::string& address, const std::string& token,
-                                 const protocol::TriggerParam& param) = 0;
-  virtual protocol::Envelope Beat(const std::string& address, const std::string& token) = 0;
-  virtual protocol::Envelope IdleBeat(const std::string& address, const std::string& token, int job_id) = 0;
-  virtual protocol::Envelope Kill(const std::string& address, const std::string& token, int job_id) = 0;
-  virtual protocol::Envelope Log(const std::string& address, const std::string& token,
-                                 const protocol::LogParam& param) = 0;
+  virtual xxljob::Envelope Run(const std::string& address, const std::string& token,
+                               const xxljob::TriggerParam& param) = 0;
+  virtual xxljob::Envelope Beat(const std::string& address, const std::string& token) = 0;
+  virtual xxljob::Envelope IdleBeat(const std::string& address, const std::string& token, int job_id) = 0;
+  virtual xxljob::Envelope Kill(const std::string& address, const std::string& token, int job_id) = 0;
+  virtual xxljob::Envelope Log(const std::string& address, const std::string& token,
+                               const xxljob::LogParam& param) = 0;
 
  protected:
   ExecutorClient() = default;
@@ -75,17 +75,17 @@ class HttpExecutorClient final : public ExecutorClient {
   HttpExecutorClient(const HttpExecutorClient&) = delete;
   HttpExecutorClient& operator=(const HttpExecutorClient&) = delete;
 
-  protocol::Envelope Run(const std::string& address, const std::string& token,
-                         const protocol::TriggerParam& param) override;
-  protocol::Envelope Beat(const std::string& address, const std::string& token) override;
-  protocol::Envelope IdleBeat(const std::string& address, const std::string& token, int job_id) override;
-  protocol::Envelope Kill(const std::string& address, const std::string& token, int job_id) override;
-  protocol::Envelope Log(const std::string& address, const std::string& token,
-                         const protocol::LogParam& param) override;
+  xxljob::Envelope Run(const std::string& address, const std::string& token,
+                       const xxljob::TriggerParam& param) override;
+  xxljob::Envelope Beat(const std::string& address, const std::string& token) override;
+  xxljob::Envelope IdleBeat(const std::string& address, const std::string& token, int job_id) override;
+  xxljob::Envelope Kill(const std::string& address, const std::string& token, int job_id) override;
+  xxljob::Envelope Log(const std::string& address, const std::string& token,
+                       const xxljob::LogParam& param) override;
 
  private:
-  protocol::Envelope Post(const std::string& address, std::string_view method, const std::string& token,
-                          const std::string& body);
+  xxljob::Envelope Post(const std::string& address, std::string_view method, const std::string& token,
+                        const std::string& body);
   struct Idle {
     std::unique_ptr<httplib::Client> client;
     ringwheel::SteadyTime last_used;

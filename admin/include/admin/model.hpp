@@ -11,48 +11,26 @@
 #include <string_view>
 #include <vector>
 
+#include "xxljob/vocabulary.hpp"
+
 namespace cronwheel::admin {
 
-enum class MisfireStrategy { kDoNothing, kFireOnceNow };
-enum class RouteStrategy {
-  kFirst,
-  kLast,
-  kRound,
-  kRandom,
-  kConsistentHash,
-  kLeastFrequentlyUsed,
-  kLeastRecentlyUsed,
-  kFailover,
-  kBusyover,
-  kShardingBroadcast,
-};
-enum class BlockStrategy { kSerialExecution, kDiscardLater, kCoverEarly };
-enum class GlueType { kBean, kGroovy, kShell, kPython, kPython2, kPhp, kNodejs, kPowershell };
-// Why a fire exists (XXL-JOB TriggerTypeEnum).
-enum class TriggerType { kCron, kManual, kRetry, kParent, kApi, kMisfire };
-enum class AddressType { kAuto, kManual };
-
-// Text <-> enum. Parse* is exact (upper case, XXL-JOB spelling); nullopt for anything else.
-std::optional<MisfireStrategy> ParseMisfireStrategy(std::string_view s);
-std::optional<RouteStrategy> ParseRouteStrategy(std::string_view s);
-std::optional<BlockStrategy> ParseBlockStrategy(std::string_view s);
-std::optional<GlueType> ParseGlueType(std::string_view s);
-std::optional<TriggerType> ParseTriggerType(std::string_view s);
-std::optional<AddressType> ParseAddressType(std::string_view s);
-std::string_view ToString(MisfireStrategy v);
-std::string_view ToString(RouteStrategy v);
-std::string_view ToString(BlockStrategy v);
-std::string_view ToString(GlueType v);
-std::string_view ToString(TriggerType v);
-std::string_view ToString(AddressType v);
-// "DO_NOTHING, FIRE_ONCE_NOW" and so on: for error messages that list what is valid.
-std::string ValidValues(MisfireStrategy);
-std::string ValidValues(RouteStrategy);
-std::string ValidValues(BlockStrategy);
-std::string ValidValues(GlueType);
-std::string ValidValues(AddressType);
-// The English titles XXL-JOB shows for trigger types ("Cron trigger", "Fail retry trigger", ...).
-std::string_view Title(TriggerType v);
+// XXL-JOB's enumerations, shared with the executor (xxljob/vocabulary.hpp).
+using xxljob::AddressType;
+using xxljob::BlockStrategy;
+using xxljob::GlueType;
+using xxljob::MisfireStrategy;
+using xxljob::ParseAddressType;
+using xxljob::ParseBlockStrategy;
+using xxljob::ParseGlueType;
+using xxljob::ParseMisfireStrategy;
+using xxljob::ParseRouteStrategy;
+using xxljob::ParseTriggerType;
+using xxljob::RouteStrategy;
+using xxljob::Title;
+using xxljob::ToString;
+using xxljob::TriggerType;
+using xxljob::ValidValues;
 
 // An executor group (table job_group).
 struct JobGroup {

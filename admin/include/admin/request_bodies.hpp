@@ -2,9 +2,9 @@
 // The admin's request bodies read and checked without a database: pure functions of their input, so a
 // fuzzer can drive them (fuzz/admin) and the handlers stay thin. The REST handlers call these first, then
 // check what needs PostgreSQL (a group exists, child jobs exist and form no cycle, a name is free). The
-// XXL-JOB endpoints parse with protocol::Parse* and then CheckRegistration.
+// XXL-JOB endpoints parse with xxljob::Parse* and then CheckRegistration.
 //
-// A body is any JSON value (the caller parsed it with protocol::ParseJson); a reader records one
+// A body is any JSON value (the caller parsed it with cronwheel::ParseJson); a reader records one
 // FieldError per problem, each naming the field, the value and what would be valid ("" as the field for
 // the body itself), and leaves its output unchanged for a field in error. Unknown fields are errors.
 //
@@ -21,7 +21,9 @@
 #include "admin/console_repository.hpp"
 #include "admin/job_repository.hpp"
 #include "admin/model.hpp"
-#include "executor/protocol.hpp"
+#include "cronwheel/json.hpp"
+#include "cronwheel/net/http_address.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
 
@@ -38,9 +40,10 @@ bool ValidUsername(const std::string& name);
 std::string CheckPasswordPolicy(std::string_view password);
 
 // What is wrong with a registration (/api/registry, /api/registryRemove) that parsed: "" when it is valid.
-// The registryKey must be an AppName and the registryValue an http(s) address (protocol::ParseHttpAddress),
-// so nothing but an address the admin could call reaches executor_registry.
-std::string CheckRegistration(const protocol::RegistryParam& p);
+// The registryKey must be an AppName and the registryValue an http(s) address
+// (cronwheel::net::ParseHttpAddress), so nothing but an address the admin could call reaches
+// executor_registry.
+std::string CheckRegistration(const xxljob::RegistryParam& p);
 
 // --- jobs and groups (POST creates: required fields; PUT updates: fields over the stored values) ---
 

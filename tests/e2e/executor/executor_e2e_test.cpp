@@ -21,14 +21,16 @@
 #include <thread>
 #include <vector>
 
+#include "cronwheel/net/http_address.hpp"
 #include "cwtest/fake_admin.hpp"
 #include "cwtest/process.hpp"
-#include "executor/protocol.hpp"
+#include "xxljob/framing.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace {
 
-using cronwheel::protocol::Envelope;
-using cronwheel::protocol::HandleCallbackParam;
+using cronwheel::xxljob::Envelope;
+using cronwheel::xxljob::HandleCallbackParam;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -125,17 +127,17 @@ class ExecutorE2E : public ::testing::Test {
   static Envelope Call(const std::string& address, const std::string& method, const nlohmann::json& body,
                        const std::string& token = kToken) {
     std::string error;
-    const auto a = cronwheel::protocol::ParseHttpAddress(address, &error);
+    const auto a = cronwheel::net::ParseHttpAddress(address, &error);
     EXPECT_TRUE(a) << error;
     httplib::Client c(a->origin);
     c.set_tcp_nodelay(true);
     c.set_read_timeout(10s);
     httplib::Headers h;
-    if (!token.empty()) h.emplace(cronwheel::protocol::kAccessTokenHeader, token);
+    if (!token.empty()) h.emplace(cronwheel::xxljob::kAccessTokenHeader, token);
     const auto res = c.Post(a->Path(method), h, body.dump(), "application/json;charset=UTF-8");
     if (!res) return Envelope::Fail("transport: " + httplib::to_string(res.error()));
     EXPECT_EQ(res->status, 200);  // always HTTP 200, as XXL-JOB's executor
-    const auto e = cronwheel::protocol::ParseEnvelope(res->body, &error);
+    const auto e = cronwheel::xxljob::ParseEnvelope(res->body, &error);
     EXPECT_TRUE(e) << error << ": " << res->body;
     return e ? *e : Envelope::Fail(error);
   }
@@ -361,13 +363,13 @@ TEST_F(ExecutorE2E, HttpRulesTokenMethodPathSizeAndJson) {
   EXPECT_THAT(Call(plain, "run", {{"jobId", "seven"}, {"logId", 1}}).msg.value_or(""), HasSubstr("'jobId'"));
 
   httplib::Client c("127.0.0.1", port);
-  const auto get = c.Get("/beat", {{cronwheel::protocol::kAccessTokenHeader, kToken}});
+  const auto get = c.Get("/beat", {{cronwheel::xxljob::kAccessTokenHeader, kToken}});
   ASSERT_TRUE(get);
   EXPECT_EQ(get->status, 200);
   EXPECT_THAT(get->body, HasSubstr("invalid request, HttpMethod not support."));
-  const std::string big(cronwheel::protocol::kMaxBodyBytes + 1, ' ');
+  const std::string big(cronwheel::xxljob::kMaxBodyBytes + 1, ' ');
   const auto large =
-      c.Post("/run", {{cronwheel::protocol::kAccessTokenHeader, kToken}}, big, "application/json");
+      c.Post("/run", {{cronwheel::xxljob::kAccessTokenHeader, kToken}}, big, "application/json");
   ASSERT_TRUE(large);
   EXPECT_EQ(large->status, 200);
   EXPECT_THAT(large->body, HasSubstr("5242880 bytes"));
@@ -376,7 +378,7 @@ TEST_F(ExecutorE2E, HttpRulesTokenMethodPathSizeAndJson) {
   httplib::Request with_body;
   with_body.method = "GET";
   with_body.path = "/beat";
-  with_body.headers = {{cronwheel::protocol::kAccessTokenHeader, kToken}};
+  with_body.headers = {{cronwheel::xxljob::kAccessTokenHeader, kToken}};
   with_body.body = "POST /run HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}";
   with_body.set_header("Content-Type", "text/plain");
   const auto refused = c.send(with_body);
@@ -451,7 +453,7 @@ TEST(FakeAdmin, AcceptsBothCallbackBodiesAndChecksTheToken) {
   cwtest::FakeAdmin admin({kToken, ""});
   admin.Start();
   httplib::Client c("127.0.0.1", admin.port());
-  const httplib::Headers h{{cronwheel::protocol::kAccessTokenHeader, kToken}};
+  const httplib::Headers h{{cronwheel::xxljob::kAccessTokenHeader, kToken}};
   auto r = c.Post("/api/callback", h, R"([{"logId":1,"logDateTim":5,"handleCode":200,"handleMsg":""}])",
                   "application/json");
   ASSERT_TRUE(r);

@@ -9,7 +9,7 @@
 namespace cwtest {
 namespace {
 
-using cronwheel::protocol::kAccessTokenHeader;
+using cronwheel::xxljob::kAccessTokenHeader;
 
 // Dialect A's envelope as Jackson writes it: nulls kept, payload in `content`.
 std::string Envelope(int code, const std::string& msg) {
@@ -84,11 +84,11 @@ std::string FakeAdmin::Handle(const std::string& path, const std::string& token,
   }
   std::string error;
   if (api == "/api/registry" || api == "/api/registryRemove") {
-    const auto p = cronwheel::protocol::ParseRegistryParam(body, &error);
+    const auto p = cronwheel::xxljob::ParseRegistryParam(body, &error);
     if (!p) return refuse("Illegal Argument.");
     (api == "/api/registry" ? registries_ : removes_).push_back(*p);
   } else if (api == "/api/callback") {
-    const auto list = cronwheel::protocol::ParseCallbackList(body, &error);
+    const auto list = cronwheel::xxljob::ParseCallbackList(body, &error);
     if (!list) return refuse(error);
     callbacks_.insert(callbacks_.end(), list->begin(), list->end());
     callback_bodies_.push_back(body);
@@ -99,15 +99,15 @@ std::string FakeAdmin::Handle(const std::string& path, const std::string& token,
   return Envelope(200, "");
 }
 
-std::vector<cronwheel::protocol::RegistryParam> FakeAdmin::registries() const {
+std::vector<cronwheel::xxljob::RegistryParam> FakeAdmin::registries() const {
   std::lock_guard lock(mu_);
   return registries_;
 }
-std::vector<cronwheel::protocol::RegistryParam> FakeAdmin::removes() const {
+std::vector<cronwheel::xxljob::RegistryParam> FakeAdmin::removes() const {
   std::lock_guard lock(mu_);
   return removes_;
 }
-std::vector<cronwheel::protocol::HandleCallbackParam> FakeAdmin::callbacks() const {
+std::vector<cronwheel::xxljob::HandleCallbackParam> FakeAdmin::callbacks() const {
   std::lock_guard lock(mu_);
   return callbacks_;
 }
@@ -133,10 +133,10 @@ bool FakeAdmin::WaitCallbacks(std::size_t n, std::chrono::milliseconds timeout) 
   return cv_.wait_for(lock, timeout, [&] { return callbacks_.size() >= n; });
 }
 
-std::optional<cronwheel::protocol::HandleCallbackParam> FakeAdmin::WaitCallbackFor(
+std::optional<cronwheel::xxljob::HandleCallbackParam> FakeAdmin::WaitCallbackFor(
     std::int64_t log_id, std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mu_);
-  std::optional<cronwheel::protocol::HandleCallbackParam> found;
+  std::optional<cronwheel::xxljob::HandleCallbackParam> found;
   cv_.wait_for(lock, timeout, [&] {
     for (const auto& c : callbacks_) {
       if (c.log_id == log_id) {

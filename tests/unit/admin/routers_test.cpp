@@ -11,7 +11,7 @@
 namespace {
 
 using namespace cronwheel::admin;
-namespace protocol = cronwheel::protocol;
+namespace xxljob = cronwheel::xxljob;
 using ::testing::HasSubstr;
 
 constexpr std::int64_t kT0 = 1767225600000;
@@ -29,24 +29,23 @@ class FakeExecutors final : public ExecutorClient {
   std::set<std::string> beat_ok;
   std::set<std::string> idle_ok;
   std::vector<std::string> calls;
-  protocol::Envelope Run(const std::string&, const std::string&, const protocol::TriggerParam&) override {
-    return protocol::Envelope::Success();
+  xxljob::Envelope Run(const std::string&, const std::string&, const xxljob::TriggerParam&) override {
+    return xxljob::Envelope::Success();
   }
-  protocol::Envelope Beat(const std::string& a, const std::string&) override {
+  xxljob::Envelope Beat(const std::string& a, const std::string&) override {
     calls.push_back("beat " + a);
-    return beat_ok.contains(a) ? protocol::Envelope::Success()
-                               : protocol::Envelope::Fail("connection refused");
+    return beat_ok.contains(a) ? xxljob::Envelope::Success() : xxljob::Envelope::Fail("connection refused");
   }
-  protocol::Envelope IdleBeat(const std::string& a, const std::string&, int) override {
+  xxljob::Envelope IdleBeat(const std::string& a, const std::string&, int) override {
     calls.push_back("idleBeat " + a);
-    return idle_ok.contains(a) ? protocol::Envelope::Success()
-                               : protocol::Envelope::Fail("job thread is running or has trigger queue.");
+    return idle_ok.contains(a) ? xxljob::Envelope::Success()
+                               : xxljob::Envelope::Fail("job thread is running or has trigger queue.");
   }
-  protocol::Envelope Kill(const std::string&, const std::string&, int) override {
-    return protocol::Envelope::Success();
+  xxljob::Envelope Kill(const std::string&, const std::string&, int) override {
+    return xxljob::Envelope::Success();
   }
-  protocol::Envelope Log(const std::string&, const std::string&, const protocol::LogParam&) override {
-    return protocol::Envelope::Success();
+  xxljob::Envelope Log(const std::string&, const std::string&, const xxljob::LogParam&) override {
+    return xxljob::Envelope::Success();
   }
 };
 

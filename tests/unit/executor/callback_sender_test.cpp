@@ -10,7 +10,7 @@ namespace {
 
 using cronwheel::executor::CallbackSender;
 using cronwheel::executor::JobLogFiles;
-using cronwheel::protocol::HandleCallbackParam;
+using cronwheel::xxljob::HandleCallbackParam;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 

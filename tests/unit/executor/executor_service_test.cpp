@@ -16,7 +16,7 @@ using cronwheel::executor::JobDispatcher;
 using cronwheel::executor::JobLogFiles;
 using cronwheel::executor::ScriptRunner;
 using cronwheel::executor::WheelTimer;
-using cronwheel::protocol::TriggerParam;
+using cronwheel::xxljob::TriggerParam;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
@@ -39,7 +39,7 @@ class ServiceTest : public ::testing::Test {
     dispatcher_.Stop();
     timer_.Stop();
   }
-  cronwheel::protocol::Envelope Call(std::string_view method, std::string_view body) {
+  cronwheel::xxljob::Envelope Call(std::string_view method, std::string_view body) {
     return service_.Handle(method, body, method);
   }
 };

@@ -20,7 +20,7 @@ using cronwheel::executor::JobHandler;
 using cronwheel::executor::JobLogFiles;
 using cronwheel::executor::Resolution;
 using cronwheel::executor::WheelTimer;
-using cronwheel::protocol::TriggerParam;
+using cronwheel::xxljob::TriggerParam;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 

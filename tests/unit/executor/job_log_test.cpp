@@ -13,7 +13,7 @@ namespace {
 using cronwheel::executor::JobLogFile;
 using cronwheel::executor::JobLogFiles;
 using cronwheel::executor::LogRetention;
-using cronwheel::protocol::LogParam;
+using cronwheel::xxljob::LogParam;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 

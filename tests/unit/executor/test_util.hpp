@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "admin_client.hpp"
-#include "executor/protocol.hpp"
 #include "job_dispatcher.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace cwtest {
 
@@ -50,7 +50,7 @@ inline std::string ReadAll(const std::filesystem::path& p) {
 // Records callbacks; WaitFor(n) blocks until n have arrived.
 class RecordingSink final : public cronwheel::executor::CallbackSink {
  public:
-  void Push(cronwheel::protocol::HandleCallbackParam cb) override {
+  void Push(cronwheel::xxljob::HandleCallbackParam cb) override {
     std::lock_guard lock(mu_);
     got_.push_back(std::move(cb));
     cv_.notify_all();
@@ -59,12 +59,12 @@ class RecordingSink final : public cronwheel::executor::CallbackSink {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, timeout, [&] { return got_.size() >= n; });
   }
-  std::vector<cronwheel::protocol::HandleCallbackParam> Get() {
+  std::vector<cronwheel::xxljob::HandleCallbackParam> Get() {
     std::lock_guard lock(mu_);
     return got_;
   }
   // The callback for `log_id` (code -1 if none).
-  cronwheel::protocol::HandleCallbackParam For(std::int64_t log_id) {
+  cronwheel::xxljob::HandleCallbackParam For(std::int64_t log_id) {
     std::lock_guard lock(mu_);
     for (const auto& c : got_) {
       if (c.log_id == log_id) return c;
@@ -75,7 +75,7 @@ class RecordingSink final : public cronwheel::executor::CallbackSink {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<cronwheel::protocol::HandleCallbackParam> got_;
+  std::vector<cronwheel::xxljob::HandleCallbackParam> got_;
 };
 
 // An AdminClient whose answer the test sets; records every call.

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "executor/protocol.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace httplib {
 class Server;
@@ -52,9 +52,9 @@ class FakeAdmin final {
   // "http://127.0.0.1:<port><base_path>", what an executor is configured with.
   [[nodiscard]] std::string address() const;
 
-  [[nodiscard]] std::vector<cronwheel::protocol::RegistryParam> registries() const;
-  [[nodiscard]] std::vector<cronwheel::protocol::RegistryParam> removes() const;
-  [[nodiscard]] std::vector<cronwheel::protocol::HandleCallbackParam> callbacks() const;
+  [[nodiscard]] std::vector<cronwheel::xxljob::RegistryParam> registries() const;
+  [[nodiscard]] std::vector<cronwheel::xxljob::RegistryParam> removes() const;
+  [[nodiscard]] std::vector<cronwheel::xxljob::HandleCallbackParam> callbacks() const;
   [[nodiscard]] std::vector<std::string> callback_bodies() const;  // raw, as received
   [[nodiscard]] int refused() const;                               // calls answered with code 500
 
@@ -62,7 +62,7 @@ class FakeAdmin final {
   bool WaitRemoves(std::size_t n, std::chrono::milliseconds timeout) const;
   bool WaitCallbacks(std::size_t n, std::chrono::milliseconds timeout) const;
   // The first callback for `log_id`, waiting for it.
-  std::optional<cronwheel::protocol::HandleCallbackParam> WaitCallbackFor(
+  std::optional<cronwheel::xxljob::HandleCallbackParam> WaitCallbackFor(
       std::int64_t log_id, std::chrono::milliseconds timeout) const;
 
  private:
@@ -72,9 +72,9 @@ class FakeAdmin final {
   int port_ = 0;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  std::vector<cronwheel::protocol::RegistryParam> registries_;
-  std::vector<cronwheel::protocol::RegistryParam> removes_;
-  std::vector<cronwheel::protocol::HandleCallbackParam> callbacks_;
+  std::vector<cronwheel::xxljob::RegistryParam> registries_;
+  std::vector<cronwheel::xxljob::RegistryParam> removes_;
+  std::vector<cronwheel::xxljob::HandleCallbackParam> callbacks_;
   std::vector<std::string> callback_bodies_;
   int refused_ = 0;
   std::unique_ptr<httplib::Server> server_;

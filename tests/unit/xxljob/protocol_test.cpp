@@ -1,11 +1,15 @@
-#include "executor/protocol.hpp"
+#include "xxljob/protocol.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cronwheel/json.hpp"
+#include "xxljob/framing.hpp"
+#include "xxljob/token.hpp"
+
 namespace {
 
-using namespace cronwheel::protocol;
+using namespace cronwheel::xxljob;
 using ::testing::HasSubstr;
 
 TEST(Protocol, TriggerParamRoundTripsWithJavaFieldNames) {
@@ -157,37 +161,12 @@ TEST(Protocol, EnvelopeCarriesContentAndDataAndReadsEither) {
   EXPECT_FALSE(ParseEnvelope(R"({"msg":"no code"})", &err));
 }
 
-TEST(Protocol, AddressesWithAndWithoutSlashOrPrefix) {
-  std::string err;
-  auto a = ParseHttpAddress("http://10.0.0.5:9999/", &err);
-  ASSERT_TRUE(a) << err;
-  EXPECT_EQ(a->origin, "http://10.0.0.5:9999");
-  EXPECT_EQ(a->host, "10.0.0.5");
-  EXPECT_EQ(a->port, 9999);
-  EXPECT_EQ(a->Path("run"), "/run");
-  a = ParseHttpAddress("http://exec.local:9999/xxl-job-executor", &err);
-  ASSERT_TRUE(a) << err;
-  EXPECT_EQ(a->Path("beat"), "/xxl-job-executor/beat");
-  a = ParseHttpAddress("https://[::1]/p/", &err);
-  ASSERT_TRUE(a) << err;
-  EXPECT_EQ(a->host, "::1");
-  EXPECT_EQ(a->port, 443);
-  EXPECT_EQ(NormalizeAddress("http://a:1"), "http://a:1/");
-  EXPECT_EQ(NormalizeAddress("http://a:1/"), "http://a:1/");
-  EXPECT_EQ(NormalizeAddress("http://a:1/x//"), "http://a:1/x/");
-  for (const char* bad : {"a:1", "ftp://a/", "http://", "http://a:0/", "http://a:70000", "http://u@a/",
-                          "http://a/?q", "http://a/../etc", "http://a:1:2/", "http://a:/"}) {
-    EXPECT_FALSE(ParseHttpAddress(bad, &err)) << bad;
-    EXPECT_THAT(err, HasSubstr("is not valid")) << bad;
-  }
-}
-
 }  // namespace
 
 namespace {
 
 TEST(Protocol, TokenMatchesOnlyTheExactToken) {
-  using cronwheel::protocol::TokenMatches;
+  using cronwheel::xxljob::TokenMatches;
   EXPECT_TRUE(TokenMatches("s3cret", "s3cret"));
   EXPECT_FALSE(TokenMatches("s3cret ", "s3cret"));
   EXPECT_FALSE(TokenMatches("", "s3cret"));
@@ -204,11 +183,11 @@ namespace {
 // double; every parser must turn that into an error, not an exception.
 TEST(Protocol, AnOverflowingNumberIsAnErrorNotAnException) {
   std::string err;
-  EXPECT_FALSE(cronwheel::protocol::ParseCallbackList(R"({"callbackList":[{"logId":12E888834}]})", &err));
+  EXPECT_FALSE(cronwheel::xxljob::ParseCallbackList(R"({"callbackList":[{"logId":12E888834}]})", &err));
   EXPECT_THAT(err, ::testing::HasSubstr("not valid JSON"));
-  EXPECT_FALSE(cronwheel::protocol::ParseTriggerParam(R"({"jobId":1e999,"logId":1})", &err));
+  EXPECT_FALSE(cronwheel::xxljob::ParseTriggerParam(R"({"jobId":1e999,"logId":1})", &err));
   EXPECT_THAT(err, ::testing::HasSubstr("not valid JSON"));
-  EXPECT_FALSE(cronwheel::protocol::ParseEnvelope(R"({"code":-1e400})", &err));
+  EXPECT_FALSE(cronwheel::xxljob::ParseEnvelope(R"({"code":-1e400})", &err));
 }
 
 // Found by the bad-input e2e suite: a body of 100 000 '[' crashed the executor (printing it for the error
@@ -217,7 +196,7 @@ TEST(Protocol, AnOverflowingNumberIsAnErrorNotAnException) {
 // cpp-httplib 0.11 reads bodies only for POST, PUT, PATCH and DELETE: any other method with a body is one
 // both servers must refuse (the body would be read as the next request).
 TEST(Protocol, ABodyIsLeftUnreadOnlyOnMethodsHttplibDoesNotReadBodiesFor) {
-  using cronwheel::protocol::HasUnreadBody;
+  using cronwheel::xxljob::HasUnreadBody;
   for (const char* m : {"POST", "PUT", "PATCH", "DELETE"}) {
     EXPECT_FALSE(HasUnreadBody(m, true, "12")) << m;
   }
@@ -229,28 +208,28 @@ TEST(Protocol, ABodyIsLeftUnreadOnlyOnMethodsHttplibDoesNotReadBodiesFor) {
 }
 
 TEST(Protocol, DeepNestingIsAnErrorNotACrash) {
-  using cronwheel::protocol::kMaxJsonDepth;
+  using cronwheel::kMaxJsonDepth;
   std::string err;
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
-  EXPECT_FALSE(cronwheel::protocol::ParseTriggerParam(deep, &err));
+  EXPECT_FALSE(cronwheel::xxljob::ParseTriggerParam(deep, &err));
   EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
-  EXPECT_FALSE(cronwheel::protocol::ParseCallbackList(deep, &err));
+  EXPECT_FALSE(cronwheel::xxljob::ParseCallbackList(deep, &err));
   EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
   std::string objects;
   for (int i = 0; i < 100'000; ++i)
     objects += "{\"a\":";
-  EXPECT_FALSE(cronwheel::protocol::ParseJobIdParam("{\"jobId\":" + objects, &err));
+  EXPECT_FALSE(cronwheel::xxljob::ParseJobIdParam("{\"jobId\":" + objects, &err));
   EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
   // At the limit it parses; brackets in strings (escaped quotes included) are text.
   const std::string limit =
       "{\"a\":" + std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']') + "}";
-  EXPECT_TRUE(cronwheel::protocol::ParseJson(limit, &err)) << err;
-  EXPECT_FALSE(cronwheel::protocol::ParseJson("[" + limit + "]", &err));
-  const auto text = cronwheel::protocol::ParseJson(R"({"a":"[[[[\"[[[[","b":"{{{{"})", &err);
+  EXPECT_TRUE(cronwheel::ParseJson(limit, &err)) << err;
+  EXPECT_FALSE(cronwheel::ParseJson("[" + limit + "]", &err));
+  const auto text = cronwheel::ParseJson(R"({"a":"[[[[\"[[[[","b":"{{{{"})", &err);
   ASSERT_TRUE(text) << err;
   EXPECT_EQ(text->at("b"), "{{{{");
   EXPECT_TRUE(
-      cronwheel::protocol::ParseJobIdParam(R"({"jobId":1,"x":")" + std::string(1000, '[') + "\"}", &err))
+      cronwheel::xxljob::ParseJobIdParam(R"({"jobId":1,"x":")" + std::string(1000, '[') + "\"}", &err))
       << err;
 }
 
@@ -260,7 +239,7 @@ namespace {
 
 // Found by the bad-input e2e suite: /run with jobId 0 or -1, logId 0, or logDateTime -1 ran the handler.
 TEST(Protocol, IdsArePositiveAndInstantsWithinYearsZeroToNineThousandNineHundredNinetyNine) {
-  using namespace cronwheel::protocol;
+  using namespace cronwheel::xxljob;
   std::string err;
   EXPECT_FALSE(ParseTriggerParam(R"({"jobId":0,"logId":1})", &err));
   EXPECT_THAT(err, ::testing::HasSubstr("'jobId': must be a positive id, got 0"));

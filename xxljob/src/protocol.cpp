@@ -1,26 +1,21 @@
-#include "executor/protocol.hpp"
+#include "xxljob/protocol.hpp"
 
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <sodium.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <charconv>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
-namespace cronwheel::protocol {
+#include "cronwheel/json.hpp"
+#include "cronwheel/text.hpp"
+
+namespace cronwheel::xxljob {
 namespace {
 
+using cronwheel::IsBlank;
+using cronwheel::ParseJson;
+using cronwheel::Shown;
 using nlohmann::json;
-
-std::string Shown(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return s;
-}
 
 void SetError(std::string* error, std::string msg) {
   if (error != nullptr) *error = std::move(msg);
@@ -168,10 +163,6 @@ void CheckInstant(FieldReader& r, std::initializer_list<const char*> names, std:
   }
 }
 
-bool IsBlank(const std::string& s) {
-  return s.find_first_not_of(" \t\r\n") == std::string::npos;
-}
-
 }  // namespace
 
 // --- Serialising ------------------------------------------------------------------------------------------
@@ -238,58 +229,6 @@ nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list) {
 
 // --- Parsing
 // ------------------------------------------------------------------------------------------------
-
-bool HasUnreadBody(std::string_view method, bool has_transfer_encoding, std::string_view content_length) {
-  if (method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE") return false;
-  return has_transfer_encoding || (!content_length.empty() && content_length != "0");
-}
-
-bool RaiseListenBacklog(int port, int backlog) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    int fd = -1;
-    try {
-      fd = std::stoi(entry.path().filename().string());
-    } catch (const std::exception&) {
-      continue;
-    }
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    int accepting = 0;
-    socklen_t len = sizeof(accepting);
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || accepting == 0) continue;
-    sockaddr_storage addr{};
-    socklen_t addr_len = sizeof(addr);
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
-    int bound = -1;
-    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
-    if (addr.ss_family == AF_INET6) bound = ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
-    if (bound == port) return ::listen(fd, backlog) == 0;
-  }
-  return false;
-}
-
-std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* error) {
-  // nlohmann's parser keeps its own stack (it does not recurse); its callback sees the depth of every
-  // array and object as it starts (0 for the outermost), so the parse stops at the first one too deep.
-  struct TooDeep {};
-  const json::parser_callback_t limit = [](int depth, json::parse_event_t event, json&) {
-    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth) {
-      throw TooDeep{};
-    }
-    return true;
-  };
-  try {
-    return json::parse(body.begin(), body.end(), limit);
-  } catch (const TooDeep&) {
-    SetError(error, fmt::format("body nests JSON arrays and objects deeper than {} levels", kMaxJsonDepth));
-    return std::nullopt;
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large (406)
-    SetError(error, fmt::format("body is not valid JSON: {}", e.what()));
-    return std::nullopt;
-  }
-}
 
 std::optional<Envelope> ParseEnvelope(std::string_view body, std::string* error) {
   auto j = ParseObject(body, error);
@@ -438,95 +377,4 @@ std::optional<RegistryParam> ParseRegistryParam(std::string_view body, std::stri
   return Finish(r, std::move(p), error);
 }
 
-// --- Access token -------------------------------------------------------------------------------------
-
-bool TokenMatches(std::string_view given, std::string_view expected) {
-  if (expected.empty()) return true;
-  static const int init = sodium_init();  // idempotent; selects the implementations
-  (void)init;
-  unsigned char a[crypto_hash_sha256_BYTES];
-  unsigned char b[crypto_hash_sha256_BYTES];
-  crypto_hash_sha256(a, reinterpret_cast<const unsigned char*>(given.data()), given.size());
-  crypto_hash_sha256(b, reinterpret_cast<const unsigned char*>(expected.data()), expected.size());
-  return sodium_memcmp(a, b, sizeof a) == 0;
-}
-
-// --- Addresses ------------------------------------------------------------------------------------------
-
-std::string HttpAddress::Path(std::string_view method) const {
-  std::string out = base_path;
-  out += '/';
-  out += method;
-  return out;
-}
-
-std::optional<HttpAddress> ParseHttpAddress(std::string_view address, std::string* error) {
-  auto fail = [&](std::string_view why) -> std::optional<HttpAddress> {
-    SetError(error, fmt::format("address '{}' is not valid: {}; expected http(s)://host[:port][/path]",
-                                address.substr(0, 200), why));
-    return std::nullopt;
-  };
-  HttpAddress a;
-  std::string_view rest = address;
-  int default_port = 0;
-  if (rest.starts_with("http://")) {
-    rest.remove_prefix(7);
-    default_port = 80;
-  } else if (rest.starts_with("https://")) {
-    rest.remove_prefix(8);
-    default_port = 443;
-  } else {
-    return fail("the scheme must be http:// or https://");
-  }
-  if (rest.find_first_of("?#@ \t\r\n\\") != std::string_view::npos) {
-    return fail("user info, query, fragment, spaces and backslashes are not allowed");
-  }
-  const auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
-  std::string_view host;
-  std::string_view port_text;
-  if (authority.starts_with('[')) {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) return fail("unterminated IPv6 literal");
-    host = authority.substr(1, close - 1);
-    const auto after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return fail("unexpected text after the IPv6 literal");
-      port_text = after.substr(1);
-    }
-  } else {
-    const auto colon = authority.rfind(':');
-    host = authority.substr(0, colon);
-    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) return fail("an IPv6 host must be in brackets");
-  }
-  if (host.empty()) return fail("the host is empty");
-  a.port = default_port;
-  if (!port_text.empty() || authority.ends_with(':')) {
-    int port = 0;
-    const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (ec != std::errc{} || end != port_text.data() + port_text.size() || port < 1 || port > 65535) {
-      return fail("the port must be 1..65535");
-    }
-    a.port = port;
-  }
-  while (path.ends_with('/'))
-    path.remove_suffix(1);
-  if (path.find("//") != std::string_view::npos || path.find("/../") != std::string_view::npos ||
-      path.ends_with("/..")) {
-    return fail("the path must not contain '//' or '..'");
-  }
-  a.host = std::string(host);
-  a.base_path = std::string(path);
-  a.origin = std::string(address.substr(0, address.size() - rest.size())) + std::string(authority);
-  return a;
-}
-
-std::string NormalizeAddress(std::string_view address) {
-  const auto a = ParseHttpAddress(address, nullptr);
-  if (!a) return std::string(address);
-  return a->origin + a->base_path + "/";
-}
-
-}  // namespace cronwheel::protocol
+}  // namespace cronwheel::xxljob

@@ -1,4 +1,4 @@
-#include "executor/settings.hpp"
+#include "cronwheel/config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@ struct Fixture {
   std::vector<std::string> admins;
   std::string token;
   std::map<std::string, std::string> env;
-  cronwheel::Settings settings{"prog", "test"};
+  cronwheel::ConfigLoader settings{"prog", "test"};
 
   Fixture() {
     settings.Add("listen", &listen, "address")
@@ -37,12 +37,12 @@ struct Fixture {
   }
 };
 
-TEST(Settings, NamesFollowTheKey) {
-  EXPECT_EQ(cronwheel::Settings::EnvName("fast_pool_threads"), "CRONWHEEL_FAST_POOL_THREADS");
-  EXPECT_EQ(cronwheel::Settings::FlagName("fast_pool_threads"), "--fast-pool-threads");
+TEST(ConfigLoader, NamesFollowTheKey) {
+  EXPECT_EQ(cronwheel::ConfigLoader::EnvName("fast_pool_threads"), "CRONWHEEL_FAST_POOL_THREADS");
+  EXPECT_EQ(cronwheel::ConfigLoader::FlagName("fast_pool_threads"), "--fast-pool-threads");
 }
 
-TEST(Settings, DefaultsStayWithoutAnyInput) {
+TEST(ConfigLoader, DefaultsStayWithoutAnyInput) {
   Fixture f;
   EXPECT_EQ(f.Parse({}), std::nullopt);
   EXPECT_EQ(f.listen, "127.0.0.1:8080");
@@ -50,7 +50,7 @@ TEST(Settings, DefaultsStayWithoutAnyInput) {
   EXPECT_EQ(f.settings.SourceOf("listen"), "default");
 }
 
-TEST(Settings, FlagBeatsEnvironmentBeatsFile) {
+TEST(ConfigLoader, FlagBeatsEnvironmentBeatsFile) {
   const auto path = std::filesystem::temp_directory_path() / "cronwheel_settings_test.toml";
   {
     std::ofstream out(path);
@@ -73,14 +73,14 @@ TEST(Settings, FlagBeatsEnvironmentBeatsFile) {
   std::filesystem::remove(path);
 }
 
-TEST(Settings, CommaSeparatedListFromEnvironment) {
+TEST(ConfigLoader, CommaSeparatedListFromEnvironment) {
   Fixture f;
   f.env["CRONWHEEL_ADMIN_ADDRESSES"] = " http://a:1 ,http://b:2,, ";
   EXPECT_EQ(f.Parse({}), std::nullopt);
   EXPECT_EQ(f.admins, (std::vector<std::string>{"http://a:1", "http://b:2"}));
 }
 
-TEST(Settings, InvalidValuesAreErrorsNamingTheSourceAndTheRange) {
+TEST(ConfigLoader, InvalidValuesAreErrorsNamingTheSourceAndTheRange) {
   Fixture f;
   f.env["CRONWHEEL_FAST_POOL_THREADS"] = "lots";
   testing::internal::CaptureStderr();
@@ -92,7 +92,7 @@ TEST(Settings, InvalidValuesAreErrorsNamingTheSourceAndTheRange) {
   EXPECT_EQ(f.threads, 200);
 }
 
-TEST(Settings, OutOfRangeAndBadBooleanAreRefused) {
+TEST(ConfigLoader, OutOfRangeAndBadBooleanAreRefused) {
   {
     Fixture f;
     testing::internal::CaptureStderr();
@@ -107,7 +107,7 @@ TEST(Settings, OutOfRangeAndBadBooleanAreRefused) {
   }
 }
 
-TEST(Settings, SecretsAreNeverEchoed) {
+TEST(ConfigLoader, SecretsAreNeverEchoed) {
   Fixture f;
   f.token = "default-secret";
   testing::internal::CaptureStdout();
@@ -118,7 +118,7 @@ TEST(Settings, SecretsAreNeverEchoed) {
   EXPECT_NE(help.find("--heartbeat-interval-s"), std::string::npos);
 }
 
-TEST(Settings, UnknownFileKeyIsAnError) {
+TEST(ConfigLoader, UnknownFileKeyIsAnError) {
   const auto path = std::filesystem::temp_directory_path() / "cronwheel_settings_typo.toml";
   { std::ofstream(path) << "lisen = \"x\"\n"; }
   Fixture f;

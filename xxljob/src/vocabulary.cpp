@@ -1,9 +1,9 @@
-#include "admin/model.hpp"
+#include "xxljob/vocabulary.hpp"
 
 #include <array>
 #include <utility>
 
-namespace cronwheel::admin {
+namespace cronwheel::xxljob {
 namespace {
 
 template <class E, std::size_t N>
@@ -129,4 +129,4 @@ std::string_view Title(TriggerType v) {
   return Name(kTriggerTitle, v);
 }
 
-}  // namespace cronwheel::admin
+}  // namespace cronwheel::xxljob

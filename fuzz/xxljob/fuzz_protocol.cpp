@@ -7,11 +7,11 @@
 #include <string>
 #include <string_view>
 
-#include "executor/protocol.hpp"
+#include "xxljob/protocol.hpp"
 
 namespace {
 
-using namespace cronwheel::protocol;
+using namespace cronwheel::xxljob;
 
 void Check(bool ok) {
   if (!ok) std::abort();

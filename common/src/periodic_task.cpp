@@ -1,28 +1,36 @@
-#include "admin/periodic_task.hpp"
+#include "cronwheel/periodic_task.hpp"
 
 #include <spdlog/spdlog.h>
 
-namespace cronwheel::admin {
+#include "cronwheel/throttled_log.hpp"
+
+namespace cronwheel {
 
 PeriodicTask::PeriodicTask(Settings settings, ringwheel::Clock& clock, std::function<void()> fn)
     : settings_(std::move(settings)), clock_(clock), fn_(std::move(fn)) {
   thread_ = std::jthread([this](const std::stop_token& stop) {
     if (!clock_.WaitFor(settings_.first_delay, stop)) return;
-    int failures = 0;
+    ThrottledLog failures;
     do {
       try {
         fn_();
-        failures = 0;
+        failures.Success();
       } catch (const std::exception& e) {
-        if (failures++ % 60 == 0) spdlog::warn("{} failed: {}", settings_.name, e.what());
+        if (const auto n = failures.Failure(clock_.SteadyNow()))
+          spdlog::warn("{} failed ({} time(s) in a row): {}", settings_.name, *n, e.what());
       }
     } while (clock_.WaitFor(settings_.interval, stop));
   });
 }
 
 PeriodicTask::~PeriodicTask() {
-  thread_.request_stop();
-  if (thread_.joinable()) thread_.join();
+  Stop();
 }
 
-}  // namespace cronwheel::admin
+void PeriodicTask::Stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  thread_.join();
+}
+
+}  // namespace cronwheel

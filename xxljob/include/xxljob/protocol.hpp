@@ -1,7 +1,8 @@
 #pragma once
 // XXL-JOB's executor protocol: the JSON bodies exchanged between an admin (scheduling center) and its
-// executors, shared by cronwheel's admin and executor. Facts: ../shared/reference/xxl-job-protocol.md
-// §1-3 (dialects A = 2.4-3.2, B = 3.3-3.4, C = 3.5).
+// executors, shared by cronwheel's admin and executor. Facts: docs/xxl-job-protocol.md §0-§3 (dialects
+// A = 2.4-3.2, B = 3.3-3.4, C = 3.5). The shared vocabulary (codes, header names, enumerations) is in
+// vocabulary.hpp, the token check in token.hpp, the HTTP framing rules in framing.hpp.
 //
 // Be liberal in what you accept, exact in what you send:
 //  * Parsing follows Gson's leniency where real SDKs rely on it: unknown fields are ignored, a missing
@@ -23,20 +24,9 @@
 #include <string_view>
 #include <vector>
 
-namespace cronwheel::protocol {
+#include "xxljob/vocabulary.hpp"
 
-// Handle and result codes (XXL-JOB's ReturnT / XxlJobContext).
-inline constexpr int kCodeSuccess = 200;
-inline constexpr int kCodeFail = 500;
-inline constexpr int kCodeTimeout = 502;  // handle code of a fire that ran past its timeout
-
-// The header carrying the access token, in both directions.
-inline constexpr const char* kAccessTokenHeader = "XXL-JOB-ACCESS-TOKEN";
-// Dialect C also sends the executor's app name.
-inline constexpr const char* kAppNameHeader = "XXL-JOB-APPNAME";
-
-// Request bodies above this are refused (XXL-JOB's executor: 5 MiB).
-inline constexpr std::size_t kMaxBodyBytes = std::size_t{5} * 1024 * 1024;
+namespace cronwheel::xxljob {
 
 // {code, msg, content|data}. `content` is null when there is no payload.
 struct Envelope {
@@ -113,37 +103,7 @@ nlohmann::json ToJson(const RegistryParam& p);
 // Callback body as dialect A/B send it: a JSON array.
 nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list);
 
-// --- HTTP framing ------------------------------------------------------------------------------------
-// XXL-JOB's message for a request with a method the protocol does not take.
-inline constexpr std::string_view kMethodNotSupported = "invalid request, HttpMethod not support.";
-
-// Whether a request carries a body its server leaves unread: cpp-httplib 0.11 reads a body only for POST,
-// PUT, PATCH and DELETE, so the body of a GET (or another method) would stay in the connection and be read
-// as the next request, whose answer would go to the caller's next request. Both servers (admin and
-// executor) refuse such a request and close the connection. `content_length` is the header's value ("" if
-// absent).
-bool HasUnreadBody(std::string_view method, bool has_transfer_encoding, std::string_view content_length);
-
-// cpp-httplib 0.11 (Debian's compiled libcpp-httplib) listens with a backlog of 5. An admin sending one
-// second's fires opens up to executor_connections (32) connections at once; the accept queue overflowed
-// (TcpExtListenOverflows climbed by thousands on the test machine), handshakes stalled, and a few /run
-// failed with a read timeout. Linux lets listen() be called again on a listening socket to change its
-// backlog: this finds this process's listening TCP socket bound to `port` (via /proc/self/fd) and calls
-// listen(fd, backlog). Both servers (admin and executor) call it after binding. Returns false if there is
-// none or listen() fails. O(open descriptors).
-bool RaiseListenBacklog(int port, int backlog);
-
 // --- Parsing (liberal) ---------------------------------------------------------------------------------
-// JSON nested deeper than this (arrays and objects) is refused while it is parsed. nlohmann::json parses
-// any depth, but copying, comparing and printing a value recurse once per level: a 200 KB body of '['
-// overflowed the stack of a request thread and killed the process. Real bodies nest at most 3 levels.
-inline constexpr int kMaxJsonDepth = 64;
-
-// Parses a request body as JSON. nullopt, with *error (when non-null) saying why, for a syntax error
-// ("body is not valid JSON: ..."), a number outside the range of a double (1e400) and nesting deeper
-// than kMaxJsonDepth. Every Parse* below reads its body with it; the admin's REST API too.
-std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* error);
-
 // Each returns nullopt and sets *error (when non-null) to a message naming the field, e.g.
 //   "field 'jobId': expected a 32-bit integer, got \"abc\"" or "body is not valid JSON: ...".
 // Required fields (absent or null is an error): TriggerParam jobId and logId; JobIdParam jobId;
@@ -161,29 +121,4 @@ std::optional<LogResult> ParseLogResult(const nlohmann::json& content, std::stri
 std::optional<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_view body, std::string* error);
 std::optional<RegistryParam> ParseRegistryParam(std::string_view body, std::string* error);
 
-// --- Access token --------------------------------------------------------------------------------------
-// Whether a token received in the header equals the configured one, in time independent of where they
-// differ (both are hashed with SHA-256, then compared with sodium_memcmp). An empty `expected` means no
-// token is configured: anything matches (dialect A/B behaviour; production mode refuses to start that way).
-bool TokenMatches(std::string_view given, std::string_view expected);
-
-// --- Addresses -----------------------------------------------------------------------------------------
-// An admin or executor base address split for an HTTP client: "http://10.0.0.5:9999/xxl/" ->
-// {origin "http://10.0.0.5:9999", base_path "/xxl"}. Accepts http and https, with or without a trailing
-// '/' or a path prefix; nullopt (with *error) for anything else (no scheme, userinfo, query, fragment,
-// a port outside 1..65535).
-struct HttpAddress {
-  std::string origin;     // scheme://host[:port]
-  std::string host;       // host name or IP literal, without brackets
-  int port = 0;           // explicit or the scheme's default
-  std::string base_path;  // "" or "/prefix" (never ends in '/')
-  // Path for one call: base_path + "/" + method, e.g. Path("run") == "/xxl/run".
-  [[nodiscard]] std::string Path(std::string_view method) const;
-};
-std::optional<HttpAddress> ParseHttpAddress(std::string_view address, std::string* error);
-
-// Canonical spelling used as the registry/routing key: origin + base_path + "/", so "http://a:1" and
-// "http://a:1/" name the same executor. Returns the input unchanged if it does not parse.
-std::string NormalizeAddress(std::string_view address);
-
-}  // namespace cronwheel::protocol
+}  // namespace cronwheel::xxljob

@@ -1,6 +1,6 @@
 #pragma once
-// Settings for cronwheel's binaries: one TOML file, each key overridable by an environment variable and a
-// command-line flag. For a key `fast_pool_threads`:
+// The configuration of cronwheel's binaries: one TOML file, each key overridable by an environment variable
+// and a command-line flag. For a key `fast_pool_threads`:
 //   TOML   fast_pool_threads = 200          (file given by --config or CRONWHEEL_CONFIG; optional)
 //   env    CRONWHEEL_FAST_POOL_THREADS=200
 //   flag   --fast-pool-threads 200
@@ -23,31 +23,31 @@
 
 namespace cronwheel {
 
-class Settings final {
+class ConfigLoader final {
  public:
   // Reads an environment variable; returns nullptr when unset. Injected so tests need no real env.
   using EnvLookup = std::function<const char*(const char*)>;
 
-  Settings(std::string program, std::string description);
-  ~Settings();
-  Settings(const Settings&) = delete;
-  Settings& operator=(const Settings&) = delete;
+  ConfigLoader(std::string program, std::string description);
+  ~ConfigLoader();
+  ConfigLoader(const ConfigLoader&) = delete;
+  ConfigLoader& operator=(const ConfigLoader&) = delete;
 
   // Each Add binds a key to a variable whose current value is the default. `key` is lower_snake_case.
-  Settings& Add(std::string_view key, std::string* value, std::string_view help);
+  ConfigLoader& Add(std::string_view key, std::string* value, std::string_view help);
   // A secret: the default is never printed by --help.
-  Settings& AddSecret(std::string_view key, std::string* value, std::string_view help);
-  Settings& Add(std::string_view key, std::int64_t* value, std::string_view help, std::int64_t min,
-                std::int64_t max);
-  Settings& Add(std::string_view key, int* value, std::string_view help, int min, int max);
-  Settings& Add(std::string_view key, bool* value, std::string_view help);
+  ConfigLoader& AddSecret(std::string_view key, std::string* value, std::string_view help);
+  ConfigLoader& Add(std::string_view key, std::int64_t* value, std::string_view help, std::int64_t min,
+                    std::int64_t max);
+  ConfigLoader& Add(std::string_view key, int* value, std::string_view help, int min, int max);
+  ConfigLoader& Add(std::string_view key, bool* value, std::string_view help);
   // Whole seconds / milliseconds; the key should end in _s / _ms.
-  Settings& Add(std::string_view key, std::chrono::seconds* value, std::string_view help,
-                std::chrono::seconds min, std::chrono::seconds max);
-  Settings& Add(std::string_view key, std::chrono::milliseconds* value, std::string_view help,
-                std::chrono::milliseconds min, std::chrono::milliseconds max);
+  ConfigLoader& Add(std::string_view key, std::chrono::seconds* value, std::string_view help,
+                    std::chrono::seconds min, std::chrono::seconds max);
+  ConfigLoader& Add(std::string_view key, std::chrono::milliseconds* value, std::string_view help,
+                    std::chrono::milliseconds min, std::chrono::milliseconds max);
   // Comma-separated in env and flags; a TOML array or a comma-separated string in the file.
-  Settings& Add(std::string_view key, std::vector<std::string>* value, std::string_view help);
+  ConfigLoader& Add(std::string_view key, std::vector<std::string>* value, std::string_view help);
 
   // Parses. Returns std::nullopt when the program should go on; otherwise the exit code to return now
   // (0 after --help, 2 after an error, which has been printed to stderr).
@@ -62,6 +62,12 @@ class Settings final {
   static std::string FlagName(std::string_view key);
 
  private:
+  template <class Int>
+  ConfigLoader& AddInteger(std::string_view key, Int* value, std::string_view help, Int min, Int max);
+  template <class Duration>
+  ConfigLoader& AddDuration(std::string_view key, Duration* value, std::string_view help, Duration min,
+                            Duration max, std::string_view unit);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,4 +1,4 @@
-#include "executor/settings.hpp"
+#include "cronwheel/config.hpp"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
+
+#include "cronwheel/text.hpp"
 
 namespace cronwheel {
 namespace {
@@ -26,26 +28,9 @@ std::optional<std::int64_t> ParseInt(std::string_view s) {
   return v;
 }
 
-std::vector<std::string> SplitCommas(std::string_view s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const auto comma = s.find(',', start);
-    auto part = s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front())))
-      part.remove_prefix(1);
-    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back())))
-      part.remove_suffix(1);
-    if (!part.empty()) out.emplace_back(part);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
-struct Settings::Impl {
+struct ConfigLoader::Impl {
   struct Option {
     std::string key;
     std::string help;
@@ -76,27 +61,27 @@ struct Settings::Impl {
   }
 };
 
-Settings::Settings(std::string program, std::string description) : impl_(std::make_unique<Impl>()) {
+ConfigLoader::ConfigLoader(std::string program, std::string description) : impl_(std::make_unique<Impl>()) {
   impl_->program = std::move(program);
   impl_->description = std::move(description);
 }
-Settings::~Settings() = default;
+ConfigLoader::~ConfigLoader() = default;
 
-std::string Settings::EnvName(std::string_view key) {
+std::string ConfigLoader::EnvName(std::string_view key) {
   std::string out = "CRONWHEEL_";
   for (char c : key)
     out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
 }
 
-std::string Settings::FlagName(std::string_view key) {
+std::string ConfigLoader::FlagName(std::string_view key) {
   std::string out = "--";
   for (char c : key)
     out += c == '_' ? '-' : c;
   return out;
 }
 
-Settings& Settings::Add(std::string_view key, std::string* value, std::string_view help) {
+ConfigLoader& ConfigLoader::Add(std::string_view key, std::string* value, std::string_view help) {
   impl_->Push(key, std::string(help), *value, [value](std::string_view s) -> std::optional<std::string> {
     *value = std::string(s);
     return std::nullopt;
@@ -104,38 +89,36 @@ Settings& Settings::Add(std::string_view key, std::string* value, std::string_vi
   return *this;
 }
 
-Settings& Settings::AddSecret(std::string_view key, std::string* value, std::string_view help) {
+ConfigLoader& ConfigLoader::AddSecret(std::string_view key, std::string* value, std::string_view help) {
   Add(key, value, help);
   impl_->options.back().secret = true;
   return *this;
 }
 
-Settings& Settings::Add(std::string_view key, std::int64_t* value, std::string_view help, std::int64_t min,
-                        std::int64_t max) {
+template <class Int>
+ConfigLoader& ConfigLoader::AddInteger(std::string_view key, Int* value, std::string_view help, Int min,
+                                       Int max) {
   impl_->Push(key, fmt::format("{} (integer {}..{})", help, min, max), std::to_string(*value),
               [value, min, max](std::string_view s) -> std::optional<std::string> {
                 const auto v = ParseInt(s);
                 if (!v || *v < min || *v > max)
                   return fmt::format("expected an integer from {} to {}", min, max);
-                *value = *v;
+                *value = static_cast<Int>(*v);
                 return std::nullopt;
               });
   return *this;
 }
 
-Settings& Settings::Add(std::string_view key, int* value, std::string_view help, int min, int max) {
-  impl_->Push(key, fmt::format("{} (integer {}..{})", help, min, max), std::to_string(*value),
-              [value, min, max](std::string_view s) -> std::optional<std::string> {
-                const auto v = ParseInt(s);
-                if (!v || *v < min || *v > max)
-                  return fmt::format("expected an integer from {} to {}", min, max);
-                *value = static_cast<int>(*v);
-                return std::nullopt;
-              });
-  return *this;
+ConfigLoader& ConfigLoader::Add(std::string_view key, std::int64_t* value, std::string_view help,
+                                std::int64_t min, std::int64_t max) {
+  return AddInteger(key, value, help, min, max);
 }
 
-Settings& Settings::Add(std::string_view key, bool* value, std::string_view help) {
+ConfigLoader& ConfigLoader::Add(std::string_view key, int* value, std::string_view help, int min, int max) {
+  return AddInteger(key, value, help, min, max);
+}
+
+ConfigLoader& ConfigLoader::Add(std::string_view key, bool* value, std::string_view help) {
   impl_->Push(key, fmt::format("{} (true/false)", help), *value ? "true" : "false",
               [value](std::string_view s) -> std::optional<std::string> {
                 if (s == "true" || s == "1" || s == "yes" || s == "on") {
@@ -150,37 +133,34 @@ Settings& Settings::Add(std::string_view key, bool* value, std::string_view help
   return *this;
 }
 
-Settings& Settings::Add(std::string_view key, std::chrono::seconds* value, std::string_view help,
-                        std::chrono::seconds min, std::chrono::seconds max) {
-  impl_->Push(key, fmt::format("{} (seconds, {}..{})", help, min.count(), max.count()),
+template <class Duration>
+ConfigLoader& ConfigLoader::AddDuration(std::string_view key, Duration* value, std::string_view help,
+                                        Duration min, Duration max, std::string_view unit) {
+  impl_->Push(key, fmt::format("{} ({}, {}..{})", help, unit, min.count(), max.count()),
               std::to_string(value->count()),
-              [value, min, max](std::string_view s) -> std::optional<std::string> {
+              [value, min, max, unit](std::string_view s) -> std::optional<std::string> {
                 const auto v = ParseInt(s);
                 if (!v || *v < min.count() || *v > max.count()) {
-                  return fmt::format("expected whole seconds from {} to {}", min.count(), max.count());
+                  return fmt::format("expected whole {} from {} to {}", unit, min.count(), max.count());
                 }
-                *value = std::chrono::seconds{*v};
+                *value = Duration{*v};
                 return std::nullopt;
               });
   return *this;
 }
 
-Settings& Settings::Add(std::string_view key, std::chrono::milliseconds* value, std::string_view help,
-                        std::chrono::milliseconds min, std::chrono::milliseconds max) {
-  impl_->Push(key, fmt::format("{} (milliseconds, {}..{})", help, min.count(), max.count()),
-              std::to_string(value->count()),
-              [value, min, max](std::string_view s) -> std::optional<std::string> {
-                const auto v = ParseInt(s);
-                if (!v || *v < min.count() || *v > max.count()) {
-                  return fmt::format("expected whole milliseconds from {} to {}", min.count(), max.count());
-                }
-                *value = std::chrono::milliseconds{*v};
-                return std::nullopt;
-              });
-  return *this;
+ConfigLoader& ConfigLoader::Add(std::string_view key, std::chrono::seconds* value, std::string_view help,
+                                std::chrono::seconds min, std::chrono::seconds max) {
+  return AddDuration(key, value, help, min, max, "seconds");
 }
 
-Settings& Settings::Add(std::string_view key, std::vector<std::string>* value, std::string_view help) {
+ConfigLoader& ConfigLoader::Add(std::string_view key, std::chrono::milliseconds* value, std::string_view help,
+                                std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  return AddDuration(key, value, help, min, max, "milliseconds");
+}
+
+ConfigLoader& ConfigLoader::Add(std::string_view key, std::vector<std::string>* value,
+                                std::string_view help) {
   std::string def;
   for (const auto& v : *value)
     def += (def.empty() ? "" : ",") + v;
@@ -192,12 +172,12 @@ Settings& Settings::Add(std::string_view key, std::vector<std::string>* value, s
   return *this;
 }
 
-std::optional<int> Settings::Parse(int argc, const char* const* argv) {
+std::optional<int> ConfigLoader::Parse(int argc, const char* const* argv) {
   return Parse(argc, argv,
                [](const char* name) { return std::getenv(name); });  // NOLINT(concurrency-mt-unsafe)
 }
 
-std::optional<int> Settings::Parse(int argc, const char* const* argv, const EnvLookup& env) {
+std::optional<int> ConfigLoader::Parse(int argc, const char* const* argv, const EnvLookup& env) {
   CLI::App app{impl_->description, impl_->program};
   app.get_formatter()->column_width(40);
   std::string config_path;
@@ -283,7 +263,7 @@ std::optional<int> Settings::Parse(int argc, const char* const* argv, const EnvL
   return std::nullopt;
 }
 
-std::string Settings::SourceOf(std::string_view key) const {
+std::string ConfigLoader::SourceOf(std::string_view key) const {
   for (const auto& o : impl_->options) {
     if (o.key == key) return o.source;
   }

@@ -1,0 +1,43 @@
+#pragma once
+// HTTP addresses as cronwheel reads them: an admin's or executor's base URL, and a "host:port" to
+// listen on. Pure functions; thread-safe.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cronwheel::net {
+
+// A base address split for an HTTP client: "http://10.0.0.5:9999/xxl/" -> {origin "http://10.0.0.5:9999",
+// host "10.0.0.5", port 9999, base_path "/xxl"}. Accepts http and https, with or without a trailing '/' or a
+// path prefix (XXL-JOB executors register "http://host:port/"; admins may sit under /xxl-job-admin).
+struct HttpAddress {
+  std::string origin;     // scheme://host[:port], as given
+  std::string host;       // host name or IP literal, without brackets
+  int port = 0;           // explicit or the scheme's default
+  std::string base_path;  // "" or "/prefix" (never ends in '/')
+  // Path for one call: base_path + "/" + method, e.g. Path("run") == "/xxl/run".
+  [[nodiscard]] std::string Path(std::string_view method) const;
+};
+
+// nullopt (with *error, when non-null, naming the address and what is wrong) for anything but
+// http(s)://host[:port][/path]: no scheme, user info, query, fragment, white space, backslashes, a port
+// outside 1..65535, an IPv6 host without brackets, "//" or ".." in the path.
+std::optional<HttpAddress> ParseHttpAddress(std::string_view address, std::string* error);
+
+// Canonical spelling used as the registry and routing key: origin + base_path + "/", so "http://a:1" and
+// "http://a:1/" name the same executor. Returns the input unchanged if it does not parse.
+std::string NormalizeAddress(std::string_view address);
+
+// A local address to listen on.
+struct HostPort {
+  std::string host;  // "127.0.0.1", "0.0.0.0", "::1" (brackets removed)
+  int port = 0;      // 0..65535; 0 = any free port
+};
+
+// "127.0.0.1:8080", "0.0.0.0:0", "[::1]:9999" -> HostPort. nullopt (with *error naming the value and the
+// forms that are valid) for anything else: no port, a port outside 0..65535, an empty host, an IPv6 host
+// without brackets.
+std::optional<HostPort> ParseHostPort(std::string_view listen, std::string* error);
+
+}  // namespace cronwheel::net

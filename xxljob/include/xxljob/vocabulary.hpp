@@ -1,0 +1,69 @@
+#pragma once
+// XXL-JOB's vocabulary, spelled on the wire, in the database and in the console exactly as XXL-JOB spells
+// it (docs/xxl-job-protocol.md §2-§8), so its users read the same words: result codes, header names, and
+// the enumerations of a job (misfire, route and block strategies, glue types), of a fire (trigger types)
+// and of an executor group (address types). Shared by the admin and the executor; defined once here.
+//
+// Thread-safety: constants and pure functions.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cronwheel::xxljob {
+
+// Handle and result codes (XXL-JOB's ReturnT / XxlJobContext, §7 step 5). 0 in a job_log row means "no
+// result yet".
+inline constexpr int kCodeSuccess = 200;
+inline constexpr int kCodeFail = 500;
+inline constexpr int kCodeTimeout = 502;  // handle code of a fire that ran past its timeout
+
+// The header carrying the access token, in both directions (§1).
+inline constexpr const char* kAccessTokenHeader = "XXL-JOB-ACCESS-TOKEN";
+// Dialect C also sends the executor's app name.
+inline constexpr const char* kAppNameHeader = "XXL-JOB-APPNAME";
+// The message of a wrong or missing token, which admins and executors answer alike (§1).
+inline constexpr std::string_view kWrongTokenMsg = "The access token is wrong.";
+
+enum class MisfireStrategy { kDoNothing, kFireOnceNow };  // §5
+enum class RouteStrategy {                                // §8
+  kFirst,
+  kLast,
+  kRound,
+  kRandom,
+  kConsistentHash,
+  kLeastFrequentlyUsed,
+  kLeastRecentlyUsed,
+  kFailover,
+  kBusyover,
+  kShardingBroadcast,
+};
+enum class BlockStrategy { kSerialExecution, kDiscardLater, kCoverEarly };                      // §9
+enum class GlueType { kBean, kGroovy, kShell, kPython, kPython2, kPhp, kNodejs, kPowershell };  // §10
+// Why a fire exists (XXL-JOB TriggerTypeEnum, §5).
+enum class TriggerType { kCron, kManual, kRetry, kParent, kApi, kMisfire };
+enum class AddressType { kAuto, kManual };  // §4 address_type 0/1
+
+// Text <-> enum. Parse* is exact (upper case, XXL-JOB spelling); nullopt for anything else.
+std::optional<MisfireStrategy> ParseMisfireStrategy(std::string_view s);
+std::optional<RouteStrategy> ParseRouteStrategy(std::string_view s);
+std::optional<BlockStrategy> ParseBlockStrategy(std::string_view s);
+std::optional<GlueType> ParseGlueType(std::string_view s);
+std::optional<TriggerType> ParseTriggerType(std::string_view s);
+std::optional<AddressType> ParseAddressType(std::string_view s);
+std::string_view ToString(MisfireStrategy v);
+std::string_view ToString(RouteStrategy v);
+std::string_view ToString(BlockStrategy v);
+std::string_view ToString(GlueType v);
+std::string_view ToString(TriggerType v);
+std::string_view ToString(AddressType v);
+// "DO_NOTHING, FIRE_ONCE_NOW" and so on: for error messages that list what is valid.
+std::string ValidValues(MisfireStrategy);
+std::string ValidValues(RouteStrategy);
+std::string ValidValues(BlockStrategy);
+std::string ValidValues(GlueType);
+std::string ValidValues(AddressType);
+// The English titles XXL-JOB shows for trigger types ("Cron trigger", "Fail retry trigger", ...).
+std::string_view Title(TriggerType v);
+
+}  // namespace cronwheel::xxljob
