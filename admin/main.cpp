@@ -3,7 +3,7 @@
 
 #include <csignal>
 
-#include "admin/admin_app.hpp"
+#include "admin/app/admin_app.hpp"
 #include "cronwheel/config.hpp"
 #include "ringwheel/clock.hpp"
 

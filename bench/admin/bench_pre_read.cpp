@@ -28,10 +28,10 @@
 #include <thread>
 #include <vector>
 
-#include "admin/migrations.hpp"
-#include "admin/pg_pool.hpp"
-#include "admin/pg_scheduler_store.hpp"
-#include "admin/scan_planner.hpp"
+#include "admin/schedule/scan_planner.hpp"
+#include "admin/store/migrations.hpp"
+#include "admin/store/pg_pool.hpp"
+#include "admin/store/pg_scheduler_store.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace {

@@ -35,7 +35,7 @@ std::string DumpLossy(const nlohmann::json& j) {
 }
 
 std::string Shown(const nlohmann::json& v, std::size_t max_bytes) {
-  const auto text = DumpLossy(v);
+  auto text = DumpLossy(v);
   if (text.size() <= max_bytes) return text;
   return Utf8Truncate(text, max_bytes > 3 ? max_bytes - 3 : max_bytes);
 }

@@ -16,8 +16,9 @@ PeriodicTask::PeriodicTask(Settings settings, ringwheel::Clock& clock, std::func
         fn_();
         failures.Success();
       } catch (const std::exception& e) {
-        if (const auto n = failures.Failure(clock_.SteadyNow()))
+        if (const auto n = failures.Failure(clock_.SteadyNow())) {
           spdlog::warn("{} failed ({} time(s) in a row): {}", settings_.name, *n, e.what());
+        }
       }
     } while (clock_.WaitFor(settings_.interval, stop));
   });

@@ -1,7 +1,7 @@
 #pragma once
-// The executor's side of the admin API (reference §3): POST <admin>/api/<registry|registryRemove|callback>
-// with the access token header, trying each configured admin in order and stopping at the first answer
-// with code 200 (XXL-JOB's rule for both heartbeats and callbacks).
+// The executor's side of the admin API (docs/xxl-job-protocol.md §3): POST
+// <admin>/api/<registry|registryRemove|callback> with the access token header, trying each configured admin
+// in order and stopping at the first answer with code 200 (XXL-JOB's rule for both heartbeats and callbacks).
 //
 // HttpAdminClient keeps one keep-alive HTTP connection per admin (TCP_NODELAY, connect and read timeouts,
 // default 3 s as XXL-JOB's), and respects the admin's base path: "http://host:8080/xxl-job-admin" posts to

@@ -1,5 +1,5 @@
 #pragma once
-// Durable callbacks (reference §3 "Executor callback pipeline and the retry file").
+// Durable callbacks (docs/xxl-job-protocol.md §3 "Executor callback pipeline and the retry file").
 //
 // Finished fires are queued; one thread sends them in batches of at most `batch_size` (100) as one JSON
 // array (the dialect A/B body) to <admin>/api/callback, trying each admin in order. Each fire's job log

@@ -1,5 +1,5 @@
 #pragma once
-// Maps a trigger to what it runs (reference §9-10):
+// Maps a trigger to what it runs (docs/xxl-job-protocol.md §9-10):
 //  * BEAN (or an empty glueType): the handler registered under executorHandler, identity "bean:<name>";
 //    else 500 "job handler [X] not found.";
 //  * script glue types: refused unless scripts are enabled (the message says how to enable them), else a

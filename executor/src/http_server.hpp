@@ -1,5 +1,6 @@
 #pragma once
-// The executor's HTTP server (cpp-httplib): every request gets HTTP 200 and an envelope (reference §1).
+// The executor's HTTP server (cpp-httplib): every request gets HTTP 200 and an envelope
+// (docs/xxl-job-protocol.md §1).
 //  * POST only; another method is 500 "invalid request, HttpMethod not support.";
 //  * a body over xxljob::kMaxBodyBytes (5 MiB) is 500 naming the limit;
 //  * the token header is checked (xxljob::TokenMatches) when a token is configured: 500 "The access token

@@ -12,7 +12,8 @@
 namespace cronwheel::executor {
 namespace {
 
-// Messages XXL-JOB's admin and users know (reference §2, §9); "：" is a full-width colon, as XXL-JOB's.
+// Messages XXL-JOB's admin and users know (docs/xxl-job-protocol.md §2, §9); "：" is a full-width colon, as
+// XXL-JOB's.
 constexpr std::string_view kDiscardLaterMsg =
     "block strategy effect\xEF\xBC\x9A"
     "Discard Later";

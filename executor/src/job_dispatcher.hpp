@@ -1,5 +1,6 @@
 #pragma once
-// Job threads and block strategies (reference §9): one thread per job id with a FIFO queue of fires.
+// Job threads and block strategies (docs/xxl-job-protocol.md §9): one thread per job id with a FIFO queue of
+// fires.
 //
 // /run for a job id:
 //  * the trigger's handler is resolved (BEAN name or glue type + version); if the job's thread holds a

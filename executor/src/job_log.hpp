@@ -1,5 +1,6 @@
 #pragma once
-// Job log files: <log dir>/<yyyy-mm-dd>/<logId>.log, one per fire (reference §2 /log, §9 Logs).
+// Job log files: <log dir>/<yyyy-mm-dd>/<logId>.log, one per fire (docs/xxl-job-protocol.md §2 /log, §9
+// Logs).
 //
 // Dates are UTC. XXL-JOB names the day folder in the executor's local zone; cronwheel uses UTC for the
 // folder and for the timestamp that starts each line ("2026-01-01 00:00:00.123 text"), so a log is found

@@ -1,8 +1,8 @@
 #include "run_trace.hpp"
 
 #include <cerrno>
-#include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 namespace cronwheel::executor {
 
@@ -10,7 +10,8 @@ RunTrace::RunTrace(const std::filesystem::path& path) {
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
   file_ = std::fopen(path.c_str(), "ae");
   if (file_ == nullptr) {
-    throw std::runtime_error("cannot open the run trace file " + path.string() + ": " + std::strerror(errno));
+    throw std::runtime_error("cannot open the run trace file " + path.string() + ": " +
+                             std::generic_category().message(errno));
   }
   std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
 }

@@ -2,9 +2,9 @@
 // Script (GLUE) jobs: the source is written once per version to
 // <log dir>/gluesource/<jobId>_<glueUpdatetime><suffix> and run as
 //   [interpreter, script, param, shardIndex, shardTotal]
-// with stdout and stderr appended to the fire's job log and stdin from /dev/null (reference §10).
-// Exit value 0 is handle code 200; anything else is 500 "script exit value(N) is failed" (a process ended
-// by signal S counts as 128+S, as Java's Process.waitFor reports it).
+// with stdout and stderr appended to the fire's job log and stdin from /dev/null (docs/xxl-job-protocol.md
+// §10). Exit value 0 is handle code 200; anything else is 500 "script exit value(N) is failed" (a process
+// ended by signal S counts as 128+S, as Java's Process.waitFor reports it).
 //
 // Improvements over XXL-JOB (§15 item 8):
 //  * the script runs in a new session and process group (posix_spawn with POSIX_SPAWN_SETSID), so a

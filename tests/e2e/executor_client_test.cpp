@@ -1,7 +1,7 @@
 // The admin's executor client against a real HTTP server on loopback: a pooled keep-alive connection that
 // the executor closed while it sat idle is retried on a new connection, not reported as a failed trigger;
 // the requests in flight to one executor never exceed max_connections_per_origin.
-#include "admin/executor_client.hpp"
+#include "admin/dispatch/executor_client.hpp"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -7,12 +7,13 @@
 #include <sstream>
 #include <tuple>
 
-#include "admin/api_server.hpp"
-#include "admin/executor_api.hpp"
-#include "admin/job_catalog.hpp"
-#include "admin/job_repository.hpp"
-#include "admin/pg_scheduler_store.hpp"
-#include "admin/scheduler.hpp"
+#include "admin/api/server.hpp"
+#include "admin/dispatch/job_catalog.hpp"
+#include "admin/results/callback_service.hpp"
+#include "admin/schedule/next_fire.hpp"
+#include "admin/schedule/scheduler.hpp"
+#include "admin/store/job_repository.hpp"
+#include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -30,9 +31,9 @@ constexpr const char* kWebhookAllow = "http://127.0.0.1:8/hooks/";
 // Authenticates from a test header: "X-Test-User: admin" or "X-Test-User: user:<group>,<group>".
 class HeaderAuthenticator final : public Authenticator {
  public:
-  std::variant<Principal, AuthFailure> Authenticate(const httplib::Request& req) override {
+  Result<Principal> Authenticate(const httplib::Request& req) override {
     const auto who = req.get_header_value("X-Test-User");
-    if (who.empty()) return AuthFailure{401, "not logged in"};
+    if (who.empty()) return Error::Unauthenticated("not logged in");
     if (who == "admin") return Principal{.user_id = 1, .username = "admin", .admin = true};
     Principal p{.user_id = 2, .username = "user"};
     std::stringstream groups(who.substr(5));
@@ -59,24 +60,31 @@ class ApiTest : public cwtest::PgFixture {
     PgFixture::SetUp();
     clock_ = std::make_unique<cwtest::FakeClock>(kT0);
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *pool_);
-    repo_ = std::make_unique<JobRepository>(*clock_, *pool_, std::vector<std::string>{kWebhookAllow});
+    groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
+    repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
+    logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
     scheduler_ =
         std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink_);
     registry_ = std::make_unique<RegistryService>(*clock_, *pool_);
     callbacks_ = std::make_unique<CallbackService>(
         *clock_, *pool_, "node-a", [this](std::vector<Fire> f) { scheduler_->Submit(std::move(f)); });
-    server_ = std::make_unique<ApiServer>(
-        ApiServer::Settings{
-            .host = "127.0.0.1", .port = 0, .threads = 4, .access_token = kToken, .node_id = "node-a"},
-        ApiServer::Services{.repository = *repo_,
-                            .scheduler = *scheduler_,
-                            .catalog = *catalog_,
-                            .registry = *registry_,
-                            .callbacks = *callbacks_,
-                            .authenticator = auth_,
-                            .health_details = nullptr},
-        *clock_);
+    server_ = std::make_unique<ApiServer>(ApiServer::Settings{.host = "127.0.0.1",
+                                                              .port = 0,
+                                                              .threads = 4,
+                                                              .access_token = kToken,
+                                                              .node_id = "node-a",
+                                                              .webhook_allow = {kWebhookAllow}},
+                                          ApiServer::Services{.groups = *groups_,
+                                                              .jobs = *repo_,
+                                                              .logs = *logs_,
+                                                              .scheduler = *scheduler_,
+                                                              .catalog = *catalog_,
+                                                              .registry = *registry_,
+                                                              .callbacks = *callbacks_,
+                                                              .authenticator = auth_,
+                                                              .health_details = nullptr},
+                                          *clock_);
     ASSERT_TRUE(server_->Start());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
     client_->set_read_timeout(10, 0);
@@ -135,7 +143,9 @@ class ApiTest : public cwtest::PgFixture {
   RecordingSink sink_;
   std::unique_ptr<cwtest::FakeClock> clock_;
   std::unique_ptr<JobCatalog> catalog_;
+  std::unique_ptr<GroupRepository> groups_;
   std::unique_ptr<JobRepository> repo_;
+  std::unique_ptr<LogRepository> logs_;
   std::unique_ptr<PgSchedulerStore> store_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<RegistryService> registry_;

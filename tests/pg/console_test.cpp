@@ -1,6 +1,5 @@
 // The console's server side against a real database, served in-process on a loopback port with the real
 // AuthService (sessions, CSRF, API tokens, throttle) on a fake clock, and a recording executor client.
-#include "admin/console.hpp"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -12,12 +11,12 @@
 #include <sstream>
 #include <thread>
 
-#include "admin/api_server.hpp"
-#include "admin/executor_api.hpp"
-#include "admin/job_catalog.hpp"
-#include "admin/job_repository.hpp"
-#include "admin/pg_scheduler_store.hpp"
-#include "admin/scheduler.hpp"
+#include "admin/api/server.hpp"
+#include "admin/dispatch/job_catalog.hpp"
+#include "admin/results/callback_service.hpp"
+#include "admin/schedule/scheduler.hpp"
+#include "admin/store/job_repository.hpp"
+#include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -78,7 +77,9 @@ class ConsoleTest : public cwtest::PgFixture {
     PgFixture::SetUp();
     clock_ = std::make_unique<cwtest::FakeClock>(kT0);
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *pool_);
+    groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
     repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
+    logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
     scheduler_ =
         std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink_);
@@ -86,14 +87,21 @@ class ConsoleTest : public cwtest::PgFixture {
     callbacks_ =
         std::make_unique<CallbackService>(*clock_, *pool_, "node-a", [](const std::vector<Fire>&) {});
     auth_ = std::make_unique<AuthService>(AuthSettings(), *clock_, *pool_);
+    accounts_ = std::make_unique<Accounts>(*auth_, *clock_, *pool_);
     audit_ = std::make_unique<AuditLog>(*clock_, *pool_);
     console_store_ = std::make_unique<ConsoleRepository>(*clock_, *pool_);
-    console_ = std::make_unique<ConsoleServices>(ConsoleServices{
-        .auth = *auth_, .audit = *audit_, .store = *console_store_, .executors = executors_, .web_dir = ""});
+    console_ = std::make_unique<ConsoleServices>(ConsoleServices{.auth = *auth_,
+                                                                 .accounts = *accounts_,
+                                                                 .audit = *audit_,
+                                                                 .store = *console_store_,
+                                                                 .executors = executors_,
+                                                                 .web_dir = ""});
     server_ = std::make_unique<ApiServer>(
         ApiServer::Settings{
             .host = "127.0.0.1", .port = 0, .threads = 4, .access_token = kToken, .node_id = "node-a"},
-        ApiServer::Services{.repository = *repo_,
+        ApiServer::Services{.groups = *groups_,
+                            .jobs = *repo_,
+                            .logs = *logs_,
                             .scheduler = *scheduler_,
                             .catalog = *catalog_,
                             .registry = *registry_,
@@ -202,12 +210,15 @@ class ConsoleTest : public cwtest::PgFixture {
   FakeExecutors executors_;
   std::unique_ptr<cwtest::FakeClock> clock_;
   std::unique_ptr<JobCatalog> catalog_;
+  std::unique_ptr<GroupRepository> groups_;
   std::unique_ptr<JobRepository> repo_;
+  std::unique_ptr<LogRepository> logs_;
   std::unique_ptr<PgSchedulerStore> store_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<RegistryService> registry_;
   std::unique_ptr<CallbackService> callbacks_;
   std::unique_ptr<AuthService> auth_;
+  std::unique_ptr<Accounts> accounts_;
   std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<ConsoleRepository> console_store_;
   std::unique_ptr<ConsoleServices> console_;
@@ -460,7 +471,8 @@ TEST_F(ConsoleTest, OutputComesFromTheFiresOwnExecutorUntilTheEnd) {
     EXPECT_EQ(executors_.logs[0], fmt::format("http://127.0.0.1:9999/ {} {} {} 1", kToken, kT0 + 5, log))
         << "the recorded address, the global token, logDateTim = trigger_ms";
   }
-  // No new lines and no result yet: not the end. With a result: the end (XXL-JOB §2).
+  // No new lines and no result yet: not the end. With a result: the end (XXL-JOB, docs/xxl-job-protocol.md
+  // §2).
   executors_.log_reply =
       Envelope::Success(json{{"fromLineNum", 3}, {"toLineNum", 0}, {"logContent", ""}, {"isEnd", false}});
   EXPECT_EQ(Call("GET", fmt::format("/api/v1/logs/{}/output?from_line=3", log)).body.at("end"), false);

@@ -1,4 +1,4 @@
-#include "admin/migrations.hpp"
+#include "admin/store/migrations.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,12 @@
-#include "admin/monitors.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "admin/executor_api.hpp"
-#include "admin/pg_scheduler_store.hpp"
+#include "admin/results/callback_service.hpp"
+#include "admin/results/failure_monitor.hpp"
+#include "admin/results/lost_result_monitor.hpp"
+#include "admin/results/registry_service.hpp"
+#include "admin/results/report_monitor.hpp"
+#include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 

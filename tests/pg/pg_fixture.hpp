@@ -7,8 +7,8 @@
 #include <pqxx/pqxx>
 #include <string>
 
-#include "admin/migrations.hpp"
-#include "admin/pg_pool.hpp"
+#include "admin/store/migrations.hpp"
+#include "admin/store/pg_pool.hpp"
 #include "cwtest/test_database.hpp"
 
 namespace cwtest {

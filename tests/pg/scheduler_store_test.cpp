@@ -6,8 +6,8 @@
 #include <set>
 #include <thread>
 
-#include "admin/node_lease.hpp"
-#include "admin/pg_scheduler_store.hpp"
+#include "admin/schedule/node_lease.hpp"
+#include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "cwtest/process.hpp"
 #include "pg_fixture.hpp"

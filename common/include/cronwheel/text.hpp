@@ -26,7 +26,7 @@ std::string_view Utf8Prefix(std::string_view s, std::size_t max_bytes);
 
 // `s` cut to at most `max_bytes` (Utf8Prefix) followed by `marker` when it was longer; unchanged when it
 // fits. The marker is not counted in `max_bytes`. For messages quoting user input and for XXL-JOB's
-// truncated handle messages (xxl-job-protocol.md §9, §11).
+// truncated handle messages (docs/xxl-job-protocol.md §9, §11).
 std::string Utf8Truncate(std::string_view s, std::size_t max_bytes, std::string_view marker = "...");
 
 }  // namespace cronwheel

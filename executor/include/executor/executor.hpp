@@ -12,11 +12,11 @@
 //   ...
 //   executor.Stop();    // registryRemove, stop job threads, flush callbacks (also done by the destructor)
 //
-// Wire protocol (reference §1-3; dialect A/B, with C's spellings accepted): an HTTP server answers POST
-// /beat, /idleBeat, /run (also /trigger), /kill and /log, also under the base path of advertise_address
-// (so an address with a path prefix works, which XXL-JOB's executor does not allow, §1). Every answer is
-// HTTP 200 with a {code, msg, content, data} envelope. Failures are code 500 with XXL-JOB's words where
-// admins and users rely on them: "The access token is wrong.", "job handler [X] not found.",
+// Wire protocol (docs/xxl-job-protocol.md §1-3; dialect A/B, with C's spellings accepted): an HTTP server
+// answers POST /beat, /idleBeat, /run (also /trigger), /kill and /log, also under the base path of
+// advertise_address (so an address with a path prefix works, which XXL-JOB's executor does not allow, §1).
+// Every answer is HTTP 200 with a {code, msg, content, data} envelope. Failures are code 500 with XXL-JOB's
+// words where admins and users rely on them: "The access token is wrong.", "job handler [X] not found.",
 // "block strategy effect：Discard Later", "repeat trigger job, logId:N", "glueType[X] is not valid.",
 // "invalid request, HttpMethod not support.", "invalid request, uri-mapping(/x) not found.". A body over
 // 5 MiB, malformed JSON or a field of the wrong type is a code-500 envelope saying so (naming the field).

@@ -8,7 +8,7 @@
 //     if (!ctx.SleepFor(std::chrono::seconds(5))) return;  // stopped (timeout, kill, cover early)
 //     ctx.Fail("no data");                                  // or ctx.Succeed("done"); or just return
 //   });
-// Result rules (reference §9, with C++ in place of Java's handler contract):
+// Result rules (docs/xxl-job-protocol.md §9, with C++ in place of Java's handler contract):
 //  * returning without setting a result reports handle code 200 (XXL-JOB reports "job handle result lost."
 //    for a forgotten result; cronwheel treats a normal return as success);
 //  * an exception escaping the handler reports 500 with its what();
@@ -60,7 +60,7 @@ struct JobResult {
   std::string msg;
 };
 
-// The fire as the admin triggered it (reference §2 TriggerParam).
+// The fire as the admin triggered it (docs/xxl-job-protocol.md §2 TriggerParam).
 struct FireInfo {
   int job_id = 0;                     // jobId
   std::int64_t log_id = 0;            // logId

@@ -2,7 +2,7 @@
 // A job's schedule: type + conf + IANA time zone -> the next fire instant. One function for every type,
 // so the admin's scheduler, the console's preview and cronwheel-cron agree exactly.
 //
-// Types (XXL-JOB's ScheduleTypeEnum spelling; facts in xxl-job-protocol.md §5):
+// Types (XXL-JOB's ScheduleTypeEnum spelling; facts in docs/xxl-job-protocol.md §5):
 //   CRON       conf is a Quartz cron expression (ringwheel/cron.hpp) read in the schedule's zone.
 //   FIX_RATE   conf is whole seconds >= 1: next = from + conf s, rounded up to a whole second
 //              (XXL-JOB 3.4+ rounds a result with milliseconds up).

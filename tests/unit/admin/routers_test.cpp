@@ -1,12 +1,11 @@
-#include "admin/routers.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
-#include "admin/monitors.hpp"
+#include "admin/dispatch/route_strategies.hpp"
+#include "admin/schedule/next_fire.hpp"
 
 namespace {
 
@@ -172,11 +171,11 @@ TEST(Routers, TheSetHasARouterForEveryStrategy) {
 
 TEST(RetryBackoff, DoublesPerAttemptUpToTheCap) {
   using std::chrono::milliseconds;
-  EXPECT_EQ(FailureMonitor::Backoff(10, 1, std::chrono::seconds(3600)), milliseconds(10'000));
-  EXPECT_EQ(FailureMonitor::Backoff(10, 2, std::chrono::seconds(3600)), milliseconds(20'000));
-  EXPECT_EQ(FailureMonitor::Backoff(10, 4, std::chrono::seconds(3600)), milliseconds(80'000));
-  EXPECT_EQ(FailureMonitor::Backoff(10, 30, std::chrono::seconds(3600)), milliseconds(3'600'000));
-  EXPECT_EQ(FailureMonitor::Backoff(0, 3, std::chrono::seconds(3600)), milliseconds(0));  // XXL-JOB: at once
+  EXPECT_EQ(RetryBackoff(10, 1, std::chrono::seconds(3600)), milliseconds(10'000));
+  EXPECT_EQ(RetryBackoff(10, 2, std::chrono::seconds(3600)), milliseconds(20'000));
+  EXPECT_EQ(RetryBackoff(10, 4, std::chrono::seconds(3600)), milliseconds(80'000));
+  EXPECT_EQ(RetryBackoff(10, 30, std::chrono::seconds(3600)), milliseconds(3'600'000));
+  EXPECT_EQ(RetryBackoff(0, 3, std::chrono::seconds(3600)), milliseconds(0));  // XXL-JOB: at once
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
-#include "admin/scan_planner.hpp"
+#include "admin/schedule/scan_planner.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "admin/schedule/late_fires.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "admin/scheduler.hpp"
+#include "admin/schedule/scheduler.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "admin/trigger_pools.hpp"
+#include "admin/dispatch/trigger_pools.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 #pragma once
-// A protocol-faithful fake of an XXL-JOB admin's executor-facing API (reference §3), for end-to-end tests
-// of executors: an HTTP server on 127.0.0.1 answering POST <base_path>/api/registry, /api/registryRemove
-// and /api/callback the way a dialect-A admin (XXL-JOB 2.4-3.2) does:
+// A protocol-faithful fake of an XXL-JOB admin's executor-facing API (docs/xxl-job-protocol.md §3), for
+// end-to-end tests of executors: an HTTP server on 127.0.0.1 answering POST <base_path>/api/registry,
+// /api/registryRemove and /api/callback the way a dialect-A admin (XXL-JOB 2.4-3.2) does:
 //  * the body of every answer is {"code":...,"msg":...,"content":null} (Jackson keeps the nulls);
 //  * with a token configured, a missing or different XXL-JOB-ACCESS-TOKEN header is
 //    code 500 "The access token is wrong.";

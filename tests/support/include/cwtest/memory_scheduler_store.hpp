@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "admin/scheduler_store.hpp"
+#include "admin/schedule/scheduler_store.hpp"
 
 namespace cwtest {
 

@@ -1,0 +1,22 @@
+#pragma once
+// The JSON shapes of the REST API (snake_case; enums as XXL-JOB spells them; instants as epoch ms). Never a
+// password hash, a token secret or a group's access token unless asked for (ToJson(group, true), admins).
+//
+// Thread-safety: pure functions.
+
+#include <nlohmann/json.hpp>
+
+#include "admin/model/accounts.hpp"
+#include "admin/model/model.hpp"
+#include "admin/store/audit_log.hpp"
+
+namespace cronwheel::admin {
+
+nlohmann::json ToJson(const JobGroup& g, bool include_token = false);
+nlohmann::json ToJson(const Job& j);
+nlohmann::json ToJson(const JobLog& l);
+nlohmann::json ToJson(const User& u);
+nlohmann::json ToJson(const ApiToken& t);
+nlohmann::json ToJson(const AuditEntry& e);
+
+}  // namespace cronwheel::admin

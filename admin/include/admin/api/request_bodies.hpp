@@ -1,0 +1,82 @@
+#pragma once
+// The admin's request bodies read and checked without a database: pure functions of their input, so a
+// fuzzer can drive them (fuzz/admin) and the handlers stay thin. The REST handlers call these first, then
+// the repositories check what needs PostgreSQL (a group exists, child jobs exist and form no cycle, a name
+// is free). The XXL-JOB endpoints parse with xxljob::Parse* and then CheckRegistration. Built as the
+// library admin_requests, which does not link libpqxx.
+//
+// A body is any JSON value (the caller parsed it with cronwheel::ParseJson). A reader returns what it read,
+// or Error::Invalid with one FieldError per problem, each naming the field, the value and what would be
+// valid ("" as the field for the body itself), with a translation code (model/result.hpp). Unknown fields
+// are errors.
+//
+// Thread-safety: pure functions.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "admin/model/accounts.hpp"
+#include "admin/model/model.hpp"
+#include "admin/model/queries.hpp"
+#include "admin/model/result.hpp"
+#include "xxljob/protocol.hpp"
+
+namespace cronwheel::admin {
+
+inline constexpr int kMaxPreviewCount = 100;
+
+// What is wrong with a registration (/api/registry, /api/registryRemove) that parsed. The registryKey must
+// be an AppName and the registryValue an http(s) address, so nothing but an address the admin could call
+// reaches executor_registry.
+Result<void> CheckRegistration(const xxljob::RegistryParam& p);
+
+// --- jobs and groups (POST creates: required fields; PUT updates: fields over the stored values) ---
+
+// The job fields of `body` over `base` (group_id, description and schedule_type required on create).
+Result<Job> ReadJobBody(const nlohmann::json& body, Job base, bool create);
+// The group fields of `body` over `base` (app_name and title required on create), checked: an AppName,
+// http(s) addresses (normalised), a MANUAL group has addresses; an empty token is none.
+Result<JobGroup> ReadGroupBody(const nlohmann::json& body, JobGroup base, bool create);
+
+// --- console bodies ---
+
+// POST /api/v1/users (create: username and password required) and PUT /api/v1/users/{id}.
+Result<UserFields> ReadUserBody(const nlohmann::json& body, bool create);
+// POST /api/v1/users/me/password: both required; the new one meets the policy and differs.
+Result<PasswordChange> ReadPasswordChangeBody(const nlohmann::json& body);
+// POST /api/v1/tokens: the token's name (1 to 100 characters).
+Result<std::string> ReadTokenBody(const nlohmann::json& body);
+
+struct LoginBody {
+  std::string username;
+  std::string password;
+};
+// POST /api/v1/auth/login: both strings required.
+Result<LoginBody> ReadLoginBody(const nlohmann::json& body);
+
+struct PreviewBody {
+  std::string schedule_type;
+  std::string schedule_conf;
+  std::string time_zone = "UTC";
+  int count = 5;                        // 1..kMaxPreviewCount
+  std::optional<std::int64_t> from_ms;  // epoch ms, 0 .. end of year 9999; nullopt = now
+};
+// POST /api/v1/schedules/preview.
+Result<PreviewBody> ReadPreviewBody(const nlohmann::json& body);
+// {"time_zone", "fires": [{"ms", "iso"}...]}: the next `count` fires after `from_ms` (else `now_ms`), or
+// an error naming the schedule field that is wrong.
+Result<nlohmann::json> PreviewFires(const PreviewBody& p, std::int64_t now_ms);
+
+struct TriggerBody {
+  std::optional<std::string> param;    // at most 64 KiB; nullopt = the job's own
+  std::optional<std::string> address;  // must then be an address of the job's group (checked by the caller)
+};
+// POST /api/v1/jobs/{id}/trigger (an empty body is {}).
+Result<TriggerBody> ReadTriggerBody(const nlohmann::json& body);
+
+// POST /api/v1/logs/clear: exactly one of older_than_days and keep_last; optional group_id, job_id.
+Result<LogClear> ReadLogClearBody(const nlohmann::json& body);
+
+}  // namespace cronwheel::admin

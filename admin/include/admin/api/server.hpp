@@ -1,0 +1,119 @@
+#pragma once
+// The admin's HTTP server (cpp-httplib):
+//  * the executor API of XXL-JOB (docs/xxl-job-protocol.md §3): POST /api/registry, /api/registryRemove,
+//    /api/callback, at the root and under /xxl-job-admin; answers with the {code,msg,content} envelope,
+//    code 500 with a message saying what is wrong for bad input (which changes nothing); the access token
+//    header is compared in constant time (the group's token, else the global one);
+//  * the REST API under /api/v1 (snake_case JSON; enums spelled as XXL-JOB; described by
+//    web/openapi.json): health, groups, jobs, logs, and with ConsoleServices the console's routes (auth,
+//    users, tokens, audit, dashboard, previews, a fire's output, kill, clearing fires) and pages.
+//    Errors: the status of the Error's kind with {"error", "code", "errors":[{"field","message","code",
+//    "params"}]} (model/result.hpp); never a 5xx for bad input; 503 when the database is unavailable.
+//
+// Every /api/v1 route but health, login and the OpenAPI document authenticates its caller and checks the
+// caller's rights on the resource before touching it: groups are managed by admins; jobs and logs are
+// visible and changeable by admins and by users permitted on their group; a resource the caller may not see
+// answers 404, as if it did not exist. Every state-changing route records an audit entry
+// (store/audit_log.hpp).
+//
+// Thread-safety: the server runs its own pool of `threads`; Start/Stop from the owner thread. Lifetime:
+// every referenced service must outlive the server.
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "admin/auth/accounts.hpp"
+#include "admin/auth/auth_service.hpp"
+#include "admin/auth/authenticator.hpp"
+#include "admin/dispatch/executor_client.hpp"
+#include "admin/dispatch/job_catalog.hpp"
+#include "admin/results/callback_service.hpp"
+#include "admin/results/registry_service.hpp"
+#include "admin/schedule/scheduler.hpp"
+#include "admin/store/audit_log.hpp"
+#include "admin/store/console_repository.hpp"
+#include "admin/store/group_repository.hpp"
+#include "admin/store/job_repository.hpp"
+#include "admin/store/log_repository.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace httplib {
+class Server;
+}
+namespace cronwheel::net {
+class ServerThread;
+}
+
+namespace cronwheel::admin {
+
+// One REST route as the OpenAPI document names it: method and path template ("/api/v1/jobs/{id}").
+struct RouteInfo {
+  std::string method;
+  std::string path;
+};
+
+// The web console's parts: accounts, audit, dashboard, fire output, pages.
+struct ConsoleServices {
+  AuthService& auth;
+  Accounts& accounts;
+  AuditLog& audit;
+  ConsoleRepository& store;
+  ExecutorClient& executors;  // for a fire's output (/log) and kill (/kill)
+  std::string web_dir;        // serve the pages from this folder instead of the embedded copy ("" = embedded)
+  // Filled while the server registers its routes: every /api/v1 route (for the OpenAPI completeness test).
+  std::vector<RouteInfo> routes{};
+};
+
+class ApiServer final {
+ public:
+  struct Settings {
+    std::string host = "127.0.0.1";
+    int port = 8080;  // 0 = any free port (tests)
+    int threads = 32;
+    std::string access_token;  // global executor token
+    std::string node_id;
+    std::size_t max_body_bytes = std::size_t{5} * 1024 * 1024;
+    // URL prefixes a job's alarm_webhook may start with (the operator's alarm_webhook_allow).
+    std::vector<std::string> webhook_allow;
+  };
+  struct Services {
+    GroupRepository& groups;
+    JobRepository& jobs;
+    LogRepository& logs;
+    Scheduler& scheduler;
+    JobCatalog& catalog;
+    RegistryService& registry;
+    CallbackService& callbacks;
+    Authenticator& authenticator;
+    // Extra fields for GET /api/v1/health (scheduler and pool statistics).
+    std::function<nlohmann::json()> health_details;
+    // nullptr = the jobs API alone (tests); every change is then unaudited.
+    ConsoleServices* console = nullptr;
+  };
+
+  ApiServer(Settings settings, Services services, ringwheel::Clock& clock);
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Binds and starts serving. Returns false (logged) when the address cannot be bound.
+  bool Start();
+  void Stop();
+  // The bound port (after Start).
+  [[nodiscard]] int port() const { return port_; }
+
+ private:
+  struct Impl;
+  Settings settings_;
+  Services services_;
+  ringwheel::Clock& clock_;
+  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+  std::unique_ptr<net::ServerThread> listener_;
+};
+
+}  // namespace cronwheel::admin

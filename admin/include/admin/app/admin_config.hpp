@@ -1,0 +1,56 @@
+#pragma once
+// The settings of one admin process: every key of cronwheel-admin's TOML file, environment and flags
+// (cronwheel/config.hpp), with its default, unit and range. `cronwheel-admin --help` lists them.
+//
+// Plain values; Declare and Validate run on one thread before the admin starts.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "admin/model/result.hpp"
+#include "cronwheel/config.hpp"
+
+namespace cronwheel::admin {
+
+struct AdminConfig {
+  std::string dsn;
+  std::string listen = "127.0.0.1:8080";
+  std::string access_token;
+  std::string node_id;              // default: "<hostname>-<port>", stable across restarts on one host
+  std::string mode = "production";  // production | dev
+  int fast_pool_threads = 200;
+  int slow_pool_threads = 100;
+  int pre_read_count = 0;  // 0 = (fast + slow) * 10, as XXL-JOB 3.3+
+  std::chrono::milliseconds pre_read{5000};
+  std::chrono::milliseconds misfire_threshold{5000};
+  std::chrono::milliseconds executor_timeout{3000};
+  int executor_connections = 32;  // requests in flight to one executor (HttpExecutorClient)
+  int db_pool_size = 24;
+  int http_threads = 32;
+  std::chrono::milliseconds shutdown_drain{5000};
+  std::chrono::milliseconds startup_timeout{120'000};
+  int log_retention_days = 30;
+  std::string smtp_url;
+  std::string smtp_from = "cronwheel@localhost";
+  std::string smtp_user;
+  std::string smtp_password;
+  bool smtp_starttls = false;
+  std::vector<std::string> alarm_webhook_allow;
+  // Console (auth_service.hpp).
+  std::string admin_password;  // password of the user `admin` created at the first start; "" = generate
+  std::string web_dir;         // serve web/ from this folder instead of the copy in the binary
+  bool cookie_secure = false;  // session cookie only over HTTPS (behind a TLS proxy)
+  std::chrono::seconds session_idle{12 * 3600};
+  std::chrono::seconds session_max{7 * 24 * 3600};
+  int login_max_failures = 5;
+  std::chrono::seconds login_window{300};
+
+  // Declares every key on `config` (see --help).
+  void Declare(ConfigLoader& config);
+  // Checks values that depend on each other and fills the derived defaults (node_id, pre_read_count).
+  // kInvalid with a message naming the key, the value and what is valid.
+  Result<void> Validate();
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,56 @@
+#pragma once
+// Console users and API tokens on PostgreSQL (tables app_user, api_token). Users are ADMIN (everything) or
+// USER (the executor groups in permitted_group_ids; XXL-JOB's role and permission columns,
+// docs/xxl-job-protocol.md §4, §12). The request fields are read and checked by api/request_bodies.hpp; here
+// is what needs the database or a secret: groups exist, usernames are unique, the last admin stays an admin,
+// passwords are hashed, a password change ends the user's other sessions, and a user has at most 100 tokens.
+//
+// Thread-safety: safe from any thread. Errors: expected outcomes are Results (kInvalid with fields,
+// kNotFound, kConflict, kThrottled); database failures throw.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "admin/auth/auth_service.hpp"
+#include "admin/model/accounts.hpp"
+#include "admin/model/result.hpp"
+#include "admin/store/pg_pool.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+class Accounts {
+ public:
+  // `auth` hashes passwords, throttles wrong old passwords and ends sessions; it must outlive this.
+  Accounts(AuthService& auth, ringwheel::Clock& clock, PgPool& pool)
+      : auth_(auth), clock_(clock), pool_(pool) {}
+
+  std::vector<User> ListUsers();
+  std::optional<User> GetUser(int id);
+  // `fields` with username and password (ReadUserBody, create).
+  Result<UserChange> CreateUser(const UserFields& fields);
+  // Role, groups and password; `acting_user_id` may not change its own role, and the last admin stays
+  // one. A password change ends the user's sessions.
+  Result<UserChange> UpdateUser(int id, const UserFields& fields, int acting_user_id);
+  // Refuses the acting user and the last admin.
+  Result<UserChange> DeleteUser(int id, int acting_user_id);
+  // Checks the old password (throttled like logins) and ends the user's other sessions (keeps the one of
+  // `keep_cookie`). kInvalid (a wrong old password is an error on old_password), kThrottled, kNotFound.
+  Result<void> ChangeOwnPassword(int user_id, const PasswordChange& change, const std::string& keep_cookie);
+
+  // `user_id` nullopt = every user's.
+  std::vector<ApiToken> ListTokens(std::optional<int> user_id);
+  // A token named `name`; returns it and its secret (shown once).
+  Result<std::pair<ApiToken, std::string>> CreateToken(int user_id, const std::string& name);
+  // Deletes a token of `owner` (nullopt = any owner). Returns the deleted token, nullopt when not found.
+  std::optional<ApiToken> DeleteToken(int id, std::optional<int> owner);
+
+ private:
+  AuthService& auth_;
+  ringwheel::Clock& clock_;
+  PgPool& pool_;
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,77 @@
+#pragma once
+// What the trigger path reads about jobs, groups and executors, cached in memory:
+//  * jobs and groups by id, loaded on first use (Prefetch loads many in one query) and dropped the moment
+//    any admin changes them: a listener thread LISTENs on PostgreSQL's 'cronwheel_changes' channel
+//    (triggers in sql/001_schema.sql). If that connection breaks, the whole cache is cleared (a
+//    notification may have been missed) and the listener reconnects.
+//  * the live executor registry: app name -> addresses registered within the last `dead_after` (90 s,
+//    XXL-JOB's DEAD_TIMEOUT), refreshed every `registry_refresh` (1 s; XXL-JOB refreshes group address
+//    lists every 30 s, docs/xxl-job-protocol.md §15 item 12).
+//
+// Thread-safety: all public members are safe from any thread. Lifetime: pool and clock outlive it; the
+// destructor stops both threads.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "admin/model/model.hpp"
+#include "admin/store/pg_pool.hpp"
+#include "cronwheel/periodic_task.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+class JobCatalog final {
+ public:
+  struct Settings {
+    std::chrono::milliseconds registry_refresh{1000};
+    std::chrono::milliseconds dead_after{90'000};
+    bool listen = true;  // run the change listener (off in tests that drive Invalidate* themselves)
+  };
+
+  JobCatalog(Settings settings, ringwheel::Clock& clock, PgPool& pool);
+  ~JobCatalog();
+  JobCatalog(const JobCatalog&) = delete;
+  JobCatalog& operator=(const JobCatalog&) = delete;
+
+  // nullptr when the job/group does not exist. Throws on database failure.
+  std::shared_ptr<const Job> GetJob(int id);
+  std::shared_ptr<const JobGroup> GetGroup(int id);
+  // Loads the jobs (and their groups) not cached yet, in one query each.
+  void Prefetch(std::span<const int> job_ids);
+
+  // Where a group's fires may go: MANUAL groups their configured addresses, AUTO groups the executors
+  // registered under their app name and alive. Normalised (NormalizeAddress) and sorted.
+  std::vector<std::string> Addresses(const JobGroup& group);
+  // The live registry as of the last refresh: app name -> sorted addresses.
+  std::map<std::string, std::vector<std::string>> Registry();
+  // Re-reads the registry now (tests; after a registration).
+  void RefreshRegistry();
+
+  void InvalidateJob(int id);
+  void InvalidateGroup(int id);
+  void Clear();
+
+ private:
+  void ListenLoop(const std::stop_token& stop);
+  void OnNotification(const std::string& payload);
+
+  Settings settings_;
+  ringwheel::Clock& clock_;
+  PgPool& pool_;
+  std::mutex mu_;
+  std::unordered_map<int, std::shared_ptr<const Job>> jobs_;
+  std::unordered_map<int, std::shared_ptr<const JobGroup>> groups_;
+  std::map<std::string, std::vector<std::string>> registry_;
+  std::jthread listener_;
+  std::unique_ptr<PeriodicTask> registry_task_;
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,99 @@
+#pragma once
+// The fast and slow trigger pools (docs/xxl-job-protocol.md §6): fixed worker threads taking fires from a
+// bounded queue and calling TriggerService::Trigger. A job whose triggers took longer than
+// `slow_threshold` (500 ms) more than `slow_limit` (10) times in the current clock minute goes to the
+// slow pool for the rest of that minute, so one slow executor cannot hold up every other job.
+//
+// Dispatch() never blocks: when a pool's queue is full the fire is recorded as failed, with the reason,
+// on its row (XXL-JOB 2.5+ drops it with only a log line; 2.4 threw inside the scan loop).
+//
+// Thread-safety: Dispatch() from any thread. The destructor stops the workers after the queued fires
+// have been sent.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "admin/model/fire.hpp"
+#include "admin/schedule/seams.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+// Counts slow triggers per job in the current epoch minute (clock minute, as XXL-JOB).
+class SlowJobTracker {
+ public:
+  SlowJobTracker(std::chrono::milliseconds threshold, int limit) : threshold_(threshold), limit_(limit) {}
+  // Records one trigger of `job_id` that took `took`, finishing at now_ms.
+  void Record(int job_id, std::chrono::nanoseconds took, std::int64_t now_ms);
+  // Whether the job belongs in the slow pool now.
+  [[nodiscard]] bool IsSlow(int job_id, std::int64_t now_ms);
+
+ private:
+  void Roll(std::int64_t now_ms);  // clears the counts when the minute changes
+  std::chrono::milliseconds threshold_;
+  int limit_;
+  std::mutex mu_;
+  std::int64_t minute_ = -1;
+  std::unordered_map<int, int> counts_;
+};
+
+class TriggerPools final : public FireSink {
+ public:
+  struct Settings {
+    int fast_threads = 200;            // XXL-JOB xxl.job.triggerpool.fast.max
+    int slow_threads = 100;            // XXL-JOB xxl.job.triggerpool.slow.max
+    std::size_t fast_queue = 100'000;  // fires waiting per pool before new ones are failed
+    std::size_t slow_queue = 100'000;
+    std::chrono::milliseconds slow_threshold{500};
+    int slow_limit = 10;
+  };
+  struct Stats {
+    std::uint64_t sent_fast = 0;
+    std::uint64_t sent_slow = 0;
+    std::uint64_t rejected = 0;  // queue full
+    std::size_t queued_fast = 0;
+    std::size_t queued_slow = 0;
+  };
+
+  TriggerPools(Settings settings, ringwheel::Clock& clock, FireTrigger& trigger, TriggerRecorder& recorder);
+  ~TriggerPools() override;
+  TriggerPools(const TriggerPools&) = delete;
+  TriggerPools& operator=(const TriggerPools&) = delete;
+
+  void Dispatch(std::vector<Fire> fires) override;
+  // Waits until both queues are empty and no worker is busy (shutdown, tests).
+  void Drain();
+  [[nodiscard]] Stats stats() const;
+
+ private:
+  struct Pool {
+    std::string name;
+    std::size_t capacity = 0;
+    std::deque<Fire> queue;
+    int busy = 0;
+    std::uint64_t sent = 0;
+    std::condition_variable_any ready;
+    std::vector<std::jthread> workers;
+  };
+  void Work(Pool& pool, const std::stop_token& stop);
+
+  Settings settings_;
+  ringwheel::Clock& clock_;
+  FireTrigger& trigger_;
+  TriggerRecorder& recorder_;
+  SlowJobTracker tracker_;
+  mutable std::mutex mu_;
+  std::condition_variable_any idle_;
+  std::uint64_t rejected_ = 0;
+  Pool fast_;
+  Pool slow_;
+};
+
+}  // namespace cronwheel::admin

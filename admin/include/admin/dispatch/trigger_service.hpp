@@ -1,0 +1,62 @@
+#pragma once
+// Sends one fire to an executor (docs/xxl-job-protocol.md §7, the trigger procedure): load the job and its
+// group (cached, JobCatalog), take the group's addresses (registry or configured), pick one with the
+// job's route strategy, POST /run with the fire's log id and the access token, and record the outcome on
+// the fire's row (batched, TriggerRecorder). Every outcome is recorded, failures included, with a
+// message saying what happened: the job is gone, no executor is online, the route failed, the executor
+// refused or did not answer.
+//
+// The admin sends only to addresses registered for or configured on the job's group: a caller-given
+// address (manual trigger) is used only if it is one of them.
+//
+// SHARDING_BROADCAST (§7 step 3): one fire becomes one row per address (SchedulerStore::CreateShards), shard
+// i going to address i with broadcastIndex/Total = i/n; a re-sent shard row (recovered after a crash)
+// goes to address i again, or the first address if the list has shrunk, as XXL-JOB does.
+//
+// Thread-safety: Trigger() is called concurrently from the trigger pools.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "admin/dispatch/executor_client.hpp"
+#include "admin/dispatch/job_catalog.hpp"
+#include "admin/dispatch/route_strategies.hpp"
+#include "admin/model/fire.hpp"
+#include "admin/schedule/scheduler_store.hpp"
+#include "admin/schedule/seams.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+class TriggerService final : public FireTrigger {
+ public:
+  struct Settings {
+    std::string node_id;       // named in trigger messages
+    std::string access_token;  // global token; a group's own token takes precedence
+  };
+  // Router for a strategy; must return a router for every strategy.
+  using RouterFor = std::function<Router&(RouteStrategy)>;
+
+  TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog, ExecutorClient& client,
+                 TriggerRecorder& recorder, RouterFor routers, SchedulerStore& store);
+  TriggerService(const TriggerService&) = delete;
+  TriggerService& operator=(const TriggerService&) = delete;
+
+  void Trigger(const Fire& fire) override;
+  // Loads the jobs of many fires in one query (called once per batch before the pools run them).
+  void Prefetch(std::span<const Fire> fires) override;
+
+ private:
+  Settings settings_;
+  ringwheel::Clock& clock_;
+  JobCatalog& catalog_;
+  ExecutorClient& client_;
+  TriggerRecorder& recorder_;
+  RouterFor routers_;
+  SchedulerStore& store_;  // writes the extra rows of a sharding broadcast
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,54 @@
+#pragma once
+// Console users and API tokens as the admin handles them, and the fields a request may give for them
+// (read by api/request_bodies.hpp, stored by auth/accounts.hpp). Never a password hash or a token secret:
+// those stay inside auth/.
+// Plain values; no thread-safety concerns.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cronwheel::admin {
+
+// A console user as the API shows it.
+struct User {
+  int id = 0;
+  std::string username;
+  bool admin = false;
+  std::vector<int> permitted_group_ids;
+  std::int64_t created_ms = 0;
+  std::int64_t updated_ms = 0;
+};
+
+// An API token as the API shows it (never the secret or its hash).
+struct ApiToken {
+  int id = 0;
+  int user_id = 0;
+  std::string username;
+  std::string name;
+  std::int64_t created_ms = 0;
+  std::int64_t last_used_ms = 0;
+};
+
+// A user's fields in a create (username and password required) or update (username absent) request.
+struct UserFields {
+  std::optional<std::string> username;
+  std::optional<std::string> password;
+  std::optional<bool> admin;
+  std::optional<std::vector<int>> groups;  // sorted, unique
+};
+
+// A change of one's own password.
+struct PasswordChange {
+  std::string old_password;
+  std::string new_password;
+};
+
+// A user before and after a change (nullopt where there is none: no before on create, no after on delete).
+struct UserChange {
+  std::optional<User> before;
+  std::optional<User> after;
+};
+
+}  // namespace cronwheel::admin

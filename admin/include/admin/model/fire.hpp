@@ -1,0 +1,89 @@
+#pragma once
+// Every shape a fire takes in the admin, in the order of its life (docs/architecture.md, "The life of one
+// fire"), and the conversions between them. A fire is one job_log row; these are views of it at each step:
+//
+//   PlannedFire    the scan planner decided to write it (schedule/scan_planner.hpp)
+//   CommittedFire  the scan transaction wrote it (id known) and it goes to the time ring or is sent at once
+//   Fire           on its way to an executor: what the trigger needs to send it
+//   ClaimedFire    a pending row this admin claimed for sending, or re-owned from a dead admin: enough to
+//                  decide whether it is still on time (misfire strategy) and to send it
+//   TriggerResult  the outcome of sending it, recorded on the row (trigger_* columns)
+//
+// Instants are epoch milliseconds (`*_ms`). Plain values; no thread-safety concerns.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "admin/model/model.hpp"
+
+namespace cronwheel::admin {
+
+// One job_log row the scan is to write.
+struct PlannedFire {
+  int job_id = 0;
+  int group_id = 0;
+  std::int64_t scheduled_ms = 0;  // the instant the schedule asked for
+  TriggerType type = TriggerType::kCron;
+  bool skipped = false;  // a DO_NOTHING misfire: recorded, never sent
+  std::string note;      // for trigger_msg, e.g. "3 fire(s) from ... missed"
+};
+
+// A row the scan wrote.
+struct CommittedFire {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  std::int64_t scheduled_ms = 0;
+  TriggerType type = TriggerType::kCron;
+  bool skipped = false;
+};
+
+// A fire on its way to an executor: a job_log row id plus what the trigger needs to send it.
+struct Fire {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  std::int64_t scheduled_ms = 0;  // the instant it was due (when it was created, for manual fires)
+  TriggerType type = TriggerType::kCron;
+  std::optional<std::string> param;    // replaces the job's param (manual, API, retry triggers)
+  std::optional<std::string> address;  // send to this address of the group (manual trigger)
+  int retry_count = -1;                // retries left after this fire; -1 = the job's retry_count
+  int shard_index = 0;
+  int shard_total = 1;
+  bool late_recovered = false;  // re-owned from a dead admin (for the trigger message)
+};
+
+// A pending row this node has claimed (for sending) or re-owned (from a dead node).
+struct ClaimedFire {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  std::int64_t scheduled_ms = 0;
+  TriggerType type = TriggerType::kCron;
+  MisfireStrategy misfire_strategy = MisfireStrategy::kDoNothing;
+  std::string param;  // the row's executor_param: the override of a manual/API/retry fire
+  int retry_count = 0;
+  int shard_index = 0;
+  int shard_total = 1;
+};
+
+// The outcome of sending one fire (XXL-JOB's trigger_* columns, docs/xxl-job-protocol.md §7 step 4f).
+struct TriggerResult {
+  std::int64_t log_id = 0;
+  std::int64_t trigger_ms = 0;
+  int trigger_code = 0;     // 200 accepted by the executor, else failed
+  std::string trigger_msg;  // appended to what the row already says
+  std::string executor_address;
+  std::string executor_handler;
+  std::string executor_param;
+  int shard_index = 0;
+  int shard_total = 1;
+  int retry_count = 0;
+};
+
+// The Fire a committed scan row becomes (sent at once, or through the time ring).
+Fire FireFromCommitted(const CommittedFire& c);
+
+// The Fire a re-owned row becomes: a CRON or MISFIRE fire takes the job's param and retry count when it is
+// sent; any other type carries the row's own (manual param, retries left). `late_recovered` is set.
+Fire FireFromRecovered(ClaimedFire c);
+
+}  // namespace cronwheel::admin

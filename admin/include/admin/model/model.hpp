@@ -1,0 +1,112 @@
+#pragma once
+// The admin's domain values: job groups, jobs, fires (job-log rows), and the enumerations, spelled on
+// the wire and in the database exactly as XXL-JOB spells them (docs/xxl-job-protocol.md §4-§8).
+// Instants are epoch milliseconds (`*_ms`); user-facing durations are whole seconds (`*_s`).
+// Plain values; no thread-safety concerns.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xxljob/vocabulary.hpp"
+
+namespace cronwheel::admin {
+
+// XXL-JOB's enumerations, shared with the executor (xxljob/vocabulary.hpp).
+using xxljob::AddressType;
+using xxljob::BlockStrategy;
+using xxljob::GlueType;
+using xxljob::MisfireStrategy;
+using xxljob::ParseAddressType;
+using xxljob::ParseBlockStrategy;
+using xxljob::ParseGlueType;
+using xxljob::ParseMisfireStrategy;
+using xxljob::ParseRouteStrategy;
+using xxljob::ParseTriggerType;
+using xxljob::RouteStrategy;
+using xxljob::Title;
+using xxljob::ToString;
+using xxljob::TriggerType;
+using xxljob::ValidValues;
+
+// An executor group (table job_group).
+struct JobGroup {
+  int id = 0;
+  std::string app_name;
+  std::string title;
+  AddressType address_type = AddressType::kAuto;
+  std::vector<std::string> addresses;  // configured (MANUAL groups)
+  std::optional<std::string> access_token;
+  std::int64_t created_ms = 0;
+  std::int64_t updated_ms = 0;
+};
+
+// A job (table job).
+// Size limits of a job's text fields, in bytes: the REST API refuses longer values with a 400 naming the
+// field.
+inline constexpr std::size_t kMaxJobParamBytes = std::size_t{64} * 1024;
+inline constexpr std::size_t kMaxGlueSourceBytes = std::size_t{1024} * 1024;
+
+struct Job {
+  int id = 0;
+  int group_id = 0;
+  std::string description;
+  std::string author;
+  std::string alarm_email;
+  std::string alarm_webhook;
+  std::string schedule_type = "NONE";  // CRON, FIX_RATE, FIX_DELAY, NONE (ringwheel::ScheduleType)
+  std::string schedule_conf;
+  std::string time_zone = "UTC";
+  MisfireStrategy misfire_strategy = MisfireStrategy::kDoNothing;
+  RouteStrategy route_strategy = RouteStrategy::kFirst;
+  std::string handler;
+  std::string param;
+  BlockStrategy block_strategy = BlockStrategy::kSerialExecution;
+  int timeout_s = 0;
+  int retry_count = 0;
+  int retry_backoff_s = 10;
+  GlueType glue_type = GlueType::kBean;
+  std::string glue_source;
+  std::string glue_remark;
+  std::int64_t glue_updated_ms = 0;
+  std::vector<int> child_job_ids;
+  bool enabled = false;
+  std::int64_t next_fire_ms = 0;
+  std::int64_t last_fire_ms = 0;
+  std::string stop_reason;
+  std::int64_t created_ms = 0;
+  std::int64_t updated_ms = 0;
+};
+
+// One fire (table job_log). trigger_code 0 = not triggered yet; handle_code 0 = no result yet.
+struct JobLog {
+  std::int64_t id = 0;
+  int job_id = 0;
+  int group_id = 0;
+  TriggerType trigger_type = TriggerType::kCron;
+  std::int64_t scheduled_ms = 0;
+  std::string owner_node;
+  std::string executor_address;
+  std::string executor_handler;
+  std::string executor_param;
+  int shard_index = 0;
+  int shard_total = 1;
+  int retry_count = 0;
+  std::optional<std::int64_t> parent_log_id;
+  std::int64_t dispatch_ms = 0;
+  std::int64_t trigger_ms = 0;
+  int trigger_code = 0;
+  std::string trigger_msg;
+  std::int64_t handle_ms = 0;
+  int handle_code = 0;
+  std::string handle_msg;
+  int alarm_status = 0;
+  bool skipped = false;
+  std::int64_t created_ms = 0;
+  std::string status;  // PENDING, RUNNING, SUCCESS, FAILED, SKIPPED (derived in the database)
+};
+
+}  // namespace cronwheel::admin

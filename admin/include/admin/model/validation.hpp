@@ -1,0 +1,44 @@
+#pragma once
+// The rules a job, a group or a user must meet that need no database: what the REST API checks before it
+// stores anything, and what the repositories check again inside their transactions. Every problem is a
+// FieldError naming the field, the value and what would be valid (model/result.hpp).
+//
+// Thread-safety: pure functions.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "admin/model/model.hpp"
+#include "admin/model/result.hpp"
+
+namespace cronwheel::admin {
+
+inline constexpr std::size_t kMinPasswordLength = 10;
+inline constexpr std::size_t kMaxPasswordLength = 1024;
+
+// An executor's AppName (a group's app_name, a registration's registryKey): 4 to 64 ASCII letters, digits,
+// '.', '_' or '-', starting with a letter or digit (XXL-JOB: 4 to 64 characters, docs/xxl-job-protocol.md
+// §12).
+bool ValidAppName(std::string_view name);
+// A username: 3 to 50 ASCII letters, digits, '.', '_' or '-'.
+bool ValidUsername(std::string_view name);
+// The password policy: 10 to 1024 characters. kInvalid (no fields) saying what is wrong.
+Result<void> CheckPasswordPolicy(std::string_view password);
+
+// The checks of a job that need no database: the schedule parses in its time zone (an empty zone becomes
+// UTC), a BEAN job names a handler, a NONE schedule is not enabled, alarm e-mails and webhook are valid.
+// Strips '\r' from a shell script (XXL-JOB does, §5). Appends one FieldError per problem.
+void CheckJobFields(Job& job, FieldErrors& errors);
+
+// Whether the admin may POST to `url`: it starts with one of the operator's non-empty `allow` prefixes
+// (setting alarm_webhook_allow). O(prefixes x prefix length).
+bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow);
+// A job's alarm_webhook that is new or changed (before == nullptr: a new job) must be allowed: appends an
+// alarm_webhook error when it is not. Checked when a job is saved and again when an alarm is sent, since
+// the operator may change the list.
+void CheckWebhook(const Job& job, const Job* before, const std::vector<std::string>& allow,
+                  FieldErrors& errors);
+
+}  // namespace cronwheel::admin

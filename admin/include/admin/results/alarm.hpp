@@ -1,0 +1,75 @@
+#pragma once
+// Alarms for failed fires (XXL-JOB JobAlarmer, docs/xxl-job-protocol.md §11): an e-mail to the job's
+// alarm_email addresses through a configured SMTP server (libcurl), and a JSON POST to the job's
+// alarm_webhook. The alarm succeeds only if every configured channel succeeds.
+//
+// Security: the admin never sends a request to an address a user typed without the operator's consent:
+// a webhook URL must start with one of the operator's `webhook_allow` prefixes (none by default, so
+// webhooks are off until allowed); e-mail goes only through the operator's SMTP server.
+//
+// Thread-safety: Send() may be called from several threads.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cronwheel::admin {
+
+struct AlarmEvent {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  std::string job_description;
+  std::string app_name;
+  std::string trigger_type;
+  std::int64_t scheduled_ms = 0;
+  int trigger_code = 0;
+  std::string trigger_msg;
+  int handle_code = 0;
+  std::string handle_msg;
+  std::string alarm_email;    // comma-separated; empty = no e-mail
+  std::string alarm_webhook;  // URL; empty = no webhook
+};
+
+struct AlarmOutcome {
+  bool attempted = false;  // at least one channel was configured on the job
+  bool ok = true;
+  std::string message;  // what was sent where, or why it failed
+};
+
+class AlarmSender {
+ public:
+  virtual ~AlarmSender() = default;
+  virtual AlarmOutcome Send(const AlarmEvent& event) = 0;
+
+ protected:
+  AlarmSender() = default;
+  AlarmSender(const AlarmSender&) = default;
+  AlarmSender& operator=(const AlarmSender&) = default;
+};
+
+class DefaultAlarmSender final : public AlarmSender {
+ public:
+  struct Settings {
+    std::string smtp_url;   // "smtp://host:25" or "smtps://host:465"; empty = e-mail alarms off
+    std::string smtp_from;  // envelope and header From
+    std::string smtp_user;
+    std::string smtp_password;
+    bool smtp_starttls = false;              // require STARTTLS on smtp://
+    std::vector<std::string> webhook_allow;  // URL prefixes a webhook may start with
+    std::chrono::milliseconds timeout{5000};
+  };
+  explicit DefaultAlarmSender(Settings settings);
+  AlarmOutcome Send(const AlarmEvent& event) override;
+
+  // The message body used for both channels (plain text).
+  static std::string Describe(const AlarmEvent& event);
+
+ private:
+  bool SendEmail(const AlarmEvent& event, std::string& message);
+  bool SendWebhook(const AlarmEvent& event, std::string& message) const;
+  Settings settings_;
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,54 @@
+#pragma once
+// Results reported by executors (docs/xxl-job-protocol.md §3 "callback", §11 "Callback processing"),
+// recorded in one transaction per callback batch:
+//  * handle_code, handle_msg (cut to 15,000 bytes on a UTF-8 boundary, as XXL-JOB cuts at 15,000
+//    characters), handle_ms; a callback for a fire that already has a result is ignored (XXL-JOB "log
+//    repeate callback"), as is an unknown log id;
+//  * on success, the job's child jobs are triggered (new rows of type PARENT, parent_log_id set) in the
+//    same transaction, so a crash cannot lose them; a child that appears in its own ancestry (a cycle
+//    created by racing edits) is not triggered again;
+//  * a FIX_DELAY job waiting for this run gets its next fire (schedule/next_fire.hpp).
+// Failures are handled by the failure monitor (retries with back-off, alarms).
+//
+// Thread-safety: safe from any thread.
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "admin/model/fire.hpp"
+#include "admin/store/pg_pool.hpp"
+#include "ringwheel/clock.hpp"
+#include "xxljob/protocol.hpp"
+
+namespace cronwheel::admin {
+
+class CallbackService {
+ public:
+  // Receives fires created by callbacks (child jobs) after their commit, to be sent.
+  using Submit = std::function<void(std::vector<Fire>)>;
+  CallbackService(ringwheel::Clock& clock, PgPool& pool, std::string node_id, Submit submit);
+
+  struct Outcome {
+    int recorded = 0;  // results written
+    int ignored = 0;   // repeats and unknown log ids
+    int children = 0;  // child fires created
+  };
+  // Throws on database failure (the executor keeps the batch and retries).
+  Outcome Handle(std::span<const xxljob::HandleCallbackParam> callbacks);
+
+  // Whether `token` may report results for these fires: the global token, or the token of every fire's
+  // group. Groups without their own token require the global one.
+  bool Authorized(std::span<const xxljob::HandleCallbackParam> callbacks, const std::string& token,
+                  const std::string& global_token);
+
+ private:
+  ringwheel::Clock& clock_;
+  PgPool& pool_;
+  std::string node_id_;
+  Submit submit_;
+};
+
+}  // namespace cronwheel::admin

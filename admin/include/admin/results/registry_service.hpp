@@ -1,0 +1,38 @@
+#pragma once
+// The executor registry (docs/xxl-job-protocol.md §3 "Heartbeat and registration"): executors call
+// /api/registry every 30 s and /api/registryRemove when they stop. A heartbeat upserts (registry_group,
+// registry_key, registry_value) with `updated_ms` = now (registryValue normalised, so "http://h:1" and
+// "http://h:1/" are one executor); a removal deletes it; ExpireDead deletes registrations not renewed within
+// `dead_after` (90 s, XXL-JOB's DEAD_TIMEOUT). Routing reads the live registry through JobCatalog.
+//
+// Thread-safety: safe from any thread (pooled connections).
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "admin/store/pg_pool.hpp"
+#include "ringwheel/clock.hpp"
+#include "xxljob/protocol.hpp"
+
+namespace cronwheel::admin {
+
+class RegistryService {
+ public:
+  RegistryService(ringwheel::Clock& clock, PgPool& pool,
+                  std::chrono::milliseconds dead_after = std::chrono::seconds(90));
+  void Register(const xxljob::RegistryParam& p);
+  void Remove(const xxljob::RegistryParam& p);
+  // Deletes registrations not renewed within dead_after; returns how many.
+  std::size_t ExpireDead();
+  // The access token executors of `app_name` must present: the group's own, else nullopt (use the global).
+  std::optional<std::string> GroupToken(const std::string& app_name);
+
+ private:
+  ringwheel::Clock& clock_;
+  PgPool& pool_;
+  std::chrono::milliseconds dead_after_;
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,111 @@
+#pragma once
+// An admin node's membership of the cluster, and the recovery of fires other nodes left behind
+// (docs/architecture.md "The life of one fire", step 8; fixes XXL-JOB's weakness of
+// docs/xxl-job-protocol.md §15 item 3: its ring lives only in memory and a crash loses up to 5 s of fires).
+//
+// Liveness. A node holds, on a dedicated connection, the session-level advisory lock
+// (kNodeLockClass, lock_key) and renews its admin_node row (heartbeat_ms, lease_until_ms) every
+// `heartbeat`. PostgreSQL drops the lock the moment the process dies (kill -9 closes its socket), so:
+//   a node is dead  <=>  lease_until_ms < now
+//                        OR (its advisory lock is free AND heartbeat_ms < now - lock_grace).
+// The grace keeps a live node whose connection merely blipped from being declared dead at once.
+//
+// Recovery, every heartbeat: the pending rows (trigger_code 0, not skipped) of dead nodes, and orphaned
+// rows handed over at shutdown (owner NULL), are re-owned with FOR UPDATE SKIP LOCKED, so two live nodes
+// never take the same row, and given to `on_recovered` (the Scheduler: sent at once if on time, else
+// misfire strategy; future ones wait in the ring). A restarted node (same node_id) takes back its own
+// rows at Start(). The ownership check at dispatch (SchedulerStore::ClaimForDispatch) guarantees a node
+// wrongly declared dead cannot also send what was taken from it.
+//
+// Rows a dead node had claimed for sending (dispatch_ms > 0) may already have reached an executor; they
+// are sent again with the same log id, which cronwheel's executor runs only once. (An executor without
+// that de-duplication may run such a fire twice; XXL-JOB would lose it.)
+//
+// Thread-safety: Start/HandOver/Stop from the owner thread; AnotherNodeAlive from any thread.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "admin/model/fire.hpp"
+#include "admin/store/pg_pool.hpp"
+#include "cronwheel/throttled_log.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+// First key of the two-int advisory locks admins hold ('cw').
+inline constexpr int kNodeLockClass = 0x6377;
+
+// Another running admin uses this node id.
+class NodeConflict : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class NodeLease final {
+ public:
+  struct Settings {
+    std::string node_id;
+    std::string address;  // shown in admin_node, for operators
+    std::chrono::milliseconds heartbeat{1000};
+    std::chrono::milliseconds lease{10'000};
+    std::chrono::milliseconds lock_grace{2500};
+    int claim_batch = 5000;  // rows re-owned per statement
+  };
+  using OnRecovered = std::function<void(std::vector<ClaimedFire>)>;
+
+  NodeLease(Settings settings, ringwheel::Clock& clock, PgPool& pool, OnRecovered on_recovered);
+  ~NodeLease();
+  NodeLease(const NodeLease&) = delete;
+  NodeLease& operator=(const NodeLease&) = delete;
+
+  // Takes the node lock, writes the admin_node row, takes back this node's own pending rows (a previous
+  // run with the same node id), and starts the heartbeat/recovery thread. Throws NodeConflict when
+  // another live process holds this node id, pqxx errors when the database is unreachable.
+  void Start();
+
+  // One heartbeat + recovery round now (the thread runs this every `heartbeat`; tests call it).
+  // Safe to call while the thread runs (rounds are serialised).
+  void Tick();
+
+  // Whether some other node is alive now.
+  bool AnotherNodeAlive();
+
+  // Shutdown: gives up this node's pending rows that are not being sent (dispatch_ms 0) plus `log_ids`
+  // (taken out of the ring), so live nodes pick them up within a heartbeat; then deletes the node row and
+  // releases the lock. Returns the number of rows handed over.
+  std::size_t HandOver(std::span<const std::int64_t> log_ids);
+
+  // Stops the thread (without handing over).
+  void Stop();
+
+  // The advisory-lock key of a node id (stable, non-negative).
+  static int LockKey(std::string_view node_id);
+
+ private:
+  void Loop(const std::stop_token& stop);
+  void EnsureLock();
+  void Heartbeat();
+  void Recover();
+
+  Settings settings_;
+  ringwheel::Clock& clock_;
+  PgPool& pool_;
+  OnRecovered on_recovered_;
+  int lock_key_;
+  std::unique_ptr<pqxx::connection> lock_conn_;  // holds the advisory lock; used only by the lease thread
+  std::mutex tick_mu_;                           // serialises rounds; guards lock_conn_ and failures_
+  ThrottledLog failures_;
+  std::jthread thread_;
+};
+
+}  // namespace cronwheel::admin

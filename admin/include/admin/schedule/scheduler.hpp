@@ -1,0 +1,107 @@
+#pragma once
+// The admin's two scheduling threads (docs/architecture.md, "The life of one fire", steps 1-2):
+//
+//  * Schedule thread, every second aligned to the wall-clock second: one scan transaction
+//    (SchedulerStore::Scan: lock row FOR UPDATE, read jobs due within the pre-read window, plan, write
+//    the fires and the jobs' next times, COMMIT). Only after the commit are the fires handed on: those
+//    already due are claimed and sent at once, the others go into the time ring at their second.
+//    A full batch (as many jobs as pre_read_count) means scan again at once instead of waiting.
+//  * Ring thread: `dispatch_lead` before each second boundary T it drains the ring up to T (the current
+//    slot and the ones before it, so a late tick loses nothing), claims those fires in one statement,
+//    waits until T (never early) and hands them to the FireSink (the trigger pools).
+//
+// A claim that fails (database down) is retried every second; fires claimed later than the misfire
+// threshold follow their job's misfire strategy (ResolveLateFires).
+//
+// Thread-safety: Submit/Stats may be called from any thread. Start/StopScanning/TakeRing/Stop from one
+// owner thread. Lifetime: clock, store and sink must outlive the Scheduler; the destructor stops both
+// threads.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "admin/model/fire.hpp"
+#include "admin/schedule/scan_planner.hpp"
+#include "admin/schedule/scheduler_store.hpp"
+#include "admin/schedule/seams.hpp"
+#include "cronwheel/throttled_log.hpp"
+#include "ringwheel/clock.hpp"
+#include "ringwheel/second_ring.hpp"
+
+namespace cronwheel::admin {
+
+class Scheduler final {
+ public:
+  struct Settings {
+    std::string node_id;
+    int pre_read_count = 3000;                     // XXL-JOB: (fast max + slow max) * 10
+    ScanSettings scan;                             // pre-read window, misfire threshold
+    std::chrono::milliseconds dispatch_lead{200};  // claim this long before the second boundary
+    int ring_lookback_s = 2;                       // slots drained behind the current one
+  };
+
+  struct Stats {
+    std::uint64_t scans = 0;
+    std::uint64_t scan_errors = 0;
+    std::uint64_t full_batches = 0;
+    std::uint64_t fires_written = 0;
+    std::uint64_t fires_skipped = 0;     // DO_NOTHING misfires
+    std::uint64_t fires_dispatched = 0;  // claimed and handed to the sink
+    std::uint64_t fires_lost_claim = 0;  // owned by another node by the time of the claim
+    std::uint64_t claim_errors = 0;
+    std::size_t ring_size = 0;
+    std::size_t unclaimed = 0;  // waiting for the database to claim them
+  };
+
+  Scheduler(Settings settings, ringwheel::Clock& clock, SchedulerStore& store, FireSink& sink);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Starts the schedule and ring threads.
+  void Start();
+  // Stops the schedule thread (no new scans); the ring thread keeps sending what is in the ring.
+  void StopScanning();
+  // Removes and returns everything in the ring and not yet claimed (for hand-over at shutdown).
+  std::vector<Fire> TakeRing();
+  // Stops both threads.
+  void Stop();
+
+  // Fires this node owns that were written elsewhere (manual triggers, retries, child jobs, re-owned fires
+  // of a dead node): due ones (scheduled_ms <= now) are claimed and sent at once, future ones wait in the
+  // ring until their time.
+  void Submit(std::vector<Fire> fires);
+
+  [[nodiscard]] Stats stats() const;
+  [[nodiscard]] std::size_t ring_size() const { return ring_.size(); }
+
+ private:
+  void ScheduleLoop(const std::stop_token& stop);
+  void RingLoop(const std::stop_token& stop);
+  // Claims `fires` (all due by now_ms or about to be) and sends the on-time ones; keeps the ones the
+  // database could not claim for the next attempt. `send_at_ms`: do not send before this instant.
+  void ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, const std::stop_token& stop);
+
+  Settings settings_;
+  ringwheel::Clock& clock_;
+  SchedulerStore& store_;
+  FireSink& sink_;
+  ScanPlanner planner_;
+  ringwheel::SecondRing<Fire> ring_;
+
+  mutable std::mutex mu_;  // guards stats_ and unclaimed_
+  Stats stats_;
+  std::vector<Fire> unclaimed_;  // claims that failed: retried each tick
+  ThrottledLog scan_failures_;
+  ThrottledLog claim_failures_;
+
+  std::jthread schedule_thread_;
+  std::jthread ring_thread_;
+};
+
+}  // namespace cronwheel::admin

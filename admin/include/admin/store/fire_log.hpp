@@ -1,0 +1,201 @@
+#pragma once
+// The one owner of writes to job_log, the table of fires (one row per fire). Every INSERT, UPDATE and
+// DELETE of job_log in the admin is a function here, so the ownership protocol below is enforced in one
+// place. Each function runs inside the caller's transaction (they combine a job_log write with writes to
+// other tables atomically: the scan advances the job in the same transaction, a callback triggers child
+// jobs in it, the failure monitor writes retries in it).
+//
+// Life of a row (sql/001_schema.sql):
+//   InsertPlanned    the scan writes the fire PENDING, owner_node = this admin, in the scan transaction,
+//                    before it enters the time ring (a crash after the commit loses nothing).
+//   ClaimForDispatch the owner marks it as being sent (dispatch_ms) only while it still owns it and it is
+//                    still pending: a fire is sent only if the claim returned it, so an admin wrongly
+//                    declared dead cannot send what another admin has re-owned.
+//   ReOwn            a live admin takes the pending rows of a dead one (FOR UPDATE SKIP LOCKED: two live
+//                    admins never take the same row), and a restarted admin takes back its own.
+//   RecordTrigger... the trigger result (trigger_code 200 = RUNNING, else FAILED).
+//   RecordHandle...  the executor's callback (handle_code); a row that has one is never re-sent.
+// Writers that touch many rows lock them in id order, so two batched writers never deadlock.
+//
+// Statements are batched: a slice of rows goes as one JSON document through json_to_recordset (libpqxx 6.4
+// cannot bind arrays of composite values), never one statement per row.
+//
+// Thread-safety: stateless functions; the transaction belongs to the calling thread. Errors: pqxx
+// exceptions propagate (the caller's transaction is then rolled back).
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "admin/model/fire.hpp"
+#include "admin/model/queries.hpp"
+
+namespace cronwheel::admin::fire_log {
+
+// --- the scheduler (schedule/scheduler.hpp, store/pg_scheduler_store.hpp) ------------------------------
+
+// Writes the planned fires owned by `node_id`; a (job, instant, shard) already written for a CRON or
+// MISFIRE fire is not written again (unique key job_log_scheduled_uq). Returns the rows written.
+std::vector<CommittedFire> InsertPlanned(pqxx::transaction_base& tx, std::span<const PlannedFire> fires,
+                                         std::string_view node_id, std::int64_t now_ms);
+
+// Sets dispatch_ms = now_ms on the rows of `log_ids` that `node_id` still owns and that are pending, not
+// skipped and not claimed yet. Returns those rows (with their job's misfire strategy).
+std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::string_view node_id,
+                                          std::span<const std::int64_t> log_ids, std::int64_t now_ms);
+
+// Marks pending rows as skipped misfires (status SKIPPED), appending `note` to trigger_msg.
+void MarkSkipped(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::string_view note);
+
+// SHARDING_BROADCAST: turns the pending row `base_log_id` (shard 0 of 1) into shard 0 of `total` and
+// writes shards 1..total-1 as copies owned by node_id and already claimed. Returns the ids by shard index;
+// just {base_log_id} when the row was expanded before.
+std::vector<std::int64_t> CreateShards(pqxx::transaction_base& tx, std::int64_t base_log_id, int total,
+                                       std::string_view node_id, std::int64_t now_ms);
+
+// --- recovery (schedule/node_lease.hpp) ----------------------------------------------------------------
+
+// Whose pending rows ReOwn takes.
+enum class Owner {
+  kSelf,        // this node's own (a restart with the same node id): waits for row locks
+  kDeadNode,    // `owner`'s, a node declared dead: SKIP LOCKED
+  kHandedOver,  // rows handed over at shutdown (owner NULL): SKIP LOCKED
+};
+// Makes `new_owner` the owner of at most `limit` pending rows (not skipped, no trigger result) of `owner`,
+// clearing their claim. Returns them.
+std::vector<ClaimedFire> ReOwn(pqxx::transaction_base& tx, std::string_view new_owner, Owner whose,
+                               std::string_view owner, int limit);
+
+// Gives up `node_id`'s pending rows that are not being sent (dispatch_ms 0) plus `log_ids` (taken out of
+// its ring): owner NULL, so live nodes pick them up. Returns how many.
+std::size_t HandOver(pqxx::transaction_base& tx, std::string_view node_id,
+                     std::span<const std::int64_t> log_ids);
+
+// --- results (store/trigger_result_writer.hpp, results/callback_service.hpp) -----------------------------
+
+// Writes trigger results (sorted by log id here), appending each message to trigger_msg.
+void RecordTriggerResults(pqxx::transaction_base& tx, std::span<const TriggerResult> results);
+
+// A callback's result for one fire.
+struct HandleResult {
+  std::int64_t log_id = 0;
+  int handle_code = 0;  // never 0 (0 means "no result yet")
+  std::string handle_msg;
+};
+struct HandledFire {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  int handle_code = 0;
+};
+// Records results on rows that have none yet (a repeated callback changes nothing, XXL-JOB "log repeate
+// callback"). `results` must be sorted by log id. Returns the rows recorded.
+std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
+                                             std::span<const HandleResult> results, std::int64_t now_ms);
+
+// Writes PARENT fires for the child jobs of the succeeded fires `parent_log_ids`, except a child already in
+// the parent's ancestry (a cycle created by racing edits), owned by `node_id` and due now; appends a
+// "Trigger child job" note to each parent that got children. Returns the child fires.
+std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const std::int64_t> parent_log_ids,
+                                 std::string_view node_id, std::int64_t now_ms);
+
+// --- failures (results/failure_monitor.hpp, results/lost_result_monitor.hpp) ----------------------------
+
+// Gives up alarms an admin claimed (alarm_status -1) and never finished, for fires last touched before
+// `before_ms`: alarm_status 3 with a note. Returns how many.
+std::size_t AbandonStuckAlarms(pqxx::transaction_base& tx, std::int64_t before_ms);
+
+// A failed fire claimed for retry and alarm, with what the failure monitor needs of its job and group
+// (job_* fields are unset when the job was deleted).
+struct FailedFire {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  int group_id = 0;
+  std::string trigger_type;
+  std::int64_t scheduled_ms = 0;
+  int retries_left = 0;
+  std::string executor_param;
+  int shard_index = 0;
+  int shard_total = 1;
+  int trigger_code = 0;
+  std::string trigger_msg;
+  int handle_code = 0;
+  std::string handle_msg;
+  bool job_exists = false;
+  std::string job_description;
+  int job_retry_count = 0;
+  int job_retry_backoff_s = 0;
+  std::string alarm_email;
+  std::string alarm_webhook;
+  std::string schedule_type;
+  std::string schedule_conf;
+  std::string time_zone;
+  bool job_enabled = false;
+  std::int64_t job_next_fire_ms = 0;
+  std::string app_name;
+};
+// Claims (alarm_status -1) at most `limit` FAILED fires with alarm_status 0, SKIP LOCKED, in id order.
+std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, int limit);
+
+// A retry to write for a failed fire.
+struct PlannedRetry {
+  int job_id = 0;
+  int group_id = 0;
+  std::int64_t due_ms = 0;
+  std::string param;
+  int retries_left = 0;  // after this retry
+  int shard_index = 0;
+  int shard_total = 1;
+  std::int64_t parent_log_id = 0;
+  std::string note;
+};
+// Writes RETRY fires owned by `node_id`. Returns them, in the order given.
+std::vector<Fire> InsertRetries(pqxx::transaction_base& tx, std::span<const PlannedRetry> retries,
+                                std::string_view node_id, std::int64_t now_ms);
+
+// Final alarm state of claimed fires: status 1, 2 or 3, and a note appended to handle_msg ("" = none).
+struct AlarmStatus {
+  std::int64_t log_id = 0;
+  int status = 1;
+  std::string note;
+};
+void SetAlarmStatus(pqxx::transaction_base& tx, std::span<const AlarmStatus> statuses);
+
+// Records "the executor is gone" on RUNNING fires that still have no result: handle_code 500 and `message`.
+void MarkLost(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::int64_t now_ms,
+              std::string_view message);
+
+// --- the console and the REST API ---------------------------------------------------------------------
+
+// A MANUAL (or API) fire of `job_id`, owned by `node_id`, due now, with `param` (nullopt = the job's).
+// Returns its id, nullopt when the job does not exist.
+std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id, TriggerType type,
+                                         const std::optional<std::string>& param, std::string_view node_id,
+                                         std::int64_t now_ms);
+
+// Withdraws the CRON fires of `job_id` written for instants after `after_ms` and not being sent yet (the job
+// was stopped or its schedule changed).
+void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
+
+// Records a manual kill on a fire still without a result (XXL-JOB logKill): handle_code 500, handle_msg
+// "Manual operation, kill job: <msg>", alarm_status 1 (a person stopped it: no retry, no alarm). False when
+// the fire already had a result.
+bool MarkKilled(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t now_ms,
+                std::string_view executor_msg);
+
+// The WHERE clause (SQL) of the finished fires (SUCCESS, FAILED, SKIPPED) in `selection`; never PENDING or
+// RUNNING fires, which the scheduler and the executors still use.
+std::string FinishedSelection(pqxx::transaction_base& tx, const LogClear& selection);
+
+// Deletes at most `limit` finished fires (SUCCESS, FAILED, SKIPPED) of the selection at or before
+// (scheduled_ms, id) = `boundary`, in (scheduled_ms, id) order. Returns how many.
+std::int64_t DeleteFinished(pqxx::transaction_base& tx, const LogClear& selection,
+                            std::pair<std::int64_t, std::int64_t> boundary, int limit);
+
+// Retention: deletes at most `limit` fires scheduled before `cutoff_ms` (SKIP LOCKED). Returns how many.
+std::int64_t DeleteScheduledBefore(pqxx::transaction_base& tx, std::int64_t cutoff_ms, int limit);
+
+}  // namespace cronwheel::admin::fire_log

@@ -1,0 +1,65 @@
+#pragma once
+// Jobs (table job, XXL-JOB's xxl_job_info) on PostgreSQL: creation, updates, deletion, start and stop, and
+// manual triggers. The REST API reads and checks a job's fields first (api/request_bodies.hpp,
+// model/validation.hpp); here is what needs the database: the group exists, child jobs exist and form no
+// cycle, and the job's first fire (schedule/next_fire.hpp).
+//
+// Rules kept from XXL-JOB (docs/xxl-job-protocol.md §5, §12): starting a job computes its first fire from
+// now + pre_read; a NONE job cannot be started; stopping clears next/last; an update of a running job's
+// schedule recomputes the next fire the same way; a glue change bumps glue_updated_ms and keeps the newest
+// 30 versions in glue_history.
+// New: child-job cycles are refused when a job is saved; stopping a job (or changing its schedule) also
+// withdraws its fires that are written but not yet being sent.
+//
+// Thread-safety: safe from any thread (pooled connections). Errors: expected outcomes are Results (kInvalid
+// with fields, kNotFound); database failures throw.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "admin/model/model.hpp"
+#include "admin/model/queries.hpp"
+#include "admin/model/result.hpp"
+#include "admin/store/pg_pool.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+class JobRepository {
+ public:
+  struct Settings {
+    // How far ahead the scan reads (the admin's pre_read_ms): a started job's first fire is after it.
+    std::chrono::milliseconds pre_read{5000};
+  };
+  // Edits a job in place (an update's fields over the stored ones); an error is returned as it is.
+  using Edit = std::function<Result<void>(Job&)>;
+
+  JobRepository(ringwheel::Clock& clock, PgPool& pool, Settings settings);
+  JobRepository(ringwheel::Clock& clock, PgPool& pool) : JobRepository(clock, pool, Settings{}) {}
+
+  // `job` already read and checked (ReadJobBody, CheckJobFields). kInvalid with fields.
+  Result<Job> CreateJob(Job job);
+  // Applies `edit` to the stored job (locked for update) and saves it. kNotFound, kInvalid.
+  Result<Job> UpdateJob(int id, const Edit& edit);
+  // Deletes the job (and its fires) and removes it from other jobs' child lists. kNotFound.
+  Result<void> DeleteJob(int id);
+  std::optional<Job> GetJob(int id);
+  JobPage ListJobs(const JobQuery& q);
+  // Enables the job with its first fire. kNotFound; kInvalid for NONE or a schedule that never fires.
+  Result<void> StartJob(int id);
+  // kNotFound.
+  Result<void> StopJob(int id);
+  // Writes a MANUAL (or API) fire owned by node_id, to be sent at once; returns its log id. kNotFound.
+  Result<std::int64_t> CreateManualFire(int job_id, TriggerType type, const std::optional<std::string>& param,
+                                        const std::string& node_id);
+
+ private:
+  ringwheel::Clock& clock_;
+  PgPool& pool_;
+  Settings settings_;
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,49 @@
+#pragma once
+// SchedulerStore on PostgreSQL. Each scan is one transaction of a fixed handful of statements, however
+// many jobs it handles: lock row FOR UPDATE, one SELECT of due jobs (index job_due_idx), one multi-row
+// INSERT of the fires (fire_log::InsertPlanned), one UPDATE ... FROM of the jobs.
+//
+// Thread-safety: safe from any thread (each call borrows its own pooled connection).
+
+#include <chrono>
+
+#include "admin/schedule/scheduler_store.hpp"
+#include "admin/store/pg_pool.hpp"
+
+namespace cronwheel::admin {
+
+class PgSchedulerStore final : public SchedulerStore {
+ public:
+  struct Settings {
+    // How long a scan waits for the schedule lock before giving up (it retries next second).
+    std::chrono::milliseconds lock_timeout{3000};
+    // PostgreSQL aborts a scan transaction left idle this long, so a hung admin cannot keep the lock
+    // (XXL-JOB #3789: the lock is held until the database drops the connection).
+    std::chrono::milliseconds idle_in_transaction_timeout{10'000};
+  };
+
+  // The pre-read: enabled jobs due by $1 (epoch ms: now + pre_read), soonest first, at most $2. Served by
+  // the partial index job_due_idx (next_fire_ms) WHERE enabled. Public so bench/admin/bench_pre_read can
+  // time and EXPLAIN exactly the statement Scan runs.
+  static constexpr const char* kDueJobsSql = R"sql(
+    SELECT id, group_id, schedule_type, schedule_conf, time_zone, misfire_strategy, next_fire_ms
+      FROM job WHERE enabled AND next_fire_ms <= $1 ORDER BY next_fire_ms LIMIT $2
+  )sql";
+
+  PgSchedulerStore(PgPool& pool, Settings settings);
+  explicit PgSchedulerStore(PgPool& pool) : PgSchedulerStore(pool, Settings{}) {}
+
+  ScanOutcome Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
+                   ScanPlanner& planner) override;
+  std::vector<ClaimedFire> ClaimForDispatch(std::string_view node_id, std::span<const std::int64_t> log_ids,
+                                            std::int64_t now_ms) override;
+  void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
+  std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
+                                         std::int64_t now_ms) override;
+
+ private:
+  PgPool& pool_;
+  Settings settings_;
+};
+
+}  // namespace cronwheel::admin

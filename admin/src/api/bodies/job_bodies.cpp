@@ -1,0 +1,183 @@
+// The bodies of jobs, groups, manual triggers, schedule previews, clearing fires, and XXL-JOB
+// registrations (api/request_bodies.hpp).
+#include <date/date.h>
+#include <date/tz.h>
+
+#include "admin/api/request_bodies.hpp"
+#include "admin/model/validation.hpp"
+#include "api/bodies/body_reader.hpp"
+#include "cronwheel/net/http_address.hpp"
+#include "ringwheel/schedule.hpp"
+
+namespace cronwheel::admin {
+
+using namespace bodies;
+
+namespace {
+
+// "2026-03-29T03:00:00+02:00": the instant in `zone`, with the zone's UTC offset at that instant.
+std::string IsoInZone(std::int64_t ms, const date::time_zone* zone) {
+  const date::sys_seconds t{std::chrono::seconds{ms / 1000}};
+  return date::format("%FT%T%Ez", date::make_zoned(zone, t));
+}
+
+}  // namespace
+
+Result<void> CheckRegistration(const xxljob::RegistryParam& p) {
+  if (!ValidAppName(p.registry_key)) {
+    return Error::Invalid(
+        fmt::format("field 'registryKey': '{}' is not a valid AppName: 4 to 64 letters, digits, '.', '_' or "
+                    "'-', starting "
+                    "with a letter or digit",
+                    p.registry_key.substr(0, 80)));
+  }
+  std::string why;
+  if (!net::ParseHttpAddress(p.registry_value, &why)) {
+    return Error::Invalid(fmt::format("field 'registryValue': {}", why));
+  }
+  return {};
+}
+
+Result<Job> ReadJobBody(const json& body, Job job, bool create) {
+  FieldErrors errors;
+  BodyReader r(body, errors);
+  r.Int("group_id", job.group_id, create, 1, INT32_MAX);
+  r.String("description", job.description, create, 255, 1);
+  r.String("author", job.author, false, 64);
+  r.String("alarm_email", job.alarm_email, false, 255);
+  r.String("alarm_webhook", job.alarm_webhook, false, 1024);
+  r.String("schedule_type", job.schedule_type, create, 16);
+  r.String("schedule_conf", job.schedule_conf, false, 255);
+  r.String("time_zone", job.time_zone, false, 64);
+  r.Enum("misfire_strategy", job.misfire_strategy, false, &ParseMisfireStrategy);
+  r.Enum("route_strategy", job.route_strategy, false, &ParseRouteStrategy);
+  r.String("handler", job.handler, false, 255);
+  r.String("param", job.param, false, kMaxJobParamBytes);
+  r.Enum("block_strategy", job.block_strategy, false, &ParseBlockStrategy);
+  r.Int("timeout_s", job.timeout_s, false, 0, 604800);
+  r.Int("retry_count", job.retry_count, false, 0, 100);
+  r.Int("retry_backoff_s", job.retry_backoff_s, false, 0, 86400);
+  r.Enum("glue_type", job.glue_type, false, &ParseGlueType);
+  r.String("glue_source", job.glue_source, false, kMaxGlueSourceBytes);
+  r.String("glue_remark", job.glue_remark, false, 128);
+  r.IntArray("child_job_ids", job.child_job_ids, false, 100);
+  r.Bool("enabled", job.enabled, false);
+  r.RejectUnknown();
+  return Checked(std::move(job), std::move(errors), "the job is not valid");
+}
+
+Result<JobGroup> ReadGroupBody(const json& body, JobGroup g, bool create) {
+  FieldErrors errors;
+  BodyReader r(body, errors);
+  r.String("app_name", g.app_name, create, 64, 4);
+  r.String("title", g.title, create, 64, 1);
+  r.Enum("address_type", g.address_type, false, &ParseAddressType);
+  r.StringArray("addresses", g.addresses, false, 1000);
+  r.OptionalString("access_token", g.access_token, 255);
+  r.RejectUnknown();
+  if (!g.app_name.empty() && !ValidAppName(g.app_name)) {
+    errors.push_back(
+        {"app_name",
+         fmt::format("'{}' is not valid: 4 to 64 letters, digits, '.', '_' or '-', starting with a "
+                     "letter or digit",
+                     g.app_name),
+         "format",
+         {{"what", "app_name"}}});
+  }
+  for (auto& a : g.addresses) {
+    std::string why;
+    if (!net::ParseHttpAddress(a, &why)) {
+      errors.push_back({"addresses", why, "format", {{"what", "address"}}});
+    } else {
+      a = net::NormalizeAddress(a);
+    }
+  }
+  if (g.address_type == AddressType::kManual && g.addresses.empty()) {
+    errors.push_back({"addresses", "a MANUAL group needs at least one executor address", "required"});
+  }
+  if (g.access_token && g.access_token->empty()) g.access_token.reset();
+  return Checked(std::move(g), std::move(errors), "the group is not valid");
+}
+
+Result<PreviewBody> ReadPreviewBody(const json& body) {
+  PreviewBody out;
+  FieldErrors errors;
+  if (CheckObject(body, {"schedule_type", "schedule_conf", "time_zone", "count", "from_ms"}, errors)) {
+    out.schedule_type = StringField(body, "schedule_type", true, errors).value_or("");
+    out.schedule_conf = StringField(body, "schedule_conf", false, errors).value_or("");
+    out.time_zone = StringField(body, "time_zone", false, errors).value_or("UTC");
+    out.count = static_cast<int>(IntField(body, "count", 1, kMaxPreviewCount, errors).value_or(5));
+    out.from_ms = IntField(body, "from_ms", 0, 253'402'300'799'000, errors);  // up to year 9999
+  }
+  return Checked(std::move(out), std::move(errors), "the preview request is not valid");
+}
+
+Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms) {
+  ringwheel::ScheduleError se;
+  const auto schedule = ringwheel::Schedule::Parse(p.schedule_type, p.schedule_conf, p.time_zone, &se);
+  if (!schedule) return Error::Invalid("the schedule is not valid", {{se.field, se.message, "schedule"}});
+  json fires = json::array();
+  std::int64_t at = p.from_ms.value_or(now_ms);
+  for (int i = 0; i < p.count; ++i) {
+    const auto next = schedule->NextFireMs(at);
+    if (!next) break;
+    fires.push_back({{"ms", *next}, {"iso", IsoInZone(*next, schedule->zone())}});
+    at = *next;
+  }
+  return json{{"time_zone", schedule->zone_name()}, {"fires", fires}};
+}
+
+Result<TriggerBody> ReadTriggerBody(const json& body) {
+  TriggerBody out;
+  FieldErrors errors;
+  if (!body.is_object()) {
+    errors.push_back(NotAnObject(body));
+    return Error::Invalid("the trigger request is not valid", std::move(errors));
+  }
+  for (const auto& [k, v] : body.items()) {
+    if ((k == "param" || k == "address") && !v.is_string() && !v.is_null()) {
+      errors.push_back(WrongType(k, v, "string", "a string"));
+    } else if (k == "param") {
+      if (v.is_string()) out.param = v.get<std::string>();
+      if (out.param && out.param->size() > kMaxJobParamBytes) {
+        errors.push_back(
+            {"param",
+             fmt::format("must be at most {} bytes, got {}", kMaxJobParamBytes, out.param->size()),
+             "length",
+             {{"min", 0}, {"max", kMaxJobParamBytes}, {"actual", out.param->size()}}});
+      }
+    } else if (k == "address") {
+      if (v.is_string()) out.address = v.get<std::string>();
+    } else {
+      errors.push_back({k,
+                        "unknown field; the fields are: param, address",
+                        "unknown_field",
+                        {{"allowed", "param, address"}}});
+    }
+  }
+  return Checked(std::move(out), std::move(errors), "the trigger request is not valid");
+}
+
+Result<LogClear> ReadLogClearBody(const json& body) {
+  LogClear c;
+  FieldErrors errors;
+  if (CheckObject(body, {"group_id", "job_id", "older_than_days", "keep_last"}, errors)) {
+    const auto group = IntField(body, "group_id", 1, INT32_MAX, errors);
+    const auto job = IntField(body, "job_id", 1, INT32_MAX, errors);
+    const auto older = IntField(body, "older_than_days", 0, 36'500, errors);
+    const auto keep = IntField(body, "keep_last", 0, 100'000'000, errors);
+    if (group) c.group_id = static_cast<int>(*group);
+    if (job) c.job_id = static_cast<int>(*job);
+    if (older) c.older_than_days = static_cast<int>(*older);
+    if (keep) c.keep_last = static_cast<int>(*keep);
+    if (errors.empty() && (c.older_than_days.has_value() == c.keep_last.has_value())) {
+      errors.push_back(
+          {c.keep_last ? "keep_last" : "older_than_days",
+           "give exactly one of older_than_days (delete fires older than N days) or keep_last (keep "
+           "the newest N)"});
+    }
+  }
+  return Checked(std::move(c), std::move(errors), "the clear request is not valid");
+}
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,73 @@
+// /api/v1/groups: executor groups. Read: the groups the caller may see; write: admins.
+#include "admin/api/json_views.hpp"
+#include "admin/api/request_bodies.hpp"
+#include "api/routes.hpp"
+
+namespace cronwheel::admin::api {
+
+void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
+  auto& groups = ctx.services.groups;
+  auto& catalog = ctx.services.catalog;
+  const auto with_online = [&catalog](const JobGroup& g, bool include_token) {
+    auto j = ToJson(g, include_token);
+    j["online_addresses"] = catalog.Addresses(g);
+    return j;
+  };
+
+  s.Get("/api/v1/groups",
+        [&, with_online](const Principal& who, const httplib::Request&, httplib::Response& res) {
+          json items = json::array();
+          for (const auto& g : groups.ListGroups()) {
+            if (who.CanAccessGroup(g.id)) items.push_back(with_online(g, false));
+          }
+          SendJson(res, 200, {{"items", items}});
+        });
+  s.Post(
+      "/api/v1/groups",
+      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+        const auto body = ParseBody(req, false);
+        if (Failed(res, body)) return;
+        const auto read = ReadGroupBody(*body, JobGroup{}, true);
+        if (Failed(res, read)) return;
+        const auto g = groups.CreateGroup(*read);
+        if (Failed(res, g)) return;
+        ctx.Audit(who, "group.create", "group", std::to_string(g->id), nullptr, ToJson(*g));
+        SendJson(res, 201, ToJson(*g));
+      },
+      Access::kAdmin);
+  s.Get("/api/v1/groups/{id}",
+        [&, with_online](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+          if (const auto g = ctx.VisibleGroup(who, req.matches[1], res))
+            SendJson(res, 200, with_online(*g, who.admin));
+        });
+  s.Put(
+      "/api/v1/groups/{id}",
+      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+        const auto before = ctx.VisibleGroup(who, req.matches[1], res);
+        if (!before) return;
+        const auto body = ParseBody(req, false);
+        if (Failed(res, body)) return;
+        const auto g = groups.UpdateGroup(before->id, [&](JobGroup& group) -> Result<void> {
+          auto read = ReadGroupBody(*body, group, false);
+          if (!read) return read.error();
+          group = std::move(*read);
+          return {};
+        });
+        if (Failed(res, g)) return;
+        ctx.Audit(who, "group.update", "group", std::to_string(g->id), ToJson(*before), ToJson(*g));
+        SendJson(res, 200, ToJson(*g));
+      },
+      Access::kAdmin);
+  s.Delete(
+      "/api/v1/groups/{id}",
+      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+        const auto before = ctx.VisibleGroup(who, req.matches[1], res);
+        if (!before) return;
+        if (Failed(res, groups.DeleteGroup(before->id))) return;
+        ctx.Audit(who, "group.delete", "group", std::to_string(before->id), ToJson(*before), nullptr);
+        SendJson(res, 200, {{"deleted", before->id}});
+      },
+      Access::kAdmin);
+}
+
+}  // namespace cronwheel::admin::api

@@ -1,0 +1,209 @@
+// /api/v1/jobs: jobs (admins, or users permitted on the job's group): list, create, read, update, delete,
+// start, stop, manual trigger, copy, and the versions of a script job's source.
+#include <algorithm>
+
+#include "admin/api/json_views.hpp"
+#include "admin/api/request_bodies.hpp"
+#include "admin/model/validation.hpp"
+#include "api/routes.hpp"
+#include "cronwheel/net/http_address.hpp"
+#include "cronwheel/text.hpp"
+
+namespace cronwheel::admin::api {
+namespace {
+
+// The group a job body asks for, if it names one (for the permission check before validation).
+std::optional<int> BodyGroupId(const json& body) {
+  if (!body.is_object()) return std::nullopt;
+  auto it = body.find("group_id");
+  if (it == body.end() || !it->is_number_integer()) return std::nullopt;
+  const auto v = it->get<std::int64_t>();
+  if (v <= 0 || v > INT32_MAX) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+// The job body read over `base` and its webhook checked against the operator's prefixes.
+Result<Job> ReadJob(const json& body, const Job& base, bool create, const std::vector<std::string>& allow) {
+  auto job = ReadJobBody(body, base, create);
+  if (!job) return job;
+  FieldErrors errors;
+  CheckWebhook(*job, create ? nullptr : &base, allow, errors);
+  if (!errors.empty()) return Error::Invalid("the job is not valid", std::move(errors));
+  return job;
+}
+
+Result<JobQuery> ReadJobQuery(const httplib::Request& req) {
+  FieldErrors errors;
+  JobQuery q;
+  if (const auto g = QueryInt(req, "group_id", 1, INT32_MAX, errors)) q.group_id = static_cast<int>(*g);
+  q.offset = static_cast<int>(QueryInt(req, "offset", 0, INT32_MAX, errors).value_or(0));
+  q.limit = static_cast<int>(QueryInt(req, "limit", 1, 1000, errors).value_or(50));
+  if (req.has_param("enabled")) {
+    const auto e = req.get_param_value("enabled");
+    if (e == "true" || e == "false") {
+      q.enabled = e == "true";
+    } else {
+      errors.push_back({"enabled",
+                        fmt::format("'{}' is not valid: use true or false", Shorten(e)),
+                        "enum",
+                        {{"allowed", "true, false"}}});
+    }
+  }
+  if (req.has_param("q")) q.text = req.get_param_value("q").substr(0, 200);
+  if (!errors.empty()) return Error::Invalid("invalid query", std::move(errors));
+  return q;
+}
+
+void RegisterJobActions(Routes& s, const RouteContext& ctx) {
+  auto& jobs = ctx.services.jobs;
+  const auto change = [&](const char* action, Result<void> (JobRepository::*op)(int)) {
+    return
+        [&ctx, &jobs, action, op](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+          const auto job = ctx.VisibleJob(who, req.matches[1], res);
+          if (!job || Failed(res, (jobs.*op)(job->id))) return;
+          const auto after = ToJson(*jobs.GetJob(job->id));
+          ctx.Audit(who, action, "job", std::to_string(job->id), ToJson(*job), after);
+          SendJson(res, 200, after);
+        };
+  };
+  s.Post("/api/v1/jobs/{id}/start", change("job.start", &JobRepository::StartJob));
+  s.Post("/api/v1/jobs/{id}/stop", change("job.stop", &JobRepository::StopJob));
+  s.Post("/api/v1/jobs/{id}/trigger", [&](const Principal& who, const httplib::Request& req,
+                                          httplib::Response& res) {
+    const auto job = ctx.VisibleJob(who, req.matches[1], res);
+    if (!job) return;
+    const auto body = ParseBody(req, true);
+    if (Failed(res, body)) return;
+    const auto trigger = ReadTriggerBody(*body);
+    if (Failed(res, trigger)) return;
+    if (trigger->address) {
+      // Only an address registered for or configured on the job's group: never one the caller typed.
+      const auto group = ctx.services.catalog.GetGroup(job->group_id);
+      const auto allowed = group ? ctx.services.catalog.Addresses(*group) : std::vector<std::string>{};
+      const auto wanted = net::NormalizeAddress(*trigger->address);
+      if (std::find(allowed.begin(), allowed.end(), wanted) == allowed.end()) {
+        return SendError(
+            res, Error::Invalid("the trigger request is not valid",
+                                {{"address", fmt::format("'{}' is not an online or configured address "
+                                                         "of the job's group",
+                                                         trigger->address->substr(0, 200))}}));
+      }
+    }
+    const auto log_id =
+        jobs.CreateManualFire(job->id, TriggerType::kManual, trigger->param, ctx.settings.node_id);
+    if (Failed(res, log_id)) return;
+    ctx.services.scheduler.Submit({Fire{.log_id = *log_id,
+                                        .job_id = job->id,
+                                        .scheduled_ms = ctx.clock.NowMs(),
+                                        .type = TriggerType::kManual,
+                                        .param = trigger->param ? trigger->param : std::optional(job->param),
+                                        .address = trigger->address}});
+    ctx.Audit(who, "job.trigger", "job", std::to_string(job->id), nullptr,
+              {{"log_id", *log_id},
+               {"param", trigger->param ? json(*trigger->param) : json(nullptr)},
+               {"address", trigger->address ? json(*trigger->address) : json(nullptr)}});
+    SendJson(res, 202, {{"log_id", *log_id}});
+  });
+}
+
+// The console's job extras: copy, and the glue versions of a script job.
+void RegisterJobExtras(Routes& s, const RouteContext& ctx) {
+  auto& jobs = ctx.services.jobs;
+  s.Post("/api/v1/jobs/{id}/copy", [&](const Principal& who, const httplib::Request& req,
+                                       httplib::Response& res) {
+    const auto job = ctx.VisibleJob(who, req.matches[1], res);
+    if (!job) return;
+    Job copy = *job;
+    constexpr std::string_view kSuffix = " (copy)";
+    copy.id = 0;
+    copy.description = std::string(Utf8Prefix(job->description, 255 - kSuffix.size())) + std::string(kSuffix);
+    copy.enabled = false;
+    copy.next_fire_ms = 0;
+    copy.last_fire_ms = 0;
+    copy.stop_reason.clear();
+    FieldErrors errors;
+    CheckWebhook(copy, nullptr, ctx.settings.webhook_allow, errors);
+    auto created = errors.empty() ? jobs.CreateJob(copy) : Result<Job>(Error::Invalid("", std::move(errors)));
+    if (!created) {
+      return SendError(res, Error{ErrorKind::kConflict, "the job cannot be copied", created.error().fields});
+    }
+    auto after = ToJson(*created);
+    after["copied_from"] = job->id;
+    ctx.Audit(who, "job.copy", "job", std::to_string(created->id), nullptr, after);
+    SendJson(res, 201, ToJson(*created));
+  });
+  s.Get("/api/v1/jobs/{id}/glue",
+        [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+          const auto job = ctx.VisibleJob(who, req.matches[1], res);
+          if (!job) return;
+          json items = json::array();
+          for (const auto& g : ctx.services.console->store.GlueHistory(job->id)) {
+            items.push_back({{"id", g.id},
+                             {"glue_type", g.glue_type},
+                             {"glue_source", g.glue_source},
+                             {"glue_remark", g.glue_remark},
+                             {"glue_updated_ms", g.glue_updated_ms},
+                             {"created_ms", g.created_ms}});
+          }
+          SendJson(res, 200, {{"items", items}});
+        });
+}
+
+}  // namespace
+
+void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
+  auto& jobs = ctx.services.jobs;
+  const auto& allow = ctx.settings.webhook_allow;
+
+  s.Get("/api/v1/jobs", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+    auto q = ReadJobQuery(req);
+    if (Failed(res, q)) return;
+    if (!who.admin) q->group_ids = who.group_ids;
+    SendPage(res, jobs.ListJobs(*q));
+  });
+  s.Post("/api/v1/jobs", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+    const auto body = ParseBody(req, false);
+    if (Failed(res, body)) return;
+    if (const auto g = BodyGroupId(*body); g && !who.CanAccessGroup(*g)) {
+      return SendError(res, Error::Forbidden(fmt::format("you may not create jobs in group {}", *g)));
+    }
+    auto job = ReadJob(*body, Job{}, true, allow);
+    if (Failed(res, job)) return;
+    const auto created = jobs.CreateJob(*std::move(job));
+    if (Failed(res, created)) return;
+    ctx.Audit(who, "job.create", "job", std::to_string(created->id), nullptr, ToJson(*created));
+    SendJson(res, 201, ToJson(*created));
+  });
+  s.Get("/api/v1/jobs/{id}", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+    if (const auto job = ctx.VisibleJob(who, req.matches[1], res)) SendJson(res, 200, ToJson(*job));
+  });
+  s.Put("/api/v1/jobs/{id}", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+    const auto job = ctx.VisibleJob(who, req.matches[1], res);
+    if (!job) return;
+    const auto body = ParseBody(req, false);
+    if (Failed(res, body)) return;
+    if (const auto g = BodyGroupId(*body); g && !who.CanAccessGroup(*g)) {
+      return SendError(res, Error::Forbidden(fmt::format("you may not move jobs to group {}", *g)));
+    }
+    const auto updated = jobs.UpdateJob(job->id, [&](Job& stored) -> Result<void> {
+      auto read = ReadJob(*body, stored, false, allow);
+      if (!read) return read.error();
+      stored = std::move(*read);
+      return {};
+    });
+    if (Failed(res, updated)) return;
+    ctx.Audit(who, "job.update", "job", std::to_string(job->id), ToJson(*job), ToJson(*updated));
+    SendJson(res, 200, ToJson(*updated));
+  });
+  s.Delete("/api/v1/jobs/{id}",
+           [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+             const auto job = ctx.VisibleJob(who, req.matches[1], res);
+             if (!job || Failed(res, jobs.DeleteJob(job->id))) return;
+             ctx.Audit(who, "job.delete", "job", std::to_string(job->id), ToJson(*job), nullptr);
+             SendJson(res, 200, {{"deleted", job->id}});
+           });
+  RegisterJobActions(s, ctx);
+  if (ctx.services.console != nullptr) RegisterJobExtras(s, ctx);
+}
+
+}  // namespace cronwheel::admin::api

@@ -1,0 +1,103 @@
+#include "admin/api/json_views.hpp"
+
+#include "admin/schedule/next_fire.hpp"
+
+namespace cronwheel::admin {
+
+using nlohmann::json;
+
+nlohmann::json ToJson(const JobGroup& g, bool include_token) {
+  json j{{"id", g.id},
+         {"app_name", g.app_name},
+         {"title", g.title},
+         {"address_type", ToString(g.address_type)},
+         {"addresses", g.addresses},
+         {"has_access_token", g.access_token.has_value()},
+         {"created_ms", g.created_ms},
+         {"updated_ms", g.updated_ms}};
+  if (include_token) j["access_token"] = g.access_token ? json(*g.access_token) : json(nullptr);
+  return j;
+}
+
+nlohmann::json ToJson(const Job& j) {
+  return {{"id", j.id},
+          {"group_id", j.group_id},
+          {"description", j.description},
+          {"author", j.author},
+          {"alarm_email", j.alarm_email},
+          {"alarm_webhook", j.alarm_webhook},
+          {"schedule_type", j.schedule_type},
+          {"schedule_conf", j.schedule_conf},
+          {"time_zone", j.time_zone},
+          {"misfire_strategy", ToString(j.misfire_strategy)},
+          {"route_strategy", ToString(j.route_strategy)},
+          {"handler", j.handler},
+          {"param", j.param},
+          {"block_strategy", ToString(j.block_strategy)},
+          {"timeout_s", j.timeout_s},
+          {"retry_count", j.retry_count},
+          {"retry_backoff_s", j.retry_backoff_s},
+          {"glue_type", ToString(j.glue_type)},
+          {"glue_source", j.glue_source},
+          {"glue_remark", j.glue_remark},
+          {"glue_updated_ms", j.glue_updated_ms},
+          {"child_job_ids", j.child_job_ids},
+          {"enabled", j.enabled},
+          {"next_fire_ms", j.next_fire_ms == kAwaitingCompletion ? 0 : j.next_fire_ms},
+          {"last_fire_ms", j.last_fire_ms},
+          {"stop_reason", j.stop_reason},
+          {"created_ms", j.created_ms},
+          {"updated_ms", j.updated_ms}};
+}
+
+nlohmann::json ToJson(const JobLog& l) {
+  return {{"id", l.id},
+          {"job_id", l.job_id},
+          {"group_id", l.group_id},
+          {"trigger_type", ToString(l.trigger_type)},
+          {"scheduled_ms", l.scheduled_ms},
+          {"status", l.status},
+          {"executor_address", l.executor_address},
+          {"executor_handler", l.executor_handler},
+          {"executor_param", l.executor_param},
+          {"shard_index", l.shard_index},
+          {"shard_total", l.shard_total},
+          {"retry_count", l.retry_count},
+          {"parent_log_id", l.parent_log_id ? json(*l.parent_log_id) : json(nullptr)},
+          {"trigger_ms", l.trigger_ms},
+          {"trigger_code", l.trigger_code},
+          {"trigger_msg", l.trigger_msg},
+          {"handle_ms", l.handle_ms},
+          {"handle_code", l.handle_code},
+          {"handle_msg", l.handle_msg},
+          {"alarm_status", l.alarm_status},
+          {"owner_node", l.owner_node}};
+}
+
+nlohmann::json ToJson(const User& u) {
+  return {{"id", u.id},
+          {"username", u.username},
+          {"role", u.admin ? "ADMIN" : "USER"},
+          {"permitted_group_ids", u.permitted_group_ids},
+          {"created_ms", u.created_ms},
+          {"updated_ms", u.updated_ms}};
+}
+
+nlohmann::json ToJson(const ApiToken& t) {
+  return {{"id", t.id},     {"user_id", t.user_id},       {"username", t.username},
+          {"name", t.name}, {"created_ms", t.created_ms}, {"last_used_ms", t.last_used_ms}};
+}
+
+nlohmann::json ToJson(const AuditEntry& e) {
+  return {{"id", e.id},
+          {"at_ms", e.at_ms},
+          {"user_id", e.user_id ? json(*e.user_id) : json(nullptr)},
+          {"username", e.username},
+          {"action", e.action},
+          {"entity", e.entity},
+          {"entity_id", e.entity_id},
+          {"before", e.before},
+          {"after", e.after}};
+}
+
+}  // namespace cronwheel::admin

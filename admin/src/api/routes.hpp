@@ -1,0 +1,144 @@
+#pragma once
+// What every REST route file of the admin shares (private to admin/src/api):
+//  * Routes registers /api/v1 routes by their OpenAPI path template ("/api/v1/jobs/{id}/start"), turned
+//    into the regular expression cpp-httplib matches ("{name}" -> one path segment) and recorded, so the
+//    routes served and the routes documented can be compared by a test. An authenticated route gets its
+//    caller (Access::kUser) or refuses anyone but an admin (Access::kAdmin): the authentication step is
+//    written once, here.
+//  * Routes also serves a POST that carries no body at all (neither Content-Length nor Transfer-Encoding;
+//    RFC 9112 §6.3: its body is empty), which cpp-httplib 0.11 refuses before routing.
+//  * RouteContext: the services, the settings, the clock, audit entries and the visibility rules.
+//  * JSON answers: SendJson, SendError (an Error's status and body), SendPage.
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "admin/api/server.hpp"
+#include "admin/model/result.hpp"
+
+namespace cronwheel::admin::api {
+
+using nlohmann::json;
+
+void SendJson(httplib::Response& res, int status, const json& body);
+// The Error's HTTP status and {"error", "code", "errors"}; Retry-After for kThrottled.
+void SendError(httplib::Response& res, const Error& error);
+// For answers that are not an Error of the admin's own (a framing problem, an executor that failed).
+void SendError(httplib::Response& res, int status, const std::string& message);
+void SendEnvelope(httplib::Response& res, const xxljob::Envelope& e);
+
+// A page of items as {"total": n, "items": [ToJson(item)...]}.
+template <class Page>
+void SendPage(httplib::Response& res, const Page& page) {
+  json items = json::array();
+  for (const auto& item : page.items)
+    items.push_back(ToJson(item));
+  SendJson(res, 200, {{"total", page.total}, {"items", items}});
+}
+
+// Answers `r`'s error and returns true when it failed.
+template <class T>
+bool Failed(httplib::Response& res, const Result<T>& r) {
+  if (r) return false;
+  SendError(res, r.error());
+  return true;
+}
+
+// The request body as JSON (any JSON value; each route checks its shape): a syntax error, a number beyond a
+// double (1e400) or nesting deeper than cronwheel::kMaxJsonDepth is kInvalid. An empty body is {} when
+// `allow_empty`.
+Result<json> ParseBody(const httplib::Request& req, bool allow_empty);
+
+// A path id: decimal digits only, positive, within the column's range.
+std::optional<std::int64_t> ParseId(const std::string& text, std::int64_t max = INT32_MAX);
+
+// Optional integer query parameter; adds an error to `errors` when present but invalid.
+std::optional<std::int64_t> QueryInt(const httplib::Request& req, const char* name, std::int64_t min,
+                                     std::int64_t max, FieldErrors& errors);
+
+// `text` cut for an error message (40 bytes, on a UTF-8 boundary).
+std::string Shorten(const std::string& text);
+
+enum class Access { kUser, kAdmin };
+using Handler =
+    std::function<void(const Principal& who, const httplib::Request& req, httplib::Response& res)>;
+
+class Routes {
+ public:
+  Routes(httplib::Server& server, Authenticator& auth, std::vector<RouteInfo>* record)
+      : server_(server), auth_(auth), record_(record) {}
+
+  void Get(const std::string& path, Handler h, Access access = Access::kUser);
+  void Post(const std::string& path, Handler h, Access access = Access::kUser);
+  void Put(const std::string& path, Handler h, Access access = Access::kUser);
+  void Delete(const std::string& path, Handler h, Access access = Access::kUser);
+  // A route that needs no caller (health, login, the OpenAPI document).
+  void PublicGet(const std::string& path, httplib::Server::Handler h);
+  void PublicPost(const std::string& path, httplib::Server::Handler h);
+
+  // Serves `req`, a POST with no body at all, as a POST with an empty body. False when no POST route
+  // matches its path (the caller answers as for any other path).
+  bool ServeBodilessPost(const httplib::Request& req, httplib::Response& res) const;
+
+  // "/api/v1/jobs/{id}" -> "/api/v1/jobs/([^/]+)"; '.' is literal.
+  static std::string Pattern(const std::string& path);
+
+ private:
+  void Add(const char* method, const std::string& path, httplib::Server::Handler h);
+  httplib::Server::Handler Authed(Handler h, Access access);
+
+  httplib::Server& server_;
+  Authenticator& auth_;
+  std::vector<RouteInfo>* record_;
+  struct PostRoute {
+    std::regex pattern;
+    httplib::Server::Handler handler;
+  };
+  std::vector<PostRoute> posts_;
+};
+
+struct RouteContext {
+  ApiServer::Services& services;
+  const ApiServer::Settings& settings;
+  ringwheel::Clock& clock;
+
+  // Records who changed what, when the console's parts are there (never a password or a token).
+  void Audit(const Principal& who, std::string_view action, std::string_view entity, const std::string& id,
+             const json& before, const json& after) const;
+  // The job / fire / group if it exists and the caller may see it; otherwise answers 404 and returns nullopt.
+  std::optional<Job> VisibleJob(const Principal& who, const std::string& text, httplib::Response& res) const;
+  std::optional<JobLog> VisibleLog(const Principal& who, const std::string& text,
+                                   httplib::Response& res) const;
+  std::optional<JobGroup> VisibleGroup(const Principal& who, const std::string& text,
+                                       httplib::Response& res) const;
+  // The token a group's executors expect: the group's own, else the global one.
+  std::string ExecutorToken(int group_id) const;
+};
+
+// Registration of each resource's routes (one file each).
+void RegisterHealthRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterGroupRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterJobRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterLogRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterSessionRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterUserRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterTokenRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterAuditRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterDashboardRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterScheduleRoutes(Routes& routes, const RouteContext& ctx);
+// The XXL-JOB executor API (/api/registry, /api/registryRemove, /api/callback) under `prefix`.
+void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, const std::string& prefix);
+// The pages of web/ at "/" (GET only), with the security headers of every response.
+void RegisterWebAssets(httplib::Server& server, const std::string& web_dir);
+// The bytes of web/<path> (from `web_dir` when set, else the copy compiled in); nullopt when there is no
+// such file or the path is not a plain relative one ([A-Za-z0-9._-] segments, no "..").
+std::optional<std::string> WebAsset(const std::string& web_dir, const std::string& path);
+
+}  // namespace cronwheel::admin::api

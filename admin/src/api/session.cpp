@@ -1,0 +1,54 @@
+// /api/v1/auth: login, logout and "who am I" of the console (auth/auth_service.hpp).
+#include "admin/api/json_views.hpp"
+#include "admin/api/request_bodies.hpp"
+#include "api/routes.hpp"
+#include "cronwheel/text.hpp"
+
+namespace cronwheel::admin::api {
+
+void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
+  auto& console = *ctx.services.console;
+  s.PublicPost("/api/v1/auth/login", [&](const httplib::Request& req, httplib::Response& res) {
+    // A JSON body only: a cross-site HTML form cannot send one, so nobody is logged in by a foreign page.
+    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+      return SendError(res, 415, "send the credentials as a JSON body (Content-Type: application/json)");
+    }
+    const auto body = ParseBody(req, false);
+    if (Failed(res, body)) return;
+    const auto login = ReadLoginBody(*body);
+    if (Failed(res, login)) return;
+    const auto session = console.auth.Login(login->username, login->password, req.remote_addr);
+    if (!session) {
+      if (session.error().kind == ErrorKind::kUnauthenticated) {
+        console.audit.Record(Principal{.username = std::string(Utf8Prefix(login->username, 100))},
+                             "user.login_failed", "user", "", nullptr, {{"client", req.remote_addr}});
+      }
+      return SendError(res, session.error());
+    }
+    console.audit.Record(Principal{.user_id = session->user.id, .username = session->user.username},
+                         "user.login", "user", std::to_string(session->user.id), nullptr,
+                         {{"client", req.remote_addr}});
+    res.set_header("Set-Cookie", console.auth.SessionCookie(session->token));
+    SendJson(res, 200, {{"csrf_token", session->csrf_token}, {"user", ToJson(session->user)}});
+  });
+  s.Post("/api/v1/auth/logout",
+         [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+           const bool ended = who.via == "session" && console.auth.Logout(req);
+           if (ended)
+             console.audit.Record(who, "user.logout", "user", std::to_string(who.user_id), nullptr, nullptr);
+           res.set_header("Set-Cookie", console.auth.ExpiredCookie());
+           SendJson(res, 200, {{"logged_out", ended}});
+         });
+  s.Get("/api/v1/auth/me", [&](const Principal& who, const httplib::Request&, httplib::Response& res) {
+    json body{{"user",
+               {{"id", who.user_id},
+                {"username", who.username},
+                {"role", who.admin ? "ADMIN" : "USER"},
+                {"permitted_group_ids", who.group_ids}}},
+              {"via", who.via}};
+    if (who.via == "session") body["csrf_token"] = who.csrf_token;
+    SendJson(res, 200, body);
+  });
+}
+
+}  // namespace cronwheel::admin::api

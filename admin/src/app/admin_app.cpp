@@ -1,0 +1,291 @@
+#include "admin/app/admin_app.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <pqxx/pqxx>
+#include <stdexcept>
+
+#include "admin/api/server.hpp"
+#include "admin/auth/accounts.hpp"
+#include "admin/auth/auth_service.hpp"
+#include "admin/dispatch/executor_client.hpp"
+#include "admin/dispatch/job_catalog.hpp"
+#include "admin/dispatch/route_strategies.hpp"
+#include "admin/dispatch/trigger_pools.hpp"
+#include "admin/dispatch/trigger_service.hpp"
+#include "admin/results/alarm.hpp"
+#include "admin/results/callback_service.hpp"
+#include "admin/results/failure_monitor.hpp"
+#include "admin/results/lost_result_monitor.hpp"
+#include "admin/results/registry_service.hpp"
+#include "admin/results/report_monitor.hpp"
+#include "admin/schedule/node_lease.hpp"
+#include "admin/schedule/scheduler.hpp"
+#include "admin/store/audit_log.hpp"
+#include "admin/store/console_repository.hpp"
+#include "admin/store/group_repository.hpp"
+#include "admin/store/job_repository.hpp"
+#include "admin/store/log_repository.hpp"
+#include "admin/store/migrations.hpp"
+#include "admin/store/pg_pool.hpp"
+#include "admin/store/pg_scheduler_store.hpp"
+#include "admin/store/trigger_result_writer.hpp"
+#include "cronwheel/net/http_address.hpp"
+#include "cronwheel/periodic_task.hpp"
+#include "cronwheel/throttled_log.hpp"
+#include "ringwheel/hashed_wheel_timer.hpp"
+
+namespace cronwheel::admin {
+struct AdminApp::Parts {
+  Parts(const AdminConfig& c, ringwheel::Clock& clock)
+      : clock_(clock),
+        pool({.dsn = c.dsn, .size = c.db_pool_size}),
+        catalog({}, clock, pool),
+        writer({}, clock, pool),
+        client({.connect_timeout = c.executor_timeout,
+                .read_timeout = c.executor_timeout,
+                .max_connections_per_origin = static_cast<std::size_t>(c.executor_connections)},
+               clock),
+        routers(client),
+        store(pool),
+        trigger(
+            {.node_id = c.node_id, .access_token = c.access_token}, clock, catalog, client, writer,
+            [this](RouteStrategy s) -> Router& { return routers.For(s); }, store),
+        pools({.fast_threads = c.fast_pool_threads, .slow_threads = c.slow_pool_threads}, clock, trigger,
+              writer),
+        scheduler({.node_id = c.node_id,
+                   .pre_read_count = c.pre_read_count,
+                   .scan = {.pre_read = c.pre_read, .misfire_threshold = c.misfire_threshold}},
+                  clock, store, pools),
+        lease({.node_id = c.node_id, .address = c.listen}, clock, pool,
+              [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
+        groups(clock, pool),
+        jobs(clock, pool, {.pre_read = c.pre_read}),
+        logs(clock, pool),
+        registry(clock, pool),
+        callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
+        wheel(clock),
+        alarms({.smtp_url = c.smtp_url,
+                .smtp_from = c.smtp_from,
+                .smtp_user = c.smtp_user,
+                .smtp_password = c.smtp_password,
+                .smtp_starttls = c.smtp_starttls,
+                .webhook_allow = c.alarm_webhook_allow}),
+        failures({.node_id = c.node_id}, clock, pool, alarms,
+                 [this](Fire f, std::chrono::milliseconds delay) { ScheduleRetry(std::move(f), delay); }),
+        lost(clock, pool, catalog, client, c.access_token),
+        report(clock, pool, c.log_retention_days),
+        auth({.session_idle = c.session_idle,
+              .session_max = c.session_max,
+              .cookie_secure = c.cookie_secure,
+              .throttle = {.max_failures = c.login_max_failures, .window = c.login_window}},
+             clock, pool),
+        accounts(auth, clock, pool),
+        audit(clock, pool),
+        console_store(clock, pool),
+        console{.auth = auth,
+                .accounts = accounts,
+                .audit = audit,
+                .store = console_store,
+                .executors = client,
+                .web_dir = c.web_dir} {}
+
+  // A retry waits in the hashed wheel timer for its back-off, then goes to the scheduler like any due fire.
+  // If the timer refuses it, the ring holds it instead (it keeps the fire's instant).
+  void ScheduleRetry(Fire fire, std::chrono::milliseconds delay) {
+    if (delay.count() > 0) {
+      std::string error;
+      auto f = std::make_shared<Fire>(fire);
+      if (wheel.NewTimeout([this, f] { scheduler.Submit({*f}); }, delay, &error)) return;
+      spdlog::warn("retry timer refused fire {} ({}); the time ring keeps it", fire.log_id, error);
+    }
+    scheduler.Submit({std::move(fire)});
+  }
+
+  void StartMonitors() {
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "failure monitor", .interval = std::chrono::seconds(1)}, clock_,
+        [this] { failures.RunOnce(); }));
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "lost-result monitor", .interval = std::chrono::minutes(1)}, clock_,
+        [this] { lost.RunOnce(); }));
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "registry monitor", .interval = std::chrono::seconds(10)}, clock_,
+        [this] { registry.ExpireDead(); }));
+    tasks.push_back(
+        std::make_unique<PeriodicTask>(PeriodicTask::Settings{.name = "report monitor",
+                                                              .interval = std::chrono::minutes(1),
+                                                              .first_delay = std::chrono::seconds(5)},
+                                       clock_, [this] { report.RunOnce(); }));
+  }
+
+  void SubmitRecovered(std::vector<ClaimedFire> claimed) {
+    std::vector<Fire> fires;
+    fires.reserve(claimed.size());
+    for (auto& c : claimed)
+      fires.push_back(FireFromRecovered(std::move(c)));
+    scheduler.Submit(std::move(fires));
+  }
+
+  ringwheel::Clock& clock_;
+  PgPool pool;
+  JobCatalog catalog;
+  TriggerResultWriter writer;
+  HttpExecutorClient client;
+  RouterSet routers;
+  PgSchedulerStore store;
+  TriggerService trigger;
+  TriggerPools pools;
+  Scheduler scheduler;
+  NodeLease lease;
+  GroupRepository groups;
+  JobRepository jobs;
+  LogRepository logs;
+  RegistryService registry;
+  CallbackService callbacks;
+  ringwheel::HashedWheelTimer wheel;
+  DefaultAlarmSender alarms;
+  FailureMonitor failures;
+  LostResultMonitor lost;
+  ReportMonitor report;
+  std::vector<std::unique_ptr<PeriodicTask>> tasks;
+  AuthService auth;
+  Accounts accounts;
+  AuditLog audit;
+  ConsoleRepository console_store;
+  ConsoleServices console;
+  std::unique_ptr<ApiServer> api;
+  bool started = false;
+  bool stopped = false;
+};
+
+AdminApp::AdminApp(AdminConfig config, ringwheel::Clock& clock) : config_(std::move(config)), clock_(clock) {}
+
+AdminApp::~AdminApp() {
+  Shutdown();
+}
+
+void AdminApp::Start() {
+  if (auto valid = config_.Validate(); !valid) throw std::invalid_argument(valid.error().message);
+  // PostgreSQL may not be up yet (a cluster starting, a database restart): wait for it, within bounds.
+  const auto give_up = clock_.SteadyNow() + config_.startup_timeout;
+  std::stop_source never;
+  ThrottledLog waiting(std::chrono::seconds(5));
+  for (;;) {
+    try {
+      PgPool bootstrap({.dsn = config_.dsn, .size = 1});
+      auto conn = bootstrap.Acquire();
+      const auto report = ApplyMigrations(*conn, BuiltInMigrations(), clock_.NowMs());
+      spdlog::info("database schema at version {} ({} migration(s) applied now)", report.schema_version,
+                   report.applied);
+      break;
+    } catch (const pqxx::broken_connection& e) {
+      if (clock_.SteadyNow() >= give_up) throw;
+      if (const auto n = waiting.Failure(clock_.SteadyNow())) {
+        spdlog::warn("waiting for PostgreSQL ({} attempt(s) so far): {}", *n, e.what());
+      }
+      clock_.WaitFor(std::chrono::milliseconds(500), never.get_token());
+    }
+  }
+  parts_ = std::make_unique<Parts>(config_, clock_);
+  auto& p = *parts_;
+  if (const auto created = p.auth.EnsureAdminUser(config_.admin_password)) {
+    if (config_.admin_password.empty()) {
+      spdlog::warn("created user admin with password {} (shown this once: log in and change it)", *created);
+    } else {
+      spdlog::info("created user admin with the password from admin_password");
+    }
+  }
+  p.lease.Start();
+  p.scheduler.Start();
+  p.StartMonitors();
+  const auto address = net::ParseHostPort(config_.listen, nullptr).value();
+  p.api = std::make_unique<ApiServer>(
+      ApiServer::Settings{.host = address.host,
+                          .port = address.port,
+                          .threads = config_.http_threads,
+                          .access_token = config_.access_token,
+                          .node_id = config_.node_id,
+                          .webhook_allow = config_.alarm_webhook_allow},
+      ApiServer::Services{.groups = p.groups,
+                          .jobs = p.jobs,
+                          .logs = p.logs,
+                          .scheduler = p.scheduler,
+                          .catalog = p.catalog,
+                          .registry = p.registry,
+                          .callbacks = p.callbacks,
+                          .authenticator = p.auth,
+                          .health_details =
+                              [&p] {
+                                const auto s = p.scheduler.stats();
+                                const auto t = p.pools.stats();
+                                return nlohmann::json{{"scheduler",
+                                                       {{"scans", s.scans},
+                                                        {"scan_errors", s.scan_errors},
+                                                        {"fires_written", s.fires_written},
+                                                        {"fires_skipped", s.fires_skipped},
+                                                        {"fires_dispatched", s.fires_dispatched},
+                                                        {"ring_size", s.ring_size},
+                                                        {"unclaimed", s.unclaimed}}},
+                                                      {"trigger_pools",
+                                                       {{"sent_fast", t.sent_fast},
+                                                        {"sent_slow", t.sent_slow},
+                                                        {"rejected", t.rejected},
+                                                        {"queued", t.queued_fast + t.queued_slow}}}};
+                              },
+                          .console = &p.console},
+      clock_);
+  if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
+  p.started = true;
+  spdlog::info("cronwheel-admin {} listening on http://{}:{} ({} mode)", config_.node_id, address.host,
+               p.api->port(), config_.mode);
+}
+
+int AdminApp::port() const {
+  return parts_ && parts_->api ? parts_->api->port() : 0;
+}
+
+void AdminApp::Shutdown() {
+  if (!parts_ || parts_->stopped) return;
+  auto& p = *parts_;
+  p.stopped = true;
+  spdlog::info("shutting down");
+  p.scheduler.StopScanning();
+  p.tasks.clear();  // monitors stop
+  bool hand_over = true;
+  try {
+    hand_over = p.lease.AnotherNodeAlive();
+  } catch (const std::exception& e) {
+    spdlog::warn("cannot tell whether another admin is alive ({}); handing over", e.what());
+  }
+  if (!hand_over && p.scheduler.ring_size() > 0) {
+    // Alone: send what comes due within the drain time.
+    const auto deadline = clock_.SteadyNow() + config_.shutdown_drain;
+    std::stop_source never;
+    while (p.scheduler.ring_size() > 0 && clock_.SteadyNow() < deadline) {
+      clock_.WaitFor(std::chrono::milliseconds(100), never.get_token());
+    }
+  }
+  if (p.api) p.api->Stop();
+  p.scheduler.Stop();
+  std::vector<std::int64_t> left;
+  for (const auto& f : p.scheduler.TakeRing())
+    left.push_back(f.log_id);
+  for (const auto& unrun : p.wheel.Stop())
+    (void)unrun;  // pending retries stay pending rows: handed over below
+  p.pools.Drain();
+  p.writer.Flush();
+  try {
+    const auto n = p.lease.HandOver(left);
+    if (n > 0) spdlog::info("handed over {} pending fire(s) to the other admins", n);
+  } catch (const std::exception& e) {
+    spdlog::warn("hand-over failed ({}); the other admins will take this node's fires when its lease expires",
+                 e.what());
+  }
+  p.writer.Stop();
+  spdlog::info("stopped");
+}
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,104 @@
+#include "admin/app/admin_config.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "admin/model/validation.hpp"
+#include "cronwheel/net/http_address.hpp"
+
+namespace cronwheel::admin {
+
+void AdminConfig::Declare(ConfigLoader& s) {
+  s.AddSecret("dsn", &dsn, "PostgreSQL URI, e.g. postgresql://user:password@127.0.0.1:5432/cronwheel")
+      .Add("listen", &listen, "host:port of the console, REST API and executor API")
+      .AddSecret("access_token", &access_token,
+                 "token executors and the admin present to each other (XXL-JOB-ACCESS-TOKEN); required in "
+                 "production")
+      .Add("node_id", &node_id,
+           "this admin's name in the cluster (default <hostname>-<port>); unique per admin")
+      .Add("mode", &mode, "production (refuses to run without an access token) or dev")
+      .Add("fast_pool_threads", &fast_pool_threads, "threads of the fast trigger pool", 1, 2000)
+      .Add("slow_pool_threads", &slow_pool_threads, "threads of the slow trigger pool", 1, 2000)
+      .Add("pre_read_count", &pre_read_count, "jobs read per scan; 0 = (fast + slow threads) * 10", 0,
+           1'000'000)
+      .Add("pre_read_ms", &pre_read, "how far ahead each scan reads due jobs",
+           std::chrono::milliseconds(1000), std::chrono::milliseconds(60'000))
+      .Add("misfire_threshold_ms", &misfire_threshold, "a fire later than this is a misfire",
+           std::chrono::milliseconds(1000), std::chrono::milliseconds(3'600'000))
+      .Add("executor_timeout_ms", &executor_timeout, "connect and read timeout of requests to executors",
+           std::chrono::milliseconds(100), std::chrono::milliseconds(60'000))
+      .Add("executor_connections", &executor_connections,
+           "requests in flight to one executor at a time; more wait for a free connection (at most "
+           "executor_timeout_ms). Keep admins x this <= the executor's server_threads (default 64)",
+           1, 1000)
+      .Add("db_pool_size", &db_pool_size, "PostgreSQL connections", 4, 500)
+      .Add("http_threads", &http_threads, "threads serving HTTP", 2, 1000)
+      .Add("shutdown_drain_ms", &shutdown_drain,
+           "at shutdown with no other admin alive, keep sending for this long", std::chrono::milliseconds(0),
+           std::chrono::milliseconds(60'000))
+      .Add("startup_timeout_ms", &startup_timeout,
+           "how long to wait for PostgreSQL at start before giving up", std::chrono::milliseconds(0),
+           std::chrono::milliseconds(3'600'000))
+      .Add("log_retention_days", &log_retention_days, "fires older than this are deleted; below 3 = keep all",
+           0, 36500)
+      .Add("smtp_url", &smtp_url,
+           "SMTP server for alarm e-mail, e.g. smtp://mail:25 or smtps://mail:465; empty = off")
+      .Add("smtp_from", &smtp_from, "sender address of alarm e-mail")
+      .Add("smtp_user", &smtp_user, "SMTP user name (empty = no login)")
+      .AddSecret("smtp_password", &smtp_password, "SMTP password")
+      .Add("smtp_starttls", &smtp_starttls, "require STARTTLS on smtp:// servers")
+      .Add("alarm_webhook_allow", &alarm_webhook_allow,
+           "URL prefixes a job's alarm webhook may start with (none = webhooks off), e.g. "
+           "https://hooks.example.com/")
+      .AddSecret(
+          "admin_password", &admin_password,
+          "password of the console user 'admin', created at the first start only (when no user exists); "
+          "empty = generate one and print it once")
+      .Add("web_dir", &web_dir,
+           "serve the console from this folder (development); empty = the copy in the binary")
+      .Add("cookie_secure", &cookie_secure,
+           "mark the session cookie Secure (set when the console is behind HTTPS)")
+      .Add("session_idle_s", &session_idle, "a console session ends after this long without a request",
+           std::chrono::seconds(60), std::chrono::seconds(30 * 24 * 3600))
+      .Add("session_max_s", &session_max, "a console session ends this long after login",
+           std::chrono::seconds(60), std::chrono::seconds(365 * 24 * 3600))
+      .Add("login_max_failures", &login_max_failures,
+           "failed logins per username or client address within login_window_s before logins are refused "
+           "(429)",
+           1, 1000)
+      .Add("login_window_s", &login_window, "window of login_max_failures", std::chrono::seconds(1),
+           std::chrono::seconds(24 * 3600));
+}
+
+Result<void> AdminConfig::Validate() {
+  if (dsn.empty()) return Error::Invalid("dsn is empty: set CRONWHEEL_DSN or --dsn (a postgresql:// URI)");
+  if (mode != "production" && mode != "dev")
+    return Error::Invalid(fmt::format("mode '{}' is not valid: use production or dev", mode));
+  if (mode == "production" && access_token.empty()) {
+    return Error::Invalid(
+        "access_token is empty: production mode refuses to run without one (XXL-JOB's default token is a "
+        "known "
+        "hole). Set CRONWHEEL_ACCESS_TOKEN to a long random secret (e.g. `openssl rand -hex 32`) and give "
+        "the "
+        "executors the same one, or use --mode dev on a private machine");
+  }
+  std::string error;
+  const auto address = net::ParseHostPort(listen, &error);
+  if (!address) return Error::Invalid(fmt::format("listen {}", error));
+  if (node_id.empty()) {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) std::snprintf(name, sizeof name, "admin");
+    node_id = fmt::format("{}-{}", name, address->port);
+  }
+  if (node_id.size() > 100) return Error::Invalid("node_id must be at most 100 characters");
+  if (!admin_password.empty()) {
+    if (auto ok = CheckPasswordPolicy(admin_password); !ok)
+      return Error::Invalid(fmt::format("admin_password {}", ok.error().message));
+  }
+  if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
+  return {};
+}
+
+}  // namespace cronwheel::admin

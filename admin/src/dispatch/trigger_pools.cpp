@@ -1,0 +1,123 @@
+#include "admin/dispatch/trigger_pools.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "xxljob/vocabulary.hpp"
+
+namespace cronwheel::admin {
+
+void SlowJobTracker::Roll(std::int64_t now_ms) {
+  const auto minute = now_ms / 60'000;
+  if (minute != minute_) {
+    minute_ = minute;
+    counts_.clear();
+  }
+}
+
+void SlowJobTracker::Record(int job_id, std::chrono::nanoseconds took, std::int64_t now_ms) {
+  if (took <= threshold_) return;
+  std::lock_guard lock(mu_);
+  Roll(now_ms);
+  ++counts_[job_id];
+}
+
+bool SlowJobTracker::IsSlow(int job_id, std::int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  Roll(now_ms);
+  auto it = counts_.find(job_id);
+  return it != counts_.end() && it->second > limit_;
+}
+
+TriggerPools::TriggerPools(Settings settings, ringwheel::Clock& clock, FireTrigger& trigger,
+                           TriggerRecorder& recorder)
+    : settings_(settings),
+      clock_(clock),
+      trigger_(trigger),
+      recorder_(recorder),
+      tracker_(settings.slow_threshold, settings.slow_limit) {
+  fast_.name = "fast";
+  fast_.capacity = settings_.fast_queue;
+  slow_.name = "slow";
+  slow_.capacity = settings_.slow_queue;
+  for (int i = 0; i < settings_.fast_threads; ++i) {
+    fast_.workers.emplace_back([this](const std::stop_token& st) { Work(fast_, st); });
+  }
+  for (int i = 0; i < settings_.slow_threads; ++i) {
+    slow_.workers.emplace_back([this](const std::stop_token& st) { Work(slow_, st); });
+  }
+}
+
+TriggerPools::~TriggerPools() {
+  Drain();
+  for (auto* pool : {&fast_, &slow_}) {
+    for (auto& w : pool->workers)
+      w.request_stop();
+    pool->ready.notify_all();
+    pool->workers.clear();  // joins
+  }
+}
+
+void TriggerPools::Dispatch(std::vector<Fire> fires) {
+  if (fires.empty()) return;
+  trigger_.Prefetch(fires);
+  const auto now = clock_.NowMs();
+  std::vector<Fire> rejected;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& f : fires) {
+      Pool& pool = tracker_.IsSlow(f.job_id, now) ? slow_ : fast_;
+      if (pool.queue.size() >= pool.capacity) {
+        rejected.push_back(std::move(f));
+        ++rejected_;
+        continue;
+      }
+      pool.queue.push_back(std::move(f));
+    }
+  }
+  fast_.ready.notify_all();
+  slow_.ready.notify_all();
+  for (auto& f : rejected) {
+    TriggerResult r;
+    r.log_id = f.log_id;
+    r.trigger_ms = now;
+    r.trigger_code = xxljob::kCodeFail;
+    r.trigger_msg =
+        fmt::format("Trigger failed: the {} trigger pool is full ({} fires queued); the fire was not sent",
+                    tracker_.IsSlow(f.job_id, now) ? "slow" : "fast",
+                    tracker_.IsSlow(f.job_id, now) ? slow_.capacity : fast_.capacity);
+    recorder_.Record(std::move(r));
+  }
+  if (!rejected.empty()) spdlog::error("trigger pools full: {} fire(s) recorded as failed", rejected.size());
+}
+
+void TriggerPools::Work(Pool& pool, const std::stop_token& stop) {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (!pool.ready.wait(lock, stop, [&] { return !pool.queue.empty(); })) return;
+    Fire fire = std::move(pool.queue.front());
+    pool.queue.pop_front();
+    ++pool.busy;
+    lock.unlock();
+    const auto start = clock_.SteadyNow();
+    trigger_.Trigger(fire);
+    tracker_.Record(fire.job_id, clock_.SteadyNow() - start, clock_.NowMs());
+    lock.lock();
+    --pool.busy;
+    ++pool.sent;
+    if (fast_.queue.empty() && slow_.queue.empty() && fast_.busy == 0 && slow_.busy == 0) idle_.notify_all();
+  }
+}
+
+void TriggerPools::Drain() {
+  std::unique_lock lock(mu_);
+  idle_.wait(
+      lock, [&] { return fast_.queue.empty() && slow_.queue.empty() && fast_.busy == 0 && slow_.busy == 0; });
+}
+
+TriggerPools::Stats TriggerPools::stats() const {
+  std::lock_guard lock(mu_);
+  return {fast_.sent, slow_.sent, rejected_, fast_.queue.size(), slow_.queue.size()};
+}
+
+}  // namespace cronwheel::admin

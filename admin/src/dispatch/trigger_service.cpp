@@ -1,0 +1,156 @@
+#include "admin/dispatch/trigger_service.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "cronwheel/net/http_address.hpp"
+#include "xxljob/protocol.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+std::string JoinAddresses(const std::vector<std::string>& a) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < a.size(); ++i)
+    out += (i ? ", " : "") + a[i];
+  return out + "]";
+}
+
+}  // namespace
+
+TriggerService::TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog,
+                               ExecutorClient& client, TriggerRecorder& recorder, RouterFor routers,
+                               SchedulerStore& store)
+    : settings_(std::move(settings)),
+      clock_(clock),
+      catalog_(catalog),
+      client_(client),
+      recorder_(recorder),
+      routers_(std::move(routers)),
+      store_(store) {}
+
+void TriggerService::Prefetch(std::span<const Fire> fires) {
+  std::vector<int> ids;
+  ids.reserve(fires.size());
+  for (const auto& f : fires)
+    ids.push_back(f.job_id);
+  try {
+    catalog_.Prefetch(ids);
+  } catch (const std::exception& e) {
+    spdlog::warn("prefetching {} job(s) failed (each will be loaded on its own): {}", ids.size(), e.what());
+  }
+}
+
+void TriggerService::Trigger(const Fire& fire) {
+  TriggerResult result;
+  result.log_id = fire.log_id;
+  result.trigger_ms = clock_.NowMs();
+  result.trigger_code = xxljob::kCodeFail;
+  result.shard_index = fire.shard_index;
+  result.shard_total = fire.shard_total;
+  std::shared_ptr<const Job> job;
+  std::shared_ptr<const JobGroup> group;
+  try {
+    job = catalog_.GetJob(fire.job_id);
+    if (job) group = catalog_.GetGroup(job->group_id);
+  } catch (const std::exception& e) {
+    result.trigger_msg = fmt::format("Trigger failed: the job could not be loaded: {}", e.what());
+    recorder_.Record(std::move(result));
+    return;
+  }
+  if (!job || !group) {
+    result.trigger_msg = job ? fmt::format("Trigger failed: job group {} does not exist", job->group_id)
+                             : fmt::format("Trigger failed: job {} does not exist any more", fire.job_id);
+    recorder_.Record(std::move(result));
+    return;
+  }
+  const std::string& token = group->access_token ? *group->access_token : settings_.access_token;
+  result.executor_handler = job->handler;
+  result.executor_param = fire.param ? *fire.param : job->param;
+  result.retry_count = fire.retry_count >= 0 ? fire.retry_count : job->retry_count;
+
+  const auto addresses = catalog_.Addresses(*group);
+  if (job->route_strategy == RouteStrategy::kShardingBroadcast && fire.shard_total <= 1 && !fire.address &&
+      addresses.size() > 1) {
+    // One row per executor; each shard is then sent as a fire of its own.
+    std::vector<std::int64_t> ids;
+    try {
+      ids = store_.CreateShards(fire.log_id, static_cast<int>(addresses.size()), settings_.node_id,
+                                clock_.NowMs());
+    } catch (const std::exception& e) {
+      result.trigger_msg =
+          fmt::format("Trigger failed: writing the broadcast's shard rows failed: {}", e.what());
+      recorder_.Record(std::move(result));
+      return;
+    }
+    if (ids.size() == addresses.size()) {
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        Fire shard = fire;
+        shard.log_id = ids[i];
+        shard.shard_index = static_cast<int>(i);
+        shard.shard_total = static_cast<int>(ids.size());
+        Trigger(shard);
+      }
+      return;
+    }
+    // Expanded before (a recovered fire): fall through and send it as the shard it is.
+  }
+  std::string msg = fmt::format(
+      "Trigger type: {}\nAdmin: {}\nRegistry type: {}\nAddresses: {}\nRoute strategy: {}{}\nBlock strategy: "
+      "{}\n"
+      "Timeout: {} s\nRetries left: {}\n>>>>>>>>>>> Trigger <<<<<<<<<<<\n",
+      Title(fire.type), settings_.node_id, ToString(group->address_type), JoinAddresses(addresses),
+      ToString(job->route_strategy),
+      fire.shard_total > 1 ? fmt::format(" ({}/{})", fire.shard_index, fire.shard_total) : "",
+      ToString(job->block_strategy), job->timeout_s, result.retry_count);
+
+  std::optional<std::string> address;
+  if (addresses.empty()) {
+    msg += fmt::format("Trigger failed: no executor address: {}",
+                       group->address_type == AddressType::kAuto
+                           ? fmt::format("no executor of app '{}' is online", group->app_name)
+                           : std::string("the group has no configured address"));
+  } else if (fire.address) {
+    const auto wanted = cronwheel::net::NormalizeAddress(*fire.address);
+    if (std::find(addresses.begin(), addresses.end(), wanted) != addresses.end()) {
+      address = wanted;
+    } else {
+      msg += fmt::format("Trigger failed: address {} is not registered or configured for group '{}'", wanted,
+                         group->app_name);
+    }
+  } else if (fire.shard_total > 1) {
+    const auto i = static_cast<std::size_t>(fire.shard_index);
+    address = i < addresses.size() ? addresses[i] : addresses.front();
+  } else {
+    auto route = routers_(job->route_strategy).Route({fire.job_id, addresses, token, clock_.NowMs()});
+    if (!route.message.empty()) msg += route.message + "\n";
+    address = route.address;
+    if (!address) msg += "Trigger failed: the route strategy chose no address";
+  }
+
+  if (address) {
+    xxljob::TriggerParam p;
+    p.job_id = job->id;
+    p.executor_handler = job->handler;
+    p.executor_params = result.executor_param;
+    p.executor_block_strategy = std::string(ToString(job->block_strategy));
+    p.executor_timeout = job->timeout_s;
+    p.log_id = fire.log_id;
+    p.log_date_time = result.trigger_ms;
+    p.glue_type = std::string(ToString(job->glue_type));
+    p.glue_source = job->glue_type == GlueType::kBean ? "" : job->glue_source;
+    p.glue_updatetime = job->glue_updated_ms;
+    p.broadcast_index = fire.shard_index;
+    p.broadcast_total = fire.shard_total;
+    const auto env = client_.Run(*address, token, p);
+    result.executor_address = *address;
+    result.trigger_code = env.code;
+    msg += fmt::format("address: {}\ncode: {}\nmsg: {}", *address, env.code, env.msg.value_or(""));
+  }
+  result.trigger_msg = std::move(msg);
+  recorder_.Record(std::move(result));
+}
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,111 @@
+#include "admin/model/validation.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "cronwheel/net/http_address.hpp"
+#include "cronwheel/text.hpp"
+#include "ringwheel/schedule.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+bool NameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+}
+
+// "a@x, b@y": every comma-separated part (an empty one included) is one address.
+bool ValidEmailList(std::string_view list) {
+  if (list.empty()) return true;
+  while (true) {
+    const auto comma = list.find(',');
+    auto part = list.substr(0, comma);  // spaces around it are allowed; CR, LF and tabs are not
+    while (!part.empty() && part.front() == ' ')
+      part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ')
+      part.remove_suffix(1);
+    const auto at = part.find('@');
+    if (at == std::string_view::npos || at == 0 || at + 1 >= part.size() ||
+        part.find_first_of(" <>\"\r\n") != std::string_view::npos) {
+      return false;
+    }
+    if (comma == std::string_view::npos) return true;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+bool ValidAppName(std::string_view name) {
+  return name.size() >= 4 && name.size() <= 64 && std::isalnum(static_cast<unsigned char>(name[0])) &&
+         std::all_of(name.begin(), name.end(), NameChar);
+}
+
+bool ValidUsername(std::string_view name) {
+  return name.size() >= 3 && name.size() <= 50 && std::all_of(name.begin(), name.end(), NameChar);
+}
+
+Result<void> CheckPasswordPolicy(std::string_view password) {
+  if (password.size() < kMinPasswordLength) {
+    return Error::Invalid(
+        fmt::format("must be at least {} characters, got {}", kMinPasswordLength, password.size()));
+  }
+  if (password.size() > kMaxPasswordLength) {
+    return Error::Invalid(
+        fmt::format("must be at most {} characters, got {}", kMaxPasswordLength, password.size()));
+  }
+  return {};
+}
+
+void CheckJobFields(Job& job, FieldErrors& errors) {
+  ringwheel::ScheduleError se;
+  if (!ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone, &se)) {
+    errors.push_back({se.field, se.message, "schedule"});
+  }
+  if (job.time_zone.empty()) job.time_zone = "UTC";
+  if (job.glue_type == GlueType::kBean && job.handler.empty()) {
+    errors.push_back({"handler",
+                      "is required for a BEAN job (the name of a handler registered in the executor)",
+                      "required"});
+  }
+  if (job.glue_type == GlueType::kShell) std::erase(job.glue_source, '\r');
+  if (job.enabled && job.schedule_type == "NONE") {
+    errors.push_back(
+        {"enabled", "a job with schedule_type NONE cannot be enabled: it runs only when triggered"});
+  }
+  if (!ValidEmailList(job.alarm_email)) {
+    errors.push_back({"alarm_email",
+                      fmt::format("'{}' is not a comma-separated list of e-mail addresses", job.alarm_email),
+                      "format",
+                      {{"what", "email"}}});
+  }
+  if (!job.alarm_webhook.empty()) {
+    std::string why;
+    if (!net::ParseHttpAddress(job.alarm_webhook, &why))
+      errors.push_back({"alarm_webhook", why, "format", {{"what", "url"}}});
+  }
+}
+
+bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow) {
+  return std::any_of(allow.begin(), allow.end(),
+                     [&](const std::string& p) { return !p.empty() && url.starts_with(p); });
+}
+
+void CheckWebhook(const Job& job, const Job* before, const std::vector<std::string>& allow,
+                  FieldErrors& errors) {
+  if (job.alarm_webhook.empty() || (before != nullptr && before->alarm_webhook == job.alarm_webhook)) return;
+  if (WebhookAllowed(job.alarm_webhook, allow)) return;
+  errors.push_back({"alarm_webhook",
+                    allow.empty()
+                        ? fmt::format("'{}' is not allowed: webhooks are off until the operator allows URL "
+                                      "prefixes (setting alarm_webhook_allow)",
+                                      job.alarm_webhook)
+                        : fmt::format("'{}' is not allowed: it must start with one of {} (setting "
+                                      "alarm_webhook_allow)",
+                                      job.alarm_webhook, fmt::join(allow, ", "))});
+}
+
+}  // namespace cronwheel::admin

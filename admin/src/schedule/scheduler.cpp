@@ -1,0 +1,205 @@
+#include "admin/schedule/scheduler.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "admin/schedule/late_fires.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+std::int64_t NextSecondMs(std::int64_t now_ms) {
+  return (now_ms / 1000 + 1) * 1000;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(Settings settings, ringwheel::Clock& clock, SchedulerStore& store, FireSink& sink)
+    : settings_(std::move(settings)),
+      clock_(clock),
+      store_(store),
+      sink_(sink),
+      planner_(settings_.scan),
+      ring_(settings_.ring_lookback_s) {}
+
+Scheduler::~Scheduler() {
+  Stop();
+}
+
+void Scheduler::Start() {
+  schedule_thread_ = std::jthread([this](const std::stop_token& st) { ScheduleLoop(st); });
+  ring_thread_ = std::jthread([this](const std::stop_token& st) { RingLoop(st); });
+}
+
+void Scheduler::StopScanning() {
+  if (schedule_thread_.joinable()) {
+    schedule_thread_.request_stop();
+    schedule_thread_.join();
+  }
+}
+
+void Scheduler::Stop() {
+  StopScanning();
+  if (ring_thread_.joinable()) {
+    ring_thread_.request_stop();
+    ring_thread_.join();
+  }
+}
+
+std::vector<Fire> Scheduler::TakeRing() {
+  std::vector<Fire> out;
+  for (auto& e : ring_.TakeAll())
+    out.push_back(std::move(e.item));
+  std::lock_guard lock(mu_);
+  std::move(unclaimed_.begin(), unclaimed_.end(), std::back_inserter(out));
+  unclaimed_.clear();
+  return out;
+}
+
+Scheduler::Stats Scheduler::stats() const {
+  std::lock_guard lock(mu_);
+  Stats s = stats_;
+  s.ring_size = ring_.size();
+  s.unclaimed = unclaimed_.size();
+  return s;
+}
+
+void Scheduler::Submit(std::vector<Fire> fires) {
+  const auto now = clock_.NowMs();
+  std::vector<Fire> due;
+  for (auto& f : fires) {
+    if (f.scheduled_ms <= now) {
+      due.push_back(std::move(f));
+    } else {
+      const auto at = f.scheduled_ms;
+      const auto id = f.log_id;
+      ring_.Push(at, id, std::move(f));
+    }
+  }
+  if (!due.empty()) {
+    std::stop_source never;
+    ClaimAndSend(std::move(due), now, never.get_token());
+  }
+}
+
+void Scheduler::ScheduleLoop(const std::stop_token& stop) {
+  // Aligned to the wall-clock second, as XXL-JOB's schedule thread.
+  if (!clock_.WaitUntilWallMs(NextSecondMs(clock_.NowMs()), stop)) return;
+  while (!stop.stop_requested()) {
+    bool again = false;
+    try {
+      auto outcome = store_.Scan(settings_.node_id, settings_.pre_read_count, clock_, planner_);
+      scan_failures_.Success();
+      std::vector<Fire> due;
+      std::uint64_t written = 0;
+      std::uint64_t skipped = 0;
+      for (const auto& c : outcome.fires) {
+        ++written;
+        if (c.skipped) {
+          ++skipped;
+          continue;
+        }
+        Fire f = FireFromCommitted(c);
+        if (c.scheduled_ms <= outcome.now_ms || c.type == TriggerType::kMisfire) {
+          due.push_back(std::move(f));
+        } else {
+          ring_.Push(c.scheduled_ms, c.log_id, std::move(f));
+        }
+      }
+      {
+        std::lock_guard lock(mu_);
+        ++stats_.scans;
+        stats_.fires_written += written;
+        stats_.fires_skipped += skipped;
+        if (outcome.full_batch) ++stats_.full_batches;
+      }
+      if (!due.empty()) ClaimAndSend(std::move(due), outcome.now_ms, stop);
+      again = outcome.full_batch;
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard lock(mu_);
+        ++stats_.scan_errors;
+      }
+      if (const auto n = scan_failures_.Failure(clock_.SteadyNow())) {
+        spdlog::error("schedule scan failed ({} time(s) in a row): {}", *n, e.what());
+      }
+    }
+    if (!again && !clock_.WaitUntilWallMs(NextSecondMs(clock_.NowMs()), stop)) return;
+  }
+}
+
+void Scheduler::RingLoop(const std::stop_token& stop) {
+  while (!stop.stop_requested()) {
+    const std::int64_t boundary = NextSecondMs(clock_.NowMs());
+    if (!clock_.WaitUntilWallMs(boundary - settings_.dispatch_lead.count(), stop)) return;
+    std::vector<Fire> fires;
+    {
+      std::lock_guard lock(mu_);
+      fires.swap(unclaimed_);
+    }
+    for (auto& e : ring_.Drain(boundary))
+      fires.push_back(std::move(e.item));
+    if (!fires.empty()) ClaimAndSend(std::move(fires), boundary, stop);
+    // Sleep past the boundary so the next round targets the following second.
+    if (clock_.NowMs() < boundary && !clock_.WaitUntilWallMs(boundary, stop)) return;
+  }
+}
+
+void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, const std::stop_token& stop) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(fires.size());
+  for (const auto& f : fires)
+    ids.push_back(f.log_id);
+  std::vector<ClaimedFire> claimed;
+  try {
+    claimed = store_.ClaimForDispatch(settings_.node_id, ids, clock_.NowMs());
+  } catch (const std::exception& e) {
+    if (const auto n = claim_failures_.Failure(clock_.SteadyNow())) {
+      spdlog::error("claiming {} fire(s) failed ({} time(s) in a row), retrying each second: {}",
+                    fires.size(), *n, e.what());
+    }
+    std::lock_guard lock(mu_);
+    ++stats_.claim_errors;
+    std::move(fires.begin(), fires.end(), std::back_inserter(unclaimed_));
+    return;
+  }
+  claim_failures_.Success();
+  // Fires claimed late (the database was down, the ring stalled) follow their misfire strategy.
+  auto resolution =
+      ResolveLateFires(claimed, std::max(send_at_ms, clock_.NowMs()), settings_.scan.misfire_threshold);
+  if (!resolution.skip.empty()) {
+    try {
+      store_.MarkSkipped(resolution.skip,
+                         "misfire: claimed for sending more than the misfire threshold late "
+                         "(the admin or its database was unavailable); skipped");
+    } catch (const std::exception& e) {
+      spdlog::error("recording {} skipped misfire(s) failed: {}", resolution.skip.size(), e.what());
+    }
+  }
+  std::unordered_map<std::int64_t, Fire*> by_id;
+  by_id.reserve(fires.size());
+  for (auto& f : fires)
+    by_id.emplace(f.log_id, &f);
+  std::vector<Fire> send;
+  send.reserve(resolution.send.size());
+  for (const auto& c : resolution.send) {
+    if (auto it = by_id.find(c.log_id); it != by_id.end()) send.push_back(std::move(*it->second));
+  }
+  {
+    std::lock_guard lock(mu_);
+    stats_.fires_lost_claim += fires.size() - claimed.size();
+    stats_.fires_dispatched += send.size();
+  }
+  if (send.empty()) return;
+  if (clock_.NowMs() < send_at_ms && !clock_.WaitUntilWallMs(send_at_ms, stop)) {
+    // Stopped before their second: never send early; keep them for the hand-over (TakeRing).
+    std::lock_guard lock(mu_);
+    std::move(send.begin(), send.end(), std::back_inserter(unclaimed_));
+    return;
+  }
+  sink_.Dispatch(std::move(send));
+}
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,476 @@
+// The statements that write job_log (store/fire_log.hpp). Reads of job_log for the console live in the
+// repositories; every write is here.
+#include "admin/store/fire_log.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cronwheel/json.hpp"
+#include "store/pg_util.hpp"
+#include "store/rows.hpp"
+
+namespace cronwheel::admin::fire_log {
+namespace {
+
+using nlohmann::json;
+
+// A JSON array of rows for json_to_recordset; invalid UTF-8 in user text is replaced, never thrown on.
+std::string Rows(const json& rows) {
+  return DumpLossy(rows);
+}
+
+std::vector<ClaimedFire> Claimed(const pqxx::result& rows) {
+  std::vector<ClaimedFire> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows)
+    out.push_back(ClaimedFromRow(r));
+  return out;
+}
+
+}  // namespace
+
+// --- the scheduler ---------------------------------------------------------------------------------------
+
+std::vector<CommittedFire> InsertPlanned(pqxx::transaction_base& tx, std::span<const PlannedFire> fires,
+                                         std::string_view node_id, std::int64_t now_ms) {
+  if (fires.empty()) return {};
+  json rows = json::array();
+  for (const auto& f : fires) {
+    rows.push_back({{"j", f.job_id},
+                    {"g", f.group_id},
+                    {"s", f.scheduled_ms},
+                    {"t", ToString(f.type)},
+                    {"k", f.skipped},
+                    {"n", f.note}});
+  }
+  const auto inserted = tx.exec_params(R"sql(
+    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, skipped, trigger_msg,
+                         created_ms)
+    SELECT v.j, v.g, v.t, v.s, $2, v.k, v.n, $3
+      FROM json_to_recordset($1::json) AS v(j int, g int, t text, s bigint, k boolean, n text)
+    ON CONFLICT (job_id, scheduled_ms, shard_index) WHERE trigger_type IN ('CRON', 'MISFIRE') DO NOTHING
+    RETURNING id, job_id, scheduled_ms, trigger_type, skipped
+  )sql",
+                                       Rows(rows), std::string(node_id), now_ms);
+  std::vector<CommittedFire> out;
+  out.reserve(inserted.size());
+  for (const auto& r : inserted) {
+    out.push_back({.log_id = r["id"].as<std::int64_t>(),
+                   .job_id = r["job_id"].as<int>(),
+                   .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
+                   .type = ParseTriggerType(r["trigger_type"].c_str()).value_or(TriggerType::kCron),
+                   .skipped = r["skipped"].as<bool>()});
+  }
+  return out;
+}
+
+std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::string_view node_id,
+                                          std::span<const std::int64_t> log_ids, std::int64_t now_ms) {
+  if (log_ids.empty()) return {};
+  return Claimed(tx.exec_params(fmt::format(R"sql(
+    UPDATE job_log l SET dispatch_ms = $3 FROM job j
+     WHERE l.id = ANY($1::bigint[]) AND l.owner_node = $2 AND l.trigger_code = 0 AND l.dispatch_ms = 0
+       AND NOT l.skipped AND j.id = l.job_id
+    RETURNING {}
+  )sql",
+                                            kClaimedColumns),
+                                PgArray(log_ids), std::string(node_id), now_ms));
+}
+
+void MarkSkipped(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::string_view note) {
+  if (log_ids.empty()) return;
+  tx.exec_params(R"sql(
+    UPDATE job_log SET skipped = true,
+           trigger_msg = CASE WHEN trigger_msg = '' THEN $2 ELSE trigger_msg || E'\n' || $2 END
+     WHERE id = ANY($1::bigint[]) AND trigger_code = 0
+  )sql",
+                 PgArray(log_ids), std::string(note));
+}
+
+std::vector<std::int64_t> CreateShards(pqxx::transaction_base& tx, std::int64_t base_log_id, int total,
+                                       std::string_view node_id, std::int64_t now_ms) {
+  std::vector<std::int64_t> ids{base_log_id};
+  const auto base = tx.exec_params(R"sql(
+    UPDATE job_log SET shard_total = $2 WHERE id = $1 AND shard_total = 1 AND shard_index = 0 RETURNING id
+  )sql",
+                                   base_log_id, total);
+  if (base.empty()) return ids;  // expanded before
+  const auto rows = tx.exec_params(R"sql(
+    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, dispatch_ms, executor_param,
+                         shard_index, shard_total, retry_count, parent_log_id, created_ms)
+    SELECT b.job_id, b.group_id, b.trigger_type, b.scheduled_ms, $3, $4, b.executor_param, i, $2,
+           b.retry_count, b.parent_log_id, $4
+      FROM job_log b CROSS JOIN generate_series(1, $2 - 1) AS i
+     WHERE b.id = $1
+     ORDER BY i
+    RETURNING id, shard_index
+  )sql",
+                                   base_log_id, total, std::string(node_id), now_ms);
+  ids.resize(static_cast<std::size_t>(total), 0);
+  for (const auto& r : rows)
+    ids[r["shard_index"].as<std::size_t>()] = r["id"].as<std::int64_t>();
+  return ids;
+}
+
+// --- recovery --------------------------------------------------------------------------------------------
+
+std::vector<ClaimedFire> ReOwn(pqxx::transaction_base& tx, std::string_view new_owner, Owner whose,
+                               std::string_view owner, int limit) {
+  // Another node's rows are taken with SKIP LOCKED (two live nodes never wait on each other; a row skipped
+  // now is taken on the next round). This node's own rows at start are waited for: nobody else will ever
+  // take them, so one skipped because a dead process's transaction still locked it would be stranded.
+  // ($2 is always bound: a parameter PostgreSQL cannot type is an error.)
+  const char* who = whose == Owner::kHandedOver ? "owner_node IS NULL AND $2::text = ''" : "owner_node = $2";
+  const char* locking = whose == Owner::kSelf ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
+  return Claimed(tx.exec_params(fmt::format(R"sql(
+    UPDATE job_log l SET owner_node = $1, dispatch_ms = 0 FROM job j
+     WHERE l.id IN (SELECT id FROM job_log
+                     WHERE {} AND trigger_code = 0 AND NOT skipped
+                     ORDER BY id LIMIT $3 {})
+       AND j.id = l.job_id
+    RETURNING {}
+  )sql",
+                                            who, locking, kClaimedColumns),
+                                std::string(new_owner), std::string(owner), limit));
+}
+
+std::size_t HandOver(pqxx::transaction_base& tx, std::string_view node_id,
+                     std::span<const std::int64_t> log_ids) {
+  return tx
+      .exec_params(R"sql(
+    UPDATE job_log SET owner_node = NULL, dispatch_ms = 0
+     WHERE owner_node = $1 AND trigger_code = 0 AND NOT skipped
+       AND (dispatch_ms = 0 OR id = ANY($2::bigint[]))
+  )sql",
+                   std::string(node_id), PgArray(log_ids))
+      .affected_rows();
+}
+
+// --- results ---------------------------------------------------------------------------------------------
+
+void RecordTriggerResults(pqxx::transaction_base& tx, std::span<const TriggerResult> results) {
+  if (results.empty()) return;
+  std::vector<const TriggerResult*> sorted;
+  sorted.reserve(results.size());
+  for (const auto& r : results)
+    sorted.push_back(&r);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->log_id < b->log_id; });
+  json rows = json::array();
+  for (const auto* r : sorted) {
+    rows.push_back({{"i", r->log_id},
+                    {"t", r->trigger_ms},
+                    {"c", r->trigger_code},
+                    {"m", r->trigger_msg},
+                    {"a", r->executor_address},
+                    {"h", r->executor_handler},
+                    {"p", r->executor_param},
+                    {"si", r->shard_index},
+                    {"st", r->shard_total},
+                    {"r", r->retry_count}});
+  }
+  tx.exec_params(R"sql(
+    UPDATE job_log l
+       SET trigger_ms = v.t, trigger_code = v.c,
+           trigger_msg = CASE WHEN l.trigger_msg = '' THEN v.m ELSE l.trigger_msg || E'\n' || v.m END,
+           executor_address = v.a, executor_handler = v.h, executor_param = v.p,
+           shard_index = v.si, shard_total = v.st, retry_count = v.r
+      FROM json_to_recordset($1::json)
+           AS v(i bigint, t bigint, c int, m text, a text, h text, p text, si int, st int, r int)
+     WHERE l.id = v.i
+  )sql",
+                 Rows(rows));
+}
+
+std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
+                                             std::span<const HandleResult> results, std::int64_t now_ms) {
+  if (results.empty()) return {};
+  json rows = json::array();
+  for (const auto& r : results)
+    rows.push_back({{"i", r.log_id}, {"c", r.handle_code}, {"m", r.handle_msg}});
+  const auto done = tx.exec_params(R"sql(
+    UPDATE job_log l
+       SET handle_code = v.c, handle_ms = $2,
+           handle_msg = CASE WHEN l.handle_msg = '' THEN v.m ELSE l.handle_msg || E'\n' || v.m END
+      FROM json_to_recordset($1::json) AS v(i bigint, c int, m text)
+     WHERE l.id = v.i AND l.handle_code = 0
+    RETURNING l.id, l.job_id, l.handle_code
+  )sql",
+                                   Rows(rows), now_ms);
+  std::vector<HandledFire> out;
+  out.reserve(done.size());
+  for (const auto& r : done) {
+    out.push_back({.log_id = r["id"].as<std::int64_t>(),
+                   .job_id = r["job_id"].as<int>(),
+                   .handle_code = r["handle_code"].as<int>()});
+  }
+  return out;
+}
+
+std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const std::int64_t> parent_log_ids,
+                                 std::string_view node_id, std::int64_t now_ms) {
+  if (parent_log_ids.empty()) return {};
+  const auto created = tx.exec_params(R"sql(
+    WITH RECURSIVE ancestry(origin, log_id, job_id, depth) AS (
+        SELECT l.id, l.id, l.job_id, 0 FROM job_log l WHERE l.id = ANY($1::bigint[])
+      UNION ALL
+        SELECT a.origin, p.id, p.job_id, a.depth + 1
+          FROM ancestry a
+          JOIN job_log c ON c.id = a.log_id
+          JOIN job_log p ON p.id = c.parent_log_id
+         WHERE c.trigger_type = 'PARENT' AND a.depth < 64),
+    wanted AS (
+      SELECT l.id AS parent_id, child.id AS child_id, child.group_id, child.param, child.retry_count
+        FROM job_log l
+        JOIN job pj ON pj.id = l.job_id
+        CROSS JOIN LATERAL unnest(pj.child_job_ids) AS c(id)
+        JOIN job child ON child.id = c.id
+       WHERE l.id = ANY($1::bigint[])
+         AND NOT EXISTS (SELECT 1 FROM ancestry a WHERE a.origin = l.id AND a.job_id = child.id))
+    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
+                         retry_count, parent_log_id, created_ms, trigger_msg)
+    SELECT child_id, group_id, 'PARENT', $2, $3, param, retry_count, parent_id, $2,
+           'Parent job trigger: fire ' || parent_id || ' succeeded'
+      FROM wanted
+    RETURNING id, job_id, executor_param, retry_count, parent_log_id
+  )sql",
+                                      PgArray(parent_log_ids), now_ms, std::string(node_id));
+  // The note on each parent is built from what the INSERT returned: only parents that got a child are
+  // touched. (Finding them with a subquery on job_log.parent_log_id, which has no index, scanned the whole
+  // table once per callback batch; docs/performance.md.) Ordered by id, as every batched writer.
+  std::vector<Fire> children;
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, int>>> by_parent;
+  for (const auto& r : created) {
+    children.push_back({.log_id = r["id"].as<std::int64_t>(),
+                        .job_id = r["job_id"].as<int>(),
+                        .scheduled_ms = now_ms,
+                        .type = TriggerType::kParent,
+                        .param = r["executor_param"].as<std::string>(),
+                        .retry_count = r["retry_count"].as<int>()});
+    by_parent[r["parent_log_id"].as<std::int64_t>()].emplace_back(r["id"].as<std::int64_t>(),
+                                                                  r["job_id"].as<int>());
+  }
+  if (by_parent.empty()) return children;
+  json notes = json::array();
+  for (auto& [parent, kids] : by_parent) {
+    std::sort(kids.begin(), kids.end());
+    std::string m = "\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\n";
+    for (std::size_t i = 0; i < kids.size(); ++i)
+      m += fmt::format("{}child job {}: fire {}", i ? "\n" : "", kids[i].second, kids[i].first);
+    notes.push_back({{"i", parent}, {"m", std::move(m)}});
+  }
+  tx.exec_params(R"sql(
+    UPDATE job_log p SET handle_msg = p.handle_msg || v.m
+      FROM json_to_recordset($1::json) AS v(i bigint, m text)
+     WHERE p.id = v.i
+  )sql",
+                 Rows(notes));
+  return children;
+}
+
+// --- failures --------------------------------------------------------------------------------------------
+
+std::size_t AbandonStuckAlarms(pqxx::transaction_base& tx, std::int64_t before_ms) {
+  return tx
+      .exec_params(R"sql(
+    UPDATE job_log
+       SET alarm_status = 3, handle_msg = handle_msg || E'\nalarm: not sent, the admin sending it stopped'
+     WHERE alarm_status = -1 AND GREATEST(trigger_ms, handle_ms, created_ms) < $1
+  )sql",
+                   before_ms)
+      .affected_rows();
+}
+
+std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, int limit) {
+  const auto rows = tx.exec_params(R"sql(
+    WITH c AS (
+      UPDATE job_log SET alarm_status = -1
+       WHERE id IN (SELECT id FROM job_log WHERE alarm_status = 0 AND status = 'FAILED'
+                     ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING id, job_id, group_id, trigger_type, scheduled_ms, retry_count, executor_param, shard_index,
+                shard_total, trigger_code, trigger_msg, handle_code, handle_msg)
+    SELECT c.*, j.id IS NOT NULL AS job_exists, j.description, j.retry_count AS job_retry_count,
+           j.retry_backoff_s, j.alarm_email, j.alarm_webhook, j.schedule_type, j.schedule_conf, j.time_zone,
+           j.enabled, j.next_fire_ms, g.app_name
+      FROM c LEFT JOIN job j ON j.id = c.job_id LEFT JOIN job_group g ON g.id = c.group_id
+     ORDER BY c.id
+  )sql",
+                                   limit);
+  std::vector<FailedFire> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) {
+    FailedFire f;
+    f.log_id = r["id"].as<std::int64_t>();
+    f.job_id = r["job_id"].as<int>();
+    f.group_id = r["group_id"].as<int>();
+    f.trigger_type = r["trigger_type"].as<std::string>();
+    f.scheduled_ms = r["scheduled_ms"].as<std::int64_t>();
+    f.retries_left = r["retry_count"].as<int>();
+    f.executor_param = r["executor_param"].as<std::string>();
+    f.shard_index = r["shard_index"].as<int>();
+    f.shard_total = r["shard_total"].as<int>();
+    f.trigger_code = r["trigger_code"].as<int>();
+    f.trigger_msg = r["trigger_msg"].as<std::string>();
+    f.handle_code = r["handle_code"].as<int>();
+    f.handle_msg = r["handle_msg"].as<std::string>();
+    f.job_exists = r["job_exists"].as<bool>();
+    f.app_name = TextOrEmpty(r["app_name"]);
+    if (f.job_exists) {
+      f.job_description = r["description"].as<std::string>();
+      f.job_retry_count = r["job_retry_count"].as<int>();
+      f.job_retry_backoff_s = r["retry_backoff_s"].as<int>();
+      f.alarm_email = r["alarm_email"].as<std::string>();
+      f.alarm_webhook = r["alarm_webhook"].as<std::string>();
+      f.schedule_type = r["schedule_type"].as<std::string>();
+      f.schedule_conf = r["schedule_conf"].as<std::string>();
+      f.time_zone = r["time_zone"].as<std::string>();
+      f.job_enabled = r["enabled"].as<bool>();
+      f.job_next_fire_ms = r["next_fire_ms"].as<std::int64_t>();
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Fire> InsertRetries(pqxx::transaction_base& tx, std::span<const PlannedRetry> retries,
+                                std::string_view node_id, std::int64_t now_ms) {
+  if (retries.empty()) return {};
+  json rows = json::array();
+  for (const auto& r : retries) {
+    rows.push_back({{"j", r.job_id},
+                    {"g", r.group_id},
+                    {"s", r.due_ms},
+                    {"p", r.param},
+                    {"r", r.retries_left},
+                    {"si", r.shard_index},
+                    {"st", r.shard_total},
+                    {"parent", r.parent_log_id},
+                    {"m", r.note}});
+  }
+  const auto inserted = tx.exec_params(R"sql(
+    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
+                         retry_count, shard_index, shard_total, parent_log_id, trigger_msg, created_ms)
+    SELECT v.j, v.g, 'RETRY', v.s, $2, v.p, v.r, v.si, v.st, v.parent, v.m, $3
+      FROM json_to_recordset($1::json)
+           AS v(j int, g int, s bigint, p text, r int, si int, st int, parent bigint, m text)
+    RETURNING id, job_id, scheduled_ms, executor_param, retry_count, shard_index, shard_total, parent_log_id
+  )sql",
+                                       Rows(rows), std::string(node_id), now_ms);
+  // Back in the order given: each retry has its own parent.
+  std::map<std::int64_t, Fire> by_parent;
+  for (const auto& r : inserted) {
+    by_parent[r["parent_log_id"].as<std::int64_t>()] =
+        Fire{.log_id = r["id"].as<std::int64_t>(),
+             .job_id = r["job_id"].as<int>(),
+             .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
+             .type = TriggerType::kRetry,
+             .param = r["executor_param"].as<std::string>(),
+             .retry_count = r["retry_count"].as<int>(),
+             .shard_index = r["shard_index"].as<int>(),
+             .shard_total = r["shard_total"].as<int>()};
+  }
+  std::vector<Fire> out;
+  out.reserve(retries.size());
+  for (const auto& r : retries)
+    out.push_back(std::move(by_parent.at(r.parent_log_id)));
+  return out;
+}
+
+void SetAlarmStatus(pqxx::transaction_base& tx, std::span<const AlarmStatus> statuses) {
+  if (statuses.empty()) return;
+  json rows = json::array();
+  for (const auto& s : statuses)
+    rows.push_back({{"i", s.log_id}, {"s", s.status}, {"n", s.note}});
+  tx.exec_params(R"sql(
+    UPDATE job_log l
+       SET alarm_status = v.s,
+           handle_msg = CASE WHEN v.n = '' THEN l.handle_msg
+                             WHEN l.handle_msg = '' THEN v.n
+                             ELSE l.handle_msg || E'\n' || v.n END
+      FROM json_to_recordset($1::json) AS v(i bigint, s int, n text)
+     WHERE l.id = v.i AND l.alarm_status = -1
+  )sql",
+                 Rows(rows));
+}
+
+void MarkLost(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::int64_t now_ms,
+              std::string_view message) {
+  if (log_ids.empty()) return;
+  tx.exec_params(R"sql(
+    UPDATE job_log
+       SET handle_code = 500, handle_ms = $2,
+           handle_msg = CASE WHEN handle_msg = '' THEN $3 ELSE handle_msg || E'\n' || $3 END
+     WHERE id = ANY($1::bigint[]) AND handle_code = 0
+  )sql",
+                 PgArray(log_ids), now_ms, std::string(message));
+}
+
+// --- the console and the REST API ----------------------------------------------------------------------
+
+std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id, TriggerType type,
+                                         const std::optional<std::string>& param, std::string_view node_id,
+                                         std::int64_t now_ms) {
+  const auto rows = tx.exec_params(R"sql(
+    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
+                         retry_count, created_ms)
+    SELECT id, group_id, $2, $3, $4, COALESCE($5, param), retry_count, $3 FROM job WHERE id = $1
+    RETURNING id
+  )sql",
+                                   job_id, std::string(ToString(type)), now_ms, std::string(node_id), param);
+  if (rows.empty()) return std::nullopt;
+  return rows[0]["id"].as<std::int64_t>();
+}
+
+void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {
+  tx.exec_params(R"sql(
+    DELETE FROM job_log
+     WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_code = 0 AND dispatch_ms = 0 AND NOT skipped
+       AND scheduled_ms > $2
+  )sql",
+                 job_id, after_ms);
+}
+
+bool MarkKilled(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t now_ms,
+                std::string_view executor_msg) {
+  return tx.exec_params(R"sql(
+    UPDATE job_log
+       SET handle_code = 500, handle_ms = $2, handle_msg = $3,
+           alarm_status = CASE WHEN alarm_status = 0 THEN 1 ELSE alarm_status END
+     WHERE id = $1 AND handle_code = 0
+  )sql",
+                        log_id, now_ms,
+                        "Manual operation, kill job: " + std::string(executor_msg.substr(0, 10'000)))
+             .affected_rows() == 1;
+}
+
+std::string FinishedSelection(pqxx::transaction_base& tx, const LogClear& c) {
+  std::string where = "status IN ('SUCCESS', 'FAILED', 'SKIPPED')";
+  if (c.job_id) where += fmt::format(" AND job_id = {}", *c.job_id);
+  if (c.group_id) where += fmt::format(" AND group_id = {}", *c.group_id);
+  if (c.group_ids) where += " AND group_id = ANY(" + tx.quote(PgArray<int>(*c.group_ids)) + "::int[])";
+  return where;
+}
+
+std::int64_t DeleteFinished(pqxx::transaction_base& tx, const LogClear& selection,
+                            std::pair<std::int64_t, std::int64_t> boundary, int limit) {
+  const auto sql = fmt::format(R"sql(
+    DELETE FROM job_log
+     WHERE id IN (SELECT id FROM job_log WHERE {} AND (scheduled_ms, id) <= ($1, $2) LIMIT $3)
+  )sql",
+                               FinishedSelection(tx, selection));
+  return static_cast<std::int64_t>(
+      tx.exec_params(sql, boundary.first, boundary.second, limit).affected_rows());
+}
+
+std::int64_t DeleteScheduledBefore(pqxx::transaction_base& tx, std::int64_t cutoff_ms, int limit) {
+  return static_cast<std::int64_t>(tx.exec_params(R"sql(
+    DELETE FROM job_log
+     WHERE id IN (SELECT id FROM job_log WHERE scheduled_ms < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+  )sql",
+                                                  cutoff_ms, limit)
+                                       .affected_rows());
+}
+
+}  // namespace cronwheel::admin::fire_log

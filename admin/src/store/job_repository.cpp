@@ -1,0 +1,305 @@
+#include "admin/store/job_repository.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "admin/model/validation.hpp"
+#include "admin/schedule/next_fire.hpp"
+#include "admin/store/fire_log.hpp"
+#include "store/pg_util.hpp"
+#include "store/rows.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kGlueHistoryKept = 30;
+
+// A cycle through `job` in the child graph as it would be with `job` saved: "1 -> 2 -> 1", or "".
+std::string ChildCycle(pqxx::transaction_base& tx, const Job& job) {
+  std::unordered_map<int, std::vector<int>> children;
+  for (
+      const auto& row : tx.exec(
+          R"sql(SELECT id, to_json(child_job_ids) AS children FROM job WHERE cardinality(child_job_ids) > 0)sql")) {
+    children[row["id"].as<int>()] = json::parse(row["children"].c_str()).get<std::vector<int>>();
+  }
+  children[job.id] = job.child_job_ids;
+  // Depth-first search from this job: reaching it again is a cycle.
+  std::set<int> seen;
+  std::vector<std::pair<int, std::vector<int>>> stack{{job.id, {job.id}}};
+  while (!stack.empty()) {
+    auto [node, path] = std::move(stack.back());
+    stack.pop_back();
+    for (const int c : children[node]) {
+      if (c == job.id) {
+        std::string chain;
+        for (const int p : path)
+          chain += std::to_string(p) + " -> ";
+        return chain + std::to_string(job.id);
+      }
+      if (seen.insert(c).second) {
+        auto next = path;
+        next.push_back(c);
+        stack.emplace_back(c, std::move(next));
+      }
+    }
+  }
+  return "";
+}
+
+// CheckJobFields, then what needs the database: the group exists; child jobs exist and form no cycle.
+void ValidateJob(pqxx::transaction_base& tx, Job& job, FieldErrors& errors) {
+  CheckJobFields(job, errors);
+  if (job.group_id > 0 &&
+      tx.exec_params(R"sql(SELECT 1 FROM job_group WHERE id = $1)sql", job.group_id).empty()) {
+    errors.push_back({"group_id",
+                      fmt::format("job group {} does not exist", job.group_id),
+                      "not_found",
+                      {{"id", job.group_id}}});
+  }
+  if (job.child_job_ids.empty()) return;
+  std::set<int> existing;
+  for (const auto& row : tx.exec_params(R"sql(SELECT id FROM job WHERE id = ANY($1::int[]))sql",
+                                        PgArray<int>(job.child_job_ids))) {
+    existing.insert(row["id"].as<int>());
+  }
+  for (const int c : job.child_job_ids) {
+    if (c == job.id) {
+      errors.push_back({"child_job_ids", fmt::format("a job cannot be its own child (job {})", c)});
+    } else if (!existing.contains(c)) {
+      errors.push_back({"child_job_ids", fmt::format("job {} does not exist", c), "not_found", {{"id", c}}});
+    }
+  }
+  if (job.id == 0) return;  // a new job has no parents yet: it cannot close a cycle
+  if (const auto cycle = ChildCycle(tx, job); !cycle.empty()) {
+    errors.push_back({"child_job_ids", fmt::format("child jobs would form a cycle: {}", cycle)});
+  }
+}
+
+void WriteGlueHistory(pqxx::transaction_base& tx, const Job& j, std::int64_t now) {
+  tx.exec_params(R"sql(
+    INSERT INTO glue_history (job_id, glue_type, glue_source, glue_remark, glue_updated_ms, created_ms)
+    VALUES ($1, $2, $3, $4, $5, $6)
+  )sql",
+                 j.id, std::string(ToString(j.glue_type)), j.glue_source, j.glue_remark, j.glue_updated_ms,
+                 now);
+  tx.exec_params(R"sql(
+    DELETE FROM glue_history
+     WHERE job_id = $1
+       AND id NOT IN (SELECT id FROM glue_history WHERE job_id = $1 ORDER BY created_ms DESC, id DESC LIMIT $2)
+  )sql",
+                 j.id, kGlueHistoryKept);
+}
+
+// Enables `job` from now: its first fire (next_fire.hpp), or an error on schedule_conf when it has none.
+void SetFirstFire(Job& job, std::int64_t now_ms, std::chrono::milliseconds pre_read, FieldErrors& errors) {
+  const auto first = FirstFireOnStart(job.schedule_type, job.schedule_conf, job.time_zone, now_ms, pre_read);
+  if (!first) {
+    errors.push_back(
+        {"schedule_conf", "the schedule has no fire after now: it cannot be enabled", "schedule"});
+    return;
+  }
+  job.next_fire_ms = *first;
+  job.stop_reason.clear();
+}
+
+}  // namespace
+
+JobRepository::JobRepository(ringwheel::Clock& clock, PgPool& pool, Settings settings)
+    : clock_(clock), pool_(pool), settings_(settings) {}
+
+Result<Job> JobRepository::CreateJob(Job job) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Job> {
+    pqxx::work tx(conn);
+    FieldErrors errors;
+    ValidateJob(tx, job, errors);
+    const auto now = clock_.NowMs();
+    if (errors.empty() && job.enabled) SetFirstFire(job, now, settings_.pre_read, errors);
+    if (!errors.empty()) return Error::Invalid("the job is not valid", std::move(errors));
+    const auto row = tx.exec_params1(
+        fmt::format(R"sql(
+      INSERT INTO job (group_id, description, author, alarm_email, alarm_webhook, schedule_type, schedule_conf,
+                       time_zone, misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s,
+                       retry_count, retry_backoff_s, glue_type, glue_source, glue_remark, glue_updated_ms,
+                       child_job_ids, enabled, next_fire_ms, last_fire_ms, created_ms, updated_ms)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+              $21::int[], $22, $23, 0, $20, $20)
+      RETURNING {}
+    )sql",
+                    kJobColumns),
+        job.group_id, job.description, job.author, job.alarm_email, job.alarm_webhook, job.schedule_type,
+        job.schedule_conf, job.time_zone, std::string(ToString(job.misfire_strategy)),
+        std::string(ToString(job.route_strategy)), job.handler, job.param,
+        std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
+        std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, now,
+        PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms);
+    Job created = JobFromRow(row);
+    if (created.glue_type != GlueType::kBean) WriteGlueHistory(tx, created, now);
+    tx.commit();
+    return created;
+  });
+}
+
+Result<Job> JobRepository::UpdateJob(int id, const Edit& edit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Job> {
+    pqxx::work tx(conn);
+    const auto rows =
+        tx.exec_params(fmt::format("SELECT {} FROM job WHERE id = $1 FOR UPDATE", kJobColumns), id);
+    if (rows.empty()) return Error::NotFound(fmt::format("job {} not found", id));
+    const Job before = JobFromRow(rows[0]);
+    Job job = before;
+    if (auto edited = edit(job); !edited) return edited.error();
+    FieldErrors errors;
+    ValidateJob(tx, job, errors);
+    const auto now = clock_.NowMs();
+    const bool schedule_changed = job.schedule_type != before.schedule_type ||
+                                  job.schedule_conf != before.schedule_conf ||
+                                  job.time_zone != before.time_zone;
+    if (errors.empty() && job.enabled && (!before.enabled || schedule_changed)) {
+      SetFirstFire(job, now, settings_.pre_read, errors);
+    }
+    if (!job.enabled) job.next_fire_ms = 0;
+    if (!errors.empty()) return Error::Invalid("the job is not valid", std::move(errors));
+    const bool glue_changed = job.glue_type != before.glue_type || job.glue_source != before.glue_source;
+    if (glue_changed) job.glue_updated_ms = std::max(now, before.glue_updated_ms + 1);
+    const auto row = tx.exec_params1(
+        fmt::format(R"sql(
+      UPDATE job
+         SET group_id = $2, description = $3, author = $4, alarm_email = $5, alarm_webhook = $6,
+             schedule_type = $7, schedule_conf = $8, time_zone = $9, misfire_strategy = $10, route_strategy = $11,
+             handler = $12, param = $13, block_strategy = $14, timeout_s = $15, retry_count = $16,
+             retry_backoff_s = $17, glue_type = $18, glue_source = $19, glue_remark = $20, glue_updated_ms = $21,
+             child_job_ids = $22::int[], enabled = $23, next_fire_ms = $24, stop_reason = $25, updated_ms = $26
+       WHERE id = $1
+      RETURNING {}
+    )sql",
+                    kJobColumns),
+        id, job.group_id, job.description, job.author, job.alarm_email, job.alarm_webhook, job.schedule_type,
+        job.schedule_conf, job.time_zone, std::string(ToString(job.misfire_strategy)),
+        std::string(ToString(job.route_strategy)), job.handler, job.param,
+        std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
+        std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, job.glue_updated_ms,
+        PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, job.stop_reason,
+        std::max(now, before.updated_ms + 1));
+    Job updated = JobFromRow(row);
+    if (glue_changed && updated.glue_type != GlueType::kBean) WriteGlueHistory(tx, updated, now);
+    // Fires already written for the old schedule or a stopped job, and not yet being sent, are withdrawn.
+    if (!updated.enabled || schedule_changed) fire_log::WithdrawUnsent(tx, id, now);
+    tx.commit();
+    return updated;
+  });
+}
+
+Result<void> JobRepository::DeleteJob(int id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
+    pqxx::work tx(conn);
+    // Child links to it go too, so no job points at a missing child.
+    tx.exec_params(R"sql(
+      UPDATE job SET child_job_ids = array_remove(child_job_ids, $1), updated_ms = updated_ms + 1
+       WHERE $1 = ANY(child_job_ids)
+    )sql",
+                   id);
+    const auto n = tx.exec_params(R"sql(DELETE FROM job WHERE id = $1)sql", id).affected_rows();
+    if (n == 0) return Error::NotFound(fmt::format("job {} not found", id));
+    tx.commit();
+    return {};
+  });
+}
+
+std::optional<Job> JobRepository::GetJob(int id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<Job> {
+    pqxx::read_transaction tx(conn);
+    const auto rows = tx.exec_params(fmt::format("SELECT {} FROM job WHERE id = $1", kJobColumns), id);
+    if (rows.empty()) return std::nullopt;
+    return JobFromRow(rows[0]);
+  });
+}
+
+JobPage JobRepository::ListJobs(const JobQuery& q) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::string where = "WHERE true";
+    if (q.group_id) where += fmt::format(" AND group_id = {}", *q.group_id);
+    if (q.enabled) where += *q.enabled ? " AND enabled" : " AND NOT enabled";
+    if (q.group_ids) where += " AND group_id = ANY(" + tx.quote(PgArray<int>(*q.group_ids)) + "::int[])";
+    if (q.text && !q.text->empty()) {
+      const auto pattern = tx.quote("%" + tx.esc_like(*q.text) + "%");
+      where += fmt::format(" AND (description ILIKE {0} OR handler ILIKE {0})", pattern);
+    }
+    JobPage page;
+    page.total = tx.exec1(R"sql(SELECT count(*) FROM job )sql" + where)[0].as<std::int64_t>();
+    for (const auto& r : tx.exec_params(
+             fmt::format("SELECT {} FROM job {} ORDER BY id LIMIT $1 OFFSET $2", kJobColumns, where), q.limit,
+             q.offset)) {
+      page.items.push_back(JobFromRow(r));
+    }
+    return page;
+  });
+}
+
+Result<void> JobRepository::StartJob(int id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
+    pqxx::work tx(conn);
+    const auto rows =
+        tx.exec_params(fmt::format("SELECT {} FROM job WHERE id = $1 FOR UPDATE", kJobColumns), id);
+    if (rows.empty()) return Error::NotFound(fmt::format("job {} not found", id));
+    const Job job = JobFromRow(rows[0]);
+    if (job.schedule_type == "NONE") {
+      return Error::Invalid(
+          "the job cannot be started",
+          {{"schedule_type",
+            "a job with schedule_type NONE cannot be started: it runs only when triggered"}});
+    }
+    const auto now = clock_.NowMs();
+    const auto first =
+        FirstFireOnStart(job.schedule_type, job.schedule_conf, job.time_zone, now, settings_.pre_read);
+    if (!first) {
+      return Error::Invalid("the job cannot be started",
+                            {{"schedule_conf", "the schedule has no fire after now", "schedule"}});
+    }
+    tx.exec_params(R"sql(
+      UPDATE job SET enabled = true, next_fire_ms = $2, last_fire_ms = 0, stop_reason = '', updated_ms = $3
+       WHERE id = $1
+    )sql",
+                   id, *first, std::max(now, job.updated_ms + 1));
+    tx.commit();
+    return {};
+  });
+}
+
+Result<void> JobRepository::StopJob(int id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
+    pqxx::work tx(conn);
+    const auto now = clock_.NowMs();
+    const auto n = tx.exec_params(R"sql(
+                       UPDATE job SET enabled = false, next_fire_ms = 0, last_fire_ms = 0,
+                              updated_ms = GREATEST($2, updated_ms + 1)
+                        WHERE id = $1
+                     )sql",
+                                  id, now)
+                       .affected_rows();
+    if (n == 0) return Error::NotFound(fmt::format("job {} not found", id));
+    fire_log::WithdrawUnsent(tx, id, now);
+    tx.commit();
+    return {};
+  });
+}
+
+Result<std::int64_t> JobRepository::CreateManualFire(int job_id, TriggerType type,
+                                                     const std::optional<std::string>& param,
+                                                     const std::string& node_id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<std::int64_t> {
+    pqxx::work tx(conn);
+    const auto id = fire_log::InsertManual(tx, job_id, type, param, node_id, clock_.NowMs());
+    if (!id) return Error::NotFound(fmt::format("job {} not found", job_id));
+    tx.commit();
+    return *id;
+  });
+}
+
+}  // namespace cronwheel::admin

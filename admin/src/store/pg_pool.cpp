@@ -1,0 +1,69 @@
+#include "admin/store/pg_pool.hpp"
+
+namespace cronwheel::admin {
+
+PgPool::PgPool(Settings settings) : settings_(std::move(settings)) {}
+
+PgPool::~PgPool() = default;
+
+PgPool::Lease::Lease(Lease&& other) noexcept
+    : pool_(other.pool_), conn_(std::move(other.conn_)), discard_(other.discard_) {
+  other.pool_ = nullptr;
+}
+
+PgPool::Lease::~Lease() {
+  if (pool_ != nullptr && conn_) pool_->Return(std::move(conn_), discard_);
+}
+
+PgPool::Lease PgPool::Acquire() {
+  std::unique_lock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + settings_.acquire_timeout;
+  for (;;) {
+    while (!idle_.empty()) {
+      auto conn = std::move(idle_.back());
+      idle_.pop_back();
+      if (conn->is_open()) return {this, std::move(conn)};
+      --open_;  // closed behind our back: drop it and try the next
+    }
+    if (open_ < settings_.size) {
+      ++open_;
+      lock.unlock();
+      try {
+        auto conn = std::make_unique<pqxx::connection>(settings_.dsn);
+        if (!settings_.session_setup.empty()) {
+          pqxx::nontransaction tx(*conn);
+          tx.exec(settings_.session_setup);
+        }
+        return {this, std::move(conn)};
+      } catch (...) {
+        lock.lock();
+        --open_;
+        cv_.notify_one();
+        throw;
+      }
+    }
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+        open_ >= settings_.size) {
+      throw PoolExhausted("no PostgreSQL connection free after " +
+                          std::to_string(settings_.acquire_timeout.count()) + " ms (pool size " +
+                          std::to_string(settings_.size) + ")");
+    }
+  }
+}
+
+void PgPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {
+  std::unique_ptr<pqxx::connection> doomed;
+  {
+    std::lock_guard lock(mu_);
+    if (discard || !conn->is_open()) {
+      doomed = std::move(conn);
+      --open_;
+    } else {
+      idle_.push_back(std::move(conn));
+    }
+  }
+  cv_.notify_one();
+  // `doomed` closes here, outside the lock.
+}
+
+}  // namespace cronwheel::admin

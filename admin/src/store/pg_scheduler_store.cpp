@@ -1,0 +1,118 @@
+#include "admin/store/pg_scheduler_store.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "admin/store/fire_log.hpp"
+#include "cronwheel/json.hpp"
+#include "store/pg_util.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+DueJob DueJobFromRow(const pqxx::row& r) {
+  return DueJob{.id = r["id"].as<int>(),
+                .group_id = r["group_id"].as<int>(),
+                .schedule_type = r["schedule_type"].as<std::string>(),
+                .schedule_conf = r["schedule_conf"].as<std::string>(),
+                .time_zone = r["time_zone"].as<std::string>(),
+                .misfire_strategy =
+                    ParseMisfireStrategy(r["misfire_strategy"].c_str()).value_or(MisfireStrategy::kDoNothing),
+                .next_fire_ms = r["next_fire_ms"].as<std::int64_t>()};
+}
+
+// Only rows still enabled and still at the next time the scan read: a concurrent edit or stop wins.
+void AdvanceJobs(pqxx::transaction_base& tx, std::span<const JobAdvance> advances) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& a : advances) {
+    rows.push_back({{"id", a.job_id},
+                    {"e", a.expected_next_ms},
+                    {"n", a.stop ? 0 : a.next_fire_ms},
+                    {"l", a.last_fire_ms},
+                    {"x", a.stop},
+                    {"r", a.stop_reason}});
+  }
+  tx.exec_params(R"sql(
+    UPDATE job
+       SET next_fire_ms = v.n,
+           last_fire_ms = CASE WHEN v.l > 0 THEN v.l ELSE job.last_fire_ms END,
+           enabled = NOT v.x,
+           stop_reason = CASE WHEN v.x THEN v.r ELSE job.stop_reason END
+      FROM json_to_recordset($1::json) AS v(id int, e bigint, n bigint, l bigint, x boolean, r text)
+     WHERE job.id = v.id AND job.enabled AND job.next_fire_ms = v.e
+  )sql",
+                 DumpLossy(rows));
+}
+
+}  // namespace
+
+PgSchedulerStore::PgSchedulerStore(PgPool& pool, Settings settings) : pool_(pool), settings_(settings) {}
+
+ScanOutcome PgSchedulerStore::Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
+                                   ScanPlanner& planner) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec(fmt::format("SET LOCAL lock_timeout = {}; SET LOCAL idle_in_transaction_session_timeout = {}",
+                        settings_.lock_timeout.count(), settings_.idle_in_transaction_timeout.count()));
+    const auto lock =
+        tx.exec(R"sql(SELECT lock_name FROM job_lock WHERE lock_name = 'schedule_lock' FOR UPDATE)sql");
+    if (lock.empty()) {
+      // Without the row nothing serialises the admins and each would fire every job (XXL-JOB,
+      // docs/xxl-job-protocol.md §4).
+      throw std::runtime_error("the row 'schedule_lock' is missing from table job_lock; refusing to scan");
+    }
+    ScanOutcome out;
+    out.now_ms = clock.NowMs();  // after the lock: time spent waiting for it does not skew decisions
+    const auto horizon = out.now_ms + planner.settings().pre_read.count();
+    const auto rows = tx.exec_params(kDueJobsSql, horizon, limit);
+    std::vector<DueJob> due;
+    due.reserve(rows.size());
+    for (const auto& r : rows)
+      due.push_back(DueJobFromRow(r));
+    out.jobs_read = due.size();
+    out.full_batch = static_cast<int>(due.size()) >= limit;
+    if (due.empty()) {
+      tx.commit();
+      return out;
+    }
+    const auto plan = planner.Plan(due, out.now_ms);
+    out.fires = fire_log::InsertPlanned(tx, plan.fires, node_id, out.now_ms);
+    AdvanceJobs(tx, plan.advances);
+    tx.commit();
+    return out;
+  });
+}
+
+std::vector<ClaimedFire> PgSchedulerStore::ClaimForDispatch(std::string_view node_id,
+                                                            std::span<const std::int64_t> log_ids,
+                                                            std::int64_t now_ms) {
+  if (log_ids.empty()) return {};
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    auto claimed = fire_log::ClaimForDispatch(tx, node_id, log_ids, now_ms);
+    tx.commit();
+    return claimed;
+  });
+}
+
+void PgSchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {
+  if (log_ids.empty()) return;
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    fire_log::MarkSkipped(tx, log_ids, note);
+    tx.commit();
+  });
+}
+
+std::vector<std::int64_t> PgSchedulerStore::CreateShards(std::int64_t base_log_id, int total,
+                                                         std::string_view node_id, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    auto ids = fire_log::CreateShards(tx, base_log_id, total, node_id, now_ms);
+    tx.commit();
+    return ids;
+  });
+}
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,37 @@
+#pragma once
+// Reading rows into the admin's structs: one mapper per struct, every column read by its name (a query
+// that selects the columns in another order, or adds one, cannot shift a value into the wrong field).
+// The column lists name what each mapper reads; a query may select more.
+
+#include <pqxx/pqxx>
+
+#include "admin/model/accounts.hpp"
+#include "admin/model/fire.hpp"
+#include "admin/model/model.hpp"
+
+namespace cronwheel::admin {
+
+// The columns of job as JobFromRow reads them (child_job_ids as JSON).
+extern const char* const kJobColumns;
+// The columns of job_group as GroupFromRow reads them (addresses as JSON).
+extern const char* const kGroupColumns;
+// The columns of a claimed or re-owned job_log row `l` joined with its job `j`, as ClaimedFromRow reads
+// them (for RETURNING lists).
+extern const char* const kClaimedColumns;
+
+Job JobFromRow(const pqxx::row& r);
+JobGroup GroupFromRow(const pqxx::row& r);
+// Any SELECT of job_log.* (status included).
+JobLog LogFromRow(const pqxx::row& r);
+ClaimedFire ClaimedFromRow(const pqxx::row& r);
+
+// The columns of app_user as UserFromRow reads them (permitted_group_ids as JSON `groups`).
+extern const char* const kUserColumns;
+User UserFromRow(const pqxx::row& r);
+// An api_token row joined with its user's username.
+ApiToken TokenFromRow(const pqxx::row& r);
+
+// A nullable text column as a string ("" for NULL).
+std::string TextOrEmpty(const pqxx::field& f);
+
+}  // namespace cronwheel::admin

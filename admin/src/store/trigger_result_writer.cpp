@@ -1,0 +1,93 @@
+#include "admin/store/trigger_result_writer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "admin/store/fire_log.hpp"
+#include "store/pg_util.hpp"
+
+namespace cronwheel::admin {
+
+TriggerResultWriter::TriggerResultWriter(Settings settings, ringwheel::Clock& clock, PgPool& pool)
+    : settings_(settings), clock_(clock), pool_(pool) {
+  thread_ = std::jthread([this](const std::stop_token& st) { Loop(st); });
+}
+
+TriggerResultWriter::~TriggerResultWriter() {
+  Stop();
+}
+
+void TriggerResultWriter::Stop() {
+  if (thread_.joinable()) {
+    thread_.request_stop();
+    thread_.join();
+    Flush();
+  }
+}
+
+void TriggerResultWriter::Record(TriggerResult result) {
+  std::lock_guard lock(mu_);
+  if (pending_.size() >= settings_.max_pending) {
+    spdlog::error(
+        "trigger results are not being written (database unavailable?): dropping the result of fire {}",
+        pending_.front().log_id);
+    pending_.pop_front();
+  }
+  pending_.push_back(std::move(result));
+}
+
+std::size_t TriggerResultWriter::pending() const {
+  std::lock_guard lock(mu_);
+  return pending_.size();
+}
+
+void TriggerResultWriter::Loop(const std::stop_token& stop) {
+  while (clock_.WaitFor(settings_.flush_interval, stop))
+    Flush();
+}
+
+bool TriggerResultWriter::Flush() {
+  std::lock_guard flush_lock(flush_mu_);
+  std::deque<TriggerResult> taken;
+  {
+    std::lock_guard lock(mu_);
+    taken.swap(pending_);
+  }
+  std::vector<TriggerResult> batch(std::make_move_iterator(taken.begin()),
+                                   std::make_move_iterator(taken.end()));
+  std::size_t done = 0;
+  while (done < batch.size()) {
+    const auto n = std::min(settings_.max_batch, batch.size() - done);
+    if (!WriteBatch(std::span<const TriggerResult>(batch).subspan(done, n))) {
+      // Put back what was not written, ahead of anything recorded meanwhile.
+      std::lock_guard lock(mu_);
+      pending_.insert(pending_.begin(),
+                      std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(done)),
+                      std::make_move_iterator(batch.end()));
+      return false;
+    }
+    done += n;
+  }
+  return true;
+}
+
+bool TriggerResultWriter::WriteBatch(std::span<const TriggerResult> batch) {
+  try {
+    WithConnection(pool_, [&](pqxx::connection& conn) {
+      pqxx::work tx(conn);
+      fire_log::RecordTriggerResults(tx, batch);
+      tx.commit();
+    });
+    failures_.Success();
+    return true;
+  } catch (const std::exception& e) {
+    if (const auto n = failures_.Failure(clock_.SteadyNow())) {
+      spdlog::error("writing {} trigger result(s) failed ({} time(s) in a row), will retry: {}", batch.size(),
+                    *n, e.what());
+    }
+    return false;
+  }
+}
+
+}  // namespace cronwheel::admin
