@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "admin/schedule/partitions.hpp"
 #include "admin/schedule/scan_planner.hpp"
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_pool.hpp"
@@ -35,6 +36,14 @@
 #include "ringwheel/clock.hpp"
 
 namespace {
+
+// Every schedule partition as an int[] literal: one admin alone holds them all (schedule/partitions.hpp).
+std::string AllPartitions() {
+  std::string out = "{";
+  for (int p = 0; p < cronwheel::admin::kDefaultSchedulePartitions; ++p)
+    out += (p ? "," : "") + std::to_string(p);
+  return out + "}";
+}
 
 using namespace cronwheel;
 using Ms = std::chrono::duration<double, std::milli>;
@@ -140,8 +149,8 @@ Sample OneSecond(admin::PgPool& pool, admin::PgSchedulerStore& store, admin::Sca
     auto conn = pool.Acquire();
     const auto t0 = std::chrono::steady_clock::now();
     pqxx::read_transaction tx(*conn);
-    const auto rows =
-        tx.exec_params(admin::PgSchedulerStore::kDueJobsSql, clock.NowMs() + pre_read.count(), limit);
+    const auto rows = tx.exec_params(admin::PgSchedulerStore::kDueJobsSql, clock.NowMs() + pre_read.count(),
+                                     limit, admin::kDefaultSchedulePartitions, AllPartitions());
     tx.commit();
     s.read_ms = Ms(std::chrono::steady_clock::now() - t0).count();
     s.read_rows = rows.size();
@@ -261,8 +270,9 @@ int main(int argc, char** argv) {
     auto conn = big_pool.Acquire();
     pqxx::read_transaction tx(*conn);
     const auto horizon = clock.NowMs() + scan_settings.pre_read.count() + 1000;
-    const auto plan = tx.exec_params(
-        std::string("EXPLAIN (ANALYZE, BUFFERS) ") + admin::PgSchedulerStore::kDueJobsSql, horizon, o.limit);
+    const auto plan =
+        tx.exec_params(std::string("EXPLAIN (ANALYZE, BUFFERS) ") + admin::PgSchedulerStore::kDueJobsSql,
+                       horizon, o.limit, admin::kDefaultSchedulePartitions, AllPartitions());
     std::printf(
         "\nEXPLAIN (ANALYZE, BUFFERS) of the pre-read on the big table (horizon now + 6 s, LIMIT %d):\n",
         o.limit);

@@ -80,8 +80,13 @@ TEST_F(SchedulerStorePg, TwoAdminsScanningConcurrentlyNeverWriteAnInstantTwice) 
   // Both admins scan each second for 20 seconds, at the same moments, on separate connections.
   for (int second = 0; second < 20; ++second) {
     ScanPlanner pa, pb;
-    auto fa = std::async(std::launch::async, [&] { return a.Scan("node-a", 30, clock, pa); });
-    auto fb = std::async(std::launch::async, [&] { return b.Scan("node-b", 30, clock, pb); });
+    // As the schedule thread does, a full batch is followed by another scan at once.
+    const auto scan = [&clock](PgSchedulerStore& store, const char* node, ScanPlanner& planner) {
+      while (store.Scan(node, 30, clock, planner).full_batch) {
+      }
+    };
+    auto fa = std::async(std::launch::async, [&] { scan(a, "node-a", pa); });
+    auto fb = std::async(std::launch::async, [&] { scan(b, "node-b", pb); });
     fa.get();
     fb.get();
     clock.Advance(std::chrono::seconds(1));
@@ -93,8 +98,8 @@ TEST_F(SchedulerStorePg, TwoAdminsScanningConcurrentlyNeverWriteAnInstantTwice) 
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_type = 'CRON'"), 50 * 24);
 }
 
-TEST_F(SchedulerStorePg, AMissingLockRowStopsScanning) {
-  Exec("DELETE FROM job_lock");
+TEST_F(SchedulerStorePg, MissingPartitionRowsStopScanning) {
+  Exec("DELETE FROM schedule_partition");
   cwtest::FakeClock clock(kT0);
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;

@@ -180,6 +180,10 @@ void AdminApp::Start() {
       const auto report = ApplyMigrations(*conn, BuiltInMigrations(), clock_.NowMs());
       spdlog::info("database schema at version {} ({} migration(s) applied now)", report.schema_version,
                    report.applied);
+      if (const int before = ResizeSchedulePartitions(*conn, config_.schedule_partitions);
+          before != config_.schedule_partitions) {
+        spdlog::info("schedule partitions: {} (were {})", config_.schedule_partitions, before);
+      }
       break;
     } catch (const pqxx::broken_connection& e) {
       if (clock_.SteadyNow() >= give_up) throw;

@@ -25,6 +25,11 @@ void AdminConfig::Declare(ConfigLoader& s) {
            1'000'000)
       .Add("pre_read_ms", &pre_read, "how far ahead each scan reads due jobs",
            std::chrono::milliseconds(1000), std::chrono::milliseconds(60'000))
+      .Add("schedule_partitions", &schedule_partitions,
+           "schedule partitions of the cluster (a job belongs to partition job id mod this); admins scan "
+           "their "
+           "share in parallel. Give every admin the same value: the last one started resizes the table",
+           1, 1024)
       .Add("misfire_threshold_ms", &misfire_threshold, "a fire later than this is a misfire",
            std::chrono::milliseconds(1000), std::chrono::milliseconds(3'600'000))
       .Add("executor_timeout_ms", &executor_timeout, "connect and read timeout of requests to executors",

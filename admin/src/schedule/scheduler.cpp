@@ -90,7 +90,10 @@ void Scheduler::ScheduleLoop(const std::stop_token& stop) {
   while (!stop.stop_requested()) {
     bool again = false;
     try {
+      const auto scan_start = clock_.SteadyNow();
       auto outcome = store_.Scan(settings_.node_id, settings_.pre_read_count, clock_, planner_);
+      const auto took =
+          std::chrono::duration_cast<std::chrono::microseconds>(clock_.SteadyNow() - scan_start);
       scan_failures_.Success();
       std::vector<Fire> due;
       std::uint64_t written = 0;
@@ -111,6 +114,11 @@ void Scheduler::ScheduleLoop(const std::stop_token& stop) {
       {
         std::lock_guard lock(mu_);
         ++stats_.scans;
+        stats_.scan_jobs_read += outcome.jobs_read;
+        stats_.partitions_total = outcome.partitions_total;
+        stats_.partitions_held = outcome.partitions_held;
+        stats_.last_scan = took;
+        stats_.last_lock_wait = outcome.lock_wait;
         stats_.fires_written += written;
         stats_.fires_skipped += skipped;
         if (outcome.full_batch) ++stats_.full_batches;

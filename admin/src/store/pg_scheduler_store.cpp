@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admin/schedule/partitions.hpp"
 #include "admin/store/fire_log.hpp"
 #include "cronwheel/json.hpp"
 #include "store/pg_util.hpp"
@@ -45,6 +46,25 @@ void AdvanceJobs(pqxx::transaction_base& tx, std::span<const JobAdvance> advance
                  DumpLossy(rows));
 }
 
+// The partitions this scan may take (schedule/partitions.hpp): P, and the ones assigned to `node_id` by the
+// live admins as of `now_ms`.
+std::pair<int, std::vector<int>> Assignment(pqxx::transaction_base& tx, std::string_view node_id,
+                                            std::int64_t now_ms, std::chrono::milliseconds grace) {
+  std::vector<NodeBeat> beats;
+  for (const auto& r : tx.exec(R"sql(SELECT node_id, heartbeat_ms, lease_until_ms FROM admin_node)sql")) {
+    beats.push_back({.node_id = r["node_id"].as<std::string>(),
+                     .heartbeat_ms = r["heartbeat_ms"].as<std::int64_t>(),
+                     .lease_until_ms = r["lease_until_ms"].as<std::int64_t>()});
+  }
+  const int total = tx.exec1(R"sql(SELECT count(*) FROM schedule_partition)sql")[0].as<int>();
+  if (total == 0) {
+    // Without partitions nothing would be scanned: say so rather than fire nothing in silence.
+    throw std::runtime_error(
+        "table schedule_partition is empty; refusing to scan (restart an admin to recreate it)");
+  }
+  return {total, AssignedPartitions(total, LiveNodes(beats, now_ms, grace.count()), node_id)};
+}
+
 }  // namespace
 
 PgSchedulerStore::PgSchedulerStore(PgPool& pool, Settings settings) : pool_(pool), settings_(settings) {}
@@ -55,30 +75,44 @@ ScanOutcome PgSchedulerStore::Scan(std::string_view node_id, int limit, ringwhee
     pqxx::work tx(conn);
     tx.exec(fmt::format("SET LOCAL lock_timeout = {}; SET LOCAL idle_in_transaction_session_timeout = {}",
                         settings_.lock_timeout.count(), settings_.idle_in_transaction_timeout.count()));
-    const auto lock =
-        tx.exec(R"sql(SELECT lock_name FROM job_lock WHERE lock_name = 'schedule_lock' FOR UPDATE)sql");
-    if (lock.empty()) {
-      // Without the row nothing serialises the admins and each would fire every job (XXL-JOB,
-      // docs/xxl-job-protocol.md §4).
-      throw std::runtime_error("the row 'schedule_lock' is missing from table job_lock; refusing to scan");
-    }
     ScanOutcome out;
-    out.now_ms = clock.NowMs();  // after the lock: time spent waiting for it does not skew decisions
+    const auto [total, assigned] = Assignment(tx, node_id, clock.NowMs(), settings_.liveness_grace);
+    out.partitions_total = total;
+    const auto lock_start = clock.SteadyNow();
+    std::vector<int> held;
+    for (const auto& r :
+         tx.exec_params(R"sql(
+           SELECT id FROM schedule_partition
+            WHERE id = ANY($1::int[]) OR scanned_ms < $2
+            ORDER BY id
+              FOR UPDATE SKIP LOCKED
+         )sql",
+                        PgArray<int>(assigned), clock.NowMs() - settings_.takeover_after.count())) {
+      held.push_back(r["id"].as<int>());
+    }
+    out.lock_wait = std::chrono::duration_cast<std::chrono::microseconds>(clock.SteadyNow() - lock_start);
+    out.partitions_held = static_cast<int>(held.size());
+    out.now_ms = clock.NowMs();  // after the locks: time spent taking them does not skew decisions
+    if (held.empty()) {
+      tx.commit();
+      return out;
+    }
     const auto horizon = out.now_ms + planner.settings().pre_read.count();
-    const auto rows = tx.exec_params(kDueJobsSql, horizon, limit);
+    const auto rows = tx.exec_params(kDueJobsSql, horizon, limit, total, PgArray<int>(held));
     std::vector<DueJob> due;
     due.reserve(rows.size());
     for (const auto& r : rows)
       due.push_back(DueJobFromRow(r));
     out.jobs_read = due.size();
     out.full_batch = static_cast<int>(due.size()) >= limit;
-    if (due.empty()) {
-      tx.commit();
-      return out;
+    if (!due.empty()) {
+      const auto plan = planner.Plan(due, out.now_ms);
+      out.fires = fire_log::InsertPlanned(tx, plan.fires, node_id, out.now_ms);
+      AdvanceJobs(tx, plan.advances);
     }
-    const auto plan = planner.Plan(due, out.now_ms);
-    out.fires = fire_log::InsertPlanned(tx, plan.fires, node_id, out.now_ms);
-    AdvanceJobs(tx, plan.advances);
+    tx.exec_params(
+        R"sql(UPDATE schedule_partition SET scanned_ms = $2, owner_node = $3 WHERE id = ANY($1::int[]))sql",
+        PgArray<int>(held), out.now_ms, std::string(node_id));
     tx.commit();
     return out;
   });

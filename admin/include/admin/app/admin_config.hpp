@@ -24,6 +24,7 @@ struct AdminConfig {
   int pre_read_count = 0;  // 0 = (fast + slow) * 10, as XXL-JOB 3.3+
   std::chrono::milliseconds pre_read{5000};
   std::chrono::milliseconds misfire_threshold{5000};
+  int schedule_partitions = 60;  // P of schedule/partitions.hpp; the cluster uses the last value an admin set
   std::chrono::milliseconds executor_timeout{3000};
   int executor_connections = 32;  // requests in flight to one executor (HttpExecutorClient)
   int db_pool_size = 24;

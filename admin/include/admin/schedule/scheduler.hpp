@@ -56,6 +56,11 @@ class Scheduler final {
     std::uint64_t claim_errors = 0;
     std::size_t ring_size = 0;
     std::size_t unclaimed = 0;  // waiting for the database to claim them
+    int partitions_total = 0;   // schedule partitions in the cluster, as of the last scan
+    int partitions_held = 0;    // partitions the last scan locked and scanned
+    std::uint64_t scan_jobs_read = 0;
+    std::chrono::microseconds last_scan{0};       // duration of the last scan transaction
+    std::chrono::microseconds last_lock_wait{0};  // time the last scan spent taking its partitions
   };
 
   Scheduler(Settings settings, ringwheel::Clock& clock, SchedulerStore& store, FireSink& sink);

@@ -8,6 +8,7 @@
 // (schedule/node_lease.hpp) re-owns the pending rows of dead nodes.
 // Thread-safety: implementations are safe to call from several threads.
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,20 +22,23 @@
 namespace cronwheel::admin {
 
 struct ScanOutcome {
-  std::int64_t now_ms = 0;  // the instant the scan decided with (read after the lock was taken)
+  std::int64_t now_ms = 0;  // the instant the scan decided with (read after the partitions were locked)
   std::size_t jobs_read = 0;
   bool full_batch = false;  // jobs_read == limit: more may be due, scan again at once
   std::vector<CommittedFire> fires;
+  int partitions_total = 0;                // P (schedule/partitions.hpp)
+  int partitions_held = 0;                 // the partitions this scan locked and scanned
+  std::chrono::microseconds lock_wait{0};  // time spent taking them
 };
 
 class SchedulerStore {
  public:
   virtual ~SchedulerStore() = default;
 
-  // One scan transaction: takes the schedule lock (waiting at most the store's lock timeout, else throws),
-  // reads now from `clock`, reads at most `limit` enabled jobs with next_fire_ms <= now + pre_read, asks
-  // `planner`, writes the planned rows (owner_node = node_id) and the job advances, commits.
-  // Throws on database failure (nothing is written then).
+  // One scan transaction: locks this node's schedule partitions (schedule/partitions.hpp; never waiting for
+  // one another admin holds), reads now from `clock`, reads at most `limit` enabled jobs of those partitions
+  // with next_fire_ms <= now + pre_read, asks `planner`, writes the planned rows (owner_node = node_id) and
+  // the job advances, commits. Throws on database failure (nothing is written then).
   virtual ScanOutcome Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
                            ScanPlanner& planner) = 0;
 

@@ -1,7 +1,9 @@
 #pragma once
 // SchedulerStore on PostgreSQL. Each scan is one transaction of a fixed handful of statements, however
-// many jobs it handles: lock row FOR UPDATE, one SELECT of due jobs (index job_due_idx), one multi-row
-// INSERT of the fires (fire_log::InsertPlanned), one UPDATE ... FROM of the jobs.
+// many jobs it handles: the live admins and P, the partitions locked FOR UPDATE SKIP LOCKED
+// (schedule/partitions.hpp), one SELECT of the due jobs of those partitions (index job_due_idx), one
+// multi-row INSERT of the fires (fire_log::InsertPlanned), one UPDATE ... FROM of the jobs, one UPDATE of
+// the partitions scanned.
 //
 // Thread-safety: safe from any thread (each call borrows its own pooled connection).
 
@@ -15,19 +17,26 @@ namespace cronwheel::admin {
 class PgSchedulerStore final : public SchedulerStore {
  public:
   struct Settings {
-    // How long a scan waits for the schedule lock before giving up (it retries next second).
+    // How long a statement of the scan waits for a row lock (a job row an edit holds) before giving up (the
+    // scan is retried next second). Partition locks are never waited for (SKIP LOCKED).
     std::chrono::milliseconds lock_timeout{3000};
-    // PostgreSQL aborts a scan transaction left idle this long, so a hung admin cannot keep the lock
-    // (XXL-JOB #3789: the lock is held until the database drops the connection).
+    // PostgreSQL aborts a scan transaction left idle this long, so a hung admin cannot keep its partitions
+    // (XXL-JOB #3789: its lock is held until the database drops the connection).
     std::chrono::milliseconds idle_in_transaction_timeout{10'000};
+    // A partition nobody scanned for this long is taken by whoever scans next (a dead or stalled admin's).
+    std::chrono::milliseconds takeover_after{1500};
+    // An admin is live for the assignment when its heartbeat is this recent (NodeLease's lock_grace).
+    std::chrono::milliseconds liveness_grace{2500};
   };
 
-  // The pre-read: enabled jobs due by $1 (epoch ms: now + pre_read), soonest first, at most $2. Served by
-  // the partial index job_due_idx (next_fire_ms) WHERE enabled. Public so bench/admin/bench_pre_read can
-  // time and EXPLAIN exactly the statement Scan runs.
+  // The pre-read: enabled jobs due by $1 (epoch ms: now + pre_read) in the partitions $4 (an int[] literal)
+  // of $3, soonest first, at most $2. Served by the partial index job_due_idx (next_fire_ms) WHERE enabled.
+  // Public so bench/admin/bench_pre_read can time and EXPLAIN exactly the statement Scan runs.
   static constexpr const char* kDueJobsSql = R"sql(
     SELECT id, group_id, schedule_type, schedule_conf, time_zone, misfire_strategy, next_fire_ms
-      FROM job WHERE enabled AND next_fire_ms <= $1 ORDER BY next_fire_ms LIMIT $2
+      FROM job
+     WHERE enabled AND next_fire_ms <= $1 AND id % $3 = ANY($4::int[])
+     ORDER BY next_fire_ms LIMIT $2
   )sql";
 
   PgSchedulerStore(PgPool& pool, Settings settings);
