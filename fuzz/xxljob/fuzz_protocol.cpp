@@ -1,17 +1,24 @@
-// Feeds arbitrary bytes to each parser of the XXL-JOB protocol (executor/protocol.hpp). A parser must
-// never crash, leak or hang; it returns a value or an error naming what is wrong. Whatever parses is
-// serialised and parsed again, and must come back equal (output is exact, input liberal).
+// Feeds arbitrary bytes to each parser of the XXL-JOB protocol (xxljob/protocol.hpp), and to the JSON and
+// address readers the admin applies to what executors send (cronwheel/json.hpp,
+// cronwheel/net/http_address.hpp). A parser must never crash, leak or hang; it returns a value or an error
+// naming what is wrong. Whatever parses is serialised and parsed again, and must come back equal (output is
+// exact, input liberal).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "cronwheel/json.hpp"
+#include "cronwheel/net/http_address.hpp"
 #include "xxljob/protocol.hpp"
 
 namespace {
 
 using namespace cronwheel::xxljob;
+using cronwheel::ParseJson;
+using cronwheel::net::NormalizeAddress;
+using cronwheel::net::ParseHttpAddress;
 
 void Check(bool ok) {
   if (!ok) std::abort();

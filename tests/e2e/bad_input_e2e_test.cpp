@@ -422,10 +422,11 @@ class BadInputE2E : public ::testing::Test {
   static std::map<std::string, std::string> Snapshot() {
     // Columns and rows that change without any request, each for a reason:
     static const std::map<std::string, std::set<std::string>> kMoving = {
-        {"admin_node", {"heartbeat_ms", "lease_until_ms"}},  // the admin renews its lease every second
-        {"executor_registry", {"updated_ms"}},               // the executor's heartbeat (every 2 s here)
-        {"api_token", {"last_used_ms"}},                     // recorded at most once a minute per token
-        {"user_session", {"expires_ms"}},                    // the sliding idle expiry of the session
+        {"admin_node", {"heartbeat_ms", "lease_until_ms"}},    // the admin renews its lease every second
+        {"executor_registry", {"updated_ms"}},                 // the executor's heartbeat (every 2 s here)
+        {"api_token", {"last_used_ms"}},                       // recorded at most once a minute per token
+        {"user_session", {"expires_ms"}},                      // the sliding idle expiry of the session
+        {"schedule_partition", {"owner_node", "scanned_ms"}},  // every scan stamps the partitions it held
     };
     // log_report holds per-day counts the admin's report task recomputes from job_log (digested here)
     // and stamps with updated_ms on every run.
