@@ -1,6 +1,6 @@
 #pragma once
 // XXL-JOB's vocabulary, spelled on the wire, in the database and in the console exactly as XXL-JOB spells
-// it (docs/xxl-job-protocol.md §2-§8), so its users read the same words: result codes, header names, and
+// it (docs/xxl-job-protocol.md §1-§10), so its users read the same words: result codes, header names, and
 // the enumerations of a job (misfire, route and block strategies, glue types), of a fire (trigger types)
 // and of an executor group (address types). Shared by the admin and the executor; defined once here.
 //

@@ -1,6 +1,7 @@
 #pragma once
 // Who is calling the REST API, and what they may touch. Every /api/v1 route is authorised on the server
-// (XXL-JOB authorised some only in the front end, docs/xxl-job-protocol.md §12): the route asks the
+// (XXL-JOB's console limits a role-0 user to the groups of its permission column, docs/xxl-job-protocol.md
+// §12; cronwheel checks that rule in every route, not in the pages): the route asks the
 // Authenticator for a Principal, then checks the principal's rights on the resource (CanAccessGroup for jobs,
 // logs and groups; admin for users and global settings). The production implementation is AuthService
 // (auth/auth_service.hpp): session cookies with a CSRF token, and API tokens (Authorization: Bearer). There

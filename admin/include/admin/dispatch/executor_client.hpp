@@ -1,5 +1,5 @@
 #pragma once
-// The admin's side of XXL-JOB's executor protocol (docs/xxl-job-protocol.md §2): POST /run, /beat, /idleBeat,
+// The admin's side of XXL-JOB's executor protocol (docs/xxl-job-protocol.md §1-§2): POST /run, /beat, /idleBeat,
 // /kill and /log to an executor address, with the access-token header and a timeout. Transport failures
 // are folded into the envelope as XXL-JOB's client does (code 500 with a message naming the address), so
 // callers handle one shape.

@@ -9,7 +9,7 @@
 // The admin sends only to addresses registered for or configured on the job's group: a caller-given
 // address (manual trigger) is used only if it is one of them.
 //
-// SHARDING_BROADCAST (§7 step 3): one fire becomes one row per address (SchedulerStore::CreateShards), shard
+// SHARDING_BROADCAST (§7 steps 3 and 4c): one fire becomes one row per address (SchedulerStore::CreateShards), shard
 // i going to address i with broadcastIndex/Total = i/n; a re-sent shard row (recovered after a crash)
 // goes to address i again, or the first address if the list has shrunk, as XXL-JOB does.
 //

@@ -1,6 +1,6 @@
 #pragma once
 // The admin's domain values: job groups, jobs, fires (job-log rows), and the enumerations, spelled on
-// the wire and in the database exactly as XXL-JOB spells them (docs/xxl-job-protocol.md §4-§8).
+// the wire and in the database exactly as XXL-JOB spells them (docs/xxl-job-protocol.md §4-§10).
 // Instants are epoch milliseconds (`*_ms`); user-facing durations are whole seconds (`*_s`).
 // Plain values; no thread-safety concerns.
 

@@ -29,7 +29,7 @@ Result<void> CheckPasswordPolicy(std::string_view password);
 
 // The checks of a job that need no database: the schedule parses in its time zone (an empty zone becomes
 // UTC), a BEAN job names a handler, a NONE schedule is not enabled, alarm e-mails and webhook are valid.
-// Strips '\r' from a shell script (XXL-JOB does, §5). Appends one FieldError per problem.
+// Strips '\r' from a shell script (XXL-JOB does, §10). Appends one FieldError per problem.
 void CheckJobFields(Job& job, FieldErrors& errors);
 
 // Whether the admin may POST to `url`: it starts with one of the operator's non-empty `allow` prefixes
