@@ -40,8 +40,8 @@ class NullSink final : public FireSink {
 // Records /log and /kill and answers what the test set.
 class FakeExecutors final : public ExecutorClient {
  public:
-  Envelope Run(const std::string&, const std::string&, const cronwheel::xxljob::TriggerParam&) override {
-    return Envelope::Success();
+  RunReply Run(const std::string&, const std::string&, const cronwheel::xxljob::TriggerParam&) override {
+    return {Envelope::Success()};
   }
   Envelope Beat(const std::string&, const std::string&) override { return Envelope::Success(); }
   Envelope IdleBeat(const std::string&, const std::string&, int) override { return Envelope::Success(); }

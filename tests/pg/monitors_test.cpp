@@ -32,8 +32,8 @@ class RecordingAlarms final : public AlarmSender {
 class BeatClient final : public ExecutorClient {
  public:
   std::set<std::string> alive;
-  xxljob::Envelope Run(const std::string&, const std::string&, const xxljob::TriggerParam&) override {
-    return xxljob::Envelope::Success();
+  RunReply Run(const std::string&, const std::string&, const xxljob::TriggerParam&) override {
+    return {xxljob::Envelope::Success()};
   }
   xxljob::Envelope Beat(const std::string& a, const std::string&) override {
     return alive.contains(a) ? xxljob::Envelope::Success() : xxljob::Envelope::Fail("refused");

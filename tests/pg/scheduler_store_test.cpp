@@ -155,6 +155,48 @@ TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
   EXPECT_EQ(b_took.size(), written) << "taken once";
 }
 
+// A fire with a trigger result, or with a callback that came before its batched trigger result, was
+// delivered: recovery never sends it again (an executor that does not de-duplicate log ids would run it
+// twice). A fire claimed for sending with neither is re-sent: its admin died sending it.
+TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
+  const int g = AddGroup();
+  AddJob(g, "* * * * * ?", kT0 + 1000);
+  cwtest::FakeClock clock(kT0);
+  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock,
+                                       *pool_, [](std::vector<ClaimedFire>) {});
+  a->Start();
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  const auto fires = store.Scan("admin-a", 10, clock, planner).fires;
+  ASSERT_EQ(fires.size(), 5u);
+  std::vector<std::int64_t> ids;
+  for (const auto& f : fires)
+    ids.push_back(f.log_id);
+  ASSERT_EQ(store.ClaimForDispatch("admin-a", ids, kT0 + 900).size(), 5u);
+  Exec(
+      fmt::format("UPDATE job_log SET trigger_code = 200, trigger_ms = {} WHERE id = {}", kT0 + 900, ids[0]));
+  Exec(fmt::format("UPDATE job_log SET handle_code = 200, handle_ms = {} WHERE id = {}", kT0 + 950, ids[1]));
+  Exec(fmt::format("UPDATE job_log SET handle_code = 500, handle_ms = {} WHERE id = {}", kT0 + 950, ids[2]));
+  a->Stop();
+  a.reset();  // as kill -9
+  ASSERT_TRUE(WaitForLockRelease("admin-a"));
+
+  std::vector<std::int64_t> b_took;
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_, [&](std::vector<ClaimedFire> f) {
+    for (const auto& c : f)
+      b_took.push_back(c.log_id);
+  });
+  b.Start();
+  clock.Advance(std::chrono::seconds(3));
+  b.Tick();
+  std::sort(b_took.begin(), b_took.end());
+  EXPECT_EQ(b_took, (std::vector<std::int64_t>{ids[3], ids[4]}));
+  EXPECT_EQ(
+      Count(fmt::format("SELECT count(*) FROM job_log WHERE owner_node = 'admin-a' AND id IN ({}, {}, {})",
+                        ids[0], ids[1], ids[2])),
+      3);
+}
+
 TEST_F(SchedulerStorePg, ALiveAdminIsNotDeclaredDeadAndARestartTakesBackItsOwnRows) {
   const int g = AddGroup();
   AddJob(g, "* * * * * ?", kT0 + 1000);

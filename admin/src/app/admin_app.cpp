@@ -51,8 +51,9 @@ struct AdminApp::Parts {
         routers(client),
         store(pool),
         trigger(
-            {.node_id = c.node_id, .access_token = c.access_token}, clock, catalog, client, writer,
-            [this](RouteStrategy s) -> Router& { return routers.For(s); }, store),
+            {.node_id = c.node_id, .access_token = c.access_token, .misfire_threshold = c.misfire_threshold},
+            clock, catalog, client, writer, [this](RouteStrategy s) -> Router& { return routers.For(s); },
+            store, [this](Fire f, std::chrono::milliseconds delay) { SendAgain(std::move(f), delay); }),
         pools({.fast_threads = c.fast_pool_threads, .slow_threads = c.slow_pool_threads}, clock, trigger,
               writer),
         scheduler({.node_id = c.node_id,
@@ -102,6 +103,16 @@ struct AdminApp::Parts {
       spdlog::warn("retry timer refused fire {} ({}); the time ring keeps it", fire.log_id, error);
     }
     scheduler.Submit({std::move(fire)});
+  }
+
+  // A fire that could not reach its executor waits in the hashed wheel timer, then goes back to the trigger
+  // pools (it is claimed already). If the timer refuses it, it is sent again at once.
+  void SendAgain(Fire fire, std::chrono::milliseconds delay) {
+    std::string error;
+    auto f = std::make_shared<Fire>(std::move(fire));
+    if (wheel.NewTimeout([this, f] { pools.Dispatch({*f}); }, delay, &error)) return;
+    spdlog::warn("resend timer refused fire {} ({}); sending it again now", f->log_id, error);
+    pools.Dispatch({*f});
   }
 
   void StartMonitors() {

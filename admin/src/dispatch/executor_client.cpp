@@ -2,22 +2,100 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <poll.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "cronwheel/net/http_address.hpp"
 
 namespace cronwheel::admin {
 namespace {
 
-std::pair<time_t, time_t> SecUsec(std::chrono::milliseconds d) {
+using std::chrono::milliseconds;
+
+// New connections to one executor: at most kAttemptsPerWindow attempts started per kAttemptWindow, so a pool
+// grows with demand (to 32 connections in 80 ms) but never sends more SYNs at once than a listen backlog of
+// 5 takes.
+constexpr milliseconds kAttemptWindow{5};
+constexpr std::size_t kAttemptsPerWindow = 2;
+// A new connection whose first request has had no answer for this long is taken to wait for a server thread
+// of the executor (a thread-per-connection server holds one per open connection, idle ones included).
+constexpr milliseconds kFirstRequestStall{20};
+
+std::pair<time_t, time_t> SecUsec(milliseconds d) {
   return {static_cast<time_t>(d.count() / 1000), static_cast<time_t>((d.count() % 1000) * 1000)};
+}
+
+// Whether an idle keep-alive connection can no longer carry a request: readable means end of stream (the
+// executor closed it), an error, or bytes nobody asked for; none leaves a connection to write into.
+bool Unusable(const httplib::Client& client) {
+  if (!client.is_socket_open()) return true;
+  pollfd p{.fd = client.socket(), .events = POLLIN, .revents = 0};
+  return ::poll(&p, 1, 0) != 0;
+}
+
+// The timeout of a "Keep-Alive: timeout=5, max=100" answer header (RFC 2068 §19.7.1.1), if any.
+std::optional<milliseconds> KeepAliveHeader(const std::string& value) {
+  const auto at = value.find("timeout=");
+  if (at == std::string::npos) return std::nullopt;
+  const char* begin = value.data() + at + 8;
+  int seconds = 0;
+  const auto [end, ec] = std::from_chars(begin, value.data() + value.size(), seconds);
+  if (ec != std::errc() || end == begin || seconds <= 0) return std::nullopt;
+  return milliseconds(std::int64_t{seconds} * 1000);
+}
+
+// Failures that happen before the request could reach the executor whole.
+bool BeforeTheRequestArrived(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection:
+    case httplib::Error::ConnectionTimeout:
+    case httplib::Error::BindIPAddress:
+    case httplib::Error::SSLConnection:
+    case httplib::Error::SSLLoadingCerts:
+    case httplib::Error::SSLServerVerification:
+    case httplib::Error::Write:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
 
 HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& clock)
-    : settings_(settings), clock_(clock) {}
+    : settings_(settings), clock_(clock), keeper_([this](const std::stop_token& stop) { Keep(stop); }) {}
+
+void HttpExecutorClient::Keep(const std::stop_token& stop) {
+  std::unique_lock lock(mu_);
+  while (!stop.stop_requested()) {
+    if (first_requests_ == 0) {
+      first_request_started_.wait(lock, stop, [this] { return first_requests_ > 0; });
+      continue;
+    }
+    first_request_started_.wait_for(lock, stop, kFirstRequestStall / 2, [] { return false; });
+    std::vector<std::unique_ptr<httplib::Client>> drop;
+    const auto now = clock_.SteadyNow();
+    for (auto& [name, origin] : origins_) {
+      if (origin.first_requests.empty() || origin.idle.empty() ||
+          now - *origin.first_requests.begin() <= kFirstRequestStall) {
+        continue;
+      }
+      for (auto& c : origin.idle)
+        drop.push_back(std::move(c.client));
+      origin.stats.yielded += origin.idle.size();
+      origin.open -= origin.idle.size();
+      origin.stats.open = origin.open;
+      origin.idle.clear();
+    }
+    if (!drop.empty()) {
+      lock.unlock();
+      drop.clear();
+      lock.lock();
+    }
+  }
+}
 HttpExecutorClient::~HttpExecutorClient() = default;
 
 HttpExecutorClient::Origin& HttpExecutorClient::OriginFor(const std::string& name) {
@@ -25,48 +103,104 @@ HttpExecutorClient::Origin& HttpExecutorClient::OriginFor(const std::string& nam
   return origins_[name];
 }
 
-bool HttpExecutorClient::Acquire(Origin& origin) {
-  const auto max = std::max<std::size_t>(settings_.max_connections_per_origin, 1);
+milliseconds HttpExecutorClient::ReuseLimit(Origin& origin, ringwheel::SteadyTime now) const {
+  if (origin.keep_alive && now - origin.keep_alive_learned > settings_.keep_alive_memory) {
+    origin.keep_alive.reset();  // learn it again: the executor may have been reconfigured
+  }
+  if (!origin.keep_alive) return settings_.max_idle;
+  return std::min(settings_.max_idle, *origin.keep_alive * 3 / 4);
+}
+
+void HttpExecutorClient::Learn(Origin& origin, milliseconds keep_alive, ringwheel::SteadyTime now) {
+  if (!origin.keep_alive || keep_alive < *origin.keep_alive) origin.keep_alive = keep_alive;
+  origin.keep_alive_learned = now;
+  origin.stats.keep_alive = origin.keep_alive;
+}
+
+HttpExecutorClient::Lease HttpExecutorClient::Acquire(Origin& origin, const std::string& name) {
+  const auto cap = std::max<std::size_t>(settings_.max_connections_per_origin, 1);
+  std::vector<std::unique_ptr<httplib::Client>> drop;  // closed after the lock is released
   std::unique_lock lock(mu_);
-  if (!origin.freed.wait_for(lock, settings_.connect_timeout, [&] { return origin.in_flight < max; }))
-    return false;
-  ++origin.in_flight;
-  return true;
-}
-
-void HttpExecutorClient::Release(Origin& origin) {
-  {
-    std::lock_guard lock(mu_);
-    --origin.in_flight;
-  }
-  origin.freed.notify_one();
-}
-
-std::unique_ptr<httplib::Client> HttpExecutorClient::Borrow(Origin& origin, const std::string& name,
-                                                            bool* reused) {
-  const auto now = clock_.SteadyNow();
-  std::vector<std::unique_ptr<httplib::Client>> stale;  // closed outside the lock
-  {
-    std::lock_guard lock(mu_);
-    auto& idle = origin.idle;
-    while (!idle.empty()) {
-      auto entry = std::move(idle.back());
-      idle.pop_back();
-      // An executor closes idle keep-alive connections (cronwheel's after 2 s): one idle nearly that long
-      // may be closing as we send. Newer ones sit at the back, so the rest are staler still.
-      if (now - entry.last_used > settings_.max_idle_age) {
-        stale.push_back(std::move(entry.client));
-        for (auto& e : idle)
-          stale.push_back(std::move(e.client));
-        idle.clear();
-        break;
-      }
-      *reused = true;
-      return std::move(entry.client);
+  const auto give_up = std::chrono::steady_clock::now() + settings_.connect_timeout;
+  for (;;) {
+    const auto now = clock_.SteadyNow();
+    const auto limit = ReuseLimit(origin, now);
+    // The least recently used sit at the front: close those idle past the limit.
+    auto stale = origin.idle.begin();
+    while (stale != origin.idle.end() && now - stale->last_used > limit) {
+      drop.push_back(std::move(stale->client));
+      ++stale;
     }
+    const auto retired = static_cast<std::size_t>(stale - origin.idle.begin());
+    origin.idle.erase(origin.idle.begin(), stale);
+    origin.open -= retired;
+    origin.stats.retired += retired;
+    while (!origin.idle.empty()) {
+      Connection c = std::move(origin.idle.back());
+      origin.idle.pop_back();
+      if (!Unusable(*c.client)) {
+        ++origin.stats.reused;
+        origin.stats.open = origin.open;
+        return {std::move(c.client), false};
+      }
+      // The executor closed it while it sat idle: nothing was written to it. Its idle time bounds the
+      // executor's keep-alive (a connection younger than the minimum: the executor restarted, say).
+      --origin.open;
+      ++origin.stats.found_closed;
+      const auto idle = std::chrono::duration_cast<milliseconds>(now - c.last_used);
+      if (idle >= settings_.min_keep_alive_observation) Learn(origin, idle, now);
+      drop.push_back(std::move(c.client));
+    }
+    // Connection attempts: at most kAttemptsPerWindow started within kAttemptWindow.
+    while (!origin.attempts.empty() && now - origin.attempts.front() >= kAttemptWindow)
+      origin.attempts.pop_front();
+    if (origin.open < cap && origin.attempts.size() < kAttemptsPerWindow) {
+      origin.attempts.push_back(now);
+      origin.first_requests.insert(now);
+      ++first_requests_;
+      first_request_started_.notify_one();
+      ++origin.open;
+      ++origin.stats.opened;
+      origin.stats.open = origin.open;
+      origin.stats.most_open = std::max(origin.stats.most_open, origin.open);
+      lock.unlock();
+      drop.clear();
+      return {NewClient(name), true, now};
+    }
+    // Wait for a connection to come back, a slot to free, or the attempt window to move on.
+    auto wake = give_up;
+    if (origin.open < cap && !origin.attempts.empty()) {
+      wake =
+          std::min(wake, std::chrono::steady_clock::now() + (origin.attempts.front() + kAttemptWindow - now));
+    }
+    origin.changed.wait_until(lock, wake);
+    if (std::chrono::steady_clock::now() >= give_up) return {};
   }
-  *reused = false;
-  return NewClient(name);
+}
+
+void HttpExecutorClient::Release(Origin& origin, Lease lease, bool reusable) {
+  std::unique_ptr<httplib::Client> drop;
+  {
+    std::lock_guard lock(mu_);
+    if (lease.fresh) {
+      origin.first_requests.erase(origin.first_requests.find(lease.started));
+      --first_requests_;
+    }
+    // A new connection still waiting for its first answer may be queued behind this one at the executor:
+    // close this one rather than pool it, so the executor's thread goes to the waiting connection.
+    const bool yield = !origin.first_requests.empty() &&
+                       clock_.SteadyNow() - *origin.first_requests.begin() > kFirstRequestStall;
+    if (yield && reusable) ++origin.stats.yielded;
+    if (reusable && !yield && lease.client->is_socket_open()) {
+      origin.idle.push_back({std::move(lease.client), clock_.SteadyNow()});
+    } else {
+      drop = std::move(lease.client);
+      --origin.open;
+    }
+    origin.stats.open = origin.open;
+  }
+  // A pooled connection or a free connection slot: either lets a waiter go on.
+  origin.changed.notify_one();
 }
 
 std::unique_ptr<httplib::Client> HttpExecutorClient::NewClient(const std::string& origin) const {
@@ -82,89 +216,87 @@ std::unique_ptr<httplib::Client> HttpExecutorClient::NewClient(const std::string
   return c;
 }
 
-void HttpExecutorClient::Return(Origin& origin, std::unique_ptr<httplib::Client> client) {
-  std::lock_guard lock(mu_);
-  if (origin.idle.size() < settings_.max_idle_per_origin)
-    origin.idle.push_back({std::move(client), clock_.SteadyNow()});
-}
-
-xxljob::Envelope HttpExecutorClient::Post(const std::string& address, std::string_view method,
-                                          const std::string& token, const std::string& body) {
+ExecutorClient::RunReply HttpExecutorClient::Post(const std::string& address, std::string_view method,
+                                                  const std::string& token, const std::string& body) {
   std::string error;
   const auto addr = cronwheel::net::ParseHttpAddress(address, &error);
-  if (!addr) return xxljob::Envelope::Fail(error);
+  if (!addr) return {xxljob::Envelope::Fail(error), Delivery::kInvalid};
   const auto path = addr->Path(method);
   httplib::Headers headers;
   if (!token.empty()) headers.emplace(xxljob::kAccessTokenHeader, token);
   auto& origin = OriginFor(addr->origin);
-  if (!Acquire(origin)) {
-    return xxljob::Envelope::Fail(fmt::format(
-        "request to {}{} failed: all {} connections to it (executor_connections) stayed busy for {} ms",
-        addr->origin, path, std::max<std::size_t>(settings_.max_connections_per_origin, 1),
-        settings_.connect_timeout.count()));
+  auto lease = Acquire(origin, addr->origin);
+  if (!lease.client) {
+    return {
+        xxljob::Envelope::Fail(fmt::format(
+            "request to {}{} not sent: all {} connections to it (executor_connections) stayed busy for {} ms",
+            addr->origin, path, std::max<std::size_t>(settings_.max_connections_per_origin, 1),
+            settings_.connect_timeout.count())),
+        Delivery::kNotSent};
   }
-  struct SlotGuard {
-    HttpExecutorClient* self;
-    Origin& origin;
-    ~SlotGuard() { self->Release(origin); }
-  } slot{this, origin};
-  bool reused = false;
-  auto client = Borrow(origin, addr->origin, &reused);
-  auto res = client->Post(path, headers, body, "application/json;charset=UTF-8");
-  bool resent = false;
-  if (!res && reused) {
-    // A reused connection the executor closed under us: send once more on a new one. Safe for every call:
-    // /run carries the fire's log id, which the executor runs once (a redelivery is answered without a
-    // second run); /beat, /idleBeat, /kill and /log have no side effect a second time.
-    client = NewClient(addr->origin);
-    res = client->Post(path, headers, body, "application/json;charset=UTF-8");
-    resent = true;
-  }
+  auto res = lease.client->Post(path, headers, body, "application/json;charset=UTF-8");
   if (!res) {
-    // The connection is in an unknown state: drop it rather than return it.
-    return xxljob::Envelope::Fail(
-        fmt::format("request to {}{} failed: {}", addr->origin, path, httplib::to_string(res.error())));
+    const auto e = res.error();
+    Release(origin, std::move(lease), false);  // its state is unknown: never reused
+    if (BeforeTheRequestArrived(e)) {
+      return {xxljob::Envelope::Fail(
+                  fmt::format("request to {}{} not sent: {}", addr->origin, path, httplib::to_string(e))),
+              Delivery::kNotSent};
+    }
+    return {xxljob::Envelope::Fail(fmt::format(
+                "request to {}{} failed after it was sent ({}): the executor may have received it",
+                addr->origin, path, httplib::to_string(e))),
+            Delivery::kUnknown};
   }
   const int status = res->status;
   std::string response_body = std::move(res->body);
-  Return(origin, std::move(client));
+  if (const auto keep_alive = KeepAliveHeader(res->get_header_value("Keep-Alive"))) {
+    std::lock_guard lock(mu_);
+    Learn(origin, *keep_alive, clock_.SteadyNow());
+  }
+  Release(origin, std::move(lease), true);
   if (status != 200) {
-    return xxljob::Envelope::Fail(fmt::format("{}{} answered HTTP {}", addr->origin, path, status));
+    return {xxljob::Envelope::Fail(fmt::format("{}{} answered HTTP {}", addr->origin, path, status)),
+            Delivery::kAnswered};
   }
   auto env = xxljob::ParseEnvelope(response_body, &error);
   if (!env) {
-    return xxljob::Envelope::Fail(
-        fmt::format("{}{}: response not understood: {}", addr->origin, path, error));
+    return {
+        xxljob::Envelope::Fail(fmt::format("{}{}: response not understood: {}", addr->origin, path, error)),
+        Delivery::kAnswered};
   }
-  // The first /run reached the executor after all and is queued or running there: that is a success.
-  if (resent && method == "run" && !env->ok() && env->msg &&
-      (env->msg->starts_with("repeat trigger") || env->msg->starts_with("repeate trigger"))) {
-    return xxljob::Envelope::Success();
-  }
-  return *env;
+  return {std::move(*env), Delivery::kAnswered};
 }
 
-xxljob::Envelope HttpExecutorClient::Run(const std::string& address, const std::string& token,
-                                         const xxljob::TriggerParam& param) {
+HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& address) {
+  const auto addr = cronwheel::net::ParseHttpAddress(address, nullptr);
+  if (!addr) return {};
+  std::lock_guard lock(mu_);
+  const auto it = origins_.find(addr->origin);
+  return it == origins_.end() ? OriginStats{} : it->second.stats;
+}
+
+ExecutorClient::RunReply HttpExecutorClient::Run(const std::string& address, const std::string& token,
+                                                 const xxljob::TriggerParam& param) {
   return Post(address, "run", token, xxljob::ToJson(param).dump());
 }
 
 xxljob::Envelope HttpExecutorClient::Beat(const std::string& address, const std::string& token) {
-  return Post(address, "beat", token, "{}");
+  return Post(address, "beat", token, "{}").envelope;
 }
 
 xxljob::Envelope HttpExecutorClient::IdleBeat(const std::string& address, const std::string& token,
                                               int job_id) {
-  return Post(address, "idleBeat", token, xxljob::ToJson(xxljob::JobIdParam{job_id}).dump());
+  return Post(address, "idleBeat", token, xxljob::ToJson(xxljob::JobIdParam{job_id}).dump()).envelope;
 }
 
 xxljob::Envelope HttpExecutorClient::Kill(const std::string& address, const std::string& token, int job_id) {
-  return Post(address, "kill", token, xxljob::ToJson(xxljob::JobIdParam{job_id}).dump());
+  return Post(address, "kill", token, xxljob::ToJson(xxljob::JobIdParam{job_id}).dump()).envelope;
 }
 
 xxljob::Envelope HttpExecutorClient::Log(const std::string& address, const std::string& token,
                                          const xxljob::LogParam& param) {
-  return Post(address, "log", token, xxljob::ToJson(param).dump());
+  return Post(address, "log", token, xxljob::ToJson(param).dump()).envelope;
 }
 
 }  // namespace cronwheel::admin

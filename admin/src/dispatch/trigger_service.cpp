@@ -22,14 +22,15 @@ std::string JoinAddresses(const std::vector<std::string>& a) {
 
 TriggerService::TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog,
                                ExecutorClient& client, TriggerRecorder& recorder, RouterFor routers,
-                               SchedulerStore& store)
+                               SchedulerStore& store, ResendLater resend)
     : settings_(std::move(settings)),
       clock_(clock),
       catalog_(catalog),
       client_(client),
       recorder_(recorder),
       routers_(std::move(routers)),
-      store_(store) {}
+      store_(store),
+      resend_(std::move(resend)) {}
 
 void TriggerService::Prefetch(std::span<const Fire> fires) {
   std::vector<int> ids;
@@ -144,13 +145,38 @@ void TriggerService::Trigger(const Fire& fire) {
     p.glue_updatetime = job->glue_updated_ms;
     p.broadcast_index = fire.shard_index;
     p.broadcast_total = fire.shard_total;
-    const auto env = client_.Run(*address, token, p);
+    const auto reply = client_.Run(*address, token, p);
+    if (reply.delivery == ExecutorClient::Delivery::kNotSent && SendAgainLater(fire, *address, reply)) return;
+    const auto& env = reply.envelope;
     result.executor_address = *address;
     result.trigger_code = env.code;
+    msg += fire.unsent_notes;
     msg += fmt::format("address: {}\ncode: {}\nmsg: {}", *address, env.code, env.msg.value_or(""));
+    if (reply.delivery == ExecutorClient::Delivery::kNotSent) {
+      msg += fmt::format(
+          "\nnot sent within the misfire threshold ({} ms after its instant), after {} attempt(s)",
+          settings_.misfire_threshold.count(), fire.unsent_attempts + 1);
+    } else if (reply.delivery == ExecutorClient::Delivery::kUnknown) {
+      msg += "\nnot sent again (the executor may have run it): the job's retry rules apply";
+    }
   }
   result.trigger_msg = std::move(msg);
   recorder_.Record(std::move(result));
+}
+
+bool TriggerService::SendAgainLater(const Fire& fire, const std::string& address,
+                                    const ExecutorClient::RunReply& reply) {
+  if (!resend_) return false;
+  const auto delay = std::chrono::milliseconds(std::min(100 << std::min(fire.unsent_attempts, 4), 1000));
+  const auto now = clock_.NowMs();
+  if (now + delay.count() > fire.scheduled_ms + settings_.misfire_threshold.count()) return false;
+  Fire again = fire;
+  again.unsent_attempts = fire.unsent_attempts + 1;
+  again.unsent_notes +=
+      fmt::format("attempt {} to {} not sent: {}; sent again after {} ms\n", again.unsent_attempts, address,
+                  reply.envelope.msg.value_or(""), delay.count());
+  resend_(std::move(again), delay);
+  return true;
 }
 
 }  // namespace cronwheel::admin

@@ -128,7 +128,7 @@ std::vector<ClaimedFire> ReOwn(pqxx::transaction_base& tx, std::string_view new_
   return Claimed(tx.exec_params(fmt::format(R"sql(
     UPDATE job_log l SET owner_node = $1, dispatch_ms = 0 FROM job j
      WHERE l.id IN (SELECT id FROM job_log
-                     WHERE {} AND trigger_code = 0 AND NOT skipped
+                     WHERE {} AND trigger_code = 0 AND handle_code = 0 AND NOT skipped
                      ORDER BY id LIMIT $3 {})
        AND j.id = l.job_id
     RETURNING {}
@@ -142,7 +142,7 @@ std::size_t HandOver(pqxx::transaction_base& tx, std::string_view node_id,
   return tx
       .exec_params(R"sql(
     UPDATE job_log SET owner_node = NULL, dispatch_ms = 0
-     WHERE owner_node = $1 AND trigger_code = 0 AND NOT skipped
+     WHERE owner_node = $1 AND trigger_code = 0 AND handle_code = 0 AND NOT skipped
        AND (dispatch_ms = 0 OR id = ANY($2::bigint[]))
   )sql",
                    std::string(node_id), PgArray(log_ids))

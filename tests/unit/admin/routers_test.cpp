@@ -28,8 +28,8 @@ class FakeExecutors final : public ExecutorClient {
   std::set<std::string> beat_ok;
   std::set<std::string> idle_ok;
   std::vector<std::string> calls;
-  xxljob::Envelope Run(const std::string&, const std::string&, const xxljob::TriggerParam&) override {
-    return xxljob::Envelope::Success();
+  RunReply Run(const std::string&, const std::string&, const xxljob::TriggerParam&) override {
+    return {xxljob::Envelope::Success()};
   }
   xxljob::Envelope Beat(const std::string& a, const std::string&) override {
     calls.push_back("beat " + a);

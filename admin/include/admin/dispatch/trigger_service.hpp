@@ -9,12 +9,22 @@
 // The admin sends only to addresses registered for or configured on the job's group: a caller-given
 // address (manual trigger) is used only if it is one of them.
 //
-// SHARDING_BROADCAST (§7 steps 3 and 4c): one fire becomes one row per address (SchedulerStore::CreateShards), shard
-// i going to address i with broadcastIndex/Total = i/n; a re-sent shard row (recovered after a crash)
-// goes to address i again, or the first address if the list has shrunk, as XXL-JOB does.
+// SHARDING_BROADCAST (§7 steps 3 and 4c): one fire becomes one row per address
+// (SchedulerStore::CreateShards), shard i going to address i with broadcastIndex/Total = i/n; a re-sent shard
+// row (recovered after a crash) goes to address i again, or the first address if the list has shrunk, as
+// XXL-JOB does.
+//
+// A /run that could not reach the executor (ExecutorClient::Delivery::kNotSent: the connection was refused or
+// timed out, no connection was free) is sent again, routed afresh (another executor where the route strategy
+// picks one), after 100 ms, 200 ms, 400 ms ... (at most 1 s) for as long as it can still arrive within the
+// misfire threshold of its instant (`misfire_threshold`, the threshold the scan and the claim use); only then
+// is it recorded as a failed trigger, with every attempt in the message. Nothing is recorded meanwhile: the
+// row stays claimed by this admin, so a crash leaves it to recovery. A /run that may have reached the
+// executor (kUnknown) is never sent again here: it is recorded as failed and the job's retry rules apply.
 //
 // Thread-safety: Trigger() is called concurrently from the trigger pools.
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,14 +44,17 @@ namespace cronwheel::admin {
 class TriggerService final : public FireTrigger {
  public:
   struct Settings {
-    std::string node_id;       // named in trigger messages
-    std::string access_token;  // global token; a group's own token takes precedence
+    std::string node_id;                                // named in trigger messages
+    std::string access_token;                           // global token; a group's own token takes precedence
+    std::chrono::milliseconds misfire_threshold{5000};  // XXL-JOB: 5 s
   };
+  // Sends `fire` again after `delay` (the admin's hashed wheel timer, then the trigger pools).
+  using ResendLater = std::function<void(Fire fire, std::chrono::milliseconds delay)>;
   // Router for a strategy; must return a router for every strategy.
   using RouterFor = std::function<Router&(RouteStrategy)>;
 
   TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog, ExecutorClient& client,
-                 TriggerRecorder& recorder, RouterFor routers, SchedulerStore& store);
+                 TriggerRecorder& recorder, RouterFor routers, SchedulerStore& store, ResendLater resend);
   TriggerService(const TriggerService&) = delete;
   TriggerService& operator=(const TriggerService&) = delete;
 
@@ -50,6 +63,9 @@ class TriggerService final : public FireTrigger {
   void Prefetch(std::span<const Fire> fires) override;
 
  private:
+  // A /run not sent: hands the fire to resend_ when it can still arrive within the misfire threshold.
+  bool SendAgainLater(const Fire& fire, const std::string& address, const ExecutorClient::RunReply& reply);
+
   Settings settings_;
   ringwheel::Clock& clock_;
   JobCatalog& catalog_;
@@ -57,6 +73,7 @@ class TriggerService final : public FireTrigger {
   TriggerRecorder& recorder_;
   RouterFor routers_;
   SchedulerStore& store_;  // writes the extra rows of a sharding broadcast
+  ResendLater resend_;
 };
 
 }  // namespace cronwheel::admin

@@ -50,6 +50,10 @@ struct Fire {
   int shard_index = 0;
   int shard_total = 1;
   bool late_recovered = false;  // re-owned from a dead admin (for the trigger message)
+  // Attempts that could not reach an executor (TriggerService sends such a fire again within the misfire
+  // threshold), and what each met, for the trigger message.
+  int unsent_attempts = 0;
+  std::string unsent_notes;
 };
 
 // A pending row this node has claimed (for sending) or re-owned (from a dead node).

@@ -12,7 +12,8 @@
 //                    still pending: a fire is sent only if the claim returned it, so an admin wrongly
 //                    declared dead cannot send what another admin has re-owned.
 //   ReOwn            a live admin takes the pending rows of a dead one (FOR UPDATE SKIP LOCKED: two live
-//                    admins never take the same row), and a restarted admin takes back its own.
+//                    admins never take the same row), and a restarted admin takes back its own; a row with a
+//                    trigger result or a callback is never taken (it was delivered).
 //   RecordTrigger... the trigger result (trigger_code 200 = RUNNING, else FAILED).
 //   RecordHandle...  the executor's callback (handle_code); a row that has one is never re-sent.
 // Writers that touch many rows lock them in id order, so two batched writers never deadlock.
@@ -65,8 +66,10 @@ enum class Owner {
   kDeadNode,    // `owner`'s, a node declared dead: SKIP LOCKED
   kHandedOver,  // rows handed over at shutdown (owner NULL): SKIP LOCKED
 };
-// Makes `new_owner` the owner of at most `limit` pending rows (not skipped, no trigger result) of `owner`,
-// clearing their claim. Returns them.
+// Makes `new_owner` the owner of at most `limit` pending rows of `owner`, clearing their claim, and returns
+// them. A row with a trigger result or a callback (the executor ran it: a callback can arrive before the
+// batched trigger result is written) is never taken: it was delivered, and sending it again would run it
+// twice on an executor that does not de-duplicate log ids.
 std::vector<ClaimedFire> ReOwn(pqxx::transaction_base& tx, std::string_view new_owner, Owner whose,
                                std::string_view owner, int limit);
 
