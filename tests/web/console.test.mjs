@@ -2,12 +2,17 @@
 // against real processes on loopback — a fresh database on the test PostgreSQL, cronwheel-admin in
 // production mode, and one cronwheel-executor with scripts enabled.
 //
-// Scenario: log in; create a group and a shell job firing every 2 s (live cron preview, an invalid
-// expression named); start it; see it fire in the logs; open a fire and see the executor's output tailed
-// to its end; stop the job; a description and output holding <script> and <img onerror> render as text
-// (no dialog, the literal text visible, no such element); a normal user created in the UI sees none of
-// another group's jobs; log out. A screenshot of each page goes to tests/web/screenshots/ (1280x800, and
-// the jobs page at 390x844).
+// Scenario, in a browser whose language is en-US: log in; create a group and a shell job firing every 2 s
+// (live cron preview, an invalid expression named, the server's "required" error on the handler); start
+// it; see it fire in the logs; open a fire and see the executor's output tailed to its end; stop the job;
+// a description and output holding <script> and <img onerror> render as text (no dialog, the literal text
+// visible, no such element); a normal user created in the UI sees none of another group's jobs; log out.
+// Then the main flow again in a browser whose language is zh-CN (time zone Asia/Shanghai): the login,
+// dashboard, a group, a job with both validation errors, start, trigger once, the fire and its output, all
+// in Chinese (the texts taken from web/i18n/*.json), dates in the browser's zone and locale; then the
+// header's language switch (in place, remembered after a reload). On every page: no message key shows,
+// none is missing, and in zh-CN no English in the menu, headings, labels and buttons. A screenshot of each
+// page goes to tests/web/screenshots/ (1280x800, some at 390x844; *-zh-CN in Chinese).
 //
 // Environment: CRONWHEEL_ADMIN_BIN, CRONWHEEL_EXECUTOR_BIN (set by ctest), CRONWHEEL_TEST_DSN (a server
 // DSN whose role may CREATE DATABASE). Bounded: a global deadline, every wait has its own; everything it
@@ -146,11 +151,11 @@ async function pageApi(page, method, url, body) {
   );
 }
 
-async function login(page, base, username, password) {
+async function login(page, base, lang, username, password) {
   await page.goto(`${base}/#/`);
   await page.locator('input[name=username]').fill(username);
   await page.locator('input[name=password]').fill(password);
-  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: msg(lang, 'login.submit') }).click();
   await page.locator('[data-testid=whoami]').waitFor({ timeout: 15_000 });
 }
 
@@ -162,6 +167,489 @@ async function logout(page) {
 const XSS_DESC = `Job <script>alert('desc')</script><img src=x onerror="alert('desc-img')">`;
 const XSS_OUT = `<script>alert('out')</script><img src=x onerror="alert('out-img')">`;
 const SCRIPT = `echo "hello from cronwheel"\ncat <<'EOF'\n${XSS_OUT}\nEOF\n`;
+
+// --- the console's messages (web/i18n), to know what each language must show -------------------------------
+const MESSAGES = Object.fromEntries(
+  ['en', 'zh-CN'].map((lang) => [lang, JSON.parse(fs.readFileSync(path.join(here, '../../web/i18n', `${lang}.json`), 'utf8'))]),
+);
+const KEYS = Object.keys(MESSAGES.en);
+
+// The message `key` of `lang` with its {placeholders} filled (the .other form of a plural message).
+function msg(lang, key, params = {}) {
+  const m = MESSAGES[lang];
+  const text = m[key] ?? m[`${key}.other`];
+  if (typeof text !== 'string') throw new Error(`no message ${key} in ${lang}`);
+  return text.replace(/\{(\w+)\}/g, (whole, name) => (params[name] === undefined ? whole : String(params[name])));
+}
+
+// Message keys visible on the page (an untranslated key), and the keys the page asked for that do not
+// exist (the console logs "i18n: no message ..."). `skipSelector` leaves out data that may look like a
+// key (the audit log's action names).
+async function keyLeaks(page, missingLogged, skipSelector) {
+  const text = await page.evaluate((skip) => {
+    const body = document.body.cloneNode(true);
+    if (skip) body.querySelectorAll(skip).forEach((e) => e.remove());
+    const attrs = [...document.querySelectorAll('[title],[placeholder],[aria-label],[data-label]')].map((e) =>
+      ['title', 'placeholder', 'aria-label', 'data-label'].map((a) => e.getAttribute(a) || '').join(' '),
+    );
+    return `${body.innerText}\n${attrs.join('\n')}`;
+  }, skipSelector || '');
+  const visible = KEYS.filter((k) => new RegExp(`(^|[^\\w.])${k.replace(/\./g, '\\.')}($|[^\\w.])`).test(text));
+  return [...visible, ...missingLogged.splice(0)];
+}
+
+// English words in the console's own chrome (menu, headings, table headers, labels, hints, buttons) of a
+// zh-CN page: there should be none but names that are the same in Chinese.
+const SAME_IN_CHINESE = /\b(cronwheel|JobHandler|AppName|Cron|Quartz|IANA|URL|JSON|POST|Webhook|HASH|API|UTC|ID|N|Shell|Python|PowerShell|PHP|Node\.js|Groovy|GLUE|Bean|[A-Z][A-Z0-9_]+)\b/g;
+async function englishChrome(page) {
+  const texts = await page.evaluate(() =>
+    [...document.querySelectorAll('nav a, h1, th, dt, legend, .field .label, .field .hint, button, .stat-label, .pager, .badge')]
+      .filter((e) => e.offsetParent !== null)
+      .map((e) => e.innerText.trim()),
+  );
+  return texts.filter((t) => /[A-Za-z]{2,}/.test(t.replace(SAME_IN_CHINESE, '')));
+}
+
+async function checkTranslated(page, lang, where, missingLogged, skipSelector) {
+  const leaks = await keyLeaks(page, missingLogged, skipSelector);
+  check(leaks.length === 0, `${lang} ${where}: no message key leaks (${JSON.stringify(leaks)})`);
+  if (lang === 'zh-CN') {
+    const english = await englishChrome(page);
+    check(english.length === 0, `${lang} ${where}: no English in the menu, headings, labels and buttons (${JSON.stringify(english)})`);
+  }
+}
+
+// A browser whose language (navigator.languages, Accept-Language) is `locale`, in time zone `zone`.
+async function launch(locale, zone) {
+  return chromium.launchPersistentContext(path.join(work, `chromium-${locale}`), {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    locale,
+    timezoneId: zone,
+    viewport: { width: 1280, height: 800 },
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    ],
+  });
+}
+
+// The watchers every page of a run gets: dialogs, script errors, and missing messages.
+function watch(page) {
+  const seen = { dialogs: [], errors: [], missing: [] };
+  page.on('dialog', async (d) => {
+    seen.dialogs.push(d.message());
+    await d.dismiss().catch(() => {});
+  });
+  page.on('pageerror', (e) => seen.errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.text().startsWith('i18n: no message')) seen.missing.push(m.text());
+  });
+  return seen;
+}
+
+// A job's form: the live cron preview names an invalid expression, and saving a BEAN job without its
+// handler shows the server's field error, translated, next to the field. Returns the form locator.
+async function jobFormValidation(page, base, lang) {
+  await page.goto(`${base}/#/jobs/new`);
+  const form = page.locator('[data-testid=job-form]');
+  await form.waitFor();
+  await form.locator('select[name=group_id]').selectOption({ label: msg(lang, 'common.groupOption', { title: 'Web test', app: 'web-test-app' }) });
+  const preview = page.locator('[data-testid=schedule-preview]');
+  await form.locator('input[name=schedule_conf]').fill('0/2 * * * 13 ?');
+  const lead = msg(lang, 'error.fieldLine', { field: msg(lang, 'field.schedule_conf'), message: msg(lang, 'error.schedule') });
+  await until('the preview to reject month 13', async () => (await preview.innerText()).includes(lead), 10_000);
+  check((await preview.innerText()).includes('13'), `${lang}: an invalid cron expression is named in the live preview, after a translated lead (${lead})`);
+  const round = msg(lang, 'common.enumOption', { value: 'ROUND', label: msg(lang, 'enum.route.ROUND') });
+  check((await form.locator('select[name=route_strategy] option[value=ROUND]').innerText()) === round, `${lang}: the route strategy ROUND is shown as "${round}"`);
+  // The server's validation error: a BEAN job needs its handler.
+  await form.locator('input[name=description]').fill(`${lang} validation`);
+  await form.locator('input[name=schedule_conf]').fill('0 0 3 * * ?');
+  await form.locator('input[name=handler]').fill('');
+  await page.locator('[data-testid=save-job]').click();
+  const handlerField = form.locator('label.field', { has: page.locator('input[name=handler]') });
+  await handlerField.locator('.field-error').waitFor();
+  check((await handlerField.locator('.field-error').innerText()) === msg(lang, 'error.required'),
+    `${lang}: the server's "required" error on the handler is shown next to it as "${msg(lang, 'error.required')}"`);
+  check((await page.getByTestId('error-banner').innerText()).includes(msg(lang, 'error.fields')), `${lang}: the error banner leads with "${msg(lang, 'error.fields')}"`);
+  return form;
+}
+
+// Dates in the chosen language and the browser's zone: Asia/Shanghai (UTC+8, no daylight saving) for zh-CN.
+function shanghaiTime(ms) {
+  const d = new Date(ms + 8 * 3600_000);
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getUTCFullYear()}/${p(d.getUTCMonth() + 1)}/${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
+}
+
+async function englishScenario(context, base, adminPassword, executorPort) {
+  const lang = 'en';
+  const page = context.pages()[0] || (await context.newPage());
+  const seen = watch(page);
+
+  // --- log in ----------------------------------------------------------------------------------------
+  await page.goto(`${base}/`);
+  await page.locator('input[name=username]').waitFor();
+  check((await page.evaluate(() => document.documentElement.lang)) === 'en', 'en-US browser: <html lang="en">');
+  await shot(page, 'login');
+  await page.locator('input[name=username]').fill('admin');
+  await page.locator('input[name=password]').fill('not-the-password');
+  await page.getByRole('button', { name: msg(lang, 'login.submit') }).click();
+  await page.getByText(msg(lang, 'login.failed')).waitFor();
+  check(true, 'a wrong password is refused with a message');
+  await login(page, base, lang, 'admin', adminPassword);
+  check(await page.locator('[data-testid=whoami]').innerText() === 'admin', 'logged in as admin');
+  await page.locator('[data-testid=stat-jobs]').waitFor();
+  check((await page.locator('nav').innerText()).includes(msg(lang, 'nav.jobs')), `en: the menu shows "${msg(lang, 'nav.jobs')}"`);
+  await checkTranslated(page, lang, 'dashboard', seen.missing);
+
+  // --- an executor group, and the executor online in it --------------------------------------------------
+  await page.goto(`${base}/#/groups`);
+  await page.locator('[data-testid=new-group]').click();
+  await page.locator('input[name=app_name]').fill('web-test-app');
+  await page.locator('input[name=title]').fill('Web test');
+  await page.locator('[data-testid=save-group]').click();
+  await page.getByText(msg(lang, 'groups.saved', { app: 'web-test-app' })).waitFor();
+  await until('the executor to be online in the group', async () => {
+    await page.goto(`${base}/#/groups?t=${Date.now()}`);
+    return (await page.locator('[data-testid=groups-table]').innerText()).includes(`127.0.0.1:${executorPort}`);
+  }, 40_000, 1000);
+  check(true, 'the executor shows as online in its group');
+  // A second group, for the normal user.
+  await page.locator('[data-testid=new-group]').click();
+  await page.locator('input[name=app_name]').fill('other-team-app');
+  await page.locator('input[name=title]').fill('Other team');
+  await page.locator('[data-testid=save-group]').click();
+  await page.getByText(msg(lang, 'groups.saved', { app: 'other-team-app' })).waitFor();
+  await checkTranslated(page, lang, 'groups', seen.missing);
+  await shot(page, 'groups');
+
+  // --- a job firing every 2 s, with live cron validation and a server validation error ----------------------
+  const form = await jobFormValidation(page, base, lang);
+  await form.locator('input[name=description]').fill(XSS_DESC);
+  const preview = page.locator('[data-testid=schedule-preview]');
+  await form.locator('input[name=time_zone]').fill('Asia/Shanghai');
+  await form.locator('input[name=schedule_conf]').fill('0/2 * * * * ?');
+  // The preview already lists the validation step's fires: wait for the ones of the new zone.
+  await until('five next fires in Asia/Shanghai', async () =>
+    (await preview.locator('li').count()) === 5 && (await preview.locator('li').first().innerText()).includes('+08:00'), 10_000);
+  const firstFire = await preview.locator('li').first().innerText();
+  check(/\+08:00$/.test(firstFire.trim()), `the next fires are shown in the job's zone (${firstFire.trim()})`);
+  await form.locator('select[name=glue_type]').selectOption('GLUE_SHELL');
+  await form.locator('textarea[name=glue_source]').fill(SCRIPT);
+  await form.locator('input[name=glue_remark]').fill('first version');
+  await checkTranslated(page, lang, 'job form', seen.missing);
+  await shot(page, 'job-form');
+  await page.locator('[data-testid=save-job]').click();
+  await page.waitForURL(/#\/jobs\/\d+$/);
+  const jobId = Number(page.url().match(/#\/jobs\/(\d+)$/)[1]);
+  check(jobId > 0, `the job was created (id ${jobId})`);
+  await page.getByTestId('glue-history').waitFor();
+  check((await page.getByTestId('glue-history').innerText()).includes('first version'), 'the script version history lists the saved version');
+
+  // Start it from the list.
+  await page.goto(`${base}/#/jobs`);
+  const row = page.locator(`tr[data-job-id="${jobId}"]`);
+  await row.getByRole('button', { name: msg(lang, 'jobs.start') }).click();
+  await row.getByText(msg(lang, 'jobs.state.running')).waitFor();
+  check(true, 'the job runs');
+  check(await row.getByText(XSS_DESC, { exact: false }).isVisible(), 'the description with <script> and <img onerror> is shown as text');
+  await checkTranslated(page, lang, 'jobs', seen.missing);
+  await shot(page, 'jobs');
+
+  // --- it fires: the logs, then one fire's output tailed to the end ----------------------------------------
+  await page.goto(`${base}/#/logs?job=${jobId}`);
+  const table = page.locator('[data-testid=logs-table]');
+  await until('a successful fire in the logs', async () => (await table.locator('tr[data-status=SUCCESS]').count()) > 0, 40_000, 500);
+  check(true, 'the job fired and succeeded (seen in the logs page)');
+  await checkTranslated(page, lang, 'logs', seen.missing);
+  await shot(page, 'logs');
+  const logId = await table.locator('tr[data-status=SUCCESS]').first().getAttribute('data-log-id');
+  await page.goto(`${base}/#/logs/${logId}`);
+  const output = page.locator('[data-testid=log-output]');
+  await until('the output of the fire', async () => (await output.innerText()).includes('hello from cronwheel'), 20_000);
+  await until('the tail to end', async () => (await page.getByTestId('tail-state').getAttribute('data-state')) === 'ended', 20_000);
+  const text = await output.innerText();
+  check(text.includes('hello from cronwheel'), "the executor's output is shown");
+  check(text.includes(XSS_OUT), 'output holding <script> and <img onerror> is shown as literal text');
+  check((await page.locator('img[src="x"]').count()) === 0, 'no <img> element was created from job data');
+  check((await page.locator('script:not([src])').count()) === 0, 'no inline <script> element exists');
+  const scheduled = await page.locator('[data-testid=log-fields] .kv', { hasText: msg(lang, 'logs.col.scheduled') }).locator('dd').innerText();
+  check(/^\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}:\d{2}\s[AP]M$/.test(scheduled.trim()), `en-US: times in the browser's locale (${scheduled.trim()})`);
+  await checkTranslated(page, lang, 'log detail', seen.missing);
+  await shot(page, 'log-detail');
+
+  // --- stop the job ---------------------------------------------------------------------------------------
+  await page.goto(`${base}/#/jobs`);
+  await row.getByRole('button', { name: msg(lang, 'jobs.stop') }).click();
+  await row.getByText(msg(lang, 'jobs.state.stopped')).waitFor();
+  const stopped = await pageApi(page, 'GET', `/api/v1/jobs/${jobId}`);
+  check(stopped.status === 200 && stopped.body.enabled === false && stopped.body.next_fire_ms === 0, 'the job is stopped');
+  const fires = (await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`)).body.total;
+
+  await page.goto(`${base}/#/`);
+  await page.locator('[data-testid=stat-jobs]').waitFor();
+  await page.waitForFunction(() => window.Chart !== undefined && document.querySelector('canvas') !== null);
+  check((await page.getByTestId('stat-jobs').innerText()).startsWith('1'), 'the dashboard counts the job');
+  await shot(page, 'dashboard');
+
+  // --- a normal user, created in the UI, sees only their group -----------------------------------------------
+  await page.goto(`${base}/#/users`);
+  await page.locator('[data-testid=new-user]').click();
+  const userForm = page.locator('[data-testid=user-form]');
+  await userForm.locator('input[name=username]').fill('viewer');
+  const viewerPassword = crypto.randomBytes(12).toString('base64url');
+  await userForm.locator('input[name=password]').fill(viewerPassword);
+  await userForm.locator('input[name="group-other-team-app"]').check();
+  await page.locator('[data-testid=save-user]').click();
+  await page.getByText(msg(lang, 'users.saved', { name: 'viewer' })).waitFor();
+  await checkTranslated(page, lang, 'users', seen.missing);
+  await shot(page, 'users');
+  await page.goto(`${base}/#/tokens`);
+  await page.locator('input[name=token_name]').fill('ci pipeline');
+  await page.getByRole('button', { name: msg(lang, 'tokens.create') }).click();
+  await page.getByTestId('new-token').waitFor();
+  check((await page.getByTestId('new-token').innerText()).includes('cwt_'), 'an API token is shown once after creation');
+  await checkTranslated(page, lang, 'tokens', seen.missing);
+  await shot(page, 'tokens');
+  await page.goto(`${base}/#/audit`);
+  await page.getByTestId('audit-table').waitFor();
+  check((await page.getByTestId('audit-table').innerText()).includes('job.stop'), 'the audit log shows the stop');
+  await checkTranslated(page, lang, 'audit', seen.missing, '[data-testid=audit-table] tbody');
+  await shot(page, 'audit');
+  const later = (await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`)).body.total;
+  check(later <= fires + 1, `no new fires after the stop (${fires} then ${later})`);
+  await logout(page);
+
+  await login(page, base, lang, 'viewer', viewerPassword);
+  await page.goto(`${base}/#/jobs`);
+  await page.getByTestId('jobs-table').waitFor();
+  check((await page.getByTestId('jobs-table').innerText()).includes(msg(lang, 'jobs.empty')), "the normal user's job list is empty");
+  check((await page.getByText('Job <script>', { exact: false }).count()) === 0, "the other group's job is not shown");
+  await page.goto(`${base}/#/jobs/${jobId}`);
+  await page.getByText(`job '${jobId}' not found`).waitFor();
+  check((await page.getByTestId('error-banner').innerText()).includes(msg(lang, 'error.kind.not_found')), "opening the other group's job by id answers not found");
+  const denied = await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`);
+  check(denied.status === 200 && denied.body.total === 0, "the other group's fires are not listed");
+  check((await page.locator('nav a', { hasText: msg(lang, 'nav.users') }).count()) === 0, 'the normal user has no Users page in the menu');
+  await shot(page, 'viewer-jobs');
+  await logout(page);
+  check(await page.locator('input[name=username]').isVisible(), 'logged out: the login page shows');
+  check((await pageApi(page, 'GET', '/api/v1/jobs')).status === 401, 'after logout the API refuses the browser');
+
+  // --- phone width ----------------------------------------------------------------------------------------------
+  await page.setViewportSize({ width: 390, height: 844 });
+  await login(page, base, lang, 'admin', adminPassword);
+  await page.goto(`${base}/#/jobs`);
+  await page.getByTestId('jobs-table').waitFor();
+  await shot(page, 'jobs-phone');
+  await page.goto(`${base}/#/logs/${logId}`);
+  await page.getByTestId('log-output').waitFor();
+  await until('the output at phone width', async () => (await page.getByTestId('log-output').innerText()).includes('hello'), 10_000);
+  await shot(page, 'log-detail-phone');
+  await page.locator('.menu-toggle').click();
+  await page.locator('nav.sidebar.open').waitFor();
+  await shot(page, 'menu-phone');
+  for (const [route, name, ready] of [
+    ['/', 'dashboard-phone', 'stat-jobs'],
+    ['/logs', 'logs-phone', 'logs-table'],
+    ['/jobs/new', 'job-form-phone', 'job-form'],
+    ['/groups', 'groups-phone', 'groups-table'],
+    ['/users', 'users-phone', 'users-table'],
+    ['/audit', 'audit-phone', 'audit-table'],
+  ]) {
+    await page.goto(`${base}/#${route}`);
+    await page.getByTestId(ready).waitFor();
+    await shot(page, name);
+  }
+
+  // --- the jobs page with a few ordinary jobs (the README's screenshot) --------------------------------------
+  await page.setViewportSize({ width: 1280, height: 800 });
+  for (const job of (await pageApi(page, 'GET', '/api/v1/jobs')).body.items) {
+    check((await pageApi(page, 'DELETE', `/api/v1/jobs/${job.id}`)).status === 200, `the test job ${job.id} is deleted`);
+  }
+  const groups = (await pageApi(page, 'GET', '/api/v1/groups')).body.items;
+  const web = groups.find((g) => g.app_name === 'web-test-app').id;
+  const other = groups.find((g) => g.app_name === 'other-team-app').id;
+  for (const job of [
+    { group_id: web, description: 'Nightly sales report', author: 'finance', schedule_type: 'CRON', schedule_conf: '0 30 2 * * ?', time_zone: 'Europe/Berlin', handler: 'reportJobHandler' },
+    { group_id: web, description: 'Warm the product cache', author: 'shop', schedule_type: 'FIX_RATE', schedule_conf: '300', handler: 'cacheJobHandler', route_strategy: 'ROUND' },
+    { group_id: other, description: 'Rotate partner API keys', author: 'security', schedule_type: 'CRON', schedule_conf: '0 0 9 ? * MON', time_zone: 'America/New_York', glue_type: 'GLUE_PYTHON', glue_source: 'print("rotated")' },
+  ]) {
+    const created = await pageApi(page, 'POST', '/api/v1/jobs', job);
+    check(created.status === 201, `created "${job.description}"`);
+    if (job.schedule_type !== 'FIX_RATE') await pageApi(page, 'POST', `/api/v1/jobs/${created.body.id}/start`);
+  }
+  await page.goto(`${base}/#/jobs`);
+  await page.getByText('Warm the product cache').waitFor();
+  await shot(page, 'jobs-overview');
+
+  check(seen.dialogs.length === 0, `en: no dialog was opened (${JSON.stringify(seen.dialogs)})`);
+  check(seen.errors.length === 0, `en: no script error on the pages (${JSON.stringify(seen.errors)})`);
+}
+
+// The main flow again in a browser whose language is zh-CN (time zone Asia/Shanghai): everything in
+// Chinese, then the header's language switch.
+async function chineseScenario(context, base, adminPassword) {
+  const lang = 'zh-CN';
+  const page = context.pages()[0] || (await context.newPage());
+  const seen = watch(page);
+
+  await page.goto(`${base}/`);
+  await page.locator('input[name=username]').waitFor();
+  check((await page.evaluate(() => document.documentElement.lang)) === 'zh-CN', 'zh-CN browser: <html lang="zh-CN">');
+  check(await page.getByRole('button', { name: msg(lang, 'login.submit') }).isVisible(), `zh-CN: the login button reads "${msg(lang, 'login.submit')}"`);
+  await shot(page, 'login-zh-CN');
+  await page.locator('input[name=username]').fill('admin');
+  await page.locator('input[name=password]').fill('not-the-password');
+  await page.getByRole('button', { name: msg(lang, 'login.submit') }).click();
+  await page.getByText(msg(lang, 'login.failed')).waitFor();
+  check(true, `zh-CN: a wrong password is refused with "${msg(lang, 'login.failed')}"`);
+  await login(page, base, lang, 'admin', adminPassword);
+  await page.locator('[data-testid=stat-jobs]').waitFor();
+  const nav = await page.locator('nav').innerText();
+  check(nav.includes(msg(lang, 'nav.jobs')) && nav.includes(msg(lang, 'nav.logs')), `zh-CN: the menu shows ${msg(lang, 'nav.jobs')} and ${msg(lang, 'nav.logs')}`);
+  await checkTranslated(page, lang, 'dashboard', seen.missing);
+  await shot(page, 'dashboard-zh-CN');
+
+  // A group.
+  await page.goto(`${base}/#/groups`);
+  await page.locator('[data-testid=new-group]').click();
+  await page.locator('input[name=app_name]').fill('zh-team-app');
+  await page.locator('input[name=title]').fill('中文团队');
+  await checkTranslated(page, lang, 'group form', seen.missing);
+  await page.locator('[data-testid=save-group]').click();
+  await page.getByText(msg(lang, 'groups.saved', { app: 'zh-team-app' })).waitFor();
+  check(true, `zh-CN: the group is saved ("${msg(lang, 'groups.saved', { app: 'zh-team-app' })}")`);
+  await checkTranslated(page, lang, 'groups', seen.missing);
+
+  // A job, with the validation errors in Chinese; a shell script in the executor's group.
+  const form = await jobFormValidation(page, base, lang);
+  await form.locator('input[name=description]').fill('每日对账');
+  await form.locator('select[name=glue_type]').selectOption('GLUE_SHELL');
+  await form.locator('textarea[name=glue_source]').fill(SCRIPT);
+  await form.locator('input[name=glue_remark]').fill('第一版');
+  await checkTranslated(page, lang, 'job form', seen.missing);
+  await shot(page, 'job-form-zh-CN');
+  await page.locator('[data-testid=save-job]').click();
+  await page.waitForURL(/#\/jobs\/\d+$/);
+  const jobId = Number(page.url().match(/#\/jobs\/(\d+)$/)[1]);
+  await page.getByText(msg(lang, 'job.created', { id: jobId })).waitFor();
+  check(jobId > 0, `zh-CN: the job was created (${msg(lang, 'job.created', { id: jobId })})`);
+
+  // Start it, trigger it once, see the fire and its output.
+  await page.goto(`${base}/#/jobs`);
+  const row = page.locator(`tr[data-job-id="${jobId}"]`);
+  await row.getByRole('button', { name: msg(lang, 'jobs.start') }).click();
+  await row.getByText(msg(lang, 'jobs.state.running')).waitFor();
+  check(true, `zh-CN: the job runs ("${msg(lang, 'jobs.state.running')}")`);
+  await row.getByRole('button', { name: msg(lang, 'jobs.trigger') }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.waitFor();
+  check((await dialog.locator('h2').innerText()) === msg(lang, 'trigger.title', { description: '每日对账' }), 'zh-CN: the trigger dialog is in Chinese');
+  await checkTranslated(page, lang, 'trigger dialog', seen.missing);
+  await dialog.getByRole('button', { name: msg(lang, 'trigger.submit'), exact: true }).click();
+  const notice = page.getByText(new RegExp(msg(lang, 'jobs.triggered', { id: jobId, log: '(\\d+)' })));
+  await notice.waitFor();
+  const logId = Number((await notice.innerText()).match(new RegExp(msg(lang, 'jobs.triggered', { id: jobId, log: '(\\d+)' })))[1]);
+  check(logId > 0, `zh-CN: triggered once (fire ${logId})`);
+  await checkTranslated(page, lang, 'jobs', seen.missing);
+  await shot(page, 'jobs-zh-CN');
+
+  await page.goto(`${base}/#/logs?job=${jobId}`);
+  const table = page.locator('[data-testid=logs-table]');
+  const fireRow = table.locator(`tr[data-log-id="${logId}"]`);
+  await until('the triggered fire to succeed', async () => (await fireRow.getAttribute('data-status')) === 'SUCCESS', 30_000, 500);
+  const rowText = await fireRow.innerText();
+  check(rowText.includes(msg(lang, 'enum.logStatus.SUCCESS')) && rowText.includes(msg(lang, 'enum.trigger.MANUAL')),
+    `zh-CN: the fire shows as ${msg(lang, 'enum.logStatus.SUCCESS')}, ${msg(lang, 'enum.trigger.MANUAL')}`);
+  await checkTranslated(page, lang, 'logs', seen.missing);
+  await shot(page, 'logs-zh-CN');
+  await page.goto(`${base}/#/logs/${logId}`);
+  await until('the output of the fire', async () => (await page.getByTestId('log-output').innerText()).includes('hello from cronwheel'), 20_000);
+  await until('the tail to end', async () => (await page.getByTestId('tail-state').getAttribute('data-state')) === 'ended', 20_000);
+  check((await page.getByTestId('tail-state').innerText()) === msg(lang, 'log.ended'), `zh-CN: the tail says "${msg(lang, 'log.ended')}"`);
+  const fire = (await pageApi(page, 'GET', `/api/v1/logs/${logId}`)).body;
+  const scheduled = await page.locator('[data-testid=log-fields] .kv', { hasText: msg(lang, 'logs.col.scheduled') }).locator('dd').innerText();
+  check(scheduled.trim() === shanghaiTime(fire.scheduled_ms), `zh-CN: the time is in the browser's zone and locale (${scheduled.trim()} = ${shanghaiTime(fire.scheduled_ms)})`);
+  check(/\d/.test(await page.getByTestId('duration').innerText()), `zh-CN: the duration is shown (${await page.getByTestId('duration').innerText()})`);
+  await checkTranslated(page, lang, 'log detail', seen.missing);
+  await shot(page, 'log-detail-zh-CN');
+
+  await page.goto(`${base}/#/jobs`);
+  await row.getByRole('button', { name: msg(lang, 'jobs.stop') }).click();
+  await row.getByText(msg(lang, 'jobs.state.stopped')).waitFor();
+  check(true, `zh-CN: the job is stopped ("${msg(lang, 'jobs.state.stopped')}")`);
+
+  // The jobs page with a few ordinary jobs described in Chinese (the README's zh-CN screenshot).
+  for (const job of (await pageApi(page, 'GET', '/api/v1/jobs')).body.items) await pageApi(page, 'DELETE', `/api/v1/jobs/${job.id}`);
+  const groups = (await pageApi(page, 'GET', '/api/v1/groups')).body.items;
+  const web = groups.find((g) => g.app_name === 'web-test-app').id;
+  const zhTeam = groups.find((g) => g.app_name === 'zh-team-app').id;
+  for (const job of [
+    { group_id: web, description: '每日销售报表', author: '财务部', schedule_type: 'CRON', schedule_conf: '0 30 2 * * ?', time_zone: 'Asia/Shanghai', handler: 'reportJobHandler' },
+    { group_id: web, description: '预热商品缓存', author: '商城', schedule_type: 'FIX_RATE', schedule_conf: '300', handler: 'cacheJobHandler', route_strategy: 'ROUND' },
+    { group_id: zhTeam, description: '轮换合作方 API 密钥', author: '安全组', schedule_type: 'CRON', schedule_conf: '0 0 9 ? * MON', time_zone: 'Asia/Shanghai', glue_type: 'GLUE_PYTHON', glue_source: 'print("rotated")' },
+  ]) {
+    const created = await pageApi(page, 'POST', '/api/v1/jobs', job);
+    check(created.status === 201, `created "${job.description}"`);
+    if (job.schedule_type !== 'FIX_RATE') await pageApi(page, 'POST', `/api/v1/jobs/${created.body.id}/start`);
+  }
+  await page.reload();
+  await page.getByText('预热商品缓存').waitFor();
+  await checkTranslated(page, lang, 'jobs overview', seen.missing);
+  await shot(page, 'jobs-overview-zh-CN');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, 'jobs-phone-zh-CN');
+  await page.locator('.menu-toggle').click();
+  await page.locator('nav.sidebar.open').waitFor();
+  check(await page.getByTestId('menu-language').isVisible(), 'zh-CN at phone width: the language switch is in the menu');
+  await shot(page, 'menu-phone-zh-CN');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // The admin's other pages, and the account page's own check (two different new passwords).
+  for (const [route, name, ready, skip] of [
+    ['/users', 'users-zh-CN', '[data-testid=users-table]'],
+    ['/tokens', 'tokens-zh-CN', 'input[name=token_name]'],
+    ['/audit', 'audit-zh-CN', '[data-testid=audit-table]', '[data-testid=audit-table] tbody'],
+    ['/account', 'account-zh-CN', 'input[name=old_password]'],
+  ]) {
+    await page.goto(`${base}/#${route}`);
+    await page.locator(ready).waitFor();
+    await checkTranslated(page, lang, name.replace('-zh-CN', ''), seen.missing, skip);
+    await shot(page, name);
+  }
+  await page.locator('input[name=old_password]').fill(adminPassword);
+  await page.locator('input[name=new_password]').fill('a-new-password-1');
+  await page.locator('input[name=again]').fill('a-new-password-2');
+  await page.getByRole('button', { name: msg(lang, 'account.change') }).click();
+  await page.getByText(msg(lang, 'account.differ')).waitFor();
+  check(true, `zh-CN: two different new passwords are refused with "${msg(lang, 'account.differ')}"`);
+
+  // The language switch: applied without a reload, remembered after one, and back.
+  await page.goto(`${base}/#/jobs`);
+  await page.getByTestId('jobs-table').waitFor();
+  await page.evaluate(() => {
+    window.cronwheelTestMarker = 1;
+  });
+  await page.getByTestId('language').selectOption('en');
+  await page.locator('nav a', { hasText: msg('en', 'nav.jobs') }).waitFor();
+  check((await page.evaluate(() => [document.documentElement.lang, window.cronwheelTestMarker])).join() === 'en,1',
+    'the switch to English changes the page in place (<html lang="en">, no reload)');
+  check((await page.locator('h1').innerText()) === msg('en', 'jobs.title'), `the page's heading follows the switch (${msg('en', 'jobs.title')})`);
+  await page.reload();
+  await page.locator('nav a', { hasText: msg('en', 'nav.jobs') }).waitFor();
+  check((await page.evaluate(() => document.documentElement.lang)) === 'en', 'English is remembered after a reload (the browser says zh-CN)');
+  await checkTranslated(page, 'en', 'jobs after the switch', seen.missing);
+  await page.getByTestId('language').selectOption('zh-CN');
+  await page.locator('nav a', { hasText: msg(lang, 'nav.jobs') }).waitFor();
+  await page.reload();
+  await page.locator('nav a', { hasText: msg(lang, 'nav.jobs') }).waitFor();
+  check((await page.evaluate(() => document.documentElement.lang)) === 'zh-CN', 'switched back to 简体中文, remembered after a reload');
+
+  check(seen.dialogs.length === 0, `zh-CN: no dialog was opened (${JSON.stringify(seen.dialogs)})`);
+  check(seen.errors.length === 0, `zh-CN: no script error on the pages (${JSON.stringify(seen.errors)})`);
+}
 
 async function scenario() {
   const adminBin = need(process.env.CRONWHEEL_ADMIN_BIN, 'CRONWHEEL_ADMIN_BIN');
@@ -197,218 +685,19 @@ async function scenario() {
   });
   log(`admin ${base}, executor 127.0.0.1:${executorPort}, database ${dbName}`);
 
-  const context = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    ],
-  });
-  browser = context;
-  try {
-    context.setDefaultTimeout(15_000);
-    const page = context.pages()[0] || (await context.newPage());
-    const dialogs = [];
-    const pageErrors = [];
-    page.on('dialog', async (d) => {
-      dialogs.push(d.message());
-      await d.dismiss().catch(() => {});
-    });
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-
-    // --- log in ----------------------------------------------------------------------------------------
-    await page.goto(`${base}/`);
-    await page.locator('input[name=username]').waitFor();
-    await shot(page, 'login');
-    await page.locator('input[name=username]').fill('admin');
-    await page.locator('input[name=password]').fill('not-the-password');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByText('wrong username or password').waitFor();
-    check(true, 'a wrong password is refused with a message');
-    await login(page, base, 'admin', adminPassword);
-    check(await page.locator('[data-testid=whoami]').innerText() === 'admin', 'logged in as admin');
-    await page.locator('[data-testid=stat-jobs]').waitFor();
-
-    // --- an executor group, and the executor online in it --------------------------------------------------
-    await page.goto(`${base}/#/groups`);
-    await page.locator('[data-testid=new-group]').click();
-    await page.locator('input[name=app_name]').fill('web-test-app');
-    await page.locator('input[name=title]').fill('Web test');
-    await page.locator('[data-testid=save-group]').click();
-    await page.getByText('Saved group web-test-app.').waitFor();
-    await until('the executor to be online in the group', async () => {
-      await page.goto(`${base}/#/groups?t=${Date.now()}`);
-      return (await page.locator('[data-testid=groups-table]').innerText()).includes(`127.0.0.1:${executorPort}`);
-    }, 40_000, 1000);
-    check(true, 'the executor shows as online in its group');
-    // A second group, for the normal user.
-    await page.locator('[data-testid=new-group]').click();
-    await page.locator('input[name=app_name]').fill('other-team-app');
-    await page.locator('input[name=title]').fill('Other team');
-    await page.locator('[data-testid=save-group]').click();
-    await page.getByText('Saved group other-team-app.').waitFor();
-    await shot(page, 'groups');
-
-    // --- a job firing every 2 s, with live cron validation -------------------------------------------------
-    await page.goto(`${base}/#/jobs/new`);
-    const form = page.locator('[data-testid=job-form]');
-    await form.waitFor();
-    await form.locator('select[name=group_id]').selectOption({ label: 'Web test (web-test-app)' });
-    await form.locator('input[name=description]').fill(XSS_DESC);
-    const preview = page.locator('[data-testid=schedule-preview]');
-    await form.locator('input[name=schedule_conf]').fill('0/2 * * * 13 ?');
-    await until('the preview to reject month 13', async () => (await preview.innerText()).includes('schedule_conf'), 10_000);
-    check((await preview.innerText()).includes('13'), 'an invalid cron expression is named in the live preview');
-    await form.locator('input[name=time_zone]').fill('Asia/Shanghai');
-    await form.locator('input[name=schedule_conf]').fill('0/2 * * * * ?');
-    await until('five next fires', async () => (await preview.locator('li').count()) === 5, 10_000);
-    const firstFire = await preview.locator('li').first().innerText();
-    check(/\+08:00$/.test(firstFire.trim()), `the next fires are shown in the job's zone (${firstFire.trim()})`);
-    await form.locator('select[name=glue_type]').selectOption('GLUE_SHELL');
-    await form.locator('textarea[name=glue_source]').fill(SCRIPT);
-    await form.locator('input[name=glue_remark]').fill('first version');
-    await shot(page, 'job-form');
-    await page.locator('[data-testid=save-job]').click();
-    await page.waitForURL(/#\/jobs\/\d+$/);
-    const jobId = Number(page.url().match(/#\/jobs\/(\d+)$/)[1]);
-    check(jobId > 0, `the job was created (id ${jobId})`);
-    await page.getByTestId('glue-history').waitFor();
-    check((await page.getByTestId('glue-history').innerText()).includes('first version'), 'the script version history lists the saved version');
-
-    // Start it from the list.
-    await page.goto(`${base}/#/jobs`);
-    const row = page.locator(`tr[data-job-id="${jobId}"]`);
-    await row.getByRole('button', { name: 'Start' }).click();
-    await row.getByText('RUNNING').waitFor();
-    check(true, 'the job runs');
-    check(await row.getByText(XSS_DESC, { exact: false }).isVisible(), 'the description with <script> and <img onerror> is shown as text');
-    await shot(page, 'jobs');
-
-    // --- it fires: the logs, then one fire's output tailed to the end ----------------------------------------
-    await page.goto(`${base}/#/logs?job=${jobId}`);
-    const table = page.locator('[data-testid=logs-table]');
-    await until('a successful fire in the logs', async () => (await table.locator('tr[data-status=SUCCESS]').count()) > 0, 40_000, 500);
-    check(true, 'the job fired and succeeded (seen in the logs page)');
-    await shot(page, 'logs');
-    const logId = await table.locator('tr[data-status=SUCCESS]').first().getAttribute('data-log-id');
-    await page.goto(`${base}/#/logs/${logId}`);
-    const output = page.locator('[data-testid=log-output]');
-    await until('the output of the fire', async () => (await output.innerText()).includes('hello from cronwheel'), 20_000);
-    await until('the tail to end', async () => (await page.getByTestId('tail-state').innerText()) === 'ended', 20_000);
-    const text = await output.innerText();
-    check(text.includes('hello from cronwheel'), "the executor's output is shown");
-    check(text.includes(XSS_OUT), 'output holding <script> and <img onerror> is shown as literal text');
-    check((await page.locator('img[src="x"]').count()) === 0, 'no <img> element was created from job data');
-    check((await page.locator('script:not([src])').count()) === 0, 'no inline <script> element exists');
-    await shot(page, 'log-detail');
-
-    // --- stop the job ---------------------------------------------------------------------------------------
-    await page.goto(`${base}/#/jobs`);
-    await row.getByRole('button', { name: 'Stop' }).click();
-    await row.getByText('STOPPED').waitFor();
-    const stopped = await pageApi(page, 'GET', `/api/v1/jobs/${jobId}`);
-    check(stopped.status === 200 && stopped.body.enabled === false && stopped.body.next_fire_ms === 0, 'the job is stopped');
-    const fires = (await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`)).body.total;
-    await sleep(4500);
-    const later = (await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`)).body.total;
-    check(later <= fires + 1, `no new fires after the stop (${fires} then ${later})`);
-
-    await page.goto(`${base}/#/`);
-    await page.locator('[data-testid=stat-jobs]').waitFor();
-    await page.waitForFunction(() => window.Chart !== undefined && document.querySelector('canvas') !== null);
-    check((await page.getByTestId('stat-jobs').innerText()).startsWith('1'), 'the dashboard counts the job');
-    await shot(page, 'dashboard');
-
-    // --- a normal user, created in the UI, sees only their group -----------------------------------------------
-    await page.goto(`${base}/#/users`);
-    await page.locator('[data-testid=new-user]').click();
-    const userForm = page.locator('[data-testid=user-form]');
-    await userForm.locator('input[name=username]').fill('viewer');
-    const viewerPassword = crypto.randomBytes(12).toString('base64url');
-    await userForm.locator('input[name=password]').fill(viewerPassword);
-    await userForm.locator('input[name="group-other-team-app"]').check();
-    await page.locator('[data-testid=save-user]').click();
-    await page.getByText('Saved viewer.').waitFor();
-    await shot(page, 'users');
-    await page.goto(`${base}/#/tokens`);
-    await page.locator('input[name=token_name]').fill('ci pipeline');
-    await page.getByRole('button', { name: 'Create token' }).click();
-    await page.getByTestId('new-token').waitFor();
-    check((await page.getByTestId('new-token').innerText()).includes('cwt_'), 'an API token is shown once after creation');
-    await shot(page, 'tokens');
-    await page.goto(`${base}/#/audit`);
-    await page.getByTestId('audit-table').waitFor();
-    check((await page.getByTestId('audit-table').innerText()).includes('job.stop'), 'the audit log shows the stop');
-    await shot(page, 'audit');
-    await logout(page);
-
-    await login(page, base, 'viewer', viewerPassword);
-    await page.goto(`${base}/#/jobs`);
-    await page.getByTestId('jobs-table').waitFor();
-    check((await page.getByTestId('jobs-table').innerText()).includes('No jobs.'), "the normal user's job list is empty");
-    check((await page.getByText('Job <script>', { exact: false }).count()) === 0, "the other group's job is not shown");
-    await page.goto(`${base}/#/jobs/${jobId}`);
-    await page.getByText(`job '${jobId}' not found`).waitFor();
-    check(true, "opening the other group's job by id answers not found");
-    const denied = await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`);
-    check(denied.status === 200 && denied.body.total === 0, "the other group's fires are not listed");
-    check((await page.locator('nav a', { hasText: 'Users' }).count()) === 0, 'the normal user has no Users page in the menu');
-    await shot(page, 'viewer-jobs');
-    await logout(page);
-    check(await page.locator('input[name=username]').isVisible(), 'logged out: the login page shows');
-    check((await pageApi(page, 'GET', '/api/v1/jobs')).status === 401, 'after logout the API refuses the browser');
-
-    // --- phone width ----------------------------------------------------------------------------------------------
-    await page.setViewportSize({ width: 390, height: 844 });
-    await login(page, base, 'admin', adminPassword);
-    await page.goto(`${base}/#/jobs`);
-    await page.getByTestId('jobs-table').waitFor();
-    await shot(page, 'jobs-phone');
-    await page.goto(`${base}/#/logs/${logId}`);
-    await page.getByTestId('log-output').waitFor();
-    await until('the output at phone width', async () => (await page.getByTestId('log-output').innerText()).includes('hello'), 10_000);
-    await shot(page, 'log-detail-phone');
-    await page.locator('.menu-toggle').click();
-    await page.locator('nav.sidebar.open').waitFor();
-    await shot(page, 'menu-phone');
-    for (const [route, name, ready] of [
-      ['/', 'dashboard-phone', 'stat-jobs'],
-      ['/logs', 'logs-phone', 'logs-table'],
-      ['/jobs/new', 'job-form-phone', 'job-form'],
-      ['/groups', 'groups-phone', 'groups-table'],
-      ['/users', 'users-phone', 'users-table'],
-      ['/audit', 'audit-phone', 'audit-table'],
-    ]) {
-      await page.goto(`${base}/#${route}`);
-      await page.getByTestId(ready).waitFor();
-      await shot(page, name);
+  for (const [locale, zone, run] of [
+    ['en-US', 'America/New_York', () => englishScenario(browser, base, adminPassword, executorPort)],
+    ['zh-CN', 'Asia/Shanghai', () => chineseScenario(browser, base, adminPassword)],
+  ]) {
+    log(`--- the browser's language: ${locale}, time zone ${zone}`);
+    browser = await launch(locale, zone);
+    browser.setDefaultTimeout(15_000);
+    try {
+      await run();
+    } finally {
+      await browser.close().catch(() => {});
+      browser = null;
     }
-
-    // --- the jobs page with a few ordinary jobs (the README's screenshot) --------------------------------------
-    await page.setViewportSize({ width: 1280, height: 800 });
-    check((await pageApi(page, 'DELETE', `/api/v1/jobs/${jobId}`)).status === 200, 'the test job is deleted');
-    const groups = (await pageApi(page, 'GET', '/api/v1/groups')).body.items;
-    const web = groups.find((g) => g.app_name === 'web-test-app').id;
-    const other = groups.find((g) => g.app_name === 'other-team-app').id;
-    for (const job of [
-      { group_id: web, description: 'Nightly sales report', author: 'finance', schedule_type: 'CRON', schedule_conf: '0 30 2 * * ?', time_zone: 'Europe/Berlin', handler: 'reportJobHandler' },
-      { group_id: web, description: 'Warm the product cache', author: 'shop', schedule_type: 'FIX_RATE', schedule_conf: '300', handler: 'cacheJobHandler', route_strategy: 'ROUND' },
-      { group_id: other, description: 'Rotate partner API keys', author: 'security', schedule_type: 'CRON', schedule_conf: '0 0 9 ? * MON', time_zone: 'America/New_York', glue_type: 'GLUE_PYTHON', glue_source: 'print("rotated")' },
-    ]) {
-      const created = await pageApi(page, 'POST', '/api/v1/jobs', job);
-      check(created.status === 201, `created "${job.description}"`);
-      if (job.schedule_type !== 'FIX_RATE') await pageApi(page, 'POST', `/api/v1/jobs/${created.body.id}/start`);
-    }
-    await page.goto(`${base}/#/jobs`);
-    await page.getByText('Warm the product cache').waitFor();
-    await shot(page, 'jobs-overview');
-
-    check(dialogs.length === 0, `no dialog was opened (${JSON.stringify(dialogs)})`);
-    check(pageErrors.length === 0, `no script error on the pages (${JSON.stringify(pageErrors)})`);
-  } finally {
-    await context.close().catch(() => {});
   }
 }
 

@@ -1,7 +1,8 @@
 // The console's shell: who is logged in, the navigation, and which page the URL fragment names.
 import { html, render, useEffect, useState } from './lib.js';
 import { api, setCsrf, setUnauthorizedHandler } from './api.js';
-import { Loading, navigate, useRoute } from './components.js';
+import { LanguageSwitch, Loading, navigate, useRoute } from './components.js';
+import { initialLanguage, onLanguageChange, setLanguage, t, tOr } from './i18n.js';
 import { LoginPage } from './pages/login.js';
 import { DashboardPage } from './pages/dashboard.js';
 import { JobsPage } from './pages/jobs.js';
@@ -14,14 +15,15 @@ import { TokensPage } from './pages/tokens.js';
 import { AuditPage } from './pages/audit.js';
 import { AccountPage } from './pages/account.js';
 
+// [path, message key, admins only]
 const NAV = [
-  ['/', 'Dashboard', false],
-  ['/jobs', 'Jobs', false],
-  ['/logs', 'Logs', false],
-  ['/groups', 'Executors', false],
-  ['/tokens', 'API tokens', false],
-  ['/users', 'Users', true],
-  ['/audit', 'Audit', true],
+  ['/', 'nav.dashboard', false],
+  ['/jobs', 'nav.jobs', false],
+  ['/logs', 'nav.logs', false],
+  ['/groups', 'nav.groups', false],
+  ['/tokens', 'nav.tokens', false],
+  ['/users', 'nav.users', true],
+  ['/audit', 'nav.audit', true],
 ];
 
 function Page({ route, user }) {
@@ -45,7 +47,7 @@ function Page({ route, user }) {
     case 'account':
       return html`<${AccountPage} ...${props} />`;
     default:
-      return html`<div class="banner error">There is no page <code>${route.path}</code>.</div>`;
+      return html`<div class="banner error">${t('app.noPage', { path: route.path })}</div>`;
   }
 }
 
@@ -53,6 +55,8 @@ function App() {
   const route = useRoute();
   const [user, setUser] = useState(undefined); // undefined = asking, null = logged out
   const [menuOpen, setMenuOpen] = useState(false);
+  const [, setLang] = useState(''); // a change of language re-renders the whole page in place
+  useEffect(() => onLanguageChange(setLang), []);
 
   useEffect(() => {
     setUnauthorizedHandler(() => setUser(null));
@@ -90,21 +94,28 @@ function App() {
   const current = `/${route.parts[0] || ''}`;
   return html`<div class="shell">
     <header class="topbar">
-      <button class="menu-toggle" type="button" aria-label="Menu" aria-expanded=${menuOpen} onClick=${() => setMenuOpen(!menuOpen)}>☰</button>
+      <button class="menu-toggle" type="button" aria-label=${t('app.menu')} aria-expanded=${menuOpen} onClick=${() => setMenuOpen(!menuOpen)}>☰</button>
       <a class="brand" href="#/">cronwheel</a>
       <div class="whoami">
-        <a href="#/account" title="Your account" data-testid="whoami">${user.username}</a>
-        <span class="badge role">${user.role}</span>
-        <button type="button" class="link" onClick=${logout} data-testid="logout">Log out</button>
+        <${LanguageSwitch} />
+        <a href="#/account" title=${t('app.yourAccount')} data-testid="whoami">${user.username}</a>
+        <span class="badge role">${tOr(`enum.role.${user.role}`, user.role)}</span>
+        <button type="button" class="link" onClick=${logout} data-testid="logout">${t('app.logout')}</button>
       </div>
     </header>
-    <nav class=${`sidebar${menuOpen ? ' open' : ''}`} aria-label="Main">
+    <nav class=${`sidebar${menuOpen ? ' open' : ''}`} aria-label=${t('app.mainNav')}>
       ${NAV.filter(([, , adminOnly]) => admin || !adminOnly).map(
-        ([path, label]) => html`<a href=${`#${path}`} class=${current === path ? 'active' : ''}>${label}</a>`,
+        ([path, key]) => html`<a href=${`#${path}`} class=${current === path ? 'active' : ''}>${t(key)}</a>`,
       )}
+      <div class="menu-language"><${LanguageSwitch} id="menu-language" testid="menu-language" /></div>
     </nav>
     <main class="content"><${Page} route=${route} user=${user} /></main>
   </div>`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+// The messages first (the saved or the browser's language; English if that file cannot be loaded), then
+// the page.
+setLanguage(initialLanguage())
+  .catch(() => setLanguage('en'))
+  .catch((e) => console.error(`cronwheel: no messages could be loaded: ${e.message}`))
+  .finally(() => render(html`<${App} />`, document.getElementById('app')));

@@ -1,5 +1,8 @@
 // Shared pieces of the pages. Every value is rendered through htm/Preact as text, never as HTML.
 import { html, useEffect, useState } from './lib.js';
+import {
+  LANGUAGES, describeError, fieldErrorText, fieldLabel, formatNumber, language, setLanguage, t, tOr,
+} from './i18n.js';
 
 // --- routing: "#/jobs/12?group=3" -> { path: '/jobs/12', parts: ['jobs', '12'], params } ---------------
 export function parseHash(hash = window.location.hash) {
@@ -28,15 +31,17 @@ export function PageHeader({ title, children }) {
   return html`<div class="page-header"><h1>${title}</h1><div class="actions">${children}</div></div>`;
 }
 
-// An error from the API: the message, and the field errors not shown next to a field.
+// An error from the API in the console's language: a translated lead, the server's English message as
+// detail where it adds something, and the field errors not shown next to a field (each with its label).
 export function ErrorBanner({ error, shownFields = [] }) {
   if (!error) return null;
+  const { lead, detail } = describeError(error);
   const rest = (error.errors || []).filter((e) => !shownFields.includes(e.field));
-  return html`<div class="banner error" role="alert">
-    <strong>${error.message}</strong>
+  return html`<div class="banner error" role="alert" data-testid="error-banner">
+    <strong>${lead}</strong>${detail && html`<span class="detail">${detail}</span>`}
     ${rest.length > 0 &&
     html`<ul>
-      ${rest.map((e) => html`<li><code>${e.field || 'body'}</code>: ${e.message}</li>`)}
+      ${rest.map((e) => html`<li>${t('error.fieldLine', { field: fieldLabel(e.field), message: fieldErrorText(e) })}</li>`)}
     </ul>`}
   </div>`;
 }
@@ -44,7 +49,7 @@ export function ErrorBanner({ error, shownFields = [] }) {
 export function Notice({ text, kind = 'ok', onClose }) {
   if (!text) return null;
   return html`<div class=${`banner ${kind}`} role="status">
-    <span>${text}</span>${onClose && html`<button class="link" onClick=${onClose}>dismiss</button>`}
+    <span>${text}</span>${onClose && html`<button class="link" onClick=${onClose}>${t('common.dismiss')}</button>`}
   </div>`;
 }
 
@@ -65,8 +70,17 @@ export function Select({ value, options, onChange, name, id, disabled }) {
   </select>`;
 }
 
+// A fire's status (PENDING, RUNNING, SUCCESS, FAILED, SKIPPED) in the console's language.
 export function StatusBadge({ status }) {
-  return html`<span class=${`badge status-${String(status).toLowerCase()}`}>${status}</span>`;
+  return html`<span class=${`badge status-${String(status).toLowerCase()}`} title=${status}>${tOr(`enum.logStatus.${status}`, status)}</span>`;
+}
+
+// The header's language switch: applied at once, remembered in this browser.
+export function LanguageSwitch({ id = 'language', testid = 'language' }) {
+  return html`<select class="language" id=${id} name="language" value=${language()} data-testid=${testid} aria-label=${t('common.language')}
+    onChange=${(e) => setLanguage(e.target.value, { remember: true })}>
+    ${LANGUAGES.map(([code, name]) => html`<option value=${code} lang=${code} selected=${code === language()}>${name}</option>`)}
+  </select>`;
 }
 
 // A button that asks once more, in place (no browser dialogs): the first click arms it for 4 s.
@@ -90,22 +104,22 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, cls = 'danger', 
       }
     }}
   >
-    ${armed ? confirmLabel || `Really ${label.toLowerCase()}?` : label}
+    ${armed ? confirmLabel || t('common.confirmAgain') : label}
   </button>`;
 }
 
 export function Pager({ total, offset, limit, onChange }) {
-  if (total <= limit && offset === 0) return html`<div class="pager muted">${total} in all</div>`;
+  if (total <= limit && offset === 0) return html`<div class="pager muted">${t('pager.total', { count: total, total: formatNumber(total) })}</div>`;
   const last = Math.min(offset + limit, total);
   return html`<div class="pager">
-    <button type="button" disabled=${offset === 0} onClick=${() => onChange(Math.max(0, offset - limit))}>Previous</button>
-    <span>${total === 0 ? 0 : offset + 1}–${last} of ${total}</span>
-    <button type="button" disabled=${last >= total} onClick=${() => onChange(offset + limit)}>Next</button>
+    <button type="button" disabled=${offset === 0} onClick=${() => onChange(Math.max(0, offset - limit))}>${t('pager.previous')}</button>
+    <span>${t('pager.range', { from: formatNumber(total === 0 ? 0 : offset + 1), to: formatNumber(last), total: formatNumber(total) })}</span>
+    <button type="button" disabled=${last >= total} onClick=${() => onChange(offset + limit)}>${t('pager.next')}</button>
   </div>`;
 }
 
 export function Loading() {
-  return html`<p class="muted">Loading…</p>`;
+  return html`<p class="muted">${t('common.loading')}</p>`;
 }
 
 // Runs `load` now and whenever `deps` change; returns { data, error, reload }.

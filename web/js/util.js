@@ -1,24 +1,14 @@
 // Formatting and small helpers. Everything returned here is a string or number: the caller renders it
-// as text.
+// as text. Dates, times and numbers follow the console's language (i18n.js) in the browser's time zone.
+import { formatDateTime, formatRelative, t } from './i18n.js';
+
 const pad = (n, w = 2) => String(n).padStart(w, '0');
 
-// "2026-01-31 14:05:09" in the browser's zone; '' for 0.
-export function formatMs(ms) {
-  if (!ms) return '';
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(
-    d.getMinutes(),
-  )}:${pad(d.getSeconds())}`;
-}
+// Date and time to the second in the browser's zone and the console's locale; '' for 0.
+export const formatMs = (ms) => formatDateTime(ms);
 
-// "3 s ago", "in 2 min".
-export function relativeMs(ms, now = Date.now()) {
-  if (!ms) return '';
-  const diff = Math.round((ms - now) / 1000);
-  const a = Math.abs(diff);
-  const text = a < 60 ? `${a} s` : a < 3600 ? `${Math.round(a / 60)} min` : a < 86400 ? `${Math.round(a / 3600)} h` : `${Math.round(a / 86400)} d`;
-  return diff >= 0 ? `in ${text}` : `${text} ago`;
-}
+// "in 2 min", "3 sec. ago" in the console's language.
+export const relativeMs = (ms, now = Date.now()) => formatRelative(ms, now);
 
 // <input type="datetime-local"> value <-> epoch ms (browser's zone).
 export function localInputToMs(value) {
@@ -71,3 +61,10 @@ export const GLUE_TYPES = [
   'BEAN', 'GLUE_SHELL', 'GLUE_PYTHON', 'GLUE_PYTHON2', 'GLUE_NODEJS', 'GLUE_PHP', 'GLUE_POWERSHELL', 'GLUE_GROOVY',
 ];
 export const LOG_STATUSES = ['PENDING', 'RUNNING', 'SUCCESS', 'FAILED', 'SKIPPED'];
+export const ADDRESS_TYPES = ['AUTO', 'MANUAL'];
+export const ROLES = ['USER', 'ADMIN'];
+
+// <Select> options for protocol words: the value kept as it is, its translated label next to it
+// ("ROUND — round robin", "轮询（ROUND）"); `prefix` names the labels ("enum.route").
+export const enumOptions = (values, prefix) =>
+  values.map((v) => [v, t('common.enumOption', { value: v, label: t(`${prefix}.${v}`) })]);

@@ -1,44 +1,45 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, Notice, PageHeader } from '../components.js';
+import { t } from '../i18n.js';
 
 export function AccountPage({ user }) {
   const [f, setF] = useState({ old_password: '', new_password: '', again: '' });
   const [error, setError] = useState(null);
+  const [mismatch, setMismatch] = useState(false);
   const [notice, setNotice] = useState('');
   const err = (k) => (error && error.field ? error.field(k) : '');
   const submit = async (e) => {
     e.preventDefault();
     setError(null);
-    if (f.new_password !== f.again) {
-      setError({ message: 'The new passwords differ.', errors: [], field: (k) => (k === 'again' ? 'does not match' : '') });
-      return;
-    }
+    setMismatch(f.new_password !== f.again);
+    if (f.new_password !== f.again) return;
     try {
       await api.post('/api/v1/users/me/password', { old_password: f.old_password, new_password: f.new_password });
       setF({ old_password: '', new_password: '', again: '' });
-      setNotice('Password changed. Your other sessions have ended.');
+      setNotice(t('account.changed'));
     } catch (ex) {
       setError(ex);
     }
   };
   return html`<section>
-    <${PageHeader} title="Your account" />
-    <p>${user.username} · <span class="badge role">${user.role}</span></p>
+    <${PageHeader} title=${t('account.title')} />
+    <p>${user.username} · <span class="badge role" title=${user.role}>${t(`enum.role.${user.role}`)}</span></p>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
+    ${mismatch && html`<div class="banner error" role="alert">${t('account.differ')}</div>`}
     <${ErrorBanner} error=${error} shownFields=${['old_password', 'new_password']} />
     <form class="card form narrow" onSubmit=${submit}>
-      <h2>Change password</h2>
-      <${Field} label="Current password" error=${err('old_password')}>
+      <h2>${t('account.change')}</h2>
+      <${Field} label=${t('field.old_password')} error=${err('old_password')}>
         <input name="old_password" type="password" autocomplete="current-password" required value=${f.old_password} onInput=${(e) => setF({ ...f, old_password: e.target.value })} />
       </${Field}>
-      <${Field} label="New password" error=${err('new_password')} hint="at least 10 characters">
+      <${Field} label=${t('field.new_password')} error=${err('new_password')} hint=${t('users.hint.password')}>
         <input name="new_password" type="password" autocomplete="new-password" required value=${f.new_password} onInput=${(e) => setF({ ...f, new_password: e.target.value })} />
       </${Field}>
-      <${Field} label="New password again" error=${err('again')}>
+      <${Field} label=${t('account.again')} error=${mismatch ? t('account.mismatch') : ''}>
         <input name="again" type="password" autocomplete="new-password" required value=${f.again} onInput=${(e) => setF({ ...f, again: e.target.value })} />
       </${Field}>
-      <div class="form-actions"><button type="submit" class="primary">Change password</button></div>
+      <div class="form-actions"><button type="submit" class="primary">${t('account.change')}</button></div>
     </form>
   </section>`;
 }

@@ -2,8 +2,12 @@ import { html, useState } from '../lib.js';
 import { api, query } from '../api.js';
 import { ErrorBanner, Field, Loading, PageHeader, Pager, navigate, useLoad } from '../components.js';
 import { formatMs } from '../util.js';
+import { t } from '../i18n.js';
 
 const LIMIT = 50;
+// Examples of what the filters take: the server's own words (entity names, action names), not translated.
+const ENTITY_EXAMPLES = 'job, group, user, token, log';
+const ACTION_EXAMPLE = 'job.update';
 
 // The top-level keys whose values differ between before and after.
 function changedKeys(before, after) {
@@ -18,12 +22,12 @@ function Entry({ e }) {
   return html`<tr>
       <td>${formatMs(e.at_ms)}</td><td>${e.username}</td><td class="mono">${e.action}</td>
       <td>${e.entity} ${e.entity_id}</td>
-      <td class="small">${changed.length > 0 ? `changed: ${changed.join(', ')}` : ''}</td>
-      <td>${(e.before || e.after) && html`<button type="button" class="link" onClick=${() => setOpen(!open)}>${open ? 'hide' : 'details'}</button>`}</td>
+      <td class="small">${changed.length > 0 ? t('audit.changed', { fields: changed.join(', ') }) : ''}</td>
+      <td>${(e.before || e.after) && html`<button type="button" class="link" onClick=${() => setOpen(!open)}>${open ? t('audit.hide') : t('audit.details')}</button>`}</td>
     </tr>
     ${open && html`<tr class="details"><td colspan="6"><div class="diff">
-      <div><h3>Before</h3><pre class="msg-block">${e.before ? JSON.stringify(e.before, null, 2) : '(none)'}</pre></div>
-      <div><h3>After</h3><pre class="msg-block">${e.after ? JSON.stringify(e.after, null, 2) : '(none)'}</pre></div>
+      <div><h3>${t('audit.before')}</h3><pre class="msg-block">${e.before ? JSON.stringify(e.before, null, 2) : t('audit.none')}</pre></div>
+      <div><h3>${t('audit.after')}</h3><pre class="msg-block">${e.after ? JSON.stringify(e.after, null, 2) : t('audit.none')}</pre></div>
     </div></td></tr>`}`;
 }
 
@@ -35,19 +39,19 @@ export function AuditPage({ route, user }) {
     () => api.get(`/api/v1/audit${query({ entity: p.entity, entity_id: p.entity_id, action: p.action, username: p.username, offset, limit: LIMIT })}`),
     [p.entity, p.entity_id, p.action, p.username, offset],
   );
-  if (user.role !== 'ADMIN') return html`<div class="banner error">Only admins read the audit log.</div>`;
+  if (user.role !== 'ADMIN') return html`<div class="banner error">${t('audit.adminsOnly')}</div>`;
   return html`<section>
-    <${PageHeader} title="Audit log" />
+    <${PageHeader} title=${t('audit.title')} />
     <form class="filters" onSubmit=${(e) => { e.preventDefault(); navigate('/audit', f); }}>
-      <${Field} label="Entity"><input name="entity" placeholder="job, group, user, token, log" value=${f.entity} onInput=${(e) => setF({ ...f, entity: e.target.value })} /></${Field}>
-      <${Field} label="ID"><input name="entity_id" value=${f.entity_id} onInput=${(e) => setF({ ...f, entity_id: e.target.value })} /></${Field}>
-      <${Field} label="Action"><input name="action" placeholder="job.update" value=${f.action} onInput=${(e) => setF({ ...f, action: e.target.value })} /></${Field}>
-      <${Field} label="User"><input name="username" value=${f.username} onInput=${(e) => setF({ ...f, username: e.target.value })} /></${Field}>
-      <button type="submit">Filter</button>
+      <${Field} label=${t('audit.entity')}><input name="entity" placeholder=${ENTITY_EXAMPLES} value=${f.entity} onInput=${(e) => setF({ ...f, entity: e.target.value })} /></${Field}>
+      <${Field} label=${t('common.id')}><input name="entity_id" value=${f.entity_id} onInput=${(e) => setF({ ...f, entity_id: e.target.value })} /></${Field}>
+      <${Field} label=${t('audit.action')}><input name="action" placeholder=${ACTION_EXAMPLE} value=${f.action} onInput=${(e) => setF({ ...f, action: e.target.value })} /></${Field}>
+      <${Field} label=${t('field.username')}><input name="username" value=${f.username} onInput=${(e) => setF({ ...f, username: e.target.value })} /></${Field}>
+      <button type="submit">${t('common.filter')}</button>
     </form>
     <${ErrorBanner} error=${entries.error} />
     ${!entries.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="audit-table">
-      <thead><tr><th>When</th><th>Who</th><th>Action</th><th>What</th><th>Change</th><th></th></tr></thead>
+      <thead><tr><th>${t('audit.when')}</th><th>${t('audit.who')}</th><th>${t('audit.action')}</th><th>${t('audit.what')}</th><th>${t('audit.change')}</th><th></th></tr></thead>
       <tbody>${entries.data.items.map((e) => html`<${Entry} key=${e.id} e=${e} />`)}</tbody>
     </table></div>
     <${Pager} total=${entries.data.total} offset=${offset} limit=${LIMIT} onChange=${(o) => navigate('/audit', { ...p, offset: o || '' })} />`}

@@ -1,6 +1,8 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
+import { ADDRESS_TYPES, enumOptions } from '../util.js';
+import { t } from '../i18n.js';
 
 const FIELDS = ['app_name', 'title', 'address_type', 'addresses', 'access_token'];
 
@@ -32,32 +34,32 @@ function GroupForm({ group, onDone, onCancel }) {
     }
   };
   return html`<form class="card form" onSubmit=${save} data-testid="group-form">
-    <h2>${group ? `Edit group ${group.id}` : 'New executor group'}</h2>
+    <h2>${group ? t('groups.edit', { id: group.id }) : t('groups.new')}</h2>
     <${ErrorBanner} error=${error} shownFields=${FIELDS} />
     <div class="grid">
-      <${Field} label="App name" error=${err('app_name')} hint="executors register under it (4–64: letters, digits . _ -)">
+      <${Field} label=${t('field.app_name')} error=${err('app_name')} hint=${t('groups.hint.appName')}>
         <input name="app_name" required value=${g.app_name} onInput=${(e) => setG({ ...g, app_name: e.target.value })} />
       </${Field}>
-      <${Field} label="Title" error=${err('title')}>
+      <${Field} label=${t('field.title')} error=${err('title')}>
         <input name="title" required value=${g.title} onInput=${(e) => setG({ ...g, title: e.target.value })} />
       </${Field}>
-      <${Field} label="Addresses" error=${err('address_type')} hint="AUTO: the executors that register; MANUAL: the list below">
-        <${Select} name="address_type" value=${g.address_type} onChange=${(v) => setG({ ...g, address_type: v })} options=${['AUTO', 'MANUAL']} />
+      <${Field} label=${t('field.address_type')} error=${err('address_type')} hint=${t('groups.hint.addressType')}>
+        <${Select} name="address_type" value=${g.address_type} onChange=${(v) => setG({ ...g, address_type: v })} options=${enumOptions(ADDRESS_TYPES, 'enum.addressType')} />
       </${Field}>
-      ${g.address_type === 'MANUAL' && html`<${Field} label="Executor addresses" error=${err('addresses')} hint="one URL per line" wide>
+      ${g.address_type === 'MANUAL' && html`<${Field} label=${t('field.addresses')} error=${err('addresses')} hint=${t('groups.hint.addresses')} wide>
         <textarea name="addresses" rows="3" class="mono" value=${g.addresses} onInput=${(e) => setG({ ...g, addresses: e.target.value })}></textarea>
       </${Field}>`}
-      <${Field} label="Access token" error=${err('access_token')}
-        hint=${group && !g.change_token ? (group.has_access_token ? 'set (hidden)' : 'none: the global token') : 'empty = the global token'}>
+      <${Field} label=${t('field.access_token')} error=${err('access_token')}
+        hint=${group && !g.change_token ? (group.has_access_token ? t('groups.hint.tokenSet') : t('groups.hint.tokenNone')) : t('groups.hint.tokenEmpty')}>
         ${group && !g.change_token
-          ? html`<button type="button" onClick=${() => setG({ ...g, change_token: true })}>Change</button>`
+          ? html`<button type="button" onClick=${() => setG({ ...g, change_token: true })}>${t('groups.changeToken')}</button>`
           : html`<input name="access_token" type="password" autocomplete="new-password" value=${g.access_token}
               onInput=${(e) => setG({ ...g, access_token: e.target.value })} />`}
       </${Field}>
     </div>
     <div class="form-actions">
-      <button type="button" onClick=${onCancel}>Cancel</button>
-      <button type="submit" class="primary" data-testid="save-group">${group ? 'Save' : 'Create group'}</button>
+      <button type="button" onClick=${onCancel}>${t('common.cancel')}</button>
+      <button type="submit" class="primary" data-testid="save-group">${group ? t('common.save') : t('groups.create')}</button>
     </div>
   </form>`;
 }
@@ -72,35 +74,36 @@ export function GroupsPage({ user }) {
     setError(null);
     try {
       await api.del(`/api/v1/groups/${g.id}`);
-      setNotice(`Deleted group ${g.app_name}.`);
+      setNotice(t('groups.deleted', { app: g.app_name }));
       groups.reload();
     } catch (ex) {
       setError(ex);
     }
   };
   return html`<section>
-    <${PageHeader} title="Executor groups">
-      ${admin && !editing && html`<button type="button" class="primary" onClick=${() => setEditing('new')} data-testid="new-group">New group</button>`}
+    <${PageHeader} title=${t('groups.title')}>
+      ${admin && !editing && html`<button type="button" class="primary" onClick=${() => setEditing('new')} data-testid="new-group">${t('groups.newButton')}</button>`}
     </${PageHeader}>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error || groups.error} />
     ${editing && html`<${GroupForm} key=${editing === 'new' ? 'new' : editing.id} group=${editing === 'new' ? null : editing}
       onCancel=${() => setEditing(null)}
-      onDone=${(g) => { setEditing(null); setNotice(`Saved group ${g.app_name}.`); groups.reload(); }} />`}
+      onDone=${(g) => { setEditing(null); setNotice(t('groups.saved', { app: g.app_name })); groups.reload(); }} />`}
     ${!groups.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="groups-table">
-      <thead><tr><th>ID</th><th>App name</th><th>Title</th><th>Type</th><th>Online / configured addresses</th><th>Token</th>${admin && html`<th>Actions</th>`}</tr></thead>
+      <thead><tr><th>${t('common.id')}</th><th>${t('field.app_name')}</th><th>${t('field.title')}</th><th>${t('field.address_type')}</th><th>${t('groups.col.addresses')}</th><th>${t('groups.col.token')}</th>${admin && html`<th>${t('common.actions')}</th>`}</tr></thead>
       <tbody>
-        ${groups.data.items.length === 0 && html`<tr><td colspan="7" class="muted">No groups${admin ? '' : ' you may see'}.</td></tr>`}
+        ${groups.data.items.length === 0 && html`<tr><td colspan="7" class="muted">${admin ? t('groups.empty') : t('groups.emptyVisible')}</td></tr>`}
         ${groups.data.items.map((g) => html`<tr key=${g.id}>
-          <td data-label="ID">${g.id}</td><td class="mono" data-label="App name">${g.app_name}</td><td data-label="Title">${g.title}</td><td data-label="Type">${g.address_type}</td>
-          <td class="mono" data-label="Addresses">${g.online_addresses.length === 0
-            ? html`<span class="muted">none online</span>`
+          <td data-label=${t('common.id')}>${g.id}</td><td class="mono" data-label=${t('field.app_name')}>${g.app_name}</td><td data-label=${t('field.title')}>${g.title}</td>
+          <td data-label=${t('field.address_type')} title=${g.address_type}>${t(`enum.addressType.${g.address_type}`)}</td>
+          <td class="mono" data-label=${t('groups.col.addressesShort')}>${g.online_addresses.length === 0
+            ? html`<span class="muted">${t('groups.noneOnline')}</span>`
             : g.online_addresses.map((a) => html`<div>${a}</div>`)}</td>
-          <td data-label="Token">${g.has_access_token ? 'own' : 'global'}</td>
+          <td data-label=${t('groups.col.token')}>${g.has_access_token ? t('groups.token.own') : t('groups.token.global')}</td>
           ${admin && html`<td class="row-actions" data-label="">
-            <button type="button" onClick=${() => setEditing(g)}>Edit</button>
-            <a class="button" href=${`#/jobs?group=${g.id}`}>Jobs</a>
-            <${ConfirmButton} label="Delete" onConfirm=${() => remove(g)} />
+            <button type="button" onClick=${() => setEditing(g)}>${t('common.edit')}</button>
+            <a class="button" href=${`#/jobs?group=${g.id}`}>${t('groups.jobs')}</a>
+            <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(g)} />
           </td>`}
         </tr>`)}
       </tbody>

@@ -2,8 +2,9 @@ import { html, useEffect, useMemo, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
 import {
-  BLOCKS, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, debounce, formatMs, timeZones,
+  BLOCKS, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, debounce, enumOptions, formatMs, timeZones,
 } from '../util.js';
+import { fieldErrorText, fieldLabel, formatNumber, t } from '../i18n.js';
 
 const EDITABLE = [
   'group_id', 'description', 'author', 'alarm_email', 'alarm_webhook', 'schedule_type', 'schedule_conf', 'time_zone',
@@ -57,14 +58,18 @@ function SchedulePreview({ type, conf, zone }) {
     ask({ schedule_type: type, schedule_conf: conf, time_zone: zone || 'UTC', count: 5 });
     return () => ask.cancel();
   }, [type, conf, zone]);
-  if (type === 'NONE') return html`<div class="preview muted">Runs only when triggered (by hand, the API, a parent job or a retry).</div>`;
+  if (type === 'NONE') return html`<div class="preview muted">${t('job.preview.none')}</div>`;
   if (state.error) {
     const e = state.error.errors && state.error.errors[0];
-    return html`<div class="preview invalid" data-testid="schedule-preview" role="status">✗ ${e ? `${e.field}: ${e.message}` : state.error.message}</div>`;
+    return html`<div class="preview invalid" data-testid="schedule-preview" role="status">✗ ${e
+      ? t('error.fieldLine', { field: fieldLabel(e.field), message: fieldErrorText(e) })
+      : state.error.message}</div>`;
   }
+  const count = state.fires.length;
+  const params = { count, n: formatNumber(count), zone: zone || 'UTC' };
   return html`<div class=${`preview${state.busy ? ' busy' : ''}`} data-testid="schedule-preview" role="status">
-    <div class="muted">Next ${state.fires.length} fires in ${zone || 'UTC'}${type === 'FIX_DELAY' ? ' (if each run took no time)' : ''}:</div>
-    <ol>${state.fires.map((f) => html`<li class="mono" title=${`your time: ${formatMs(f.ms)}`}>${f.iso.replace('T', ' ')}</li>`)}</ol>
+    <div class="muted">${type === 'FIX_DELAY' ? t('job.preview.nextFixDelay', params) : t('job.preview.next', params)}</div>
+    <ol>${state.fires.map((f) => html`<li class="mono" title=${t('job.preview.yourTime', { time: formatMs(f.ms) })}>${f.iso.replace('T', ' ')}</li>`)}</ol>
   </div>`;
 }
 
@@ -72,12 +77,12 @@ function GlueHistory({ jobId, onLoad }) {
   const { data, error } = useLoad(() => api.get(`/api/v1/jobs/${jobId}/glue`), [jobId]);
   if (error) return html`<${ErrorBanner} error=${error} />`;
   if (!data) return html`<${Loading} />`;
-  if (data.items.length === 0) return html`<p class="muted">No saved versions yet.</p>`;
+  if (data.items.length === 0) return html`<p class="muted">${t('job.versions.empty')}</p>`;
   return html`<div class="table-wrap"><table class="list compact" data-testid="glue-history">
-    <thead><tr><th>Saved</th><th>Type</th><th>Remark</th><th></th></tr></thead>
+    <thead><tr><th>${t('job.versions.saved')}</th><th>${t('field.glue_type')}</th><th>${t('field.glue_remark')}</th><th></th></tr></thead>
     <tbody>${data.items.map(
       (v) => html`<tr key=${v.id}><td>${formatMs(v.created_ms)}</td><td>${v.glue_type}</td><td>${v.glue_remark}</td>
-        <td><button type="button" onClick=${() => onLoad(v)}>Load into editor</button></td></tr>`,
+        <td><button type="button" onClick=${() => onLoad(v)}>${t('job.versions.load')}</button></td></tr>`,
     )}</tbody>
   </table></div>`;
 }
@@ -121,10 +126,10 @@ export function JobFormPage({ id }) {
       if (isNew) {
         const created = await api.post('/api/v1/jobs', body);
         navigate(`/jobs/${created.id}`);
-        setNotice(`Created job ${created.id}.`);
+        setNotice(t('job.created', { id: created.id }));
       } else {
         setJob(await api.put(`/api/v1/jobs/${id}`, body));
-        setNotice('Saved.');
+        setNotice(t('common.saved'));
         setGlueTick((t) => t + 1);
       }
     } catch (ex) {
@@ -136,82 +141,82 @@ export function JobFormPage({ id }) {
   const childOptions = ((others.data && others.data.items) || []).filter((j) => String(j.id) !== String(id));
 
   return html`<section>
-    <${PageHeader} title=${isNew ? 'New job' : `Job ${id}`}>
-      ${!isNew && html`<a class="button" href=${`#/logs?job=${id}&group=${job.group_id}`}>Logs</a>`}
-      <a class="button" href="#/jobs">Back to jobs</a>
+    <${PageHeader} title=${isNew ? t('job.new') : t('job.title', { id })}>
+      ${!isNew && html`<a class="button" href=${`#/logs?job=${id}&group=${job.group_id}`}>${t('jobs.logs')}</a>`}
+      <a class="button" href="#/jobs">${t('job.back')}</a>
     </${PageHeader}>
-    ${!isNew && job.stop_reason && html`<div class="banner warn">Stopped by the scheduler: ${job.stop_reason}</div>`}
+    ${!isNew && job.stop_reason && html`<div class="banner warn">${t('job.stoppedBy', { reason: job.stop_reason })}</div>`}
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error} shownFields=${SHOWN_FIELDS} />
-    ${groupList.length === 0 && html`<div class="banner warn">There is no executor group yet: an admin creates one on the Executors page.</div>`}
+    ${groupList.length === 0 && html`<div class="banner warn">${t('job.noGroups')}</div>`}
     <form class="card form" onSubmit=${save} data-testid="job-form">
-      <fieldset><legend>Job</legend>
+      <fieldset><legend>${t('job.section.basic')}</legend>
         <div class="grid">
-          <${Field} label="Executor group" error=${err('group_id')}>
+          <${Field} label=${t('field.group_id')} error=${err('group_id')}>
             <${Select} name="group_id" value=${job.group_id} onChange=${set('group_id')}
-              options=${groupList.map((g) => [g.id, `${g.title} (${g.app_name})`])} />
+              options=${groupList.map((g) => [g.id, t('common.groupOption', { title: g.title, app: g.app_name })])} />
           </${Field}>
-          <${Field} label="Description" error=${err('description')}>
+          <${Field} label=${t('field.description')} error=${err('description')}>
             <input name="description" required maxlength="255" value=${job.description} onInput=${input('description')} />
           </${Field}>
-          <${Field} label="Author" error=${err('author')}>
+          <${Field} label=${t('field.author')} error=${err('author')}>
             <input name="author" value=${job.author} onInput=${input('author')} />
           </${Field}>
-          <${Field} label="Alarm e-mail" error=${err('alarm_email')} hint="comma-separated">
+          <${Field} label=${t('field.alarm_email')} error=${err('alarm_email')} hint=${t('job.hint.alarmEmail')}>
             <input name="alarm_email" value=${job.alarm_email} onInput=${input('alarm_email')} />
           </${Field}>
         </div>
       </fieldset>
-      <fieldset><legend>Schedule</legend>
+      <fieldset><legend>${t('job.section.schedule')}</legend>
         <div class="grid">
-          <${Field} label="Type" error=${err('schedule_type')}>
-            <${Select} name="schedule_type" value=${job.schedule_type} onChange=${set('schedule_type')} options=${SCHEDULE_TYPES} />
+          <${Field} label=${t('field.schedule_type')} error=${err('schedule_type')}>
+            <${Select} name="schedule_type" value=${job.schedule_type} onChange=${set('schedule_type')} options=${enumOptions(SCHEDULE_TYPES, 'enum.scheduleType')} />
           </${Field}>
           ${job.schedule_type !== 'NONE' && html`<${Field}
-              label=${job.schedule_type === 'CRON' ? 'Cron expression (Quartz)' : 'Seconds'} error=${err('schedule_conf')}
-              hint=${job.schedule_type === 'CRON' ? 'sec min hour day-of-month month day-of-week [year]' : 'whole seconds ≥ 1'}>
+              label=${job.schedule_type === 'CRON' ? t('job.cron') : t('job.seconds')} error=${err('schedule_conf')}
+              hint=${job.schedule_type === 'CRON' ? t('job.hint.cron') : t('job.hint.seconds')}>
             <input name="schedule_conf" class="mono" value=${job.schedule_conf} onInput=${input('schedule_conf')} autocomplete="off" />
           </${Field}>`}
-          <${Field} label="Time zone" error=${err('time_zone')} hint="IANA name; cron fields are read in it">
+          <${Field} label=${t('field.time_zone')} error=${err('time_zone')} hint=${t('job.hint.timeZone')}>
             <input name="time_zone" list="tz-list" value=${job.time_zone} onInput=${input('time_zone')} autocomplete="off" />
             <datalist id="tz-list">${ZONES.map((z) => html`<option value=${z}></option>`)}</datalist>
           </${Field}>
-          <${Field} label="Misfire" error=${err('misfire_strategy')} hint="when a fire is more than 5 s late">
-            <${Select} name="misfire_strategy" value=${job.misfire_strategy} onChange=${set('misfire_strategy')} options=${MISFIRE} />
+          <${Field} label=${t('field.misfire_strategy')} error=${err('misfire_strategy')} hint=${t('job.hint.misfire')}>
+            <${Select} name="misfire_strategy" value=${job.misfire_strategy} onChange=${set('misfire_strategy')} options=${enumOptions(MISFIRE, 'enum.misfire')} />
           </${Field}>
         </div>
         <${SchedulePreview} type=${job.schedule_type} conf=${job.schedule_conf} zone=${job.time_zone} />
       </fieldset>
-      <fieldset><legend>Execution</legend>
+      <fieldset><legend>${t('job.section.execution')}</legend>
         <div class="grid">
-          <${Field} label="Run mode" error=${err('glue_type')}>
-            <${Select} name="glue_type" value=${job.glue_type} onChange=${set('glue_type')} options=${GLUE_TYPES} />
+          <${Field} label=${t('field.glue_type')} error=${err('glue_type')}>
+            <${Select} name="glue_type" value=${job.glue_type} onChange=${set('glue_type')} options=${enumOptions(GLUE_TYPES, 'enum.glue')} />
           </${Field}>
-          ${!script && html`<${Field} label="Handler" error=${err('handler')} hint="name registered in the executor">
+          ${!script && html`<${Field} label=${t('field.handler')} error=${err('handler')} hint=${t('job.hint.handler')}>
             <input name="handler" class="mono" value=${job.handler} onInput=${input('handler')} />
           </${Field}>`}
-          <${Field} label="Route strategy" error=${err('route_strategy')}>
-            <${Select} name="route_strategy" value=${job.route_strategy} onChange=${set('route_strategy')} options=${ROUTES} />
+          <${Field} label=${t('field.route_strategy')} error=${err('route_strategy')}>
+            <${Select} name="route_strategy" value=${job.route_strategy} onChange=${set('route_strategy')} options=${enumOptions(ROUTES, 'enum.route')} />
           </${Field}>
-          <${Field} label="Block strategy" error=${err('block_strategy')} hint="when the previous run is still going">
-            <${Select} name="block_strategy" value=${job.block_strategy} onChange=${set('block_strategy')} options=${BLOCKS} />
+          <${Field} label=${t('field.block_strategy')} error=${err('block_strategy')} hint=${t('job.hint.block')}>
+            <${Select} name="block_strategy" value=${job.block_strategy} onChange=${set('block_strategy')} options=${enumOptions(BLOCKS, 'enum.block')} />
           </${Field}>
-          <${Field} label="Timeout (s)" error=${err('timeout_s')} hint="0 = none">
+          <${Field} label=${t('field.timeout_s')} error=${err('timeout_s')} hint=${t('job.hint.timeout')}>
             <input name="timeout_s" type="number" min="0" value=${job.timeout_s} onInput=${input('timeout_s')} />
           </${Field}>
-          <${Field} label="Retries" error=${err('retry_count')}>
+          <${Field} label=${t('field.retry_count')} error=${err('retry_count')}>
             <input name="retry_count" type="number" min="0" max="100" value=${job.retry_count} onInput=${input('retry_count')} />
           </${Field}>
-          <${Field} label="Retry back-off (s)" error=${err('retry_backoff_s')}>
+          <${Field} label=${t('field.retry_backoff_s')} error=${err('retry_backoff_s')}>
             <input name="retry_backoff_s" type="number" min="0" value=${job.retry_backoff_s} onInput=${input('retry_backoff_s')} />
           </${Field}>
-          <${Field} label="Alarm webhook" error=${err('alarm_webhook')} hint="URL receiving a JSON POST on failure">
+          <${Field} label=${t('field.alarm_webhook')} error=${err('alarm_webhook')} hint=${t('job.hint.webhook')}>
             <input name="alarm_webhook" value=${job.alarm_webhook} onInput=${input('alarm_webhook')} />
           </${Field}>
-          <${Field} label="Parameter" error=${err('param')} wide>
+          <${Field} label=${t('field.param')} error=${err('param')} wide>
             <textarea name="param" rows="2" class="mono" value=${job.param} onInput=${input('param')}></textarea>
           </${Field}>
-          <${Field} label="Child jobs" error=${err('child_job_ids')} hint="triggered after each success" wide>
+          <${Field} label=${t('field.child_job_ids')} error=${err('child_job_ids')} hint=${t('job.hint.children')} wide>
             <select name="child_job_ids" multiple size="4"
               onChange=${(e) => set('child_job_ids')(Array.from(e.target.selectedOptions).map((o) => Number(o.value)))}>
               ${childOptions.map((j) => html`<option value=${j.id} selected=${job.child_job_ids.includes(j.id)}>${j.id}: ${j.description}</option>`)}
@@ -219,20 +224,20 @@ export function JobFormPage({ id }) {
           </${Field}>
         </div>
       </fieldset>
-      ${script && html`<fieldset><legend>Script (${job.glue_type})</legend>
-        <${Field} label="Source" error=${err('glue_source')} hint="runs on executors started with scripts enabled" wide>
+      ${script && html`<fieldset><legend>${t('job.section.script', { type: job.glue_type })}</legend>
+        <${Field} label=${t('field.glue_source')} error=${err('glue_source')} hint=${t('job.hint.source')} wide>
           <textarea name="glue_source" class="code" rows="12" spellcheck="false" value=${job.glue_source} onInput=${input('glue_source')}></textarea>
         </${Field}>
-        <${Field} label="Version remark" error=${err('glue_remark')} wide>
+        <${Field} label=${t('field.glue_remark')} error=${err('glue_remark')} wide>
           <input name="glue_remark" value=${job.glue_remark} onInput=${input('glue_remark')} />
         </${Field}>
-        ${!isNew && html`<h3>Versions</h3>
+        ${!isNew && html`<h3>${t('job.versions')}</h3>
           <${GlueHistory} key=${glueTick} jobId=${id}
             onLoad=${(v) => setJob({ ...job, glue_type: v.glue_type, glue_source: v.glue_source, glue_remark: v.glue_remark })} />`}
       </fieldset>`}
       <div class="form-actions">
-        <a class="button" href="#/jobs">Cancel</a>
-        <button type="submit" class="primary" disabled=${saving} data-testid="save-job">${saving ? 'Saving…' : isNew ? 'Create job' : 'Save'}</button>
+        <a class="button" href="#/jobs">${t('common.cancel')}</a>
+        <button type="submit" class="primary" disabled=${saving} data-testid="save-job">${saving ? t('common.saving') : isNew ? t('job.create') : t('common.save')}</button>
       </div>
     </form>
   </section>`;

@@ -4,13 +4,15 @@ import {
   ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Pager, Select, navigate, useLoad,
 } from '../components.js';
 import { formatMs, relativeMs } from '../util.js';
+import { formatUnit, t } from '../i18n.js';
 
 const LIMIT = 50;
 
 function scheduleText(j) {
-  if (j.schedule_type === 'NONE') return 'manual only';
-  if (j.schedule_type === 'CRON') return `${j.schedule_conf} (${j.time_zone})`;
-  return `${j.schedule_type === 'FIX_RATE' ? 'every' : 'after each run +'} ${j.schedule_conf} s`;
+  if (j.schedule_type === 'NONE') return t('jobs.schedule.none');
+  if (j.schedule_type === 'CRON') return t('jobs.schedule.cron', { conf: j.schedule_conf, zone: j.time_zone });
+  const period = formatUnit(Number(j.schedule_conf), 'second');
+  return t(j.schedule_type === 'FIX_RATE' ? 'jobs.schedule.fixRate' : 'jobs.schedule.fixDelay', { period });
 }
 
 // Trigger once, with a parameter and optionally one of the group's online or configured addresses.
@@ -30,20 +32,20 @@ function TriggerDialog({ job, group, onClose, onDone }) {
       setError(err);
     }
   };
-  return html`<div class="overlay" role="dialog" aria-modal="true" aria-label="Trigger once">
+  return html`<div class="overlay" role="dialog" aria-modal="true" aria-label=${t('trigger.dialog')}>
     <form class="card dialog" onSubmit=${submit}>
-      <h2>Trigger “${job.description}” once</h2>
+      <h2>${t('trigger.title', { description: job.description })}</h2>
       <${ErrorBanner} error=${error} shownFields=${['param', 'address']} />
-      <${Field} label="Parameter" error=${error && error.field('param')} wide>
+      <${Field} label=${t('field.param')} error=${error && error.field('param')} wide>
         <textarea name="param" rows="3" value=${param} onInput=${(e) => setParam(e.target.value)}></textarea>
       </${Field}>
-      <${Field} label="Executor" error=${error && error.field('address')} hint="Empty: chosen by the job's route strategy" wide>
+      <${Field} label=${t('field.address')} error=${error && error.field('address')} hint=${t('trigger.addressHint')} wide>
         <${Select} name="address" value=${address} onChange=${setAddress}
-          options=${[['', '(route strategy)'], ...addresses.map((a) => [a, a])]} />
+          options=${[['', t('trigger.byRoute')], ...addresses.map((a) => [a, a])]} />
       </${Field}>
       <div class="form-actions">
-        <button type="button" onClick=${onClose}>Cancel</button>
-        <button type="submit" class="primary">Trigger</button>
+        <button type="button" onClick=${onClose}>${t('common.cancel')}</button>
+        <button type="submit" class="primary">${t('trigger.submit')}</button>
       </div>
     </form>
   </div>`;
@@ -77,50 +79,50 @@ export function JobsPage({ route }) {
   };
 
   return html`<section>
-    <${PageHeader} title="Jobs">
-      <a class="button primary" href="#/jobs/new" data-testid="new-job">New job</a>
+    <${PageHeader} title=${t('jobs.title')}>
+      <a class="button primary" href="#/jobs/new" data-testid="new-job">${t('jobs.new')}</a>
     </${PageHeader}>
     <form class="filters" onSubmit=${(e) => { e.preventDefault(); setFilter({ q: text }); }}>
-      <${Field} label="Group">
+      <${Field} label=${t('field.group_id')}>
         <${Select} name="group" value=${p.group || ''} onChange=${(v) => setFilter({ group: v })}
-          options=${[['', 'All groups'], ...groupList.map((g) => [g.id, `${g.title} (${g.app_name})`])]} />
+          options=${[['', t('common.allGroups')], ...groupList.map((g) => [g.id, t('common.groupOption', { title: g.title, app: g.app_name })])]} />
       </${Field}>
-      <${Field} label="State">
+      <${Field} label=${t('jobs.state')}>
         <${Select} name="enabled" value=${p.enabled || ''} onChange=${(v) => setFilter({ enabled: v })}
-          options=${[['', 'Any'], ['true', 'Running'], ['false', 'Stopped']]} />
+          options=${[['', t('common.any')], ['true', t('jobs.filter.running')], ['false', t('jobs.filter.stopped')]]} />
       </${Field}>
-      <${Field} label="Search">
-        <input name="q" type="search" placeholder="description or handler" value=${text} onInput=${(e) => setText(e.target.value)} />
+      <${Field} label=${t('common.search')}>
+        <input name="q" type="search" placeholder=${t('jobs.searchPlaceholder')} value=${text} onInput=${(e) => setText(e.target.value)} />
       </${Field}>
-      <button type="submit">Filter</button>
+      <button type="submit">${t('common.filter')}</button>
     </form>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${actionError || jobs.error || groups.error} />
     ${!jobs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="jobs-table">
-      <thead><tr><th>ID</th><th>Description</th><th>Group</th><th>Schedule</th><th>Handler</th><th>State</th><th>Next fire</th><th>Actions</th></tr></thead>
+      <thead><tr><th>${t('common.id')}</th><th>${t('field.description')}</th><th>${t('field.group_id')}</th><th>${t('jobs.col.schedule')}</th><th>${t('field.handler')}</th><th>${t('jobs.state')}</th><th>${t('jobs.col.nextFire')}</th><th>${t('common.actions')}</th></tr></thead>
       <tbody>
-        ${jobs.data.items.length === 0 && html`<tr><td colspan="8" class="muted">No jobs.</td></tr>`}
+        ${jobs.data.items.length === 0 && html`<tr><td colspan="8" class="muted">${t('jobs.empty')}</td></tr>`}
         ${jobs.data.items.map((j) => {
           const g = groupById[j.group_id];
           return html`<tr key=${j.id} data-job-id=${j.id}>
-            <td data-label="ID">${j.id}</td>
-            <td class="desc" data-label="Job"><a href=${`#/jobs/${j.id}`}>${j.description}</a>${j.author && html`<div class="muted small">${j.author}</div>`}</td>
-            <td data-label="Group">${g ? g.title : j.group_id}</td>
-            <td class="mono" data-label="Schedule">${scheduleText(j)}</td>
-            <td class="mono" data-label="Handler">${j.glue_type === 'BEAN' ? j.handler : j.glue_type}</td>
-            <td data-label="State">
-              <span class=${`badge ${j.enabled ? 'status-running' : 'status-stopped'}`}>${j.enabled ? 'RUNNING' : 'STOPPED'}</span>
+            <td data-label=${t('common.id')}>${j.id}</td>
+            <td class="desc" data-label=${t('jobs.col.job')}><a href=${`#/jobs/${j.id}`}>${j.description}</a>${j.author && html`<div class="muted small">${j.author}</div>`}</td>
+            <td data-label=${t('field.group_id')}>${g ? g.title : j.group_id}</td>
+            <td class="mono" data-label=${t('jobs.col.schedule')}>${scheduleText(j)}</td>
+            <td class="mono" data-label=${t('field.handler')}>${j.glue_type === 'BEAN' ? j.handler : j.glue_type}</td>
+            <td data-label=${t('jobs.state')}>
+              <span class=${`badge ${j.enabled ? 'status-running' : 'status-stopped'}`}>${j.enabled ? t('jobs.state.running') : t('jobs.state.stopped')}</span>
               ${j.stop_reason && html`<div class="muted small">${j.stop_reason}</div>`}
             </td>
-            <td data-label="Next fire">${j.enabled && j.next_fire_ms ? html`<span title=${formatMs(j.next_fire_ms)}>${relativeMs(j.next_fire_ms)}</span>` : ''}</td>
+            <td class="nowrap" data-label=${t('jobs.col.nextFire')}>${j.enabled && j.next_fire_ms ? html`<span title=${formatMs(j.next_fire_ms)}>${relativeMs(j.next_fire_ms)}</span>` : ''}</td>
             <td class="row-actions" data-label="">
               ${j.enabled
-                ? html`<button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/stop`), `Stopped job ${j.id}.`)}>Stop</button>`
-                : html`<button type="button" disabled=${j.schedule_type === 'NONE'} onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/start`), `Started job ${j.id}.`)}>Start</button>`}
-              <button type="button" onClick=${() => setTriggering(j)}>Trigger</button>
-              <a class="button" href=${`#/logs?job=${j.id}&group=${j.group_id}`}>Logs</a>
-              <button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/copy`), `Copied job ${j.id}.`)}>Copy</button>
-              <${ConfirmButton} label="Delete" onConfirm=${() => act(() => api.del(`/api/v1/jobs/${j.id}`), `Deleted job ${j.id}.`)} />
+                ? html`<button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/stop`), t('jobs.stopped', { id: j.id }))}>${t('jobs.stop')}</button>`
+                : html`<button type="button" disabled=${j.schedule_type === 'NONE'} onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/start`), t('jobs.started', { id: j.id }))}>${t('jobs.start')}</button>`}
+              <button type="button" onClick=${() => setTriggering(j)}>${t('jobs.trigger')}</button>
+              <a class="button" href=${`#/logs?job=${j.id}&group=${j.group_id}`}>${t('jobs.logs')}</a>
+              <button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/copy`), t('jobs.copied', { id: j.id }))}>${t('jobs.copy')}</button>
+              <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => act(() => api.del(`/api/v1/jobs/${j.id}`), t('jobs.deleted', { id: j.id }))} />
             </td>
           </tr>`;
         })}
@@ -130,6 +132,6 @@ export function JobsPage({ route }) {
       onChange=${(o) => navigate('/jobs', { ...p, offset: o || '' })} />`}
     ${triggering && html`<${TriggerDialog} job=${triggering} group=${groupById[triggering.group_id]}
       onClose=${() => setTriggering(null)}
-      onDone=${(logId) => { setTriggering(null); setNotice(`Triggered job ${triggering.id}: fire ${logId}.`); }} />`}
+      onDone=${(logId) => { setTriggering(null); setNotice(t('jobs.triggered', { id: triggering.id, log: logId })); }} />`}
   </section>`;
 }

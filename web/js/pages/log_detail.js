@@ -2,6 +2,7 @@ import { html, useEffect, useRef, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Loading, Notice, PageHeader, StatusBadge, useLoad } from '../components.js';
 import { formatMs } from '../util.js';
+import { errorText, formatDuration, formatNumber, t, tOr } from '../i18n.js';
 
 const POLL_MS = 1000;
 const MAX_CHARS = 2_000_000; // keep the page responsive with huge outputs: the oldest text is dropped
@@ -26,7 +27,7 @@ function useTail(id, onProgress) {
         if (r.to_line >= r.from_line) next = r.to_line + 1;
         if (r.content) {
           content += r.content;
-          if (content.length > MAX_CHARS) content = `[… earlier output dropped …]\n${content.slice(-MAX_CHARS)}`;
+          if (content.length > MAX_CHARS) content = `${t('log.dropped')}\n${content.slice(-MAX_CHARS)}`;
         }
         setState({ content, end: r.end, error: null, lines: next - 1 });
         progress.current(r.end);
@@ -70,46 +71,47 @@ export function LogDetailPage({ id }) {
     setError(null);
     try {
       await api.post(`/api/v1/logs/${id}/kill`);
-      setNotice('Killed.');
+      setNotice(t('log.killed'));
       log.reload();
     } catch (ex) {
       setError(ex);
     }
   };
   return html`<section>
-    <${PageHeader} title=${`Fire ${l.id}`}>
-      ${l.status === 'RUNNING' && html`<${ConfirmButton} label="Kill" onConfirm=${kill} />`}
-      <a class="button" href=${`#/jobs/${l.job_id}`}>Job ${l.job_id}</a>
-      <a class="button" href=${`#/logs?job=${l.job_id}&group=${l.group_id}`}>All fires of the job</a>
+    <${PageHeader} title=${t('log.title', { id: l.id })}>
+      ${l.status === 'RUNNING' && html`<${ConfirmButton} label=${t('logs.kill')} confirmLabel=${t('logs.killConfirm')} onConfirm=${kill} />`}
+      <a class="button" href=${`#/jobs/${l.job_id}`}>${t('job.title', { id: l.job_id })}</a>
+      <a class="button" href=${`#/logs?job=${l.job_id}&group=${l.group_id}`}>${t('log.allFires')}</a>
     </${PageHeader}>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error} />
     <div class="card">
       <dl class="kvs" data-testid="log-fields">
-        <${Row} label="Status"><${StatusBadge} status=${l.status} /></${Row}>
-        <${Row} label="Job">${l.job_id}</${Row}>
-        <${Row} label="Trigger">${l.trigger_type}${l.retry_count ? ` (retries left: ${l.retry_count})` : ''}</${Row}>
-        <${Row} label="Scheduled">${formatMs(l.scheduled_ms)}</${Row}>
-        <${Row} label="Sent">${formatMs(l.trigger_ms)}</${Row}>
-        <${Row} label="Finished">${formatMs(l.handle_ms)}</${Row}>
-        <${Row} label="Executor"><span class="mono">${l.executor_address}</span></${Row}>
-        <${Row} label="Handler"><span class="mono">${l.executor_handler}</span></${Row}>
-        <${Row} label="Parameter"><span class="mono">${l.executor_param}</span></${Row}>
-        <${Row} label="Trigger result">${l.trigger_code ? `${l.trigger_code}` : ''}</${Row}>
-        <${Row} label="Handle result">${l.handle_code ? `${l.handle_code}` : ''}</${Row}>
+        <${Row} label=${t('field.status')}><${StatusBadge} status=${l.status} /></${Row}>
+        <${Row} label=${t('field.job_id')}>${l.job_id}</${Row}>
+        <${Row} label=${t('logs.col.triggerType')}><span title=${l.trigger_type}>${tOr(`enum.trigger.${l.trigger_type}`, l.trigger_type)}</span>${l.retry_count ? ` ${t('log.retriesLeft', { count: l.retry_count, n: formatNumber(l.retry_count) })}` : ''}</${Row}>
+        <${Row} label=${t('logs.col.scheduled')}>${formatMs(l.scheduled_ms)}</${Row}>
+        <${Row} label=${t('log.sent')}>${formatMs(l.trigger_ms)}</${Row}>
+        <${Row} label=${t('log.finished')}>${formatMs(l.handle_ms)}</${Row}>
+        <${Row} label=${t('log.duration')}><span data-testid="duration">${l.trigger_ms && l.handle_ms ? formatDuration(l.handle_ms - l.trigger_ms) : ''}</span></${Row}>
+        <${Row} label=${t('field.address')}><span class="mono">${l.executor_address}</span></${Row}>
+        <${Row} label=${t('field.handler')}><span class="mono">${l.executor_handler}</span></${Row}>
+        <${Row} label=${t('field.param')}><span class="mono">${l.executor_param}</span></${Row}>
+        <${Row} label=${t('log.triggerCode')}>${l.trigger_code ? `${l.trigger_code}` : ''}</${Row}>
+        <${Row} label=${t('log.handleCode')}>${l.handle_code ? `${l.handle_code}` : ''}</${Row}>
       </dl>
-      ${l.trigger_msg && html`<h3>Trigger message</h3><pre class="msg-block">${l.trigger_msg}</pre>`}
-      ${l.handle_msg && html`<h3>Result message</h3><pre class="msg-block" data-testid="handle-msg">${l.handle_msg}</pre>`}
+      ${l.trigger_msg && html`<h3>${t('log.triggerMsg')}</h3><pre class="msg-block">${l.trigger_msg}</pre>`}
+      ${l.handle_msg && html`<h3>${t('log.handleMsg')}</h3><pre class="msg-block" data-testid="handle-msg">${l.handle_msg}</pre>`}
     </div>
     <div class="card">
       <div class="output-head">
-        <h2>Executor output</h2>
-        <span class=${`badge ${tail.end ? 'status-stopped' : 'status-running'}`} data-testid="tail-state">${tail.end ? 'ended' : 'live'}</span>
-        <span class="muted small">${tail.lines} line(s)</span>
-        <label class="inline"><input type="checkbox" checked=${follow} onChange=${(e) => setFollow(e.target.checked)} /> follow</label>
+        <h2>${t('log.output')}</h2>
+        <span class=${`badge ${tail.end ? 'status-stopped' : 'status-running'}`} data-testid="tail-state" data-state=${tail.end ? 'ended' : 'live'}>${tail.end ? t('log.ended') : t('log.live')}</span>
+        <span class="muted small">${t('log.lines', { count: tail.lines, n: formatNumber(tail.lines) })}</span>
+        <label class="inline"><input type="checkbox" checked=${follow} onChange=${(e) => setFollow(e.target.checked)} /> ${t('log.follow')}</label>
       </div>
-      ${tail.error && html`<div class="banner error">${tail.error.message} <button type="button" onClick=${tail.retry}>Retry</button></div>`}
-      <pre class="output" ref=${pre} data-testid="log-output">${tail.content || (tail.end ? '(no output)' : '')}</pre>
+      ${tail.error && html`<div class="banner error">${errorText(tail.error)} <button type="button" onClick=${tail.retry}>${t('common.retry')}</button></div>`}
+      <pre class="output" ref=${pre} data-testid="log-output">${tail.content || (tail.end ? t('log.noOutput') : '')}</pre>
     </div>
   </section>`;
 }

@@ -4,6 +4,7 @@ import {
   ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Pager, Select, StatusBadge, navigate, useLoad,
 } from '../components.js';
 import { LOG_STATUSES, formatMs, localInputToMs, msToLocalInput } from '../util.js';
+import { formatNumber, t, tOr } from '../i18n.js';
 
 const LIMIT = 50;
 const short = (s, n = 120) => (s && s.length > n ? `${s.slice(0, n)}…` : s || '');
@@ -25,19 +26,19 @@ function ClearPanel({ group, job, onDone, onCancel }) {
     }
   };
   return html`<form class="card form" onSubmit=${submit}>
-    <h2>Clear finished fires ${job ? `of job ${job}` : group ? `of group ${group}` : '(all you may see)'}</h2>
+    <h2>${job ? t('logs.clear.titleJob', { id: job }) : group ? t('logs.clear.titleGroup', { id: group }) : t('logs.clear.titleAll')}</h2>
     <${ErrorBanner} error=${error} />
     <div class="grid">
-      <${Field} label="Which">
+      <${Field} label=${t('logs.clear.which')}>
         <${Select} value=${mode} onChange=${setMode}
-          options=${[['older_than_days', 'older than N days'], ['keep_last', 'all but the newest N']]} />
+          options=${[['older_than_days', t('logs.clear.olderThan')], ['keep_last', t('logs.clear.keepLast')]]} />
       </${Field}>
-      <${Field} label="N"><input type="number" min="0" value=${value} onInput=${(e) => setValue(e.target.value)} /></${Field}>
+      <${Field} label=${t('logs.clear.n')}><input type="number" min="0" value=${value} onInput=${(e) => setValue(e.target.value)} /></${Field}>
     </div>
-    <p class="muted">Pending and running fires are never deleted.</p>
+    <p class="muted">${t('logs.clear.note')}</p>
     <div class="form-actions">
-      <button type="button" onClick=${onCancel}>Cancel</button>
-      <button type="submit" class="danger">Delete</button>
+      <button type="button" onClick=${onCancel}>${t('common.cancel')}</button>
+      <button type="submit" class="danger">${t('common.delete')}</button>
     </div>
   </form>`;
 }
@@ -71,7 +72,7 @@ export function LogsPage({ route }) {
     setActionError(null);
     try {
       await api.post(`/api/v1/logs/${l.id}/kill`);
-      setNotice(`Killed fire ${l.id}.`);
+      setNotice(t('logs.killed', { id: l.id }));
       logs.reload();
     } catch (ex) {
       setActionError(ex);
@@ -79,49 +80,50 @@ export function LogsPage({ route }) {
   };
 
   return html`<section>
-    <${PageHeader} title="Logs">
-      <label class="inline"><input type="checkbox" checked=${auto} onChange=${(e) => setAuto(e.target.checked)} /> auto-refresh</label>
-      <button type="button" onClick=${() => logs.reload()} data-testid="refresh-logs">Refresh</button>
-      <button type="button" onClick=${() => setClearing(!clearing)}>Clear…</button>
+    <${PageHeader} title=${t('logs.title')}>
+      <label class="inline"><input type="checkbox" checked=${auto} onChange=${(e) => setAuto(e.target.checked)} /> ${t('logs.autoRefresh')}</label>
+      <button type="button" onClick=${() => logs.reload()} data-testid="refresh-logs">${t('logs.refresh')}</button>
+      <button type="button" onClick=${() => setClearing(!clearing)}>${t('logs.clearButton')}</button>
     </${PageHeader}>
     <form class="filters" onSubmit=${(e) => e.preventDefault()}>
-      <${Field} label="Group">
+      <${Field} label=${t('field.group_id')}>
         <${Select} name="group" value=${p.group || ''} onChange=${(v) => setFilter({ group: v, job: '' })}
-          options=${[['', 'All groups'], ...((groups.data && groups.data.items) || []).map((g) => [g.id, g.title])]} />
+          options=${[['', t('common.allGroups')], ...((groups.data && groups.data.items) || []).map((g) => [g.id, g.title])]} />
       </${Field}>
-      <${Field} label="Job">
+      <${Field} label=${t('field.job_id')}>
         <${Select} name="job" value=${p.job || ''} onChange=${(v) => setFilter({ job: v })}
-          options=${[['', 'All jobs'], ...jobList.map((j) => [j.id, `${j.id}: ${j.description}`])]} />
+          options=${[['', t('logs.allJobs')], ...jobList.map((j) => [j.id, `${j.id}: ${j.description}`])]} />
       </${Field}>
-      <${Field} label="Status">
-        <${Select} name="status" value=${p.status || ''} onChange=${(v) => setFilter({ status: v })} options=${[['', 'Any'], ...LOG_STATUSES]} />
+      <${Field} label=${t('field.status')}>
+        <${Select} name="status" value=${p.status || ''} onChange=${(v) => setFilter({ status: v })}
+          options=${[['', t('common.any')], ...LOG_STATUSES.map((st) => [st, t(`enum.logStatus.${st}`)])]} />
       </${Field}>
-      <${Field} label="From">
+      <${Field} label=${t('field.from_ms')}>
         <input type="datetime-local" name="from" value=${msToLocalInput(p.from)} onChange=${(e) => setFilter({ from: localInputToMs(e.target.value) })} />
       </${Field}>
-      <${Field} label="To">
+      <${Field} label=${t('field.to_ms')}>
         <input type="datetime-local" name="to" value=${msToLocalInput(p.to)} onChange=${(e) => setFilter({ to: localInputToMs(e.target.value) })} />
       </${Field}>
     </form>
     ${clearing && html`<${ClearPanel} group=${p.group} job=${p.job} onCancel=${() => setClearing(false)}
-      onDone=${(n) => { setClearing(false); setNotice(`Deleted ${n} fire(s).`); logs.reload(); }} />`}
+      onDone=${(n) => { setClearing(false); setNotice(t('logs.cleared', { count: n, n: formatNumber(n) })); logs.reload(); }} />`}
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${actionError || logs.error} />
     ${!logs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="logs-table">
-      <thead><tr><th>Fire</th><th>Job</th><th>Scheduled</th><th>Type</th><th>Status</th><th>Executor</th><th>Result</th><th></th></tr></thead>
+      <thead><tr><th>${t('logs.col.fire')}</th><th>${t('field.job_id')}</th><th>${t('logs.col.scheduled')}</th><th>${t('logs.col.triggerType')}</th><th>${t('field.status')}</th><th>${t('field.address')}</th><th>${t('logs.col.result')}</th><th></th></tr></thead>
       <tbody>
-        ${logs.data.items.length === 0 && html`<tr><td colspan="8" class="muted">No fires.</td></tr>`}
+        ${logs.data.items.length === 0 && html`<tr><td colspan="8" class="muted">${t('logs.empty')}</td></tr>`}
         ${logs.data.items.map((l) => html`<tr key=${l.id} data-log-id=${l.id} data-status=${l.status}>
-          <td data-label="Fire"><a href=${`#/logs/${l.id}`}>${l.id}</a></td>
-          <td class="desc" data-label="Job">${l.job_id}${jobName[l.job_id] ? html`: ${jobName[l.job_id]}` : ''}</td>
-          <td data-label="Scheduled">${formatMs(l.scheduled_ms)}</td>
-          <td data-label="Type">${l.trigger_type}</td>
-          <td data-label="Status"><${StatusBadge} status=${l.status} /></td>
-          <td class="mono small" data-label="Executor">${l.executor_address}</td>
-          <td class="small msg" data-label="Result">${short(l.handle_msg || (l.trigger_code !== 200 ? l.trigger_msg : ''))}</td>
+          <td data-label=${t('logs.col.fire')}><a href=${`#/logs/${l.id}`}>${l.id}</a></td>
+          <td class="desc" data-label=${t('field.job_id')}>${l.job_id}${jobName[l.job_id] ? `: ${jobName[l.job_id]}` : ''}</td>
+          <td data-label=${t('logs.col.scheduled')}>${formatMs(l.scheduled_ms)}</td>
+          <td data-label=${t('logs.col.triggerType')} title=${l.trigger_type}>${tOr(`enum.trigger.${l.trigger_type}`, l.trigger_type)}</td>
+          <td data-label=${t('field.status')}><${StatusBadge} status=${l.status} /></td>
+          <td class="mono small" data-label=${t('field.address')}>${l.executor_address}</td>
+          <td class="small msg" data-label=${t('logs.col.result')}>${short(l.handle_msg || (l.trigger_code !== 200 ? l.trigger_msg : ''))}</td>
           <td class="row-actions" data-label="">
-            <a class="button" href=${`#/logs/${l.id}`}>Output</a>
-            ${l.status === 'RUNNING' && html`<${ConfirmButton} label="Kill" onConfirm=${() => kill(l)} />`}
+            <a class="button" href=${`#/logs/${l.id}`}>${t('logs.output')}</a>
+            ${l.status === 'RUNNING' && html`<${ConfirmButton} label=${t('logs.kill')} confirmLabel=${t('logs.killConfirm')} onConfirm=${() => kill(l)} />`}
           </td>
         </tr>`)}
       </tbody>

@@ -1,7 +1,8 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
-import { formatMs } from '../util.js';
+import { ROLES, formatMs } from '../util.js';
+import { t } from '../i18n.js';
 
 const FIELDS = ['username', 'password', 'role', 'permitted_group_ids'];
 
@@ -33,30 +34,30 @@ function UserForm({ user, groups, onDone, onCancel }) {
         : [...u.permitted_group_ids, id],
     });
   return html`<form class="card form" onSubmit=${save} data-testid="user-form">
-    <h2>${user ? `Edit ${user.username}` : 'New user'}</h2>
+    <h2>${user ? t('users.edit', { name: user.username }) : t('users.new')}</h2>
     <${ErrorBanner} error=${error} shownFields=${FIELDS} />
     <div class="grid">
-      <${Field} label="Username" error=${err('username')} hint="3–50: letters, digits . _ -">
+      <${Field} label=${t('field.username')} error=${err('username')} hint=${t('users.hint.username')}>
         <input name="username" required disabled=${!!user} value=${u.username} onInput=${(e) => setU({ ...u, username: e.target.value })} />
       </${Field}>
-      <${Field} label=${user ? 'New password (empty: unchanged)' : 'Password'} error=${err('password')} hint="at least 10 characters">
+      <${Field} label=${user ? t('users.newPassword') : t('field.password')} error=${err('password')} hint=${t('users.hint.password')}>
         <input name="password" type="password" autocomplete="new-password" required=${!user} value=${u.password}
           onInput=${(e) => setU({ ...u, password: e.target.value })} />
       </${Field}>
-      <${Field} label="Role" error=${err('role')} hint="ADMIN: everything; USER: the groups below">
-        <${Select} name="role" value=${u.role} onChange=${(v) => setU({ ...u, role: v })} options=${['USER', 'ADMIN']} />
+      <${Field} label=${t('field.role')} error=${err('role')} hint=${t('users.hint.role')}>
+        <${Select} name="role" value=${u.role} onChange=${(v) => setU({ ...u, role: v })} options=${ROLES.map((r) => [r, t(`enum.role.${r}`)])} />
       </${Field}>
-      <${Field} label="Permitted groups" error=${err('permitted_group_ids')} wide>
+      <${Field} label=${t('field.permitted_group_ids')} error=${err('permitted_group_ids')} wide>
         <div class="checks">
-          ${groups.length === 0 && html`<span class="muted">No groups yet.</span>`}
+          ${groups.length === 0 && html`<span class="muted">${t('users.noGroups')}</span>`}
           ${groups.map((g) => html`<label class="inline"><input type="checkbox" name=${`group-${g.app_name}`}
             checked=${u.permitted_group_ids.includes(g.id)} onChange=${() => toggle(g.id)} /> ${g.title} <span class="muted">(${g.app_name})</span></label>`)}
         </div>
       </${Field}>
     </div>
     <div class="form-actions">
-      <button type="button" onClick=${onCancel}>Cancel</button>
-      <button type="submit" class="primary" data-testid="save-user">${user ? 'Save' : 'Create user'}</button>
+      <button type="button" onClick=${onCancel}>${t('common.cancel')}</button>
+      <button type="submit" class="primary" data-testid="save-user">${user ? t('common.save') : t('users.create')}</button>
     </div>
   </form>`;
 }
@@ -67,37 +68,37 @@ export function UsersPage({ user: me }) {
   const [editing, setEditing] = useState(null);
   const [notice, setNotice] = useState('');
   const [error, setError] = useState(null);
-  if (me.role !== 'ADMIN') return html`<div class="banner error">Only admins manage users.</div>`;
+  if (me.role !== 'ADMIN') return html`<div class="banner error">${t('users.adminsOnly')}</div>`;
   const groupList = (groups.data && groups.data.items) || [];
   const groupName = Object.fromEntries(groupList.map((g) => [g.id, g.title]));
   const remove = async (u) => {
     setError(null);
     try {
       await api.del(`/api/v1/users/${u.id}`);
-      setNotice(`Deleted ${u.username}.`);
+      setNotice(t('users.deleted', { name: u.username }));
       users.reload();
     } catch (ex) {
       setError(ex);
     }
   };
   return html`<section>
-    <${PageHeader} title="Users">
-      ${!editing && html`<button type="button" class="primary" onClick=${() => setEditing('new')} data-testid="new-user">New user</button>`}
+    <${PageHeader} title=${t('users.title')}>
+      ${!editing && html`<button type="button" class="primary" onClick=${() => setEditing('new')} data-testid="new-user">${t('users.newButton')}</button>`}
     </${PageHeader}>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error || users.error} />
     ${editing && html`<${UserForm} key=${editing === 'new' ? 'new' : editing.id} user=${editing === 'new' ? null : editing} groups=${groupList}
       onCancel=${() => setEditing(null)}
-      onDone=${(u) => { setEditing(null); setNotice(`Saved ${u.username}.`); users.reload(); }} />`}
+      onDone=${(u) => { setEditing(null); setNotice(t('users.saved', { name: u.username })); users.reload(); }} />`}
     ${!users.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="users-table">
-      <thead><tr><th>ID</th><th>Username</th><th>Role</th><th>Groups</th><th>Changed</th><th>Actions</th></tr></thead>
+      <thead><tr><th>${t('common.id')}</th><th>${t('field.username')}</th><th>${t('field.role')}</th><th>${t('users.col.groups')}</th><th>${t('users.col.changed')}</th><th>${t('common.actions')}</th></tr></thead>
       <tbody>${users.data.items.map((u) => html`<tr key=${u.id}>
-        <td>${u.id}</td><td>${u.username}</td><td><span class="badge role">${u.role}</span></td>
-        <td>${u.role === 'ADMIN' ? html`<span class="muted">all</span>` : u.permitted_group_ids.map((id) => groupName[id] || id).join(', ')}</td>
+        <td>${u.id}</td><td>${u.username}</td><td><span class="badge role" title=${u.role}>${t(`enum.role.${u.role}`)}</span></td>
+        <td>${u.role === 'ADMIN' ? html`<span class="muted">${t('users.allGroups')}</span>` : u.permitted_group_ids.map((id) => groupName[id] || id).join(t('common.listSeparator'))}</td>
         <td>${formatMs(u.updated_ms)}</td>
         <td class="row-actions">
-          <button type="button" onClick=${() => setEditing(u)}>Edit</button>
-          ${u.id !== me.id && html`<${ConfirmButton} label="Delete" onConfirm=${() => remove(u)} />`}
+          <button type="button" onClick=${() => setEditing(u)}>${t('common.edit')}</button>
+          ${u.id !== me.id && html`<${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(u)} />`}
         </td>
       </tr>`)}</tbody>
     </table></div>`}
