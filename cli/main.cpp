@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
   namespace cli = cronwheel::cli;
   cli::Environment env;
   for (const char* name : {cli::kAdminUrlVariable, cli::kTokenVariable}) {
-    if (const char* value = std::getenv(name))
-      env[name] = value;  // NOLINT(concurrency-mt-unsafe): one thread
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): one thread, before anything else runs
+    if (const char* value = std::getenv(name)) env[name] = value;
   }
   const auto parsed = cli::ParseCommandLine({argv + 1, argv + argc}, env);
   if (!parsed.invocation) {

@@ -55,7 +55,7 @@ std::string Text(const json& j, const char* field) {
 }
 
 std::string Schedule(const json& job) {
-  const auto type = Text(job, "schedule_type");
+  auto type = Text(job, "schedule_type");
   if (type == "NONE") return type;
   auto out = fmt::format("{} {}", type, Text(job, "schedule_conf"));
   const auto zone = Text(job, "time_zone");
@@ -66,6 +66,19 @@ std::string Schedule(const json& job) {
 std::string Handler(const json& job) {
   const auto glue = Text(job, "glue_type");
   return glue == "BEAN" || glue.empty() ? Text(job, "handler") : glue;
+}
+
+// What a fire's result says, on one line: the handle message, else for a fire that could not be sent the
+// last line of the trigger message (XXL-JOB's trigger message is a multi-line report that ends with what
+// went wrong).
+std::string FireMessage(const json& log) {
+  auto msg = std::string(Trim(Text(log, "handle_msg")));
+  const auto trigger_code = log.value("trigger_code", 0);
+  if (msg.empty() && trigger_code != 0 && trigger_code != 200) {
+    msg = std::string(Trim(Text(log, "trigger_msg")));
+    if (const auto nl = msg.rfind('\n'); nl != std::string::npos) msg = std::string(Trim(msg.substr(nl + 1)));
+  }
+  return msg;
 }
 
 std::string State(const json& job) {
@@ -263,11 +276,9 @@ void LogsTail(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
   }
   if (inv.follow && !inv.json) {
     const auto log = Call(api, "GET", fmt::format("/api/v1/logs/{}", inv.log_id));
-    auto msg = Text(log, "handle_msg");
-    if (msg.empty()) msg = Text(log, "trigger_msg");
+    const auto msg = FireMessage(log);
     c.err << fmt::format("fire {}: {} (handle_code {}){}{}\n", inv.log_id, Text(log, "status"),
-                         Text(log, "handle_code"), msg.empty() ? "" : ": ",
-                         Utf8Truncate(std::string(Trim(msg)), 300));
+                         Text(log, "handle_code"), msg.empty() ? "" : ": ", Utf8Truncate(OneLine(msg), 300));
   }
 }
 
@@ -279,11 +290,9 @@ void LogsList(const Invocation& inv, Api& api, Console& c) {
   Table t({"ID", "TYPE", "SCHEDULED (UTC)", "STATUS", "EXECUTOR", "TRIGGER", "HANDLE", "MESSAGE"});
   t.AlignRight(0).AlignRight(5).AlignRight(6).LimitWidth(4, 32).LimitWidth(7, 60);
   for (const auto& l : r.at("items")) {
-    auto msg = Text(l, "handle_msg");
-    if (msg.empty()) msg = Text(l, "trigger_msg");
     t.AddRow({Text(l, "id"), Text(l, "trigger_type"), FormatUtcMs(l.value("scheduled_ms", std::int64_t{0})),
               Text(l, "status"), Text(l, "executor_address"), Text(l, "trigger_code"), Text(l, "handle_code"),
-              std::string(Trim(msg))});
+              FireMessage(l)});
   }
   c.out << t.Render();
 }
@@ -313,7 +322,8 @@ void Export(const Invocation& inv, Api& api, Console& c) {
   }
   std::string error;
   if (!WriteTextFile(inv.output, text, &error)) throw CommandError(kExitUsage, error);
-  c.err << fmt::format("exported {} jobs of group {} to {}\n", jobs.size(), *inv.group_id, inv.output);
+  c.err << fmt::format("exported {} job{} of group {} to {}\n", jobs.size(), jobs.size() == 1 ? "" : "s",
+                       *inv.group_id, inv.output);
 }
 
 JobDocument ReadImportFile(const Invocation& inv, Console& c) {
@@ -407,7 +417,7 @@ void Import(const Invocation& inv, Api& api, Console& c) {
       } catch (const CommandError& e) {
         throw CommandError(
             e.exit_code(),
-            fmt::format("import stopped at jobs[{}] '{}': {}\n{} jobs were created and {} updated before it; "
+            fmt::format("import stopped at jobs[{}] '{}': {}\n{} created and {} updated before it; "
                         "fix the document and run the import again with --on-conflict skip",
                         step.job, job.description(), e.what(), counts[ImportStep::Action::kCreate],
                         counts[ImportStep::Action::kUpdate]));

@@ -5,22 +5,34 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 namespace cronwheel::cli {
+namespace {
+
+void Set(std::string* error, std::string message) {
+  if (error != nullptr) *error = std::move(message);
+}
+
+// The message of the last failed system call.
+std::string LastError() {
+  return std::error_code(errno, std::generic_category()).message();
+}
+
+}  // namespace
 
 std::optional<std::string> ReadTextFile(const std::filesystem::path& path, std::string* error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    if (error != nullptr) *error = fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno));
+    Set(error, fmt::format("cannot read '{}': {}", path.string(), LastError()));
     return std::nullopt;
   }
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) {
-    if (error != nullptr) *error = fmt::format("cannot read '{}': a read error", path.string());
+    Set(error, fmt::format("cannot read '{}': a read error", path.string()));
     return std::nullopt;
   }
   return ss.str();
@@ -32,13 +44,13 @@ bool WriteTextFile(const std::filesystem::path& path, std::string_view content, 
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {
-      if (error != nullptr) *error = fmt::format("cannot write '{}': {}", tmp.string(), std::strerror(errno));
+      Set(error, fmt::format("cannot write '{}': {}", tmp.string(), LastError()));
       return false;
     }
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.close();
     if (!out) {
-      if (error != nullptr) *error = fmt::format("cannot write '{}': a write error", tmp.string());
+      Set(error, fmt::format("cannot write '{}': a write error", tmp.string()));
       std::filesystem::remove(tmp);
       return false;
     }
@@ -46,7 +58,7 @@ bool WriteTextFile(const std::filesystem::path& path, std::string_view content, 
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
-    if (error != nullptr) *error = fmt::format("cannot write '{}': {}", path.string(), ec.message());
+    Set(error, fmt::format("cannot write '{}': {}", path.string(), ec.message()));
     std::filesystem::remove(tmp, ec);
     return false;
   }

@@ -292,6 +292,7 @@ std::optional<ordered_json> MakeDocument(const json& group, const std::vector<js
   }
   if (problems.size() != before) return std::nullopt;
   std::vector<const json*> sorted;
+  sorted.reserve(jobs.size());
   for (const auto& j : jobs)
     sorted.push_back(&j);
   std::sort(sorted.begin(), sorted.end(), [](const json* a, const json* b) {

@@ -303,7 +303,7 @@ TEST_F(ImportTest, ARefusalMidwaySaysWhereItStoppedAndWhatWasDone) {
   EXPECT_EQ(h_.Run({"import", Write(Document()), "--group", "8"}), 1);
   EXPECT_THAT(h_.err.str(), HasSubstr("import stopped at jobs[1] 'child'"));
   EXPECT_THAT(h_.err.str(), HasSubstr("schedule_conf: bad"));
-  EXPECT_THAT(h_.err.str(), HasSubstr("1 jobs were created and 0 updated before it"));
+  EXPECT_THAT(h_.err.str(), HasSubstr("1 created and 0 updated before it"));
 }
 
 TEST(Commands, ExportWritesTheDocument) {
