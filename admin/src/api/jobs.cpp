@@ -66,10 +66,10 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
           SendJson(res, 200, after);
         };
   };
-  s.Post("/api/v1/jobs/{id}/start", change("job.start", &JobRepository::StartJob));
-  s.Post("/api/v1/jobs/{id}/stop", change("job.stop", &JobRepository::StopJob));
-  s.Post("/api/v1/jobs/{id}/trigger", [&](const Principal& who, const httplib::Request& req,
-                                          httplib::Response& res) {
+  s.Action("/api/v1/jobs/{id}/start", change("job.start", &JobRepository::StartJob));
+  s.Action("/api/v1/jobs/{id}/stop", change("job.stop", &JobRepository::StopJob));
+  s.Action("/api/v1/jobs/{id}/trigger", [&](const Principal& who, const httplib::Request& req,
+                                            httplib::Response& res) {
     const auto job = ctx.VisibleJob(who, req.matches[1], res);
     if (!job) return;
     const auto body = ParseBody(req, true);
@@ -109,8 +109,8 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
 // The console's job extras: copy, and the glue versions of a script job.
 void RegisterJobExtras(Routes& s, const RouteContext& ctx) {
   auto& jobs = ctx.services.jobs;
-  s.Post("/api/v1/jobs/{id}/copy", [&](const Principal& who, const httplib::Request& req,
-                                       httplib::Response& res) {
+  s.Action("/api/v1/jobs/{id}/copy", [&](const Principal& who, const httplib::Request& req,
+                                         httplib::Response& res) {
     const auto job = ctx.VisibleJob(who, req.matches[1], res);
     if (!job) return;
     Job copy = *job;

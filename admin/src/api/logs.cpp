@@ -68,8 +68,8 @@ void RegisterConsoleLogRoutes(Routes& s, const RouteContext& ctx) {
     if (!errors.empty()) return SendError(res, Error::Invalid("invalid query", std::move(errors)));
     if (const auto log = ctx.VisibleLog(who, req.matches[1], res)) SendOutput(ctx, *log, from_line, res);
   });
-  s.Post("/api/v1/logs/{id}/kill", [&](const Principal& who, const httplib::Request& req,
-                                       httplib::Response& res) {
+  s.Action("/api/v1/logs/{id}/kill", [&](const Principal& who, const httplib::Request& req,
+                                         httplib::Response& res) {
     const auto log = ctx.VisibleLog(who, req.matches[1], res);
     if (!log) return;
     if (log->trigger_code != xxljob::kCodeSuccess) {

@@ -98,13 +98,13 @@ httplib::Server::Handler Routes::Authed(Handler h, Access access) {
   };
 }
 
-void Routes::Add(const char* method, const std::string& path, httplib::Server::Handler h) {
+void Routes::Add(const char* method, const std::string& path, httplib::Server::Handler h, Body body) {
   const auto pattern = Pattern(path);
   const std::string m = method;
   if (m == "GET") {
     server_.Get(pattern, std::move(h));
   } else if (m == "POST") {
-    posts_.push_back({std::regex(pattern), h});
+    posts_.push_back({std::regex(pattern), h, body});
     server_.Post(pattern, std::move(h));
   } else if (m == "PUT") {
     server_.Put(pattern, std::move(h));
@@ -119,6 +119,9 @@ void Routes::Get(const std::string& path, Handler h, Access access) {
 }
 void Routes::Post(const std::string& path, Handler h, Access access) {
   Add("POST", path, Authed(std::move(h), access));
+}
+void Routes::Action(const std::string& path, Handler h, Access access) {
+  Add("POST", path, Authed(std::move(h), access), Body::kOptional);
 }
 void Routes::Put(const std::string& path, Handler h, Access access) {
   Add("PUT", path, Authed(std::move(h), access));
@@ -137,7 +140,17 @@ bool Routes::ServeBodilessPost(const httplib::Request& req, httplib::Response& r
   for (const auto& route : posts_) {
     httplib::Request copy = req;  // matches point into the copy's path
     if (std::regex_match(copy.path, copy.matches, route.pattern)) {
-      route.handler(copy, res);
+      if (route.body == Body::kRequired) {
+        // Any body bytes that follow would be read as the next request: answer, and close.
+        res.set_header("Connection", "close");
+        SendError(
+            res, 411,
+            fmt::format("POST {} needs a Content-Length header (or Transfer-Encoding: chunked): its JSON "
+                        "body cannot be read without one",
+                        req.path.substr(0, 200)));
+      } else {
+        route.handler(copy, res);
+      }
       return true;
     }
   }

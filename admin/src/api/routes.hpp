@@ -6,7 +6,10 @@
 //    caller (Access::kUser) or refuses anyone but an admin (Access::kAdmin): the authentication step is
 //    written once, here.
 //  * Routes also serves a POST that carries no body at all (neither Content-Length nor Transfer-Encoding;
-//    RFC 9112 §6.3: its body is empty), which cpp-httplib 0.11 refuses before routing.
+//    RFC 9112 §6.3: its body is empty), which cpp-httplib 0.11 refuses before routing: as an empty body on
+//    a route whose body is optional (registered with Action: start, stop, trigger, ..., the way
+//    `curl -X POST` sends them), and as 411 on one that needs a body, since a body sent without a length
+//    cannot be read (its bytes would be taken for the next request, so that answer closes the connection).
 //  * RouteContext: the services, the settings, the clock, audit entries and the visibility rules.
 //  * JSON answers: SendJson, SendError (an Error's status and body), SendPage.
 #include <fmt/format.h>
@@ -77,21 +80,27 @@ class Routes {
 
   void Get(const std::string& path, Handler h, Access access = Access::kUser);
   void Post(const std::string& path, Handler h, Access access = Access::kUser);
+  // A POST whose body is optional: an action such as start, stop or trigger.
+  void Action(const std::string& path, Handler h, Access access = Access::kUser);
   void Put(const std::string& path, Handler h, Access access = Access::kUser);
   void Delete(const std::string& path, Handler h, Access access = Access::kUser);
   // A route that needs no caller (health, login, the OpenAPI document).
   void PublicGet(const std::string& path, httplib::Server::Handler h);
   void PublicPost(const std::string& path, httplib::Server::Handler h);
 
-  // Serves `req`, a POST with no body at all, as a POST with an empty body. False when no POST route
-  // matches its path (the caller answers as for any other path).
+  // Serves `req`, a POST with no body at all: as a POST with an empty body when the route's body is optional,
+  // else 411 (and the connection closes). False when no POST route matches its path (the caller answers as
+  // for any other path).
   bool ServeBodilessPost(const httplib::Request& req, httplib::Response& res) const;
 
   // "/api/v1/jobs/{id}" -> "/api/v1/jobs/([^/]+)"; '.' is literal.
   static std::string Pattern(const std::string& path);
 
  private:
-  void Add(const char* method, const std::string& path, httplib::Server::Handler h);
+  // Whether a POST route's body may be left out (web/openapi.json: no requestBody, or one not required).
+  enum class Body { kRequired, kOptional };
+  void Add(const char* method, const std::string& path, httplib::Server::Handler h,
+           Body body = Body::kRequired);
   httplib::Server::Handler Authed(Handler h, Access access);
 
   httplib::Server& server_;
@@ -100,6 +109,7 @@ class Routes {
   struct PostRoute {
     std::regex pattern;
     httplib::Server::Handler handler;
+    Body body;
   };
   std::vector<PostRoute> posts_;
 };

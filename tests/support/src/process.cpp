@@ -63,7 +63,12 @@ void ChildProcess::Spawn() {
   posix_spawn_file_actions_init(&fa);
   const std::string log = options_.log_path.empty() ? "/dev/null" : options_.log_path;
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  if (options_.stderr_path.empty()) {
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  } else {
+    posix_spawn_file_actions_addopen(&fa, 2, options_.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
+  }
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

@@ -24,6 +24,7 @@ class ChildProcess {
     std::vector<std::string> args;           // without argv[0]
     std::map<std::string, std::string> env;  // added to (or replacing in) the test's environment
     std::string log_path;                    // stdout + stderr are appended here ("" = /dev/null)
+    std::string stderr_path;                 // when set, stderr is appended here instead of to log_path
     bool clean_env = false;  // start from PATH only (plus `env`): no CRONWHEEL_* of the caller leaks in
   };
 

@@ -1,0 +1,86 @@
+#pragma once
+// The command line of `cronwheel` (docs/cli.md): one command and its options, read with CLI11 into an
+// Invocation, without touching the network or any file (the token file is read when the command runs).
+// Where the admin is comes from --admin, else CRONWHEEL_ADMIN_URL, else http://127.0.0.1:8080; the API
+// token from --token-file, else CRONWHEEL_API_TOKEN (never from a flag's default value, so it does not
+// show in `ps` or in --help).
+//
+// Pure function of its arguments; thread-safe.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cwcli/job_file.hpp"
+#include "cwcli/transfer.hpp"
+
+namespace cronwheel::cli {
+
+inline constexpr const char* kDefaultAdminUrl = "http://127.0.0.1:8080";
+inline constexpr const char* kAdminUrlVariable = "CRONWHEEL_ADMIN_URL";
+inline constexpr const char* kTokenVariable = "CRONWHEEL_API_TOKEN";
+
+// The environment variables the client reads (name -> value); main() passes the process's, tests their own.
+using Environment = std::map<std::string, std::string>;
+
+enum class Command {
+  kJobsList,
+  kJobsShow,
+  kJobsCreate,
+  kJobsUpdate,
+  kJobsStart,
+  kJobsStop,
+  kJobsTrigger,
+  kJobsDelete,
+  kGroupsList,
+  kExecutorsList,
+  kLogsTail,
+  kLogsList,
+  kExport,
+  kImport,
+};
+
+struct Invocation {
+  Command command = Command::kJobsList;
+  // Global options.
+  std::string admin_url = kDefaultAdminUrl;
+  std::string token;       // from CRONWHEEL_API_TOKEN ("" when unset)
+  std::string token_file;  // --token-file: read when the command runs; wins over the variable
+  bool json = false;       // --json: the API's JSON instead of a table
+  std::chrono::milliseconds timeout{30000};  // --timeout (seconds on the command line)
+  // Command arguments (those the command has).
+  std::optional<int> group_id;                    // --group
+  int job_id = 0;                                 // jobs show|update|start|stop|trigger|delete ID
+  std::int64_t log_id = 0;                        // logs tail LOG_ID
+  std::string file;                               // jobs create|update FILE, import FILE
+  FileFormat format = FileFormat::kAuto;          // --format
+  std::optional<std::string> param;               // jobs trigger --param
+  std::optional<std::string> address;             // jobs trigger --address
+  bool yes = false;                               // jobs delete --yes
+  bool follow = false;                            // logs tail --follow
+  int from_line = 1;                              // logs tail --from-line
+  std::chrono::milliseconds poll_interval{1000};  // logs tail --interval (ms)
+  std::optional<std::string> status;              // logs list --status
+  int limit = 20;                                 // logs list --limit
+  std::string output;                             // export -o ("" = stdout)
+  bool dry_run = false;                           // import --dry-run
+  OnConflict on_conflict = OnConflict::kFail;     // import --on-conflict
+  bool stopped = false;                           // import --stopped
+  std::string time_zone = "UTC";                  // import --time-zone (XXL-JOB lists)
+};
+
+struct ParseOutcome {
+  std::optional<Invocation> invocation;  // set when a command should run
+  int exit_code = 0;                     // otherwise: 0 after --help, 2 (kExitUsage) for a usage error
+  std::string out;                       // the help text to print on stdout
+  std::string err;                       // the usage error to print on stderr
+};
+
+// Reads `args` (without the program name). --help on any command prints that command's help (exit 0); an
+// unknown command or option, a missing or malformed argument is a usage error naming it (exit 2).
+ParseOutcome ParseCommandLine(const std::vector<std::string>& args, const Environment& env);
+
+}  // namespace cronwheel::cli

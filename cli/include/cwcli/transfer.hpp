@@ -1,0 +1,95 @@
+#pragma once
+// The job document of `cronwheel export` and `cronwheel import` (docs/cli.md, "The job document"): the jobs
+// of one executor group as JSON, without what the server owns (ids, the owning group, glue_updated_ms,
+// next and last fire, stop reason, creation and update times), so they can be created in another group of
+// this admin or of another environment's admin:
+//
+//   {"format": "cronwheel.jobs", "version": 1,
+//    "group": {"app_name": "billing", "title": "Billing"},       <- where it came from; informational
+//    "jobs": [{"description": "nightly invoices", "schedule_type": "CRON", ..., "child_jobs": [...]}]}
+//
+// A job's description is its key: unique within a document, and what `import` matches against the jobs of
+// the target group. Child jobs are named by description (`child_jobs`), since ids differ between
+// environments; only children within the same group can be named.
+//
+// Versions: `version` changes when a reader of the old version would misread a new document (a field
+// renamed or given another meaning); a reader refuses a version it does not know and says which it reads.
+//
+// `import` also reads an XXL-JOB job list (XxlJobInfo objects as XXL-JOB's /jobinfo/pageList returns them
+// in "data", or a plain array of them); ReadDocument maps their fields (docs/cli.md lists the mapping).
+//
+// Pure functions; thread-safe.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cwcli/job_file.hpp"
+
+namespace cronwheel::cli {
+
+inline constexpr std::string_view kDocumentFormat = "cronwheel.jobs";
+inline constexpr int kDocumentVersion = 1;
+
+// The fields of a job in a version-1 document, in the order export writes them ("child_jobs" last).
+const std::vector<std::string_view>& PortableJobFields();
+
+struct PortableJob {
+  nlohmann::json fields = nlohmann::json::object();  // JobInput fields: PortableJobFields() but child_jobs
+  std::vector<std::string> child_jobs;               // descriptions of jobs of the same document
+  [[nodiscard]] std::string description() const { return fields.value("description", std::string()); }
+};
+
+struct JobDocument {
+  nlohmann::json group = nlohmann::json::object();  // {"app_name", "title"} of the source, when known
+  std::vector<PortableJob> jobs;
+  std::string source;  // "cronwheel.jobs version 1" or "XXL-JOB job list"
+};
+
+// The document of one group. `group` is GET /api/v1/groups/{id}; `jobs` every job of the group as the API
+// returns them, in any order. Jobs are sorted by description and fields written in PortableJobFields()
+// order, so exports of equal groups are equal byte for byte (diffable, fit for version control).
+// A child job outside the group cannot be named: it is left out, with a warning. Problems (nullopt): two
+// jobs share a description, so an import could not tell them apart.
+std::optional<nlohmann::ordered_json> MakeDocument(const nlohmann::json& group,
+                                                   const std::vector<nlohmann::json>& jobs,
+                                                   std::vector<std::string>& warnings, Problems& problems);
+
+struct ReadOptions {
+  std::string xxl_time_zone = "UTC";  // time_zone given to the jobs of an XXL-JOB list (it has none)
+};
+
+// Reads a document. A cronwheel document: `format` and `version` checked, every job field known and of its
+// type, description and schedule_type present, descriptions unique, child_jobs naming jobs of the document;
+// other top-level keys are ignored (room for a comment). An XXL-JOB list: mapped field by field; fields
+// without an equivalent are reported as warnings, child job ids outside the list are dropped with a
+// warning. Problems name the place ("jobs[3].timeout_s", "[3].executorTimeout").
+std::optional<JobDocument> ReadDocument(const nlohmann::json& doc, const ReadOptions& options,
+                                        std::vector<std::string>& warnings, Problems& problems);
+
+// What import does when a job of the document has the description of a job of the target group.
+enum class OnConflict { kFail, kSkip, kUpdate };
+
+struct ImportStep {
+  enum class Action { kCreate, kUpdate, kSkip };
+  Action action = Action::kCreate;
+  std::size_t job = 0;            // index into JobDocument::jobs
+  std::vector<int> existing_ids;  // the target group's jobs with that description (kUpdate: exactly one)
+};
+
+// Matches the document's jobs to `target_jobs` (every job of the target group, as the API returns them)
+// by description: no match creates; a match fails (kFail), is left alone (kSkip) or is overwritten with
+// the document's fields (kUpdate). Problems (nullopt, nothing to do): with kFail, every job that matches;
+// with kUpdate, a description two or more jobs of the target group share (which one to update is unknown).
+std::optional<std::vector<ImportStep>> PlanImport(const JobDocument& doc,
+                                                  const std::vector<nlohmann::json>& target_jobs,
+                                                  OnConflict on_conflict, Problems& problems);
+
+// The body that creates (`group_id` set) or updates (nullopt) `job`: its fields, without children (they are
+// set once every job exists, by id); an update clears the children when the document names none. With
+// `stopped` a created job is stopped whatever the document says, and an update leaves `enabled` alone.
+nlohmann::json ImportBody(const PortableJob& job, std::optional<int> group_id, bool stopped);
+
+}  // namespace cronwheel::cli

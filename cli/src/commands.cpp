@@ -1,0 +1,543 @@
+#include "cwcli/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <istream>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "cronwheel/json.hpp"
+#include "cronwheel/text.hpp"
+#include "cwcli/table.hpp"
+#include "cwcli/text_util.hpp"
+
+namespace cronwheel::cli {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kPageSize = 1000;  // the API's largest page (GET /api/v1/jobs limit)
+
+std::string JobPath(int id) {
+  return fmt::format("/api/v1/jobs/{}", id);
+}
+
+void PrintJson(Console& c, const json& j) {
+  c.out << DumpLossy(j) << '\n';
+}
+
+// Every item of a paged list ({"total", "items"}), asking for `target` page by page.
+std::vector<json> FetchAll(Api& api, const std::string& target) {
+  std::vector<json> items;
+  const char sep = target.find('?') == std::string::npos ? '?' : '&';
+  for (;;) {
+    const auto page =
+        Call(api, "GET", fmt::format("{}{}limit={}&offset={}", target, sep, kPageSize, items.size()));
+    const auto& got = page.at("items");
+    for (const auto& item : got)
+      items.push_back(item);
+    if (got.empty() || items.size() >= page.at("total").get<std::size_t>()) break;
+  }
+  return items;
+}
+
+std::vector<json> GroupJobs(Api& api, int group_id) {
+  return FetchAll(api, fmt::format("/api/v1/jobs?group_id={}", group_id));
+}
+
+std::string Text(const json& j, const char* field) {
+  const auto it = j.find(field);
+  if (it == j.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : DumpLossy(*it);
+}
+
+std::string Schedule(const json& job) {
+  auto type = Text(job, "schedule_type");
+  if (type == "NONE") return type;
+  auto out = fmt::format("{} {}", type, Text(job, "schedule_conf"));
+  const auto zone = Text(job, "time_zone");
+  if (!zone.empty() && zone != "UTC") out += fmt::format(" ({})", zone);
+  return out;
+}
+
+std::string Handler(const json& job) {
+  const auto glue = Text(job, "glue_type");
+  return glue == "BEAN" || glue.empty() ? Text(job, "handler") : glue;
+}
+
+// What a fire's result says, on one line: the handle message, else for a fire that could not be sent the
+// last line of the trigger message (XXL-JOB's trigger message is a multi-line report that ends with what
+// went wrong).
+std::string FireMessage(const json& log) {
+  auto msg = std::string(Trim(Text(log, "handle_msg")));
+  const auto trigger_code = log.value("trigger_code", 0);
+  if (msg.empty() && trigger_code != 0 && trigger_code != 200) {
+    msg = std::string(Trim(Text(log, "trigger_msg")));
+    if (const auto nl = msg.rfind('\n'); nl != std::string::npos) msg = std::string(Trim(msg.substr(nl + 1)));
+  }
+  return msg;
+}
+
+std::string State(const json& job) {
+  return job.value("enabled", false) ? "running" : "stopped";
+}
+
+// --- jobs --------------------------------------------------------------------------------------------------
+
+void PrintJobTable(Console& c, const std::vector<json>& jobs) {
+  Table t({"ID", "GROUP", "DESCRIPTION", "SCHEDULE", "HANDLER", "STATE", "NEXT FIRE (UTC)"});
+  t.AlignRight(0).AlignRight(1).LimitWidth(2, 48).LimitWidth(3, 40).LimitWidth(4, 32);
+  for (const auto& j : jobs) {
+    t.AddRow({Text(j, "id"), Text(j, "group_id"), Text(j, "description"), Schedule(j), Handler(j), State(j),
+              FormatUtcMs(j.value("next_fire_ms", std::int64_t{0}))});
+  }
+  c.out << t.Render();
+}
+
+void PrintJob(Console& c, const json& job) {
+  static const std::vector<std::string> kServerFields = {"id", "group_id"};
+  static const std::vector<std::string> kTrailing = {"glue_updated_ms", "next_fire_ms", "last_fire_ms",
+                                                     "stop_reason",     "created_ms",   "updated_ms"};
+  std::vector<std::string> order = kServerFields;
+  for (const auto& f : JobInputFields()) {
+    if (f.name != "group_id") order.emplace_back(f.name);
+  }
+  order.insert(order.end(), kTrailing.begin(), kTrailing.end());
+  for (const auto& [name, _] : job.items()) {
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  }
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const auto& name : order) {
+    if (!job.contains(name)) continue;
+    const auto& v = job.at(name);
+    if (name.ends_with("_ms") && v.is_number_integer()) {
+      rows.emplace_back(name, FormatUtcMs(v.get<std::int64_t>()));
+    } else {
+      rows.emplace_back(name, Text(job, name.c_str()));
+    }
+  }
+  c.out << RenderFields(rows);
+}
+
+json JobBodyFromFile(const Invocation& inv) {
+  Problems problems;
+  auto body = ReadJobFile(inv.file, inv.format, problems);
+  if (!body) {
+    throw CommandError(kExitRefused,
+                       fmt::format("{} is not a valid job:\n{}", inv.file, FormatProblems(problems)));
+  }
+  return *std::move(body);
+}
+
+void JobsList(const Invocation& inv, Api& api, Console& c) {
+  const auto jobs = inv.group_id ? GroupJobs(api, *inv.group_id) : FetchAll(api, "/api/v1/jobs");
+  if (inv.json) return PrintJson(c, {{"total", jobs.size()}, {"items", jobs}});
+  PrintJobTable(c, jobs);
+}
+
+void JobsShow(const Invocation& inv, Api& api, Console& c) {
+  const auto job = Call(api, "GET", JobPath(inv.job_id));
+  if (inv.json) return PrintJson(c, job);
+  PrintJob(c, job);
+}
+
+void JobsCreate(const Invocation& inv, Api& api, Console& c) {
+  auto body = JobBodyFromFile(inv);
+  if (inv.group_id) body["group_id"] = *inv.group_id;
+  const auto job = Call(api, "POST", "/api/v1/jobs", body);
+  if (inv.json) return PrintJson(c, job);
+  c.out << fmt::format("created job {} in group {} ({}): {}\n", Text(job, "id"), Text(job, "group_id"),
+                       State(job), Text(job, "description"));
+}
+
+void JobsUpdate(const Invocation& inv, Api& api, Console& c) {
+  const auto job = Call(api, "PUT", JobPath(inv.job_id), JobBodyFromFile(inv));
+  if (inv.json) return PrintJson(c, job);
+  c.out << fmt::format("updated job {} ({}): {}\n", Text(job, "id"), State(job), Text(job, "description"));
+}
+
+void JobsStartStop(const Invocation& inv, Api& api, Console& c, bool start) {
+  // No body at all: the action routes take none (RFC 9112 §6.3).
+  const auto job = Call(api, "POST", fmt::format("{}/{}", JobPath(inv.job_id), start ? "start" : "stop"));
+  if (inv.json) return PrintJson(c, job);
+  if (start) {
+    c.out << fmt::format("job {} started; next fire {}\n", inv.job_id,
+                         FormatUtcMs(job.value("next_fire_ms", std::int64_t{0})));
+  } else {
+    c.out << fmt::format("job {} stopped\n", inv.job_id);
+  }
+}
+
+void JobsTrigger(const Invocation& inv, Api& api, Console& c) {
+  std::optional<json> body;
+  if (inv.param || inv.address) {
+    body = json::object();
+    if (inv.param) (*body)["param"] = *inv.param;
+    if (inv.address) (*body)["address"] = *inv.address;
+  }
+  const auto r = Call(api, "POST", fmt::format("{}/trigger", JobPath(inv.job_id)), body);
+  if (inv.json) return PrintJson(c, r);
+  const auto log_id = Text(r, "log_id");
+  c.out << fmt::format("triggered job {}: fire {} (follow it: cronwheel logs tail {} --follow)\n", inv.job_id,
+                       log_id, log_id);
+}
+
+void JobsDelete(const Invocation& inv, Api& api, Console& c) {
+  if (!inv.yes) {
+    if (!c.interactive) {
+      throw CommandError(kExitUsage, fmt::format("refusing to delete job {} without --yes: stdin is not a "
+                                                 "terminal to ask on",
+                                                 inv.job_id));
+    }
+    const auto job = Call(api, "GET", JobPath(inv.job_id));
+    c.err << fmt::format("Delete job {} '{}' with its fires and glue versions? [y/N] ", inv.job_id,
+                         Text(job, "description"));
+    c.err.flush();
+    std::string answer;
+    std::getline(c.in, answer);
+    if (answer != "y" && answer != "Y" && answer != "yes") {
+      c.err << "not deleted\n";
+      return;
+    }
+  }
+  const auto r = Call(api, "DELETE", JobPath(inv.job_id));
+  if (inv.json) return PrintJson(c, r);
+  c.out << fmt::format("deleted job {}\n", inv.job_id);
+}
+
+// --- groups, executors -------------------------------------------------------------------------------------
+
+std::vector<json> Groups(const Invocation& inv, Api& api) {
+  if (inv.group_id) return {Call(api, "GET", fmt::format("/api/v1/groups/{}", *inv.group_id))};
+  const auto r = Call(api, "GET", "/api/v1/groups");
+  return r.at("items").get<std::vector<json>>();
+}
+
+std::vector<std::string> Strings(const json& j, const char* field) {
+  std::vector<std::string> out;
+  if (const auto it = j.find(field); it != j.end() && it->is_array()) {
+    for (const auto& s : *it)
+      out.push_back(s.is_string() ? s.get<std::string>() : DumpLossy(s));
+  }
+  return out;
+}
+
+void GroupsList(const Invocation& inv, Api& api, Console& c) {
+  const auto groups = Groups(inv, api);
+  if (inv.json) return PrintJson(c, {{"items", groups}});
+  Table t({"ID", "APP NAME", "TITLE", "TYPE", "ONLINE", "ADDRESSES"});
+  t.AlignRight(0).AlignRight(4).LimitWidth(2, 40).LimitWidth(5, 80);
+  for (const auto& g : groups) {
+    const auto online = Strings(g, "online_addresses");
+    std::string addresses;
+    for (const auto& a : online)
+      addresses += (addresses.empty() ? "" : ", ") + a;
+    t.AddRow({Text(g, "id"), Text(g, "app_name"), Text(g, "title"), Text(g, "address_type"),
+              std::to_string(online.size()), addresses.empty() ? "-" : addresses});
+  }
+  c.out << t.Render();
+}
+
+void ExecutorsList(const Invocation& inv, Api& api, Console& c) {
+  const auto groups = Groups(inv, api);
+  if (inv.json) return PrintJson(c, {{"items", groups}});
+  Table t({"GROUP", "APP NAME", "SOURCE", "ADDRESS"});
+  t.AlignRight(0);
+  for (const auto& g : groups) {
+    // The API's online_addresses: registered by heartbeat (AUTO) or configured (MANUAL).
+    const auto source = Text(g, "address_type") == "MANUAL" ? "configured" : "registered";
+    const auto online = Strings(g, "online_addresses");
+    if (online.empty()) t.AddRow({Text(g, "id"), Text(g, "app_name"), source, "(none)"});
+    for (const auto& a : online)
+      t.AddRow({Text(g, "id"), Text(g, "app_name"), source, a});
+  }
+  c.out << t.Render();
+}
+
+// --- logs --------------------------------------------------------------------------------------------------
+
+void LogsTail(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c) {
+  int from = inv.from_line;
+  for (;;) {
+    const auto page = Call(api, "GET", fmt::format("/api/v1/logs/{}/output?from_line={}", inv.log_id, from));
+    if (inv.json) {
+      PrintJson(c, page);
+    } else {
+      c.out << page.value("content", std::string());
+    }
+    c.out.flush();
+    const auto to = page.value("to_line", 0);
+    if (to >= from) from = to + 1;
+    if (!inv.follow || page.value("end", false)) break;
+    clock.WaitFor(inv.poll_interval, {});
+  }
+  if (inv.follow && !inv.json) {
+    const auto log = Call(api, "GET", fmt::format("/api/v1/logs/{}", inv.log_id));
+    const auto msg = FireMessage(log);
+    c.err << fmt::format("fire {}: {} (handle_code {}){}{}\n", inv.log_id, Text(log, "status"),
+                         Text(log, "handle_code"), msg.empty() ? "" : ": ", Utf8Truncate(OneLine(msg), 300));
+  }
+}
+
+void LogsList(const Invocation& inv, Api& api, Console& c) {
+  auto target = fmt::format("/api/v1/logs?job_id={}&limit={}", inv.job_id, inv.limit);
+  if (inv.status) target += "&status=" + EncodeQueryValue(*inv.status);
+  const auto r = Call(api, "GET", target);
+  if (inv.json) return PrintJson(c, r);
+  Table t({"ID", "TYPE", "SCHEDULED (UTC)", "STATUS", "EXECUTOR", "TRIGGER", "HANDLE", "MESSAGE"});
+  t.AlignRight(0).AlignRight(5).AlignRight(6).LimitWidth(4, 32).LimitWidth(7, 60);
+  for (const auto& l : r.at("items")) {
+    t.AddRow({Text(l, "id"), Text(l, "trigger_type"), FormatUtcMs(l.value("scheduled_ms", std::int64_t{0})),
+              Text(l, "status"), Text(l, "executor_address"), Text(l, "trigger_code"), Text(l, "handle_code"),
+              FireMessage(l)});
+  }
+  c.out << t.Render();
+}
+
+// --- export, import ----------------------------------------------------------------------------------------
+
+void Warn(Console& c, const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings)
+    c.err << "cronwheel: warning: " << w << '\n';
+}
+
+void Export(const Invocation& inv, Api& api, Console& c) {
+  const auto group = Call(api, "GET", fmt::format("/api/v1/groups/{}", *inv.group_id));
+  const auto jobs = GroupJobs(api, *inv.group_id);
+  std::vector<std::string> warnings;
+  Problems problems;
+  const auto doc = MakeDocument(group, jobs, warnings, problems);
+  Warn(c, warnings);
+  if (!doc) {
+    throw CommandError(kExitRefused, fmt::format("group {} cannot be exported:\n{}", *inv.group_id,
+                                                 FormatProblems(problems)));
+  }
+  const auto text = doc->dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  if (inv.output.empty()) {
+    c.out << text;
+    return;
+  }
+  std::string error;
+  if (!WriteTextFile(inv.output, text, &error)) throw CommandError(kExitUsage, error);
+  c.err << fmt::format("exported {} job{} of group {} to {}\n", jobs.size(), jobs.size() == 1 ? "" : "s",
+                       *inv.group_id, inv.output);
+}
+
+JobDocument ReadImportFile(const Invocation& inv, Console& c) {
+  std::string error;
+  const auto text = ReadTextFile(inv.file, &error);
+  if (!text) throw CommandError(kExitUsage, error);
+  const auto parsed = ParseJson(*text, &error);
+  if (!parsed) {
+    throw CommandError(kExitRefused,
+                       fmt::format("{} is not a job document: {}", inv.file, WithoutLibraryPrefix(error)));
+  }
+  std::vector<std::string> warnings;
+  Problems problems;
+  auto doc = ReadDocument(*parsed, ReadOptions{.xxl_time_zone = inv.time_zone}, warnings, problems);
+  Warn(c, warnings);
+  if (!doc) {
+    throw CommandError(kExitRefused, fmt::format("{} cannot be imported (nothing was changed):\n{}", inv.file,
+                                                 FormatProblems(problems)));
+  }
+  return *std::move(doc);
+}
+
+struct ImportOutcome {
+  const ImportStep* step;
+  int id;  // the job in the target group (0 for a planned create in a dry run)
+};
+
+std::string_view ActionName(ImportStep::Action a, bool dry_run) {
+  switch (a) {
+    case ImportStep::Action::kCreate:
+      return dry_run ? "create" : "created";
+    case ImportStep::Action::kUpdate:
+      return dry_run ? "update" : "updated";
+    case ImportStep::Action::kSkip:
+      return dry_run ? "skip" : "skipped";
+  }
+  return "";
+}
+
+// Sets the child jobs of the jobs the import created or updated, by the ids their descriptions have now.
+void LinkChildren(Api& api, const JobDocument& doc, const std::vector<ImportOutcome>& done,
+                  const std::vector<json>& target_jobs) {
+  std::map<std::string, std::vector<int>> ids;
+  for (const auto& j : target_jobs)
+    ids[j.at("description").get<std::string>()].push_back(j.at("id").get<int>());
+  for (const auto& o : done) {
+    if (o.step->action == ImportStep::Action::kCreate) ids[doc.jobs[o.step->job].description()] = {o.id};
+  }
+  for (const auto& o : done) {
+    const auto& job = doc.jobs[o.step->job];
+    if (o.step->action == ImportStep::Action::kSkip || job.child_jobs.empty()) continue;
+    json children = json::array();
+    for (const auto& d : job.child_jobs) {
+      const auto& found = ids[d];
+      if (found.size() != 1) {
+        throw CommandError(kExitRefused,
+                           fmt::format("job {} '{}': its child '{}' is {} in the target group; the jobs were "
+                                       "imported without this link",
+                                       o.id, job.description(), d, found.empty() ? "missing" : "ambiguous"));
+      }
+      children.push_back(found.front());
+    }
+    Call(api, "PUT", JobPath(o.id), json{{"child_job_ids", children}});
+  }
+}
+
+void Import(const Invocation& inv, Api& api, Console& c) {
+  const auto doc = ReadImportFile(inv, c);
+  const int group = *inv.group_id;
+  Call(api, "GET", fmt::format("/api/v1/groups/{}", group));  // a missing group: 404 before anything else
+  const auto target_jobs = GroupJobs(api, group);
+  Problems problems;
+  const auto steps = PlanImport(doc, target_jobs, inv.on_conflict, problems);
+  if (!steps) {
+    throw CommandError(kExitRefused,
+                       fmt::format("{} cannot be imported into group {} (nothing was changed):\n{}", inv.file,
+                                   group, FormatProblems(problems)));
+  }
+  std::vector<ImportOutcome> done;
+  std::map<ImportStep::Action, int> counts;
+  for (const auto& step : *steps) {
+    const auto& job = doc.jobs[step.job];
+    int id = step.existing_ids.empty() ? 0 : step.existing_ids.front();
+    if (!inv.dry_run && step.action != ImportStep::Action::kSkip) {
+      try {
+        if (step.action == ImportStep::Action::kCreate) {
+          id = Call(api, "POST", "/api/v1/jobs", ImportBody(job, group, inv.stopped)).at("id").get<int>();
+        } else {
+          Call(api, "PUT", JobPath(id), ImportBody(job, std::nullopt, inv.stopped));
+        }
+      } catch (const CommandError& e) {
+        throw CommandError(
+            e.exit_code(),
+            fmt::format("import stopped at jobs[{}] '{}': {}\n{} created and {} updated before it; "
+                        "fix the document and run the import again with --on-conflict skip",
+                        step.job, job.description(), e.what(), counts[ImportStep::Action::kCreate],
+                        counts[ImportStep::Action::kUpdate]));
+      }
+    }
+    ++counts[step.action];
+    done.push_back({&step, id});
+  }
+  if (!inv.dry_run) LinkChildren(api, doc, done, target_jobs);
+
+  if (inv.json) {
+    json out{{"group_id", group}, {"dry_run", inv.dry_run}, {"source", doc.source}};
+    for (const auto a : {ImportStep::Action::kCreate, ImportStep::Action::kUpdate, ImportStep::Action::kSkip})
+      out[std::string(ActionName(a, false))] = json::array();
+    for (const auto& o : done) {
+      json item{{"description", doc.jobs[o.step->job].description()}};
+      if (o.id != 0) item["id"] = o.id;
+      out[std::string(ActionName(o.step->action, false))].push_back(item);
+    }
+    PrintJson(c, out);
+  } else {
+    Table t({"ACTION", "JOB", "DESCRIPTION"});
+    t.AlignRight(1).LimitWidth(2, 80);
+    for (const auto& o : done) {
+      t.AddRow({std::string(ActionName(o.step->action, inv.dry_run)), o.id != 0 ? std::to_string(o.id) : "-",
+                doc.jobs[o.step->job].description()});
+    }
+    c.out << t.Render();
+  }
+  c.err << fmt::format("{}{} into group {} from {}: {} created, {} updated, {} skipped\n",
+                       inv.dry_run ? "dry run (nothing was changed): " : "", "import", group, doc.source,
+                       counts[ImportStep::Action::kCreate], counts[ImportStep::Action::kUpdate],
+                       counts[ImportStep::Action::kSkip]);
+}
+
+void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c) {
+  switch (inv.command) {
+    case Command::kJobsList:
+      return JobsList(inv, api, c);
+    case Command::kJobsShow:
+      return JobsShow(inv, api, c);
+    case Command::kJobsCreate:
+      return JobsCreate(inv, api, c);
+    case Command::kJobsUpdate:
+      return JobsUpdate(inv, api, c);
+    case Command::kJobsStart:
+      return JobsStartStop(inv, api, c, true);
+    case Command::kJobsStop:
+      return JobsStartStop(inv, api, c, false);
+    case Command::kJobsTrigger:
+      return JobsTrigger(inv, api, c);
+    case Command::kJobsDelete:
+      return JobsDelete(inv, api, c);
+    case Command::kGroupsList:
+      return GroupsList(inv, api, c);
+    case Command::kExecutorsList:
+      return ExecutorsList(inv, api, c);
+    case Command::kLogsTail:
+      return LogsTail(inv, api, clock, c);
+    case Command::kLogsList:
+      return LogsList(inv, api, c);
+    case Command::kExport:
+      return Export(inv, api, c);
+    case Command::kImport:
+      return Import(inv, api, c);
+  }
+}
+
+std::string ReadToken(const Invocation& inv) {
+  if (!inv.token_file.empty()) {
+    std::string error;
+    const auto text = ReadTextFile(inv.token_file, &error);
+    if (!text) throw CommandError(kExitUsage, fmt::format("--token-file: {}", error));
+    const auto line = Trim(std::string_view(*text).substr(0, text->find('\n')));
+    if (line.empty()) {
+      throw CommandError(kExitUsage,
+                         fmt::format("--token-file: '{}' has no token on its first line", inv.token_file));
+    }
+    return std::string(line);
+  }
+  const auto token = Trim(inv.token);
+  if (token.empty()) {
+    throw CommandError(kExitUsage,
+                       "no API token: set CRONWHEEL_API_TOKEN or pass --token-file FILE (create a token on "
+                       "the console's \"API tokens\" page or with POST /api/v1/tokens)");
+  }
+  return std::string(token);
+}
+
+}  // namespace
+
+int Run(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& console) {
+  try {
+    Dispatch(inv, api, clock, console);
+    console.out.flush();
+    return kExitOk;
+  } catch (const CommandError& e) {
+    console.out.flush();
+    console.err << "cronwheel: " << e.what() << '\n';
+    return e.exit_code();
+  } catch (const json::exception& e) {
+    // An answer of an unexpected shape (an admin of another version, a proxy's page).
+    console.out.flush();
+    console.err << "cronwheel: the admin's answer has an unexpected shape: " << WithoutLibraryPrefix(e.what())
+                << '\n';
+    return kExitUnavailable;
+  }
+}
+
+int Execute(const Invocation& inv, ringwheel::Clock& clock, Console& console) {
+  try {
+    HttpApi api({.admin_url = inv.admin_url,
+                 .token = ReadToken(inv),
+                 .connect_timeout = std::min<std::chrono::milliseconds>(inv.timeout, std::chrono::seconds(5)),
+                 .timeout = inv.timeout});
+    return Run(inv, api, clock, console);
+  } catch (const CommandError& e) {
+    console.err << "cronwheel: " << e.what() << '\n';
+    return e.exit_code();
+  }
+}
+
+}  // namespace cronwheel::cli

@@ -1,0 +1,291 @@
+#include "cwcli/options.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+#include "cwcli/api.hpp"
+
+namespace cronwheel::cli {
+namespace {
+
+constexpr const char* kFooter =
+    R"(Global options, before or after the command: --admin URL, --token-file FILE, --json, --timeout SECONDS
+Environment:
+  CRONWHEEL_ADMIN_URL   the admin's base URL when --admin is not given (default http://127.0.0.1:8080)
+  CRONWHEEL_API_TOKEN   the API token (cwt_...) unless --token-file is given; create one on the
+                        console's "API tokens" page or with POST /api/v1/tokens
+Exit codes:
+  0 done   1 the admin refused (4xx) or a file is not valid   2 usage error
+  3 the admin cannot be reached or failed (5xx)
+Details: docs/cli.md
+)";
+
+// The innermost subcommand the user named ("cronwheel jobs list"), for messages.
+std::string CommandPath(const CLI::App& root) {
+  std::string path = root.get_name();
+  const CLI::App* app = &root;
+  for (;;) {
+    const auto subs = app->get_subcommands();
+    if (subs.empty()) break;
+    app = subs.front();
+    path += " " + app->get_name();
+  }
+  return path;
+}
+
+// The deepest subcommand the user named.
+const CLI::App* Innermost(const CLI::App& root) {
+  const CLI::App* app = &root;
+  while (!app->get_subcommands().empty())
+    app = app->get_subcommands().front();
+  return app;
+}
+
+// CLI11 says only "A subcommand is required"; name the word it did not know and the commands there are.
+std::string SubcommandError(const CLI::App& root, const std::vector<std::string>& args) {
+  const auto* app = Innermost(root);
+  std::string names;
+  for (const auto* sub : app->get_subcommands({}))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  // The first word that is not an option and not a command already taken.
+  std::string unknown;
+  std::vector<std::string> taken;
+  for (const auto* a = &root; !a->get_subcommands().empty();) {
+    a = a->get_subcommands().front();
+    taken.push_back(a->get_name());
+  }
+  std::size_t next = 0;
+  for (const auto& arg : args) {
+    if (arg.starts_with("-")) continue;
+    if (next < taken.size() && arg == taken[next]) {
+      ++next;
+      continue;
+    }
+    unknown = arg;
+    break;
+  }
+  const auto path = CommandPath(root);
+  if (!unknown.empty()) {
+    return fmt::format("'{}' is not a command of '{}'; its commands are: {}", unknown, path, names);
+  }
+  return fmt::format("'{}' needs a command: {}", path, names);
+}
+
+// `sub` runs `command` when it is the subcommand chosen.
+void Selects(CLI::App* sub, Invocation& inv, Command command) {
+  sub->callback([&inv, command] { inv.command = command; });
+}
+
+CLI::App* AddJobId(CLI::App* sub, Invocation& inv) {
+  sub->add_option("ID", inv.job_id, "the job's id")->type_name("ID")->required()->check(CLI::PositiveNumber);
+  return sub;
+}
+
+void AddJobCommands(CLI::App& app, Invocation& inv) {
+  auto* jobs = app.add_subcommand("jobs", "List, show, create, change, start, stop, trigger and delete jobs");
+  jobs->require_subcommand(1);
+
+  auto* list = jobs->add_subcommand("list", "List the jobs of the groups you may see (all pages)");
+  list->add_option("--group", inv.group_id, "only the jobs of this executor group (id)")
+      ->type_name("ID")
+      ->check(CLI::PositiveNumber);
+  Selects(list, inv, Command::kJobsList);
+
+  auto* show = AddJobId(jobs->add_subcommand("show", "Show one job, field by field"), inv);
+  Selects(show, inv, Command::kJobsShow);
+
+  const auto add_file = [&inv](CLI::App* sub) {
+    sub->add_option("FILE", inv.file, "the job as JSON or TOML (docs/cli.md shows the fields)")
+        ->type_name("FILE")
+        ->required();
+    sub->add_option_function<std::string>(
+           "--format",
+           [&inv](const std::string& f) { inv.format = f == "toml" ? FileFormat::kToml : FileFormat::kJson; },
+           "json or toml: the file's format when its extension is not .json or .toml")
+        ->type_name("FORMAT")
+        ->check(CLI::IsMember({"json", "toml"}));
+  };
+  auto* create = jobs->add_subcommand("create", "Create a job from a JSON or TOML file");
+  add_file(create);
+  create->add_option("--group", inv.group_id, "the executor group (id); overrides the file's group_id")
+      ->type_name("ID")
+      ->check(CLI::PositiveNumber);
+  Selects(create, inv, Command::kJobsCreate);
+
+  auto* update = AddJobId(
+      jobs->add_subcommand("update", "Change a job: the fields of the file are set, the others kept"), inv);
+  add_file(update);
+  Selects(update, inv, Command::kJobsUpdate);
+
+  Selects(AddJobId(jobs->add_subcommand("start", "Start a job: its first fire is computed from now"), inv),
+          inv, Command::kJobsStart);
+  Selects(
+      AddJobId(jobs->add_subcommand("stop", "Stop a job; fires written and not yet sent are withdrawn"), inv),
+      inv, Command::kJobsStop);
+
+  auto* trigger = AddJobId(
+      jobs->add_subcommand("trigger", "Fire a job once now (MANUAL); prints the fire's log id"), inv);
+  trigger->add_option("--param", inv.param, "the parameter for this fire (default: the job's own)")
+      ->type_name("TEXT");
+  trigger
+      ->add_option("--address", inv.address,
+                   "run it on this executor, one of the group's addresses (see `executors list`)")
+      ->type_name("URL");
+  Selects(trigger, inv, Command::kJobsTrigger);
+
+  auto* del = AddJobId(jobs->add_subcommand("delete", "Delete a job with its fires and glue versions"), inv);
+  del->add_flag("-y,--yes", inv.yes, "do not ask; required when stdin is not a terminal");
+  Selects(del, inv, Command::kJobsDelete);
+}
+
+void AddOtherCommands(CLI::App& app, Invocation& inv) {
+  auto* groups = app.add_subcommand("groups", "Executor groups");
+  groups->require_subcommand(1);
+  Selects(groups->add_subcommand("list", "List the executor groups you may see, with their online addresses"),
+          inv, Command::kGroupsList);
+
+  auto* executors = app.add_subcommand("executors", "Executors (the addresses the admin routes fires to)");
+  executors->require_subcommand(1);
+  auto* elist = executors->add_subcommand(
+      "list", "List each group's executor addresses: registered ones (AUTO) or configured ones (MANUAL)");
+  elist->add_option("--group", inv.group_id, "only this executor group (id)")
+      ->type_name("ID")
+      ->check(CLI::PositiveNumber);
+  Selects(elist, inv, Command::kExecutorsList);
+
+  auto* logs = app.add_subcommand("logs", "Fires and their output");
+  logs->require_subcommand(1);
+  auto* tail = logs->add_subcommand("tail", "Print a fire's output from its executor");
+  tail->add_option("LOG_ID", inv.log_id, "the fire's log id (`jobs trigger` prints it)")
+      ->type_name("LOG_ID")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  tail->add_flag("-f,--follow", inv.follow, "keep printing new output until the fire has a result");
+  tail->add_option("--from-line", inv.from_line, "the first line to print (1-based)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1'000'000'000));
+  tail->add_option_function<int>(
+          "--interval", [&inv](int ms) { inv.poll_interval = std::chrono::milliseconds(ms); },
+          "milliseconds between two polls with --follow (default 1000)")
+      ->type_name("MS")
+      ->check(CLI::Range(50, 60'000));
+  Selects(tail, inv, Command::kLogsTail);
+
+  auto* llist = logs->add_subcommand("list", "List a job's fires, newest first");
+  llist->add_option("--job", inv.job_id, "the job (id)")
+      ->type_name("ID")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  llist->add_option("--status", inv.status, "only fires with this status")
+      ->type_name("STATUS")
+      ->check(CLI::IsMember({"PENDING", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"}));
+  llist->add_option("--limit", inv.limit, "at most this many fires (default 20)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000));
+  Selects(llist, inv, Command::kLogsList);
+
+  auto* exp = app.add_subcommand("export", "Write every job of a group as one JSON document, for import");
+  exp->footer(
+      std::string(
+          R"(The document (format cronwheel.jobs, version 1) holds every field a user sets and none the
+server owns (ids, the group, times, next fire); child jobs are named by description, jobs
+are sorted by description: equal groups export to equal bytes.
+
+)") + kFooter);
+  exp->add_option("--group", inv.group_id, "the executor group (id)")
+      ->type_name("ID")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  exp->add_option("-o,--output", inv.output, "write to this file instead of stdout")->type_name("FILE");
+  Selects(exp, inv, Command::kExport);
+
+  auto* imp =
+      app.add_subcommand("import", "Create the jobs of a document (export's, or XXL-JOB's) in a group");
+  imp->footer(
+      std::string(R"(Matching: a job of the document is matched to the target group's jobs by its description
+(descriptions are unique within a document). A match is a conflict: --on-conflict fail
+(the default) changes nothing at all, skip leaves the group's job as it is, update
+overwrites it with the document's fields. Child jobs are linked by description once every
+job exists. An XXL-JOB job list (/jobinfo/pageList's "data", or an array of XxlJobInfo) is
+read too: docs/cli.md lists how its fields map.
+
+)") + kFooter);
+  imp->add_option("FILE", inv.file, "the document (JSON)")->type_name("FILE")->required();
+  imp->add_option("--group", inv.group_id, "the target executor group (id)")
+      ->type_name("ID")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  imp->add_flag("--dry-run", inv.dry_run, "print what would be created, updated or skipped; change nothing");
+  imp->add_option_function<std::string>(
+         "--on-conflict",
+         [&inv](const std::string& v) {
+           inv.on_conflict = v == "skip"     ? OnConflict::kSkip
+                             : v == "update" ? OnConflict::kUpdate
+                                             : OnConflict::kFail;
+         },
+         "fail (the default: change nothing), skip (leave the group's job) or update (overwrite it)")
+      ->type_name("WHAT")
+      ->check(CLI::IsMember({"fail", "skip", "update"}));
+  imp->add_flag("--stopped", inv.stopped,
+                "create every job stopped, whatever the document says (updates keep the job's state)");
+  imp->add_option("--time-zone", inv.time_zone,
+                  "for an XXL-JOB list: the IANA zone its schedules were written in (default UTC)")
+      ->type_name("ZONE");
+  Selects(imp, inv, Command::kImport);
+}
+
+}  // namespace
+
+ParseOutcome ParseCommandLine(const std::vector<std::string>& args, const Environment& env) {
+  Invocation inv;
+  if (const auto it = env.find(kAdminUrlVariable); it != env.end() && !it->second.empty()) {
+    inv.admin_url = it->second;
+  }
+  if (const auto it = env.find(kTokenVariable); it != env.end()) inv.token = it->second;
+
+  CLI::App app{"cronwheel: the command-line client of a cronwheel admin (its REST API, /api/v1)",
+               "cronwheel"};
+  app.fallthrough();  // global options may follow the command: `cronwheel jobs list --json`
+  app.require_subcommand(1);
+  app.footer(kFooter);
+  app.add_option("--admin", inv.admin_url,
+                 "the admin's base URL, e.g. http://127.0.0.1:8080 (else $CRONWHEEL_ADMIN_URL)")
+      ->type_name("URL");
+  app.add_option("--token-file", inv.token_file,
+                 "read the API token from this file's first line (else $CRONWHEEL_API_TOKEN)")
+      ->type_name("FILE");
+  app.add_flag("--json", inv.json, "print the API's JSON instead of a table");
+  app.add_option_function<int>(
+         "--timeout", [&inv](int s) { inv.timeout = std::chrono::seconds(s); },
+         "seconds to wait for each answer of the admin (default 30)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(1, 3600));
+  AddJobCommands(app, inv);
+  AddOtherCommands(app, inv);
+
+  ParseOutcome outcome;
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(std::move(reversed));
+  } catch (const CLI::CallForHelp&) {
+    outcome.out = app.help();
+    return outcome;
+  } catch (const CLI::CallForAllHelp&) {
+    outcome.out = app.help("", CLI::AppFormatMode::All);
+    return outcome;
+  } catch (const CLI::ParseError& e) {
+    const auto path = CommandPath(app);
+    const std::string what = e.what();
+    outcome.exit_code = kExitUsage;
+    outcome.err =
+        fmt::format("cronwheel: {}\nRun '{} --help' for the commands and options.\n",
+                    what.starts_with("A subcommand is required") ? SubcommandError(app, args) : what, path);
+    return outcome;
+  }
+  outcome.invocation = std::move(inv);
+  return outcome;
+}
+
+}  // namespace cronwheel::cli

@@ -1,0 +1,400 @@
+#include "cwcli/transfer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "cronwheel/json.hpp"
+#include "cronwheel/text.hpp"
+
+namespace cronwheel::cli {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr std::string_view kChildJobs = "child_jobs";
+
+std::string Quoted(const std::string& s) {
+  return fmt::format("'{}'", Utf8Truncate(s, 80));
+}
+
+std::string JoinIds(const std::vector<int>& ids) {
+  std::string out;
+  for (const int id : ids)
+    out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out;
+}
+
+// Place of a field in the input, for problems: (job index, field name) -> "jobs[3].timeout_s".
+using PathOf = std::function<std::string(std::size_t, std::string_view)>;
+
+// Unique descriptions; every child names a job of the document. `child_path(i, k)` names child k of job i.
+void CheckKeys(const std::vector<PortableJob>& jobs, const PathOf& path,
+               const std::function<std::string(std::size_t, std::size_t)>& child_path, Problems& problems) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto d = jobs[i].description();
+    if (const auto [it, fresh] = first.emplace(d, i); !fresh) {
+      problems.push_back(
+          {path(i, "description"),
+           fmt::format("{} is also the description of the job at index {}; jobs are matched by description, "
+                       "so each must be unique",
+                       Quoted(d), it->second)});
+    }
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    for (std::size_t k = 0; k < jobs[i].child_jobs.size(); ++k) {
+      if (!first.contains(jobs[i].child_jobs[k])) {
+        problems.push_back(
+            {child_path(i, k), fmt::format("{} is not the description of a job in this document",
+                                           Quoted(jobs[i].child_jobs[k]))});
+      }
+    }
+  }
+}
+
+// --- cronwheel.jobs ----------------------------------------------------------------------------------------
+
+std::optional<JobDocument> ReadCronwheelDocument(const json& doc, Problems& problems) {
+  const auto before = problems.size();
+  const auto format = doc.find("format");
+  if (format == doc.end() || !format->is_string() || format->get<std::string>() != kDocumentFormat) {
+    problems.push_back({"format", fmt::format("expected \"{}\", got {}", kDocumentFormat,
+                                              format == doc.end() ? "nothing" : Shown(*format))});
+    return std::nullopt;
+  }
+  const auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_integer() || version->get<std::int64_t>() < 1) {
+    problems.push_back({"version", fmt::format("expected the integer {}, got {}", kDocumentVersion,
+                                               version == doc.end() ? "nothing" : Shown(*version))});
+    return std::nullopt;
+  }
+  if (version->get<std::int64_t>() != kDocumentVersion) {
+    problems.push_back(
+        {"version", fmt::format("version {} is newer than this cronwheel reads (version {}); import it with "
+                                "the cronwheel that exported it or a newer one",
+                                version->get<std::int64_t>(), kDocumentVersion)});
+    return std::nullopt;
+  }
+  JobDocument out;
+  out.source = fmt::format("{} version {}", kDocumentFormat, kDocumentVersion);
+  if (const auto g = doc.find("group"); g != doc.end()) {
+    if (g->is_object()) {
+      out.group = *g;
+    } else {
+      problems.push_back({"group", fmt::format("expected an object, got {}", Shown(*g))});
+    }
+  }
+  const auto jobs = doc.find("jobs");
+  if (jobs == doc.end() || !jobs->is_array()) {
+    problems.push_back({"jobs", fmt::format("expected a list of jobs, got {}",
+                                            jobs == doc.end() ? "nothing" : Shown(*jobs))});
+    return std::nullopt;
+  }
+  std::string allowed;
+  for (const auto f : PortableJobFields())
+    allowed += fmt::format("{}{}", allowed.empty() ? "" : ", ", f);
+  const PathOf path = [](std::size_t i, std::string_view f) { return fmt::format("jobs[{}].{}", i, f); };
+  for (std::size_t i = 0; i < jobs->size(); ++i) {
+    const auto& j = (*jobs)[i];
+    if (!j.is_object()) {
+      problems.push_back({fmt::format("jobs[{}]", i), fmt::format("expected an object, got {}", Shown(j))});
+      continue;
+    }
+    PortableJob job;
+    for (const auto& [name, value] : j.items()) {
+      const auto& portable = PortableJobFields();
+      if (std::find(portable.begin(), portable.end(), name) == portable.end()) {
+        problems.push_back({path(i, name), fmt::format("unknown field; a version {} job has: {}",
+                                                       kDocumentVersion, allowed)});
+      } else if (name == kChildJobs) {
+        if (!value.is_array() ||
+            !std::all_of(value.begin(), value.end(), [](const json& c) { return c.is_string(); })) {
+          problems.push_back(
+              {path(i, name),
+               fmt::format("expected a list of job descriptions (strings), got {}", Shown(value))});
+        } else {
+          job.child_jobs = value.get<std::vector<std::string>>();
+        }
+      } else if (CheckFieldType(*FindJobField(name), value, path(i, name), problems)) {
+        job.fields[name] = value;
+      }
+    }
+    for (const std::string_view required : {"description", "schedule_type"}) {
+      if (!j.contains(required)) {
+        problems.push_back({path(i, required), "missing: every job needs it to be created"});
+      }
+    }
+    out.jobs.push_back(std::move(job));
+  }
+  if (problems.size() != before) return std::nullopt;
+  CheckKeys(
+      out.jobs, path,
+      [](std::size_t i, std::size_t k) { return fmt::format("jobs[{}].child_jobs[{}]", i, k); }, problems);
+  if (problems.size() != before) return std::nullopt;
+  return out;
+}
+
+// --- XXL-JOB -----------------------------------------------------------------------------------------------
+
+// XxlJobInfo (XXL-JOB 2.x) -> a job field. `type` is the field's type in XXL-JOB's JSON.
+struct XxlField {
+  std::string_view xxl;
+  std::string_view ours;
+  FieldType type;
+};
+constexpr std::array<XxlField, 15> kXxlFields = {{
+    {"jobDesc", "description", FieldType::kString},
+    {"author", "author", FieldType::kString},
+    {"alarmEmail", "alarm_email", FieldType::kString},
+    {"scheduleType", "schedule_type", FieldType::kString},
+    {"scheduleConf", "schedule_conf", FieldType::kString},
+    {"misfireStrategy", "misfire_strategy", FieldType::kString},
+    {"executorRouteStrategy", "route_strategy", FieldType::kString},
+    {"executorHandler", "handler", FieldType::kString},
+    {"executorParam", "param", FieldType::kString},
+    {"executorBlockStrategy", "block_strategy", FieldType::kString},
+    {"executorTimeout", "timeout_s", FieldType::kInteger},
+    {"executorFailRetryCount", "retry_count", FieldType::kInteger},
+    {"glueType", "glue_type", FieldType::kString},
+    {"glueSource", "glue_source", FieldType::kString},
+    {"glueRemark", "glue_remark", FieldType::kString},
+}};
+// Fields the server owns (or that name the source's own group): read past without a word.
+constexpr std::array<std::string_view, 7> kXxlServerOwned = {
+    "jobGroup", "addTime", "updateTime", "glueUpdatetime", "triggerLastTime", "triggerNextTime", "id"};
+
+// "3,4" -> {3, 4}; nullopt for anything that is not comma-separated ids.
+std::optional<std::vector<std::int64_t>> ParseIdList(const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (const auto& part : SplitCommas(text)) {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc{} || end != part.data() + part.size() || v <= 0) return std::nullopt;
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::optional<JobDocument> ReadXxlList(const json& list, const ReadOptions& options,
+                                       std::vector<std::string>& warnings, Problems& problems) {
+  const auto before = problems.size();
+  JobDocument out;
+  out.source = "XXL-JOB job list";
+  const PathOf path = [](std::size_t i, std::string_view f) { return fmt::format("[{}].{}", i, f); };
+  std::map<std::int64_t, std::string> description_of;  // XXL-JOB id -> jobDesc
+  std::vector<std::vector<std::int64_t>> child_ids(list.size());
+  std::set<std::string> ignored;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto& x = list[i];
+    if (!x.is_object()) {
+      problems.push_back(
+          {fmt::format("[{}]", i), fmt::format("expected an XxlJobInfo object, got {}", Shown(x))});
+      continue;
+    }
+    PortableJob job;
+    job.fields["time_zone"] = options.xxl_time_zone;
+    for (const auto& [name, value] : x.items()) {
+      if (value.is_null()) continue;  // XXL-JOB writes null for an unset string
+      const auto mapped = std::find_if(kXxlFields.begin(), kXxlFields.end(),
+                                       [&, &n = name](const XxlField& f) { return f.xxl == n; });
+      if (mapped != kXxlFields.end()) {
+        if (CheckFieldType(JobField{mapped->xxl, mapped->type}, value, path(i, name), problems)) {
+          job.fields[std::string(mapped->ours)] = value;
+        }
+      } else if (name == "jobCron") {  // XXL-JOB before 2.3: a cron expression, no scheduleType
+        if (CheckFieldType(JobField{"jobCron", FieldType::kString}, value, path(i, name), problems) &&
+            !x.contains("scheduleType")) {
+          job.fields["schedule_type"] = "CRON";
+          job.fields["schedule_conf"] = value;
+        }
+      } else if (name == "triggerStatus") {
+        if (CheckFieldType(JobField{"triggerStatus", FieldType::kInteger}, value, path(i, name), problems)) {
+          job.fields["enabled"] = value.get<std::int64_t>() == 1;
+        }
+      } else if (name == "childJobId") {
+        if (!CheckFieldType(JobField{"childJobId", FieldType::kString}, value, path(i, name), problems))
+          continue;
+        if (auto ids = ParseIdList(value.get<std::string>())) {
+          child_ids[i] = *std::move(ids);
+        } else {
+          problems.push_back(
+              {path(i, name), fmt::format("expected comma-separated job ids, got {}", Shown(value))});
+        }
+      } else if (std::find(kXxlServerOwned.begin(), kXxlServerOwned.end(), name) == kXxlServerOwned.end()) {
+        ignored.insert(name);
+      }
+    }
+    if (x.contains("id") && x.at("id").is_number_integer() && job.fields.contains("description")) {
+      description_of[x.at("id").get<std::int64_t>()] = job.fields.at("description").get<std::string>();
+    }
+    if (!job.fields.contains("description"))
+      problems.push_back({path(i, "jobDesc"), "missing: every job needs it"});
+    if (!job.fields.contains("schedule_type")) {
+      job.fields["schedule_type"] = "NONE";  // XXL-JOB 2.3+ always has one; a job with neither never fires
+    }
+    out.jobs.push_back(std::move(job));
+  }
+  for (const auto& name : ignored) {
+    warnings.push_back(fmt::format("XXL-JOB field '{}' has no cronwheel equivalent: ignored", name));
+  }
+  if (problems.size() != before) return std::nullopt;
+  for (std::size_t i = 0; i < out.jobs.size(); ++i) {
+    for (const auto id : child_ids[i]) {
+      if (const auto it = description_of.find(id); it != description_of.end()) {
+        out.jobs[i].child_jobs.push_back(it->second);
+      } else {
+        warnings.push_back(fmt::format("{}: child job {} is not in this list, so the link is left out",
+                                       path(i, "childJobId"), id));
+      }
+    }
+  }
+  CheckKeys(
+      out.jobs, [](std::size_t i, std::string_view) { return fmt::format("[{}].jobDesc", i); },
+      [](std::size_t i, std::size_t) { return fmt::format("[{}].childJobId", i); }, problems);
+  if (problems.size() != before) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& PortableJobFields() {
+  static const std::vector<std::string_view> kFields = {
+      "description",   "author",         "alarm_email",      "alarm_webhook",  "schedule_type",
+      "schedule_conf", "time_zone",      "misfire_strategy", "route_strategy", "handler",
+      "param",         "block_strategy", "timeout_s",        "retry_count",    "retry_backoff_s",
+      "glue_type",     "glue_source",    "glue_remark",      "enabled",        kChildJobs};
+  return kFields;
+}
+
+std::optional<ordered_json> MakeDocument(const json& group, const std::vector<json>& jobs,
+                                         std::vector<std::string>& warnings, Problems& problems) {
+  const auto before = problems.size();
+  std::map<std::int64_t, std::string> description_of;
+  std::map<std::string, std::int64_t> id_of;
+  for (const auto& j : jobs) {
+    const auto id = j.at("id").get<std::int64_t>();
+    const auto d = j.at("description").get<std::string>();
+    description_of[id] = d;
+    if (const auto [it, fresh] = id_of.emplace(d, id); !fresh) {
+      problems.push_back(
+          {fmt::format("job {}", id),
+           fmt::format("has the description {} of job {} too; import matches jobs by description, "
+                       "so rename one before exporting",
+                       Quoted(d), it->second)});
+    }
+  }
+  if (problems.size() != before) return std::nullopt;
+  std::vector<const json*> sorted;
+  sorted.reserve(jobs.size());
+  for (const auto& j : jobs)
+    sorted.push_back(&j);
+  std::sort(sorted.begin(), sorted.end(), [](const json* a, const json* b) {
+    return a->at("description").get<std::string>() < b->at("description").get<std::string>();
+  });
+  ordered_json items = ordered_json::array();
+  for (const json* j : sorted) {
+    ordered_json item = ordered_json::object();
+    for (const auto f : PortableJobFields()) {
+      const std::string name(f);
+      if (f == kChildJobs) {
+        ordered_json children = ordered_json::array();
+        for (const auto& c : j->value("child_job_ids", json::array())) {
+          const auto id = c.get<std::int64_t>();
+          if (const auto it = description_of.find(id); it != description_of.end()) {
+            children.push_back(it->second);
+          } else {
+            warnings.push_back(
+                fmt::format("job {} ({}): child job {} is not in group {}, so the link is left "
+                            "out (children are named by description within one group)",
+                            j->at("id").get<std::int64_t>(), Quoted(j->at("description").get<std::string>()),
+                            id, group.value("id", 0)));
+          }
+        }
+        item[name] = std::move(children);
+      } else if (const auto v = j->find(name); v != j->end()) {
+        item[name] = ordered_json::parse(v->dump());
+      }
+    }
+    items.push_back(std::move(item));
+  }
+  ordered_json doc = ordered_json::object();
+  doc["format"] = kDocumentFormat;
+  doc["version"] = kDocumentVersion;
+  doc["group"] = {{"app_name", group.value("app_name", std::string())},
+                  {"title", group.value("title", std::string())}};
+  doc["jobs"] = std::move(items);
+  return doc;
+}
+
+std::optional<JobDocument> ReadDocument(const json& doc, const ReadOptions& options,
+                                        std::vector<std::string>& warnings, Problems& problems) {
+  if (doc.is_array()) return ReadXxlList(doc, options, warnings, problems);
+  if (doc.is_object() && !doc.contains("format") && doc.contains("data") && doc.at("data").is_array()) {
+    return ReadXxlList(doc.at("data"), options, warnings, problems);
+  }
+  if (doc.is_object() && doc.contains("format")) return ReadCronwheelDocument(doc, problems);
+  problems.push_back(
+      {"",
+       fmt::format("not a job document: expected {{\"format\": \"{}\", \"version\": {}, \"jobs\": [...]}} "
+                   "or an XXL-JOB job list (an array of XxlJobInfo, or /jobinfo/pageList's {{\"data\": "
+                   "[...]}}), got {}",
+                   kDocumentFormat, kDocumentVersion, Shown(doc, 60))});
+  return std::nullopt;
+}
+
+std::optional<std::vector<ImportStep>> PlanImport(const JobDocument& doc,
+                                                  const std::vector<json>& target_jobs,
+                                                  OnConflict on_conflict, Problems& problems) {
+  std::map<std::string, std::vector<int>> existing;
+  for (const auto& j : target_jobs)
+    existing[j.at("description").get<std::string>()].push_back(j.at("id").get<int>());
+  const auto before = problems.size();
+  std::vector<ImportStep> steps;
+  for (std::size_t i = 0; i < doc.jobs.size(); ++i) {
+    ImportStep step{.job = i};
+    const auto d = doc.jobs[i].description();
+    if (const auto it = existing.find(d); it != existing.end()) {
+      step.existing_ids = it->second;
+      const auto ids = JoinIds(it->second);
+      if (on_conflict == OnConflict::kFail) {
+        problems.push_back({fmt::format("jobs[{}]", i),
+                            fmt::format("{} exists in the target group as job {}; pass --on-conflict skip or "
+                                        "--on-conflict update to import anyway",
+                                        Quoted(d), ids)});
+      } else if (on_conflict == OnConflict::kSkip) {
+        step.action = ImportStep::Action::kSkip;
+      } else if (it->second.size() > 1) {
+        problems.push_back({fmt::format("jobs[{}]", i),
+                            fmt::format("{} is the description of jobs {} in the target group: which one to "
+                                        "update is unknown; rename all but one",
+                                        Quoted(d), ids)});
+      } else {
+        step.action = ImportStep::Action::kUpdate;
+      }
+    }
+    steps.push_back(std::move(step));
+  }
+  if (problems.size() != before) return std::nullopt;
+  return steps;
+}
+
+json ImportBody(const PortableJob& job, std::optional<int> group_id, bool stopped) {
+  json body = job.fields;
+  if (group_id) {
+    body["group_id"] = *group_id;
+    if (stopped) body["enabled"] = false;
+  } else {
+    if (stopped) body.erase("enabled");
+    if (job.child_jobs.empty()) body["child_job_ids"] = json::array();
+  }
+  return body;
+}
+
+}  // namespace cronwheel::cli

@@ -1,0 +1,375 @@
+// The command-line client (`cronwheel`, docs/cli.md) as a child process against a real admin, executor and
+// PostgreSQL on loopback:
+// - 50 varied jobs created through `jobs create` (JSON and TOML files), exported, imported into a second
+//   group, and equal there field by field (apart from ids and the group); a second import with
+//   --on-conflict skip creates nothing, one without it changes nothing and exits 1;
+// - a bad job file exits 1 naming the field, an admin's refusal exits 1 with its field errors, an
+//   unreachable admin exits 3, a usage error 2;
+// - `jobs trigger` then `logs tail --follow` prints the fire's output from a cronwheel-executor and ends
+//   when the fire has its result.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cluster.hpp"
+#include "http_client.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using cwtest::ChildProcess;
+using cwtest::Cluster;
+using cwtest::HttpCaller;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr const char* kPassword = "cli-e2e-admin-password";
+constexpr int kJobs = 50;
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A TOML basic string.
+std::string TomlString(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+class CliE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cluster_ = new Cluster(Cluster::Options{
+        .admins = 1, .executors = 1, .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+    HttpCaller http(cluster_->admin_port(0));
+    const auto session = cwtest::Login(http, "admin", kPassword);
+    ASSERT_TRUE(session);
+    const auto r = http.Send("POST", "/api/v1/tokens", cwtest::SessionHeaders(*session),
+                             json{{"name", "cli-e2e"}}.dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+    token_ = new std::string(r.Json()->at("token").get<std::string>());
+    group_ = cluster_->AddGroup();  // the executors' app: fires run
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    delete token_;
+    cluster_ = nullptr;
+  }
+
+  // Runs `cronwheel args...` with the admin's URL and the token in its environment (and nothing else of
+  // ours), stdout and stderr apart.
+  static CliRun Cli(const std::vector<std::string>& args, std::map<std::string, std::string> env = {}) {
+    static int n = 0;
+    ++n;
+    const auto out = cluster_->dir() / fmt::format("cli-{}.out", n);
+    const auto err = cluster_->dir() / fmt::format("cli-{}.err", n);
+    env.emplace("CRONWHEEL_ADMIN_URL", fmt::format("http://127.0.0.1:{}", cluster_->admin_port(0)));
+    env.emplace("CRONWHEEL_API_TOKEN", *token_);
+    ChildProcess p({.program = CRONWHEEL_CLI_BIN,
+                    .args = args,
+                    .env = env,
+                    .log_path = out.string(),
+                    .stderr_path = err.string(),
+                    .clean_env = true});
+    CliRun run;
+    const auto code = p.Wait(30s);
+    if (!code) {
+      p.Kill();
+      ADD_FAILURE() << "cronwheel " << ::testing::PrintToString(args) << " did not end within 30 s";
+    }
+    run.code = code.value_or(-1);
+    run.out = ReadFile(out);
+    run.err = ReadFile(err);
+    return run;
+  }
+
+  static std::string WriteFile(const std::string& name, const std::string& content) {
+    const auto path = cluster_->dir() / name;
+    std::ofstream(path, std::ios::binary) << content;
+    return path.string();
+  }
+
+  // Every job of a group, by the API.
+  static std::vector<json> GroupJobs(int group) {
+    HttpCaller http(cluster_->admin_port(0));
+    const auto r = http.Send("GET", fmt::format("/api/v1/jobs?group_id={}&limit=1000", group),
+                             cwtest::BearerHeaders(*token_), "", "");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.Json()->at("items").get<std::vector<json>>();
+  }
+
+  static int CreateGroup(const std::string& app_name) {
+    HttpCaller http(cluster_->admin_port(0));
+    const auto r = http.Send("POST", "/api/v1/groups", cwtest::BearerHeaders(*token_),
+                             json{{"app_name", app_name}, {"title", app_name}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Json()->at("id").get<int>();
+  }
+
+  static Cluster* cluster_;
+  static std::string* token_;
+  static int group_;
+};
+
+Cluster* CliE2E::cluster_ = nullptr;
+std::string* CliE2E::token_ = nullptr;
+int CliE2E::group_ = 0;
+
+// Job i of the 50: every schedule type, route, block and misfire strategy, script and bean jobs,
+// multi-line and non-ASCII text, some running, some with a child job.
+json JobSpec(int i) {
+  constexpr std::array<const char*, 10> kRoutes = {"FIRST",
+                                                   "LAST",
+                                                   "ROUND",
+                                                   "RANDOM",
+                                                   "CONSISTENT_HASH",
+                                                   "LEAST_FREQUENTLY_USED",
+                                                   "LEAST_RECENTLY_USED",
+                                                   "FAILOVER",
+                                                   "BUSYOVER",
+                                                   "SHARDING_BROADCAST"};
+  constexpr std::array<const char*, 3> kBlocks = {"SERIAL_EXECUTION", "DISCARD_LATER", "COVER_EARLY"};
+  json j{{"description", fmt::format("job {:02} {}", i, i % 7 == 0 ? "数据同步" : "sync")},
+         {"author", fmt::format("team-{}", i % 3)},
+         {"alarm_email", i % 5 == 0 ? "ops@example.com" : ""},
+         {"misfire_strategy", i % 2 == 0 ? "DO_NOTHING" : "FIRE_ONCE_NOW"},
+         {"route_strategy", kRoutes[static_cast<std::size_t>(i) % kRoutes.size()]},
+         {"block_strategy", kBlocks[static_cast<std::size_t>(i) % kBlocks.size()]},
+         {"timeout_s", i * 10},
+         {"retry_count", i % 5},
+         {"retry_backoff_s", (i % 3) * 10},
+         {"param", i % 2 == 1 ? fmt::format("line one of {}\nline two ✓", i) : ""},
+         {"enabled", i % 8 == 0}};
+  switch (i % 4) {
+    case 0:
+      j["schedule_type"] = "CRON";
+      j["schedule_conf"] = fmt::format("0 {} 3 * * ?", i);  // 03:xx in Berlin: never during the test
+      j["time_zone"] = "Europe/Berlin";
+      break;
+    case 1:
+      j["schedule_type"] = "FIX_RATE";
+      j["schedule_conf"] = std::to_string(3600 + i);
+      break;
+    case 2:
+      j["schedule_type"] = "NONE";
+      break;
+    default:
+      j["schedule_type"] = "CRON";
+      j["schedule_conf"] = "0 0 4 1 1 ?";
+      j["time_zone"] = "Asia/Shanghai";
+  }
+  if (i % 6 == 5) {
+    j["glue_type"] = "GLUE_SHELL";
+    j["glue_source"] = fmt::format("#!/bin/sh\necho \"job {}\"\n", i);
+    j["glue_remark"] = "first version";
+  } else {
+    j["handler"] = "demoJobHandler";
+  }
+  return j;
+}
+
+// `body` as a TOML document (strings, integers, booleans, integer lists).
+std::string ToToml(const json& body) {
+  std::string out = "# a job for cronwheel jobs create\n";
+  for (const auto& [k, v] : body.items()) {
+    if (v.is_string()) {
+      const auto s = v.get<std::string>();
+      if (k == "glue_source") {
+        out += fmt::format("{} = \"\"\"\n{}\"\"\"\n", k, s);  // a multi-line string: the script as written
+      } else {
+        out += fmt::format("{} = {}\n", k, TomlString(s));
+      }
+    } else {
+      out += fmt::format("{} = {}\n", k, v.dump());
+    }
+  }
+  return out;
+}
+
+TEST_F(CliE2E, FiftyJobsCreatedExportedAndImportedIntoAnotherGroupAreEqualFieldByField) {
+  const int source = CreateGroup("cli-export-source");
+  const int target = CreateGroup("cli-import-target");
+  std::vector<int> ids;
+  for (int i = 0; i < kJobs; ++i) {
+    auto body = JobSpec(i);
+    if (i % 10 == 9) body["child_job_ids"] = json::array({ids.back()});
+    std::vector<std::string> args = {"jobs", "create", "--json"};
+    if (i % 3 == 0) {
+      body["group_id"] = source;
+    } else {
+      args.insert(args.end(), {"--group", std::to_string(source)});
+    }
+    args.push_back(i % 2 == 0 ? WriteFile(fmt::format("job-{}.toml", i), ToToml(body))
+                              : WriteFile(fmt::format("job-{}.json", i), body.dump(2)));
+    const auto run = Cli(args);
+    ASSERT_EQ(run.code, 0) << "job " << i << ": " << run.err;
+    ids.push_back(json::parse(run.out).at("id").get<int>());
+  }
+  // The jobs are what the files said.
+  const auto created = GroupJobs(source);
+  ASSERT_EQ(created.size(), static_cast<std::size_t>(kJobs));
+  for (const auto& job : created) {
+    const auto i = static_cast<int>(std::find(ids.begin(), ids.end(), job.at("id").get<int>()) - ids.begin());
+    ASSERT_LT(i, kJobs);
+    const auto spec = JobSpec(i);
+    for (const auto& [k, v] : spec.items())
+      EXPECT_EQ(job.at(k), v) << "job " << i << " field " << k;
+  }
+
+  const auto doc_path = (cluster_->dir() / "export.json").string();
+  auto run = Cli({"export", "--group", std::to_string(source), "-o", doc_path});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr(fmt::format("exported {} jobs", kJobs)));
+  const auto doc = json::parse(ReadFile(doc_path));
+  EXPECT_EQ(doc.at("format"), "cronwheel.jobs");
+  EXPECT_EQ(doc.at("version"), 1);
+  ASSERT_EQ(doc.at("jobs").size(), static_cast<std::size_t>(kJobs));
+  for (const auto& j : doc.at("jobs")) {
+    for (const auto* owned :
+         {"id", "group_id", "created_ms", "updated_ms", "next_fire_ms", "glue_updated_ms"})
+      EXPECT_FALSE(j.contains(owned)) << owned;
+  }
+
+  run = Cli({"import", doc_path, "--group", std::to_string(target), "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(json::parse(run.out).at("created").size(), static_cast<std::size_t>(kJobs));
+
+  // Field by field, apart from ids, the group and what the server owns; children by description.
+  const auto by_description = [](const std::vector<json>& jobs) {
+    std::map<int, std::string> name;
+    for (const auto& j : jobs)
+      name[j.at("id").get<int>()] = j.at("description").get<std::string>();
+    std::map<std::string, json> out;
+    for (auto j : jobs) {
+      json children = json::array();
+      for (const auto& c : j.at("child_job_ids"))
+        children.push_back(name.at(c.get<int>()));
+      j["child_job_ids"] = children;
+      for (const auto* owned : {"id", "group_id", "created_ms", "updated_ms", "next_fire_ms", "last_fire_ms",
+                                "glue_updated_ms", "stop_reason"})
+        j.erase(owned);
+      out[j.at("description").get<std::string>()] = j;
+    }
+    return out;
+  };
+  const auto want = by_description(created);
+  const auto got = by_description(GroupJobs(target));
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [description, job] : want) {
+    ASSERT_TRUE(got.contains(description)) << description;
+    for (const auto& [k, v] : job.items())
+      EXPECT_EQ(got.at(description).at(k), v) << description << " field " << k;
+  }
+  EXPECT_EQ(got.at("job 09 sync").at("child_job_ids"), json::array({"job 08 sync"}));
+
+  // Again, skipping what exists: nothing new.
+  run = Cli({"import", doc_path, "--group", std::to_string(target), "--on-conflict", "skip", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto again = json::parse(run.out);
+  EXPECT_TRUE(again.at("created").empty());
+  EXPECT_EQ(again.at("skipped").size(), static_cast<std::size_t>(kJobs));
+  // Again, failing on conflicts (the default): nothing changes.
+  run = Cli({"import", doc_path, "--group", std::to_string(target)});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_THAT(run.err, HasSubstr("exists in the target group"));
+  EXPECT_THAT(run.err, HasSubstr("nothing was changed"));
+  EXPECT_EQ(GroupJobs(target).size(), static_cast<std::size_t>(kJobs));
+}
+
+TEST_F(CliE2E, BadInputAndAnUnreachableAdminGiveTheirExitCodes) {
+  // A wrong type in the file: refused before anything is sent, naming the field and its line.
+  auto run =
+      Cli({"jobs", "create", "--group", std::to_string(group_),
+           WriteFile("bad.toml", "description = \"bad\"\nschedule_type = \"NONE\"\ntimeout_s = \"ten\"\n")});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_THAT(run.err, HasSubstr("timeout_s: expected an integer, got a string (\"ten\") (line 3)"));
+  // The admin's refusal: its field errors.
+  run = Cli({"jobs", "create", "--group", std::to_string(group_),
+             WriteFile("bad-cron.json", R"({"description": "bad cron", "schedule_type": "CRON",
+                                           "schedule_conf": "61 * * * * ?"})")});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_THAT(run.err, HasSubstr("HTTP 400"));
+  EXPECT_THAT(run.err, HasSubstr("schedule_conf:"));
+  run = Cli({"jobs", "show", "999999"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_THAT(run.err, HasSubstr("HTTP 404"));
+  // A bad token.
+  run = Cli({"groups", "list"}, {{"CRONWHEEL_API_TOKEN", "cwt_wrong"}});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_THAT(run.err, HasSubstr("HTTP 401"));
+  // Nothing listens there.
+  run = Cli({"groups", "list", "--admin", fmt::format("http://127.0.0.1:{}", cwtest::FreeTcpPort())});
+  EXPECT_EQ(run.code, 3);
+  EXPECT_THAT(run.err, HasSubstr("cannot reach the admin"));
+  // Usage: no token, an unknown option.
+  run = Cli({"groups", "list"}, {{"CRONWHEEL_API_TOKEN", ""}});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.err, HasSubstr("CRONWHEEL_API_TOKEN"));
+  run = Cli({"jobs", "list", "--frobnicate"});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.err, HasSubstr("--frobnicate"));
+  run = Cli({"jobs", "delete", "1"});  // stdin is not a terminal
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.err, HasSubstr("--yes"));
+}
+
+TEST_F(CliE2E, TriggerThenTailFollowPrintsTheFiresOutputUntilItsResult) {
+  const auto file = WriteFile("demo.toml",
+                              "description = \"cli demo\"\nschedule_type = \"NONE\"\n"
+                              "handler = \"demoJobHandler\"\n");
+  auto run = Cli({"jobs", "create", "--group", std::to_string(group_), "--json", file});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto job = std::to_string(json::parse(run.out).at("id").get<int>());
+
+  run = Cli({"executors", "list", "--group", std::to_string(group_)});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr(cluster_->executor_address(0)));
+  EXPECT_THAT(run.out, HasSubstr("registered"));
+  run = Cli({"jobs", "list", "--group", std::to_string(group_)});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("cli demo"));
+
+  // demoJobHandler with param 2: runs two seconds, one line a second.
+  run = Cli({"jobs", "trigger", job, "--param", "2", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto log = std::to_string(json::parse(run.out).at("log_id").get<std::int64_t>());
+  const auto started = std::chrono::steady_clock::now();
+  run = Cli({"logs", "tail", log, "--follow", "--interval", "200"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("demoJobHandler: param '2'"));
+  EXPECT_THAT(run.out, HasSubstr("demoJobHandler: beat 1"));
+  EXPECT_THAT(run.err, HasSubstr(fmt::format("fire {}: SUCCESS (handle_code 200)", log)));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 20s);
+
+  // The fire is in the job's list.
+  run = Cli({"logs", "list", "--job", job});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("SUCCESS"));
+  EXPECT_THAT(run.out, HasSubstr("MANUAL"));
+}
+
+}  // namespace

@@ -1,0 +1,321 @@
+// The commands against a scripted fake of the REST API: what is called, in which order, with which body;
+// what is printed; the exit code of every kind of failure.
+#include "cwcli/commands.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using cronwheel::cli::ApiReply;
+using cronwheel::cli::Invocation;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+struct Sent {
+  std::string method;
+  std::string target;
+  std::optional<json> body;
+};
+
+// Answers each (method, target) from a queue of replies (the last one repeats); records every call.
+class FakeApi final : public cronwheel::cli::Api {
+ public:
+  void On(const std::string& method, const std::string& target, int status, const json& body) {
+    replies_[method + " " + target].push_back({.status = status, .body = body.dump()});
+  }
+  void OnTransportError(const std::string& method, const std::string& target) {
+    replies_[method + " " + target].push_back({.status = 0, .error = "Could not establish connection"});
+  }
+  ApiReply Send(const std::string& method, const std::string& target,
+                const std::optional<json>& body) override {
+    sent.push_back({method, target, body});
+    auto it = replies_.find(method + " " + target);
+    if (it == replies_.end()) return {.status = 404, .body = R"({"error":"not scripted"})"};
+    auto reply = it->second.front();
+    if (it->second.size() > 1) it->second.pop_front();
+    return reply;
+  }
+  [[nodiscard]] std::string Describe() const override { return "http://fake:1"; }
+
+  std::vector<Sent> sent;
+
+ private:
+  std::map<std::string, std::deque<ApiReply>> replies_;
+};
+
+// A clock whose waits return at once (the follow loop's pace is not under test here).
+class InstantClock final : public ringwheel::Clock {
+ public:
+  [[nodiscard]] ringwheel::SystemTime WallNow() const override { return {}; }
+  [[nodiscard]] ringwheel::SteadyTime SteadyNow() const override { return {}; }
+  bool WaitUntil(ringwheel::SteadyTime, std::stop_token) override {
+    ++waits;
+    return true;
+  }
+  int waits = 0;
+};
+
+struct Harness {
+  FakeApi api;
+  InstantClock clock;
+  std::ostringstream out;
+  std::ostringstream err;
+  std::istringstream in;
+  int Run(const std::vector<std::string>& args, bool interactive = false) {
+    auto parsed = cronwheel::cli::ParseCommandLine(args, {});
+    EXPECT_TRUE(parsed.invocation) << parsed.err;
+    cronwheel::cli::Console console{.out = out, .err = err, .in = in, .interactive = interactive};
+    return cronwheel::cli::Run(*parsed.invocation, api, clock, console);
+  }
+};
+
+json Job(int id, const std::string& description, bool enabled = false) {
+  return {{"id", id},
+          {"group_id", 3},
+          {"description", description},
+          {"schedule_type", "CRON"},
+          {"schedule_conf", "0 * * * * ?"},
+          {"time_zone", "UTC"},
+          {"handler", "demoJobHandler"},
+          {"glue_type", "BEAN"},
+          {"enabled", enabled},
+          {"next_fire_ms", enabled ? 1767225600000 : 0},
+          {"child_job_ids", json::array()}};
+}
+
+TEST(Commands, JobsListReadsEveryPageAndPrintsATable) {
+  Harness h;
+  json first = json::array();
+  for (int i = 1; i <= 1000; ++i)
+    first.push_back(Job(i, "job " + std::to_string(i)));
+  h.api.On("GET", "/api/v1/jobs?group_id=3&limit=1000&offset=0", 200, {{"total", 1001}, {"items", first}});
+  h.api.On("GET", "/api/v1/jobs?group_id=3&limit=1000&offset=1000", 200,
+           {{"total", 1001}, {"items", {Job(1001, "数据同步", true)}}});
+  EXPECT_EQ(h.Run({"jobs", "list", "--group", "3"}), 0) << h.err.str();
+  EXPECT_EQ(h.api.sent.size(), 2U);
+  const auto text = h.out.str();
+  EXPECT_THAT(text, HasSubstr("ID  GROUP  DESCRIPTION"));
+  EXPECT_THAT(text, HasSubstr("1001      3  数据同步  "));
+  EXPECT_THAT(text, HasSubstr("CRON 0 * * * * ?  demoJobHandler  running  2026-01-01T00:00:00Z"));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1002);
+}
+
+TEST(Commands, JsonPrintsTheApisJson) {
+  Harness h;
+  h.api.On("GET", "/api/v1/jobs/4", 200, Job(4, "x"));
+  EXPECT_EQ(h.Run({"jobs", "show", "4", "--json"}), 0);
+  EXPECT_EQ(json::parse(h.out.str()), Job(4, "x"));
+}
+
+TEST(Commands, ActionsArePostsWithoutABody) {
+  Harness h;
+  h.api.On("POST", "/api/v1/jobs/4/start", 200, Job(4, "x", true));
+  h.api.On("POST", "/api/v1/jobs/4/trigger", 202, {{"log_id", 77}});
+  EXPECT_EQ(h.Run({"jobs", "start", "4"}), 0);
+  EXPECT_EQ(h.Run({"jobs", "trigger", "4"}), 0);
+  EXPECT_EQ(h.Run({"jobs", "trigger", "4", "--param", "p"}), 0);
+  ASSERT_EQ(h.api.sent.size(), 3U);
+  EXPECT_FALSE(h.api.sent[0].body);
+  EXPECT_FALSE(h.api.sent[1].body);
+  EXPECT_EQ(h.api.sent[2].body, json({{"param", "p"}}));
+  EXPECT_THAT(h.out.str(), HasSubstr("job 4 started; next fire 2026-01-01T00:00:00Z"));
+  EXPECT_THAT(h.out.str(), HasSubstr("fire 77"));
+}
+
+TEST(Commands, ARefusalExits1WithTheServersFieldErrors) {
+  Harness h;
+  h.api.On("PUT", "/api/v1/jobs/4", 400,
+           {{"error", "the job is not valid"},
+            {"code", "invalid"},
+            {"errors", {{{"field", "timeout_s"}, {"message", "must be from 0 to 604800, got -1"}}}}});
+  const auto dir = std::filesystem::temp_directory_path() / ("cwcli-cmd-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "job.toml") << "timeout_s = -1\n";
+  EXPECT_EQ(h.Run({"jobs", "update", "4", (dir / "job.toml").string()}), 1);
+  EXPECT_EQ(h.api.sent.at(0).body, json({{"timeout_s", -1}}));
+  EXPECT_THAT(h.err.str(), HasSubstr("PUT /api/v1/jobs/4 -> HTTP 400: the job is not valid"));
+  EXPECT_THAT(h.err.str(), HasSubstr("  timeout_s: must be from 0 to 604800, got -1"));
+
+  // A file that is not a valid job is refused before anything is sent.
+  h.api.sent.clear();
+  std::ofstream(dir / "bad.toml") << "timeout_s = \"ten\"\n";
+  EXPECT_EQ(h.Run({"jobs", "create", (dir / "bad.toml").string()}), 1);
+  EXPECT_TRUE(h.api.sent.empty());
+  EXPECT_THAT(h.err.str(), HasSubstr("timeout_s: expected an integer"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Commands, NoAnswerOrA5xxExits3) {
+  Harness h;
+  h.api.OnTransportError("GET", "/api/v1/groups");
+  EXPECT_EQ(h.Run({"groups", "list"}), 3);
+  EXPECT_THAT(h.err.str(), HasSubstr("cannot reach the admin at http://fake:1"));
+  Harness h5;
+  h5.api.On("GET", "/api/v1/groups", 503, {{"error", "the database is unavailable"}});
+  EXPECT_EQ(h5.Run({"groups", "list"}), 3);
+  EXPECT_THAT(h5.err.str(), HasSubstr("HTTP 503: the database is unavailable"));
+  Harness odd;
+  odd.api.On("GET", "/api/v1/groups", 200, {{"unexpected", true}});
+  EXPECT_EQ(odd.Run({"groups", "list"}), 3);
+  EXPECT_THAT(odd.err.str(), HasSubstr("unexpected shape"));
+}
+
+TEST(Commands, DeleteAsksOnATerminalAndNeedsYesElsewhere) {
+  Harness h;
+  h.api.On("GET", "/api/v1/jobs/4", 200, Job(4, "x"));
+  h.api.On("DELETE", "/api/v1/jobs/4", 200, {{"deleted", 4}});
+  EXPECT_EQ(h.Run({"jobs", "delete", "4"}), 2);
+  EXPECT_THAT(h.err.str(), HasSubstr("without --yes"));
+  EXPECT_TRUE(h.api.sent.empty());
+  h.in.str("n\n");
+  EXPECT_EQ(h.Run({"jobs", "delete", "4"}, true), 0);
+  EXPECT_THAT(h.err.str(), HasSubstr("not deleted"));
+  h.in.clear();
+  h.in.str("y\n");
+  EXPECT_EQ(h.Run({"jobs", "delete", "4"}, true), 0);
+  EXPECT_EQ(h.api.sent.back().method, "DELETE");
+  EXPECT_EQ(h.Run({"jobs", "delete", "4", "--yes"}), 0);
+}
+
+TEST(Commands, ExecutorsListShowsEachGroupsAddresses) {
+  Harness h;
+  h.api.On("GET", "/api/v1/groups", 200,
+           {{"items",
+             {{{"id", 1},
+               {"app_name", "app-a"},
+               {"address_type", "AUTO"},
+               {"online_addresses", {"http://10.0.0.1:9999/", "http://10.0.0.2:9999/"}}},
+              {{"id", 2},
+               {"app_name", "app-b"},
+               {"address_type", "MANUAL"},
+               {"online_addresses", json::array()}}}}});
+  EXPECT_EQ(h.Run({"executors", "list"}), 0);
+  EXPECT_EQ(h.out.str(),
+            "GROUP  APP NAME  SOURCE      ADDRESS\n"
+            "    1  app-a     registered  http://10.0.0.1:9999/\n"
+            "    1  app-a     registered  http://10.0.0.2:9999/\n"
+            "    2  app-b     configured  (none)\n");
+}
+
+TEST(Commands, LogsTailFollowsUntilTheEndPagingByLine) {
+  Harness h;
+  h.api.On("GET", "/api/v1/logs/9/output?from_line=1", 200,
+           {{"from_line", 1}, {"to_line", 2}, {"content", "a\nb\n"}, {"end", false}});
+  h.api.On("GET", "/api/v1/logs/9/output?from_line=3", 200,
+           {{"from_line", 3}, {"to_line", 0}, {"content", ""}, {"end", false}});
+  h.api.On("GET", "/api/v1/logs/9/output?from_line=3", 200,
+           {{"from_line", 3}, {"to_line", 3}, {"content", "c\n"}, {"end", false}});
+  h.api.On("GET", "/api/v1/logs/9/output?from_line=4", 200,
+           {{"from_line", 4}, {"to_line", 0}, {"content", ""}, {"end", true}});
+  h.api.On("GET", "/api/v1/logs/9", 200, {{"status", "SUCCESS"}, {"handle_code", 200}, {"handle_msg", ""}});
+  EXPECT_EQ(h.Run({"logs", "tail", "9", "--follow"}), 0) << h.err.str();
+  EXPECT_EQ(h.out.str(), "a\nb\nc\n");
+  EXPECT_EQ(h.clock.waits, 3);
+  EXPECT_THAT(h.err.str(), HasSubstr("fire 9: SUCCESS (handle_code 200)"));
+  // Without --follow: one look.
+  Harness once;
+  once.api.On("GET", "/api/v1/logs/9/output?from_line=1", 200,
+              {{"from_line", 1}, {"to_line", 1}, {"content", "a\n"}, {"end", false}});
+  EXPECT_EQ(once.Run({"logs", "tail", "9"}), 0);
+  EXPECT_EQ(once.out.str(), "a\n");
+  EXPECT_EQ(once.clock.waits, 0);
+}
+
+class ImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cwcli-import-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    h_.api.On("GET", "/api/v1/groups/8", 200, {{"id", 8}, {"app_name", "target"}, {"title", "T"}});
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const json& doc) {
+    const auto path = dir_ / "doc.json";
+    std::ofstream(path) << doc.dump();
+    return path.string();
+  }
+  static json Document() {
+    return {{"format", "cronwheel.jobs"},
+            {"version", 1},
+            {"jobs",
+             {{{"description", "parent"},
+               {"schedule_type", "NONE"},
+               {"enabled", false},
+               {"child_jobs", {"child"}}},
+              {{"description", "child"}, {"schedule_type", "NONE"}, {"child_jobs", json::array()}},
+              {{"description", "kept"}, {"schedule_type", "NONE"}}}}};
+  }
+  std::filesystem::path dir_;
+  Harness h_;
+};
+
+TEST_F(ImportTest, CreatesTheNewJobsThenLinksTheirChildrenByTheirNewIds) {
+  h_.api.On("GET", "/api/v1/jobs?group_id=8&limit=1000&offset=0", 200,
+            {{"total", 1}, {"items", {Job(30, "kept")}}});
+  h_.api.On("POST", "/api/v1/jobs", 201, Job(41, "parent"));
+  h_.api.On("POST", "/api/v1/jobs", 201, Job(42, "child"));
+  h_.api.On("PUT", "/api/v1/jobs/41", 200, Job(41, "parent"));
+  EXPECT_EQ(h_.Run({"import", Write(Document()), "--group", "8", "--on-conflict", "skip"}), 0)
+      << h_.err.str();
+  std::vector<std::string> calls;
+  for (const auto& s : h_.api.sent)
+    calls.push_back(s.method + " " + s.target);
+  EXPECT_EQ(calls, (std::vector<std::string>{
+                       "GET /api/v1/groups/8", "GET /api/v1/jobs?group_id=8&limit=1000&offset=0",
+                       "POST /api/v1/jobs", "POST /api/v1/jobs", "PUT /api/v1/jobs/41"}));
+  EXPECT_EQ(
+      h_.api.sent[2].body,
+      json({{"description", "parent"}, {"schedule_type", "NONE"}, {"enabled", false}, {"group_id", 8}}));
+  EXPECT_EQ(h_.api.sent[4].body, json({{"child_job_ids", {42}}}));
+  EXPECT_THAT(h_.out.str(), HasSubstr("skipped   30  kept"));
+  EXPECT_THAT(h_.err.str(), HasSubstr("2 created, 0 updated, 1 skipped"));
+}
+
+TEST_F(ImportTest, AConflictFailsBeforeAnythingChangesAndADryRunChangesNothing) {
+  h_.api.On("GET", "/api/v1/jobs?group_id=8&limit=1000&offset=0", 200,
+            {{"total", 1}, {"items", {Job(30, "kept")}}});
+  EXPECT_EQ(h_.Run({"import", Write(Document()), "--group", "8"}), 1);
+  EXPECT_THAT(h_.err.str(), HasSubstr("nothing was changed"));
+  EXPECT_THAT(h_.err.str(), HasSubstr("'kept' exists in the target group as job 30"));
+  h_.api.sent.clear();
+  EXPECT_EQ(h_.Run({"import", Write(Document()), "--group", "8", "--on-conflict", "update", "--dry-run"}), 0);
+  for (const auto& s : h_.api.sent)
+    EXPECT_EQ(s.method, "GET");
+  EXPECT_THAT(h_.out.str(), HasSubstr("create    -  parent"));
+  EXPECT_THAT(h_.out.str(), HasSubstr("update   30  kept"));
+}
+
+TEST_F(ImportTest, ARefusalMidwaySaysWhereItStoppedAndWhatWasDone) {
+  h_.api.On("GET", "/api/v1/jobs?group_id=8&limit=1000&offset=0", 200,
+            {{"total", 0}, {"items", json::array()}});
+  h_.api.On("POST", "/api/v1/jobs", 201, Job(41, "parent"));
+  h_.api.On(
+      "POST", "/api/v1/jobs", 400,
+      {{"error", "the job is not valid"}, {"errors", {{{"field", "schedule_conf"}, {"message", "bad"}}}}});
+  EXPECT_EQ(h_.Run({"import", Write(Document()), "--group", "8"}), 1);
+  EXPECT_THAT(h_.err.str(), HasSubstr("import stopped at jobs[1] 'child'"));
+  EXPECT_THAT(h_.err.str(), HasSubstr("schedule_conf: bad"));
+  EXPECT_THAT(h_.err.str(), HasSubstr("1 created and 0 updated before it"));
+}
+
+TEST(Commands, ExportWritesTheDocument) {
+  Harness h;
+  h.api.On("GET", "/api/v1/groups/3", 200, {{"id", 3}, {"app_name", "billing"}, {"title", "Billing"}});
+  h.api.On("GET", "/api/v1/jobs?group_id=3&limit=1000&offset=0", 200,
+           {{"total", 2}, {"items", {Job(5, "b"), Job(4, "a")}}});
+  EXPECT_EQ(h.Run({"export", "--group", "3"}), 0) << h.err.str();
+  const auto doc = json::parse(h.out.str());
+  EXPECT_EQ(doc.at("format"), "cronwheel.jobs");
+  EXPECT_EQ(doc.at("jobs").size(), 2U);
+  EXPECT_EQ(doc.at("jobs")[0].at("description"), "a");
+}
+
+}  // namespace
