@@ -269,7 +269,9 @@ TEST_F(BodilessPostE2E, ARouteThatNeedsABodyRefusesOneSentWithoutALength) {
     // The body's bytes are never read as a request: the answer ends the connection (httplib closes it
     // after its keep-alive wait, 2 s here, so the wait is checked once).
     EXPECT_THAT(answer.head, HasSubstr("Connection: close")) << route;
-    if (route == "/api/v1/tokens") EXPECT_EQ(conn.Read().status, 0) << "a second answer came";
+    if (route == "/api/v1/tokens") {
+      EXPECT_EQ(conn.Read().status, 0) << "a second answer came";
+    }
   }
   EXPECT_EQ(Get("/api/v1/jobs").value("total", -1), jobs_before) << "nothing was created";
   EXPECT_EQ(cluster_->Scalar("SELECT count(*) FROM app_user WHERE username = 'mallory'"), 0);
