@@ -115,6 +115,10 @@ std::function<std::vector<Sample>()> Single(std::function<double()> read) {
 
 }  // namespace
 
+std::vector<double> LatencyBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+}
+
 std::vector<double> ExponentialBuckets(double start, double factor, int count) {
   if (!(start > 0) || !(factor > 1) || count < 1) {
     throw std::invalid_argument(fmt::format(

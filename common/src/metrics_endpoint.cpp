@@ -24,6 +24,10 @@ std::string_view BearerToken(std::string_view header) {
 
 }  // namespace
 
+std::vector<std::string> DefaultMetricsAllow() {
+  return {"127.0.0.1/8", "::1"};
+}
+
 MetricsEndpoint::MetricsEndpoint(const metrics::Registry& registry, Settings settings, TokenCheck token_check,
                                  ExtraCheck extra)
     : registry_(registry),

@@ -9,7 +9,7 @@ namespace {
 
 // Jobs run from milliseconds to hours.
 std::vector<double> RunTimeBuckets() {
-  auto b = metrics::kLatencyBuckets;
+  auto b = metrics::LatencyBuckets();
   b.insert(b.end(), {300, 900, 3600});
   return b;
 }

@@ -33,7 +33,7 @@ AdminMetrics::AdminMetrics(Registry& r)
       fires_retried(fires.Labels({"retried"})),
       fire_lag(r.AddHistogram("cronwheel_fire_lag_seconds",
                               "From a CRON fire's scheduled instant to the executor's answer to /run.", {},
-                              metrics::kLatencyBuckets)
+                              metrics::LatencyBuckets())
                    .Labels({})),
       scans(
           r.AddCounter("cronwheel_scans_total",
@@ -46,14 +46,14 @@ AdminMetrics::AdminMetrics(Registry& r)
       scan_duration(r.AddHistogram("cronwheel_scan_duration_seconds",
                                    "Duration of one scan transaction (lock partitions, read, plan, write, "
                                    "commit).",
-                                   {}, metrics::kLatencyBuckets)
+                                   {}, metrics::LatencyBuckets())
                         .Labels({})),
       scan_jobs_read(r.AddHistogram("cronwheel_scan_jobs_read", "Jobs read by one scan.", {},
                                     {0, 1, 10, 100, 1000, 3000, 10000, 30000, 100000})
                          .Labels({})),
       scan_lock_wait(r.AddHistogram("cronwheel_scan_lock_wait_seconds",
                                     "Time one scan spent locking its schedule partitions.", {},
-                                    metrics::kLatencyBuckets)
+                                    metrics::LatencyBuckets())
                          .Labels({})),
       scan_last_success(r.AddGauge("cronwheel_scan_last_success_timestamp_seconds",
                                    "When the last scan of this admin committed (Unix time); 0 = none yet.")
@@ -71,7 +71,7 @@ AdminMetrics::AdminMetrics(Registry& r)
                                      {"method", "result"})),
       executor_request_duration(r.AddHistogram("cronwheel_executor_request_duration_seconds",
                                                "Latency of requests to executors, by method.", {"method"},
-                                               metrics::kLatencyBuckets)),
+                                               metrics::LatencyBuckets())),
       run(MakeMethod(executor_requests, executor_request_duration, "run")),
       beat(MakeMethod(executor_requests, executor_request_duration, "beat")),
       idle_beat(MakeMethod(executor_requests, executor_request_duration, "idle_beat")),

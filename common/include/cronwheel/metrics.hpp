@@ -8,7 +8,7 @@
 //   auto& fires = registry.AddCounter("cronwheel_fires_total", "Fires by outcome.", {"outcome"});
 //   metrics::Counter& sent = fires.Labels({"sent"});    // resolve once, keep the reference
 //   sent.Inc();                                          // hot path: one relaxed atomic add
-//   auto& lag = registry.AddHistogram("cronwheel_fire_lag_seconds", "...", {}, metrics::kLatencyBuckets);
+//   auto& lag = registry.AddHistogram("cronwheel_fire_lag_seconds", "...", {}, metrics::LatencyBuckets());
 //   lag.Labels({}).Observe(0.012);
 //   registry.AddGaugeCallback("cronwheel_ring_size", "...", [&] { return double(ring.size()); });
 //   std::string text = registry.Render();                // serve with Content-Type kContentType
@@ -56,8 +56,7 @@ namespace cronwheel::metrics {
 inline constexpr std::string_view kContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 // Bucket upper bounds (seconds) for latencies from 1 ms to 60 s: fire lag, request latency, run time.
-inline const std::vector<double> kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                                    0.5,   1,      2.5,   5,    10,    30,   60};
+std::vector<double> LatencyBuckets();
 
 // `count` bounds: start, start*factor, start*factor^2, ... (start > 0, factor > 1, count >= 1).
 std::vector<double> ExponentialBuckets(double start, double factor, int count);

@@ -28,14 +28,14 @@ struct Response;
 
 namespace cronwheel {
 
-// The default of metrics_allow: loopback only.
-inline const std::vector<std::string> kDefaultMetricsAllow = {"127.0.0.1/8", "::1"};
+// The default of metrics_allow: loopback only (127.0.0.1/8, ::1).
+std::vector<std::string> DefaultMetricsAllow();
 
 class MetricsEndpoint final {
  public:
   struct Settings {
-    std::vector<std::string> allow = kDefaultMetricsAllow;  // metrics_allow
-    std::string token;                                      // metrics_token; "" = no token access
+    std::vector<std::string> allow = DefaultMetricsAllow();  // metrics_allow
+    std::string token;                                       // metrics_token; "" = no token access
   };
   // Constant-time comparison of a given token with the configured one (xxljob::TokenMatches).
   using TokenCheck = std::function<bool(std::string_view given, std::string_view expected)>;

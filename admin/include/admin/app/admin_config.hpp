@@ -49,7 +49,7 @@ struct AdminConfig {
   std::chrono::seconds login_window{300};
   // GET /metrics (cronwheel/metrics_endpoint.hpp): addresses that may read it without credentials, and a
   // bearer token that may ("" = none).
-  std::vector<std::string> metrics_allow = kDefaultMetricsAllow;
+  std::vector<std::string> metrics_allow = DefaultMetricsAllow();
   std::string metrics_token;
 
   // Declares every key on `config` (see --help).
