@@ -426,6 +426,7 @@ class BadInputE2E : public ::testing::Test {
         {"executor_registry", {"updated_ms"}},               // the executor's heartbeat (every 2 s here)
         {"api_token", {"last_used_ms"}},                     // recorded at most once a minute per token
         {"user_session", {"expires_ms"}},                    // the sliding idle expiry of the session
+        {"schedule_partition", {"scanned_ms"}},              // every scan stamps the partitions it scanned
     };
     // log_report holds per-day counts the admin's report task recomputes from job_log (digested here)
     // and stamps with updated_ms on every run.
