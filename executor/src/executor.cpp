@@ -9,6 +9,7 @@
 #include "admin_client.hpp"
 #include "callback_sender.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
+#include "cronwheel/net/address_allow_list.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "cronwheel/text.hpp"
 #include "executor_service.hpp"
@@ -52,6 +53,9 @@ void Validate(const Executor::Settings& s) {
     if (!cronwheel::net::ParseHttpAddress(s.advertise_address, &error)) bad("advertise_address", error);
   }
   if (s.log_dir.empty()) bad("log_dir", "must not be empty");
+  if (std::string error; !cronwheel::net::AddressAllowList::Parse(s.metrics_allow, &error)) {
+    bad("metrics_allow", error);
+  }
   if (s.heartbeat_interval.count() < 1) bad("heartbeat_interval_s", "must be at least 1 second");
   if (s.callback_retry_interval.count() < 1) bad("callback_retry_interval_s", "must be at least 1 second");
   if (s.idle_thread_timeout.count() < 1) bad("idle_thread_timeout_s", "must be at least 1 second");
