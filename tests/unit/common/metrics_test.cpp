@@ -249,6 +249,48 @@ TEST(Metrics, ExponentialBuckets) {
   EXPECT_THROW(metrics::ExponentialBuckets(0, 2, 3), std::invalid_argument);
 }
 
+// The checks scripts/test runs on the monitoring stack must be able to fail: a panel with the wrong data
+// source, no grid position or a misspelt key, and a rule querying a series no exposition has.
+TEST(MonitoringChecks, RefuseABrokenDashboardAndAnUnknownSeries) {
+  const std::string tool = "/usr/bin/python3 " CRONWHEEL_SOURCE_DIR "/tests/tools/metrics_tool.py";
+  const std::string schema = CRONWHEEL_SOURCE_DIR "/docker/grafana/dashboard.schema.json";
+  const json panel = {{"id", 1},
+                      {"type", "timeseries"},
+                      {"title", "Fires"},
+                      {"datasource", {{"type", "prometheus"}, {"uid", "cronwheel-prometheus"}}},
+                      {"gridPos", {{"h", 8}, {"w", 12}, {"x", 0}, {"y", 0}}},
+                      {"targets", {{{"refId", "A"}, {"expr", "rate(cronwheel_test_fires_total[1m])"}}}}};
+  const json good = {{"uid", "t"},
+                     {"title", "T"},
+                     {"schemaVersion", 37},
+                     {"time", {{"from", "now-1h"}, {"to", "now"}}},
+                     {"panels", {panel}}};
+  EXPECT_EQ(RunOn(good.dump(), tool + " dashboard --schema " + schema + " {}").exit_code, 0);
+  auto other_source = good;
+  other_source["panels"][0]["datasource"]["uid"] = "x";
+  auto no_grid = good;
+  no_grid["panels"][0].erase("gridPos");
+  auto misspelt = good;
+  misspelt["panels"][0]["targets"][0]["exprr"] = "x";
+  for (const auto& [what, broken] :
+       {std::pair{"data source", other_source}, std::pair{"grid", no_grid}, std::pair{"key", misspelt}}) {
+    EXPECT_NE(RunOn(broken.dump(), tool + " dashboard --schema " + schema + " {}").exit_code, 0) << what;
+  }
+
+  Sample s;
+  const auto exposition = std::filesystem::temp_directory_path() / "cronwheel-metrics-exposition.prom";
+  std::ofstream(exposition) << s.registry.Render();
+  const auto rules = [](const std::string& expr) {
+    return "groups:\n- name: t\n  rules:\n  - alert: A\n    expr: " + expr + "\n";
+  };
+  const auto queries = tool + " queries --exposition " + exposition.string() + " --rules {}";
+  EXPECT_EQ(RunOn(rules("rate(cronwheel_test_fires_total[5m]) > 0"), queries).exit_code, 0);
+  const auto missing = RunOn(rules("rate(cronwheel_test_fire_total[5m]) > 0"), queries);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.out.find("cronwheel_test_fire_total"), std::string::npos) << missing.out;
+  std::filesystem::remove(exposition);
+}
+
 TEST(AddressAllowList, MatchesAddressesAndRanges) {
   std::string error;
   const auto list = net::AddressAllowList::Parse(
