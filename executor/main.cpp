@@ -86,6 +86,12 @@ int main(int argc, char** argv) {
       .Add("http_handler_timeout_ms", &builtin.http_timeout, "httpJobHandler connect/read/write timeout",
            std::chrono::milliseconds(100), std::chrono::milliseconds(600000))
       .Add("log_level", &log_level, "trace, debug, info, warn or error")
+      .Add("metrics_allow", &s.metrics_allow,
+           "IP addresses and CIDR ranges that may read GET /metrics without credentials, e.g. "
+           "127.0.0.1/8,::1,10.0.0.0/8; empty = none")
+      .AddSecret("metrics_token", &s.metrics_token,
+                 "bearer token that may read GET /metrics from any address (Authorization: Bearer <token>); "
+                 "empty = none")
       .Add("run_trace_file", &run_trace_file,
            "append '<logId> <jobId> <received epoch ms>' for every /run received (diagnostics, benchmarks); "
            "empty = off");

@@ -48,6 +48,11 @@ void CallbackSender::Push(xxljob::HandleCallbackParam callback) {
   SendOrSpool({std::move(callback)}, false);
 }
 
+std::size_t CallbackSender::pending() {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
 void CallbackSender::Stop() {
   retrier_.reset();
   if (sender_.joinable()) {
@@ -169,6 +174,7 @@ void CallbackSender::Spool(const std::vector<xxljob::HandleCallbackParam>& batch
             fmt::format("----------- job callback fail, callbackResult: {}; spooling failed: {}", why, err));
     return;
   }
+  spooled_.fetch_add(batch.size(), std::memory_order_relaxed);
   spdlog::warn("callback: {} callbacks not accepted ({}); spooled to {} for retry", batch.size(), why, name);
   LogEach(batch,
           fmt::format("----------- job callback fail, callbackResult: {}; kept in callbacklogs/{} for retry",

@@ -66,6 +66,10 @@ class CallbackSender final : public CallbackSink {
   bool AwaitRetryRounds(std::uint64_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // The spool files waiting to be sent, sorted by name.
   [[nodiscard]] std::vector<std::filesystem::path> SpoolFiles() const;
+  // Callbacks queued and not yet sent or spooled (metrics).
+  [[nodiscard]] std::size_t pending();
+  // Callbacks written to the spool since the start (metrics).
+  [[nodiscard]] std::uint64_t spooled() const { return spooled_.load(std::memory_order_relaxed); }
 
  private:
   void SendLoop(const std::stop_token& stop);
@@ -88,6 +92,7 @@ class CallbackSender final : public CallbackSink {
   bool stopped_ = false;
   std::atomic<bool> warned_no_admin_{false};
   std::uint64_t retry_rounds_ = 0;
+  std::atomic<std::uint64_t> spooled_{0};
   std::jthread sender_;
   std::unique_ptr<PeriodicTask> retrier_;
 };

@@ -8,6 +8,8 @@
 
 #include "admin_client.hpp"
 #include "callback_sender.hpp"
+#include "cronwheel/metrics_endpoint.hpp"
+#include "cronwheel/net/address_allow_list.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "cronwheel/text.hpp"
 #include "executor_service.hpp"
@@ -15,10 +17,12 @@
 #include "http_server.hpp"
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
+#include "metrics.hpp"
 #include "registry_heartbeat.hpp"
 #include "script_runner.hpp"
 #include "timer.hpp"
 #include "xxljob/protocol.hpp"
+#include "xxljob/token.hpp"
 
 namespace cronwheel::executor {
 namespace {
@@ -49,6 +53,9 @@ void Validate(const Executor::Settings& s) {
     if (!cronwheel::net::ParseHttpAddress(s.advertise_address, &error)) bad("advertise_address", error);
   }
   if (s.log_dir.empty()) bad("log_dir", "must not be empty");
+  if (std::string error; !cronwheel::net::AddressAllowList::Parse(s.metrics_allow, &error)) {
+    bad("metrics_allow", error);
+  }
   if (s.heartbeat_interval.count() < 1) bad("heartbeat_interval_s", "must be at least 1 second");
   if (s.callback_retry_interval.count() < 1) bad("callback_retry_interval_s", "must be at least 1 second");
   if (s.idle_thread_timeout.count() < 1) bad("idle_thread_timeout_s", "must be at least 1 second");
@@ -60,6 +67,8 @@ struct Executor::Impl {
   Settings settings;
   ringwheel::Clock& clock;
   HandlerRegistry handlers{false, nullptr};
+  metrics::Registry metrics_registry;
+  ExecutorMetrics metrics{metrics_registry};
 
   bool started = false;
   bool stopped = false;
@@ -70,6 +79,8 @@ struct Executor::Impl {
   std::unique_ptr<JobLogFiles> logs;
   std::unique_ptr<ScriptRunner> scripts;
   std::unique_ptr<HttpAdminClient> admin;
+  std::unique_ptr<MeteredAdminClient> metered_admin;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   std::unique_ptr<CallbackSender> callbacks;
   std::unique_ptr<Timer> timer;
   std::unique_ptr<JobDispatcher> dispatcher;
@@ -99,7 +110,9 @@ struct Executor::Impl {
     dispatcher.reset();
     timer.reset();
     callbacks.reset();
+    metered_admin.reset();
     admin.reset();
+    metrics_endpoint.reset();
     handlers.SetScripts(false, nullptr);
     scripts.reset();
     logs.reset();
@@ -139,33 +152,45 @@ void Executor::Start() {
     m.handlers.SetScripts(s.enable_scripts, m.scripts.get());
     m.admin = std::make_unique<HttpAdminClient>(
         HttpAdminClient::Settings{s.admin_addresses, s.access_token, s.app_name, s.admin_timeout});
+    m.metered_admin = std::make_unique<MeteredAdminClient>(*m.admin, m.metrics);
     m.callbacks = std::make_unique<CallbackSender>(
         CallbackSender::Settings{s.log_dir / "callbacklogs", s.callback_batch_size,
                                  s.callback_retry_interval},
-        *m.admin, m.logs.get(), m.clock);
+        *m.metered_admin, m.logs.get(), m.clock);
     m.callbacks->Start();
     m.timer = std::make_unique<WheelTimer>(m.clock);
     m.dispatcher = std::make_unique<JobDispatcher>(
         JobDispatcher::Settings{s.idle_thread_timeout, s.redelivery_window, s.redelivery_capacity},
-        [&m](const xxljob::TriggerParam& p) { return m.handlers.Resolve(p); }, *m.logs, *m.callbacks,
-        *m.timer, m.clock);
+        [&m](const xxljob::TriggerParam& p) {
+          auto r = m.handlers.Resolve(p);
+          if (r.handler) r.handler = m.metrics.Meter(std::move(r.handler), m.clock);
+          return r;
+        },
+        *m.logs, *m.callbacks, *m.timer, m.clock);
     if (!s.run_trace_file.empty()) m.trace = std::make_unique<RunTrace>(s.run_trace_file);
-    m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, m.trace.get(), &m.clock);
+    m.service =
+        std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, m.trace.get(), &m.clock, &m.metrics);
+    m.metrics.WatchCallbacks(*m.callbacks);  // once: an Executor starts once
+    m.metrics.WatchDispatcher(*m.dispatcher);
+    m.metrics_endpoint = std::make_unique<MetricsEndpoint>(
+        m.metrics_registry, MetricsEndpoint::Settings{.allow = s.metrics_allow, .token = s.metrics_token},
+        xxljob::TokenMatches);
 
     std::string prefix;
     if (!s.advertise_address.empty())
       prefix = cronwheel::net::ParseHttpAddress(s.advertise_address, nullptr)->base_path;
-    m.server =
-        std::make_unique<HttpServer>(HttpServer::Settings{s.listen_host, s.listen_port, s.server_threads,
-                                                          s.keep_alive_timeout, s.access_token, prefix},
-                                     *m.service);
+    m.server = std::make_unique<HttpServer>(
+        HttpServer::Settings{s.listen_host, s.listen_port, s.server_threads, s.keep_alive_timeout,
+                             s.access_token, prefix, m.metrics_endpoint.get()},
+        *m.service);
     m.port = m.server->Start();
     m.advertise = s.advertise_address.empty() ? DefaultAdvertise(s.listen_host, m.port) : s.advertise_address;
     spdlog::info("executor {} listening on {}:{}, advertised as {}; scripts {}", s.app_name, s.listen_host,
                  m.port, m.advertise, s.enable_scripts ? "enabled" : "disabled");
 
     m.registry = std::make_unique<RegistryHeartbeat>(
-        RegistryHeartbeat::Settings{s.app_name, m.advertise, s.heartbeat_interval}, *m.admin, m.clock);
+        RegistryHeartbeat::Settings{s.app_name, m.advertise, s.heartbeat_interval}, *m.metered_admin,
+        m.clock);
     m.registry->Start();
     m.retention =
         std::make_unique<LogRetention>(LogRetention::Settings{s.log_retention_days}, *m.logs, m.clock);

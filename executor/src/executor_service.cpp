@@ -15,7 +15,9 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
   if (method == "/run" || method == "/trigger") {
     const auto p = xxljob::ParseTriggerParam(body, &error);
     if (p && trace_ != nullptr && clock_ != nullptr) trace_->Record(p->log_id, p->job_id, clock_->NowMs());
-    return p ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(error);
+    auto e = p ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(error);
+    if (metrics_ != nullptr) metrics_->CountRun(p.has_value(), e.code, e.msg.value_or(""));
+    return e;
   }
   if (method == "/kill") {
     const auto p = xxljob::ParseJobIdParam(body, &error);

@@ -9,6 +9,7 @@
 
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
+#include "metrics.hpp"
 #include "ringwheel/clock.hpp"
 #include "run_trace.hpp"
 #include "xxljob/protocol.hpp"
@@ -17,20 +18,25 @@ namespace cronwheel::executor {
 
 class ExecutorService final {
  public:
-  // `trace` (optional) records every /run received, on `clock`.
+  // `trace` (optional) records every /run received, on `clock`; `metrics` (optional) counts them by result.
   ExecutorService(JobDispatcher& dispatcher, JobLogFiles& logs, RunTrace* trace = nullptr,
-                  ringwheel::Clock* clock = nullptr)
-      : dispatcher_(dispatcher), logs_(logs), trace_(trace), clock_(clock) {}
+                  ringwheel::Clock* clock = nullptr, ExecutorMetrics* metrics = nullptr)
+      : dispatcher_(dispatcher), logs_(logs), trace_(trace), clock_(clock), metrics_(metrics) {}
 
   // `method` is "/beat", "/idleBeat", "/run", "/trigger", "/kill" or "/log"; anything else is
   // 500 "invalid request, uri-mapping(<uri>) not found." (`uri` is what the client asked for).
   xxljob::Envelope Handle(std::string_view method, std::string_view body, std::string_view uri);
+  // A request the HTTP server refused for a wrong access token (counted).
+  void Unauthorized() const {
+    if (metrics_ != nullptr) metrics_->unauthorized.Inc();
+  }
 
  private:
   JobDispatcher& dispatcher_;
   JobLogFiles& logs_;
   RunTrace* trace_;
   ringwheel::Clock* clock_;
+  ExecutorMetrics* metrics_;
 };
 
 }  // namespace cronwheel::executor

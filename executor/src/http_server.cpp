@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "cronwheel/metrics_endpoint.hpp"
 #include "cronwheel/net/http_server.hpp"
 #include "xxljob/framing.hpp"
 #include "xxljob/token.hpp"
@@ -64,6 +65,11 @@ int HttpServer::Start() {
   const auto not_post = [](const httplib::Request&, httplib::Response& res) {
     Answer(res, xxljob::Envelope::Fail(std::string(xxljob::kMethodNotSupported)));
   };
+  if (const auto* m = settings_.metrics) {
+    const auto serve = [m](const httplib::Request& req, httplib::Response& res) { m->Serve(req, res); };
+    s.Get("/metrics", serve);
+    if (!settings_.path_prefix.empty()) s.Get(settings_.path_prefix + "/metrics", serve);
+  }
   s.Get(".*", not_post);
   s.Put(".*", not_post);
   s.Delete(".*", not_post);
@@ -115,6 +121,7 @@ void HttpServer::Serve(const std::string& method, const std::string& path, const
     if (method != "POST") {
       e = xxljob::Envelope::Fail(std::string(xxljob::kMethodNotSupported));
     } else if (!xxljob::TokenMatches(token, settings_.access_token)) {
+      service_.Unauthorized();
       e = xxljob::Envelope::Fail(std::string(xxljob::kWrongTokenMsg));
     } else {
       std::string_view m = path;

@@ -1,7 +1,8 @@
 #pragma once
 // The executor's HTTP server (cpp-httplib): every request gets HTTP 200 and an envelope
 // (docs/xxl-job-protocol.md §1).
-//  * POST only; another method is 500 "invalid request, HttpMethod not support.";
+//  * POST only; another method is 500 "invalid request, HttpMethod not support." (but GET /metrics, when
+//    `metrics` is set: Prometheus metrics, cronwheel/metrics_endpoint.hpp);
 //  * a body over xxljob::kMaxBodyBytes (5 MiB) is 500 naming the limit;
 //  * the token header is checked (xxljob::TokenMatches) when a token is configured: 500 "The access token
 //  is wrong.";
@@ -24,6 +25,9 @@ class Server;
 namespace cronwheel::net {
 class ServerThread;
 }
+namespace cronwheel {
+class MetricsEndpoint;
+}
 
 namespace cronwheel::executor {
 
@@ -36,6 +40,8 @@ class HttpServer final {
     std::chrono::seconds keep_alive_timeout{2};
     std::string access_token;
     std::string path_prefix;  // "" or "/prefix"
+    // GET /metrics (and <path_prefix>/metrics); nullptr = not served (every GET is refused as before).
+    const MetricsEndpoint* metrics = nullptr;
   };
   HttpServer(Settings settings, ExecutorService& service);
   ~HttpServer();

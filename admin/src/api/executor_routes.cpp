@@ -2,6 +2,7 @@
 // /api/callback, answered with XXL-JOB's envelope (HTTP 200; code 500 and a message for bad input, which
 // changes nothing).
 #include "admin/api/request_bodies.hpp"
+#include "admin/app/metrics.hpp"
 #include "api/routes.hpp"
 #include "xxljob/framing.hpp"
 #include "xxljob/token.hpp"
@@ -12,18 +13,28 @@ void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, co
   auto& registry = ctx.services.registry;
   auto& callbacks = ctx.services.callbacks;
   const auto& global_token = ctx.settings.access_token;
+  // Counts what executors send (nullptr in tests without metrics).
+  AdminMetrics* const m = ctx.services.admin_metrics;
+  const auto count_registration = [m](bool remove, const char* result) {
+    if (m != nullptr) m->registrations.Labels({remove ? "remove" : "registry", result}).Inc();
+  };
   // registry and registryRemove: {"registryGroup","registryKey","registryValue"}.
   const auto registration = [&](bool remove) {
-    return [&, remove](const httplib::Request& req, httplib::Response& res) {
+    return [&, remove, count_registration](const httplib::Request& req, httplib::Response& res) {
       std::string error;
       const auto p = xxljob::ParseRegistryParam(req.body, &error);
-      if (!p) return SendEnvelope(res, xxljob::Envelope::Fail(error));
+      if (!p) {
+        count_registration(remove, "invalid");
+        return SendEnvelope(res, xxljob::Envelope::Fail(error));
+      }
       if (const auto ok = CheckRegistration(*p); !ok) {
+        count_registration(remove, "invalid");
         return SendEnvelope(res, xxljob::Envelope::Fail(ok.error().message));
       }
       const auto token = req.get_header_value(xxljob::kAccessTokenHeader);
       const auto group_token = registry.GroupToken(p->registry_key);
       if (!xxljob::TokenMatches(token, group_token.value_or(global_token))) {
+        count_registration(remove, "refused");
         return SendEnvelope(res, xxljob::Envelope::Fail(std::string(xxljob::kWrongTokenMsg)));
       }
       if (remove) {
@@ -31,20 +42,29 @@ void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, co
       } else {
         registry.Register(*p);
       }
+      count_registration(remove, "ok");
       SendEnvelope(res, xxljob::Envelope::Success());
     };
   };
   server.Post(prefix + "/api/registry", registration(false));
   server.Post(prefix + "/api/registryRemove", registration(true));
-  server.Post(prefix + "/api/callback", [&](const httplib::Request& req, httplib::Response& res) {
+  server.Post(prefix + "/api/callback", [&, m](const httplib::Request& req, httplib::Response& res) {
     std::string error;
     const auto list = xxljob::ParseCallbackList(req.body, &error);
-    if (!list) return SendEnvelope(res, xxljob::Envelope::Fail(error));
+    if (!list) {
+      if (m != nullptr) m->callbacks_invalid.Inc();
+      return SendEnvelope(res, xxljob::Envelope::Fail(error));
+    }
     const auto token = req.get_header_value(xxljob::kAccessTokenHeader);
     if (!callbacks.Authorized(*list, token, global_token)) {
+      if (m != nullptr) m->callbacks_refused.Inc(list->size());
       return SendEnvelope(res, xxljob::Envelope::Fail(std::string(xxljob::kWrongTokenMsg)));
     }
-    callbacks.Handle(*list);
+    const auto outcome = callbacks.Handle(*list);
+    if (m != nullptr) {
+      m->callbacks_recorded.Inc(static_cast<std::uint64_t>(outcome.recorded));
+      m->callbacks_ignored.Inc(static_cast<std::uint64_t>(outcome.ignored));
+    }
     SendEnvelope(res, xxljob::Envelope::Success());
   });
   // Anything else under the executor API: XXL-JOB's admin answers a code-500 envelope.

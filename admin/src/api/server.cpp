@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 
 #include "api/routes.hpp"
+#include "cronwheel/metrics_endpoint.hpp"
 #include "cronwheel/net/http_server.hpp"
 #include "xxljob/framing.hpp"
 
@@ -144,6 +145,12 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
   auto& routes = impl_->routes;
   RegisterExecutorRoutes(*server_, ctx, "");
   RegisterExecutorRoutes(*server_, ctx, "/xxl-job-admin");
+  if (services_.metrics != nullptr) {
+    // Before the console's pages, which answer every other GET.
+    server_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      services_.metrics->Serve(req, res);
+    });
+  }
   RegisterHealthRoutes(routes, ctx);
   RegisterGroupRoutes(routes, ctx);
   RegisterJobRoutes(routes, ctx);

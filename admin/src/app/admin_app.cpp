@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "admin/api/server.hpp"
+#include "admin/app/metrics.hpp"
 #include "admin/auth/accounts.hpp"
 #include "admin/auth/auth_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
@@ -32,34 +33,42 @@
 #include "admin/store/pg_pool.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
+#include "app/metered.hpp"
+#include "cronwheel/metrics_endpoint.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "cronwheel/periodic_task.hpp"
 #include "cronwheel/throttled_log.hpp"
 #include "ringwheel/hashed_wheel_timer.hpp"
+#include "xxljob/token.hpp"
 
 namespace cronwheel::admin {
 struct AdminApp::Parts {
   Parts(const AdminConfig& c, ringwheel::Clock& clock)
       : clock_(clock),
+        metrics(metrics_registry),
         pool({.dsn = c.dsn, .size = c.db_pool_size}),
         catalog({}, clock, pool),
         writer({}, clock, pool),
+        metered_writer(writer, metrics, clock),
         client({.connect_timeout = c.executor_timeout,
                 .read_timeout = c.executor_timeout,
                 .max_connections_per_origin = static_cast<std::size_t>(c.executor_connections)},
                clock),
-        routers(client),
+        metered_client(client, metrics, clock),
+        routers(metered_client),
         store(pool),
+        metered_store(store, metrics, clock),
         trigger(
             {.node_id = c.node_id, .access_token = c.access_token, .misfire_threshold = c.misfire_threshold},
-            clock, catalog, client, writer, [this](RouteStrategy s) -> Router& { return routers.For(s); },
-            store, [this](Fire f, std::chrono::milliseconds delay) { SendAgain(std::move(f), delay); }),
+            clock, catalog, metered_client, metered_writer,
+            [this](RouteStrategy s) -> Router& { return routers.For(s); }, metered_store,
+            [this](Fire f, std::chrono::milliseconds delay) { SendAgain(std::move(f), delay); }),
         pools({.fast_threads = c.fast_pool_threads, .slow_threads = c.slow_pool_threads}, clock, trigger,
-              writer),
+              metered_writer),
         scheduler({.node_id = c.node_id,
                    .pre_read_count = c.pre_read_count,
                    .scan = {.pre_read = c.pre_read, .misfire_threshold = c.misfire_threshold}},
-                  clock, store, pools),
+                  clock, metered_store, pools),
         lease({.node_id = c.node_id, .address = c.listen}, clock, pool,
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
         groups(clock, pool),
@@ -74,9 +83,10 @@ struct AdminApp::Parts {
                 .smtp_password = c.smtp_password,
                 .smtp_starttls = c.smtp_starttls,
                 .webhook_allow = c.alarm_webhook_allow}),
-        failures({.node_id = c.node_id}, clock, pool, alarms,
+        metered_alarms(alarms, metrics),
+        failures({.node_id = c.node_id}, clock, pool, metered_alarms,
                  [this](Fire f, std::chrono::milliseconds delay) { ScheduleRetry(std::move(f), delay); }),
-        lost(clock, pool, catalog, client, c.access_token),
+        lost(clock, pool, catalog, metered_client, c.access_token),
         report(clock, pool, c.log_retention_days),
         auth({.session_idle = c.session_idle,
               .session_max = c.session_max,
@@ -90,12 +100,13 @@ struct AdminApp::Parts {
                 .accounts = accounts,
                 .audit = audit,
                 .store = console_store,
-                .executors = client,
+                .executors = metered_client,
                 .web_dir = c.web_dir} {}
 
   // A retry waits in the hashed wheel timer for its back-off, then goes to the scheduler like any due fire.
   // If the timer refuses it, the ring holds it instead (it keeps the fire's instant).
   void ScheduleRetry(Fire fire, std::chrono::milliseconds delay) {
+    metrics.fires_retried.Inc();
     if (delay.count() > 0) {
       std::string error;
       auto f = std::make_shared<Fire>(fire);
@@ -130,6 +141,17 @@ struct AdminApp::Parts {
                                                               .interval = std::chrono::minutes(1),
                                                               .first_delay = std::chrono::seconds(5)},
                                        clock_, [this] { report.RunOnce(); }));
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "metrics refresher", .interval = std::chrono::seconds(15)}, clock_,
+        [this] { metrics.jobs_enabled.Set(static_cast<double>(console_store.EnabledJobs())); }));
+  }
+
+  // The gauges read at scrape time, once every part they read exists.
+  void WatchParts() {
+    metrics.WatchScheduler(scheduler);
+    metrics.WatchTriggerPools(pools);
+    metrics.WatchPgPool(pool);
+    metrics.WatchExecutors(catalog);
   }
 
   void SubmitRecovered(std::vector<ClaimedFire> claimed) {
@@ -141,12 +163,17 @@ struct AdminApp::Parts {
   }
 
   ringwheel::Clock& clock_;
+  metrics::Registry metrics_registry;
+  AdminMetrics metrics;
   PgPool pool;
   JobCatalog catalog;
   TriggerResultWriter writer;
+  MeteredTriggerRecorder metered_writer;
   HttpExecutorClient client;
+  MeteredExecutorClient metered_client;
   RouterSet routers;
   PgSchedulerStore store;
+  MeteredSchedulerStore metered_store;
   TriggerService trigger;
   TriggerPools pools;
   Scheduler scheduler;
@@ -158,6 +185,7 @@ struct AdminApp::Parts {
   CallbackService callbacks;
   ringwheel::HashedWheelTimer wheel;
   DefaultAlarmSender alarms;
+  MeteredAlarmSender metered_alarms;
   FailureMonitor failures;
   LostResultMonitor lost;
   ReportMonitor report;
@@ -167,6 +195,7 @@ struct AdminApp::Parts {
   AuditLog audit;
   ConsoleRepository console_store;
   ConsoleServices console;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   std::unique_ptr<ApiServer> api;
   bool started = false;
   bool stopped = false;
@@ -213,6 +242,15 @@ void AdminApp::Start() {
       spdlog::info("created user admin with the password from admin_password");
     }
   }
+  p.WatchParts();
+  // GET /metrics: the allowed addresses, the metrics token, or a signed-in console administrator.
+  p.metrics_endpoint = std::make_unique<MetricsEndpoint>(
+      p.metrics_registry,
+      MetricsEndpoint::Settings{.allow = config_.metrics_allow, .token = config_.metrics_token},
+      xxljob::TokenMatches, [&p](const httplib::Request& req) {
+        const auto who = p.auth.Authenticate(req);
+        return who && who->admin;
+      });
   p.lease.Start();
   p.scheduler.Start();
   p.StartMonitors();
@@ -250,7 +288,9 @@ void AdminApp::Start() {
                                                         {"rejected", t.rejected},
                                                         {"queued", t.queued_fast + t.queued_slow}}}};
                               },
-                          .console = &p.console},
+                          .console = &p.console,
+                          .metrics = p.metrics_endpoint.get(),
+                          .admin_metrics = &p.metrics},
       clock_);
   if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
   p.started = true;

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "admin/model/validation.hpp"
+#include "cronwheel/net/address_allow_list.hpp"
 #include "cronwheel/net/http_address.hpp"
 
 namespace cronwheel::admin {
@@ -74,7 +75,13 @@ void AdminConfig::Declare(ConfigLoader& s) {
            "(429)",
            1, 1000)
       .Add("login_window_s", &login_window, "window of login_max_failures", std::chrono::seconds(1),
-           std::chrono::seconds(24 * 3600));
+           std::chrono::seconds(24 * 3600))
+      .Add("metrics_allow", &metrics_allow,
+           "IP addresses and CIDR ranges that may read GET /metrics without credentials, e.g. "
+           "127.0.0.1/8,::1,10.0.0.0/8; empty = none")
+      .AddSecret("metrics_token", &metrics_token,
+                 "bearer token that may read GET /metrics from any address (Authorization: Bearer <token>); "
+                 "empty = none");
 }
 
 Result<void> AdminConfig::Validate() {
@@ -101,6 +108,11 @@ Result<void> AdminConfig::Validate() {
   if (!admin_password.empty()) {
     if (auto ok = CheckPasswordPolicy(admin_password); !ok)
       return Error::Invalid(fmt::format("admin_password {}", ok.error().message));
+  }
+  {
+    std::string allow_error;
+    if (!net::AddressAllowList::Parse(metrics_allow, &allow_error))
+      return Error::Invalid(fmt::format("metrics_allow {}", allow_error));
   }
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};

@@ -70,6 +70,7 @@ void TriggerPools::Dispatch(std::vector<Fire> fires) {
       if (pool.queue.size() >= pool.capacity) {
         rejected.push_back(std::move(f));
         ++rejected_;
+        ++pool.rejected;
         continue;
       }
       pool.queue.push_back(std::move(f));
@@ -117,7 +118,13 @@ void TriggerPools::Drain() {
 
 TriggerPools::Stats TriggerPools::stats() const {
   std::lock_guard lock(mu_);
-  return {fast_.sent, slow_.sent, rejected_, fast_.queue.size(), slow_.queue.size()};
+  return {.sent_fast = fast_.sent,
+          .sent_slow = slow_.sent,
+          .rejected = rejected_,
+          .queued_fast = fast_.queue.size(),
+          .queued_slow = slow_.queue.size(),
+          .rejected_fast = fast_.rejected,
+          .rejected_slow = slow_.rejected};
 }
 
 }  // namespace cronwheel::admin

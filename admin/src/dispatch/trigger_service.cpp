@@ -47,6 +47,8 @@ void TriggerService::Prefetch(std::span<const Fire> fires) {
 void TriggerService::Trigger(const Fire& fire) {
   TriggerResult result;
   result.log_id = fire.log_id;
+  result.scheduled_ms = fire.scheduled_ms;
+  result.type = fire.type;
   result.trigger_ms = clock_.NowMs();
   result.trigger_code = xxljob::kCodeFail;
   result.shard_index = fire.shard_index;

@@ -44,6 +44,13 @@ std::vector<GlueVersion> ConsoleRepository::GlueHistory(int job_id) {
   });
 }
 
+std::int64_t ConsoleRepository::EnabledJobs() {
+  return WithConnection(pool_, [](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    return tx.exec1("SELECT count(*) FROM job WHERE enabled")[0].as<std::int64_t>();
+  });
+}
+
 DashboardCounts ConsoleRepository::Dashboard(int days, const std::optional<std::vector<int>>& group_ids) {
   const auto today = StartOfUtcDay(clock_.NowMs());
   const auto first = today - static_cast<std::int64_t>(days - 1) * kDayMs;

@@ -17,16 +17,32 @@ PgPool::Lease::~Lease() {
 
 PgPool::Lease PgPool::Acquire() {
   std::unique_lock lock(mu_);
-  const auto deadline = std::chrono::steady_clock::now() + settings_.acquire_timeout;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + settings_.acquire_timeout;
+  bool waited = false;
+  const auto got = [&] {  // with mu_ held
+    ++acquired_;
+    if (waited) {
+      ++waits_;
+      wait_ns_ += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+  };
   for (;;) {
     while (!idle_.empty()) {
       auto conn = std::move(idle_.back());
       idle_.pop_back();
-      if (conn->is_open()) return {this, std::move(conn)};
+      if (conn->is_open()) {
+        got();
+        return {this, std::move(conn)};
+      }
       --open_;  // closed behind our back: drop it and try the next
+      ++discarded_;
     }
     if (open_ < settings_.size) {
       ++open_;
+      got();
       lock.unlock();
       try {
         auto conn = std::make_unique<pqxx::connection>(settings_.dsn);
@@ -38,12 +54,16 @@ PgPool::Lease PgPool::Acquire() {
       } catch (...) {
         lock.lock();
         --open_;
+        --acquired_;
+        ++connect_errors_;
         cv_.notify_one();
         throw;
       }
     }
+    waited = true;
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
         open_ >= settings_.size) {
+      ++exhausted_;
       throw PoolExhausted("no PostgreSQL connection free after " +
                           std::to_string(settings_.acquire_timeout.count()) + " ms (pool size " +
                           std::to_string(settings_.size) + ")");
@@ -58,12 +78,26 @@ void PgPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {
     if (discard || !conn->is_open()) {
       doomed = std::move(conn);
       --open_;
+      ++discarded_;
     } else {
       idle_.push_back(std::move(conn));
     }
   }
   cv_.notify_one();
   // `doomed` closes here, outside the lock.
+}
+
+PgPool::Stats PgPool::stats() const {
+  std::lock_guard lock(mu_);
+  return {.size = settings_.size,
+          .open = open_,
+          .idle = static_cast<int>(idle_.size()),
+          .acquired = acquired_,
+          .waits = waits_,
+          .wait_ns = wait_ns_,
+          .exhausted = exhausted_,
+          .connect_errors = connect_errors_,
+          .discarded = discarded_};
 }
 
 }  // namespace cronwheel::admin

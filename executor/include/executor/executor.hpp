@@ -29,7 +29,9 @@
 //    to enable them); GLUE_GROOVY is refused as not supported;
 //  * job logs: src/job_log.hpp (UTC day folders, incremental /log with a byte cap, retention);
 //  * callbacks: src/callback_sender.hpp (batches of 100, spool to disk, replay after restart);
-//  * registry: src/registry_heartbeat.hpp.
+//  * registry: src/registry_heartbeat.hpp;
+//  * metrics: GET /metrics in Prometheus's text format (src/metrics.hpp, docs/operations.md), readable from
+//    metrics_allow or with metrics_token.
 //
 // Thread-safety: Register() may be called from any thread at any time; Start()/Stop() from one thread.
 // Errors: Start() throws std::invalid_argument for a bad setting (the message names it and says what is
@@ -76,6 +78,10 @@ class Executor final {
     // Appends "<logId> <jobId> <received epoch ms>" for every /run received; empty = off. For diagnosing
     // lateness and for the fire-lag benchmark.
     std::filesystem::path run_trace_file;
+    // GET /metrics: addresses that may read it without credentials (IPs, CIDR ranges; default loopback),
+    // and a bearer token that may ("" = none). cronwheel/metrics_endpoint.hpp.
+    std::vector<std::string> metrics_allow = {"127.0.0.1/8", "::1"};
+    std::string metrics_token;
   };
 
   Executor(Settings settings, ringwheel::Clock& clock);

@@ -1,10 +1,15 @@
 #include "executor_service.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "cwtest/fake_clock.hpp"
 #include "handler_registry.hpp"
+#include "metrics.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -137,3 +142,84 @@ TEST(HandlerRegistry, RegisterRefusesBlankEmptyAndDuplicateNames) {
 }
 
 }  // namespace
+
+// The executor's metrics (src/metrics.hpp): each /run counted once by result, handlers counted as running
+// while they run and their run time observed by result.
+class MeteredServiceTest : public ::testing::Test {
+ protected:
+  cwtest::TempDir dir_;
+  cwtest::FakeClock clock_{kDay};
+  JobLogFiles logs_{{dir_.path()}, clock_};
+  cwtest::RecordingSink sink_;
+  WheelTimer timer_{clock_};
+  ScriptRunner scripts_{{dir_.path() / "gluesource", 1s, ""}, clock_};
+  HandlerRegistry handlers_{false, &scripts_};
+  cronwheel::metrics::Registry registry_;
+  cronwheel::executor::ExecutorMetrics metrics_{registry_};
+  JobDispatcher dispatcher_{{},
+                            [this](const TriggerParam& p) {
+                              auto r = handlers_.Resolve(p);
+                              if (r.handler) r.handler = metrics_.Meter(std::move(r.handler), clock_);
+                              return r;
+                            },
+                            logs_,
+                            sink_,
+                            timer_,
+                            clock_};
+  ExecutorService service_{dispatcher_, logs_, nullptr, &clock_, &metrics_};
+
+  void TearDown() override {
+    dispatcher_.Stop();
+    timer_.Stop();
+  }
+  int Run(int log_id, const std::string& handler, const std::string& block = "SERIAL_EXECUTION") {
+    const auto body = fmt::format(
+        R"({{"jobId":7,"logId":{},"executorHandler":"{}","glueType":"BEAN","executorBlockStrategy":"{}"}})",
+        log_id, handler, block);
+    return service_.Handle("/run", body, "/run").code;
+  }
+};
+
+TEST_F(MeteredServiceTest, EveryRunIsCountedOnceByResult) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  bool started = false;
+  handlers_.Register("wait", [&](JobContext&) {
+    std::unique_lock lock(mu);
+    started = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  });
+  handlers_.Register("fail", [](JobContext& ctx) { ctx.Fail("no"); });
+
+  EXPECT_EQ(Run(1, "wait"), 200);  // accepted, runs and blocks
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return started; }));
+  }
+  EXPECT_EQ(metrics_.jobs_running.value(), 1);
+  EXPECT_EQ(Run(1, "wait"), 500);                   // the same log id while it runs: duplicate
+  EXPECT_EQ(Run(2, "wait", "DISCARD_LATER"), 500);  // busy job, DISCARD_LATER: refused
+  EXPECT_EQ(Run(3, "missing"), 500);                // unknown handler: refused
+  EXPECT_EQ(service_.Handle("/run", "{not json", "/run").code, 500);  // invalid
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(Run(1, "wait"), 200);  // a finished log id delivered again: answered, not run: duplicate
+  EXPECT_EQ(Run(4, "fail"), 200);  // another handler: the idle thread is replaced, accepted
+  ASSERT_TRUE(sink_.WaitFor(2));
+
+  EXPECT_EQ(metrics_.runs_accepted.value(), 2U);
+  EXPECT_EQ(metrics_.runs_duplicate.value(), 2U);
+  EXPECT_EQ(metrics_.runs_refused.value(), 2U);
+  EXPECT_EQ(metrics_.runs_invalid.value(), 1U);
+  EXPECT_EQ(metrics_.jobs_running.value(), 0);
+  EXPECT_EQ(metrics_.job_run_success.snapshot().count(), 1U);
+  EXPECT_EQ(metrics_.job_run_failure.snapshot().count(), 1U);
+  const auto text = registry_.Render();
+  EXPECT_THAT(text, HasSubstr("cronwheel_executor_runs_received_total{result=\"duplicate\"} 2\n"));
+}

@@ -4,6 +4,8 @@
 //    /api/callback, at the root and under /xxl-job-admin; answers with the {code,msg,content} envelope,
 //    code 500 with a message saying what is wrong for bad input (which changes nothing); the access token
 //    header is compared in constant time (the group's token, else the global one);
+//  * GET /metrics: Prometheus metrics (app/metrics.hpp), for the addresses in metrics_allow, the bearer
+//    token metrics_token or a signed-in console administrator; 403 with a reason for anyone else;
 //  * the REST API under /api/v1 (snake_case JSON; enums spelled as XXL-JOB; described by
 //    web/openapi.json): health, groups, jobs, logs, and with ConsoleServices the console's routes (auth,
 //    users, tokens, audit, dashboard, previews, a fire's output, kill, clearing fires) and pages.
@@ -46,8 +48,13 @@ class Server;
 namespace cronwheel::net {
 class ServerThread;
 }
+namespace cronwheel {
+class MetricsEndpoint;
+}
 
 namespace cronwheel::admin {
+
+struct AdminMetrics;
 
 // One REST route as the OpenAPI document names it: method and path template ("/api/v1/jobs/{id}").
 struct RouteInfo {
@@ -92,6 +99,9 @@ class ApiServer final {
     std::function<nlohmann::json()> health_details;
     // nullptr = the jobs API alone (tests); every change is then unaudited.
     ConsoleServices* console = nullptr;
+    // GET /metrics (Prometheus); nullptr = not served. Also counts the executor API's calls.
+    const MetricsEndpoint* metrics = nullptr;
+    AdminMetrics* admin_metrics = nullptr;
   };
 
   ApiServer(Settings settings, Services services, ringwheel::Clock& clock);

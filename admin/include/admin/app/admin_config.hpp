@@ -10,6 +10,7 @@
 
 #include "admin/model/result.hpp"
 #include "cronwheel/config.hpp"
+#include "cronwheel/metrics_endpoint.hpp"
 
 namespace cronwheel::admin {
 
@@ -46,6 +47,10 @@ struct AdminConfig {
   std::chrono::seconds session_max{7 * 24 * 3600};
   int login_max_failures = 5;
   std::chrono::seconds login_window{300};
+  // GET /metrics (cronwheel/metrics_endpoint.hpp): addresses that may read it without credentials, and a
+  // bearer token that may ("" = none).
+  std::vector<std::string> metrics_allow = DefaultMetricsAllow();
+  std::string metrics_token;
 
   // Declares every key on `config` (see --help).
   void Declare(ConfigLoader& config);

@@ -60,6 +60,8 @@ class TriggerPools final : public FireSink {
     std::uint64_t rejected = 0;  // queue full
     std::size_t queued_fast = 0;
     std::size_t queued_slow = 0;
+    std::uint64_t rejected_fast = 0;  // of `rejected`, per pool (metrics)
+    std::uint64_t rejected_slow = 0;
   };
 
   TriggerPools(Settings settings, ringwheel::Clock& clock, FireTrigger& trigger, TriggerRecorder& recorder);
@@ -79,6 +81,7 @@ class TriggerPools final : public FireSink {
     std::deque<Fire> queue;
     int busy = 0;
     std::uint64_t sent = 0;
+    std::uint64_t rejected = 0;
     std::condition_variable_any ready;
     std::vector<std::jthread> workers;
   };

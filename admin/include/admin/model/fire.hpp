@@ -72,6 +72,8 @@ struct ClaimedFire {
 // The outcome of sending one fire (XXL-JOB's trigger_* columns, docs/xxl-job-protocol.md §7 step 4f).
 struct TriggerResult {
   std::int64_t log_id = 0;
+  std::int64_t scheduled_ms = 0;  // the fire's instant (0 = not known); for the fire-lag metric
+  TriggerType type = TriggerType::kCron;
   std::int64_t trigger_ms = 0;
   int trigger_code = 0;     // 200 accepted by the executor, else failed
   std::string trigger_msg;  // appended to what the row already says

@@ -51,6 +51,9 @@ class ConsoleRepository {
   // Rules as the report monitor's: running = PENDING or RUNNING, success, failed = FAILED or SKIPPED.
   DashboardCounts Dashboard(int days, const std::optional<std::vector<int>>& group_ids);
 
+  // Enabled jobs in the cluster (the metric cronwheel_jobs_enabled). Throws on database failure.
+  std::int64_t EnabledJobs();
+
  private:
   ringwheel::Clock& clock_;
   PgPool& pool_;

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <pqxx/pqxx>
@@ -71,14 +72,35 @@ class PgPool final {
 
   [[nodiscard]] const std::string& dsn() const { return settings_.dsn; }
 
+  // Counters since the pool was made, and the connections now (for metrics; app/metrics.hpp).
+  struct Stats {
+    int size = 0;  // the maximum
+    int open = 0;  // idle + leased
+    int idle = 0;
+    std::uint64_t acquired = 0;        // Acquire() calls that returned a connection
+    std::uint64_t waits = 0;           // ... of which had to wait for one to be given back
+    std::uint64_t wait_ns = 0;         // time those spent waiting
+    std::uint64_t exhausted = 0;       // Acquire() gave up after acquire_timeout (PoolExhausted)
+    std::uint64_t connect_errors = 0;  // a new connection could not be opened
+    std::uint64_t discarded = 0;       // connections closed after a failure (broken, closed behind our back)
+  };
+  [[nodiscard]] Stats stats() const;
+
  private:
   void Return(std::unique_ptr<pqxx::connection> conn, bool discard);
 
   Settings settings_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
   int open_ = 0;  // idle + leased
+  // Guarded by mu_.
+  std::uint64_t acquired_ = 0;
+  std::uint64_t waits_ = 0;
+  std::uint64_t wait_ns_ = 0;
+  std::uint64_t exhausted_ = 0;
+  std::uint64_t connect_errors_ = 0;
+  std::uint64_t discarded_ = 0;
 };
 
 }  // namespace cronwheel::admin

@@ -1,0 +1,194 @@
+#include "admin/app/metrics.hpp"
+
+#include "admin/dispatch/job_catalog.hpp"
+#include "admin/dispatch/trigger_pools.hpp"
+#include "admin/schedule/scheduler.hpp"
+#include "admin/store/pg_pool.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+using metrics::HistogramFamily;
+using metrics::Registry;
+
+AdminMetrics::Method MakeMethod(metrics::CounterFamily& requests, HistogramFamily& durations,
+                                std::string_view method) {
+  return {requests.Labels({method, "success"}), requests.Labels({method, "failure"}),
+          durations.Labels({method})};
+}
+
+}  // namespace
+
+AdminMetrics::AdminMetrics(Registry& r)
+    : registry(r),
+      fires(r.AddCounter("cronwheel_fires_total",
+                         "Fires that ended on this admin, by outcome: sent (the executor accepted /run), "
+                         "failed (trigger failed: no executor, refused, no answer, trigger pool full), "
+                         "skipped_misfire (DO_NOTHING misfire, never sent), retried (a failed fire given "
+                         "another attempt).",
+                         {"outcome"})),
+      fires_sent(fires.Labels({"sent"})),
+      fires_failed(fires.Labels({"failed"})),
+      fires_skipped_misfire(fires.Labels({"skipped_misfire"})),
+      fires_retried(fires.Labels({"retried"})),
+      fire_lag(r.AddHistogram("cronwheel_fire_lag_seconds",
+                              "From a CRON fire's scheduled instant to the executor's answer to /run.", {},
+                              metrics::LatencyBuckets())
+                   .Labels({})),
+      scans(
+          r.AddCounter("cronwheel_scans_total",
+                       "Scan transactions, by result: ok, full_batch (read pre_read_count jobs: more may be "
+                       "due, scanned again at once), error (rolled back).",
+                       {"result"})),
+      scans_ok(scans.Labels({"ok"})),
+      scans_full_batch(scans.Labels({"full_batch"})),
+      scans_error(scans.Labels({"error"})),
+      scan_duration(r.AddHistogram("cronwheel_scan_duration_seconds",
+                                   "Duration of one scan transaction (lock partitions, read, plan, write, "
+                                   "commit).",
+                                   {}, metrics::LatencyBuckets())
+                        .Labels({})),
+      scan_jobs_read(r.AddHistogram("cronwheel_scan_jobs_read", "Jobs read by one scan.", {},
+                                    {0, 1, 10, 100, 1000, 3000, 10000, 30000, 100000})
+                         .Labels({})),
+      scan_lock_wait(r.AddHistogram("cronwheel_scan_lock_wait_seconds",
+                                    "Time one scan spent locking its schedule partitions.", {},
+                                    metrics::LatencyBuckets())
+                         .Labels({})),
+      scan_last_success(r.AddGauge("cronwheel_scan_last_success_timestamp_seconds",
+                                   "When the last scan of this admin committed (Unix time); 0 = none yet.")
+                            .Labels({})),
+      partitions_held(r.AddGauge("cronwheel_schedule_partitions_held",
+                                 "Schedule partitions the last scan of this admin locked and scanned.")
+                          .Labels({})),
+      partitions_total(r.AddGauge("cronwheel_schedule_partitions",
+                                  "Schedule partitions of the cluster, as of this admin's last scan.")
+                           .Labels({})),
+      executor_requests(r.AddCounter("cronwheel_executor_requests_total",
+                                     "Requests to executors, by method (run, beat, idle_beat, kill, log) and "
+                                     "result (success = code 200; failure = refused, error answer or no "
+                                     "answer).",
+                                     {"method", "result"})),
+      executor_request_duration(r.AddHistogram("cronwheel_executor_request_duration_seconds",
+                                               "Latency of requests to executors, by method.", {"method"},
+                                               metrics::LatencyBuckets())),
+      run(MakeMethod(executor_requests, executor_request_duration, "run")),
+      beat(MakeMethod(executor_requests, executor_request_duration, "beat")),
+      idle_beat(MakeMethod(executor_requests, executor_request_duration, "idle_beat")),
+      kill(MakeMethod(executor_requests, executor_request_duration, "kill")),
+      log(MakeMethod(executor_requests, executor_request_duration, "log")),
+      callbacks(
+          r.AddCounter("cronwheel_callbacks_received_total",
+                       "Results reported by executors (one per fire in a callback batch), by result: "
+                       "recorded, ignored (a repeat or an unknown fire), refused (wrong token), invalid "
+                       "(the body did not parse).",
+                       {"result"})),
+      callbacks_recorded(callbacks.Labels({"recorded"})),
+      callbacks_ignored(callbacks.Labels({"ignored"})),
+      callbacks_refused(callbacks.Labels({"refused"})),
+      callbacks_invalid(callbacks.Labels({"invalid"})),
+      registrations(
+          r.AddCounter("cronwheel_registrations_received_total",
+                       "Executor registry calls received, by kind (registry = heartbeat, remove) and "
+                       "result (ok, refused = wrong token, invalid).",
+                       {"kind", "result"})),
+      alarms(r.AddCounter("cronwheel_alarms_total",
+                          "Alarms for failed fires, by result: sent (every channel of the job succeeded) or "
+                          "failed.",
+                          {"result"})),
+      alarms_sent(alarms.Labels({"sent"})),
+      alarms_failed(alarms.Labels({"failed"})),
+      jobs_enabled(
+          r.AddGauge("cronwheel_jobs_enabled", "Enabled jobs in the cluster (read every 15 s).").Labels({})) {
+  for (const char* kind : {"registry", "remove"}) {
+    for (const char* result : {"ok", "refused", "invalid"})
+      registrations.Labels({kind, result});
+  }
+  metrics::AddBuildInfo(r);
+}
+
+void AdminMetrics::WatchScheduler(const Scheduler& scheduler) {
+  registry.AddGaugeCallback("cronwheel_ring_size",
+                            "Fires waiting in this admin's time ring for their second.",
+                            [&scheduler] { return static_cast<double>(scheduler.ring_size()); });
+  registry.AddGaugeCallback("cronwheel_unclaimed_fires",
+                            "Due fires this admin could not claim yet (database unavailable); retried each "
+                            "second.",
+                            [&scheduler] { return static_cast<double>(scheduler.stats().unclaimed); });
+}
+
+void AdminMetrics::WatchTriggerPools(const TriggerPools& pools) {
+  registry.AddGaugeCallback("cronwheel_trigger_pool_queue_depth",
+                            "Fires waiting for a trigger thread, by pool.", {"pool"}, [&pools] {
+                              const auto s = pools.stats();
+                              return std::vector<metrics::Sample>{
+                                  {{"fast"}, static_cast<double>(s.queued_fast)},
+                                  {{"slow"}, static_cast<double>(s.queued_slow)}};
+                            });
+  registry.AddCounterCallback(
+      "cronwheel_trigger_pool_rejections_total",
+      "Fires failed because their trigger pool's queue was full, by pool.", {"pool"}, [&pools] {
+        const auto s = pools.stats();
+        return std::vector<metrics::Sample>{{{"fast"}, static_cast<double>(s.rejected_fast)},
+                                            {{"slow"}, static_cast<double>(s.rejected_slow)}};
+      });
+  registry.AddCounterCallback(
+      "cronwheel_trigger_pool_triggers_total", "Fires the trigger threads have sent (any outcome), by pool.",
+      {"pool"}, [&pools] {
+        const auto s = pools.stats();
+        return std::vector<metrics::Sample>{{{"fast"}, static_cast<double>(s.sent_fast)},
+                                            {{"slow"}, static_cast<double>(s.sent_slow)}};
+      });
+}
+
+void AdminMetrics::WatchPgPool(const PgPool& pool) {
+  registry.AddGaugeCallback(
+      "cronwheel_pg_pool_connections", "PostgreSQL connections of this admin, by state: in_use, idle, max.",
+      {"state"}, [&pool] {
+        const auto s = pool.stats();
+        return std::vector<metrics::Sample>{{{"in_use"}, static_cast<double>(s.open - s.idle)},
+                                            {{"idle"}, static_cast<double>(s.idle)},
+                                            {{"max"}, static_cast<double>(s.size)}};
+      });
+  registry.AddCounterCallback("cronwheel_pg_pool_acquires_total", "Connections taken from the pool.",
+                              [&pool] { return static_cast<double>(pool.stats().acquired); });
+  registry.AddCounterCallback("cronwheel_pg_pool_waits_total",
+                              "Connections taken from the pool that had to wait for one to be given back.",
+                              [&pool] { return static_cast<double>(pool.stats().waits); });
+  registry.AddCounterCallback("cronwheel_pg_pool_wait_seconds_total",
+                              "Time spent waiting for a free PostgreSQL connection.",
+                              [&pool] { return static_cast<double>(pool.stats().wait_ns) / 1e9; });
+  registry.AddCounterCallback(
+      "cronwheel_pg_pool_errors_total",
+      "PostgreSQL pool failures, by kind: connect (a connection could not be opened), "
+      "exhausted (no connection free within the acquire timeout), discarded (a "
+      "connection closed after a failure).",
+      {"kind"}, [&pool] {
+        const auto s = pool.stats();
+        return std::vector<metrics::Sample>{{{"connect"}, static_cast<double>(s.connect_errors)},
+                                            {{"exhausted"}, static_cast<double>(s.exhausted)},
+                                            {{"discarded"}, static_cast<double>(s.discarded)}};
+      });
+}
+
+void AdminMetrics::WatchExecutors(JobCatalog& catalog) {
+  registry.AddGaugeCallback(
+      "cronwheel_executors_online",
+      "Executors registered and alive, by app name (the executor group's AppName), as this admin sees the "
+      "registry; an app seen before with none online is 0.",
+      {"app_name"}, [this, &catalog] {
+        const auto live = catalog.Registry();
+        std::lock_guard lock(seen_mu_);
+        for (const auto& [app, addresses] : live)
+          seen_apps_.insert(app);
+        std::vector<metrics::Sample> out;
+        out.reserve(seen_apps_.size());
+        for (const auto& app : seen_apps_) {
+          const auto it = live.find(app);
+          out.push_back({{app}, it == live.end() ? 0.0 : static_cast<double>(it->second.size())});
+        }
+        return out;
+      });
+}
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,64 @@
+#pragma once
+// GET /metrics of the admin and the executor: who may read it, and the answer.
+//
+// Metrics say how busy a scheduler is, which executor groups exist and how many executors each has: not
+// for everyone. A request is served when
+//   1. its peer address is in `allow` (the setting metrics_allow; default loopback: 127.0.0.1/8, ::1), or
+//   2. it carries `Authorization: Bearer <token>` with the setting metrics_token (non-empty), compared in
+//      constant time by the injected check (xxljob::TokenMatches), or
+//   3. the process's own extra check says yes (the admin: a console session or API token of an ADMIN).
+// Anything else gets 403 with a message saying which settings allow access (never the allow list itself or
+// the token). An empty metrics_token turns the token path off (it never means "any token").
+//
+// Thread-safety: immutable after construction; Serve may be called from any number of HTTP threads.
+// Lifetime: the registry must outlive the endpoint.
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cronwheel/metrics.hpp"
+#include "cronwheel/net/address_allow_list.hpp"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace cronwheel {
+
+// The default of metrics_allow: loopback only (127.0.0.1/8, ::1).
+std::vector<std::string> DefaultMetricsAllow();
+
+class MetricsEndpoint final {
+ public:
+  struct Settings {
+    std::vector<std::string> allow = DefaultMetricsAllow();  // metrics_allow
+    std::string token;                                       // metrics_token; "" = no token access
+  };
+  // Constant-time comparison of a given token with the configured one (xxljob::TokenMatches).
+  using TokenCheck = std::function<bool(std::string_view given, std::string_view expected)>;
+  // Extra permission of the process (nullptr = none): true to serve the request.
+  using ExtraCheck = std::function<bool(const httplib::Request&)>;
+
+  // Throws std::invalid_argument naming metrics_allow and the entry when an entry does not parse.
+  MetricsEndpoint(const metrics::Registry& registry, Settings settings, TokenCheck token_check,
+                  ExtraCheck extra = nullptr);
+
+  enum class Decision { kAllowedByAddress, kAllowedByToken, kAllowedByExtra, kForbidden };
+  // Decides for a request from `remote_address` with the given Authorization header value ("" = none).
+  [[nodiscard]] Decision Check(std::string_view remote_address, std::string_view authorization) const;
+
+  // Answers a GET /metrics: 200 with the exposition (kContentType) or 403 with a plain-text reason.
+  void Serve(const httplib::Request& req, httplib::Response& res) const;
+
+ private:
+  const metrics::Registry& registry_;
+  net::AddressAllowList allow_;
+  std::string token_;
+  TokenCheck token_check_;
+  ExtraCheck extra_;
+};
+
+}  // namespace cronwheel

@@ -1,0 +1,45 @@
+#pragma once
+// A list of IP addresses and CIDR ranges a request's peer address is checked against (who may read
+// /metrics without credentials: the setting metrics_allow of the admin and the executor).
+//
+//   auto list = AddressAllowList::Parse({"127.0.0.1/8", "::1", "10.0.0.0/8"}, &error);
+//   list->Allows("10.1.2.3")   // true
+//
+// Entries: an IPv4 or IPv6 address (one host) or address/prefix length ("10.0.0.0/8", "fd00::/8"). An
+// IPv4 peer seen through an IPv6 socket ("::ffff:10.1.2.3") is checked as the IPv4 address it is. Host
+// bits beyond the prefix are ignored ("127.0.0.1/8" is 127.0.0.0/8). Names (localhost) are not resolved:
+// a list must not depend on DNS.
+//
+// Thread-safety: immutable after Parse; Allows may be called from any thread. Complexity: Allows is
+// O(entries).
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cronwheel::net {
+
+class AddressAllowList final {
+ public:
+  // nullopt, with `*error` naming the entry and what is valid, when an entry does not parse.
+  static std::optional<AddressAllowList> Parse(const std::vector<std::string>& entries, std::string* error);
+
+  // Whether `address` (a peer address as the HTTP server reports it, without port) is in the list. An
+  // address that does not parse is not.
+  [[nodiscard]] bool Allows(std::string_view address) const;
+  [[nodiscard]] bool empty() const { return ranges_.empty(); }
+
+ private:
+  struct Range {
+    std::array<unsigned char, 16> prefix{};  // IPv6, IPv4 as ::ffff:a.b.c.d
+    int bits = 128;
+  };
+  std::vector<Range> ranges_;
+};
+
+// The address as 16 bytes (IPv4 mapped into ::ffff:0:0/96); nullopt when it is not an IP address.
+std::optional<std::array<unsigned char, 16>> ParseIpAddress(std::string_view text);
+
+}  // namespace cronwheel::net
