@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -46,8 +47,11 @@ class FakeExecutors final : public ExecutorClient {
   Envelope Beat(const std::string&, const std::string&) override { return Envelope::Success(); }
   Envelope IdleBeat(const std::string&, const std::string&, int) override { return Envelope::Success(); }
   Envelope Kill(const std::string& address, const std::string& token, int job_id) override {
-    std::lock_guard lock(mu);
-    kills.push_back(fmt::format("{} {} {}", address, token, job_id));
+    {
+      std::lock_guard lock(mu);
+      kills.push_back(fmt::format("{} {} {}", address, token, job_id));
+    }
+    if (on_kill) on_kill();  // what the executor does meanwhile (its callback may come first)
     return kill_reply;
   }
   Envelope Log(const std::string& address, const std::string& token,
@@ -60,6 +64,7 @@ class FakeExecutors final : public ExecutorClient {
   std::vector<std::string> kills;
   std::vector<std::string> logs;
   Envelope kill_reply = Envelope::Success();
+  std::function<void()> on_kill;
   Envelope log_reply = Envelope::Success(
       json{{"fromLineNum", 1}, {"toLineNum", 2}, {"logContent", "line 1\nline 2\n"}, {"isEnd", false}});
 };
@@ -525,6 +530,26 @@ TEST_F(ConsoleTest, KillStopsTheRunOnItsExecutorAndTheLaterCallbackIsARepeat) {
   EXPECT_EQ(Call("POST", fmt::format("/api/v1/logs/{}/kill", other)).status, 502);
   EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", other)), 0);
   EXPECT_EQ(Call("GET", fmt::format("/api/v1/audit?entity=log&entity_id={}", log)).body.at("total"), 1);
+}
+
+// The executor reports the killed fire (a failed callback) before the admin records the kill: the kill still
+// stands, and the fire is neither retried nor alarmed.
+TEST_F(ConsoleTest, AKillWhoseCallbackArrivesFirstStillStands) {
+  const int g = CreateGroup("sample-app");
+  const int job = CreateJob(g);
+  const auto log = AddRunningFire(job, g);
+  executors_.on_kill = [&] {
+    callbacks_->Handle(std::vector<cronwheel::xxljob::HandleCallbackParam>{
+        {.log_id = log,
+         .handle_code = 500,
+         .handle_msg = "scheduling center kill job. [job running, killed]"}});
+  };
+  const auto r = Call("POST", fmt::format("/api/v1/logs/{}/kill", log));
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("handle_code"), 500);
+  EXPECT_THAT(r.body.at("handle_msg").get<std::string>(), HasSubstr("Manual operation, kill job: "));
+  EXPECT_EQ(Count(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", log)), 1)
+      << "no retry, no alarm";
 }
 
 TEST_F(ConsoleTest, ClearDeletesOnlyFinishedFiresOfTheChosenScope) {

@@ -91,7 +91,7 @@ void RegisterConsoleLogRoutes(Routes& s, const RouteContext& ctx) {
     const std::string msg = env.msg && !env.msg->empty() ? *env.msg : fmt::format("by {}", who.username);
     if (!logs.MarkKilled(log->id, msg)) {
       return SendError(res,
-                       Error::Conflict(fmt::format("fire {} finished while it was being killed", log->id)));
+                       Error::Conflict(fmt::format("fire {} succeeded while it was being killed", log->id)));
     }
     const auto after = logs.GetLog(log->id);
     ctx.Audit(who, "log.kill", "log", std::to_string(log->id), ToJson(*log),

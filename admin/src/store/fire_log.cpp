@@ -434,14 +434,26 @@ void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_m
 
 bool MarkKilled(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t now_ms,
                 std::string_view executor_msg) {
-  return tx.exec_params(R"sql(
+  const auto msg = "Manual operation, kill job: " + std::string(executor_msg.substr(0, 10'000));
+  if (tx.exec_params(R"sql(
     UPDATE job_log
        SET handle_code = 500, handle_ms = $2, handle_msg = $3,
            alarm_status = CASE WHEN alarm_status = 0 THEN 1 ELSE alarm_status END
      WHERE id = $1 AND handle_code = 0
   )sql",
-                        log_id, now_ms,
-                        "Manual operation, kill job: " + std::string(executor_msg.substr(0, 10'000)))
+                     log_id, now_ms, msg)
+          .affected_rows() == 1) {
+    return true;
+  }
+  // The executor's report of the kill (a failed result) can arrive before this statement: the kill
+  // still stands, so the fire is not retried or alarmed unless the failure monitor already took it.
+  return tx.exec_params(R"sql(
+    UPDATE job_log
+       SET alarm_status = CASE WHEN alarm_status = 0 THEN 1 ELSE alarm_status END,
+           handle_msg = handle_msg || E'\n' || $2
+     WHERE id = $1 AND handle_code NOT IN (0, 200)
+  )sql",
+                        log_id, msg)
              .affected_rows() == 1;
 }
 

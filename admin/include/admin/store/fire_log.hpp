@@ -184,8 +184,9 @@ std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id,
 void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
 
 // Records a manual kill on a fire still without a result (XXL-JOB logKill): handle_code 500, handle_msg
-// "Manual operation, kill job: <msg>", alarm_status 1 (a person stopped it: no retry, no alarm). False when
-// the fire already had a result.
+// "Manual operation, kill job: <msg>", alarm_status 1 (a person stopped it: no retry, no alarm). When the
+// executor's own report of the kill (a failed result) came first, the note is appended and the fire is
+// kept from retry and alarm as well. False when the fire had succeeded.
 bool MarkKilled(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t now_ms,
                 std::string_view executor_msg);
 

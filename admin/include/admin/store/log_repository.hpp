@@ -24,8 +24,8 @@ class LogRepository {
   LogPage ListLogs(const LogQuery& q);
   std::optional<JobLog> GetLog(std::int64_t id);
 
-  // Records a manual kill on a fire still without a result (fire_log::MarkKilled). False when the fire
-  // already had a result.
+  // Records a manual kill on a fire still without a result, or whose failed result is the executor's report
+  // of this kill (fire_log::MarkKilled). False when the fire had succeeded.
   bool MarkKilled(std::int64_t log_id, const std::string& executor_msg);
 
   // Deletes finished fires (SUCCESS, FAILED, SKIPPED; never PENDING or RUNNING, which the scheduler and the
