@@ -197,12 +197,7 @@ class ConsoleTest : public cwtest::PgFixture {
   }
   // A fire of `job` accepted by the executor at `address`, without a result yet.
   std::int64_t AddRunningFire(int job, int group, const std::string& address = "http://127.0.0.1:9999/") {
-    return Exec(fmt::format(
-        "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, executor_address,"
-        " trigger_ms, trigger_code, created_ms) VALUES ({}, {}, 'MANUAL', {}, '{}', {}, 200, "
-        "{}) RETURNING id",
-        job, group, kT0, address, kT0 + 5, kT0))[0][0]
-        .as<std::int64_t>();
+    return AddFire(job, group, "MANUAL", kT0, 200, 0, 0, address, kT0 + 5);
   }
   static std::vector<std::string> Fields(const json& body) {
     std::vector<std::string> out;
@@ -566,6 +561,7 @@ TEST_F(ConsoleTest, ClearDeletesOnlyFinishedFiresOfTheChosenScope) {
   AddRunningFire(job, g);  // scheduled at kT0, running
   Exec(fmt::format("UPDATE job_log SET scheduled_ms = {} WHERE trigger_code = 200 AND handle_code = 0",
                    kT0 - 30 * day));
+  Exec(fmt::format("UPDATE fire_open SET scheduled_ms = {}", kT0 - 30 * day));
   Exec(fmt::format(
       "INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, trigger_code, handle_code,"
       " created_ms) VALUES ({}, {}, 'MANUAL', {}, 200, 200, 1)",

@@ -49,6 +49,33 @@ class PgFixture : public ::testing::Test {
         .as<int>();
   }
 
+  // A fire written directly, in the state given, with what the admin keeps beside it: open (fire_open) while
+  // it has no result and no failed trigger, queued for the failure monitor (fire_alarm) when it failed.
+  std::int64_t AddFire(int job, int group, const std::string& type, std::int64_t scheduled, int trigger_code,
+                       int handle_code, int retry_count = 0, const std::string& address = "",
+                       std::int64_t trigger_ms = 0, const std::string& owner = "") {
+    const auto triggered = trigger_ms ? trigger_ms : (trigger_code ? scheduled : 0);
+    const auto id =
+        Exec(fmt::format("INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, trigger_code,"
+                         " handle_code, retry_count, executor_address, trigger_ms, owner_node, created_ms)"
+                         " VALUES ({}, {}, '{}', {}, {}, {}, {}, '{}', {}, {}, {}) RETURNING id",
+                         job, group, type, scheduled, trigger_code, handle_code, retry_count, address,
+                         triggered, owner.empty() ? "NULL" : "'" + owner + "'", scheduled))[0][0]
+            .as<std::int64_t>();
+    const bool failed =
+        (trigger_code != 0 && trigger_code != 200) || (handle_code != 0 && handle_code != 200);
+    if (handle_code == 0 && !failed) {
+      Exec(fmt::format(
+          "INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node,"
+          " trigger_ms, executor_address) VALUES ({}, {}, {}, {}, '{}', {}, {}, '{}')",
+          id, scheduled, job, group, type, owner.empty() ? "NULL" : "'" + owner + "'",
+          trigger_code == 200 ? triggered : 0, address));
+    }
+    if (failed)
+      Exec(fmt::format("INSERT INTO fire_alarm (log_id, scheduled_ms) VALUES ({}, {})", id, scheduled));
+    return id;
+  }
+
   TestDatabase db_;
   std::unique_ptr<cronwheel::admin::PgPool> pool_;
 };

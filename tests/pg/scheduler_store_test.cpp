@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "admin/schedule/node_lease.hpp"
+#include "admin/store/fire_log.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "cwtest/process.hpp"
@@ -115,7 +116,7 @@ TEST_F(SchedulerStorePg, ClaimReturnsOnlyRowsThisNodeStillOwns) {
   const auto out = store.Scan("node-a", 10, clock, planner);
   ASSERT_GE(out.fires.size(), 2u);
   std::vector<std::int64_t> ids{out.fires[0].log_id, out.fires[1].log_id};
-  Exec("UPDATE job_log SET owner_node = 'node-b' WHERE id = " + std::to_string(ids[1]));
+  Exec("UPDATE fire_open SET owner_node = 'node-b' WHERE log_id = " + std::to_string(ids[1]));
   const auto claimed = store.ClaimForDispatch("node-a", ids, kT0 + 900);
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].log_id, ids[0]);
@@ -173,10 +174,20 @@ TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
   for (const auto& f : fires)
     ids.push_back(f.log_id);
   ASSERT_EQ(store.ClaimForDispatch("admin-a", ids, kT0 + 900).size(), 5u);
-  Exec(
-      fmt::format("UPDATE job_log SET trigger_code = 200, trigger_ms = {} WHERE id = {}", kT0 + 900, ids[0]));
-  Exec(fmt::format("UPDATE job_log SET handle_code = 200, handle_ms = {} WHERE id = {}", kT0 + 950, ids[1]));
-  Exec(fmt::format("UPDATE job_log SET handle_code = 500, handle_ms = {} WHERE id = {}", kT0 + 950, ids[2]));
+  {
+    // The trigger result of the first; callbacks of the next two that came before their trigger results.
+    auto conn = pool_->Acquire();
+    pqxx::work tx(*conn);
+    fire_log::RecordTriggerResults(tx, std::vector<TriggerResult>{{.log_id = ids[0],
+                                                                   .scheduled_ms = fires[0].scheduled_ms,
+                                                                   .trigger_ms = kT0 + 900,
+                                                                   .trigger_code = 200}});
+    fire_log::RecordHandleResults(tx,
+                                  std::vector<fire_log::HandleResult>{{.log_id = ids[1], .handle_code = 200},
+                                                                      {.log_id = ids[2], .handle_code = 500}},
+                                  kT0 + 950);
+    tx.commit();
+  }
   a->Stop();
   a.reset();  // as kill -9
   ASSERT_TRUE(WaitForLockRelease("admin-a"));

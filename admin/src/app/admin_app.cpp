@@ -28,6 +28,7 @@
 #include "admin/store/console_repository.hpp"
 #include "admin/store/group_repository.hpp"
 #include "admin/store/job_repository.hpp"
+#include "admin/store/log_partitions.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_pool.hpp"
@@ -220,6 +221,8 @@ void AdminApp::Start() {
       const auto report = ApplyMigrations(*conn, BuiltInMigrations(), clock_.NowMs());
       spdlog::info("database schema at version {} ({} migration(s) applied now)", report.schema_version,
                    report.applied);
+      // The days of fires the scheduler is about to write (the report monitor keeps them two days ahead).
+      log_partitions::Ensure(*conn, clock_.NowMs());
       if (const int before = ResizeSchedulePartitions(*conn, config_.schedule_partitions);
           before != config_.schedule_partitions) {
         spdlog::info("schedule partitions: {} (were {})", config_.schedule_partitions, before);

@@ -81,6 +81,8 @@ void TriggerPools::Dispatch(std::vector<Fire> fires) {
   for (auto& f : rejected) {
     TriggerResult r;
     r.log_id = f.log_id;
+    r.scheduled_ms = f.scheduled_ms;
+    r.type = f.type;
     r.trigger_ms = now;
     r.trigger_code = xxljob::kCodeFail;
     r.trigger_msg =

@@ -100,14 +100,21 @@ void TriggerService::Trigger(const Fire& fire) {
     }
     // Expanded before (a recovered fire): fall through and send it as the shard it is.
   }
-  std::string msg = fmt::format(
-      "Trigger type: {}\nAdmin: {}\nRegistry type: {}\nAddresses: {}\nRoute strategy: {}{}\nBlock strategy: "
-      "{}\n"
-      "Timeout: {} s\nRetries left: {}\n>>>>>>>>>>> Trigger <<<<<<<<<<<\n",
-      Title(fire.type), settings_.node_id, ToString(group->address_type), JoinAddresses(addresses),
-      ToString(job->route_strategy),
-      fire.shard_total > 1 ? fmt::format(" ({}/{})", fire.shard_index, fire.shard_total) : "",
-      ToString(job->block_strategy), job->timeout_s, result.retry_count);
+  // What the trigger met (route notes, failures); the full context is written only for a fire that failed:
+  // a sent fire's row records where it went in one line (the same facts are in its columns), which keeps
+  // the row small enough for its updates to stay HOT (sql/005_fire_tables.sql).
+  std::string msg;
+  const auto shard =
+      fire.shard_total > 1 ? fmt::format(" ({}/{})", fire.shard_index, fire.shard_total) : std::string();
+  const auto context = [&] {
+    return fmt::format(
+        "Trigger type: {}\nAdmin: {}\nRegistry type: {}\nAddresses: {}\nRoute strategy: {}{}\nBlock "
+        "strategy: "
+        "{}\nTimeout: {} s\nRetries left: {}\n>>>>>>>>>>> Trigger <<<<<<<<<<<\n",
+        Title(fire.type), settings_.node_id, ToString(group->address_type), JoinAddresses(addresses),
+        ToString(job->route_strategy), shard, ToString(job->block_strategy), job->timeout_s,
+        result.retry_count);
+  };
 
   std::optional<std::string> address;
   if (addresses.empty()) {
@@ -153,6 +160,15 @@ void TriggerService::Trigger(const Fire& fire) {
     result.executor_address = *address;
     result.trigger_code = env.code;
     msg += fire.unsent_notes;
+    if (env.code == xxljob::kCodeSuccess) {
+      result.trigger_msg = fmt::format("{} fire sent by {} to {} ({}{}), code 200{}{}\n{}", Title(fire.type),
+                                       settings_.node_id, *address, ToString(job->route_strategy), shard,
+                                       env.msg && !env.msg->empty() ? ": " : "", env.msg.value_or(""), msg);
+      while (!result.trigger_msg.empty() && result.trigger_msg.back() == '\n')
+        result.trigger_msg.pop_back();
+      recorder_.Record(std::move(result));
+      return;
+    }
     msg += fmt::format("address: {}\ncode: {}\nmsg: {}", *address, env.code, env.msg.value_or(""));
     if (reply.delivery == ExecutorClient::Delivery::kNotSent) {
       msg += fmt::format(
@@ -162,7 +178,7 @@ void TriggerService::Trigger(const Fire& fire) {
       msg += "\nnot sent again (the executor may have run it): the job's retry rules apply";
     }
   }
-  result.trigger_msg = std::move(msg);
+  result.trigger_msg = context() + msg;
   recorder_.Record(std::move(result));
 }
 

@@ -44,17 +44,34 @@ bool CallbackService::Authorized(std::span<const xxljob::HandleCallbackParam> ca
   return WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::read_transaction tx(conn);
     // A log id no fire has needs the global token like any other: otherwise a wrong token would be
-    // refused only for ids that exist, telling a caller without the token which ones do.
+    // refused only for ids that exist, telling a caller without the token which ones do. Open fires are
+    // found in fire_open; the others (a repeated callback, say) by id in every partition of job_log.
     std::set<std::int64_t> unknown(ids.begin(), ids.end());
-    for (const auto& r : tx.exec_params(R"sql(
-           SELECT l.id, g.access_token FROM job_log l JOIN job_group g ON g.id = l.group_id
-            WHERE l.id = ANY($1::bigint[])
-         )sql",
-                                        PgArray<std::int64_t>(ids))) {
-      unknown.erase(r["id"].as<std::int64_t>());
-      const std::string expected =
-          r["access_token"].is_null() ? global_token : r["access_token"].as<std::string>();
-      if (!xxljob::TokenMatches(token, expected)) return false;
+    const auto check = [&](const pqxx::result& rows) {
+      for (const auto& r : rows) {
+        unknown.erase(r["id"].as<std::int64_t>());
+        const std::string expected =
+            r["access_token"].is_null() ? global_token : r["access_token"].as<std::string>();
+        if (!xxljob::TokenMatches(token, expected)) return false;
+      }
+      return true;
+    };
+    if (!check(tx.exec_params(R"sql(
+          SELECT o.log_id AS id, g.access_token FROM fire_open o JOIN job_group g ON g.id = o.group_id
+           WHERE o.log_id = ANY($1::bigint[])
+        )sql",
+                              PgArray<std::int64_t>(ids)))) {
+      return false;
+    }
+    if (!unknown.empty()) {
+      const std::vector<std::int64_t> rest(unknown.begin(), unknown.end());
+      if (!check(tx.exec_params(R"sql(
+            SELECT l.id, g.access_token FROM job_log l JOIN job_group g ON g.id = l.group_id
+             WHERE l.id = ANY($1::bigint[])
+          )sql",
+                                PgArray<std::int64_t>(rest)))) {
+        return false;
+      }
     }
     return unknown.empty() || xxljob::TokenMatches(token, global_token);
   });
@@ -84,11 +101,11 @@ CallbackService::Outcome CallbackService::Handle(std::span<const xxljob::HandleC
     const auto done = fire_log::RecordHandleResults(tx, results, now);
     out.recorded = static_cast<int>(done.size());
     out.ignored += static_cast<int>(latest.size() - done.size());
-    std::vector<std::int64_t> succeeded;
+    std::vector<fire_log::HandledFire> succeeded;
     std::vector<int> finished_jobs;
     for (const auto& d : done) {
       finished_jobs.push_back(d.job_id);
-      if (d.handle_code == xxljob::kCodeSuccess) succeeded.push_back(d.log_id);
+      if (d.handle_code == xxljob::kCodeSuccess) succeeded.push_back(d);
     }
     ResumeFixDelayJobs(tx, finished_jobs, now);
     children = fire_log::InsertChildren(tx, succeeded, node_id_, now);

@@ -55,9 +55,9 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
 
   WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);
-    // An admin that died while alarming leaves -1 behind: give up on those alarms.
+    // An admin that died while alarming leaves its claims behind: give up on those alarms.
     fire_log::AbandonStuckAlarms(tx, now - kStuckAlarmMs);
-    claimed = fire_log::ClaimFailed(tx, settings_.batch);
+    claimed = fire_log::ClaimFailed(tx, settings_.node_id, now, settings_.batch);
     retried.assign(claimed.size(), false);
     std::vector<fire_log::PlannedRetry> planned;
     std::vector<std::chrono::milliseconds> delays;

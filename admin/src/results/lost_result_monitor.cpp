@@ -34,10 +34,10 @@ int LostResultMonitor::RunOnce() {
     pqxx::read_transaction tx(conn);
     std::vector<Candidate> out;
     for (const auto& r : tx.exec_params(R"sql(
-           SELECT l.id, l.executor_address, g.app_name, g.address_type, g.access_token
-             FROM job_log l JOIN job_group g ON g.id = l.group_id
-            WHERE l.status = 'RUNNING' AND l.trigger_ms <= $1
-            ORDER BY l.id LIMIT 1000
+           SELECT o.log_id AS id, o.executor_address, g.app_name, g.address_type, g.access_token
+             FROM fire_open o JOIN job_group g ON g.id = o.group_id
+            WHERE o.trigger_ms > 0 AND o.trigger_ms <= $1
+            ORDER BY o.log_id LIMIT 1000
          )sql",
                                         now - lost_after_.count())) {
       out.push_back({r["id"].as<std::int64_t>(), r["executor_address"].as<std::string>(),

@@ -2,13 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "admin/store/fire_log.hpp"
+#include "admin/store/log_partitions.hpp"
 #include "store/pg_util.hpp"
 
 namespace cronwheel::admin {
 namespace {
 
-constexpr std::int64_t kDayMs = 86'400'000;
+constexpr std::int64_t kDayMs = log_partitions::kDayMs;
 constexpr int kRetentionBatch = 1000;
 
 }  // namespace
@@ -16,14 +16,15 @@ constexpr int kRetentionBatch = 1000;
 ReportMonitor::ReportMonitor(ringwheel::Clock& clock, PgPool& pool, int retention_days)
     : clock_(clock), pool_(pool), retention_days_(retention_days) {}
 
-std::int64_t ReportMonitor::RunOnce() {
+log_partitions::Dropped ReportMonitor::RunOnce() {
   const auto now = clock_.NowMs();
+  EnsurePartitions(now);
   UpdateReport(now);
   if (last_retention_ms_ < 0 || now - last_retention_ms_ >= kDayMs) {
     last_retention_ms_ = now;
     return ApplyRetention(now);
   }
-  return 0;
+  return {};
 }
 
 void ReportMonitor::UpdateReport(std::int64_t now_ms) {
@@ -49,22 +50,21 @@ void ReportMonitor::UpdateReport(std::int64_t now_ms) {
   });
 }
 
-std::int64_t ReportMonitor::ApplyRetention(std::int64_t now_ms) {
-  if (retention_days_ < 3) return 0;
+log_partitions::Dropped ReportMonitor::ApplyRetention(std::int64_t now_ms) {
+  if (retention_days_ < 3) return {};
   const auto cutoff = now_ms - now_ms % kDayMs - static_cast<std::int64_t>(retention_days_) * kDayMs;
-  std::int64_t total = 0;
-  for (;;) {
-    const auto n = WithConnection(pool_, [&](pqxx::connection& conn) {
-      pqxx::work tx(conn);
-      const auto deleted = fire_log::DeleteScheduledBefore(tx, cutoff, kRetentionBatch);
-      tx.commit();
-      return deleted;
-    });
-    total += n;
-    if (n < kRetentionBatch) break;
+  const auto dropped = WithConnection(pool_, [&](pqxx::connection& conn) {
+    return log_partitions::DropBefore(conn, cutoff, kRetentionBatch);
+  });
+  if (dropped.partitions > 0 || dropped.default_rows > 0) {
+    spdlog::info("log retention: dropped {} day(s) of fires and deleted {} other fire(s) older than {} days",
+                 dropped.partitions, dropped.default_rows, retention_days_);
   }
-  if (total > 0) spdlog::info("log retention: deleted {} fire(s) older than {} days", total, retention_days_);
-  return total;
+  return dropped;
+}
+
+void ReportMonitor::EnsurePartitions(std::int64_t now_ms) {
+  WithConnection(pool_, [&](pqxx::connection& conn) { log_partitions::Ensure(conn, now_ms); });
 }
 
 }  // namespace cronwheel::admin

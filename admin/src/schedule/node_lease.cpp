@@ -157,7 +157,7 @@ void NodeLease::Recover() {
       tx.exec_params(R"sql(
         DELETE FROM admin_node n
          WHERE n.node_id = $1 AND n.lease_until_ms < $2
-           AND NOT EXISTS (SELECT 1 FROM job_log WHERE owner_node = $1 AND trigger_code = 0 AND NOT skipped)
+           AND NOT EXISTS (SELECT 1 FROM fire_open WHERE owner_node = $1 AND trigger_ms = 0)
       )sql",
                      node, now - 60'000);
       tx.commit();

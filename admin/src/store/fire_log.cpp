@@ -47,12 +47,17 @@ std::vector<CommittedFire> InsertPlanned(pqxx::transaction_base& tx, std::span<c
                     {"n", f.note}});
   }
   const auto inserted = tx.exec_params(R"sql(
-    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, skipped, trigger_msg,
-                         created_ms)
-    SELECT v.j, v.g, v.t, v.s, $2, v.k, v.n, $3
-      FROM json_to_recordset($1::json) AS v(j int, g int, t text, s bigint, k boolean, n text)
-    ON CONFLICT (job_id, scheduled_ms, shard_index) WHERE trigger_type IN ('CRON', 'MISFIRE') DO NOTHING
-    RETURNING id, job_id, scheduled_ms, trigger_type, skipped
+    WITH ins AS (
+      INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, skipped, trigger_msg,
+                           created_ms)
+      SELECT v.j, v.g, v.t, v.s, $2, v.k, v.n, $3
+        FROM json_to_recordset($1::json) AS v(j int, g int, t text, s bigint, k boolean, n text)
+      ON CONFLICT (job_id, scheduled_ms, shard_index) WHERE trigger_type IN ('CRON', 'MISFIRE') DO NOTHING
+      RETURNING id, job_id, group_id, scheduled_ms, trigger_type, skipped),
+    open AS (
+      INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node)
+      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $2 FROM ins WHERE NOT skipped)
+    SELECT id, job_id, scheduled_ms, trigger_type, skipped FROM ins
   )sql",
                                        Rows(rows), std::string(node_id), now_ms);
   std::vector<CommittedFire> out;
@@ -70,22 +75,26 @@ std::vector<CommittedFire> InsertPlanned(pqxx::transaction_base& tx, std::span<c
 std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::string_view node_id,
                                           std::span<const std::int64_t> log_ids, std::int64_t now_ms) {
   if (log_ids.empty()) return {};
-  return Claimed(tx.exec_params(fmt::format(R"sql(
-    UPDATE job_log l SET dispatch_ms = $3 FROM job j
-     WHERE l.id = ANY($1::bigint[]) AND l.owner_node = $2 AND l.trigger_code = 0 AND l.dispatch_ms = 0
-       AND NOT l.skipped AND j.id = l.job_id
-    RETURNING {}
+  // Only fire_open is written: the claim is a HOT update of a small table.
+  return Claimed(tx.exec_params(R"sql(
+    UPDATE fire_open o SET dispatch_ms = $3 FROM job j
+     WHERE o.log_id = ANY($1::bigint[]) AND o.owner_node = $2 AND o.dispatch_ms = 0 AND o.trigger_ms = 0
+       AND j.id = o.job_id
+    RETURNING o.log_id AS id, o.job_id, o.scheduled_ms, o.trigger_type, j.misfire_strategy,
+              '' AS executor_param, 0 AS retry_count, 0 AS shard_index, 1 AS shard_total
   )sql",
-                                            kClaimedColumns),
                                 PgArray(log_ids), std::string(node_id), now_ms));
 }
 
 void MarkSkipped(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::string_view note) {
   if (log_ids.empty()) return;
   tx.exec_params(R"sql(
-    UPDATE job_log SET skipped = true,
-           trigger_msg = CASE WHEN trigger_msg = '' THEN $2 ELSE trigger_msg || E'\n' || $2 END
-     WHERE id = ANY($1::bigint[]) AND trigger_code = 0
+    WITH o AS (DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) AND trigger_ms = 0
+               RETURNING log_id, scheduled_ms)
+    UPDATE job_log l SET skipped = true,
+           trigger_msg = CASE WHEN l.trigger_msg = '' THEN $2 ELSE l.trigger_msg || E'\n' || $2 END
+      FROM o
+     WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.trigger_code = 0
   )sql",
                  PgArray(log_ids), std::string(note));
 }
@@ -94,21 +103,31 @@ std::vector<std::int64_t> CreateShards(pqxx::transaction_base& tx, std::int64_t 
                                        std::string_view node_id, std::int64_t now_ms) {
   std::vector<std::int64_t> ids{base_log_id};
   const auto base = tx.exec_params(R"sql(
-    UPDATE job_log SET shard_total = $2 WHERE id = $1 AND shard_total = 1 AND shard_index = 0 RETURNING id
+    UPDATE job_log l SET shard_total = $2 FROM fire_open o
+     WHERE o.log_id = $1 AND l.id = $1 AND l.scheduled_ms = o.scheduled_ms
+       AND l.shard_total = 1 AND l.shard_index = 0
+    RETURNING l.scheduled_ms
   )sql",
                                    base_log_id, total);
   if (base.empty()) return ids;  // expanded before
+  // The other shards are written already claimed for sending (by node_id), and open.
   const auto rows = tx.exec_params(R"sql(
-    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, dispatch_ms, executor_param,
-                         shard_index, shard_total, retry_count, parent_log_id, created_ms)
-    SELECT b.job_id, b.group_id, b.trigger_type, b.scheduled_ms, $3, $4, b.executor_param, i, $2,
-           b.retry_count, b.parent_log_id, $4
-      FROM job_log b CROSS JOIN generate_series(1, $2 - 1) AS i
-     WHERE b.id = $1
-     ORDER BY i
-    RETURNING id, shard_index
+    WITH ins AS (
+      INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, dispatch_ms, executor_param,
+                           shard_index, shard_total, retry_count, parent_log_id, created_ms)
+      SELECT b.job_id, b.group_id, b.trigger_type, b.scheduled_ms, $3, $4, b.executor_param, i, $2,
+             b.retry_count, b.parent_log_id, $4
+        FROM job_log b CROSS JOIN generate_series(1, $2 - 1) AS i
+       WHERE b.id = $1 AND b.scheduled_ms = $5
+       ORDER BY i
+      RETURNING id, job_id, group_id, scheduled_ms, trigger_type, shard_index),
+    open AS (
+      INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node, dispatch_ms)
+      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $3, $4 FROM ins)
+    SELECT id, shard_index FROM ins
   )sql",
-                                   base_log_id, total, std::string(node_id), now_ms);
+                                   base_log_id, total, std::string(node_id), now_ms,
+                                   base[0]["scheduled_ms"].as<std::int64_t>());
   ids.resize(static_cast<std::size_t>(total), 0);
   for (const auto& r : rows)
     ids[r["shard_index"].as<std::size_t>()] = r["id"].as<std::int64_t>();
@@ -123,15 +142,21 @@ std::vector<ClaimedFire> ReOwn(pqxx::transaction_base& tx, std::string_view new_
   // now is taken on the next round). This node's own rows at start are waited for: nobody else will ever
   // take them, so one skipped because a dead process's transaction still locked it would be stranded.
   // ($2 is always bound: a parameter PostgreSQL cannot type is an error.)
+  // An open fire not yet accepted by an executor (trigger_ms 0) has no trigger result and no callback: a
+  // callback or a failed trigger closes it (deletes its fire_open row).
   const char* who = whose == Owner::kHandedOver ? "owner_node IS NULL AND $2::text = ''" : "owner_node = $2";
   const char* locking = whose == Owner::kSelf ? "FOR UPDATE" : "FOR UPDATE SKIP LOCKED";
   return Claimed(tx.exec_params(fmt::format(R"sql(
-    UPDATE job_log l SET owner_node = $1, dispatch_ms = 0 FROM job j
-     WHERE l.id IN (SELECT id FROM job_log
-                     WHERE {} AND trigger_code = 0 AND handle_code = 0 AND NOT skipped
-                     ORDER BY id LIMIT $3 {})
-       AND j.id = l.job_id
-    RETURNING {}
+    WITH o AS (
+      UPDATE fire_open SET owner_node = $1, dispatch_ms = 0
+       WHERE log_id IN (SELECT log_id FROM fire_open WHERE {} AND trigger_ms = 0
+                         ORDER BY log_id LIMIT $3 {})
+      RETURNING log_id, scheduled_ms),
+    l AS (
+      UPDATE job_log l SET owner_node = $1, dispatch_ms = 0 FROM o
+       WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
+      RETURNING l.*)
+    SELECT {} FROM l JOIN job j ON j.id = l.job_id ORDER BY l.id
   )sql",
                                             who, locking, kClaimedColumns),
                                 std::string(new_owner), std::string(owner), limit));
@@ -141,9 +166,12 @@ std::size_t HandOver(pqxx::transaction_base& tx, std::string_view node_id,
                      std::span<const std::int64_t> log_ids) {
   return tx
       .exec_params(R"sql(
-    UPDATE job_log SET owner_node = NULL, dispatch_ms = 0
-     WHERE owner_node = $1 AND trigger_code = 0 AND handle_code = 0 AND NOT skipped
-       AND (dispatch_ms = 0 OR id = ANY($2::bigint[]))
+    WITH o AS (
+      UPDATE fire_open SET owner_node = NULL, dispatch_ms = 0
+       WHERE owner_node = $1 AND trigger_ms = 0 AND (dispatch_ms = 0 OR log_id = ANY($2::bigint[]))
+      RETURNING log_id, scheduled_ms)
+    UPDATE job_log l SET owner_node = NULL, dispatch_ms = 0 FROM o
+     WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
   )sql",
                    std::string(node_id), PgArray(log_ids))
       .affected_rows();
@@ -161,6 +189,7 @@ void RecordTriggerResults(pqxx::transaction_base& tx, std::span<const TriggerRes
   json rows = json::array();
   for (const auto* r : sorted) {
     rows.push_back({{"i", r->log_id},
+                    {"s", r->scheduled_ms},
                     {"t", r->trigger_ms},
                     {"c", r->trigger_code},
                     {"m", r->trigger_msg},
@@ -171,15 +200,32 @@ void RecordTriggerResults(pqxx::transaction_base& tx, std::span<const TriggerRes
                     {"st", r->shard_total},
                     {"r", r->retry_count}});
   }
+  // An accepted fire stays open (it waits for its callback) and records where it runs; a failed trigger
+  // closes it and waits for the failure monitor. job_log's update is HOT: it changes no indexed column.
   tx.exec_params(R"sql(
-    UPDATE job_log l
-       SET trigger_ms = v.t, trigger_code = v.c,
-           trigger_msg = CASE WHEN l.trigger_msg = '' THEN v.m ELSE l.trigger_msg || E'\n' || v.m END,
-           executor_address = v.a, executor_handler = v.h, executor_param = v.p,
-           shard_index = v.si, shard_total = v.st, retry_count = v.r
-      FROM json_to_recordset($1::json)
-           AS v(i bigint, t bigint, c int, m text, a text, h text, p text, si int, st int, r int)
-     WHERE l.id = v.i
+    WITH v AS (
+      SELECT * FROM json_to_recordset($1::json)
+             AS v(i bigint, s bigint, t bigint, c int, m text, a text, h text, p text, si int, st int, r int)),
+    accepted AS (
+      UPDATE fire_open o SET trigger_ms = v.t, executor_address = v.a FROM v
+       WHERE o.log_id = v.i AND v.c = 200
+      RETURNING o.log_id, o.dispatch_ms),
+    failed AS (
+      DELETE FROM fire_open o USING v WHERE o.log_id = v.i AND v.c <> 200
+      RETURNING o.log_id, o.dispatch_ms),
+    l AS (
+      UPDATE job_log l
+         SET trigger_ms = v.t, trigger_code = v.c,
+             trigger_msg = CASE WHEN l.trigger_msg = '' THEN v.m ELSE l.trigger_msg || E'\n' || v.m END,
+             executor_address = v.a, executor_handler = v.h, executor_param = v.p,
+             shard_index = v.si, shard_total = v.st, retry_count = v.r,
+             dispatch_ms = COALESCE(a.dispatch_ms, f.dispatch_ms, l.dispatch_ms)
+        FROM v LEFT JOIN accepted a ON a.log_id = v.i LEFT JOIN failed f ON f.log_id = v.i
+       WHERE l.id = v.i AND l.scheduled_ms = v.s
+      RETURNING l.id, l.scheduled_ms, l.trigger_code, l.handle_code)
+    INSERT INTO fire_alarm (log_id, scheduled_ms)
+    SELECT id, scheduled_ms FROM l WHERE trigger_code <> 200 AND handle_code = 0
+    ON CONFLICT (log_id) DO NOTHING
   )sql",
                  Rows(rows));
 }
@@ -187,16 +233,52 @@ void RecordTriggerResults(pqxx::transaction_base& tx, std::span<const TriggerRes
 std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
                                              std::span<const HandleResult> results, std::int64_t now_ms) {
   if (results.empty()) return {};
-  json rows = json::array();
+  std::vector<std::int64_t> ids;
+  ids.reserve(results.size());
   for (const auto& r : results)
-    rows.push_back({{"i", r.log_id}, {"c", r.handle_code}, {"m", r.handle_msg}});
+    ids.push_back(r.log_id);
+  // Where each fire lives: an open fire is closed here (its instant locates its partition of job_log). A
+  // fire that is not open — its trigger failed although the executor ran it, or the callback repeats one
+  // already recorded — is looked up by id alone, in every partition (rare).
+  std::map<std::int64_t, std::int64_t> instant;
+  for (const auto& r : tx.exec_params(R"sql(
+         DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) RETURNING log_id, scheduled_ms
+       )sql",
+                                      PgArray<std::int64_t>(ids))) {
+    instant[r["log_id"].as<std::int64_t>()] = r["scheduled_ms"].as<std::int64_t>();
+  }
+  if (instant.size() < ids.size()) {
+    std::vector<std::int64_t> missing;
+    for (const auto id : ids) {
+      if (!instant.contains(id)) missing.push_back(id);
+    }
+    for (const auto& r : tx.exec_params(R"sql(
+           SELECT id, scheduled_ms FROM job_log WHERE id = ANY($1::bigint[]) AND handle_code = 0
+         )sql",
+                                        PgArray<std::int64_t>(missing))) {
+      instant[r["id"].as<std::int64_t>()] = r["scheduled_ms"].as<std::int64_t>();
+    }
+  }
+  json rows = json::array();
+  for (const auto& r : results) {
+    if (const auto it = instant.find(r.log_id); it != instant.end()) {
+      rows.push_back({{"i", r.log_id}, {"s", it->second}, {"c", r.handle_code}, {"m", r.handle_msg}});
+    }
+  }
+  if (rows.empty()) return {};
   const auto done = tx.exec_params(R"sql(
-    UPDATE job_log l
-       SET handle_code = v.c, handle_ms = $2,
-           handle_msg = CASE WHEN l.handle_msg = '' THEN v.m ELSE l.handle_msg || E'\n' || v.m END
-      FROM json_to_recordset($1::json) AS v(i bigint, c int, m text)
-     WHERE l.id = v.i AND l.handle_code = 0
-    RETURNING l.id, l.job_id, l.handle_code
+    WITH l AS (
+      UPDATE job_log l
+         SET handle_code = v.c, handle_ms = $2,
+             handle_msg = CASE WHEN l.handle_msg = '' THEN v.m ELSE l.handle_msg || E'\n' || v.m END
+        FROM json_to_recordset($1::json) AS v(i bigint, s bigint, c int, m text)
+       WHERE l.id = v.i AND l.scheduled_ms = v.s AND l.handle_code = 0
+      RETURNING l.id, l.job_id, l.scheduled_ms, l.handle_code),
+    failed AS (
+      INSERT INTO fire_alarm (log_id, scheduled_ms)
+      SELECT id, scheduled_ms FROM l WHERE handle_code <> 200
+      ON CONFLICT (log_id) DO NOTHING)
+    SELECT id, job_id, scheduled_ms, handle_code FROM l ORDER BY id
   )sql",
                                    Rows(rows), now_ms);
   std::vector<HandledFire> out;
@@ -204,39 +286,53 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
   for (const auto& r : done) {
     out.push_back({.log_id = r["id"].as<std::int64_t>(),
                    .job_id = r["job_id"].as<int>(),
+                   .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
                    .handle_code = r["handle_code"].as<int>()});
   }
   return out;
 }
 
-std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const std::int64_t> parent_log_ids,
+std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> parents,
                                  std::string_view node_id, std::int64_t now_ms) {
-  if (parent_log_ids.empty()) return {};
+  if (parents.empty()) return {};
+  json given = json::array();
+  for (const auto& p : parents)
+    given.push_back({{"i", p.log_id}, {"s", p.scheduled_ms}, {"j", p.job_id}});
+  // Only parents whose job has child jobs are looked at (most have none); their ancestry (the PARENT chain
+  // back, to refuse a cycle created by racing edits) follows parent_log_id, by id, only for them.
   const auto created = tx.exec_params(R"sql(
-    WITH RECURSIVE ancestry(origin, log_id, job_id, depth) AS (
-        SELECT l.id, l.id, l.job_id, 0 FROM job_log l WHERE l.id = ANY($1::bigint[])
+    WITH RECURSIVE p AS (
+        SELECT v.i AS id, v.s AS scheduled_ms, pj.child_job_ids
+          FROM json_to_recordset($1::json) AS v(i bigint, s bigint, j int)
+          JOIN job pj ON pj.id = v.j
+         WHERE cardinality(pj.child_job_ids) > 0),
+    ancestry(origin, log_id, job_id, depth) AS (
+        SELECT l.id, l.id, l.job_id, 0 FROM job_log l JOIN p ON l.id = p.id AND l.scheduled_ms = p.scheduled_ms
       UNION ALL
-        SELECT a.origin, p.id, p.job_id, a.depth + 1
+        SELECT a.origin, par.id, par.job_id, a.depth + 1
           FROM ancestry a
           JOIN job_log c ON c.id = a.log_id
-          JOIN job_log p ON p.id = c.parent_log_id
+          JOIN job_log par ON par.id = c.parent_log_id
          WHERE c.trigger_type = 'PARENT' AND a.depth < 64),
     wanted AS (
-      SELECT l.id AS parent_id, child.id AS child_id, child.group_id, child.param, child.retry_count
-        FROM job_log l
-        JOIN job pj ON pj.id = l.job_id
-        CROSS JOIN LATERAL unnest(pj.child_job_ids) AS c(id)
+      SELECT p.id AS parent_id, child.id AS child_id, child.group_id, child.param, child.retry_count
+        FROM p
+        CROSS JOIN LATERAL unnest(p.child_job_ids) AS c(id)
         JOIN job child ON child.id = c.id
-       WHERE l.id = ANY($1::bigint[])
-         AND NOT EXISTS (SELECT 1 FROM ancestry a WHERE a.origin = l.id AND a.job_id = child.id))
-    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
-                         retry_count, parent_log_id, created_ms, trigger_msg)
-    SELECT child_id, group_id, 'PARENT', $2, $3, param, retry_count, parent_id, $2,
-           'Parent job trigger: fire ' || parent_id || ' succeeded'
-      FROM wanted
-    RETURNING id, job_id, executor_param, retry_count, parent_log_id
+       WHERE NOT EXISTS (SELECT 1 FROM ancestry a WHERE a.origin = p.id AND a.job_id = child.id)),
+    ins AS (
+      INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
+                           retry_count, parent_log_id, created_ms, trigger_msg)
+      SELECT child_id, group_id, 'PARENT', $2, $3, param, retry_count, parent_id, $2,
+             'Parent job trigger: fire ' || parent_id || ' succeeded'
+        FROM wanted
+      RETURNING id, job_id, group_id, scheduled_ms, trigger_type, executor_param, retry_count, parent_log_id),
+    open AS (
+      INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node)
+      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $3 FROM ins)
+    SELECT id, job_id, executor_param, retry_count, parent_log_id FROM ins
   )sql",
-                                      PgArray(parent_log_ids), now_ms, std::string(node_id));
+                                      Rows(given), now_ms, std::string(node_id));
   // The note on each parent is built from what the INSERT returned: only parents that got a child are
   // touched. (Finding them with a subquery on job_log.parent_log_id, which has no index, scanned the whole
   // table once per callback batch; docs/performance.md.) Ordered by id, as every batched writer.
@@ -253,18 +349,21 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const std
                                                                   r["job_id"].as<int>());
   }
   if (by_parent.empty()) return children;
+  std::map<std::int64_t, std::int64_t> instant_of;
+  for (const auto& p : parents)
+    instant_of[p.log_id] = p.scheduled_ms;
   json notes = json::array();
   for (auto& [parent, kids] : by_parent) {
     std::sort(kids.begin(), kids.end());
     std::string m = "\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\n";
     for (std::size_t i = 0; i < kids.size(); ++i)
       m += fmt::format("{}child job {}: fire {}", i ? "\n" : "", kids[i].second, kids[i].first);
-    notes.push_back({{"i", parent}, {"m", std::move(m)}});
+    notes.push_back({{"i", parent}, {"s", instant_of[parent]}, {"m", std::move(m)}});
   }
   tx.exec_params(R"sql(
     UPDATE job_log p SET handle_msg = p.handle_msg || v.m
-      FROM json_to_recordset($1::json) AS v(i bigint, m text)
-     WHERE p.id = v.i
+      FROM json_to_recordset($1::json) AS v(i bigint, s bigint, m text)
+     WHERE p.id = v.i AND p.scheduled_ms = v.s
   )sql",
                  Rows(notes));
   return children;
@@ -275,29 +374,45 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const std
 std::size_t AbandonStuckAlarms(pqxx::transaction_base& tx, std::int64_t before_ms) {
   return tx
       .exec_params(R"sql(
-    UPDATE job_log
-       SET alarm_status = 3, handle_msg = handle_msg || E'\nalarm: not sent, the admin sending it stopped'
-     WHERE alarm_status = -1 AND GREATEST(trigger_ms, handle_ms, created_ms) < $1
+    WITH a AS (DELETE FROM fire_alarm WHERE claimed_ms > 0 AND claimed_ms < $1 RETURNING log_id, scheduled_ms)
+    UPDATE job_log l
+       SET alarm_status = 3, handle_msg = l.handle_msg || E'\nalarm: not sent, the admin sending it stopped'
+      FROM a
+     WHERE l.id = a.log_id AND l.scheduled_ms = a.scheduled_ms
   )sql",
                    before_ms)
       .affected_rows();
 }
 
-std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, int limit) {
+std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view node_id, std::int64_t now_ms,
+                                    int limit) {
+  // A queued fire a person killed meanwhile (alarm_status set), or one whose row is gone (its job was
+  // deleted), needs nothing: it leaves the queue.
   const auto rows = tx.exec_params(R"sql(
-    WITH c AS (
-      UPDATE job_log SET alarm_status = -1
-       WHERE id IN (SELECT id FROM job_log WHERE alarm_status = 0 AND status = 'FAILED'
-                     ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING id, job_id, group_id, trigger_type, scheduled_ms, retry_count, executor_param, shard_index,
-                shard_total, trigger_code, trigger_msg, handle_code, handle_msg)
+    WITH pick AS (
+      SELECT log_id, scheduled_ms FROM fire_alarm WHERE claimed_ms = 0
+       ORDER BY log_id LIMIT $1 FOR UPDATE SKIP LOCKED),
+    state AS (
+      SELECT pick.log_id, l.alarm_status
+        FROM pick LEFT JOIN job_log l ON l.id = pick.log_id AND l.scheduled_ms = pick.scheduled_ms),
+    gone AS (
+      DELETE FROM fire_alarm f USING state
+       WHERE f.log_id = state.log_id AND state.alarm_status IS DISTINCT FROM 0),
+    q AS (
+      UPDATE fire_alarm f SET claimed_by = $2, claimed_ms = $3 FROM state
+       WHERE f.log_id = state.log_id AND state.alarm_status = 0
+      RETURNING f.log_id, f.scheduled_ms),
+    c AS (
+      SELECT l.id, l.job_id, l.group_id, l.trigger_type, l.scheduled_ms, l.retry_count, l.executor_param,
+             l.shard_index, l.shard_total, l.trigger_code, l.trigger_msg, l.handle_code, l.handle_msg
+        FROM q JOIN job_log l ON l.id = q.log_id AND l.scheduled_ms = q.scheduled_ms)
     SELECT c.*, j.id IS NOT NULL AS job_exists, j.description, j.retry_count AS job_retry_count,
            j.retry_backoff_s, j.alarm_email, j.alarm_webhook, j.schedule_type, j.schedule_conf, j.time_zone,
            j.enabled, j.next_fire_ms, g.app_name
       FROM c LEFT JOIN job j ON j.id = c.job_id LEFT JOIN job_group g ON g.id = c.group_id
      ORDER BY c.id
   )sql",
-                                   limit);
+                                   limit, std::string(node_id), now_ms);
   std::vector<FailedFire> out;
   out.reserve(rows.size());
   for (const auto& r : rows) {
@@ -350,12 +465,18 @@ std::vector<Fire> InsertRetries(pqxx::transaction_base& tx, std::span<const Plan
                     {"m", r.note}});
   }
   const auto inserted = tx.exec_params(R"sql(
-    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
-                         retry_count, shard_index, shard_total, parent_log_id, trigger_msg, created_ms)
-    SELECT v.j, v.g, 'RETRY', v.s, $2, v.p, v.r, v.si, v.st, v.parent, v.m, $3
-      FROM json_to_recordset($1::json)
-           AS v(j int, g int, s bigint, p text, r int, si int, st int, parent bigint, m text)
-    RETURNING id, job_id, scheduled_ms, executor_param, retry_count, shard_index, shard_total, parent_log_id
+    WITH ins AS (
+      INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
+                           retry_count, shard_index, shard_total, parent_log_id, trigger_msg, created_ms)
+      SELECT v.j, v.g, 'RETRY', v.s, $2, v.p, v.r, v.si, v.st, v.parent, v.m, $3
+        FROM json_to_recordset($1::json)
+             AS v(j int, g int, s bigint, p text, r int, si int, st int, parent bigint, m text)
+      RETURNING id, job_id, group_id, scheduled_ms, trigger_type, executor_param, retry_count, shard_index,
+                shard_total, parent_log_id),
+    open AS (
+      INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node)
+      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $2 FROM ins)
+    SELECT * FROM ins
   )sql",
                                        Rows(rows), std::string(node_id), now_ms);
   // Back in the order given: each retry has its own parent.
@@ -384,13 +505,16 @@ void SetAlarmStatus(pqxx::transaction_base& tx, std::span<const AlarmStatus> sta
   for (const auto& s : statuses)
     rows.push_back({{"i", s.log_id}, {"s", s.status}, {"n", s.note}});
   tx.exec_params(R"sql(
+    WITH v AS (SELECT * FROM json_to_recordset($1::json) AS v(i bigint, s int, n text)),
+    a AS (DELETE FROM fire_alarm f USING v WHERE f.log_id = v.i AND f.claimed_ms > 0
+          RETURNING f.log_id, f.scheduled_ms)
     UPDATE job_log l
        SET alarm_status = v.s,
            handle_msg = CASE WHEN v.n = '' THEN l.handle_msg
                              WHEN l.handle_msg = '' THEN v.n
                              ELSE l.handle_msg || E'\n' || v.n END
-      FROM json_to_recordset($1::json) AS v(i bigint, s int, n text)
-     WHERE l.id = v.i AND l.alarm_status = -1
+      FROM v JOIN a ON a.log_id = v.i
+     WHERE l.id = v.i AND l.scheduled_ms = a.scheduled_ms
   )sql",
                  Rows(rows));
 }
@@ -399,10 +523,15 @@ void MarkLost(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids,
               std::string_view message) {
   if (log_ids.empty()) return;
   tx.exec_params(R"sql(
-    UPDATE job_log
-       SET handle_code = 500, handle_ms = $2,
-           handle_msg = CASE WHEN handle_msg = '' THEN $3 ELSE handle_msg || E'\n' || $3 END
-     WHERE id = ANY($1::bigint[]) AND handle_code = 0
+    WITH o AS (DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) RETURNING log_id, scheduled_ms),
+    l AS (
+      UPDATE job_log l
+         SET handle_code = 500, handle_ms = $2,
+             handle_msg = CASE WHEN l.handle_msg = '' THEN $3 ELSE l.handle_msg || E'\n' || $3 END
+        FROM o
+       WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.handle_code = 0
+      RETURNING l.id, l.scheduled_ms)
+    INSERT INTO fire_alarm (log_id, scheduled_ms) SELECT id, scheduled_ms FROM l ON CONFLICT (log_id) DO NOTHING
   )sql",
                  PgArray(log_ids), now_ms, std::string(message));
 }
@@ -413,10 +542,15 @@ std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id,
                                          const std::optional<std::string>& param, std::string_view node_id,
                                          std::int64_t now_ms) {
   const auto rows = tx.exec_params(R"sql(
-    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
-                         retry_count, created_ms)
-    SELECT id, group_id, $2, $3, $4, COALESCE($5, param), retry_count, $3 FROM job WHERE id = $1
-    RETURNING id
+    WITH ins AS (
+      INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
+                           retry_count, created_ms)
+      SELECT id, group_id, $2, $3, $4, COALESCE($5, param), retry_count, $3 FROM job WHERE id = $1
+      RETURNING id, job_id, group_id, scheduled_ms, trigger_type),
+    open AS (
+      INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node)
+      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $4 FROM ins)
+    SELECT id FROM ins
   )sql",
                                    job_id, std::string(ToString(type)), now_ms, std::string(node_id), param);
   if (rows.empty()) return std::nullopt;
@@ -425,9 +559,11 @@ std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id,
 
 void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {
   tx.exec_params(R"sql(
-    DELETE FROM job_log
-     WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_code = 0 AND dispatch_ms = 0 AND NOT skipped
-       AND scheduled_ms > $2
+    WITH o AS (
+      DELETE FROM fire_open
+       WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms = 0 AND dispatch_ms = 0 AND scheduled_ms > $2
+      RETURNING log_id, scheduled_ms)
+    DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
   )sql",
                  job_id, after_ms);
 }
@@ -436,10 +572,12 @@ bool MarkKilled(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t no
                 std::string_view executor_msg) {
   const auto msg = "Manual operation, kill job: " + std::string(executor_msg.substr(0, 10'000));
   if (tx.exec_params(R"sql(
-    UPDATE job_log
+    WITH o AS (DELETE FROM fire_open WHERE log_id = $1 RETURNING log_id, scheduled_ms)
+    UPDATE job_log l
        SET handle_code = 500, handle_ms = $2, handle_msg = $3,
-           alarm_status = CASE WHEN alarm_status = 0 THEN 1 ELSE alarm_status END
-     WHERE id = $1 AND handle_code = 0
+           alarm_status = CASE WHEN l.alarm_status = 0 THEN 1 ELSE l.alarm_status END
+      FROM o
+     WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.handle_code = 0
   )sql",
                      log_id, now_ms, msg)
           .affected_rows() == 1) {
@@ -448,8 +586,9 @@ bool MarkKilled(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t no
   // The executor's report of the kill (a failed result) can arrive before this statement: the kill
   // still stands, so the fire is not retried or alarmed unless the failure monitor already took it.
   return tx.exec_params(R"sql(
+    WITH queued AS (DELETE FROM fire_alarm WHERE log_id = $1 AND claimed_ms = 0 RETURNING log_id)
     UPDATE job_log
-       SET alarm_status = CASE WHEN alarm_status = 0 THEN 1 ELSE alarm_status END,
+       SET alarm_status = CASE WHEN EXISTS (SELECT 1 FROM queued) THEN 1 ELSE alarm_status END,
            handle_msg = handle_msg || E'\n' || $2
      WHERE id = $1 AND handle_code NOT IN (0, 200)
   )sql",
@@ -469,20 +608,12 @@ std::int64_t DeleteFinished(pqxx::transaction_base& tx, const LogClear& selectio
                             std::pair<std::int64_t, std::int64_t> boundary, int limit) {
   const auto sql = fmt::format(R"sql(
     DELETE FROM job_log
-     WHERE id IN (SELECT id FROM job_log WHERE {} AND (scheduled_ms, id) <= ($1, $2) LIMIT $3)
+     WHERE (id, scheduled_ms) IN (SELECT id, scheduled_ms FROM job_log
+                                   WHERE {} AND (scheduled_ms, id) <= ($1, $2) LIMIT $3)
   )sql",
                                FinishedSelection(tx, selection));
   return static_cast<std::int64_t>(
       tx.exec_params(sql, boundary.first, boundary.second, limit).affected_rows());
-}
-
-std::int64_t DeleteScheduledBefore(pqxx::transaction_base& tx, std::int64_t cutoff_ms, int limit) {
-  return static_cast<std::int64_t>(tx.exec_params(R"sql(
-    DELETE FROM job_log
-     WHERE id IN (SELECT id FROM job_log WHERE scheduled_ms < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
-  )sql",
-                                                  cutoff_ms, limit)
-                                       .affected_rows());
 }
 
 }  // namespace cronwheel::admin::fire_log

@@ -1,14 +1,17 @@
 #pragma once
 // The dashboard's per-day counts and log retention (XXL-JOB's JobLogReportHelper, docs/xxl-job-protocol.md
-// §11), every minute. Per-day counts (UTC days) into log_report for today and the two days before: running =
-// PENDING + RUNNING, success = SUCCESS, failed = FAILED + SKIPPED. Retention, at most once a day (the first
-// at start): deletes fires scheduled before 00:00 UTC of (today - retention days), 1000 rows per
-// transaction, so no lock is held long. Off when retention_days < 3 (XXL-JOB 3.1+).
+// §11), every minute. First the daily partitions of job_log two days ahead (store/log_partitions.hpp). Then
+// per-day counts (UTC days) into log_report for today and the two days before: running = PENDING + RUNNING,
+// success = SUCCESS, failed = FAILED + SKIPPED. Retention, at most once a day (the first at start): drops
+// the days of fires scheduled before 00:00 UTC of (today - retention days), and deletes such fires from the
+// default partition, 1000 rows per transaction, so no lock is held long. Off when retention_days < 3
+// (XXL-JOB 3.1+).
 //
 // Thread-safety: RunOnce is called from one thread at a time.
 
 #include <cstdint>
 
+#include "admin/store/log_partitions.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -17,12 +20,15 @@ namespace cronwheel::admin {
 class ReportMonitor {
  public:
   ReportMonitor(ringwheel::Clock& clock, PgPool& pool, int retention_days);
-  // Updates the report; runs retention when a day has passed since the last time. Returns rows deleted.
-  std::int64_t RunOnce();
+  // Creates the coming days' partitions, updates the report, and runs retention when a day has passed since
+  // the last time. Returns what retention removed.
+  log_partitions::Dropped RunOnce();
   // Recomputes the report rows of the three days ending with the day of now_ms.
   void UpdateReport(std::int64_t now_ms);
-  // Deletes fires older than the retention; returns how many.
-  std::int64_t ApplyRetention(std::int64_t now_ms);
+  // Removes fires older than the retention; returns what it removed.
+  log_partitions::Dropped ApplyRetention(std::int64_t now_ms);
+  // The daily partitions of the day of now_ms and the two after it.
+  void EnsurePartitions(std::int64_t now_ms);
 
  private:
   ringwheel::Clock& clock_;

@@ -1,22 +1,29 @@
 #pragma once
-// The one owner of writes to job_log, the table of fires (one row per fire). Every INSERT, UPDATE and
-// DELETE of job_log in the admin is a function here, so the ownership protocol below is enforced in one
-// place. Each function runs inside the caller's transaction (they combine a job_log write with writes to
-// other tables atomically: the scan advances the job in the same transaction, a callback triggers child
-// jobs in it, the failure monitor writes retries in it).
+// The one owner of writes to the tables of fires (sql/005_fire_tables.sql): job_log (one row per fire,
+// partitioned by day of scheduled_ms, store/log_partitions.hpp), fire_open (the fires not finished) and
+// fire_alarm (failed fires waiting for retry and alarm). Every INSERT, UPDATE and DELETE of them in the admin
+// is a function here, so the ownership protocol below is enforced in one place. Each function runs inside
+// the caller's transaction (they combine these writes with writes to other tables atomically: the scan
+// advances the job in the same transaction, a callback triggers child jobs in it, the failure monitor writes
+// retries in it).
 //
-// Life of a row (sql/001_schema.sql):
-//   InsertPlanned    the scan writes the fire PENDING, owner_node = this admin, in the scan transaction,
-//                    before it enters the time ring (a crash after the commit loses nothing).
-//   ClaimForDispatch the owner marks it as being sent (dispatch_ms) only while it still owns it and it is
-//                    still pending: a fire is sent only if the claim returned it, so an admin wrongly
-//                    declared dead cannot send what another admin has re-owned.
-//   ReOwn            a live admin takes the pending rows of a dead one (FOR UPDATE SKIP LOCKED: two live
-//                    admins never take the same row), and a restarted admin takes back its own; a row with a
-//                    trigger result or a callback is never taken (it was delivered).
-//   RecordTrigger... the trigger result (trigger_code 200 = RUNNING, else FAILED).
-//   RecordHandle...  the executor's callback (handle_code); a row that has one is never re-sent.
-// Writers that touch many rows lock them in id order, so two batched writers never deadlock.
+// Life of a fire:
+//   InsertPlanned    the scan writes the fire PENDING (job_log) and open (fire_open, owner_node = this
+//                    admin), in the scan transaction, before it enters the time ring (a crash after the
+//                    commit loses nothing).
+//   ClaimForDispatch the owner marks it as being sent (fire_open.dispatch_ms) only while it still owns it and
+//                    it has not been accepted: a fire is sent only if the claim returned it, so an admin
+//                    wrongly declared dead cannot send what another admin has re-owned.
+//   ReOwn            a live admin takes the open, unsent fires of a dead one (FOR UPDATE SKIP LOCKED: two
+//                    live admins never take the same one), and a restarted admin takes back its own; a fire
+//                    with a trigger result or a callback is never taken (it was delivered).
+//   RecordTrigger... the trigger result (trigger_code 200 = RUNNING: still open, now with its executor;
+//                    else FAILED: closed and queued in fire_alarm).
+//   RecordHandle...  the executor's callback (handle_code) closes it; a failed result is queued in
+//                    fire_alarm. A fire that has a result is never sent again.
+// Every update of job_log is by (id, scheduled_ms), which names one partition, and changes no column
+// job_log's indexes cover, so it is a HOT update (no index entry written). Writers that touch many rows lock
+// them in id order, so two batched writers never deadlock.
 //
 // Statements are batched: a slice of rows goes as one JSON document through json_to_recordset (libpqxx 6.4
 // cannot bind arrays of composite values), never one statement per row.
@@ -92,23 +99,25 @@ struct HandleResult {
 struct HandledFire {
   std::int64_t log_id = 0;
   int job_id = 0;
+  std::int64_t scheduled_ms = 0;
   int handle_code = 0;
 };
-// Records results on rows that have none yet (a repeated callback changes nothing, XXL-JOB "log repeate
-// callback"). `results` must be sorted by log id. Returns the rows recorded.
+// Records results on fires that have none yet (a repeated callback changes nothing, XXL-JOB "log repeate
+// callback"), closes them and queues the failed ones for the failure monitor. `results` must be sorted by
+// log id. Returns the fires recorded, by log id.
 std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
                                              std::span<const HandleResult> results, std::int64_t now_ms);
 
-// Writes PARENT fires for the child jobs of the succeeded fires `parent_log_ids`, except a child already in
-// the parent's ancestry (a cycle created by racing edits), owned by `node_id` and due now; appends a
-// "Trigger child job" note to each parent that got children. Returns the child fires.
-std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const std::int64_t> parent_log_ids,
+// Writes PARENT fires for the child jobs of the succeeded fires `parents`, except a child already in the
+// parent's ancestry (a cycle created by racing edits), owned by `node_id` and due now; appends a "Trigger
+// child job" note to each parent that got children. Returns the child fires.
+std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> parents,
                                  std::string_view node_id, std::int64_t now_ms);
 
 // --- failures (results/failure_monitor.hpp, results/lost_result_monitor.hpp) ----------------------------
 
-// Gives up alarms an admin claimed (alarm_status -1) and never finished, for fires last touched before
-// `before_ms`: alarm_status 3 with a note. Returns how many.
+// Gives up alarms an admin claimed before `before_ms` and never finished (it stopped): alarm_status 3 with a
+// note, out of the queue. Returns how many.
 std::size_t AbandonStuckAlarms(pqxx::transaction_base& tx, std::int64_t before_ms);
 
 // A failed fire claimed for retry and alarm, with what the failure monitor needs of its job and group
@@ -140,8 +149,10 @@ struct FailedFire {
   std::int64_t job_next_fire_ms = 0;
   std::string app_name;
 };
-// Claims (alarm_status -1) at most `limit` FAILED fires with alarm_status 0, SKIP LOCKED, in id order.
-std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, int limit);
+// Claims for `node_id` at `now_ms` at most `limit` queued failed fires (fire_alarm), SKIP LOCKED, in id
+// order; queued fires a person killed meanwhile, or whose job was deleted, leave the queue instead.
+std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view node_id, std::int64_t now_ms,
+                                    int limit);
 
 // A retry to write for a failed fire.
 struct PlannedRetry {
@@ -159,7 +170,8 @@ struct PlannedRetry {
 std::vector<Fire> InsertRetries(pqxx::transaction_base& tx, std::span<const PlannedRetry> retries,
                                 std::string_view node_id, std::int64_t now_ms);
 
-// Final alarm state of claimed fires: status 1, 2 or 3, and a note appended to handle_msg ("" = none).
+// Final alarm state of claimed fires, which leave the queue: status 1, 2 or 3, and a note appended to
+// handle_msg ("" = none).
 struct AlarmStatus {
   std::int64_t log_id = 0;
   int status = 1;
@@ -167,7 +179,8 @@ struct AlarmStatus {
 };
 void SetAlarmStatus(pqxx::transaction_base& tx, std::span<const AlarmStatus> statuses);
 
-// Records "the executor is gone" on RUNNING fires that still have no result: handle_code 500 and `message`.
+// Records "the executor is gone" on RUNNING fires that still have no result: handle_code 500 and `message`;
+// they are closed and queued for the failure monitor.
 void MarkLost(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::int64_t now_ms,
               std::string_view message);
 
@@ -198,8 +211,5 @@ std::string FinishedSelection(pqxx::transaction_base& tx, const LogClear& select
 // (scheduled_ms, id) = `boundary`, in (scheduled_ms, id) order. Returns how many.
 std::int64_t DeleteFinished(pqxx::transaction_base& tx, const LogClear& selection,
                             std::pair<std::int64_t, std::int64_t> boundary, int limit);
-
-// Retention: deletes at most `limit` fires scheduled before `cutoff_ms` (SKIP LOCKED). Returns how many.
-std::int64_t DeleteScheduledBefore(pqxx::transaction_base& tx, std::int64_t cutoff_ms, int limit);
 
 }  // namespace cronwheel::admin::fire_log
