@@ -2,7 +2,10 @@
 # starts is recorded under its run folder and stopped by bench_stop_all, even when the run fails.
 #
 # Conventions: BENCH_OUT (default bench/out) holds one folder per run; BENCH_PG names the private
-# PostgreSQL instance (scripts/pg --name); BENCH_PG_FAST=1 starts it with fsync off.
+# PostgreSQL instance (scripts/pg --name); BENCH_PG_FAST=1 starts it with fsync off. BENCH_PORT_BASE
+# (default 18000) is where the scripts start looking for free ports (admins from +80, executors from
+# +1990, other helpers from +2500), so two benchmark runs side by side can keep apart; BENCH_PG_PORT_FROM
+# picks the private PostgreSQL's port (first free from there) when it is started here.
 
 BENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH_OUT="${BENCH_OUT:-$BENCH_ROOT/bench/out}"
@@ -10,6 +13,7 @@ BENCH_BIN="${BENCH_BIN:-$BENCH_ROOT/build/release}"
 BENCH_PG="${BENCH_PG:-bench}"
 BENCH_PG_FAST="${BENCH_PG_FAST:-0}"
 BENCH_APP="cronwheel-bench"
+BENCH_PORT_BASE="${BENCH_PORT_BASE:-18000}"
 BENCH_PIDS=()
 BENCH_PG_STARTED=0  # 1 when this run started the private PostgreSQL (bench_cleanup stops it then)
 
@@ -25,15 +29,24 @@ bench_free_port() {
   echo "$p"
 }
 
+# bench_admin_port / bench_executor_port / bench_helper_port: a free port for the next admin, executor
+# (or stand-in) and helper process (fake admin), from BENCH_PORT_BASE.
+bench_admin_port() { bench_free_port $((BENCH_PORT_BASE + 80)); }
+bench_executor_port() { bench_free_port $((BENCH_PORT_BASE + 1990)); }
+bench_helper_port() { bench_free_port $((BENCH_PORT_BASE + 2500)); }
+
 # bench_pg_up: starts (or reuses) the private PostgreSQL; sets BENCH_PG_DSN (database "cronwheel"),
 # BENCH_PG_PORT, BENCH_PG_DATA and BENCH_PG_PID (the postmaster). A server it starts is stopped by
-# bench_cleanup; one that was already running is left running.
+# bench_cleanup; one that was already running is left running. BENCH_PGSS=1 loads pg_stat_statements.
 bench_pg_up() {
-  local args=(up --name "$BENCH_PG")
-  ((BENCH_PG_FAST)) && args+=(--fast)
+  BENCH_PG_ARGS=(up --name "$BENCH_PG")
+  ((BENCH_PG_FAST)) && BENCH_PG_ARGS+=(--fast)
   local running
   running=$("$BENCH_ROOT/scripts/pg" status --name "$BENCH_PG" 2>/dev/null || true)
   [[ "$running" == running* ]] || BENCH_PG_STARTED=1
+  if [[ "$running" != running* ]] && [ -n "${BENCH_PG_PORT_FROM:-}" ]; then
+    BENCH_PG_ARGS+=(--port "$(bench_free_port "$BENCH_PG_PORT_FROM")")
+  fi
   if [[ "$running" == running* ]]; then
     # Restart if the fsync mode differs from what this run asks for.
     local fsync
@@ -42,13 +55,22 @@ bench_pg_up() {
       "$BENCH_ROOT/scripts/pg" down --name "$BENCH_PG"
     fi
   fi
-  BENCH_PG_DSN=$("$BENCH_ROOT/scripts/pg" "${args[@]}")
+  BENCH_PG_DSN=$("$BENCH_ROOT/scripts/pg" "${BENCH_PG_ARGS[@]}")
   BENCH_PG_PORT=$(cat "$BENCH_ROOT/.pg/$BENCH_PG/port")
+  BENCH_PG_ARGS=(up --name "$BENCH_PG" --port "$BENCH_PG_PORT")
+  ((BENCH_PG_FAST)) && BENCH_PG_ARGS+=(--fast)
   BENCH_PG_DATA=$(readlink -f "$BENCH_ROOT/.pg/$BENCH_PG/data")
-  # BENCH_PGSS=1 loads pg_stat_statements (profiling); otherwise it is unloaded, so it costs nothing.
+  bench_pg_pgss "${BENCH_PGSS:-0}"
+}
+
+# bench_pg_pgss <0|1>: loads (1) or unloads (0) pg_stat_statements on the running private server,
+# restarting it when that changes (shared_preload_libraries is read at start only); sets BENCH_PGSS and
+# BENCH_PG_PID. Unloaded it costs nothing; loaded it tracks every statement (profiling).
+bench_pg_pgss() {
+  BENCH_PGSS="$1"
   local loaded want
   loaded=$(bench_pg_super -Atc "SHOW shared_preload_libraries")
-  if ((${BENCH_PGSS:-0})); then want=pg_stat_statements; else want=""; fi
+  if ((BENCH_PGSS)); then want=pg_stat_statements; else want=""; fi
   if [ "$loaded" != "$want" ]; then
     if [ -n "$want" ]; then
       bench_pg_super -qc "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'" >/dev/null
@@ -56,12 +78,15 @@ bench_pg_up() {
       bench_pg_super -qc "ALTER SYSTEM RESET shared_preload_libraries" >/dev/null
     fi
     "$BENCH_ROOT/scripts/pg" down --name "$BENCH_PG"
-    BENCH_PG_DSN=$("$BENCH_ROOT/scripts/pg" "${args[@]}")
+    BENCH_PG_DSN=$("$BENCH_ROOT/scripts/pg" "${BENCH_PG_ARGS[@]}")
   fi
   BENCH_PG_PID=$(head -n1 "$BENCH_PG_DATA/postmaster.pid")
 }
 
 # bench_pgss_reset <database> / bench_pgss_dump <database> <file>: pg_stat_statements (BENCH_PGSS=1).
+# bench_pgss_csv <database> <file>: every statement of the database as CSV (calls, total_exec_time in
+# ms, rows, wal_bytes, wal_records, shared_blks_dirtied, shared_blks_hit, shared_blks_read, query with
+# its white space folded), for bench/tools/pgss_cost.py.
 bench_pgss_reset() {
   ((${BENCH_PGSS:-0})) || return 0
   bench_pg_super -d "$1" -qc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
@@ -73,6 +98,14 @@ bench_pgss_dump() {
       round(mean_exec_time::numeric, 3) AS mean_ms, rows, wal_bytes, left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
     FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
     ORDER BY total_exec_time DESC LIMIT 25" >"$2"
+}
+
+bench_pgss_csv() {
+  ((${BENCH_PGSS:-0})) || return 0
+  bench_pg_super -d "$1" -qc "COPY (SELECT calls, total_exec_time, rows, wal_bytes, wal_records,
+      shared_blks_dirtied, shared_blks_hit, shared_blks_read, regexp_replace(query, '\s+', ' ', 'g') AS query
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time DESC) TO STDOUT CSV HEADER" >"$2"
 }
 
 # bench_fresh_db <name>: drops and creates database <name> on the private server; prints its DSN.
@@ -141,24 +174,80 @@ bench_wait_http() {
   return 1
 }
 
-# bench_start_admin <run dir> <dsn> <port> [extra flags...]: sets BENCH_ADMIN_PID.
+# bench_start_admin <run dir> <dsn> <port> [extra flags...]: one admin, node id bench-admin, log admin.log;
+# sets BENCH_ADMIN_PID.
 bench_start_admin() {
   local dir="$1" dsn="$2" port="$3"; shift 3
-  CRONWHEEL_DSN="$dsn" CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" CRONWHEEL_ADMIN_PASSWORD="$BENCH_ADMIN_PASSWORD" \
-    bench_start admin "$dir" "$BENCH_BIN/admin/cronwheel-admin" --listen "127.0.0.1:$port" \
-    --node-id bench-admin --log-retention-days 0 "$@"
-  BENCH_ADMIN_PID=$(cat "$dir/admin.pid")
-  bench_wait_http "http://127.0.0.1:$port/api/v1/health" 120 || { tail -n 20 "$dir/admin.log" >&2; bench_die "admin did not start"; }
+  bench_start_admin_as admin bench-admin "$dir" "$dsn" "$port" "$@"
 }
 
-# bench_start_executor <run dir> <admin port> <executor port> [extra flags...]: sets BENCH_EXECUTOR_PID.
+# bench_start_admin_as <name> <node id> <run dir> <dsn> <port> [extra flags...]: an admin whose log is
+# <name>.log (several admins on one database need distinct node ids); sets BENCH_ADMIN_PID.
+bench_start_admin_as() {
+  local name="$1" node="$2" dir="$3" dsn="$4" port="$5"; shift 5
+  CRONWHEEL_DSN="$dsn" CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" CRONWHEEL_ADMIN_PASSWORD="$BENCH_ADMIN_PASSWORD" \
+    bench_start "$name" "$dir" "$BENCH_BIN/admin/cronwheel-admin" --listen "127.0.0.1:$port" \
+    --node-id "$node" --log-retention-days 0 "$@"
+  BENCH_ADMIN_PID=$(cat "$dir/$name.pid")
+  bench_wait_http "http://127.0.0.1:$port/api/v1/health" 120 ||
+    { tail -n 20 "$dir/$name.log" >&2; bench_die "$name did not start"; }
+}
+
+# bench_admin_urls <port...>: the admins' base URLs, comma-separated (executors try them in this order).
+bench_admin_urls() {
+  local p out=""
+  for p in "$@"; do out+="${out:+,}http://127.0.0.1:$p"; done
+  echo "$out"
+}
+
+# bench_start_executor <run dir> <admin port | admin URLs> <executor port> [extra flags...]: the
+# cronwheel-executor, log executor.log; sets BENCH_EXECUTOR_PID.
 bench_start_executor() {
-  local dir="$1" aport="$2" eport="$3"; shift 3
+  local dir="$1" admins="$2" eport="$3"; shift 3
+  [[ "$admins" == http* ]] || admins="http://127.0.0.1:$admins"
   mkdir -p "$dir/executor-logs"
   CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" bench_start executor "$dir" "$BENCH_BIN/executor/cronwheel-executor" \
-    --app-name "$BENCH_APP" --admin-addresses "http://127.0.0.1:$aport" --listen "127.0.0.1:$eport" \
+    --app-name "$BENCH_APP" --admin-addresses "$admins" --listen "127.0.0.1:$eport" \
     --log-dir "$dir/executor-logs" --log-retention-days 0 --log-level warn "$@"
   BENCH_EXECUTOR_PID=$(cat "$dir/executor.pid")
+}
+
+# bench_start_stub <run dir> <admin URLs | ""> <port> <server threads> <trace file> [app name] [extra flags...]:
+# the benchmarks' minimal executor, `xxl-stub --minimal` (tests/support/xxl_stub): /run parses the body,
+# writes a run-trace line and queues a success callback, nothing else; callbacks go in batches of up to 100
+# from one thread (like cronwheel-executor's). Listen backlog 4096 (the kernel's SOMAXCONN, as
+# cronwheel-executor's) and the given server threads, so it is not the bottleneck. Log stub.log; sets
+# BENCH_STUB_PID. With admin URLs it registers as <app name> (default $BENCH_APP).
+bench_start_stub() {
+  local dir="$1" admins="$2" port="$3" threads="$4" trace="$5" app="${6:-$BENCH_APP}"
+  shift 5; (($#)) && shift
+  local bin="$BENCH_BIN/tests/support/xxl-stub"
+  [ -x "$bin" ] || bench_die "$bin not built: scripts/build release xxl-stub"
+  local args=(--minimal --host 127.0.0.1 --port "$port" --threads "$threads" --listen-backlog 4096
+    --access-token "$BENCH_TOKEN" --trace-file "$trace")
+  [ -n "$admins" ] && args+=(--admin "$admins" --app-name "$app")
+  bench_start stub "$dir" "$bin" "${args[@]}" "$@"
+  BENCH_STUB_PID=$(cat "$dir/stub.pid")
+  for _ in $(seq 1 100); do
+    grep -q '^listening on' "$dir/stub.log" 2>/dev/null && return 0
+    kill -0 "$BENCH_STUB_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  tail -n 20 "$dir/stub.log" >&2
+  bench_die "xxl-stub did not start"
+}
+
+# bench_metrics <port> <file>: the admin's (or executor's) GET /metrics exposition (loopback is allowed by
+# default).
+bench_metrics() { curl -fsS -m 5 -o "$2" "http://127.0.0.1:$1/metrics" || bench_log "GET /metrics of port $1 failed"; }
+
+# bench_cpu_s <pid>: CPU seconds (user + system, all threads, ended ones included) of a process so far.
+bench_cpu_s() {
+  local s
+  s=$(cat "/proc/$1/stat") || return 1
+  s="${s##*) }"
+  # Fields after the command: state is 1, utime 12, stime 13 (fields 14 and 15 of stat(5)).
+  awk -v tick="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($12 + $13) / tick }' <<<"$s"
 }
 
 # bench_await_registered <dsn>: until the executor's registry row exists (the admin routes to it within
