@@ -55,7 +55,7 @@ command -v wrk >/dev/null || bench_die "wrk is not installed: scripts/setup --be
 out="$BENCH_OUT/executor-cpu"
 rm -rf "$out"; mkdir -p "$out"
 BENCH_TOKEN=$(bench_secret)
-trap 'bench_cleanup' EXIT
+bench_traps
 bench_log "executor-cpu: wrk -t2 -c$connections, ${warmup} s warm-up + ${seconds} s measured per server, $repeat round(s), $jobs job ids, $threads server threads"
 bench_log "machine: $(bench_machine)"
 
@@ -94,7 +94,7 @@ measure() {  # <server: executor|minimal> <round>
   wrk_run "$port" "$warmup" $((window * 1000000000000)) "$out/wrk-$server-r$round-warmup.txt"
   window=$((window + 1))
   local first=$((window * 1000000000000))
-  sleep 0.5
+  bench_sleep 0.5
   local load_start cpu0 fcpu0 t0 stats0
   stats0=$(stats); load_start=$(bench_load)
   cpu0=$(bench_cpu_s "$pid"); fcpu0=$(bench_cpu_s "$fake_pid"); t0=$(bench_now_ms)
@@ -104,10 +104,11 @@ measure() {  # <server: executor|minimal> <round>
     perf record -q -e cpu-clock -F 999 ${BENCH_PERF_CALLGRAPH:-} -p "$pid" -o "$out/perf-$server-r$round.data" \
       -- sleep "$seconds" >"$out/perf-$server-r$round.log" 2>&1 &
     perf_pid=$!
+    bench_track "$perf_pid"
   fi
   wrk_run "$port" "$seconds" "$first" "$out/wrk-$server-r$round.txt"
   local t1; t1=$(bench_now_ms)
-  sleep 0.5
+  bench_sleep 0.5
   local cpu1 fcpu1 t2 stats1 load_end
   cpu1=$(bench_cpu_s "$pid"); fcpu1=$(bench_cpu_s "$fake_pid"); t2=$(bench_now_ms)
   stats1=$(stats); load_end=$(bench_load)

@@ -103,15 +103,13 @@ done
 out="$BENCH_OUT/fire-lag"
 mkdir -p "$out"
 BENCH_TOKEN=$(bench_secret); BENCH_ADMIN_PASSWORD="Bench-$(bench_secret)"
-trap 'bench_cleanup' EXIT
+bench_traps
 BENCH_PGSS="${pgss_modes[0]}"
 bench_pg_up
 fsync=$(psql "$BENCH_PG_DSN" -Atc 'SHOW fsync')
 bench_log "fire-lag: N = $ns; executor ${executors[*]}; admins $admins_list; pg_stat_statements $pgss;" \
   "${seconds} s window after ${warmup} s warm-up, $repeat run(s) each; PostgreSQL fsync=$fsync"
 bench_log "machine: $(bench_machine)"
-
-sleep_until() { sleep "$(python3 -c "print(max(0, ($1 - $(bench_now_ms)) / 1000))")"; }
 
 # one_run <N> <repeat> <executor kind> <admins> <pgss 0|1>
 one_run() {
@@ -158,31 +156,34 @@ one_run() {
   for i in $(seq 0 $((k - 1))); do procs+=("${names[$i]}=${apids[$i]}"); done
   python3 "$BENCH_ROOT/bench/tools/procsample.py" --out "$run/samples.csv" --pg "$BENCH_PG_PID" "${procs[@]}" &
   local sampler=$!
-  (sleep_until "$t0"; bench_pgss_reset "$dbname") &
+  bench_track "$sampler"
+  (bench_sleep_until "$t0"; bench_pgss_reset "$dbname") &
+  bench_track $!
   end=$((t0 + seconds * 1000))
   if ((${BENCH_PERF:-0})); then
     # Profile (software clock: no hardware counters here): the whole machine during the window.
     # shellcheck disable=SC2086
-    (sleep_until "$t0"
+    (bench_sleep_until "$t0"
      exec perf record -q -a ${BENCH_PERF_CALLGRAPH:-} -e cpu-clock -F 499 -o "$run/perf.data" -- sleep "$seconds") \
       >"$run/perf.log" 2>&1 &
+    bench_track $!
   fi
   local load_start load_end opens
-  sleep_until "$t0"
+  bench_sleep_until "$t0"
   for i in $(seq 0 $((k - 1))); do bench_metrics "${aports[$i]}" "$run/metrics-${names[$i]}-start.txt"; done
   load_start=$(bench_load); opens=$(bench_tcp_opens)
   bench_log "N=$n $kind executor, $k admin(s), pg_stat_statements $ss, run $rep:" \
     "window $(date -u -d @$((t0 / 1000)) +%T)..$(date -u -d @$((end / 1000)) +%T) UTC, load $load_start"
-  sleep_until "$end"
+  bench_sleep_until "$end"
   for i in $(seq 0 $((k - 1))); do bench_metrics "${aports[$i]}" "$run/metrics-${names[$i]}-end.txt"; done
-  sleep 0.2
+  bench_sleep 0.2
   load_end=$(bench_load); opens=$(($(bench_tcp_opens) - opens))
   kill -TERM "$sampler"; wait "$sampler" || true
   bench_pgss_dump "$dbname" "$run/pg_stat_statements.txt"
   bench_pgss_csv "$dbname" "$run/pg_stat_statements.csv"
   psql "$dsn" -qc "UPDATE job SET enabled = false" >/dev/null
   # Fires already in the ring (up to the pre-read horizon) are still sent: let them drain.
-  sleep 8
+  bench_sleep 8
   curl -fsS "http://127.0.0.1:${aports[0]}/api/v1/health" >"$run/health.json" || true
   bench_stop "$epid" 60   # SIGTERM flushes the run trace
   for i in $(seq 0 $((k - 1))); do bench_stop "${apids[$i]}" 30; done

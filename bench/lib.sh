@@ -152,14 +152,36 @@ bench_stop_all() {
 }
 
 # bench_cleanup: for `trap bench_cleanup EXIT`: stops the processes this run started, then the private
-# PostgreSQL if this run started it.
+# PostgreSQL if this run started it. Signals are ignored meanwhile, so a second Ctrl-C cannot cut it short.
 bench_cleanup() {
+  trap '' INT TERM HUP
   bench_stop_all
   if ((BENCH_PG_STARTED)); then
     "$BENCH_ROOT/scripts/pg" down --name "$BENCH_PG" >/dev/null 2>&1 || true
     BENCH_PG_STARTED=0
   fi
 }
+
+# bench_traps: bench_cleanup at exit, also on SIGINT, SIGTERM and SIGHUP (bash would otherwise die of
+# SIGTERM without running the EXIT trap, and carry on after a SIGINT sent to it alone). Waits in the
+# scripts use bench_sleep / bench_sleep_until, which a signal interrupts at once.
+bench_traps() {
+  trap bench_cleanup EXIT
+  trap 'bench_log "interrupted (SIGINT): stopping what this run started"; exit 130' INT
+  trap 'bench_log "interrupted (SIGTERM): stopping what this run started"; exit 143' TERM
+  trap 'exit 129' HUP
+}
+
+# bench_sleep <seconds> / bench_sleep_until <epoch ms>: sleeps that a trapped signal interrupts (a
+# foreground sleep would delay the trap until it ends).
+bench_sleep() {
+  sleep "$1" &
+  wait $! || true
+}
+bench_sleep_until() { bench_sleep "$(python3 -c "print(max(0, ($1 - $(bench_now_ms)) / 1000))")"; }
+
+# bench_track <pid>: a helper process (sampler, profiler) that bench_cleanup stops too.
+bench_track() { BENCH_PIDS+=("$1"); }
 
 # bench_tcp_opens: TCP connections opened so far in this network namespace (ActiveOpens of /proc/net/snmp):
 # the difference over a window counts connection set-ups (machine-wide: includes anything else running).
