@@ -45,7 +45,9 @@ bench_log "machine: $(bench_machine)"
 dsn=$(bench_fresh_db cwbench_dispatch)
 aport=$(bench_admin_port); eport=$(bench_executor_port)
 bench_start_admin "$out" "$dsn" "$aport" --executor-connections "$connections" ${BENCH_ADMIN_FLAGS:-}
+aport="$BENCH_ADMIN_PORT"
 bench_start_executor "$out" "$aport" "$eport" --run-trace-file "$out/trace.txt" ${BENCH_EXECUTOR_FLAGS:-}
+eport="$BENCH_EXECUTOR_PORT"
 bench_await_registered "$dsn"
 group=$(bench_add_group "$dsn")
 bench_add_jobs "$dsn" "$group" "$jobs" "0/$period * * * * ?" 0 false

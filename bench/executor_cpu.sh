@@ -61,9 +61,13 @@ bench_log "machine: $(bench_machine)"
 
 # The fake admin.
 fport=$(bench_helper_port)
-bench_start fake-admin "$out" python3 "$BENCH_ROOT/bench/tools/fake_admin.py" --port "$fport"
-fake_pid=$(cat "$out/fake-admin.pid")
-bench_wait_http "http://127.0.0.1:$fport/stats" 30 || { cat "$out/fake-admin.log" >&2; bench_die "the fake admin did not start"; }
+for attempt in 1 2 3 4 5; do
+  bench_start fake-admin "$out" python3 "$BENCH_ROOT/bench/tools/fake_admin.py" --port "$fport"
+  fake_pid=$(cat "$out/fake-admin.pid")
+  bench_listening "$fake_pid" 30 http "http://127.0.0.1:$fport/stats" && break
+  kill -0 "$fake_pid" 2>/dev/null || ((attempt == 5)) || { fport=$(bench_free_port $((fport + 1))); continue; }
+  cat "$out/fake-admin.log" >&2; bench_die "the fake admin did not start"
+done
 admin_url="http://127.0.0.1:$fport"
 
 # The two servers.
@@ -71,13 +75,11 @@ eport=$(bench_executor_port)
 # shellcheck disable=SC2086
 bench_start_executor "$out" "$admin_url" "$eport" --run-trace-file "$out/executor-trace.txt" \
   --server-threads "$threads" ${BENCH_EXECUTOR_FLAGS:-}
-exec_pid="$BENCH_EXECUTOR_PID"
-for _ in $(seq 1 300); do (exec 3<>"/dev/tcp/127.0.0.1/$eport") 2>/dev/null && break; sleep 0.1; done
-(exec 3<>"/dev/tcp/127.0.0.1/$eport") 2>/dev/null || { tail -n 20 "$out/executor.log" >&2; bench_die "the executor did not start"; }
+exec_pid="$BENCH_EXECUTOR_PID" eport="$BENCH_EXECUTOR_PORT"
 sport=$(bench_executor_port)
 # shellcheck disable=SC2086
 bench_start_stub "$out" "$admin_url" "$sport" "$threads" "$out/stub-trace.txt" cronwheel-bench-stub ${BENCH_STUB_FLAGS:-}
-stub_pid="$BENCH_STUB_PID"
+stub_pid="$BENCH_STUB_PID" sport="$BENCH_STUB_PORT"
 
 wrk_run() {  # <port> <seconds> <first logId> <output>
   wrk -t2 -c"$connections" -d"$2s" --timeout 5s -s "$BENCH_ROOT/bench/tools/run.lua" \

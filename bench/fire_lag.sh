@@ -42,7 +42,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-ns="1000 2000 5000 10000"; seconds=60; warmup=5; repeat=1; executors=cronwheel; admins_list=1
+ns="1000 2000 5000 10000"; seconds=60; warmup=5; repeat=1; executor_arg=cronwheel; admins_list=1
 pgss_default=on; [ "${BENCH_PGSS:-1}" = 0 ] && pgss_default=off
 pgss="$pgss_default"; baseline=""; save_baseline=""; admins_given=""
 need() { (($# >= 2)) && [ -n "$2" ] || bench_die "fire_lag.sh: $1 needs a value"; }
@@ -53,7 +53,7 @@ while (($#)); do
     --seconds) need "$@"; seconds="$2"; shift 2 ;;
     --warmup) need "$@"; warmup="$2"; shift 2 ;;
     --repeat) need "$@"; repeat="$2"; shift 2 ;;
-    --executor) need "$@"; executors="$2"; shift 2 ;;
+    --executor) need "$@"; executor_arg="$2"; shift 2 ;;
     --admins) need "$@"; admins_given="--admins"; admins_list="$2"; shift 2 ;;
     --compare-admins) need "$@"; admins_given="--compare-admins"; admins_list="$2"; shift 2 ;;
     --pgss) need "$@"; pgss="$2"; shift 2 ;;
@@ -67,11 +67,11 @@ for n in $ns; do is_count "$n" || bench_die "--n '$ns': each N must be a positiv
 is_count "$seconds" || bench_die "--seconds '$seconds': a positive whole number of seconds"
 [[ "$warmup" =~ ^[0-9]+$ ]] || bench_die "--warmup '$warmup': a whole number of seconds (0 or more)"
 is_count "$repeat" || bench_die "--repeat '$repeat': a positive whole number"
-case "$executors" in
+case "$executor_arg" in
   cronwheel) executors=(cronwheel) ;;
   stub) executors=(stub) ;;
   both) executors=(cronwheel stub) ;;
-  *) bench_die "--executor '$executors': valid are cronwheel, stub, both" ;;
+  *) bench_die "--executor '$executor_arg': valid are cronwheel, stub, both" ;;
 esac
 [ -n "${admins_list// /}" ] || bench_die "$admins_given is empty: give admin counts, e.g. \"1 2 3\""
 for k in $admins_list; do
@@ -102,6 +102,14 @@ done
 
 out="$BENCH_OUT/fire-lag"
 mkdir -p "$out"
+if [ -n "$baseline" ]; then
+  # A copy in the run folder: the run stays self-contained, and a baseline that is this folder's own
+  # results.jsonl (about to be rewritten) still works.
+  baseline_label=$(basename "$baseline" .jsonl)
+  [ "$baseline_label" = results ] && baseline_label="earlier run"
+  cp "$baseline" "$out/baseline.jsonl.tmp" && mv "$out/baseline.jsonl.tmp" "$out/baseline.jsonl"
+  baseline="$out/baseline.jsonl"
+fi
 BENCH_TOKEN=$(bench_secret); BENCH_ADMIN_PASSWORD="Bench-$(bench_secret)"
 bench_traps
 BENCH_PGSS="${pgss_modes[0]}"
@@ -129,7 +137,7 @@ one_run() {
     port=$(bench_admin_port)
     # shellcheck disable=SC2086
     bench_start_admin_as "$name" "$node" "$run" "$dsn" "$port" ${BENCH_ADMIN_FLAGS:-}
-    aports+=("$port"); apids+=("$BENCH_ADMIN_PID"); nodes+=("$node"); names+=("$name")
+    aports+=("$BENCH_ADMIN_PORT"); apids+=("$BENCH_ADMIN_PID"); nodes+=("$node"); names+=("$name")
   done
   local urls eport epid
   urls=$(bench_admin_urls "${aports[@]}")
@@ -211,14 +219,17 @@ one_run() {
     "${admin_args[@]}" "${pgss_args[@]}" --json-out "$out/results.jsonl" | tee "$run/report.txt"
 }
 
+# The folder holds the last invocation: results.jsonl is rewritten, so its run folders go too.
+rm -rf "$out"/n*-r*/
 : >"$out/results.jsonl"
 for rep in $(seq 1 "$repeat"); do
   # Every other round runs the modes in the opposite order, so a drift of the machine's load does not
   # always favour the same one.
-  kinds=("${executors[@]}"); counts=($admins_list); modes=("${pgss_modes[@]}")
+  kinds=("${executors[@]}"); read -ra counts <<<"$admins_list"; modes=("${pgss_modes[@]}")
   if ((rep % 2 == 0)); then
-    kinds=($(printf '%s\n' "${kinds[@]}" | tac)); counts=($(printf '%s\n' "${counts[@]}" | tac))
-    modes=($(printf '%s\n' "${modes[@]}" | tac))
+    mapfile -t kinds < <(printf '%s\n' "${kinds[@]}" | tac)
+    mapfile -t counts < <(printf '%s\n' "${counts[@]}" | tac)
+    mapfile -t modes < <(printf '%s\n' "${modes[@]}" | tac)
   fi
   for ss in "${modes[@]}"; do
     [ "$ss" = "$BENCH_PGSS" ] || bench_pg_pgss "$ss"
@@ -230,7 +241,7 @@ for rep in $(seq 1 "$repeat"); do
   done
 done
 summary_args=("$out/results.jsonl" "$out/summary.tsv")
-[ -n "$baseline" ] && summary_args+=(--baseline "$baseline")
+[ -n "$baseline" ] && summary_args+=(--baseline "$baseline" --baseline-label "$baseline_label")
 python3 "$BENCH_ROOT/bench/tools/fire_lag_summary.py" "${summary_args[@]}" | tee "$out/summary.txt"
 if [ -n "$save_baseline" ]; then
   mkdir -p "$BENCH_ROOT/bench/baselines"

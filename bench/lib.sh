@@ -204,15 +204,41 @@ bench_start_admin() {
 }
 
 # bench_start_admin_as <name> <node id> <run dir> <dsn> <port> [extra flags...]: an admin whose log is
-# <name>.log (several admins on one database need distinct node ids); sets BENCH_ADMIN_PID.
+# <name>.log (several admins on one database need distinct node ids); waits until it answers. Sets
+# BENCH_ADMIN_PID and BENCH_ADMIN_PORT: the port may be a later one than asked for, see bench_listening.
 bench_start_admin_as() {
   local name="$1" node="$2" dir="$3" dsn="$4" port="$5"; shift 5
-  CRONWHEEL_DSN="$dsn" CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" CRONWHEEL_ADMIN_PASSWORD="$BENCH_ADMIN_PASSWORD" \
-    bench_start "$name" "$dir" "$BENCH_BIN/admin/cronwheel-admin" --listen "127.0.0.1:$port" \
-    --node-id "$node" --log-retention-days 0 "$@"
-  BENCH_ADMIN_PID=$(cat "$dir/$name.pid")
-  bench_wait_http "http://127.0.0.1:$port/api/v1/health" 120 ||
-    { tail -n 20 "$dir/$name.log" >&2; bench_die "$name did not start"; }
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    CRONWHEEL_DSN="$dsn" CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" CRONWHEEL_ADMIN_PASSWORD="$BENCH_ADMIN_PASSWORD" \
+      bench_start "$name" "$dir" "$BENCH_BIN/admin/cronwheel-admin" --listen "127.0.0.1:$port" \
+      --node-id "$node" --log-retention-days 0 "$@"
+    BENCH_ADMIN_PID=$(cat "$dir/$name.pid") BENCH_ADMIN_PORT="$port"
+    bench_listening "$BENCH_ADMIN_PID" 120 http "http://127.0.0.1:$port/api/v1/health" && return 0
+    kill -0 "$BENCH_ADMIN_PID" 2>/dev/null && break
+    bench_log "$name could not listen on port $port (attempt $attempt): trying the next free port"
+    port=$(bench_free_port $((port + 1)))
+  done
+  tail -n 20 "$dir/$name.log" >&2
+  bench_die "$name did not start"
+}
+
+# bench_listening <pid> <seconds> http <url> | tcp <port> | log <file> <pattern>: until the process answers
+# (an HTTP 2xx, a TCP connection, a line in its log); 1 at once if it exits, or after <seconds>. Ports are
+# chosen free (bench_free_port), but one in the kernel's ephemeral range (32768-60999 here) can still be
+# taken by a client's socket before the server binds it: the start-up functions then retry on the next.
+bench_listening() {
+  local pid="$1" secs="$2" how="$3"
+  for _ in $(seq 1 $((secs * 10))); do
+    case "$how" in
+      http) curl -fsS -o /dev/null -m 2 "$4" 2>/dev/null && return 0 ;;
+      tcp) (exec 3<>"/dev/tcp/127.0.0.1/$4") 2>/dev/null && return 0 ;;
+      log) grep -q "$5" "$4" 2>/dev/null && return 0 ;;
+    esac
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
 }
 
 # bench_admin_urls <port...>: the admins' base URLs, comma-separated (executors try them in this order).
@@ -223,15 +249,25 @@ bench_admin_urls() {
 }
 
 # bench_start_executor <run dir> <admin port | admin URLs> <executor port> [extra flags...]: the
-# cronwheel-executor, log executor.log; sets BENCH_EXECUTOR_PID.
+# cronwheel-executor, log executor.log; waits until it accepts connections. Sets BENCH_EXECUTOR_PID and
+# BENCH_EXECUTOR_PORT (a later port if the one asked for was taken meanwhile).
 bench_start_executor() {
   local dir="$1" admins="$2" eport="$3"; shift 3
   [[ "$admins" == http* ]] || admins="http://127.0.0.1:$admins"
   mkdir -p "$dir/executor-logs"
-  CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" bench_start executor "$dir" "$BENCH_BIN/executor/cronwheel-executor" \
-    --app-name "$BENCH_APP" --admin-addresses "$admins" --listen "127.0.0.1:$eport" \
-    --log-dir "$dir/executor-logs" --log-retention-days 0 --log-level warn "$@"
-  BENCH_EXECUTOR_PID=$(cat "$dir/executor.pid")
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" bench_start executor "$dir" "$BENCH_BIN/executor/cronwheel-executor" \
+      --app-name "$BENCH_APP" --admin-addresses "$admins" --listen "127.0.0.1:$eport" \
+      --log-dir "$dir/executor-logs" --log-retention-days 0 --log-level warn "$@"
+    BENCH_EXECUTOR_PID=$(cat "$dir/executor.pid") BENCH_EXECUTOR_PORT="$eport"
+    bench_listening "$BENCH_EXECUTOR_PID" 60 tcp "$eport" && return 0
+    kill -0 "$BENCH_EXECUTOR_PID" 2>/dev/null && break
+    bench_log "the executor could not listen on port $eport (attempt $attempt): trying the next free port"
+    eport=$(bench_free_port $((eport + 1)))
+  done
+  tail -n 20 "$dir/executor.log" >&2
+  bench_die "the executor did not start"
 }
 
 # bench_start_stub <run dir> <admin URLs | ""> <port> <server threads> <trace file> [app name] [extra flags...]:
@@ -239,21 +275,25 @@ bench_start_executor() {
 # writes a run-trace line and queues a success callback, nothing else; callbacks go in batches of up to 100
 # from one thread (like cronwheel-executor's). Listen backlog 4096 (the kernel's SOMAXCONN, as
 # cronwheel-executor's) and the given server threads, so it is not the bottleneck. Log stub.log; sets
-# BENCH_STUB_PID. With admin URLs it registers as <app name> (default $BENCH_APP).
+# BENCH_STUB_PID and BENCH_STUB_PORT. With admin URLs it registers as <app name> (default $BENCH_APP).
 bench_start_stub() {
   local dir="$1" admins="$2" port="$3" threads="$4" trace="$5" app="${6:-$BENCH_APP}"
-  shift 5; (($#)) && shift
+  shift 5
+  if (($#)); then shift; fi
   local bin="$BENCH_BIN/tests/support/xxl-stub"
   [ -x "$bin" ] || bench_die "$bin not built: scripts/build release xxl-stub"
-  local args=(--minimal --host 127.0.0.1 --port "$port" --threads "$threads" --listen-backlog 4096
+  local args=(--minimal --host 127.0.0.1 --threads "$threads" --listen-backlog 4096
     --access-token "$BENCH_TOKEN" --trace-file "$trace")
   [ -n "$admins" ] && args+=(--admin "$admins" --app-name "$app")
-  bench_start stub "$dir" "$bin" "${args[@]}" "$@"
-  BENCH_STUB_PID=$(cat "$dir/stub.pid")
-  for _ in $(seq 1 100); do
-    grep -q '^listening on' "$dir/stub.log" 2>/dev/null && return 0
-    kill -0 "$BENCH_STUB_PID" 2>/dev/null || break
-    sleep 0.1
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    : >"$dir/stub.log"
+    bench_start stub "$dir" "$bin" --port "$port" "${args[@]}" "$@"
+    BENCH_STUB_PID=$(cat "$dir/stub.pid") BENCH_STUB_PORT="$port"
+    bench_listening "$BENCH_STUB_PID" 30 log "$dir/stub.log" '^listening on' && return 0
+    kill -0 "$BENCH_STUB_PID" 2>/dev/null && break
+    bench_log "xxl-stub could not listen on port $port (attempt $attempt): trying the next free port"
+    port=$(bench_free_port $((port + 1)))
   done
   tail -n 20 "$dir/stub.log" >&2
   bench_die "xxl-stub did not start"

@@ -14,7 +14,7 @@ set title "cronwheel fire lag: scheduled instant -> executor receives /run (N jo
 set xlabel "N (jobs due at the same instant each second)"
 set ylabel "lag (ms, log scale)"
 set logscale xy
-set xtics (200, 500, 1000, 2000, 5000, 10000, 20000)
+set xtics (100, 200, 500, 1000, 2000, 5000, 10000, 20000)
 set grid
 set key top left
 set autoscale x

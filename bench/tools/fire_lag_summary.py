@@ -178,6 +178,8 @@ def compare_baseline(groups, base_groups, label):
             continue
         print(f"== {title(k, True)} against baseline {label}")
         nb, nr = by_n(base), by_n(runs)
+        if not set(nb) & set(nr):
+            print(f"no N in common (this run: {sorted(nr)}, the baseline: {sorted(nb)})")
         for n in sorted(set(nb) & set(nr)):
             a = {x: med(nr[n], x)[0] for x in COLS}
             b = {x: med(nb[n], x)[0] for x in COLS}
