@@ -124,7 +124,7 @@ def main():
 
     def median_of(server, col):
         v = [r[col] for r in rows if r["server"] == server and r[col] is not None]
-        return statistics.median(v) if v else None
+        return round(statistics.median(v), 1) if v else None
     res = {
         "connections": a.connections, "jobs": a.jobs, "threads": a.threads, "windows": rows,
         "executor_us_per_run_median": median_of("executor", "cpu_us_per_run"),
