@@ -37,21 +37,24 @@ command -v wrk >/dev/null || bench_die "wrk is not installed: scripts/setup --be
 out="$BENCH_OUT/dispatch"
 rm -rf "$out"; mkdir -p "$out"
 BENCH_TOKEN=$(bench_secret); BENCH_ADMIN_PASSWORD="Bench-$(bench_secret)"
-trap 'bench_cleanup' EXIT
+bench_traps
 bench_pg_up
 bench_log "dispatch: $jobs jobs x $bursts bursts every ${period} s against wrk ${wrk_seconds} s, $connections connections"
 bench_log "machine: $(bench_machine)"
 
 dsn=$(bench_fresh_db cwbench_dispatch)
-aport=$(bench_free_port 18080); eport=$(bench_free_port 19990)
+aport=$(bench_admin_port); eport=$(bench_executor_port)
 bench_start_admin "$out" "$dsn" "$aport" --executor-connections "$connections" ${BENCH_ADMIN_FLAGS:-}
+aport="$BENCH_ADMIN_PORT"
 bench_start_executor "$out" "$aport" "$eport" --run-trace-file "$out/trace.txt" ${BENCH_EXECUTOR_FLAGS:-}
+eport="$BENCH_EXECUTOR_PORT"
 bench_await_registered "$dsn"
 group=$(bench_add_group "$dsn")
 bench_add_jobs "$dsn" "$group" "$jobs" "0/$period * * * * ?" 0 false
 python3 "$BENCH_ROOT/bench/tools/procsample.py" --out "$out/samples.csv" --pg "$BENCH_PG_PID" \
   admin="$BENCH_ADMIN_PID" executor="$BENCH_EXECUTOR_PID" &
 sampler=$!
+bench_track "$sampler"
 
 url="http://127.0.0.1:$eport/run"
 wrk_run() {  # <seconds> <first logId> <output>
@@ -60,7 +63,7 @@ wrk_run() {  # <seconds> <first logId> <output>
 }
 bench_log "wrk warm-up (3 s)"
 wrk_run 3 1000000000000 "$out/wrk-warmup.txt"
-sleep 1
+bench_sleep 1
 wrk_load_start=$(bench_load)
 wrk_start=$(bench_now_ms); wrk_opens=$(bench_tcp_opens)
 if ((${BENCH_PERF:-0})); then
@@ -77,20 +80,20 @@ now=$(bench_now_ms)
 first=$(( (now + 8000 + period * 1000 - 1) / (period * 1000) * (period * 1000) ))
 last=$(( first + (bursts - 1) * period * 1000 ))
 psql "$dsn" -qc "UPDATE job SET enabled = true, next_fire_ms = $first" >/dev/null
-sleep "$(python3 -c "print(max(0, ($first - $(bench_now_ms)) / 1000 - 0.5))")"
+bench_sleep_until "$((first - 500))"
 if ((${BENCH_PERF:-0})); then
   # The whole machine during the first burst (admin, executor, PostgreSQL).
   perf record -q -a -e cpu-clock -F 999 ${BENCH_PERF_CALLGRAPH:-} -o "$out/perf-burst.data" -- sleep 3 \
     >"$out/perf-burst.log" 2>&1 &
 fi
-sleep "$(python3 -c "print(max(0, ($first - $(bench_now_ms)) / 1000))")"
+bench_sleep_until "$first"
 admin_load_start=$(bench_load); admin_opens=$(bench_tcp_opens)
 bench_log "admin bursts at $(date -u -d @$((first / 1000)) +%T)..$(date -u -d @$((last / 1000)) +%T) UTC, load $admin_load_start"
 # Disabled just after the last instant, before the pre-read (5 s ahead) reads the next one; then the
 # last burst has the rest of the period to arrive.
-sleep "$(python3 -c "print(max(0, ($last + 300 - $(bench_now_ms)) / 1000))")"
+bench_sleep_until "$((last + 300))"
 psql "$dsn" -qc "UPDATE job SET enabled = false" >/dev/null
-sleep "$(python3 -c "print(max(0, ($last + $period * 1000 - 500 - $(bench_now_ms)) / 1000))")"
+bench_sleep_until "$((last + period * 1000 - 500))"
 admin_load_end=$(bench_load); admin_opens=$(($(bench_tcp_opens) - admin_opens))
 kill -TERM "$sampler"; wait "$sampler" || true
 bench_stop "$BENCH_EXECUTOR_PID" 60   # SIGTERM flushes the run trace

@@ -1,101 +1,257 @@
 #!/usr/bin/env bash
-# fire-lag: N jobs '* * * * * ?' (all due at the same instant every second) on one admin and one
-# cronwheel-executor (noopJobHandler), for a measured window of S seconds after a warm-up. Measures, per
-# scheduled instant, the lag from the instant to the executor receiving /run (the executor's run trace),
-# and reports on-time fraction, p50/p90/p99/max, missed and duplicate fires, CPU and RSS.
+# fire-lag: N jobs '* * * * * ?' (all due at the same instant every second) on K admins sharing one
+# database and one executor, for a measured window of S seconds after a warm-up. Measures, per scheduled
+# instant, the lag from the instant to the executor receiving /run (the executor's run trace), and reports
+# on-time fraction, p50/p90/p99/max, missed and duplicate fires, CPU and RSS, CPU per fire of each process,
+# the database's cost per fire (pg_stat_statements) and, per admin, its scans and the fires it owned.
 #
 #   bench/fire_lag.sh [--n "1000 2000 5000 10000"] [--seconds 60] [--warmup 5] [--repeat 1]
+#                     [--executor cronwheel|stub|both] [--admins 1|2|3] [--compare-admins "1 2 3"]
+#                     [--pgss on|off|both] [--baseline FILE.jsonl] [--save-baseline NAME]
 #
-# Environment: BENCH_ADMIN_FLAGS / BENCH_EXECUTOR_FLAGS add flags to the admin / executor (experiments);
-# BENCH_PERF=1 records `perf record -a -e cpu-clock` over the window into the run folder (with
-# BENCH_PERF_CALLGRAPH="--call-graph dwarf", call stacks too); BENCH_PG_FAST=1 measures on a PostgreSQL
-# without fsync; BENCH_PGSS=1 loads pg_stat_statements and writes the window's top statements to the run
-# folder; BENCH_KEEP_LOGS=1 keeps the executor's job logs.
-# Results: bench/out/fire-lag/results.jsonl (one line per run), summary.tsv, fire-lag.png.
+# --executor       cronwheel (default): cronwheel-executor, noopJobHandler. stub: the admin alone against
+#                  `xxl-stub --minimal` (tests/support/xxl_stub), the benchmark's own minimal executor: /run
+#                  parses the body, writes a trace line and queues a success callback, nothing else.
+#                  both: each N in both modes, one after the other (the order alternates with --repeat).
+# --admins K       K admins (node ids bench-admin-1..K) on the one database; the executor registers with
+#                  and calls back to all of them (tried in order, as XXL-JOB executors do: admin 1 records
+#                  the callbacks while it answers). Each admin keeps its default executor_connections (32);
+#                  the executor gets 32 * K + 32 server threads (at least 64, its default) so K admins'
+#                  connections all get a thread. Default 1.
+# --compare-admins "1 2 3"  runs every N with each of these admin counts (replaces --admins), so the
+#                  per-admin figures stand against one admin measured in the same invocation.
+# --pgss           on: pg_stat_statements is loaded and the window's statements give the database's cost
+#                  per fire; off: not loaded (costs nothing); both: each N with and without (its overhead).
+#                  Default: on (BENCH_PGSS=0 in the environment makes it off).
+# --baseline FILE  an earlier run's results.jsonl (e.g. bench/baselines/<name>.jsonl): the summary compares
+#                  against it and the plot draws it beside this run.
+# --save-baseline NAME  copies this run's results.jsonl to bench/baselines/NAME.jsonl at the end.
+#
+# The stub runs with --threads = the executor's server threads (64 for one admin), --listen-backlog 4096
+# (the executor's backlog, SOMAXCONN), its default keep-alive (100 requests per connection, like the
+# executor's); so neither the accept queue nor its threads limit what the admin can send.
+#
+# Environment: BENCH_ADMIN_FLAGS / BENCH_EXECUTOR_FLAGS / BENCH_STUB_FLAGS add flags to the admins /
+# cronwheel-executor / xxl-stub (experiments); BENCH_PERF=1 records `perf record -a -e cpu-clock` over the
+# window into the run folder (with BENCH_PERF_CALLGRAPH="--call-graph dwarf", call stacks too);
+# BENCH_PG_FAST=1 measures on a PostgreSQL without fsync; BENCH_KEEP_LOGS=1 keeps the executor's job logs;
+# BENCH_BIN runs other binaries (before/after).
+# Results: bench/out/fire-lag/results.jsonl (one line per run; the baseline format), summary.tsv,
+# fire-lag.png, and one folder per run (run trace, job_log export, CPU samples, each admin's /metrics at
+# the window's start and end, pg_stat_statements).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-ns="1000 2000 5000 10000"; seconds=60; warmup=5; repeat=1
+ns="1000 2000 5000 10000"; seconds=60; warmup=5; repeat=1; executor_arg=cronwheel; admins_list=1
+pgss_default=on; [ "${BENCH_PGSS:-1}" = 0 ] && pgss_default=off
+pgss="$pgss_default"; baseline=""; save_baseline=""; admins_given=""
+need() { (($# >= 2)) && [ -n "$2" ] || bench_die "fire_lag.sh: $1 needs a value"; }
+is_count() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 while (($#)); do
   case "$1" in
-    --n) ns="$2"; shift 2 ;;
-    --seconds) seconds="$2"; shift 2 ;;
-    --warmup) warmup="$2"; shift 2 ;;
-    --repeat) repeat="$2"; shift 2 ;;
-    *) bench_die "fire_lag.sh: unknown option $1 (valid: --n, --seconds, --warmup, --repeat)" ;;
+    --n) need "$@"; ns="$2"; shift 2 ;;
+    --seconds) need "$@"; seconds="$2"; shift 2 ;;
+    --warmup) need "$@"; warmup="$2"; shift 2 ;;
+    --repeat) need "$@"; repeat="$2"; shift 2 ;;
+    --executor) need "$@"; executor_arg="$2"; shift 2 ;;
+    --admins) need "$@"; admins_given="--admins"; admins_list="$2"; shift 2 ;;
+    --compare-admins) need "$@"; admins_given="--compare-admins"; admins_list="$2"; shift 2 ;;
+    --pgss) need "$@"; pgss="$2"; shift 2 ;;
+    --baseline) need "$@"; baseline="$2"; shift 2 ;;
+    --save-baseline) need "$@"; save_baseline="$2"; shift 2 ;;
+    *) bench_die "fire_lag.sh: unknown option '$1' (valid: --n --seconds --warmup --repeat --executor --admins --compare-admins --pgss --baseline --save-baseline)" ;;
   esac
+done
+for n in $ns; do is_count "$n" || bench_die "--n '$ns': each N must be a positive whole number"; done
+[ -n "${ns// /}" ] || bench_die "--n is empty: give at least one N, e.g. --n \"1000 2000\""
+is_count "$seconds" || bench_die "--seconds '$seconds': a positive whole number of seconds"
+[[ "$warmup" =~ ^[0-9]+$ ]] || bench_die "--warmup '$warmup': a whole number of seconds (0 or more)"
+is_count "$repeat" || bench_die "--repeat '$repeat': a positive whole number"
+case "$executor_arg" in
+  cronwheel) executors=(cronwheel) ;;
+  stub) executors=(stub) ;;
+  both) executors=(cronwheel stub) ;;
+  *) bench_die "--executor '$executor_arg': valid are cronwheel, stub, both" ;;
+esac
+[ -n "${admins_list// /}" ] || bench_die "$admins_given is empty: give admin counts, e.g. \"1 2 3\""
+for k in $admins_list; do
+  { is_count "$k" && ((k <= 8)); } || bench_die "${admins_given:---admins} '$admins_list': admin counts are 1 to 8"
+done
+[ "$admins_given" = --admins ] && [ "$(wc -w <<<"$admins_list")" -ne 1 ] &&
+  bench_die "--admins '$admins_list': one count (1, 2 or 3); for several use --compare-admins \"1 2 3\""
+case "$pgss" in
+  on) pgss_modes=(1) ;;
+  off) pgss_modes=(0) ;;
+  both) pgss_modes=(1 0) ;;
+  *) bench_die "--pgss '$pgss': valid are on, off, both" ;;
+esac
+if [ -n "$baseline" ]; then
+  [ -s "$baseline" ] || bench_die "--baseline '$baseline': no such file (or empty); give a saved results.jsonl"
+  baseline=$(readlink -f "$baseline")
+fi
+if [ -n "$save_baseline" ]; then
+  [[ "$save_baseline" =~ ^[A-Za-z0-9._-]+$ ]] ||
+    bench_die "--save-baseline '$save_baseline': a file name of letters, digits, '.', '_' and '-'"
+fi
+((${BENCH_CHECK_ONLY:-0})) && exit 0  # scripts/bench checks the options before it builds
+for e in "${executors[@]}"; do
+  if [ "$e" = stub ] && [ ! -x "$BENCH_BIN/tests/support/xxl-stub" ]; then
+    bench_die "$BENCH_BIN/tests/support/xxl-stub not built: scripts/build release xxl-stub"
+  fi
 done
 
 out="$BENCH_OUT/fire-lag"
 mkdir -p "$out"
+if [ -n "$baseline" ]; then
+  # A copy in the run folder: the run stays self-contained, and a baseline that is this folder's own
+  # results.jsonl (about to be rewritten) still works.
+  baseline_label=$(basename "$baseline" .jsonl)
+  [ "$baseline_label" = results ] && baseline_label="earlier run"
+  cp "$baseline" "$out/baseline.jsonl.tmp" && mv "$out/baseline.jsonl.tmp" "$out/baseline.jsonl"
+  baseline="$out/baseline.jsonl"
+fi
 BENCH_TOKEN=$(bench_secret); BENCH_ADMIN_PASSWORD="Bench-$(bench_secret)"
-trap 'bench_cleanup' EXIT
+bench_traps
+BENCH_PGSS="${pgss_modes[0]}"
 bench_pg_up
 fsync=$(psql "$BENCH_PG_DSN" -Atc 'SHOW fsync')
-bench_log "fire-lag: N = $ns, ${seconds} s window after ${warmup} s warm-up, $repeat run(s) each; PostgreSQL fsync=$fsync"
+bench_log "fire-lag: N = $ns; executor ${executors[*]}; admins $admins_list; pg_stat_statements $pgss;" \
+  "${seconds} s window after ${warmup} s warm-up, $repeat run(s) each; PostgreSQL fsync=$fsync"
 bench_log "machine: $(bench_machine)"
 
+# one_run <N> <repeat> <executor kind> <admins> <pgss 0|1>
 one_run() {
-  local n="$1" rep="$2"
-  local run="$out/n$n-r$rep"
+  local n="$1" rep="$2" kind="$3" k="$4" ss="$5"
+  local tag="n$n-$kind-a$k"
+  ((${#pgss_modes[@]} > 1)) && tag+="-pgss$ss"
+  local run="$out/$tag-r$rep"
   rm -rf "$run"; mkdir -p "$run"
-  local dsn aport eport
+  local dsn dbname threads i
   dsn=$(bench_fresh_db cwbench_firelag)
-  aport=$(bench_free_port 18080); eport=$(bench_free_port 19990)
-  # shellcheck disable=SC2086
-  bench_start_admin "$run" "$dsn" "$aport" ${BENCH_ADMIN_FLAGS:-}
-  # shellcheck disable=SC2086
-  bench_start_executor "$run" "$aport" "$eport" --run-trace-file "$run/trace.txt" ${BENCH_EXECUTOR_FLAGS:-}
+  dbname="${dsn##*/}"
+  threads=$((32 * k + 32)); ((threads < 64)) && threads=64
+  local aports=() apids=() nodes=() names=()
+  for i in $(seq 1 "$k"); do
+    local name="admin$i" node="bench-admin-$i" port
+    ((k == 1)) && node=bench-admin
+    port=$(bench_admin_port)
+    # shellcheck disable=SC2086
+    bench_start_admin_as "$name" "$node" "$run" "$dsn" "$port" ${BENCH_ADMIN_FLAGS:-}
+    aports+=("$BENCH_ADMIN_PORT"); apids+=("$BENCH_ADMIN_PID"); nodes+=("$node"); names+=("$name")
+  done
+  local urls eport epid
+  urls=$(bench_admin_urls "${aports[@]}")
+  eport=$(bench_executor_port)
+  if [ "$kind" = cronwheel ]; then
+    local tflags=()
+    ((k > 1)) && tflags=(--server-threads "$threads")
+    # shellcheck disable=SC2086
+    bench_start_executor "$run" "$urls" "$eport" --run-trace-file "$run/trace.txt" "${tflags[@]}" \
+      ${BENCH_EXECUTOR_FLAGS:-}
+    epid="$BENCH_EXECUTOR_PID"
+  else
+    # shellcheck disable=SC2086
+    bench_start_stub "$run" "$urls" "$eport" "$threads" "$run/trace.txt" "$BENCH_APP" ${BENCH_STUB_FLAGS:-}
+    epid="$BENCH_STUB_PID"
+  fi
   bench_await_registered "$dsn"
   local group t0 first end
   group=$(bench_add_group "$dsn")
   t0=$(( ( $(bench_now_ms) + warmup * 1000 + 3000 ) / 1000 * 1000 + 1000 ))
   first=$((t0 - warmup * 1000))
   bench_add_jobs "$dsn" "$group" "$n" '* * * * * ?' "$first"
-  local dbname="${dsn##*/}"
-  python3 "$BENCH_ROOT/bench/tools/procsample.py" --out "$run/samples.csv" --pg "$BENCH_PG_PID" \
-    admin="$BENCH_ADMIN_PID" executor="$BENCH_EXECUTOR_PID" &
+  local procs=(executor="$epid")
+  for i in $(seq 0 $((k - 1))); do procs+=("${names[$i]}=${apids[$i]}"); done
+  python3 "$BENCH_ROOT/bench/tools/procsample.py" --out "$run/samples.csv" --pg "$BENCH_PG_PID" "${procs[@]}" &
   local sampler=$!
-  (sleep "$(python3 -c "print(max(0, ($t0 - $(bench_now_ms)) / 1000))")"; bench_pgss_reset "$dbname") &
+  bench_track "$sampler"
+  (bench_sleep_until "$t0"; bench_pgss_reset "$dbname") &
+  bench_track $!
   end=$((t0 + seconds * 1000))
   if ((${BENCH_PERF:-0})); then
     # Profile (software clock: no hardware counters here): the whole machine during the window.
-    (sleep "$(python3 -c "print(max(0, ($t0 - $(bench_now_ms)) / 1000))")"
+    # shellcheck disable=SC2086
+    (bench_sleep_until "$t0"
      exec perf record -q -a ${BENCH_PERF_CALLGRAPH:-} -e cpu-clock -F 499 -o "$run/perf.data" -- sleep "$seconds") \
       >"$run/perf.log" 2>&1 &
+    bench_track $!
   fi
-  local load_start load_end
-  sleep "$(python3 -c "print(max(0, ($t0 - $(bench_now_ms)) / 1000))")"
-  load_start=$(bench_load); local opens; opens=$(bench_tcp_opens)
-  bench_log "N=$n run $rep: window $(date -u -d @$((t0 / 1000)) +%T)..$(date -u -d @$((end / 1000)) +%T) UTC, load $load_start"
-  sleep "$(python3 -c "print(max(0, ($end - $(bench_now_ms)) / 1000 + 0.2))")"
+  local load_start load_end opens
+  bench_sleep_until "$t0"
+  for i in $(seq 0 $((k - 1))); do bench_metrics "${aports[$i]}" "$run/metrics-${names[$i]}-start.txt"; done
+  load_start=$(bench_load); opens=$(bench_tcp_opens)
+  bench_log "N=$n $kind executor, $k admin(s), pg_stat_statements $ss, run $rep:" \
+    "window $(date -u -d @$((t0 / 1000)) +%T)..$(date -u -d @$((end / 1000)) +%T) UTC, load $load_start"
+  bench_sleep_until "$end"
+  for i in $(seq 0 $((k - 1))); do bench_metrics "${aports[$i]}" "$run/metrics-${names[$i]}-end.txt"; done
+  bench_sleep 0.2
   load_end=$(bench_load); opens=$(($(bench_tcp_opens) - opens))
   kill -TERM "$sampler"; wait "$sampler" || true
   bench_pgss_dump "$dbname" "$run/pg_stat_statements.txt"
+  bench_pgss_csv "$dbname" "$run/pg_stat_statements.csv"
   psql "$dsn" -qc "UPDATE job SET enabled = false" >/dev/null
   # Fires already in the ring (up to the pre-read horizon) are still sent: let them drain.
-  sleep 8
-  curl -fsS "http://127.0.0.1:$aport/api/v1/health" >"$run/health.json" || true
-  bench_stop "$BENCH_EXECUTOR_PID" 60   # SIGTERM flushes the run trace
-  bench_stop "$BENCH_ADMIN_PID" 30
+  bench_sleep 8
+  curl -fsS "http://127.0.0.1:${aports[0]}/api/v1/health" >"$run/health.json" || true
+  bench_stop "$epid" 60   # SIGTERM flushes the run trace
+  for i in $(seq 0 $((k - 1))); do bench_stop "${apids[$i]}" 30; done
   BENCH_PIDS=()
   psql "$dsn" -Atc "SELECT id FROM job ORDER BY id" >"$run/jobs.txt"
-  psql "$dsn" -qc "\\copy (SELECT id, job_id, scheduled_ms, trigger_type, dispatch_ms, trigger_ms, trigger_code
-      FROM job_log WHERE trigger_type = 'CRON' AND scheduled_ms >= $t0 AND scheduled_ms < $end) TO '$run/job_log.csv' CSV HEADER"
+  # owner_node names the admin that wrote the fire (NULL AS owner_node if a schema has no such column).
+  local owner=owner_node
+  [ "$(psql "$dsn" -Atc "SELECT count(*) FROM information_schema.columns
+      WHERE table_name = 'job_log' AND column_name = 'owner_node'")" = 1 ] || owner="NULL AS owner_node"
+  psql "$dsn" -qc "\\copy (SELECT id, job_id, scheduled_ms, trigger_type, dispatch_ms, trigger_ms, trigger_code,
+      $owner FROM job_log WHERE trigger_type = 'CRON' AND scheduled_ms >= $t0 AND scheduled_ms < $end)
+      TO '$run/job_log.csv' CSV HEADER"
   ((${BENCH_KEEP_LOGS:-0})) || rm -rf "$run/executor-logs"
+  local admin_args=()
+  for i in $(seq 0 $((k - 1))); do
+    admin_args+=(--admin "${names[$i]}" "${nodes[$i]}" "$run/metrics-${names[$i]}-start.txt"
+      "$run/metrics-${names[$i]}-end.txt")
+  done
+  local pgss_args=()
+  [ -s "$run/pg_stat_statements.csv" ] && pgss_args=(--pgss-csv "$run/pg_stat_statements.csv")
   python3 "$BENCH_ROOT/bench/tools/fire_lag_report.py" --trace "$run/trace.txt" --log "$run/job_log.csv" \
     --jobs "$run/jobs.txt" --samples "$run/samples.csv" --t0 "$t0" --seconds "$seconds" --n "$n" \
     --label "r$rep fsync=$fsync" --load-start "$load_start" --load-end "$load_end" --tcp-opens "$opens" \
-    --json-out "$out/results.jsonl"
+    --executor-kind "$kind" --executor-threads "$threads" --pgss "$ss" --run-dir "${run#"$BENCH_ROOT"/}" \
+    "${admin_args[@]}" "${pgss_args[@]}" --json-out "$out/results.jsonl" | tee "$run/report.txt"
 }
 
+# The folder holds the last invocation: results.jsonl is rewritten, so its run folders go too.
+rm -rf "$out"/n*-r*/
 : >"$out/results.jsonl"
 for rep in $(seq 1 "$repeat"); do
-  for n in $ns; do one_run "$n" "$rep"; done
+  # Every other round runs the modes in the opposite order, so a drift of the machine's load does not
+  # always favour the same one.
+  kinds=("${executors[@]}"); read -ra counts <<<"$admins_list"; modes=("${pgss_modes[@]}")
+  if ((rep % 2 == 0)); then
+    mapfile -t kinds < <(printf '%s\n' "${kinds[@]}" | tac)
+    mapfile -t counts < <(printf '%s\n' "${counts[@]}" | tac)
+    mapfile -t modes < <(printf '%s\n' "${modes[@]}" | tac)
+  fi
+  for ss in "${modes[@]}"; do
+    [ "$ss" = "$BENCH_PGSS" ] || bench_pg_pgss "$ss"
+    for n in $ns; do
+      for k in "${counts[@]}"; do
+        for kind in "${kinds[@]}"; do one_run "$n" "$rep" "$kind" "$k" "$ss"; done
+      done
+    done
+  done
 done
-python3 "$BENCH_ROOT/bench/tools/fire_lag_summary.py" "$out/results.jsonl" "$out/summary.tsv"
+summary_args=("$out/results.jsonl" "$out/summary.tsv")
+[ -n "$baseline" ] && summary_args+=(--baseline "$baseline" --baseline-label "$baseline_label")
+python3 "$BENCH_ROOT/bench/tools/fire_lag_summary.py" "${summary_args[@]}" | tee "$out/summary.txt"
+if [ -n "$save_baseline" ]; then
+  mkdir -p "$BENCH_ROOT/bench/baselines"
+  cp "$out/results.jsonl" "$BENCH_ROOT/bench/baselines/$save_baseline.jsonl"
+  bench_log "baseline saved: bench/baselines/$save_baseline.jsonl"
+fi
 if command -v gnuplot >/dev/null; then
-  note="$(nproc) cores, admin + PostgreSQL + executor on one machine; ${seconds} s per N; $(date -u +%F)"
-  gnuplot -e "data='$out/summary.tsv'; out='$out/fire-lag.png'; note='$note'" "$BENCH_ROOT/bench/tools/fire_lag.gp" &&
-    bench_log "plot: $out/fire-lag.png"
+  note="$(nproc) cores, admins + PostgreSQL + executor on one machine; ${seconds} s per N; $(date -u +%F)"
+  series=$(awk '/^# series /{print $3; exit}' "$out/summary.tsv")
+  mine=$(awk '/^# series /{print $5; exit}' "$out/summary.tsv")
+  gnuplot -e "data='$out/summary.tsv'; out='$out/fire-lag.png'; note='$note'; nseries=${series:-1}; nmine=${mine:-1}" \
+    "$BENCH_ROOT/bench/tools/fire_lag.gp" && bench_log "plot: $out/fire-lag.png"
 fi

@@ -13,7 +13,7 @@ BENCH_PGSS="${BENCH_PGSS:-1}"
 bin="$BENCH_BIN/bench/admin/bench_pre_read"
 [ -x "$bin" ] || bench_die "$bin not built: scripts/build release bench_pre_read"
 out="$BENCH_OUT/pre-read"; mkdir -p "$out"
-trap 'bench_cleanup' EXIT
+bench_traps
 bench_pg_up
 big=$(bench_fresh_db cwbench_preread)
 ref=$(bench_fresh_db cwbench_preread_ref)
