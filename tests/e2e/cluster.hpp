@@ -44,6 +44,7 @@ class Cluster {
   ChildProcess& admin(int i) { return *admins_.at(static_cast<std::size_t>(i)); }
   ChildProcess& executor(int i) { return *executors_.at(static_cast<std::size_t>(i)); }
   int admin_port(int i) const { return admin_ports_.at(static_cast<std::size_t>(i)); }
+  int admin_count() const { return static_cast<int>(admin_ports_.size()); }
   int executor_port(int i) const { return executor_ports_.at(static_cast<std::size_t>(i)); }
   std::string executor_address(int i) const;
   const std::string& token() const { return token_; }

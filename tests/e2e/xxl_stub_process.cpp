@@ -10,7 +10,9 @@ namespace cwtest {
 
 XxlStub::XxlStub(Cluster& cluster, const std::string& name, Settings settings)
     : cluster_(cluster), port_(FreeTcpPort()), trace_(cluster.dir() / (name + ".trace")) {
-  std::string admin = fmt::format("http://127.0.0.1:{}", cluster.admin_port(0));
+  std::string admin;
+  for (int i = 0; i < cluster.admin_count(); ++i)
+    admin += fmt::format("{}http://127.0.0.1:{}", i ? "," : "", cluster.admin_port(i));
   ChildProcess::Options o;
   o.program = CRONWHEEL_XXL_STUB_BIN;
   o.args = {"--port",
@@ -28,7 +30,7 @@ XxlStub::XxlStub(Cluster& cluster, const std::string& name, Settings settings)
             "--access-token",
             cluster.token(),
             "--app-name",
-            "e2e-app",
+            settings.app_name,
             "--heartbeat-s",
             std::to_string(settings.heartbeat_s),
             "--trace-file",

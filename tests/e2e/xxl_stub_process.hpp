@@ -28,6 +28,7 @@ class XxlStub {
     int keep_alive_timeout_s = 2;
     std::string dedupe = "none";  // "none" or "running" (XXL-JOB's Java executor)
     int heartbeat_s = 2;
+    std::string app_name = "e2e-app";  // the group it registers in
   };
   // One line of the trace: a /run the stub received.
   struct Run {
@@ -37,7 +38,8 @@ class XxlStub {
     std::string outcome;  // accepted, duplicate, refused, invalid
   };
 
-  // Starts stub `name` (its files under the cluster's folder) and waits until the admins list it.
+  // Starts stub `name` (its files under the cluster's folder), registered with every admin of the cluster
+  // (callbacks go to the first that answers), and waits until the registry lists it.
   XxlStub(Cluster& cluster, const std::string& name, Settings settings);
   ~XxlStub();
   XxlStub(const XxlStub&) = delete;

@@ -78,16 +78,14 @@ void HttpExecutorClient::Keep(const std::stop_token& stop) {
     std::vector<std::unique_ptr<httplib::Client>> drop;
     const auto now = clock_.SteadyNow();
     for (auto& [name, origin] : origins_) {
-      if (origin.first_requests.empty() || origin.idle.empty() ||
-          now - *origin.first_requests.begin() <= kFirstRequestStall) {
-        continue;
+      // One idle connection (the least recently used) closed for each stalled first request.
+      while (!origin.idle.empty() && TakeStall(origin, now)) {
+        drop.push_back(std::move(origin.idle.front().client));
+        origin.idle.erase(origin.idle.begin());
+        --origin.open;
+        ++origin.stats.yielded;
       }
-      for (auto& c : origin.idle)
-        drop.push_back(std::move(c.client));
-      origin.stats.yielded += origin.idle.size();
-      origin.open -= origin.idle.size();
       origin.stats.open = origin.open;
-      origin.idle.clear();
     }
     if (!drop.empty()) {
       lock.unlock();
@@ -109,6 +107,17 @@ milliseconds HttpExecutorClient::ReuseLimit(Origin& origin, ringwheel::SteadyTim
   }
   if (!origin.keep_alive) return settings_.max_idle;
   return std::min(settings_.max_idle, *origin.keep_alive * 3 / 4);
+}
+
+bool HttpExecutorClient::TakeStall(Origin& origin, ringwheel::SteadyTime now) {
+  for (auto& [started, compensated] : origin.first_requests) {
+    if (now - started <= kFirstRequestStall) return false;  // ordered by start: the rest are younger
+    if (!compensated) {
+      compensated = true;
+      return true;
+    }
+  }
+  return false;
 }
 
 void HttpExecutorClient::Learn(Origin& origin, milliseconds keep_alive, ringwheel::SteadyTime now) {
@@ -156,7 +165,7 @@ HttpExecutorClient::Lease HttpExecutorClient::Acquire(Origin& origin, const std:
       origin.attempts.pop_front();
     if (origin.open < cap && origin.attempts.size() < kAttemptsPerWindow) {
       origin.attempts.push_back(now);
-      origin.first_requests.insert(now);
+      origin.first_requests.emplace(now, false);
       ++first_requests_;
       first_request_started_.notify_one();
       ++origin.open;
@@ -187,10 +196,9 @@ void HttpExecutorClient::Release(Origin& origin, Lease lease, bool reusable) {
       --first_requests_;
     }
     // A new connection still waiting for its first answer may be queued behind this one at the executor:
-    // close this one rather than pool it, so the executor's thread goes to the waiting connection.
-    const bool yield = !origin.first_requests.empty() &&
-                       clock_.SteadyNow() - *origin.first_requests.begin() > kFirstRequestStall;
-    if (yield && reusable) ++origin.stats.yielded;
+    // close this one rather than pool it (once per stalled request), so the executor's thread goes to it.
+    const bool yield = reusable && TakeStall(origin, clock_.SteadyNow());
+    if (yield) ++origin.stats.yielded;
     if (reusable && !yield && lease.client->is_socket_open()) {
       origin.idle.push_back({std::move(lease.client), clock_.SteadyNow()});
     } else {

@@ -26,11 +26,11 @@
 //    backlog of 5;
 //  * a new connection whose first request has waited more than 20 ms for its answer is taken to wait for a
 //    server thread that the admin's own idle connections hold (a thread-per-connection server gives each
-//    open connection a thread until its keep-alive runs out): the pool's idle connections to that executor
-//    are closed, and connections coming back meanwhile are closed instead of pooled ("yielded"), which
-//    frees those threads at once rather than after the executor's keep-alive timeout (2 s of lag, measured
-//    against a server with 8 threads). A keeper thread of the client watches for this; it sleeps while no
-//    new connection awaits its first answer;
+//    open connection a thread until its keep-alive runs out): for each such request one connection is
+//    closed ("yielded"), the least recently used idle one or the next that comes back, which frees a thread
+//    at once rather than after the executor's keep-alive timeout (2 s of lag, measured against a server with
+//    8 threads). A keeper thread of the client watches for this; it sleeps while no new connection awaits
+//    its first answer;
 //  * at most `max_connections_per_origin` (setting executor_connections) are open; a request beyond waits
 //    for a free one at most `connect_timeout` (real time: a transport timeout, like connect_timeout itself),
 //    then fails as not sent, naming the origin, the bound and the wait.
@@ -48,10 +48,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -144,10 +144,11 @@ class HttpExecutorClient final : public ExecutorClient {
     ringwheel::SteadyTime last_used{};
   };
   struct Origin {
-    std::vector<Connection> idle;                         // least recently used first
-    std::size_t open = 0;                                 // idle + in use
-    std::deque<ringwheel::SteadyTime> attempts;           // when the recent connection attempts started
-    std::multiset<ringwheel::SteadyTime> first_requests;  // new connections whose first answer is awaited
+    std::vector<Connection> idle;                // least recently used first
+    std::size_t open = 0;                        // idle + in use
+    std::deque<ringwheel::SteadyTime> attempts;  // when the recent connection attempts started
+    // New connections whose first answer is awaited, by start; true once a connection was closed for it.
+    std::multimap<ringwheel::SteadyTime, bool> first_requests;
     std::condition_variable changed;
     std::optional<std::chrono::milliseconds> keep_alive;
     ringwheel::SteadyTime keep_alive_learned{};
@@ -170,6 +171,9 @@ class HttpExecutorClient final : public ExecutorClient {
   // Call with mu_ held: the reuse limit of connections to `origin` now.
   std::chrono::milliseconds ReuseLimit(Origin& origin, ringwheel::SteadyTime now) const;
   void Learn(Origin& origin, std::chrono::milliseconds keep_alive, ringwheel::SteadyTime now);
+  // Call with mu_ held: marks the oldest first request stalled past kFirstRequestStall that no closed
+  // connection has made up for yet; false when there is none.
+  bool TakeStall(Origin& origin, ringwheel::SteadyTime now);
   std::unique_ptr<httplib::Client> NewClient(const std::string& origin) const;
 
   // The keeper thread: closes the idle connections of origins where a new connection's first request stalls.
