@@ -309,6 +309,10 @@ TEST_F(ApiTest, ManualTriggerWritesAFireAndSendsItOnlyToAKnownAddress) {
     EXPECT_EQ(sink_.sent[0].log_id, log_id);
     EXPECT_EQ(sink_.sent[0].param, "p1");
     EXPECT_EQ(sink_.sent[0].type, TriggerType::kManual);
+    // The fire sent carries its row's instant: the trigger result finds its row in job_log by it.
+    EXPECT_EQ(
+        sink_.sent[0].scheduled_ms,
+        Exec(fmt::format("SELECT scheduled_ms FROM job_log WHERE id = {}", log_id))[0][0].as<std::int64_t>());
   }
   r = Call("GET", fmt::format("/api/v1/logs/{}", log_id));
   EXPECT_EQ(r.body.at("trigger_type"), "MANUAL");

@@ -89,20 +89,17 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
                                                          trigger->address->substr(0, 200))}}));
       }
     }
-    const auto log_id =
-        jobs.CreateManualFire(job->id, TriggerType::kManual, trigger->param, ctx.settings.node_id);
-    if (Failed(res, log_id)) return;
-    ctx.services.scheduler.Submit({Fire{.log_id = *log_id,
-                                        .job_id = job->id,
-                                        .scheduled_ms = ctx.clock.NowMs(),
-                                        .type = TriggerType::kManual,
-                                        .param = trigger->param ? trigger->param : std::optional(job->param),
-                                        .address = trigger->address}});
+    auto fire = jobs.CreateManualFire(job->id, TriggerType::kManual, trigger->param, ctx.settings.node_id);
+    if (Failed(res, fire)) return;
+    const auto log_id = fire->log_id;
+    if (!fire->param) fire->param = job->param;
+    fire->address = trigger->address;
+    ctx.services.scheduler.Submit({std::move(*fire)});
     ctx.Audit(who, "job.trigger", "job", std::to_string(job->id), nullptr,
-              {{"log_id", *log_id},
+              {{"log_id", log_id},
                {"param", trigger->param ? json(*trigger->param) : json(nullptr)},
                {"address", trigger->address ? json(*trigger->address) : json(nullptr)}});
-    SendJson(res, 202, {{"log_id", *log_id}});
+    SendJson(res, 202, {{"log_id", log_id}});
   });
 }
 

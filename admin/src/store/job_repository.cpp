@@ -290,15 +290,16 @@ Result<void> JobRepository::StopJob(int id) {
   });
 }
 
-Result<std::int64_t> JobRepository::CreateManualFire(int job_id, TriggerType type,
-                                                     const std::optional<std::string>& param,
-                                                     const std::string& node_id) {
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<std::int64_t> {
+Result<Fire> JobRepository::CreateManualFire(int job_id, TriggerType type,
+                                             const std::optional<std::string>& param,
+                                             const std::string& node_id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Fire> {
     pqxx::work tx(conn);
-    const auto id = fire_log::InsertManual(tx, job_id, type, param, node_id, clock_.NowMs());
+    const auto now = clock_.NowMs();
+    const auto id = fire_log::InsertManual(tx, job_id, type, param, node_id, now);
     if (!id) return Error::NotFound(fmt::format("job {} not found", job_id));
     tx.commit();
-    return *id;
+    return Fire{.log_id = *id, .job_id = job_id, .scheduled_ms = now, .type = type, .param = param};
   });
 }
 

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 
+#include "admin/model/fire.hpp"
 #include "admin/model/model.hpp"
 #include "admin/model/queries.hpp"
 #include "admin/model/result.hpp"
@@ -52,9 +53,11 @@ class JobRepository {
   Result<void> StartJob(int id);
   // kNotFound.
   Result<void> StopJob(int id);
-  // Writes a MANUAL (or API) fire owned by node_id, to be sent at once; returns its log id. kNotFound.
-  Result<std::int64_t> CreateManualFire(int job_id, TriggerType type, const std::optional<std::string>& param,
-                                        const std::string& node_id);
+  // Writes a MANUAL (or API) fire owned by node_id, to be sent at once, and returns it: its log id and its
+  // instant (now, which also locates its row in job_log's partitions: the fire sent must carry this one).
+  // kNotFound.
+  Result<Fire> CreateManualFire(int job_id, TriggerType type, const std::optional<std::string>& param,
+                                const std::string& node_id);
 
  private:
   ringwheel::Clock& clock_;
