@@ -198,33 +198,39 @@ void JobDispatcher::Loop(JobThread* t) {
     t->running = fire;
     lock.unlock();
 
-    Report report = Execute(*t, fire);
+    {
+      // The fire's log stays open from its first line to its end line: one open per fire.
+      JobLogFile log(logs_, fire->param.log_date_time, fire->param.log_id);
+      Report report = Execute(*t, fire, log);
 
-    lock.lock();
-    t->running.reset();
-    const bool claimed = ClaimLocked(fire);
-    if (!t->stop && t->queue.empty()) ArmIdleLocked(*t);
-    lock.unlock();
-    // The thread is idle (and its reaping armed) before the callback leaves: a test that saw the callback
-    // may advance the clock to reap it.
-    if (claimed) {
-      std::vector<Report> one;
-      one.push_back(std::move(report));
-      Deliver(std::move(one));
-    } else {
-      logs_.Append(fire->param.log_date_time, fire->param.log_id,
-                   fmt::format("----------- handler returned after the fire was reported (timeout or kill); "
-                               "result discarded: handleCode={}, handleMsg={}",
-                               report.code, report.msg));
+      lock.lock();
+      t->running.reset();
+      const bool claimed = ClaimLocked(fire);
+      if (!t->stop && t->queue.empty()) ArmIdleLocked(*t);
+      lock.unlock();
+      // The thread is idle (and its reaping armed) before the callback leaves: a test that saw the callback
+      // may advance the clock to reap it.
+      if (claimed) {
+        log.Write(EndLine(report));
+        report.logged = true;
+        std::vector<Report> one;
+        one.push_back(std::move(report));
+        Deliver(std::move(one));
+      } else {
+        log.Write(
+            fmt::format("----------- handler returned after the fire was reported (timeout or kill); "
+                        "result discarded: handleCode={}, handleMsg={}",
+                        report.code, report.msg));
+      }
     }
     lock.lock();
   }
   t->ended = true;
 }
 
-JobDispatcher::Report JobDispatcher::Execute(JobThread& t, const std::shared_ptr<Fire>& fire) {
+JobDispatcher::Report JobDispatcher::Execute(JobThread& t, const std::shared_ptr<Fire>& fire,
+                                             JobLogFile& log) {
   const auto& p = fire->param;
-  JobLogFile log(logs_, p.log_date_time, p.log_id);
   FireInfo info{p.job_id,          p.log_id,          p.log_date_time,   p.executor_params,
                 p.broadcast_index, p.broadcast_total, p.executor_timeout};
   JobContext ctx(std::move(info), log, fire->stop.get_token(), clock_);
@@ -324,12 +330,14 @@ void JobDispatcher::PruneLogIdsLocked() {
 void JobDispatcher::Deliver(std::vector<Report> reports) {
   for (auto& r : reports) {
     const auto& p = r.fire->param;
-    logs_.Append(
-        p.log_date_time, p.log_id,
-        fmt::format("----------- job execute end ----------- handleCode={}, handleMsg={}", r.code, r.msg));
+    if (!r.logged) logs_.Append(p.log_date_time, p.log_id, EndLine(r));
     if (r.stop_fire) r.fire->stop.request_stop();
     sink_.Push(xxljob::HandleCallbackParam{p.log_id, p.log_date_time, r.code, Truncated(r.msg)});
   }
+}
+
+std::string JobDispatcher::EndLine(const Report& r) {
+  return fmt::format("----------- job execute end ----------- handleCode={}, handleMsg={}", r.code, r.msg);
 }
 
 void JobDispatcher::JoinEnded() {

@@ -114,10 +114,13 @@ class JobDispatcher final {
     int code = 0;
     std::string msg;
     bool stop_fire = false;  // reported while its handler runs: request its stop token
+    bool logged = false;     // its end line is in the job log already (written by the job thread)
   };
 
   void Loop(JobThread* t);
-  Report Execute(JobThread& t, const std::shared_ptr<Fire>& fire);
+  Report Execute(JobThread& t, const std::shared_ptr<Fire>& fire, JobLogFile& log);
+  // The job log's last line for a fire ("----------- job execute end ----------- handleCode=…").
+  static std::string EndLine(const Report& r);
   void OnTimeout(const std::shared_ptr<Fire>& fire);
   void ReapIfIdle(int job_id, std::uint64_t generation);
   // The following need mu_ held.
@@ -126,7 +129,7 @@ class JobDispatcher final {
   bool ClaimLocked(const std::shared_ptr<Fire>& fire);
   void ArmIdleLocked(JobThread& t);
   void PruneLogIdsLocked();
-  // Outside mu_: writes the job-log line and pushes the callback.
+  // Outside mu_: writes the job-log end line (unless `logged`) and pushes the callback.
   void Deliver(std::vector<Report> reports);
   void JoinEnded();
 

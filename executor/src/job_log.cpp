@@ -41,6 +41,18 @@ std::string Entry(ringwheel::Clock& clock, std::string_view text) {
   return line;
 }
 
+// Opens `path` for appending, creating it; the day folder is created only when the open finds it missing
+// (once a day, not once a fire).
+int OpenForAppend(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  }
+  return fd;
+}
+
 std::optional<sys_days> ParseDay(std::string_view name) {
   if (name.size() != 10 || name[4] != '-' || name[7] != '-') return std::nullopt;
   int y = 0;
@@ -91,9 +103,7 @@ std::filesystem::path JobLogFiles::PathFor(std::int64_t log_date_ms, std::int64_
 
 void JobLogFiles::Append(std::int64_t log_date_ms, std::int64_t log_id, std::string_view text) {
   const auto path = PathFor(log_date_ms, log_id);
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  const Fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+  const Fd fd(OpenForAppend(path));
   if (!fd.ok()) {
     spdlog::warn("job log {}: cannot open: {}", path.string(), ErrnoText(errno));
     return;
@@ -267,9 +277,7 @@ std::uint64_t JobLogFiles::BytesScanned() const {
 
 JobLogFile::JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_t log_id)
     : files_(files), path_(files.PathFor(log_date_ms, log_id)) {
-  std::error_code ec;
-  std::filesystem::create_directories(path_.parent_path(), ec);
-  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = OpenForAppend(path_);
   if (fd_ < 0) spdlog::warn("job log {}: cannot open: {}", path_.string(), ErrnoText(errno));
 }
 
@@ -280,10 +288,16 @@ JobLogFile::~JobLogFile() {
 void JobLogFile::Write(std::string_view text) {
   std::lock_guard lock(mu_);
   if (fd_ < 0) return;
-  EndLastLine(fd_);
+  // Only a file someone else was given (Path()) can end inside a line: this one writes whole lines.
+  if (shared_.load(std::memory_order_relaxed)) EndLastLine(fd_);
   if (!WriteAll(fd_, Entry(files_.clock(), text))) {
     spdlog::warn("job log {}: write failed: {}", path_.string(), ErrnoText(errno));
   }
+}
+
+std::filesystem::path JobLogFile::Path() const {
+  shared_.store(true, std::memory_order_relaxed);
+  return path_;
 }
 
 // --- LogRetention --------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@
 // Thread-safety: every member may be called from any thread. Errors: I/O failures when appending are
 // logged (spdlog) and swallowed, so a full disk does not fail a job; Read() reports them in logContent.
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -98,7 +99,8 @@ class JobLogFiles final {
   std::uint64_t bytes_scanned_ = 0;
 };
 
-// One fire's log: the JobLogSink handed to its handler. Keeps the file open (O_APPEND) for the fire.
+// One fire's log: the JobLogSink handed to its handler. Keeps the file open (O_APPEND) for the fire, so a
+// fire's lines up to its end line cost one open (the day folder is created when an open finds it missing).
 class JobLogFile final : public JobLogSink {
  public:
   JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_t log_id);
@@ -107,13 +109,16 @@ class JobLogFile final : public JobLogSink {
   JobLogFile& operator=(const JobLogFile&) = delete;
 
   void Write(std::string_view text) override;
-  [[nodiscard]] std::filesystem::path Path() const override { return path_; }
+  // The file's path. Whoever asks may write to it (a script's output): from then on each Write first ends
+  // the file's last line if it is unterminated.
+  [[nodiscard]] std::filesystem::path Path() const override;
 
  private:
   JobLogFiles& files_;
   std::filesystem::path path_;
   std::mutex mu_;
   int fd_ = -1;
+  mutable std::atomic<bool> shared_{false};
 };
 
 // Deletes expired day folders once at Start() and then every `interval` on the clock (XXL-JOB: daily), on a

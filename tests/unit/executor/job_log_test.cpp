@@ -190,6 +190,34 @@ TEST(JobLog, JobLogFileIsTheFiresSink) {
             "2026-01-01 00:00:00.000 a\n2026-01-01 00:00:00.000 b\n");
 }
 
+TEST(JobLog, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLineBeforeItsNextEntry) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay);
+  JobLogFiles logs({dir.path()}, clock);
+  JobLogFile f(logs, kDay, 12);
+  f.Write("start");
+  AppendRaw(f.Path(), "script output without newline");  // whoever asked for the path may write to it
+  f.Write("end");
+  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 12)),
+            "2026-01-01 00:00:00.000 start\nscript output without newline\n2026-01-01 00:00:00.000 end\n");
+}
+
+TEST(JobLog, ADayFolderRemovedWhileTheExecutorRunsIsCreatedAgain) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay);
+  JobLogFiles logs({dir.path()}, clock);
+  logs.Append(kDay, 1, "first");
+  std::filesystem::remove_all(dir.path() / "2026-01-01");
+  JobLogFile f(logs, kDay, 2);
+  f.Write("second");
+  logs.Append(kDay, 3, "third");
+  EXPECT_THAT(cwtest::ReadAll(logs.PathFor(kDay, 2)), HasSubstr("second"));
+  EXPECT_THAT(cwtest::ReadAll(logs.PathFor(kDay, 3)), HasSubstr("third"));
+  std::filesystem::remove_all(dir.path());  // the whole log dir, too
+  logs.Append(kDay, 4, "fourth");
+  EXPECT_THAT(cwtest::ReadAll(logs.PathFor(kDay, 4)), HasSubstr("fourth"));
+}
+
 TEST(JobLog, RetentionDeletesOnlyOldDayFolders) {
   cwtest::TempDir dir;
   cwtest::FakeClock clock(kDay + 12LL * 3600 * 1000);  // 2026-01-01 noon
