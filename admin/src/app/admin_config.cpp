@@ -36,8 +36,11 @@ void AdminConfig::Declare(ConfigLoader& s) {
       .Add("executor_timeout_ms", &executor_timeout, "connect and read timeout of requests to executors",
            std::chrono::milliseconds(100), std::chrono::milliseconds(60'000))
       .Add("executor_connections", &executor_connections,
-           "requests in flight to one executor at a time; more wait for a free connection (at most "
-           "executor_timeout_ms). Keep admins x this <= the executor's server_threads (default 64)",
+           "connections, and so requests in flight, to one executor at a time; more wait for a free "
+           "connection (at most executor_timeout_ms). Connections stay open across bursts while the "
+           "executor keeps them (its Keep-Alive timeout, learned) and open at most two per 5 ms, so a "
+           "small listen backlog is not overrun (docs/architecture.md, Delivery to executors). Keep "
+           "admins x this <= the executor's server_threads (default 64)",
            1, 1000)
       .Add("db_pool_size", &db_pool_size, "PostgreSQL connections", 4, 500)
       .Add("http_threads", &http_threads, "threads serving HTTP", 2, 1000)
