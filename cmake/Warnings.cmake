@@ -34,6 +34,22 @@ elseif(NOT CRONWHEEL_SANITIZE STREQUAL "")
   message(FATAL_ERROR "CRONWHEEL_SANITIZE='${CRONWHEEL_SANITIZE}': valid are '', 'address,undefined', 'thread', 'fuzzer'")
 endif()
 
+# Precompiled headers (cmake/precompiled.hpp), one per target of several sources (for one source the header
+# would be compiled twice): parsing them is about half of a debug compile, and clean builds are most of CI's
+# time. Off for a check that every source includes what it uses.
+option(CRONWHEEL_PCH "Precompile the common headers of each target" ON)
+
+# cronwheel_target_options(<target>): the warnings, sanitizers and precompiled headers above.
 function(cronwheel_target_options target)
   target_link_libraries(${target} PRIVATE cronwheel_options)
+  cronwheel_precompile(${target} "${PROJECT_SOURCE_DIR}/cmake/precompiled.hpp")
+endfunction()
+
+# cronwheel_precompile(<target> <header>...): precompiles the headers for a target of three sources or more.
+function(cronwheel_precompile target)
+  get_target_property(sources ${target} SOURCES)
+  list(LENGTH sources count)
+  if(CRONWHEEL_PCH AND count GREATER_EQUAL 3)
+    target_precompile_headers(${target} PRIVATE ${ARGN})
+  endif()
 endfunction()
