@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <span>
@@ -24,8 +25,6 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #ifdef FMT_SHARED
 #include <fmt/format.h>

@@ -126,7 +126,7 @@ xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
     t->cv.notify_one();
     log_ids_[p.log_id] = LogIdState{};
   }
-  Deliver(std::move(reports));
+  Deliver(reports);
   JoinEnded();
   return xxljob::Envelope::Success();
 }
@@ -148,7 +148,7 @@ xxljob::Envelope JobDispatcher::Kill(int job_id) {
     if (it == threads_.end()) return {xxljob::kCodeSuccess, "job thread already killed.", nullptr};
     RetireLocked(it->second, std::string(kKillMsg), reports);
   }
-  Deliver(std::move(reports));
+  Deliver(reports);
   JoinEnded();
   return xxljob::Envelope::Success();
 }
@@ -167,7 +167,7 @@ void JobDispatcher::Stop(std::string_view reason) {
       RetireLocked(t, std::string(reason), reports);
     all.swap(retired_);
   }
-  Deliver(std::move(reports));
+  Deliver(reports);
   for (const auto& t : all) {
     if (t->thread.joinable()) t->thread.join();
   }
@@ -213,9 +213,7 @@ void JobDispatcher::Loop(JobThread* t) {
       if (claimed) {
         log.Write(EndLine(report));
         report.logged = true;
-        std::vector<Report> one;
-        one.push_back(std::move(report));
-        Deliver(std::move(one));
+        Deliver({std::move(report)});
       } else {
         log.Write(
             fmt::format("----------- handler returned after the fire was reported (timeout or kill); "
@@ -261,7 +259,7 @@ void JobDispatcher::OnTimeout(const std::shared_ptr<Fire>& fire) {
   }
   std::vector<Report> one;
   one.push_back(Report{fire, xxljob::kCodeTimeout, std::string(kTimeoutMsg), true});
-  Deliver(std::move(one));
+  Deliver(one);
 }
 
 void JobDispatcher::ReapIfIdle(int job_id, std::uint64_t generation) {
@@ -327,8 +325,8 @@ void JobDispatcher::PruneLogIdsLocked() {
   }
 }
 
-void JobDispatcher::Deliver(std::vector<Report> reports) {
-  for (auto& r : reports) {
+void JobDispatcher::Deliver(const std::vector<Report>& reports) {
+  for (const auto& r : reports) {
     const auto& p = r.fire->param;
     if (!r.logged) logs_.Append(p.log_date_time, p.log_id, EndLine(r));
     if (r.stop_fire) r.fire->stop.request_stop();

@@ -130,7 +130,7 @@ class JobDispatcher final {
   void ArmIdleLocked(JobThread& t);
   void PruneLogIdsLocked();
   // Outside mu_: writes the job-log end line (unless `logged`) and pushes the callback.
-  void Deliver(std::vector<Report> reports);
+  void Deliver(const std::vector<Report>& reports);
   void JoinEnded();
 
   Settings settings_;
