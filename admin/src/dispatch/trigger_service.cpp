@@ -75,31 +75,7 @@ void TriggerService::Trigger(const Fire& fire) {
   result.retry_count = fire.retry_count >= 0 ? fire.retry_count : job->retry_count;
 
   const auto addresses = catalog_.Addresses(*group);
-  if (job->route_strategy == RouteStrategy::kShardingBroadcast && fire.shard_total <= 1 && !fire.address &&
-      addresses.size() > 1) {
-    // One row per executor; each shard is then sent as a fire of its own.
-    std::vector<std::int64_t> ids;
-    try {
-      ids = store_.CreateShards(fire.log_id, static_cast<int>(addresses.size()), settings_.node_id,
-                                clock_.NowMs());
-    } catch (const std::exception& e) {
-      result.trigger_msg =
-          fmt::format("Trigger failed: writing the broadcast's shard rows failed: {}", e.what());
-      recorder_.Record(std::move(result));
-      return;
-    }
-    if (ids.size() == addresses.size()) {
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        Fire shard = fire;
-        shard.log_id = ids[i];
-        shard.shard_index = static_cast<int>(i);
-        shard.shard_total = static_cast<int>(ids.size());
-        Trigger(shard);
-      }
-      return;
-    }
-    // Expanded before (a recovered fire): fall through and send it as the shard it is.
-  }
+  if (ExpandBroadcast(fire, *job, addresses, result)) return;
   // What the trigger met (route notes, failures); the full context is written only for a fire that failed:
   // a sent fire's row records where it went in one line (the same facts are in its columns), which keeps
   // the row small enough for its updates to stay HOT (sql/005_fire_tables.sql).
@@ -116,45 +92,10 @@ void TriggerService::Trigger(const Fire& fire) {
         result.retry_count);
   };
 
-  std::optional<std::string> address;
-  if (addresses.empty()) {
-    msg += fmt::format("Trigger failed: no executor address: {}",
-                       group->address_type == AddressType::kAuto
-                           ? fmt::format("no executor of app '{}' is online", group->app_name)
-                           : std::string("the group has no configured address"));
-  } else if (fire.address) {
-    const auto wanted = cronwheel::net::NormalizeAddress(*fire.address);
-    if (std::find(addresses.begin(), addresses.end(), wanted) != addresses.end()) {
-      address = wanted;
-    } else {
-      msg += fmt::format("Trigger failed: address {} is not registered or configured for group '{}'", wanted,
-                         group->app_name);
-    }
-  } else if (fire.shard_total > 1) {
-    const auto i = static_cast<std::size_t>(fire.shard_index);
-    address = i < addresses.size() ? addresses[i] : addresses.front();
-  } else {
-    auto route = routers_(job->route_strategy).Route({fire.job_id, addresses, token, clock_.NowMs()});
-    if (!route.message.empty()) msg += route.message + "\n";
-    address = route.address;
-    if (!address) msg += "Trigger failed: the route strategy chose no address";
-  }
+  const auto address = ChooseAddress(fire, *job, *group, addresses, token, msg);
 
   if (address) {
-    xxljob::TriggerParam p;
-    p.job_id = job->id;
-    p.executor_handler = job->handler;
-    p.executor_params = result.executor_param;
-    p.executor_block_strategy = std::string(ToString(job->block_strategy));
-    p.executor_timeout = job->timeout_s;
-    p.log_id = fire.log_id;
-    p.log_date_time = result.trigger_ms;
-    p.glue_type = std::string(ToString(job->glue_type));
-    p.glue_source = job->glue_type == GlueType::kBean ? "" : job->glue_source;
-    p.glue_updatetime = job->glue_updated_ms;
-    p.broadcast_index = fire.shard_index;
-    p.broadcast_total = fire.shard_total;
-    const auto reply = client_.Run(*address, token, p);
+    const auto reply = client_.Run(*address, token, RunParam(fire, *job, result));
     if (reply.delivery == ExecutorClient::Delivery::kNotSent && SendAgainLater(fire, *address, reply)) return;
     const auto& env = reply.envelope;
     result.executor_address = *address;
@@ -180,6 +121,86 @@ void TriggerService::Trigger(const Fire& fire) {
   }
   result.trigger_msg = context() + msg;
   recorder_.Record(std::move(result));
+}
+
+// A SHARDING_BROADCAST fire not yet expanded: writes one row per executor and sends each shard as a fire of
+// its own (true). A broadcast expanded before (a recovered fire) is sent as the shard it is (false).
+bool TriggerService::ExpandBroadcast(const Fire& fire, const Job& job,
+                                     const std::vector<std::string>& addresses, TriggerResult& result) {
+  if (job.route_strategy != RouteStrategy::kShardingBroadcast || fire.shard_total > 1 || fire.address ||
+      addresses.size() <= 1) {
+    return false;
+  }
+  std::vector<std::int64_t> ids;
+  try {
+    ids = store_.CreateShards(fire.log_id, static_cast<int>(addresses.size()), settings_.node_id,
+                              clock_.NowMs());
+  } catch (const std::exception& e) {
+    result.trigger_msg =
+        fmt::format("Trigger failed: writing the broadcast's shard rows failed: {}", e.what());
+    recorder_.Record(std::move(result));
+    return true;
+  }
+  if (ids.size() != addresses.size()) return false;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    Fire shard = fire;
+    shard.log_id = ids[i];
+    shard.shard_index = static_cast<int>(i);
+    shard.shard_total = static_cast<int>(ids.size());
+    Trigger(shard);
+  }
+  return true;
+}
+
+// The address the fire goes to: the one a manual trigger named (if the group has it), the shard's own, or
+// the route strategy's choice. Appends what it met (route notes, failures) to `msg`; nullopt = none.
+std::optional<std::string> TriggerService::ChooseAddress(const Fire& fire, const Job& job,
+                                                         const JobGroup& group,
+                                                         const std::vector<std::string>& addresses,
+                                                         const std::string& token, std::string& msg) {
+  std::optional<std::string> address;
+  if (addresses.empty()) {
+    msg += fmt::format("Trigger failed: no executor address: {}",
+                       group.address_type == AddressType::kAuto
+                           ? fmt::format("no executor of app '{}' is online", group.app_name)
+                           : std::string("the group has no configured address"));
+  } else if (fire.address) {
+    const auto wanted = cronwheel::net::NormalizeAddress(*fire.address);
+    if (std::find(addresses.begin(), addresses.end(), wanted) != addresses.end()) {
+      address = wanted;
+    } else {
+      msg += fmt::format("Trigger failed: address {} is not registered or configured for group '{}'", wanted,
+                         group.app_name);
+    }
+  } else if (fire.shard_total > 1) {
+    const auto i = static_cast<std::size_t>(fire.shard_index);
+    address = i < addresses.size() ? addresses[i] : addresses.front();
+  } else {
+    auto route = routers_(job.route_strategy).Route({fire.job_id, addresses, token, clock_.NowMs()});
+    if (!route.message.empty()) msg += route.message + "\n";
+    address = route.address;
+    if (!address) msg += "Trigger failed: the route strategy chose no address";
+  }
+  return address;
+}
+
+// The /run request of a fire (docs/xxl-job-protocol.md §2): the job's handler, glue and block strategy,
+// the fire's parameter and shard; logDateTime is the trigger instant.
+xxljob::TriggerParam TriggerService::RunParam(const Fire& fire, const Job& job, const TriggerResult& result) {
+  xxljob::TriggerParam p;
+  p.job_id = job.id;
+  p.executor_handler = job.handler;
+  p.executor_params = result.executor_param;
+  p.executor_block_strategy = std::string(ToString(job.block_strategy));
+  p.executor_timeout = job.timeout_s;
+  p.log_id = fire.log_id;
+  p.log_date_time = result.trigger_ms;
+  p.glue_type = std::string(ToString(job.glue_type));
+  p.glue_source = job.glue_type == GlueType::kBean ? "" : job.glue_source;
+  p.glue_updatetime = job.glue_updated_ms;
+  p.broadcast_index = fire.shard_index;
+  p.broadcast_total = fire.shard_total;
+  return p;
 }
 
 bool TriggerService::SendAgainLater(const Fire& fire, const std::string& address,

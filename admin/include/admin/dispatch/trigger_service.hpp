@@ -63,6 +63,13 @@ class TriggerService final : public FireTrigger {
   void Prefetch(std::span<const Fire> fires) override;
 
  private:
+  // The steps of Trigger (see the .cpp).
+  bool ExpandBroadcast(const Fire& fire, const Job& job, const std::vector<std::string>& addresses,
+                       TriggerResult& result);
+  std::optional<std::string> ChooseAddress(const Fire& fire, const Job& job, const JobGroup& group,
+                                           const std::vector<std::string>& addresses,
+                                           const std::string& token, std::string& msg);
+  static xxljob::TriggerParam RunParam(const Fire& fire, const Job& job, const TriggerResult& result);
   // A /run not sent: hands the fire to resend_ when it can still arrive within the misfire threshold.
   bool SendAgainLater(const Fire& fire, const std::string& address, const ExecutorClient::RunReply& reply);
 
