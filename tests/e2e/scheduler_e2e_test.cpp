@@ -163,7 +163,12 @@ TEST(SchedulerE2E, ThreeAdminsOneKilledEveryFiveSecondsMissNothingAndDuplicateOn
   constexpr int kEach = 150;
   constexpr const char* kEverySecond = "* * * * * ?";
   Cluster c({.admins = 3, .executors = 1});
-  cwtest::XxlStub stub(c, "stub", {.app_name = "stub-app"});
+  // An executor that does not de-duplicate log ids, with a listen backlog of 5. Its threads follow the
+  // guidance of the admin's executor_connections setting (admins x 32 <= server threads): with 8 threads,
+  // 3 admins' kept-alive connections hold every thread for the 2 s keep-alive, and a restarted admin's
+  // requests wait for seconds while holding trigger threads that other executors' fires queue behind (see
+  // docs/architecture.md, "Delivery to executors"; ForeignExecutorE2E covers 8 threads with one admin).
+  cwtest::XxlStub stub(c, "stub", {.threads = 3 * 32, .app_name = "stub-app"});
   const int ours = c.AddGroup();
   const int theirs = static_cast<int>(c.Scalar(
       "INSERT INTO job_group (app_name, title, created_ms, updated_ms) VALUES ('stub-app', 'stub', 1, 1)"
