@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <mutex>
 
 #include "zone_period.hpp"
 
@@ -72,6 +73,11 @@ std::string_view Trim(std::string_view s) {
 }  // namespace
 
 const date::time_zone* FindTimeZone(std::string_view name, std::string* error) {
+  // date-tz builds its zone database on first use and publishes it with atomics inside the library, which
+  // ThreadSanitizer cannot see (the library is not instrumented): two threads' first lookups were reported
+  // as a race. The first use happens here once, under std::call_once, which every sanitizer sees.
+  static std::once_flag loaded;
+  std::call_once(loaded, [] { static_cast<void>(date::get_tzdb()); });
   const std::string key = name.empty() ? std::string("UTC") : std::string(name);
   try {
     return date::locate_zone(key);
