@@ -17,17 +17,9 @@
 #include <memory>
 #include <string>
 
+#include "cronwheel/metrics_endpoint.hpp"
+#include "cronwheel/net/http_server.hpp"
 #include "executor_service.hpp"
-
-namespace httplib {
-class Server;
-}
-namespace cronwheel::net {
-class ServerThread;
-}
-namespace cronwheel {
-class MetricsEndpoint;
-}
 
 namespace cronwheel::executor {
 

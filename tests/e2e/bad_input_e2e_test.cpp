@@ -39,9 +39,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using cwtest::Cluster;
-using cwtest::HttpCaller;
-using cwtest::HttpReply;
+using namespace cwtest;
 using nlohmann::json;
 
 constexpr const char* kAdminPassword = "bad-input-admin-password";

@@ -25,10 +25,7 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-using cwtest::Cluster;
-using cwtest::HttpCaller;
-using nlohmann::json;
+using namespace cwtest::e2e;
 using ::testing::HasSubstr;
 
 constexpr const char* kPassword = "bodiless-admin-password";

@@ -21,11 +21,7 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-using cwtest::ChildProcess;
-using cwtest::Cluster;
-using cwtest::HttpCaller;
-using nlohmann::json;
+using namespace cwtest::e2e;
 using ::testing::HasSubstr;
 
 constexpr const char* kPassword = "cli-e2e-admin-password";

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cluster.hpp"
+#include "cwtest/shell.hpp"
 #include "ringwheel/schedule.hpp"
 
 namespace {
@@ -41,13 +42,7 @@ void SleepUntil(std::int64_t wall_ms) {
 std::string Pg(const std::string& args) {
   const auto cmd =
       fmt::format("{}/scripts/pg {} --name e2e-fault-{} 2>&1", CRONWHEEL_SOURCE_DIR, args, ::getpid());
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("cannot run " + cmd);
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p) != nullptr)
-    out += buf;
-  const int rc = ::pclose(p);
+  auto [rc, out] = cwtest::RunShell(cmd);
   if (rc != 0) throw std::runtime_error(fmt::format("{} failed ({}): {}", cmd, rc, out));
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
     out.pop_back();

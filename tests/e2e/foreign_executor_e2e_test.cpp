@@ -17,8 +17,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using cwtest::Cluster;
-using cwtest::XxlStub;
+using namespace cwtest;
 
 constexpr const char* kCron = "*/2 * * * * ?";
 

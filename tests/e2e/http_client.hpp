@@ -8,6 +8,7 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -103,3 +104,11 @@ inline httplib::Headers BearerHeaders(const std::string& token) {
 }
 
 }  // namespace cwtest
+
+// The names the e2e tests that drive a cluster over HTTP share: `using namespace cwtest::e2e;` brings the
+// cwtest helpers, nlohmann::json and the chrono literals.
+namespace cwtest::e2e {
+using namespace cwtest;
+using namespace std::chrono_literals;
+using nlohmann::json;
+}  // namespace cwtest::e2e

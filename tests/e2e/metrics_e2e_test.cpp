@@ -14,41 +14,26 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cluster.hpp"
+#include "cwtest/shell.hpp"
 #include "http_client.hpp"
 
 namespace {
 
-using namespace std::chrono_literals;
-using cwtest::Cluster;
-using cwtest::HttpCaller;
-using nlohmann::json;
+using namespace cwtest::e2e;
 using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
 constexpr const char* kMetricsToken = "e2e-metrics-token-5b1f0c";
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-};
-
-Run Shell(const std::string& command) {
-  Run r;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  for (std::size_t n = 0; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
-    r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// Runs `command` with its standard error in the output.
+cwtest::ShellRun Shell(const std::string& command) {
+  return cwtest::RunShell(command + " 2>&1");
 }
 
 // A scrape, parsed by tests/tools/metrics_tool.py (the official Python client's parser plus the histogram

@@ -17,11 +17,7 @@
 
 namespace {
 
-using namespace std::chrono_literals;
-using cwtest::ChildProcess;
-using cwtest::Cluster;
-using cwtest::HttpCaller;
-using nlohmann::json;
+using namespace cwtest::e2e;
 using ::testing::HasSubstr;
 
 TEST(SecurityE2E, AProductionAdminRefusesToStartWithoutATokenOrWithAWeakAdminPassword) {

@@ -14,6 +14,7 @@
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "api_fixture.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -54,44 +55,12 @@ class RecordingSink final : public FireSink {
   std::vector<Fire> sent;
 };
 
-class ApiTest : public cwtest::PgFixture {
+class ApiTest : public cwtest::ApiServerFixture {
  protected:
   void SetUp() override {
     PgFixture::SetUp();
-    clock_ = std::make_unique<cwtest::FakeClock>(kT0);
-    catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *pool_);
-    groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
-    repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
-    logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
-    store_ = std::make_unique<PgSchedulerStore>(*pool_);
-    scheduler_ =
-        std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink_);
-    registry_ = std::make_unique<RegistryService>(*clock_, *pool_);
-    callbacks_ = std::make_unique<CallbackService>(
-        *clock_, *pool_, "node-a", [this](std::vector<Fire> f) { scheduler_->Submit(std::move(f)); });
-    server_ = std::make_unique<ApiServer>(ApiServer::Settings{.host = "127.0.0.1",
-                                                              .port = 0,
-                                                              .threads = 4,
-                                                              .access_token = kToken,
-                                                              .node_id = "node-a",
-                                                              .webhook_allow = {kWebhookAllow}},
-                                          ApiServer::Services{.groups = *groups_,
-                                                              .jobs = *repo_,
-                                                              .logs = *logs_,
-                                                              .scheduler = *scheduler_,
-                                                              .catalog = *catalog_,
-                                                              .registry = *registry_,
-                                                              .callbacks = *callbacks_,
-                                                              .authenticator = auth_,
-                                                              .health_details = nullptr},
-                                          *clock_);
-    ASSERT_TRUE(server_->Start());
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
-    client_->set_read_timeout(10, 0);
-  }
-  void TearDown() override {
-    server_->Stop();
-    scheduler_->Stop();
+    BuildServices(kT0, sink_, [this](std::vector<Fire> f) { scheduler_->Submit(std::move(f)); });
+    StartServer({.access_token = kToken, .webhook_allow = {kWebhookAllow}}, auth_);
   }
 
   struct Reply {
@@ -102,10 +71,7 @@ class ApiTest : public cwtest::PgFixture {
              const std::string& user = "admin") {
     httplib::Headers h;
     if (!user.empty()) h.emplace("X-Test-User", user);
-    httplib::Result r = method == "GET"      ? client_->Get(path, h)
-                        : method == "PUT"    ? client_->Put(path, h, body, "application/json")
-                        : method == "DELETE" ? client_->Delete(path, h)
-                                             : client_->Post(path, h, body, "application/json");
+    httplib::Result r = Send(method, path, h, body);
     EXPECT_TRUE(r) << method << " " << path;
     if (!r) return {};
     Reply out{r->status, json::parse(r->body, nullptr, false)};
@@ -132,26 +98,9 @@ class ApiTest : public cwtest::PgFixture {
             {"time_zone", "Europe/Berlin"},
             {"handler", "demoJobHandler"}};
   }
-  static std::vector<std::string> Fields(const json& body) {
-    std::vector<std::string> out;
-    for (const auto& e : body.at("errors"))
-      out.push_back(e.at("field"));
-    return out;
-  }
 
   HeaderAuthenticator auth_;
   RecordingSink sink_;
-  std::unique_ptr<cwtest::FakeClock> clock_;
-  std::unique_ptr<JobCatalog> catalog_;
-  std::unique_ptr<GroupRepository> groups_;
-  std::unique_ptr<JobRepository> repo_;
-  std::unique_ptr<LogRepository> logs_;
-  std::unique_ptr<PgSchedulerStore> store_;
-  std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<RegistryService> registry_;
-  std::unique_ptr<CallbackService> callbacks_;
-  std::unique_ptr<ApiServer> server_;
-  std::unique_ptr<httplib::Client> client_;
 };
 
 TEST_F(ApiTest, HealthAnswersWithoutCredentials) {

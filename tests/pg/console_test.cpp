@@ -18,6 +18,8 @@
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "api_fixture.hpp"
+#include "cwtest/answering_executor_client.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -39,13 +41,8 @@ class NullSink final : public FireSink {
 };
 
 // Records /log and /kill and answers what the test set.
-class FakeExecutors final : public ExecutorClient {
+class FakeExecutors final : public cwtest::AnsweringExecutorClient {
  public:
-  RunReply Run(const std::string&, const std::string&, const cronwheel::xxljob::TriggerParam&) override {
-    return {Envelope::Success()};
-  }
-  Envelope Beat(const std::string&, const std::string&) override { return Envelope::Success(); }
-  Envelope IdleBeat(const std::string&, const std::string&, int) override { return Envelope::Success(); }
   Envelope Kill(const std::string& address, const std::string& token, int job_id) override {
     {
       std::lock_guard lock(mu);
@@ -76,21 +73,11 @@ struct Caller {
   std::string bearer;
 };
 
-class ConsoleTest : public cwtest::PgFixture {
+class ConsoleTest : public cwtest::ApiServerFixture {
  protected:
   void SetUp() override {
     PgFixture::SetUp();
-    clock_ = std::make_unique<cwtest::FakeClock>(kT0);
-    catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *pool_);
-    groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
-    repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
-    logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
-    store_ = std::make_unique<PgSchedulerStore>(*pool_);
-    scheduler_ =
-        std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink_);
-    registry_ = std::make_unique<RegistryService>(*clock_, *pool_);
-    callbacks_ =
-        std::make_unique<CallbackService>(*clock_, *pool_, "node-a", [](const std::vector<Fire>&) {});
+    BuildServices(kT0, sink_, [](const std::vector<Fire>&) {});
     auth_ = std::make_unique<AuthService>(AuthSettings(), *clock_, *pool_);
     accounts_ = std::make_unique<Accounts>(*auth_, *clock_, *pool_);
     audit_ = std::make_unique<AuditLog>(*clock_, *pool_);
@@ -101,31 +88,10 @@ class ConsoleTest : public cwtest::PgFixture {
                                                                  .store = *console_store_,
                                                                  .executors = executors_,
                                                                  .web_dir = ""});
-    server_ = std::make_unique<ApiServer>(
-        ApiServer::Settings{
-            .host = "127.0.0.1", .port = 0, .threads = 4, .access_token = kToken, .node_id = "node-a"},
-        ApiServer::Services{.groups = *groups_,
-                            .jobs = *repo_,
-                            .logs = *logs_,
-                            .scheduler = *scheduler_,
-                            .catalog = *catalog_,
-                            .registry = *registry_,
-                            .callbacks = *callbacks_,
-                            .authenticator = *auth_,
-                            .health_details = nullptr,
-                            .console = console_.get()},
-        *clock_);
-    ASSERT_TRUE(server_->Start());
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
-    client_->set_read_timeout(10, 0);
+    StartServer({.access_token = kToken}, *auth_, console_.get());
     ASSERT_TRUE(auth_->EnsureAdminUser(kAdminPassword));
     admin_ = Login("admin", kAdminPassword);
   }
-  void TearDown() override {
-    server_->Stop();
-    scheduler_->Stop();
-  }
-
   // Argon2id at libsodium's minimum cost: the tests check behaviour, not hashing strength.
   static AuthService::Settings AuthSettings() {
     AuthService::Settings s;
@@ -145,10 +111,7 @@ class ConsoleTest : public cwtest::PgFixture {
     if (!who.cookie.empty()) h.emplace("Cookie", std::string(kSessionCookie) + "=" + who.cookie);
     if (!who.csrf.empty() && send_csrf) h.emplace(kCsrfHeader, who.csrf);
     if (!who.bearer.empty()) h.emplace("Authorization", "Bearer " + who.bearer);
-    httplib::Result r = method == "GET"      ? client_->Get(path, h)
-                        : method == "PUT"    ? client_->Put(path, h, body, "application/json")
-                        : method == "DELETE" ? client_->Delete(path, h)
-                                             : client_->Post(path, h, body, "application/json");
+    httplib::Result r = Send(method, path, h, body);
     EXPECT_TRUE(r) << method << " " << path;
     if (!r) return {};
     Reply out{r->status, json::parse(r->body, nullptr, false), r->headers};
@@ -199,31 +162,14 @@ class ConsoleTest : public cwtest::PgFixture {
   std::int64_t AddRunningFire(int job, int group, const std::string& address = "http://127.0.0.1:9999/") {
     return AddFire(job, group, "MANUAL", kT0, 200, 0, 0, address, kT0 + 5);
   }
-  static std::vector<std::string> Fields(const json& body) {
-    std::vector<std::string> out;
-    for (const auto& e : body.at("errors"))
-      out.push_back(e.at("field"));
-    return out;
-  }
 
   NullSink sink_;
   FakeExecutors executors_;
-  std::unique_ptr<cwtest::FakeClock> clock_;
-  std::unique_ptr<JobCatalog> catalog_;
-  std::unique_ptr<GroupRepository> groups_;
-  std::unique_ptr<JobRepository> repo_;
-  std::unique_ptr<LogRepository> logs_;
-  std::unique_ptr<PgSchedulerStore> store_;
-  std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<RegistryService> registry_;
-  std::unique_ptr<CallbackService> callbacks_;
   std::unique_ptr<AuthService> auth_;
   std::unique_ptr<Accounts> accounts_;
   std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<ConsoleRepository> console_store_;
   std::unique_ptr<ConsoleServices> console_;
-  std::unique_ptr<ApiServer> server_;
-  std::unique_ptr<httplib::Client> client_;
   Caller admin_;
 };
 

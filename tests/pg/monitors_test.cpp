@@ -8,6 +8,7 @@
 #include "admin/results/report_monitor.hpp"
 #include "admin/store/fire_log.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "cwtest/answering_executor_client.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -30,23 +31,12 @@ class RecordingAlarms final : public AlarmSender {
   std::vector<AlarmEvent> events;
 };
 
-class BeatClient final : public ExecutorClient {
+// Answers beats from the addresses in `alive` only.
+class BeatClient final : public cwtest::AnsweringExecutorClient {
  public:
   std::set<std::string> alive;
-  RunReply Run(const std::string&, const std::string&, const xxljob::TriggerParam&) override {
-    return {xxljob::Envelope::Success()};
-  }
   xxljob::Envelope Beat(const std::string& a, const std::string&) override {
     return alive.contains(a) ? xxljob::Envelope::Success() : xxljob::Envelope::Fail("refused");
-  }
-  xxljob::Envelope IdleBeat(const std::string&, const std::string&, int) override {
-    return xxljob::Envelope::Success();
-  }
-  xxljob::Envelope Kill(const std::string&, const std::string&, int) override {
-    return xxljob::Envelope::Success();
-  }
-  xxljob::Envelope Log(const std::string&, const std::string&, const xxljob::LogParam&) override {
-    return xxljob::Envelope::Success();
   }
 };
 

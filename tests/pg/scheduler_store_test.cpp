@@ -22,6 +22,8 @@ constexpr std::chrono::milliseconds kManual = std::chrono::hours(24);
 
 class SchedulerStorePg : public cwtest::PgFixture {
  protected:
+  // One enabled job in a new group, firing every second from kT0 + 1 s: a scan at kT0 writes its 5 fires.
+  void AddEverySecondJob() { AddJob(AddGroup(), "* * * * * ?", kT0 + 1000); }
   // Waits (at most 10 s) until PostgreSQL has ended the session holding `node_id`'s advisory lock: closing
   // a connection returns before the server's backend has exited and released its session locks (seen
   // under ThreadSanitizer: a live admin looked before the lock was gone and rightly saw A alive).
@@ -37,6 +39,8 @@ class SchedulerStorePg : public cwtest::PgFixture {
     }
     return true;
   }
+
+  cwtest::FakeClock clock_{kT0};
 };
 
 TEST_F(SchedulerStorePg, OneScanWritesExactlyThePlannedRowsAndNextTimes) {
@@ -108,12 +112,10 @@ TEST_F(SchedulerStorePg, MissingPartitionRowsStopScanning) {
 }
 
 TEST_F(SchedulerStorePg, ClaimReturnsOnlyRowsThisNodeStillOwns) {
-  const int g = AddGroup();
-  AddJob(g, "* * * * * ?", kT0 + 1000);
-  cwtest::FakeClock clock(kT0);
+  AddEverySecondJob();
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
-  const auto out = store.Scan("node-a", 10, clock, planner);
+  const auto out = store.Scan("node-a", 10, clock_, planner);
   ASSERT_GE(out.fires.size(), 2u);
   std::vector<std::int64_t> ids{out.fires[0].log_id, out.fires[1].log_id};
   Exec("UPDATE fire_open SET owner_node = 'node-b' WHERE log_id = " + std::to_string(ids[1]));
@@ -126,29 +128,28 @@ TEST_F(SchedulerStorePg, ClaimReturnsOnlyRowsThisNodeStillOwns) {
 }
 
 TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
-  const int g = AddGroup();
-  AddJob(g, "* * * * * ?", kT0 + 1000);
-  cwtest::FakeClock clock(kT0);
+  AddEverySecondJob();
   // Admin A registers, scans (writes pending rows), and dies: its lock connection goes away.
   std::vector<ClaimedFire> a_took;
-  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock,
-                                       *pool_, [&](std::vector<ClaimedFire> f) { a_took = std::move(f); });
+  auto a =
+      std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock_,
+                                  *pool_, [&](std::vector<ClaimedFire> f) { a_took = std::move(f); });
   a->Start();
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
-  const auto written = store.Scan("admin-a", 10, clock, planner).fires.size();
+  const auto written = store.Scan("admin-a", 10, clock_, planner).fires.size();
   ASSERT_EQ(written, 5u);
   a->Stop();
   a.reset();  // closes the connection holding A's advisory lock, as kill -9 would
   ASSERT_TRUE(WaitForLockRelease("admin-a"));
 
   std::vector<ClaimedFire> b_took;
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_,
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
               [&](std::vector<ClaimedFire> f) { std::move(f.begin(), f.end(), std::back_inserter(b_took)); });
   b.Start();
   b.Tick();
   EXPECT_TRUE(b_took.empty()) << "A's heartbeat is still fresh: within the grace it is not declared dead";
-  clock.Advance(std::chrono::seconds(3));
+  clock_.Advance(std::chrono::seconds(3));
   b.Tick();
   EXPECT_EQ(b_took.size(), written);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE owner_node = 'admin-b'"), static_cast<int>(written));
@@ -160,15 +161,13 @@ TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
 // delivered: recovery never sends it again (an executor that does not de-duplicate log ids would run it
 // twice). A fire claimed for sending with neither is re-sent: its admin died sending it.
 TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
-  const int g = AddGroup();
-  AddJob(g, "* * * * * ?", kT0 + 1000);
-  cwtest::FakeClock clock(kT0);
-  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock,
-                                       *pool_, [](std::vector<ClaimedFire>) {});
+  AddEverySecondJob();
+  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual},
+                                       clock_, *pool_, [](std::vector<ClaimedFire>) {});
   a->Start();
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
-  const auto fires = store.Scan("admin-a", 10, clock, planner).fires;
+  const auto fires = store.Scan("admin-a", 10, clock_, planner).fires;
   ASSERT_EQ(fires.size(), 5u);
   std::vector<std::int64_t> ids;
   for (const auto& f : fires)
@@ -193,12 +192,12 @@ TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
   ASSERT_TRUE(WaitForLockRelease("admin-a"));
 
   std::vector<std::int64_t> b_took;
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_, [&](std::vector<ClaimedFire> f) {
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_, [&](std::vector<ClaimedFire> f) {
     for (const auto& c : f)
       b_took.push_back(c.log_id);
   });
   b.Start();
-  clock.Advance(std::chrono::seconds(3));
+  clock_.Advance(std::chrono::seconds(3));
   b.Tick();
   std::sort(b_took.begin(), b_took.end());
   EXPECT_EQ(b_took, (std::vector<std::int64_t>{ids[3], ids[4]}));
@@ -209,48 +208,45 @@ TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
 }
 
 TEST_F(SchedulerStorePg, ALiveAdminIsNotDeclaredDeadAndARestartTakesBackItsOwnRows) {
-  const int g = AddGroup();
-  AddJob(g, "* * * * * ?", kT0 + 1000);
-  cwtest::FakeClock clock(kT0);
+  AddEverySecondJob();
   std::vector<ClaimedFire> took_a, took_b;
-  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock,
-                                       *pool_, [&](std::vector<ClaimedFire> f) { took_a = std::move(f); });
+  auto a =
+      std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock_,
+                                  *pool_, [&](std::vector<ClaimedFire> f) { took_a = std::move(f); });
   a->Start();
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_,
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
               [&](std::vector<ClaimedFire> f) { took_b = std::move(f); });
   b.Start();
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
-  store.Scan("admin-a", 10, clock, planner);
-  clock.Advance(std::chrono::seconds(5));
+  store.Scan("admin-a", 10, clock_, planner);
+  clock_.Advance(std::chrono::seconds(5));
   b.Tick();
   EXPECT_TRUE(took_b.empty()) << "A holds its lock: alive even with a stale heartbeat";
   // Two processes with one node id: the second is refused.
-  NodeLease twin({.node_id = "admin-a", .heartbeat = kManual}, clock, *pool_,
+  NodeLease twin({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_,
                  [](std::vector<ClaimedFire>) {});
   EXPECT_THROW(twin.Start(), NodeConflict);
   // A restarts (same node id): it takes its pending rows back at once.
   a.reset();
   auto a2 =
-      std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock,
+      std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock_,
                                   *pool_, [&](std::vector<ClaimedFire> f) { took_a = std::move(f); });
   a2->Start();
   EXPECT_EQ(took_a.size(), 5u);
 }
 
 TEST_F(SchedulerStorePg, ARestartTakesBackItsRowsEvenWhenADeadTransactionStillLocksSome) {
-  const int g = AddGroup();
-  AddJob(g, "* * * * * ?", kT0 + 1000);
-  cwtest::FakeClock clock(kT0);
+  AddEverySecondJob();
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
-  ASSERT_EQ(store.Scan("admin-a", 10, clock, planner).fires.size(), 5u);
+  ASSERT_EQ(store.Scan("admin-a", 10, clock_, planner).fires.size(), 5u);
   // A transaction of the dead run (its log writer, say) still holds a lock on one of the rows.
   pqxx::connection blocker_conn(db_.dsn());
   auto blocker = std::make_unique<pqxx::work>(blocker_conn);
   blocker->exec("SELECT id FROM job_log ORDER BY id LIMIT 1 FOR UPDATE");
   std::vector<ClaimedFire> took;
-  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock, *pool_,
+  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_,
               [&](std::vector<ClaimedFire> f) { took = std::move(f); });
   auto started = std::async(std::launch::async, [&] { a.Start(); });
   // The restart waits for the lock (it does not skip the row)...
@@ -268,19 +264,17 @@ TEST_F(SchedulerStorePg, ARestartTakesBackItsRowsEvenWhenADeadTransactionStillLo
 }
 
 TEST_F(SchedulerStorePg, HandOverGivesPendingRowsToTheOtherAdmins) {
-  const int g = AddGroup();
-  AddJob(g, "* * * * * ?", kT0 + 1000);
-  cwtest::FakeClock clock(kT0);
-  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock, *pool_, [](std::vector<ClaimedFire>) {});
+  AddEverySecondJob();
+  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_, [](std::vector<ClaimedFire>) {});
   a.Start();
   std::vector<ClaimedFire> took_b;
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock, *pool_,
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
               [&](std::vector<ClaimedFire> f) { took_b = std::move(f); });
   b.Start();
   EXPECT_TRUE(a.AnotherNodeAlive());
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
-  store.Scan("admin-a", 10, clock, planner);
+  store.Scan("admin-a", 10, clock_, planner);
   EXPECT_EQ(a.HandOver({}), 5u);
   b.Tick();
   EXPECT_EQ(took_b.size(), 5u);

@@ -13,6 +13,7 @@
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/dispatch/route_strategies.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "cwtest/answering_executor_client.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -26,7 +27,7 @@ using ::testing::Not;
 constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z
 
 // Answers each /run with the next scripted delivery (then kAnswered), and records the addresses.
-class ScriptedExecutors final : public ExecutorClient {
+class ScriptedExecutors final : public cwtest::AnsweringExecutorClient {
  public:
   std::deque<Delivery> script;
   std::vector<std::string> runs;
@@ -38,18 +39,6 @@ class ScriptedExecutors final : public ExecutorClient {
     if (d == Delivery::kNotSent)
       return {xxljob::Envelope::Fail("request to " + address + "run not sent: Connection"), d};
     return {xxljob::Envelope::Fail("request to " + address + "run failed after it was sent (Read)"), d};
-  }
-  xxljob::Envelope Beat(const std::string&, const std::string&) override {
-    return xxljob::Envelope::Success();
-  }
-  xxljob::Envelope IdleBeat(const std::string&, const std::string&, int) override {
-    return xxljob::Envelope::Success();
-  }
-  xxljob::Envelope Kill(const std::string&, const std::string&, int) override {
-    return xxljob::Envelope::Success();
-  }
-  xxljob::Envelope Log(const std::string&, const std::string&, const xxljob::LogParam&) override {
-    return xxljob::Envelope::Success();
   }
 };
 

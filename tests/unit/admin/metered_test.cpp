@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "cwtest/answering_executor_client.hpp"
 #include "cwtest/fake_clock.hpp"
 
 namespace {
@@ -120,21 +121,12 @@ TEST_F(MeteredSeams, ScansAndSkippedMisfires) {
   EXPECT_EQ(m.scan_last_success.value(), static_cast<double>(clock.NowMs()) / 1000.0);
 }
 
-struct Client final : ExecutorClient {
+struct Client final : cwtest::AnsweringExecutorClient {
   RunReply Run(const std::string&, const std::string&, const xxljob::TriggerParam&) override {
     return {code == 200 ? xxljob::Envelope::Success() : xxljob::Envelope::Fail("refused")};
   }
-  xxljob::Envelope Beat(const std::string&, const std::string&) override {
-    return xxljob::Envelope::Success();
-  }
   xxljob::Envelope IdleBeat(const std::string&, const std::string&, int) override {
     return xxljob::Envelope::Fail("busy");
-  }
-  xxljob::Envelope Kill(const std::string&, const std::string&, int) override {
-    return xxljob::Envelope::Success();
-  }
-  xxljob::Envelope Log(const std::string&, const std::string&, const xxljob::LogParam&) override {
-    return xxljob::Envelope::Success();
   }
   int code = 200;
 };

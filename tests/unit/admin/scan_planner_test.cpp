@@ -4,23 +4,16 @@
 #include <gtest/gtest.h>
 
 #include "admin/schedule/late_fires.hpp"
+#include "cwtest/memory_scheduler_store.hpp"
 
 namespace {
 
 using namespace cronwheel::admin;
+using cwtest::DueJobOf;
+using cwtest::EverySecondJob;
 using ::testing::HasSubstr;
 
 constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z
-
-DueJob EverySecond(int id, std::int64_t next, MisfireStrategy m = MisfireStrategy::kDoNothing) {
-  return {.id = id,
-          .group_id = 1,
-          .schedule_type = "CRON",
-          .schedule_conf = "* * * * * ?",
-          .time_zone = "UTC",
-          .misfire_strategy = m,
-          .next_fire_ms = next};
-}
 
 std::vector<std::int64_t> Instants(const ScanPlan& plan, int job_id) {
   std::vector<std::int64_t> out;
@@ -32,7 +25,7 @@ std::vector<std::int64_t> Instants(const ScanPlan& plan, int job_id) {
 
 TEST(ScanPlanner, DueWithinTheWindowGoesToTheRingAndAdvancesPastIt) {
   ScanPlanner planner;
-  const DueJob job = EverySecond(1, kT0 + 2000);
+  const DueJob job = EverySecondJob(1, kT0 + 2000);
   const auto plan = planner.Plan({&job, 1}, kT0 + 500);
   EXPECT_EQ(Instants(plan, 1), (std::vector<std::int64_t>{kT0 + 2000, kT0 + 3000, kT0 + 4000, kT0 + 5000}));
   ASSERT_EQ(plan.advances.size(), 1u);
@@ -47,7 +40,7 @@ TEST(ScanPlanner, DueWithinTheWindowGoesToTheRingAndAdvancesPastIt) {
 TEST(ScanPlanner, ALateScanWritesEveryInstantWithinTheThreshold) {
   // XXL-JOB fires once and skips the rest when up to 5 s late; each instant is kept here.
   ScanPlanner planner;
-  const DueJob job = EverySecond(1, kT0);
+  const DueJob job = EverySecondJob(1, kT0);
   const auto plan = planner.Plan({&job, 1}, kT0 + 4000);
   const auto instants = Instants(plan, 1);
   ASSERT_EQ(instants.size(), 10u);  // T0 .. T0+9000
@@ -59,7 +52,7 @@ TEST(ScanPlanner, ALateScanWritesEveryInstantWithinTheThreshold) {
 
 TEST(ScanPlanner, MisfireDoNothingRecordsOneSkippedRowThenResumes) {
   ScanPlanner planner;
-  const DueJob job = EverySecond(1, kT0);
+  const DueJob job = EverySecondJob(1, kT0);
   const auto now = kT0 + 20'000;
   const auto plan = planner.Plan({&job, 1}, now);
   ASSERT_FALSE(plan.fires.empty());
@@ -83,7 +76,7 @@ TEST(ScanPlanner, MisfireDoNothingRecordsOneSkippedRowThenResumes) {
 
 TEST(ScanPlanner, MisfireFireOnceNowFiresOnce) {
   ScanPlanner planner;
-  const DueJob job = EverySecond(1, kT0, MisfireStrategy::kFireOnceNow);
+  const DueJob job = EverySecondJob(1, kT0, MisfireStrategy::kFireOnceNow);
   const auto plan = planner.Plan({&job, 1}, kT0 + 60'000);
   const auto& misfire = plan.fires.front();
   EXPECT_EQ(misfire.type, TriggerType::kMisfire);
@@ -96,7 +89,7 @@ TEST(ScanPlanner, MisfireFireOnceNowFiresOnce) {
 
 TEST(ScanPlanner, CountingMissedInstantsIsBounded) {
   ScanPlanner planner({.max_missed_count = 100});
-  const DueJob job = EverySecond(1, kT0);
+  const DueJob job = EverySecondJob(1, kT0);
   const auto plan = planner.Plan({&job, 1}, kT0 + 86'400'000);  // a day late
   EXPECT_THAT(plan.fires.front().note, HasSubstr("more than 100"));
   EXPECT_EQ(plan.advances[0].next_fire_ms, kT0 + 86'400'000 + 6000);
@@ -104,12 +97,7 @@ TEST(ScanPlanner, CountingMissedInstantsIsBounded) {
 
 TEST(ScanPlanner, JobThatNeverFiresAgainIsStoppedWithAReason) {
   ScanPlanner planner;
-  DueJob job{.id = 7,
-             .group_id = 1,
-             .schedule_type = "CRON",
-             .schedule_conf = "0 0 0 1 1 ? 2026",
-             .time_zone = "UTC",
-             .next_fire_ms = kT0};
+  DueJob job = DueJobOf(7, "CRON", "0 0 0 1 1 ? 2026", kT0);
   const auto plan = planner.Plan({&job, 1}, kT0 + 100);
   EXPECT_EQ(Instants(plan, 7), std::vector<std::int64_t>{kT0});
   ASSERT_EQ(plan.advances.size(), 1u);
@@ -119,7 +107,7 @@ TEST(ScanPlanner, JobThatNeverFiresAgainIsStoppedWithAReason) {
 
 TEST(ScanPlanner, InvalidScheduleStopsTheJobNamingTheField) {
   ScanPlanner planner;
-  DueJob job = EverySecond(3, kT0);
+  DueJob job = EverySecondJob(3, kT0);
   job.time_zone = "Mars/Olympus_Mons";
   const auto plan = planner.Plan({&job, 1}, kT0);
   EXPECT_TRUE(plan.fires.empty());
@@ -130,18 +118,8 @@ TEST(ScanPlanner, InvalidScheduleStopsTheJobNamingTheField) {
 
 TEST(ScanPlanner, FixRateWritesEachInstantAndFixDelayWaitsForCompletion) {
   ScanPlanner planner;
-  const std::vector<DueJob> jobs{{.id = 1,
-                                  .group_id = 1,
-                                  .schedule_type = "FIX_RATE",
-                                  .schedule_conf = "2",
-                                  .time_zone = "UTC",
-                                  .next_fire_ms = kT0 + 1000},
-                                 {.id = 2,
-                                  .group_id = 1,
-                                  .schedule_type = "FIX_DELAY",
-                                  .schedule_conf = "2",
-                                  .time_zone = "UTC",
-                                  .next_fire_ms = kT0 + 1000}};
+  const std::vector<DueJob> jobs{DueJobOf(1, "FIX_RATE", "2", kT0 + 1000),
+                                 DueJobOf(2, "FIX_DELAY", "2", kT0 + 1000)};
   const auto plan = planner.Plan(jobs, kT0);
   EXPECT_EQ(Instants(plan, 1), (std::vector<std::int64_t>{kT0 + 1000, kT0 + 3000, kT0 + 5000}));
   EXPECT_EQ(Instants(plan, 2), std::vector<std::int64_t>{kT0 + 1000});
@@ -152,12 +130,7 @@ TEST(ScanPlanner, FixRateWritesEachInstantAndFixDelayWaitsForCompletion) {
 TEST(ScanPlanner, CronInAJobsTimeZone) {
   ScanPlanner planner;
   // 09:00 in Shanghai (UTC+8) is 01:00 UTC.
-  DueJob job{.id = 1,
-             .group_id = 1,
-             .schedule_type = "CRON",
-             .schedule_conf = "0 0 9 * * ?",
-             .time_zone = "Asia/Shanghai",
-             .next_fire_ms = kT0 + 3'600'000};
+  DueJob job = DueJobOf(1, "CRON", "0 0 9 * * ?", kT0 + 3'600'000, "Asia/Shanghai");
   const auto plan = planner.Plan({&job, 1}, kT0 + 3'600'000 - 1000);
   EXPECT_EQ(Instants(plan, 1), std::vector<std::int64_t>{kT0 + 3'600'000});
   EXPECT_EQ(plan.advances[0].next_fire_ms, kT0 + 3'600'000 + 86'400'000);

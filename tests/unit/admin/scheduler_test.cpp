@@ -53,15 +53,6 @@ class SchedulerTest : public ::testing::Test {
       ASSERT_TRUE(clock_.AwaitWaiters(2)) << "scheduler threads did not settle";
     }
   }
-  static DueJob EverySecond(int id, std::int64_t next, MisfireStrategy m = MisfireStrategy::kDoNothing) {
-    return {.id = id,
-            .group_id = 1,
-            .schedule_type = "CRON",
-            .schedule_conf = "* * * * * ?",
-            .time_zone = "UTC",
-            .misfire_strategy = m,
-            .next_fire_ms = next};
-  }
 
   cwtest::FakeClock clock_;
   cwtest::MemorySchedulerStore store_;
@@ -70,8 +61,8 @@ class SchedulerTest : public ::testing::Test {
 };
 
 TEST_F(SchedulerTest, EachInstantIsSentOnceAtItsSecondNeverEarly) {
-  store_.AddJob(EverySecond(1, kT0 + 2000));
-  store_.AddJob(EverySecond(2, kT0 + 2000));
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  store_.AddJob(cwtest::EverySecondJob(2, kT0 + 2000));
   StartScheduler();
   Run(10s);
   std::map<std::pair<int, std::int64_t>, int> seen;
@@ -91,7 +82,7 @@ TEST_F(SchedulerTest, EachInstantIsSentOnceAtItsSecondNeverEarly) {
 
 TEST_F(SchedulerTest, AFullBatchIsScannedAgainAtOnce) {
   for (int id = 1; id <= 25; ++id)
-    store_.AddJob(EverySecond(id, kT0 + 3000));
+    store_.AddJob(cwtest::EverySecondJob(id, kT0 + 3000));
   StartScheduler({.pre_read_count = 10});
   Run(1000ms);
   // One wake-up at T0+1s: 10 + 10 + 5 jobs, three scans without waiting.
@@ -105,8 +96,8 @@ TEST_F(SchedulerTest, AFullBatchIsScannedAgainAtOnce) {
 }
 
 TEST_F(SchedulerTest, ScansWhileTheDatabaseIsDownFollowTheMisfireStrategy) {
-  store_.AddJob(EverySecond(1, kT0 + 2000, MisfireStrategy::kDoNothing));
-  store_.AddJob(EverySecond(2, kT0 + 2000, MisfireStrategy::kFireOnceNow));
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000, MisfireStrategy::kDoNothing));
+  store_.AddJob(cwtest::EverySecondJob(2, kT0 + 2000, MisfireStrategy::kFireOnceNow));
   store_.Break();  // down from the start
   StartScheduler();
   Run(20s);
@@ -135,7 +126,7 @@ TEST_F(SchedulerTest, ScansWhileTheDatabaseIsDownFollowTheMisfireStrategy) {
 }
 
 TEST_F(SchedulerTest, FiresInTheRingClaimedLateAreResolvedByMisfireStrategy) {
-  store_.AddJob(EverySecond(1, kT0 + 2000));
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
   StartScheduler();
   Run(1000ms);  // the scan at T0+1 s wrote T0+2 s .. T0+6 s into the ring
   store_.Break();
@@ -156,7 +147,7 @@ TEST_F(SchedulerTest, FiresInTheRingClaimedLateAreResolvedByMisfireStrategy) {
 }
 
 TEST_F(SchedulerTest, AFireReOwnedByAnotherAdminIsNotSent) {
-  store_.AddJob(EverySecond(1, kT0 + 2000));
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
   StartScheduler();
   Run(1000ms);
   for (const auto& row : store_.Logs()) {
@@ -169,7 +160,7 @@ TEST_F(SchedulerTest, AFireReOwnedByAnotherAdminIsNotSent) {
 }
 
 TEST_F(SchedulerTest, StopScanningKeepsSendingTheRingAndTakeRingHandsTheRestOver) {
-  store_.AddJob(EverySecond(1, kT0 + 2000));
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
   StartScheduler();
   Run(1000ms);
   scheduler_->StopScanning();

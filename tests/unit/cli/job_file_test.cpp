@@ -11,10 +11,7 @@
 
 namespace {
 
-using cronwheel::cli::FileFormat;
-using cronwheel::cli::JobFromJson;
-using cronwheel::cli::JobFromToml;
-using cronwheel::cli::Problems;
+using namespace cronwheel::cli;
 using nlohmann::json;
 using ::testing::HasSubstr;
 

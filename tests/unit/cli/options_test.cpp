@@ -7,11 +7,7 @@
 
 namespace {
 
-using cronwheel::cli::Command;
-using cronwheel::cli::Environment;
-using cronwheel::cli::FileFormat;
-using cronwheel::cli::OnConflict;
-using cronwheel::cli::ParseCommandLine;
+using namespace cronwheel::cli;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 

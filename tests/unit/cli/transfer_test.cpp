@@ -5,12 +5,7 @@
 
 namespace {
 
-using cronwheel::cli::ImportStep;
-using cronwheel::cli::MakeDocument;
-using cronwheel::cli::OnConflict;
-using cronwheel::cli::PlanImport;
-using cronwheel::cli::Problems;
-using cronwheel::cli::ReadDocument;
+using namespace cronwheel::cli;
 using nlohmann::json;
 using ::testing::HasSubstr;
 

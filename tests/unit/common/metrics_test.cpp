@@ -8,7 +8,6 @@
 #include <httplib.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,33 +15,22 @@
 
 #include "cronwheel/metrics_endpoint.hpp"
 #include "cronwheel/net/address_allow_list.hpp"
+#include "cwtest/shell.hpp"
 
 namespace {
 
 using namespace cronwheel;
 using nlohmann::json;
 
-struct Run {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
-
 // Runs `command` through the shell with `text` in a temporary file named by {} in the command.
-Run RunOn(const std::string& text, const std::string& command) {
+cwtest::ShellRun RunOn(const std::string& text, const std::string& command) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("cronwheel-metrics-" + std::to_string(::getpid()) + "-" +
                      std::to_string(reinterpret_cast<std::uintptr_t>(&text)) + ".prom");
   std::ofstream(path) << text;
   std::string cmd = command;
   cmd.replace(cmd.find("{}"), 2, path.string());
-  Run r;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  for (std::size_t n = 0; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
-    r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto r = cwtest::RunShell(cmd + " 2>&1");
   std::filesystem::remove(path);
   return r;
 }

@@ -11,11 +11,7 @@
 
 namespace {
 
-using cronwheel::executor::BuiltinHandlerOptions;
-using cronwheel::executor::FireInfo;
-using cronwheel::executor::JobContext;
-using cronwheel::executor::JobLogSink;
-using cronwheel::executor::UrlAllowed;
+using namespace cronwheel::executor;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 

@@ -8,13 +8,7 @@
 
 namespace {
 
-using cronwheel::executor::CallbackSender;
-using cronwheel::executor::JobLogFiles;
-using cronwheel::xxljob::HandleCallbackParam;
-using ::testing::HasSubstr;
-using namespace std::chrono_literals;
-
-constexpr std::int64_t kDay = 1767225600000;
+using namespace cwtest::executor_test;
 
 HandleCallbackParam Cb(std::int64_t log_id, int code = 200) {
   return {log_id, kDay, code, "msg"};

@@ -14,20 +14,10 @@
 
 namespace {
 
-using cronwheel::executor::ExecutorService;
-using cronwheel::executor::HandlerRegistry;
-using cronwheel::executor::JobContext;
-using cronwheel::executor::JobDispatcher;
-using cronwheel::executor::JobLogFiles;
-using cronwheel::executor::ScriptRunner;
-using cronwheel::executor::WheelTimer;
-using cronwheel::xxljob::TriggerParam;
-using ::testing::HasSubstr;
-using namespace std::chrono_literals;
+using namespace cwtest::executor_test;
 
-constexpr std::int64_t kDay = 1767225600000;
-
-class ServiceTest : public ::testing::Test {
+// The parts under an ExecutorService, on a fake clock and a temporary log directory.
+class ExecutorPartsTest : public ::testing::Test {
  protected:
   cwtest::TempDir dir_;
   cwtest::FakeClock clock_{kDay};
@@ -36,6 +26,10 @@ class ServiceTest : public ::testing::Test {
   WheelTimer timer_{clock_};
   ScriptRunner scripts_{{dir_.path() / "gluesource", 1s, ""}, clock_};
   HandlerRegistry handlers_{false, &scripts_};
+};
+
+class ServiceTest : public ExecutorPartsTest {
+ protected:
   JobDispatcher dispatcher_{
       {}, [this](const TriggerParam& p) { return handlers_.Resolve(p); }, logs_, sink_, timer_, clock_};
   ExecutorService service_{dispatcher_, logs_};
@@ -145,15 +139,8 @@ TEST(HandlerRegistry, RegisterRefusesBlankEmptyAndDuplicateNames) {
 
 // The executor's metrics (src/metrics.hpp): each /run counted once by result, handlers counted as running
 // while they run and their run time observed by result.
-class MeteredServiceTest : public ::testing::Test {
+class MeteredServiceTest : public ExecutorPartsTest {
  protected:
-  cwtest::TempDir dir_;
-  cwtest::FakeClock clock_{kDay};
-  JobLogFiles logs_{{dir_.path()}, clock_};
-  cwtest::RecordingSink sink_;
-  WheelTimer timer_{clock_};
-  ScriptRunner scripts_{{dir_.path() / "gluesource", 1s, ""}, clock_};
-  HandlerRegistry handlers_{false, &scripts_};
   cronwheel::metrics::Registry registry_;
   cronwheel::executor::ExecutorMetrics metrics_{registry_};
   JobDispatcher dispatcher_{{},

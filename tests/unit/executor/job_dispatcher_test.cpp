@@ -14,17 +14,7 @@
 
 namespace {
 
-using cronwheel::executor::JobContext;
-using cronwheel::executor::JobDispatcher;
-using cronwheel::executor::JobHandler;
-using cronwheel::executor::JobLogFiles;
-using cronwheel::executor::Resolution;
-using cronwheel::executor::WheelTimer;
-using cronwheel::xxljob::TriggerParam;
-using ::testing::HasSubstr;
-using namespace std::chrono_literals;
-
-constexpr std::int64_t kDay = 1767225600000;
+using namespace cwtest::executor_test;
 constexpr std::string_view kDiscardLater =
     "block strategy effect\xEF\xBC\x9A"
     "Discard Later";
@@ -109,6 +99,14 @@ class DispatcherTest : public ::testing::Test {
     std::lock_guard lock(mu_);
     handlers_[name] = std::move(h);
   }
+  // Job 1's fire 1 runs in the gate's handler "h" (held there until the gate opens), and its fire 2 is
+  // queued behind it (SERIAL_EXECUTION).
+  void RunOneAndQueueOne() {
+    Register("h", gate_.Handler());
+    EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+    ASSERT_TRUE(gate_.AwaitEntered(1));
+    EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  }
   static TriggerParam Fire(int job, std::int64_t log, std::string strategy = "SERIAL_EXECUTION",
                            std::string handler = "h", int timeout_s = 0) {
     TriggerParam p;
@@ -185,10 +183,7 @@ TEST_F(DispatcherTest, DiscardLaterRefusesWhileBusyAndRecordsNothing) {
 
 TEST_F(DispatcherTest, CoverEarlyKillsTheRunningFireAndTheQueueThenRunsTheNewOne) {
   Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
-  Register("h", gate.Handler());
-  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
-  ASSERT_TRUE(gate.AwaitEntered(1));
-  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  ASSERT_NO_FATAL_FAILURE(RunOneAndQueueOne());
   EXPECT_EQ(d_->Run(Fire(1, 3, "COVER_EARLY")).code, 200);
   ASSERT_TRUE(sink_.WaitFor(2));
   EXPECT_EQ(sink_.For(1).handle_code, 500);
@@ -260,10 +255,7 @@ TEST_F(DispatcherTest, KillReportsTheRunningAndQueuedFiresAtOnce) {
 
 TEST_F(DispatcherTest, ALogIdQueuedOrRunningIsRefusedAsARepeat) {
   Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
-  Register("h", gate.Handler());
-  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
-  ASSERT_TRUE(gate.AwaitEntered(1));
-  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  ASSERT_NO_FATAL_FAILURE(RunOneAndQueueOne());
   EXPECT_EQ(d_->Run(Fire(1, 1)).msg, "repeat trigger job, logId:1");  // running
   EXPECT_EQ(d_->Run(Fire(1, 2)).msg, "repeat trigger job, logId:2");  // queued
   EXPECT_EQ(d_->Run(Fire(9, 2)).msg, "repeat trigger job, logId:2");  // on any job
@@ -403,10 +395,7 @@ TEST_F(DispatcherTest, AResolverErrorRefusesWithoutAThread) {
 
 TEST_F(DispatcherTest, StopReportsRunningAndQueuedFiresAndRefusesNewOnes) {
   Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
-  Register("h", gate.Handler());
-  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
-  ASSERT_TRUE(gate.AwaitEntered(1));
-  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  ASSERT_NO_FATAL_FAILURE(RunOneAndQueueOne());
   d_->Stop();
   ASSERT_TRUE(sink_.WaitFor(2));
   EXPECT_EQ(sink_.For(1).handle_msg, Cat("executor is stopping.", kRunningKilled));

@@ -10,14 +10,7 @@
 
 namespace {
 
-using cronwheel::executor::JobLogFile;
-using cronwheel::executor::JobLogFiles;
-using cronwheel::executor::LogRetention;
-using cronwheel::xxljob::LogParam;
-using ::testing::HasSubstr;
-using namespace std::chrono_literals;
-
-constexpr std::int64_t kDay = 1767225600000;  // 2026-01-01T00:00:00Z
+using namespace cwtest::executor_test;
 
 void AppendRaw(const std::filesystem::path& p, const std::string& text) {
   std::filesystem::create_directories(p.parent_path());
@@ -39,18 +32,20 @@ TEST(JobLog, UtcDayAndTimestamp) {
   EXPECT_EQ(cronwheel::executor::UtcDay(0), "1970-01-01");
 }
 
-TEST(JobLog, PathIsDayFolderAndLogIdOnly) {
+// A JobLogFiles with the default caps over a fresh directory, on a fake clock.
+class JobLogFilesTest : public ::testing::Test {
+ protected:
   cwtest::TempDir dir;
   cwtest::FakeClock clock;
-  JobLogFiles logs({dir.path()}, clock);
+  JobLogFiles logs{{dir.path()}, clock};
+};
+
+TEST_F(JobLogFilesTest, PathIsDayFolderAndLogIdOnly) {
   EXPECT_EQ(logs.PathFor(kDay + 5, 42), dir.path() / "2026-01-01" / "42.log");
   EXPECT_EQ(logs.PathFor(kDay, -7), dir.path() / "2026-01-01" / "-7.log");
 }
 
-TEST(JobLog, MissingFileIsTheEnd) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock;
-  JobLogFiles logs({dir.path()}, clock);
+TEST_F(JobLogFilesTest, MissingFileIsTheEnd) {
   const auto r = logs.Read(LogParam{kDay, 9, 1});
   EXPECT_TRUE(r.is_end);
   EXPECT_EQ(r.to_line_num, 0);
@@ -68,10 +63,7 @@ TEST(JobLog, AppendWritesTimestampedLinesAndEndsAChildsUnterminatedLine) {
             "2026-01-01 00:00:01.000 hello\nraw output without newline\n2026-01-01 00:00:01.000 after\n");
 }
 
-TEST(JobLog, PollsReturnNewLinesAndScanOnlyNewBytes) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock;
-  JobLogFiles logs({dir.path()}, clock);
+TEST_F(JobLogFilesTest, PollsReturnNewLinesAndScanOnlyNewBytes) {
   const auto path = logs.PathFor(kDay, 5);
   AppendRaw(path, Lines(1, 3));
   auto r = logs.Read(LogParam{kDay, 5, 1});
@@ -106,10 +98,7 @@ TEST(JobLog, PollsReturnNewLinesAndScanOnlyNewBytes) {
   EXPECT_EQ(r.to_line_num, 6);
 }
 
-TEST(JobLog, SeeksThroughCheckpointsOfALongLog) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock;
-  JobLogFiles logs({dir.path()}, clock);
+TEST_F(JobLogFilesTest, SeeksThroughCheckpointsOfALongLog) {
   AppendRaw(logs.PathFor(kDay, 6), Lines(1, 1000));
   for (int from : {1, 63, 64, 65, 128, 129, 500, 999, 1000}) {
     const auto r = logs.Read(LogParam{kDay, 6, from});
@@ -153,10 +142,7 @@ TEST(JobLog, ALineLongerThanTheCapIsCutAndCounted) {
   EXPECT_EQ(r.to_line_num, 2);
 }
 
-TEST(JobLog, AReplacedOrTruncatedFileIsReindexed) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock;
-  JobLogFiles logs({dir.path()}, clock);
+TEST_F(JobLogFilesTest, AReplacedOrTruncatedFileIsReindexed) {
   const auto path = logs.PathFor(kDay, 9);
   AppendRaw(path, Lines(1, 10));
   EXPECT_EQ(logs.Read(LogParam{kDay, 9, 1}).to_line_num, 10);

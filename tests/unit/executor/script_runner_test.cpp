@@ -19,9 +19,7 @@
 
 namespace {
 
-using cronwheel::executor::FindScriptGlue;
-using cronwheel::executor::JobResult;
-using cronwheel::executor::ScriptRunner;
+using namespace cronwheel::executor;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 

@@ -2,6 +2,8 @@
 // Helpers for the executor's unit tests: a temporary directory, a recording callback sink and a scripted
 // admin client. They synchronise on condition variables (bounded real-time waits), never on sleeps.
 
+#include <gmock/gmock.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -129,3 +131,14 @@ class ScriptedAdmin final : public cronwheel::executor::AdminClient {
 };
 
 }  // namespace cwtest
+
+// The names the executor's unit tests share: `using namespace cwtest::executor_test;` at the top of a test
+// file brings the executor's and the protocol's types, the chrono literals, HasSubstr, and kDay.
+namespace cwtest::executor_test {
+using namespace cronwheel::executor;
+using namespace cronwheel::xxljob;
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+// 2026-01-01T00:00:00Z in epoch milliseconds: where the tests' fake clocks start.
+inline constexpr std::int64_t kDay = 1767225600000;
+}  // namespace cwtest::executor_test

@@ -1,46 +1,33 @@
 // cronwheel-cron, run as a process (CRONWHEEL_CRON_TOOL is its path, set by CMake).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
+
+#include "cwtest/shell.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout, and stderr when asked for
-};
+cwtest::ShellRun RunTool(const std::string& args, bool with_stderr = true) {
+  return cwtest::RunShell(std::string(CRONWHEEL_CRON_TOOL) + " " + args +
+                          (with_stderr ? " 2>&1" : " 2>/dev/null"));
+}
 
-Result RunTool(const std::string& args, bool with_stderr = true) {
-  const std::string command =
-      std::string(CRONWHEEL_CRON_TOOL) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0)
-    r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// What a successful run printed (exit code 0 expected).
+std::string Printed(const std::string& args) {
+  const auto r = RunTool(args);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return r.out;
 }
 
 TEST(CronTool, PrintsIsoWithOffsetAndEpochMs) {
-  const Result r = RunTool("--tz America/New_York --from 2026-03-08T00:00:00 --count 3 '0 30 2 * * ?'");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output,
+  EXPECT_EQ(Printed("--tz America/New_York --from 2026-03-08T00:00:00 --count 3 '0 30 2 * * ?'"),
             "2026-03-08T03:00:00-04:00\t1772953200000\n"
             "2026-03-09T02:30:00-04:00\t1773037800000\n"
             "2026-03-10T02:30:00-04:00\t1773124200000\n");
 }
 
 TEST(CronTool, DefaultsToUtcAndFiveLinesAndAcceptsEpochMs) {
-  const Result r = RunTool("--from 1767225600000 '0 0 12 * * ?'");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output,
+  EXPECT_EQ(Printed("--from 1767225600000 '0 0 12 * * ?'"),
             "2026-01-01T12:00:00+00:00\t1767268800000\n"
             "2026-01-02T12:00:00+00:00\t1767355200000\n"
             "2026-01-03T12:00:00+00:00\t1767441600000\n"
@@ -49,18 +36,17 @@ TEST(CronTool, DefaultsToUtcAndFiveLinesAndAcceptsEpochMs) {
 }
 
 TEST(CronTool, PrintsFewerLinesWhenTheExpressionStopsFiring) {
-  const Result r = RunTool("--from 2005-12-30T12:00:00Z '0 15 10 * * ? 2005'");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output, "2005-12-31T10:15:00+00:00\t1136024100000\n");
+  EXPECT_EQ(Printed("--from 2005-12-30T12:00:00Z '0 15 10 * * ? 2005'"),
+            "2005-12-31T10:15:00+00:00\t1136024100000\n");
 }
 
 TEST(CronTool, ParseErrorGoesToStderrWithExitCodeTwo) {
-  const Result r = RunTool("'0 0 12 ? * 8'", /*with_stderr=*/false);  // nothing on stdout
+  const auto r = RunTool("'0 0 12 ? * 8'", /*with_stderr=*/false);  // nothing on stdout
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.output, "");
-  const Result both = RunTool("'0 0 12 ? * 8'");
+  EXPECT_EQ(r.out, "");
+  const auto both = RunTool("'0 0 12 ? * 8'");
   EXPECT_EQ(both.exit_code, 2);
-  EXPECT_EQ(both.output,
+  EXPECT_EQ(both.out,
             "cronwheel-cron: day-of-week field: token '8' is out of range; allowed are 1-7 or SUN-SAT, with "
             ", - * / ? "
             "L #\n");

@@ -40,17 +40,9 @@
 #include "admin/store/group_repository.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/log_repository.hpp"
+#include "cronwheel/metrics_endpoint.hpp"
+#include "cronwheel/net/http_server.hpp"
 #include "ringwheel/clock.hpp"
-
-namespace httplib {
-class Server;
-}
-namespace cronwheel::net {
-class ServerThread;
-}
-namespace cronwheel {
-class MetricsEndpoint;
-}
 
 namespace cronwheel::admin {
 

@@ -7,11 +7,33 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "admin/schedule/scheduler_store.hpp"
 
 namespace cwtest {
+
+// A due job of group 1 with the schedule given (type as ringwheel::ScheduleType spells it), next at
+// `next_fire_ms`.
+inline cronwheel::admin::DueJob DueJobOf(int id, std::string schedule_type, std::string schedule_conf,
+                                         std::int64_t next_fire_ms, std::string time_zone = "UTC") {
+  return {.id = id,
+          .group_id = 1,
+          .schedule_type = std::move(schedule_type),
+          .schedule_conf = std::move(schedule_conf),
+          .time_zone = std::move(time_zone),
+          .next_fire_ms = next_fire_ms};
+}
+
+// A due CRON job of group 1 that fires every second in UTC ("* * * * * ?"), next at `next_fire_ms`.
+inline cronwheel::admin::DueJob EverySecondJob(
+    int id, std::int64_t next_fire_ms,
+    cronwheel::admin::MisfireStrategy misfire = cronwheel::admin::MisfireStrategy::kDoNothing) {
+  auto job = DueJobOf(id, "CRON", "* * * * * ?", next_fire_ms);
+  job.misfire_strategy = misfire;
+  return job;
+}
 
 class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
  public:

@@ -1,0 +1,107 @@
+#pragma once
+// The admin's services on the test database and a fake clock, behind a real ApiServer on a loopback port:
+// the base of the REST API and console tests, which add the authenticator (and the console) they test.
+#include <httplib.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "admin/api/server.hpp"
+#include "admin/dispatch/job_catalog.hpp"
+#include "admin/results/callback_service.hpp"
+#include "admin/schedule/scheduler.hpp"
+#include "admin/store/job_repository.hpp"
+#include "admin/store/pg_scheduler_store.hpp"
+#include "cwtest/fake_clock.hpp"
+#include "pg_fixture.hpp"
+
+namespace cwtest {
+
+class ApiServerFixture : public PgFixture {
+ protected:
+  using FireSink = cronwheel::admin::FireSink;
+  using Fires = std::vector<cronwheel::admin::Fire>;
+
+  // Builds the services on a fake clock that reads `start_ms`, as node "node-a". Scheduled fires go to
+  // `sink`; the fires a callback starts (child jobs) go to `on_child_fires`.
+  void BuildServices(std::int64_t start_ms, FireSink& sink, std::function<void(Fires)> on_child_fires) {
+    using namespace cronwheel::admin;
+    clock_ = std::make_unique<FakeClock>(start_ms);
+    catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *pool_);
+    groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
+    repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
+    logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
+    store_ = std::make_unique<PgSchedulerStore>(*pool_);
+    scheduler_ =
+        std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink);
+    registry_ = std::make_unique<RegistryService>(*clock_, *pool_);
+    callbacks_ = std::make_unique<CallbackService>(*clock_, *pool_, "node-a", std::move(on_child_fires));
+  }
+
+  // Starts the server on 127.0.0.1 (any free port, 4 threads, node "node-a") over the services built,
+  // with `authenticator` and, when given, the console; then opens a client to it.
+  void StartServer(cronwheel::admin::ApiServer::Settings settings,
+                   cronwheel::admin::Authenticator& authenticator,
+                   cronwheel::admin::ConsoleServices* console = nullptr) {
+    using namespace cronwheel::admin;
+    settings.host = "127.0.0.1";
+    settings.port = 0;
+    settings.threads = 4;
+    settings.node_id = "node-a";
+    server_ = std::make_unique<ApiServer>(std::move(settings),
+                                          ApiServer::Services{.groups = *groups_,
+                                                              .jobs = *repo_,
+                                                              .logs = *logs_,
+                                                              .scheduler = *scheduler_,
+                                                              .catalog = *catalog_,
+                                                              .registry = *registry_,
+                                                              .callbacks = *callbacks_,
+                                                              .authenticator = authenticator,
+                                                              .health_details = nullptr,
+                                                              .console = console},
+                                          *clock_);
+    ASSERT_TRUE(server_->Start());
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(10, 0);
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop();
+    if (scheduler_) scheduler_->Stop();
+  }
+
+  // One request on the client: GET, PUT and DELETE as named, anything else as a POST (JSON body).
+  httplib::Result Send(const std::string& method, const std::string& path, const httplib::Headers& headers,
+                       const std::string& body) {
+    if (method == "GET") return client_->Get(path, headers);
+    if (method == "PUT") return client_->Put(path, headers, body, "application/json");
+    if (method == "DELETE") return client_->Delete(path, headers);
+    return client_->Post(path, headers, body, "application/json");
+  }
+
+  // The `field` of each entry of a 4xx body's "errors", in order.
+  static std::vector<std::string> Fields(const nlohmann::json& body) {
+    std::vector<std::string> out;
+    for (const auto& e : body.at("errors"))
+      out.push_back(e.at("field"));
+    return out;
+  }
+
+  std::unique_ptr<FakeClock> clock_;
+  std::unique_ptr<cronwheel::admin::JobCatalog> catalog_;
+  std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
+  std::unique_ptr<cronwheel::admin::JobRepository> repo_;
+  std::unique_ptr<cronwheel::admin::LogRepository> logs_;
+  std::unique_ptr<cronwheel::admin::PgSchedulerStore> store_;
+  std::unique_ptr<cronwheel::admin::Scheduler> scheduler_;
+  std::unique_ptr<cronwheel::admin::RegistryService> registry_;
+  std::unique_ptr<cronwheel::admin::CallbackService> callbacks_;
+  std::unique_ptr<cronwheel::admin::ApiServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+}  // namespace cwtest
