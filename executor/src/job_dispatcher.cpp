@@ -46,6 +46,8 @@ struct JobDispatcher::Fire {
   Timer::Handle timeout;  // used by the job thread only
 };
 
+// A job's "thread" in XXL-JOB's words: its handler and its FIFO queue of fires. Its fires run on the
+// worker pool, one at a time: it is in ready_ (or on a worker) while `scheduled`.
 struct JobDispatcher::JobThread {
   int job_id = 0;
   std::string identity;
@@ -54,11 +56,19 @@ struct JobDispatcher::JobThread {
   std::deque<std::shared_ptr<Fire>> queue;
   std::shared_ptr<Fire> running;
   bool stop = false;
-  bool ended = false;
-  std::uint64_t idle_generation = 0;
+  bool scheduled = false;              // in ready_ or being run by a worker
+  std::uint64_t serial = 0;            // unique per object: names it to the idle timer
+  bool idle_armed = false;             // an idle check is pending on the timer
+  ringwheel::SteadyTime idle_since{};  // when its queue last ran empty
   Timer::Handle idle_timer;
-  std::condition_variable cv;
-  std::jthread thread;  // joined by the dispatcher once `ended`
+};
+
+// A pool thread. Guarded by mu_.
+struct JobDispatcher::Worker {
+  std::jthread thread;
+  bool busy = false;
+  ringwheel::SteadyTime busy_since{};
+  bool exited = false;
 };
 
 JobDispatcher::JobDispatcher(Settings settings, HandlerResolver resolver, JobLogFiles& logs,
@@ -79,6 +89,8 @@ xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
   if (!res.error.empty()) return xxljob::Envelope::Fail(res.error);
 
   std::vector<Report> reports;
+  bool wake = false;
+  bool join = false;
   {
     std::lock_guard lock(mu_);
     if (stopped_) return xxljob::Envelope::Fail("executor is stopping: trigger refused");
@@ -115,19 +127,23 @@ xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
       t->handler = std::move(res.handler);
       threads_[p.job_id] = t;
       threads_changed_.notify_all();
-      ++created_;
-      t->thread = std::jthread([this, raw = t.get()] { Loop(raw); });
+      t->serial = ++created_;
     }
     auto fire = std::make_shared<Fire>();
     fire->param = p;
     t->queue.push_back(std::move(fire));
-    t->idle_timer.Cancel();
-    ++t->idle_generation;
-    t->cv.notify_one();
     log_ids_[p.log_id] = LogIdState{};
+    if (!t->scheduled) {
+      t->scheduled = true;
+      ready_.push_back(std::move(t));
+      wake = WorkerForReadyLocked();
+    }
+    join = exited_workers_ > 0;
   }
+  // Notified after mu_ is released, so the worker does not wake only to wait for mu_.
+  if (wake) work_cv_.notify_one();
   Deliver(reports);
-  JoinEnded();
+  if (join) JoinExitedWorkers();
   return xxljob::Envelope::Success();
 }
 
@@ -149,13 +165,12 @@ xxljob::Envelope JobDispatcher::Kill(int job_id) {
     RetireLocked(it->second, std::string(kKillMsg), reports);
   }
   Deliver(reports);
-  JoinEnded();
   return xxljob::Envelope::Success();
 }
 
 void JobDispatcher::Stop(std::string_view reason) {
   std::vector<Report> reports;
-  std::vector<std::shared_ptr<JobThread>> all;
+  std::vector<std::unique_ptr<Worker>> workers;
   {
     std::lock_guard lock(mu_);
     stopped_ = true;
@@ -165,11 +180,15 @@ void JobDispatcher::Stop(std::string_view reason) {
       live.push_back(t);
     for (const auto& t : live)
       RetireLocked(t, std::string(reason), reports);
-    all.swap(retired_);
+    pool_stopping_ = true;
+    workers.swap(workers_);
+    starvation_check_.Cancel();
   }
+  work_cv_.notify_all();
   Deliver(reports);
-  for (const auto& t : all) {
-    if (t->thread.joinable()) t->thread.join();
+  // Each worker ends after the fire it runs (a handler that ignores its stop token delays this).
+  for (const auto& w : workers) {
+    if (w->thread.joinable()) w->thread.join();
   }
 }
 
@@ -183,19 +202,37 @@ bool JobDispatcher::AwaitJobThreads(std::size_t n, std::chrono::milliseconds tim
   return threads_changed_.wait_for(lock, timeout, [&] { return threads_.size() == n; });
 }
 
+std::uint64_t JobDispatcher::WorkersStarted() const {
+  std::lock_guard lock(mu_);
+  return workers_started_;
+}
+
 std::uint64_t JobDispatcher::JobThreadsCreated() const {
   std::lock_guard lock(mu_);
   return created_;
 }
 
-void JobDispatcher::Loop(JobThread* t) {
+void JobDispatcher::WorkerLoop(Worker* w) {
   std::unique_lock lock(mu_);
   while (true) {
-    t->cv.wait(lock, [t] { return t->stop || !t->queue.empty(); });
-    if (t->stop) break;
+    if (ready_.empty()) {
+      if (pool_stopping_ || SurplusLocked()) break;
+      ++idle_workers_;
+      work_cv_.wait(lock, [this] { return !ready_.empty() || pool_stopping_; });
+      --idle_workers_;
+      continue;
+    }
+    std::shared_ptr<JobThread> t = std::move(ready_.front());
+    ready_.pop_front();
+    if (t->stop || t->queue.empty()) {
+      t->scheduled = false;
+      continue;
+    }
     auto fire = std::move(t->queue.front());
     t->queue.pop_front();
     t->running = fire;
+    w->busy = true;
+    w->busy_since = clock_.SteadyNow();
     lock.unlock();
 
     {
@@ -205,10 +242,11 @@ void JobDispatcher::Loop(JobThread* t) {
 
       lock.lock();
       t->running.reset();
+      w->busy = false;
       const bool claimed = ClaimLocked(fire);
       if (!t->stop && t->queue.empty()) ArmIdleLocked(*t);
       lock.unlock();
-      // The thread is idle (and its reaping armed) before the callback leaves: a test that saw the callback
+      // The job is idle (and its reaping armed) before the callback leaves: a test that saw the callback
       // may advance the clock to reap it.
       if (claimed) {
         log.Write(EndLine(report));
@@ -222,8 +260,79 @@ void JobDispatcher::Loop(JobThread* t) {
       }
     }
     lock.lock();
+    // The job's next fire starts after this one's callback has left (serial execution), behind the jobs
+    // already waiting (round robin).
+    if (!t->stop && !t->queue.empty()) {
+      ready_.push_back(std::move(t));
+    } else {
+      t->scheduled = false;
+    }
   }
-  t->ended = true;
+  w->exited = true;
+  --live_workers_;
+  ++exited_workers_;
+}
+
+bool JobDispatcher::WorkerForReadyLocked() {
+  if (idle_workers_ > 0) return true;
+  if (live_workers_ < settings_.workers) {
+    SpawnWorkerLocked();
+  } else if (!starvation_armed_) {
+    starvation_armed_ = true;
+    starvation_check_ = timer_.After(settings_.blocked_after, [this] { CheckStarvation(); });
+  }
+  return false;
+}
+
+void JobDispatcher::SpawnWorkerLocked() {
+  auto w = std::make_unique<Worker>();
+  w->thread = std::jthread([this, raw = w.get()] { WorkerLoop(raw); });
+  workers_.push_back(std::move(w));
+  ++live_workers_;
+  ++workers_started_;
+}
+
+std::size_t JobDispatcher::BlockedWorkersLocked() const {
+  const auto now = clock_.SteadyNow();
+  return static_cast<std::size_t>(std::count_if(workers_.begin(), workers_.end(), [&](const auto& w) {
+    return !w->exited && w->busy && now - w->busy_since >= settings_.blocked_after;
+  }));
+}
+
+bool JobDispatcher::SurplusLocked() const {
+  return live_workers_ > settings_.workers && live_workers_ - 1 - BlockedWorkersLocked() >= settings_.workers;
+}
+
+void JobDispatcher::CheckStarvation() {
+  std::lock_guard lock(mu_);
+  starvation_armed_ = false;
+  if (pool_stopping_ || ready_.empty()) return;
+  if (idle_workers_ > 0) work_cv_.notify_all();
+  // Keep `workers` workers that are not blocked in a long handler: add one per blocked worker beyond the
+  // surplus already running, up to max_workers and no more than the jobs waiting.
+  const auto unblocked = live_workers_ - BlockedWorkersLocked();
+  auto add = unblocked < settings_.workers ? settings_.workers - unblocked : 0;
+  add =
+      std::min({add, ready_.size(), settings_.max_workers - std::min(settings_.max_workers, live_workers_)});
+  for (std::size_t i = 0; i < add; ++i)
+    SpawnWorkerLocked();
+  starvation_armed_ = true;
+  starvation_check_ = timer_.After(settings_.blocked_after, [this] { CheckStarvation(); });
+}
+
+void JobDispatcher::JoinExitedWorkers() {
+  std::vector<std::unique_ptr<Worker>> done;
+  {
+    std::lock_guard lock(mu_);
+    const auto mid =
+        std::partition(workers_.begin(), workers_.end(), [](const auto& w) { return !w->exited; });
+    done.assign(std::make_move_iterator(mid), std::make_move_iterator(workers_.end()));
+    workers_.erase(mid, workers_.end());
+    exited_workers_ = 0;
+  }
+  for (const auto& w : done) {
+    if (w->thread.joinable()) w->thread.join();
+  }
 }
 
 JobDispatcher::Report JobDispatcher::Execute(JobThread& t, const std::shared_ptr<Fire>& fire,
@@ -232,8 +341,8 @@ JobDispatcher::Report JobDispatcher::Execute(JobThread& t, const std::shared_ptr
   FireInfo info{p.job_id,          p.log_id,          p.log_date_time,   p.executor_params,
                 p.broadcast_index, p.broadcast_total, p.executor_timeout};
   JobContext ctx(std::move(info), log, fire->stop.get_token(), clock_);
-  log.Write("----------- cronwheel job execute start -----------");
-  log.Write(fmt::format("----------- Param: {}", p.executor_params));
+  log.WriteLines({"----------- cronwheel job execute start -----------",
+                  fmt::format("----------- Param: {}", p.executor_params)});
   if (p.executor_timeout > 0) {
     fire->timeout =
         timer_.After(std::chrono::seconds(p.executor_timeout), [this, weak = std::weak_ptr<Fire>(fire)] {
@@ -262,19 +371,25 @@ void JobDispatcher::OnTimeout(const std::shared_ptr<Fire>& fire) {
   Deliver(one);
 }
 
-void JobDispatcher::ReapIfIdle(int job_id, std::uint64_t generation) {
+void JobDispatcher::ReapIfIdle(int job_id, std::uint64_t serial) {
   {
     std::lock_guard lock(mu_);
     if (stopped_) return;
     const auto it = threads_.find(job_id);
-    if (it == threads_.end()) return;
+    if (it == threads_.end() || it->second->serial != serial) return;
     const auto t = it->second;
-    if (t->idle_generation != generation || t->running || !t->queue.empty()) return;
+    t->idle_armed = false;
+    // Busy: the next time its queue runs empty arms a new check.
+    if (t->running || !t->queue.empty()) return;
+    const auto idle_for = clock_.SteadyNow() - t->idle_since;
+    if (idle_for < settings_.idle_timeout) {  // it worked since this check was armed
+      ArmIdleCheckLocked(*t, settings_.idle_timeout - idle_for);
+      return;
+    }
     std::vector<Report> none;
     RetireLocked(t, std::string(kIdleMsg), none);
     spdlog::debug("job {}: thread reaped after {} s idle", job_id, settings_.idle_timeout.count());
   }
-  JoinEnded();
 }
 
 void JobDispatcher::RetireLocked(std::shared_ptr<JobThread> t, const std::string& reason,
@@ -284,7 +399,6 @@ void JobDispatcher::RetireLocked(std::shared_ptr<JobThread> t, const std::string
     threads_changed_.notify_all();
   }
   t->stop = true;
-  t->cv.notify_all();
   t->idle_timer.Cancel();
   if (t->running && ClaimLocked(t->running)) {
     reports.push_back(Report{t->running, xxljob::kCodeFail, reason + std::string(kRunningKilled), true});
@@ -294,7 +408,6 @@ void JobDispatcher::RetireLocked(std::shared_ptr<JobThread> t, const std::string
       reports.push_back(Report{q, xxljob::kCodeFail, reason + std::string(kQueuedKilled), false});
   }
   t->queue.clear();
-  retired_.push_back(std::move(t));
 }
 
 bool JobDispatcher::ClaimLocked(const std::shared_ptr<Fire>& fire) {
@@ -308,10 +421,13 @@ bool JobDispatcher::ClaimLocked(const std::shared_ptr<Fire>& fire) {
 }
 
 void JobDispatcher::ArmIdleLocked(JobThread& t) {
-  const auto generation = ++t.idle_generation;
-  t.idle_timer.Cancel();
-  t.idle_timer =
-      timer_.After(settings_.idle_timeout, [this, id = t.job_id, generation] { ReapIfIdle(id, generation); });
+  t.idle_since = clock_.SteadyNow();
+  if (!t.idle_armed) ArmIdleCheckLocked(t, settings_.idle_timeout);
+}
+
+void JobDispatcher::ArmIdleCheckLocked(JobThread& t, ringwheel::SteadyTime::duration delay) {
+  t.idle_armed = true;
+  t.idle_timer = timer_.After(delay, [this, id = t.job_id, serial = t.serial] { ReapIfIdle(id, serial); });
 }
 
 void JobDispatcher::PruneLogIdsLocked() {
@@ -336,20 +452,6 @@ void JobDispatcher::Deliver(const std::vector<Report>& reports) {
 
 std::string JobDispatcher::EndLine(const Report& r) {
   return fmt::format("----------- job execute end ----------- handleCode={}, handleMsg={}", r.code, r.msg);
-}
-
-void JobDispatcher::JoinEnded() {
-  std::vector<std::shared_ptr<JobThread>> done;
-  {
-    std::lock_guard lock(mu_);
-    const auto mid =
-        std::partition(retired_.begin(), retired_.end(), [](const auto& t) { return !t->ended; });
-    done.assign(std::make_move_iterator(mid), std::make_move_iterator(retired_.end()));
-    retired_.erase(mid, retired_.end());
-  }
-  for (const auto& t : done) {
-    if (t->thread.joinable()) t->thread.join();
-  }
 }
 
 }  // namespace cronwheel::executor

@@ -1,6 +1,14 @@
 #pragma once
-// Job threads and block strategies (docs/xxl-job-protocol.md §9): one thread per job id with a FIFO queue of
-// fires.
+// Job threads and block strategies (docs/xxl-job-protocol.md §9). XXL-JOB gives each job id a thread with a
+// FIFO queue of fires; here a job's "thread" is its queue and handler, and its fires run one at a time on a
+// pool of worker threads. A job with fires waiting is in the pool's ready queue once (so its fires stay
+// serial and in order, each starting after the previous one's callback has left); jobs take turns.
+// The pool keeps `workers` threads; when a handler has run for `blocked_after` it counts as blocked, and
+// a check on the Timer (every blocked_after while jobs wait) adds a worker for each blocked one, up to
+// `max_workers`, so long handlers do not hold up other jobs for longer than about blocked_after plus one
+// timer tick (measured: docs/performance.md). Added workers end when they find no work and enough
+// unblocked workers remain. Compared with a thread per job this bounds the runnable threads and lets a
+// busy worker take the next fire without a thread hand-off.
 //
 // /run for a job id:
 //  * the trigger's handler is resolved (BEAN name or glue type + version); if the job's thread holds a
@@ -21,9 +29,10 @@
 //    group is ended), and whatever the handler reports later is discarded. /kill reports the running fire
 //    as 500 "scheduling center kill job. [job running, killed]" and each queued fire as
 //    "... [job not executed, in the job queue, killed.]" at once, not when the handler returns.
-// A replaced or killed thread is retired: it leaves the map at once (a new fire gets a new thread), its
-// handler is asked to stop, and it is joined once it has ended. A thread idle for `idle_timeout` (XXL-JOB:
-// 30 empty 3-second polls, about 90 s) is retired too. The timeout and the idle reaping run on a Timer.
+// A replaced or killed job thread is retired: it leaves the map at once (a new fire gets a new one), its
+// running handler is asked to stop (its worker is free again when the handler returns) and its queued fires
+// are reported. A job thread idle for `idle_timeout` (XXL-JOB: 30 empty 3-second polls, about 90 s) is
+// retired too. The timeout, the idle reaping and the starvation check run on a Timer.
 //
 // Each fire writes "job execute start / Param / end" lines to its job log, then the result goes to the
 // CallbackSink (exactly once per accepted log id).
@@ -82,6 +91,9 @@ class JobDispatcher final {
     std::chrono::seconds idle_timeout{90};
     std::chrono::seconds redelivery_window{600};
     std::size_t redelivery_capacity = 100000;
+    std::size_t workers = 8;                       // pool threads kept (started on demand)
+    std::size_t max_workers = 1024;                // with those added for blocked handlers
+    std::chrono::milliseconds blocked_after{100};  // a handler running this long counts as blocked
   };
 
   JobDispatcher(Settings settings, HandlerResolver resolver, JobLogFiles& logs, CallbackSink& sink,
@@ -105,10 +117,13 @@ class JobDispatcher final {
   // Blocks (real time, at most `timeout`) until there are exactly `n` job threads (tests).
   bool AwaitJobThreads(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   [[nodiscard]] std::uint64_t JobThreadsCreated() const;
+  // Pool threads started since construction (tests).
+  [[nodiscard]] std::uint64_t WorkersStarted() const;
 
  private:
   struct Fire;
   struct JobThread;
+  struct Worker;
   struct Report {
     std::shared_ptr<Fire> fire;
     int code = 0;
@@ -117,21 +132,35 @@ class JobDispatcher final {
     bool logged = false;     // its end line is in the job log already (written by the job thread)
   };
 
-  void Loop(JobThread* t);
+  void WorkerLoop(Worker* w);
+  // The following need mu_ held. A job was made ready: true if an idle worker should be notified;
+  // otherwise starts a worker (below `workers`) or arms the starvation check.
+  bool WorkerForReadyLocked();
+  void SpawnWorkerLocked();
+  [[nodiscard]] std::size_t BlockedWorkersLocked() const;
+  // An added worker that found no work may end: the others, less the blocked ones, still make `workers`.
+  [[nodiscard]] bool SurplusLocked() const;
+  // On the timer: adds workers for blocked ones while jobs wait.
+  void CheckStarvation();
+  void JoinExitedWorkers();
   Report Execute(JobThread& t, const std::shared_ptr<Fire>& fire, JobLogFile& log);
   // The job log's last line for a fire ("----------- job execute end ----------- handleCode=…").
   static std::string EndLine(const Report& r);
   void OnTimeout(const std::shared_ptr<Fire>& fire);
-  void ReapIfIdle(int job_id, std::uint64_t generation);
+  // The idle check of thread `serial` of `job_id`: reaps it if it has been idle for idle_timeout, else
+  // checks again when it would have been.
+  void ReapIfIdle(int job_id, std::uint64_t serial);
   // The following need mu_ held.
   // `t` by value: it may be the map's own pointer, which retiring erases.
   void RetireLocked(std::shared_ptr<JobThread> t, const std::string& reason, std::vector<Report>& reports);
   bool ClaimLocked(const std::shared_ptr<Fire>& fire);
+  // Records that `t`'s queue ran empty now, and arms an idle check unless one is pending: one timer task
+  // per idle period, not one per fire.
   void ArmIdleLocked(JobThread& t);
+  void ArmIdleCheckLocked(JobThread& t, ringwheel::SteadyTime::duration delay);
   void PruneLogIdsLocked();
   // Outside mu_: writes the job-log end line (unless `logged`) and pushes the callback.
   void Deliver(const std::vector<Report>& reports);
-  void JoinEnded();
 
   Settings settings_;
   HandlerResolver resolver_;
@@ -144,8 +173,18 @@ class JobDispatcher final {
   std::condition_variable threads_changed_;
   bool stopped_ = false;
   std::unordered_map<int, std::shared_ptr<JobThread>> threads_;
-  std::vector<std::shared_ptr<JobThread>> retired_;
   std::uint64_t created_ = 0;
+  // The worker pool.
+  std::condition_variable work_cv_;
+  std::deque<std::shared_ptr<JobThread>> ready_;  // jobs with a fire to run, none of them on a worker
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::size_t live_workers_ = 0;
+  std::size_t idle_workers_ = 0;
+  std::size_t exited_workers_ = 0;
+  std::uint64_t workers_started_ = 0;
+  bool pool_stopping_ = false;
+  bool starvation_armed_ = false;
+  Timer::Handle starvation_check_;
   // Log ids queued or running (active) or finished within the redelivery window.
   struct LogIdState {
     bool active = true;

@@ -33,11 +33,17 @@ void EndLastLine(int fd) {
   if (::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') WriteAll(fd, "\n");
 }
 
+// Appends "<timestamp> <text>\n" to `out`.
+void AppendEntry(std::string& out, const std::string& timestamp, std::string_view text) {
+  out += timestamp;
+  out += ' ';
+  out += text;
+  if (out.back() != '\n') out += '\n';
+}
+
 std::string Entry(ringwheel::Clock& clock, std::string_view text) {
-  std::string line = UtcTimestamp(clock.NowMs());
-  line += ' ';
-  line += text;
-  if (line.back() != '\n') line += '\n';
+  std::string line;
+  AppendEntry(line, UtcTimestamp(clock.NowMs()), text);
   return line;
 }
 
@@ -97,21 +103,66 @@ JobLogFiles::JobLogFiles(Settings settings, ringwheel::Clock& clock)
   settings_.cache_entries = std::max<std::size_t>(settings_.cache_entries, 1);
 }
 
+JobLogFiles::~JobLogFiles() {
+  for (const auto& [id, p] : parked_)
+    ::close(p.fd);
+}
+
 std::filesystem::path JobLogFiles::PathFor(std::int64_t log_date_ms, std::int64_t log_id) const {
   return settings_.dir / UtcDay(log_date_ms) / (std::to_string(log_id) + ".log");
 }
 
 void JobLogFiles::Append(std::int64_t log_date_ms, std::int64_t log_id, std::string_view text) {
-  const auto path = PathFor(log_date_ms, log_id);
-  const Fd fd(OpenForAppend(path));
+  bool shared = true;
+  Fd fd(TakeParked(log_date_ms, log_id, shared));
   if (!fd.ok()) {
-    spdlog::warn("job log {}: cannot open: {}", path.string(), ErrnoText(errno));
-    return;
+    fd = Fd(OpenForAppend(PathFor(log_date_ms, log_id)));
+    if (!fd.ok()) {
+      spdlog::warn("job log {}: cannot open: {}", PathFor(log_date_ms, log_id).string(), ErrnoText(errno));
+      return;
+    }
   }
-  EndLastLine(fd.get());
+  if (shared) EndLastLine(fd.get());
   if (!WriteAll(fd.get(), Entry(clock_, text))) {
-    spdlog::warn("job log {}: write failed: {}", path.string(), ErrnoText(errno));
+    spdlog::warn("job log {}: write failed: {}", PathFor(log_date_ms, log_id).string(), ErrnoText(errno));
   }
+}
+
+void JobLogFiles::Park(std::int64_t log_date_ms, std::int64_t log_id, int fd, bool shared) {
+  std::vector<int> to_close;
+  {
+    std::lock_guard lock(parked_mu_);
+    const auto serial = ++parked_serial_;
+    auto [it, inserted] = parked_.try_emplace(log_id, Parked{log_date_ms, fd, shared, serial});
+    if (!inserted) {  // the same log id again (a redelivery run elsewhere): keep the newer descriptor
+      to_close.push_back(it->second.fd);
+      it->second = Parked{log_date_ms, fd, shared, serial};
+    }
+    parked_order_.emplace_back(serial, log_id);
+    // Oldest first: entries whose descriptor was taken are dropped; live ones are closed while there
+    // are too many (or they are so old that their callback line is not coming).
+    const auto cap = settings_.parked_files;
+    while (!parked_order_.empty() && (parked_.size() > cap || parked_order_.size() > 2 * cap + 16)) {
+      const auto [oldest_serial, oldest_id] = parked_order_.front();
+      parked_order_.pop_front();
+      const auto old = parked_.find(oldest_id);
+      if (old == parked_.end() || old->second.serial != oldest_serial) continue;
+      to_close.push_back(old->second.fd);
+      parked_.erase(old);
+    }
+  }
+  for (const int f : to_close)
+    ::close(f);
+}
+
+int JobLogFiles::TakeParked(std::int64_t log_date_ms, std::int64_t log_id, bool& shared) {
+  std::lock_guard lock(parked_mu_);
+  const auto it = parked_.find(log_id);
+  if (it == parked_.end() || it->second.log_date_ms != log_date_ms) return -1;
+  const int fd = it->second.fd;
+  shared = it->second.shared;
+  parked_.erase(it);
+  return fd;
 }
 
 JobLogFiles::Index& JobLogFiles::IndexFor(const std::string& key) {
@@ -276,13 +327,13 @@ std::uint64_t JobLogFiles::BytesScanned() const {
 // --- JobLogFile ----------------------------------------------------------------------------------------
 
 JobLogFile::JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_t log_id)
-    : files_(files), path_(files.PathFor(log_date_ms, log_id)) {
+    : files_(files), log_date_ms_(log_date_ms), log_id_(log_id), path_(files.PathFor(log_date_ms, log_id)) {
   fd_ = OpenForAppend(path_);
   if (fd_ < 0) spdlog::warn("job log {}: cannot open: {}", path_.string(), ErrnoText(errno));
 }
 
 JobLogFile::~JobLogFile() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) files_.Park(log_date_ms_, log_id_, fd_, shared_.load(std::memory_order_relaxed));
 }
 
 void JobLogFile::Write(std::string_view text) {
@@ -293,6 +344,17 @@ void JobLogFile::Write(std::string_view text) {
   if (!WriteAll(fd_, Entry(files_.clock(), text))) {
     spdlog::warn("job log {}: write failed: {}", path_.string(), ErrnoText(errno));
   }
+}
+
+void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
+  std::string text;
+  const auto timestamp = UtcTimestamp(files_.clock().NowMs());
+  for (const auto line : lines)
+    AppendEntry(text, timestamp, line);
+  std::lock_guard lock(mu_);
+  if (fd_ < 0) return;
+  if (shared_.load(std::memory_order_relaxed)) EndLastLine(fd_);
+  if (!WriteAll(fd_, text)) spdlog::warn("job log {}: write failed: {}", path_.string(), ErrnoText(errno));
 }
 
 std::filesystem::path JobLogFile::Path() const {

@@ -21,7 +21,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -49,11 +51,13 @@ class JobLogFiles final {
     std::filesystem::path dir;                              // the log dir; created on demand
     std::size_t max_read_bytes = std::size_t{1024} * 1024;  // per /log answer
     std::size_t cache_entries = 256;                        // logs with a line index kept
+    std::size_t parked_files = 256;  // fires' logs kept open between their end line and callback line
   };
   // Lines between two offsets kept in the index.
   static constexpr std::int64_t kCheckpointEvery = 64;
 
   JobLogFiles(Settings settings, ringwheel::Clock& clock);
+  ~JobLogFiles();  // closes the parked descriptors
   JobLogFiles(const JobLogFiles&) = delete;
   JobLogFiles& operator=(const JobLogFiles&) = delete;
 
@@ -61,8 +65,14 @@ class JobLogFiles final {
   [[nodiscard]] std::filesystem::path PathFor(std::int64_t log_date_ms, std::int64_t log_id) const;
 
   // Appends "<timestamp> <text>\n" to the fire's log, first ending the file's last line if a child
-  // process left it unterminated. Creates the day folder.
+  // process left it unterminated. Creates the day folder. Uses, then closes, the descriptor parked for
+  // the fire if there is one.
   void Append(std::int64_t log_date_ms, std::int64_t log_id, std::string_view text);
+
+  // Keeps a fire's open log descriptor (O_APPEND) for the line its callback adds next (Append), so a fire
+  // costs one open, not two. `shared`: a child process wrote to the file too (its last line may be
+  // unterminated). At most parked_files are kept; past that the oldest is closed. Takes ownership of `fd`.
+  void Park(std::int64_t log_date_ms, std::int64_t log_id, int fd, bool shared);
 
   // The /log answer for `p` (see the header comment).
   xxljob::LogResult Read(const xxljob::LogParam& p);
@@ -91,8 +101,21 @@ class JobLogFiles final {
   };
   Index& IndexFor(const std::string& key);
 
+  struct Parked {
+    std::int64_t log_date_ms = 0;
+    int fd = -1;
+    bool shared = false;
+    std::uint64_t serial = 0;
+  };
+  // The parked descriptor of the fire, or -1; the caller closes it. `shared` is set from the parking.
+  int TakeParked(std::int64_t log_date_ms, std::int64_t log_id, bool& shared);
+
   Settings settings_;
   ringwheel::Clock& clock_;
+  std::mutex parked_mu_;
+  std::unordered_map<std::int64_t, Parked> parked_;                  // by log id
+  std::deque<std::pair<std::uint64_t, std::int64_t>> parked_order_;  // (serial, log id), oldest first
+  std::uint64_t parked_serial_ = 0;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Index> cache_;
   std::uint64_t use_counter_ = 0;
@@ -104,17 +127,22 @@ class JobLogFiles final {
 class JobLogFile final : public JobLogSink {
  public:
   JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_t log_id);
+  // Parks the descriptor (JobLogFiles::Park) for the fire's callback line.
   ~JobLogFile() override;
   JobLogFile(const JobLogFile&) = delete;
   JobLogFile& operator=(const JobLogFile&) = delete;
 
   void Write(std::string_view text) override;
+  // Several lines in one write (each "<timestamp> <line>\n").
+  void WriteLines(std::initializer_list<std::string_view> lines);
   // The file's path. Whoever asks may write to it (a script's output): from then on each Write first ends
   // the file's last line if it is unterminated.
   [[nodiscard]] std::filesystem::path Path() const override;
 
  private:
   JobLogFiles& files_;
+  std::int64_t log_date_ms_;
+  std::int64_t log_id_;
   std::filesystem::path path_;
   std::mutex mu_;
   int fd_ = -1;

@@ -320,6 +320,37 @@ TEST_F(DispatcherTest, ConcurrentFirstRunsForOneJobCreateOneThread) {
     EXPECT_EQ(cb.handle_code, 200);
 }
 
+TEST_F(DispatcherTest, ManyJobsRunOnTheBoundedPool) {
+  Make({.workers = 2});
+  Register("h", [](JobContext& ctx) { ctx.Succeed("ok"); });
+  for (int job = 1; job <= 50; ++job)
+    EXPECT_EQ(d_->Run(Fire(job, job)).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(50));
+  for (int log = 1; log <= 50; ++log)
+    EXPECT_EQ(sink_.For(log).handle_code, 200) << log;
+  EXPECT_EQ(d_->JobThreads(), 50U);  // each job keeps its queue and handler until reaped
+  EXPECT_LE(d_->WorkersStarted(), 2U);
+}
+
+TEST_F(DispatcherTest, AHandlerBlockedPastTheThresholdGetsAWorkerAddedForTheOtherJobs) {
+  Make({.workers = 1, .blocked_after = 100ms});
+  Gate& gate = gate_;  // outlives the workers (joined in TearDown)
+  Register("h", gate.Handler());
+  Register("quick", [](JobContext& ctx) { ctx.Succeed("ok"); });
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));  // the only worker is held
+  EXPECT_EQ(d_->Run(Fire(2, 2, "SERIAL_EXECUTION", "quick")).code, 200);
+  EXPECT_FALSE(sink_.WaitFor(1, 200ms)) << "job 2 ran before the clock said job 1's handler was blocked";
+  EXPECT_EQ(d_->WorkersStarted(), 1U);
+  clock_.Advance(250ms);  // blocked_after and a timer tick
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(2).handle_code, 200);
+  EXPECT_EQ(d_->WorkersStarted(), 2U);
+  gate.Open();
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(1).handle_code, 200);
+}
+
 TEST_F(DispatcherTest, AnIdleJobThreadIsReaped) {
   Register("h", [](JobContext&) {});
   EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
@@ -394,7 +425,6 @@ TEST_F(DispatcherTest, AResolverErrorRefusesWithoutAThread) {
 }
 
 TEST_F(DispatcherTest, StopReportsRunningAndQueuedFiresAndRefusesNewOnes) {
-  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
   ASSERT_NO_FATAL_FAILURE(RunOneAndQueueOne());
   d_->Stop();
   ASSERT_TRUE(sink_.WaitFor(2));

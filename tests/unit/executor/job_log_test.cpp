@@ -188,6 +188,46 @@ TEST(JobLog, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLineBeforeItsNextE
             "2026-01-01 00:00:00.000 start\nscript output without newline\n2026-01-01 00:00:00.000 end\n");
 }
 
+// A fire's log stays open after its end line for the callback line (one open per fire). Seen from outside:
+// the file is renamed after the fire, and the callback line still lands in it, not in a new file.
+TEST(JobLog, TheCallbackLineUsesTheFiresParkedDescriptorAndTheOldestAreClosed) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay);
+  JobLogFiles logs({.dir = dir.path(), .parked_files = 2}, clock);
+  for (int id = 1; id <= 3; ++id) {
+    JobLogFile f(logs, kDay, id);
+    f.Write("end");
+  }  // 3 parked, past the cap of 2: fire 1's descriptor is closed
+  for (int id = 1; id <= 3; ++id)
+    std::filesystem::rename(logs.PathFor(kDay, id), dir.path() / (std::to_string(id) + ".moved"));
+  for (int id = 1; id <= 3; ++id)
+    logs.Append(kDay, id, "callback");
+  EXPECT_EQ(cwtest::ReadAll(dir.path() / "1.moved"), "2026-01-01 00:00:00.000 end\n");
+  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 1)), "2026-01-01 00:00:00.000 callback\n");  // opened anew
+  for (int id = 2; id <= 3; ++id) {
+    EXPECT_EQ(cwtest::ReadAll(dir.path() / (std::to_string(id) + ".moved")),
+              "2026-01-01 00:00:00.000 end\n2026-01-01 00:00:00.000 callback\n");
+    EXPECT_FALSE(std::filesystem::exists(logs.PathFor(kDay, id)));
+  }
+  logs.Append(kDay, 2, "later");  // taken once: a later line opens the path again
+  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 2)), "2026-01-01 00:00:00.000 later\n");
+}
+
+TEST(JobLog, AParkedLogAScriptWroteToHasItsUnterminatedLineEndedBeforeTheCallbackLine) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay);
+  JobLogFiles logs({dir.path()}, clock);
+  {
+    JobLogFile f(logs, kDay, 5);
+    f.WriteLines({"start", "param"});
+    AppendRaw(f.Path(), "script output without newline");
+  }
+  logs.Append(kDay, 5, "callback");
+  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 5)),
+            "2026-01-01 00:00:00.000 start\n2026-01-01 00:00:00.000 param\nscript output without newline\n"
+            "2026-01-01 00:00:00.000 callback\n");
+}
+
 TEST(JobLog, ADayFolderRemovedWhileTheExecutorRunsIsCreatedAgain) {
   cwtest::TempDir dir;
   cwtest::FakeClock clock(kDay);
