@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
            std::chrono::seconds(1), std::chrono::seconds(300))
       .Add("idle_thread_timeout_s", &s.idle_thread_timeout, "a job thread without work is ended after this",
            std::chrono::seconds(1), std::chrono::seconds(86400))
+      .Add("job_workers", &s.job_workers,
+           "worker threads that run the fires (each job's fires one at a time)", 1, 4096)
+      .Add("max_job_workers", &s.max_job_workers,
+           "worker threads at most, counting those added while handlers run longer than 100 ms", 1, 65536)
       .Add("script_kill_grace_ms", &s.script_kill_grace,
            "a stopped script's process group gets SIGTERM, then SIGKILL after this",
            std::chrono::milliseconds(0), std::chrono::milliseconds(600000))

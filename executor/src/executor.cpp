@@ -59,6 +59,8 @@ void Validate(const Executor::Settings& s) {
   if (s.heartbeat_interval.count() < 1) bad("heartbeat_interval_s", "must be at least 1 second");
   if (s.callback_retry_interval.count() < 1) bad("callback_retry_interval_s", "must be at least 1 second");
   if (s.idle_thread_timeout.count() < 1) bad("idle_thread_timeout_s", "must be at least 1 second");
+  if (s.job_workers < 1) bad("job_workers", "must be at least 1");
+  if (s.max_job_workers < s.job_workers) bad("max_job_workers", "must be at least job_workers");
 }
 
 }  // namespace
@@ -160,7 +162,11 @@ void Executor::Start() {
     m.callbacks->Start();
     m.timer = std::make_unique<WheelTimer>(m.clock);
     m.dispatcher = std::make_unique<JobDispatcher>(
-        JobDispatcher::Settings{s.idle_thread_timeout, s.redelivery_window, s.redelivery_capacity},
+        JobDispatcher::Settings{.idle_timeout = s.idle_thread_timeout,
+                                .redelivery_window = s.redelivery_window,
+                                .redelivery_capacity = s.redelivery_capacity,
+                                .workers = static_cast<std::size_t>(s.job_workers),
+                                .max_workers = static_cast<std::size_t>(s.max_job_workers)},
         [&m](const xxljob::TriggerParam& p) {
           auto r = m.handlers.Resolve(p);
           if (r.handler) r.handler = m.metrics.Meter(std::move(r.handler), m.clock);

@@ -202,6 +202,11 @@ bool JobDispatcher::AwaitJobThreads(std::size_t n, std::chrono::milliseconds tim
   return threads_changed_.wait_for(lock, timeout, [&] { return threads_.size() == n; });
 }
 
+std::size_t JobDispatcher::Workers() const {
+  std::lock_guard lock(mu_);
+  return live_workers_;
+}
+
 std::uint64_t JobDispatcher::WorkersStarted() const {
   std::lock_guard lock(mu_);
   return workers_started_;

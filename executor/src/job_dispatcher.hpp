@@ -117,6 +117,8 @@ class JobDispatcher final {
   // Blocks (real time, at most `timeout`) until there are exactly `n` job threads (tests).
   bool AwaitJobThreads(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   [[nodiscard]] std::uint64_t JobThreadsCreated() const;
+  // Pool threads running now (metrics).
+  [[nodiscard]] std::size_t Workers() const;
   // Pool threads started since construction (tests).
   [[nodiscard]] std::uint64_t WorkersStarted() const;
 

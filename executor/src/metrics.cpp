@@ -95,8 +95,12 @@ void ExecutorMetrics::WatchCallbacks(CallbackSender& sender) {
 
 void ExecutorMetrics::WatchDispatcher(const JobDispatcher& dispatcher) {
   registry.AddGaugeCallback("cronwheel_executor_job_threads",
-                            "Job threads (one per job id with work or idle).",
+                            "Job threads: a job's queue and handler, one per job id with work or idle.",
                             [&dispatcher] { return static_cast<double>(dispatcher.JobThreads()); });
+  registry.AddGaugeCallback(
+      "cronwheel_executor_workers",
+      "Worker threads running the fires (job_workers, plus those added for blocked handlers).",
+      [&dispatcher] { return static_cast<double>(dispatcher.Workers()); });
 }
 
 AdminReply MeteredAdminClient::Call(std::string_view api, const nlohmann::json& body) {

@@ -70,7 +70,9 @@ class Executor final {
     std::chrono::milliseconds admin_timeout{3000};     // connect and read timeout towards the admins
     std::chrono::seconds callback_retry_interval{30};  // spooled callbacks are retried this often
     std::size_t callback_batch_size = 100;
-    std::chrono::seconds idle_thread_timeout{90};               // an idle job thread is reaped after this
+    std::chrono::seconds idle_thread_timeout{90};  // an idle job thread is reaped after this
+    int job_workers = 8;         // worker threads that run the fires (a job's fires one at a time)
+    int max_job_workers = 1024;  // with the workers added while handlers are blocked (> 100 ms)
     std::chrono::milliseconds script_kill_grace{5000};          // SIGTERM -> SIGKILL for a stopped script
     std::chrono::seconds redelivery_window{600};                // a finished log id is remembered this long
     std::size_t redelivery_capacity = 100000;                   // ... and at most this many of them
