@@ -106,7 +106,7 @@ xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
     std::shared_ptr<JobThread> t;
     if (const auto it = threads_.find(p.job_id); it != threads_.end()) t = it->second;
     if (t && t->identity != res.identity) {
-      RetireLocked(t, std::string(res.is_glue ? kChangeGlueMsg : kChangeBeanMsg), reports);
+      RetireLocked(*t, std::string(res.is_glue ? kChangeGlueMsg : kChangeBeanMsg), reports);
       t.reset();
     }
     if (t && (t->running || !t->queue.empty())) {
@@ -116,7 +116,7 @@ xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
       if (strategy == xxljob::BlockStrategy::kDiscardLater)
         return xxljob::Envelope::Fail(std::string(kDiscardLaterMsg));
       if (strategy == xxljob::BlockStrategy::kCoverEarly) {
-        RetireLocked(t, std::string(kCoverEarlyMsg), reports);
+        RetireLocked(*t, std::string(kCoverEarlyMsg), reports);
         t.reset();
       }
     }
@@ -162,7 +162,8 @@ xxljob::Envelope JobDispatcher::Kill(int job_id) {
     std::lock_guard lock(mu_);
     const auto it = threads_.find(job_id);
     if (it == threads_.end()) return {xxljob::kCodeSuccess, "job thread already killed.", nullptr};
-    RetireLocked(it->second, std::string(kKillMsg), reports);
+    const auto t = it->second;  // the map's pointer goes when it is retired
+    RetireLocked(*t, std::string(kKillMsg), reports);
   }
   Deliver(reports);
   return xxljob::Envelope::Success();
@@ -179,7 +180,7 @@ void JobDispatcher::Stop(std::string_view reason) {
     for (const auto& [id, t] : threads_)
       live.push_back(t);
     for (const auto& t : live)
-      RetireLocked(t, std::string(reason), reports);
+      RetireLocked(*t, std::string(reason), reports);
     pool_stopping_ = true;
     workers.swap(workers_);
     starvation_check_.Cancel();
@@ -392,27 +393,26 @@ void JobDispatcher::ReapIfIdle(int job_id, std::uint64_t serial) {
       return;
     }
     std::vector<Report> none;
-    RetireLocked(t, std::string(kIdleMsg), none);
+    RetireLocked(*t, std::string(kIdleMsg), none);
     spdlog::debug("job {}: thread reaped after {} s idle", job_id, settings_.idle_timeout.count());
   }
 }
 
-void JobDispatcher::RetireLocked(std::shared_ptr<JobThread> t, const std::string& reason,
-                                 std::vector<Report>& reports) {
-  if (const auto it = threads_.find(t->job_id); it != threads_.end() && it->second == t) {
+void JobDispatcher::RetireLocked(JobThread& t, const std::string& reason, std::vector<Report>& reports) {
+  if (const auto it = threads_.find(t.job_id); it != threads_.end() && it->second.get() == &t) {
     threads_.erase(it);
     threads_changed_.notify_all();
   }
-  t->stop = true;
-  t->idle_timer.Cancel();
-  if (t->running && ClaimLocked(t->running)) {
-    reports.push_back(Report{t->running, xxljob::kCodeFail, reason + std::string(kRunningKilled), true});
+  t.stop = true;
+  t.idle_timer.Cancel();
+  if (t.running && ClaimLocked(t.running)) {
+    reports.push_back(Report{t.running, xxljob::kCodeFail, reason + std::string(kRunningKilled), true});
   }
-  for (auto& q : t->queue) {
+  for (auto& q : t.queue) {
     if (ClaimLocked(q))
       reports.push_back(Report{q, xxljob::kCodeFail, reason + std::string(kQueuedKilled), false});
   }
-  t->queue.clear();
+  t.queue.clear();
 }
 
 bool JobDispatcher::ClaimLocked(const std::shared_ptr<Fire>& fire) {

@@ -153,8 +153,8 @@ class JobDispatcher final {
   // checks again when it would have been.
   void ReapIfIdle(int job_id, std::uint64_t serial);
   // The following need mu_ held.
-  // `t` by value: it may be the map's own pointer, which retiring erases.
-  void RetireLocked(std::shared_ptr<JobThread> t, const std::string& reason, std::vector<Report>& reports);
+  // The caller keeps `t` alive by a pointer of its own: retiring erases the map's.
+  void RetireLocked(JobThread& t, const std::string& reason, std::vector<Report>& reports);
   bool ClaimLocked(const std::shared_ptr<Fire>& fire);
   // Records that `t`'s queue ran empty now, and arms an idle check unless one is pending: one timer task
   // per idle period, not one per fire.
