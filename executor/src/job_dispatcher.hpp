@@ -6,7 +6,7 @@
 // The pool keeps `workers` threads; when a handler has run for `blocked_after` it counts as blocked, and
 // a check on the Timer (every blocked_after while jobs wait) adds a worker for each blocked one, up to
 // `max_workers`, so long handlers do not hold up other jobs for longer than about blocked_after plus one
-// timer tick (measured: docs/performance.md). Added workers end when they find no work and enough
+// timer tick (the Timer's 100 ms). Added workers end when they find no work and enough
 // unblocked workers remain. Compared with a thread per job this bounds the runnable threads and lets a
 // busy worker take the next fire without a thread hand-off.
 //

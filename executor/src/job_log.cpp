@@ -134,7 +134,7 @@ void JobLogFiles::Park(std::int64_t log_date_ms, std::int64_t log_id, int fd, bo
     std::lock_guard lock(parked_mu_);
     const auto serial = ++parked_serial_;
     auto [it, inserted] = parked_.try_emplace(log_id, Parked{log_date_ms, fd, shared, serial});
-    if (!inserted) {  // the same log id again (a redelivery run elsewhere): keep the newer descriptor
+    if (!inserted) {  // the same log id run again (after its redelivery window): keep the newer descriptor
       to_close.push_back(it->second.fd);
       it->second = Parked{log_date_ms, fd, shared, serial};
     }
@@ -337,13 +337,7 @@ JobLogFile::~JobLogFile() {
 }
 
 void JobLogFile::Write(std::string_view text) {
-  std::lock_guard lock(mu_);
-  if (fd_ < 0) return;
-  // Only a file someone else was given (Path()) can end inside a line: this one writes whole lines.
-  if (shared_.load(std::memory_order_relaxed)) EndLastLine(fd_);
-  if (!WriteAll(fd_, Entry(files_.clock(), text))) {
-    spdlog::warn("job log {}: write failed: {}", path_.string(), ErrnoText(errno));
-  }
+  WriteLines({text});
 }
 
 void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
@@ -353,6 +347,7 @@ void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
     AppendEntry(text, timestamp, line);
   std::lock_guard lock(mu_);
   if (fd_ < 0) return;
+  // Only a file someone else was given (Path()) can end inside a line: this one writes whole lines.
   if (shared_.load(std::memory_order_relaxed)) EndLastLine(fd_);
   if (!WriteAll(fd_, text)) spdlog::warn("job log {}: write failed: {}", path_.string(), ErrnoText(errno));
 }

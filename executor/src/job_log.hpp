@@ -122,8 +122,9 @@ class JobLogFiles final {
   std::uint64_t bytes_scanned_ = 0;
 };
 
-// One fire's log: the JobLogSink handed to its handler. Keeps the file open (O_APPEND) for the fire, so a
-// fire's lines up to its end line cost one open (the day folder is created when an open finds it missing).
+// One fire's log: the JobLogSink handed to its handler. Keeps the file open (O_APPEND) for the fire and
+// then parks it for the callback's line (JobLogFiles::Park), so all of a fire's lines cost one open (the day
+// folder is created when an open finds it missing).
 class JobLogFile final : public JobLogSink {
  public:
   JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_t log_id);

@@ -60,7 +60,7 @@ class ApiTest : public cwtest::ApiServerFixture {
   void SetUp() override {
     PgFixture::SetUp();
     BuildServices(kT0, sink_, [this](std::vector<Fire> f) { scheduler_->Submit(std::move(f)); });
-    StartServer({.access_token = kToken, .webhook_allow = {kWebhookAllow}}, auth_);
+    ASSERT_NO_FATAL_FAILURE(StartServer({.access_token = kToken, .webhook_allow = {kWebhookAllow}}, auth_));
   }
 
   struct Reply {
@@ -335,8 +335,8 @@ TEST_F(ApiTest, ExecutorApiErrorsAreEnvelopesAndAGetWithABodyIsRefused) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->body, HasSubstr("HttpMethod not support"));
-  res = client_->Post("/api/callback", {{"XXL-JOB-ACCESS-TOKEN", kToken}}, std::string(6 * 1024 * 1024, ' '),
-                      "application/json");
+  res = client_->Post("/api/callback", {{"XXL-JOB-ACCESS-TOKEN", kToken}},
+                      std::string(std::size_t{6} * 1024 * 1024, ' '), "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->body, HasSubstr("larger than the limit"));
