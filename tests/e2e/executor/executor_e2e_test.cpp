@@ -36,8 +36,12 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kToken = "e2e-secret-token";
-constexpr std::int64_t kLogDate = 1767225600000;  // 2026-01-01T00:00:00Z
-constexpr auto kWait = 20s;                       // generous bound for anything that should be quick
+// The fires' logDateTime: the test's start. A fixed date would be older than the executor's log retention
+// (30 days), whose first pass at start-up deletes that day's folder, racing the first fire's log.
+const std::int64_t kLogDate =
+    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+constexpr auto kWait = 20s;  // generous bound for anything that should be quick
 
 std::chrono::seconds OutageLength() {
   const char* v = std::getenv("CRONWHEEL_E2E_OUTAGE_S");  // NOLINT(concurrency-mt-unsafe)
