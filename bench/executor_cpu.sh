@@ -23,7 +23,8 @@
 #    the median ratio over the rounds. /proc/loadavg is recorded with every window.
 # Environment: BENCH_PERF=1 records `perf record -e cpu-clock -p <server>` of each measured window
 # (perf-<server>-r<round>.data); BENCH_EXECUTOR_FLAGS / BENCH_STUB_FLAGS add flags; BENCH_BIN runs other
-# binaries (before/after); BENCH_KEEP_LOGS=1 keeps the executor's job logs.
+# binaries (before/after); BENCH_KEEP_LOGS=1 keeps the executor's job logs; BENCH_EXECUTOR_LOG_DIR puts
+# them elsewhere (a tmpfs such as /dev/shm/x shows what the disk's file creation costs; not removed).
 # Results: bench/out/executor-cpu/ (report.txt, results.json, windows.jsonl, wrk outputs, traces, logs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -254,12 +254,13 @@ bench_admin_urls() {
 bench_start_executor() {
   local dir="$1" admins="$2" eport="$3"; shift 3
   [[ "$admins" == http* ]] || admins="http://127.0.0.1:$admins"
-  mkdir -p "$dir/executor-logs"
+  local log_dir="${BENCH_EXECUTOR_LOG_DIR:-$dir/executor-logs}"  # e.g. a tmpfs, to see what the disk costs
+  mkdir -p "$log_dir"
   local attempt
   for attempt in 1 2 3 4 5; do
     CRONWHEEL_ACCESS_TOKEN="$BENCH_TOKEN" bench_start executor "$dir" "$BENCH_BIN/executor/cronwheel-executor" \
       --app-name "$BENCH_APP" --admin-addresses "$admins" --listen "127.0.0.1:$eport" \
-      --log-dir "$dir/executor-logs" --log-retention-days 0 --log-level warn "$@"
+      --log-dir "$log_dir" --log-retention-days 0 --log-level warn "$@"
     BENCH_EXECUTOR_PID=$(cat "$dir/executor.pid") BENCH_EXECUTOR_PORT="$eport"
     bench_listening "$BENCH_EXECUTOR_PID" 60 tcp "$eport" && return 0
     kill -0 "$BENCH_EXECUTOR_PID" 2>/dev/null && break
