@@ -56,7 +56,9 @@ int main(int argc, char** argv) {
       .Add("mode", &mode,
            "production (refuses to start without access_token) or dev (allows it, with a warning)")
       .Add("log_dir", &log_dir,
-           "job logs (<log_dir>/<yyyy-mm-dd UTC>/<logId>.log), glue sources and spooled callbacks")
+           "job logs (<log_dir>/<yyyy-mm-dd UTC>/: segments fires-*.seg, and <logId>.log for script jobs), "
+           "glue "
+           "sources and spooled callbacks")
       .Add("log_retention_days", &s.log_retention_days,
            "job-log day folders older than this many days are deleted daily; below 3 = keep all", 0, 36500)
       .Add("enable_scripts", &s.enable_scripts,

@@ -217,8 +217,11 @@ void CallbackSender::RetrySpool() {
 
 void CallbackSender::LogEach(const std::vector<xxljob::HandleCallbackParam>& batch, const std::string& line) {
   if (logs_ == nullptr) return;
+  std::vector<JobLogFiles::Target> fires;
+  fires.reserve(batch.size());
   for (const auto& cb : batch)
-    logs_->Append(cb.log_date_tim, cb.log_id, line);
+    fires.push_back(JobLogFiles::Target{cb.log_date_tim, cb.log_id});
+  logs_->AppendEach(fires, line);
 }
 
 }  // namespace cronwheel::executor

@@ -12,6 +12,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <system_error>
 
 #include "posix_util.hpp"
@@ -75,6 +76,57 @@ std::optional<sys_days> ParseDay(std::string_view name) {
   return sys_days{ymd};
 }
 
+// Copies whole lines into `out` up to `cap` bytes (a single line longer than the cap is cut and marked);
+// fed with text that starts at the beginning of line `first`.
+class LineCopier {
+ public:
+  LineCopier(std::string& out, std::size_t cap, std::int64_t first)
+      : out_(out), cap_(cap), line_(first - 1) {}
+
+  // false once the cap is reached (stop feeding).
+  bool Feed(std::string_view chunk) {
+    std::size_t i = 0;
+    while (i < chunk.size()) {
+      const auto nl = chunk.find('\n', i);
+      const std::size_t stop = nl == std::string_view::npos ? chunk.size() : nl + 1;
+      if (!cutting_) out_.append(chunk.substr(i, stop - i));
+      i = stop;
+      if (!cutting_ && out_.size() > cap_) {
+        if (complete_ > 0) {  // the line in progress does not fit: stop before it
+          out_.resize(complete_);
+          return false;
+        }
+        cutting_ = true;  // a single line longer than the cap: keep its head, mark it
+        out_.resize(cap_);
+        out_ += " [... line cut at " + std::to_string(cap_) + " bytes]\n";
+      }
+      if (nl != std::string_view::npos) {
+        ++line_;
+        if (cutting_) return false;
+        complete_ = out_.size();
+      }
+    }
+    return true;
+  }
+
+  // Drops an unfinished last line; returns the last complete line copied (first - 1 if none).
+  std::int64_t Finish() {
+    if (!cutting_) out_.resize(complete_);
+    return line_;
+  }
+
+ private:
+  std::string& out_;
+  std::size_t cap_;
+  std::int64_t line_;         // last complete line copied
+  std::size_t complete_ = 0;  // bytes of `out_` that are complete lines
+  bool cutting_ = false;      // the first line is longer than the cap: skipping its rest
+};
+
+int ToLineNum(std::int64_t line, std::int64_t first) {
+  return line >= first ? static_cast<int>(std::min<std::int64_t>(line, INT32_MAX)) : 0;
+}
+
 }  // namespace
 
 std::string UtcDay(std::int64_t epoch_ms) {
@@ -98,71 +150,46 @@ std::string UtcTimestamp(std::int64_t epoch_ms) {
 // --- JobLogFiles ---------------------------------------------------------------------------------------
 
 JobLogFiles::JobLogFiles(Settings settings, ringwheel::Clock& clock)
-    : settings_(std::move(settings)), clock_(clock) {
+    : settings_(std::move(settings)),
+      clock_(clock),
+      segments_(LogSegments::Settings{settings_.dir, settings_.segment_bytes}) {
   settings_.max_read_bytes = std::max<std::size_t>(settings_.max_read_bytes, 64);
   settings_.cache_entries = std::max<std::size_t>(settings_.cache_entries, 1);
 }
 
-JobLogFiles::~JobLogFiles() {
-  for (const auto& [id, p] : parked_)
-    ::close(p.fd);
-}
+JobLogFiles::~JobLogFiles() = default;
 
 std::filesystem::path JobLogFiles::PathFor(std::int64_t log_date_ms, std::int64_t log_id) const {
   return settings_.dir / UtcDay(log_date_ms) / (std::to_string(log_id) + ".log");
 }
 
-void JobLogFiles::Append(std::int64_t log_date_ms, std::int64_t log_id, std::string_view text) {
-  bool shared = true;
-  Fd fd(TakeParked(log_date_ms, log_id, shared));
+bool JobLogFiles::AppendToOwnFile(const std::filesystem::path& path, const std::string& entry) {
+  const Fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC));
   if (!fd.ok()) {
-    fd = Fd(OpenForAppend(PathFor(log_date_ms, log_id)));
-    if (!fd.ok()) {
-      spdlog::warn("job log {}: cannot open: {}", PathFor(log_date_ms, log_id).string(), ErrnoText(errno));
-      return;
-    }
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) return false;  // no own file: the log is in segments
+    spdlog::warn("job log {}: cannot open: {}", path.string(), ErrnoText(err));
+    return true;  // it exists: the line is lost, not put where a reader would not look
   }
-  if (shared) EndLastLine(fd.get());
-  if (!WriteAll(fd.get(), Entry(clock_, text))) {
-    spdlog::warn("job log {}: write failed: {}", PathFor(log_date_ms, log_id).string(), ErrnoText(errno));
-  }
+  EndLastLine(fd.get());
+  if (!WriteAll(fd.get(), entry))
+    spdlog::warn("job log {}: write failed: {}", path.string(), ErrnoText(errno));
+  return true;
 }
 
-void JobLogFiles::Park(std::int64_t log_date_ms, std::int64_t log_id, int fd, bool shared) {
-  std::vector<int> to_close;
-  {
-    std::lock_guard lock(parked_mu_);
-    const auto serial = ++parked_serial_;
-    auto [it, inserted] = parked_.try_emplace(log_id, Parked{log_date_ms, fd, shared, serial});
-    if (!inserted) {  // the same log id run again (after its redelivery window): keep the newer descriptor
-      to_close.push_back(it->second.fd);
-      it->second = Parked{log_date_ms, fd, shared, serial};
-    }
-    parked_order_.emplace_back(serial, log_id);
-    // Oldest first: entries whose descriptor was taken are dropped; live ones are closed while there
-    // are too many (or they are so old that their callback line is not coming).
-    const auto cap = settings_.parked_files;
-    while (!parked_order_.empty() && (parked_.size() > cap || parked_order_.size() > 2 * cap + 16)) {
-      const auto [oldest_serial, oldest_id] = parked_order_.front();
-      parked_order_.pop_front();
-      const auto old = parked_.find(oldest_id);
-      if (old == parked_.end() || old->second.serial != oldest_serial) continue;
-      to_close.push_back(old->second.fd);
-      parked_.erase(old);
-    }
-  }
-  for (const int f : to_close)
-    ::close(f);
+void JobLogFiles::Append(std::int64_t log_date_ms, std::int64_t log_id, std::string_view text) {
+  AppendEach({Target{log_date_ms, log_id}}, text);
 }
 
-int JobLogFiles::TakeParked(std::int64_t log_date_ms, std::int64_t log_id, bool& shared) {
-  std::lock_guard lock(parked_mu_);
-  const auto it = parked_.find(log_id);
-  if (it == parked_.end() || it->second.log_date_ms != log_date_ms) return -1;
-  const int fd = it->second.fd;
-  shared = it->second.shared;
-  parked_.erase(it);
-  return fd;
+void JobLogFiles::AppendEach(const std::vector<Target>& fires, std::string_view text) {
+  const auto entry = Entry(clock_, text);
+  std::map<std::string, std::vector<LogSegments::Record>> by_day;
+  for (const auto& f : fires) {
+    if (AppendToOwnFile(PathFor(f.log_date_ms, f.log_id), entry)) continue;
+    by_day[UtcDay(f.log_date_ms)].push_back(LogSegments::Record{f.log_id, entry});
+  }
+  for (const auto& [day, records] : by_day)
+    segments_.Append(day, records);
 }
 
 JobLogFiles::Index& JobLogFiles::IndexFor(const std::string& key) {
@@ -181,27 +208,59 @@ JobLogFiles::Index& JobLogFiles::IndexFor(const std::string& key) {
 }
 
 xxljob::LogResult JobLogFiles::Read(const xxljob::LogParam& p) {
-  xxljob::LogResult r;
-  r.from_line_num = p.from_line_num;
+  const std::int64_t first = std::max(p.from_line_num, 1);
   const auto path = PathFor(p.log_date_tim, p.log_id);
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.ok()) {
-    const int err = errno;
-    if (err == ENOENT || err == ENOTDIR) {
-      r.log_content = "readLog fail, logFile not exists";
-      r.is_end = true;
-    } else {
-      r.log_content = fmt::format("readLog fail, {}: {}", path.filename().string(), ErrnoText(err));
-    }
+  if (fd.ok()) return ReadFile(path, fd.get(), p.from_line_num);
+  xxljob::LogResult r;
+  r.from_line_num = p.from_line_num;
+  const int err = errno;
+  if (err != ENOENT && err != ENOTDIR) {
+    r.log_content = fmt::format("readLog fail, {}: {}", path.filename().string(), ErrnoText(err));
     return r;
   }
+  const auto text = segments_.Read(UtcDay(p.log_date_tim), p.log_id);
+  if (!text) {
+    r.log_content = "readLog fail, logFile not exists";
+    r.is_end = true;
+    return r;
+  }
+  // A log in segments is small (a fire's lines): skip to the first wanted line in memory.
+  std::string_view rest(*text);
+  for (std::int64_t skip = first - 1; skip > 0 && !rest.empty(); --skip) {
+    const auto nl = rest.find('\n');
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  }
+  LineCopier copy(r.log_content, settings_.max_read_bytes, first);
+  copy.Feed(rest);
+  r.to_line_num = ToLineNum(copy.Finish(), first);
+  return r;
+}
+
+std::optional<std::string> JobLogFiles::Text(std::int64_t log_date_ms, std::int64_t log_id) {
+  const auto path = PathFor(log_date_ms, log_id);
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    std::string out;
+    const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    std::array<char, kChunk> buf{};
+    for (ssize_t n = 0; fd.ok() && (n = ::read(fd.get(), buf.data(), buf.size())) > 0;)
+      out.append(buf.data(), static_cast<std::size_t>(n));
+    return out;
+  }
+  return segments_.Read(UtcDay(log_date_ms), log_id);
+}
+
+xxljob::LogResult JobLogFiles::ReadFile(const std::filesystem::path& path, int fd_no, int from_line_num) {
+  xxljob::LogResult r;
+  r.from_line_num = from_line_num;
+  const std::int64_t first = std::max(from_line_num, 1);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
+  if (::fstat(fd_no, &st) != 0) {
     r.log_content = fmt::format("readLog fail, {}", ErrnoText(errno));
     return r;
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  const std::int64_t first = std::max(p.from_line_num, 1);
   std::array<char, kChunk> buf{};
 
   // 1. Bring the index up to date, scanning only bytes it has not seen.
@@ -217,7 +276,7 @@ xxljob::LogResult JobLogFiles::Read(const xxljob::LogParam& p) {
     std::uint64_t pos = ix.scanned;
     while (pos < size) {
       const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size - pos));
-      const auto n = ::pread(fd.get(), buf.data(), want, static_cast<off_t>(pos));
+      const auto n = ::pread(fd_no, buf.data(), want, static_cast<off_t>(pos));
       if (n <= 0) break;
       bytes_scanned_ += static_cast<std::uint64_t>(n);
       for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
@@ -239,7 +298,7 @@ xxljob::LogResult JobLogFiles::Read(const xxljob::LogParam& p) {
   // 2. Skip from the checkpoint to the first wanted line.
   while (skip > 0 && offset < end) {
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - offset));
-    const auto n = ::pread(fd.get(), buf.data(), want, static_cast<off_t>(offset));
+    const auto n = ::pread(fd_no, buf.data(), want, static_cast<off_t>(offset));
     if (n <= 0) return r;
     std::size_t i = 0;
     for (; i < static_cast<std::size_t>(n) && skip > 0; ++i) {
@@ -249,47 +308,14 @@ xxljob::LogResult JobLogFiles::Read(const xxljob::LogParam& p) {
   }
 
   // 3. Copy whole lines up to the byte cap.
-  const std::size_t cap = settings_.max_read_bytes;
-  std::string& out = r.log_content;
-  std::int64_t line = first - 1;  // last complete line copied
-  std::size_t complete = 0;       // bytes of `out` that are complete lines
-  bool cutting = false;           // the first line is longer than the cap: skipping its rest
+  LineCopier copy(r.log_content, settings_.max_read_bytes, first);
   while (offset < end) {
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - offset));
-    const auto n = ::pread(fd.get(), buf.data(), want, static_cast<off_t>(offset));
-    if (n <= 0) break;
-    const std::string_view chunk(buf.data(), static_cast<std::size_t>(n));
-    std::size_t i = 0;
-    bool full = false;
-    while (i < chunk.size()) {
-      const auto nl = chunk.find('\n', i);
-      const std::size_t stop = nl == std::string_view::npos ? chunk.size() : nl + 1;
-      if (!cutting) out.append(chunk.substr(i, stop - i));
-      i = stop;
-      if (!cutting && out.size() > cap) {
-        if (complete > 0) {  // the line in progress does not fit: stop before it
-          out.resize(complete);
-          full = true;
-          break;
-        }
-        cutting = true;  // a single line longer than the cap: keep its head, mark it
-        out.resize(cap);
-        out += " [... line cut at " + std::to_string(cap) + " bytes]\n";
-      }
-      if (nl != std::string_view::npos) {
-        ++line;
-        if (cutting) {
-          full = true;
-          break;
-        }
-        complete = out.size();
-      }
-    }
-    if (full) break;
-    offset += chunk.size();
+    const auto n = ::pread(fd_no, buf.data(), want, static_cast<off_t>(offset));
+    if (n <= 0 || !copy.Feed(std::string_view(buf.data(), static_cast<std::size_t>(n)))) break;
+    offset += static_cast<std::uint64_t>(n);
   }
-  if (!cutting) out.resize(complete);
-  r.to_line_num = line >= first ? static_cast<int>(std::min<std::int64_t>(line, INT32_MAX)) : 0;
+  r.to_line_num = ToLineNum(copy.Finish(), first);
   return r;
 }
 
@@ -303,6 +329,7 @@ int JobLogFiles::DeleteExpired(int retention_days) {
     if (!day || !entry.is_directory(ec)) continue;
     if ((today - *day).count() < retention_days) continue;
     std::error_code rm;
+    segments_.Forget(entry.path().filename().string());
     std::filesystem::remove_all(entry.path(), rm);
     if (rm) {
       spdlog::warn("log retention: cannot delete {}: {}", entry.path().string(), rm.message());
@@ -327,13 +354,10 @@ std::uint64_t JobLogFiles::BytesScanned() const {
 // --- JobLogFile ----------------------------------------------------------------------------------------
 
 JobLogFile::JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_t log_id)
-    : files_(files), log_date_ms_(log_date_ms), log_id_(log_id), path_(files.PathFor(log_date_ms, log_id)) {
-  fd_ = OpenForAppend(path_);
-  if (fd_ < 0) spdlog::warn("job log {}: cannot open: {}", path_.string(), ErrnoText(errno));
-}
+    : files_(files), log_date_ms_(log_date_ms), log_id_(log_id), day_(UtcDay(log_date_ms)) {}
 
 JobLogFile::~JobLogFile() {
-  if (fd_ >= 0) files_.Park(log_date_ms_, log_id_, fd_, shared_.load(std::memory_order_relaxed));
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void JobLogFile::Write(std::string_view text) {
@@ -346,15 +370,29 @@ void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
   for (const auto line : lines)
     AppendEntry(text, timestamp, line);
   std::lock_guard lock(mu_);
-  if (fd_ < 0) return;
-  // Only a file someone else was given (Path()) can end inside a line: this one writes whole lines.
-  if (shared_.load(std::memory_order_relaxed)) EndLastLine(fd_);
-  if (!WriteAll(fd_, text)) spdlog::warn("job log {}: write failed: {}", path_.string(), ErrnoText(errno));
+  if (fd_ < 0) {
+    files_.segments().Append(day_, {LogSegments::Record{log_id_, text}});
+    return;
+  }
+  // The file was handed out (Path()): a child may have left its last line unterminated.
+  EndLastLine(fd_);
+  if (!WriteAll(fd_, text)) spdlog::warn("job log {}.log: write failed: {}", log_id_, ErrnoText(errno));
 }
 
 std::filesystem::path JobLogFile::Path() const {
-  shared_.store(true, std::memory_order_relaxed);
-  return path_;
+  const auto path = files_.PathFor(log_date_ms_, log_id_);
+  std::lock_guard lock(mu_);
+  if (fd_ >= 0) return path;
+  const int fd = OpenForAppend(path);
+  if (fd < 0) {
+    spdlog::warn("job log {}: cannot create: {}", path.string(), ErrnoText(errno));
+    return {};
+  }
+  // From now on the file is the log: it starts with the lines written so far.
+  if (const auto before = files_.segments().Read(day_, log_id_); before && !WriteAll(fd, *before))
+    spdlog::warn("job log {}: write failed: {}", path.string(), ErrnoText(errno));
+  fd_ = fd;
+  return path;
 }
 
 // --- LogRetention --------------------------------------------------------------------------------------

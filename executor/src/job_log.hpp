@@ -1,20 +1,29 @@
 #pragma once
-// Job log files: <log dir>/<yyyy-mm-dd>/<logId>.log, one per fire (docs/xxl-job-protocol.md §2 /log, §9
-// Logs).
+// Job logs: where a fire's lines go, and the /log answers (docs/xxl-job-protocol.md §2 /log, §9 Logs;
+// docs/operations.md, "Executor job logs").
+//
+// Storage. XXL-JOB writes one file per fire, <log dir>/<yyyy-mm-dd>/<logId>.log. cronwheel appends the
+// lines of ordinary fires to the day's log segments instead (log_segments.hpp: a few large files per day
+// with an index by log id), because creating a file per fire was most of the executor's CPU per /run
+// (docs/performance.md). A fire still gets its own file, <logId>.log in the day folder, when something asks
+// for a path to write to (JobLogFile::Path(): a script's stdout and stderr): its lines so far are copied
+// into the file, and from then on every line of that log goes to the file. A log is its own file when the
+// file exists, else its segment records.
 //
 // Dates are UTC. XXL-JOB names the day folder in the executor's local zone; cronwheel uses UTC for the
 // folder and for the timestamp that starts each line ("2026-01-01 00:00:00.123 text"), so a log is found
-// from the same logDateTim on any executor whatever its TZ. Both the folder and the file name come from
-// integers (epoch ms, logId), so a request cannot name any other path.
+// from the same logDateTim on any executor whatever its TZ. Folder and file names come from integers
+// (epoch ms, logId), so a request cannot name any other path.
 //
-// Reading (§15 item 9, improved): /log asks for lines >= fromLineNum. XXL-JOB re-reads the whole file on
-// every poll; here each log keeps a small index (byte offset of every 64th line, the number of complete
-// lines and the scanned size) in a bounded LRU cache, so a poll scans only bytes appended since the last
-// one and seeks near the wanted line. At most max_read_bytes are returned per call, at line boundaries
-// (a single longer line is cut and marked), so a huge log streams in pieces. Only complete lines
-// (ending in '\n') are returned: a line still being written appears on a later poll. toLineNum is the
-// last returned line or 0 (dialect B); isEnd is true only when the file does not exist (XXL-JOB).
-// A file that shrank or was replaced (other inode) is re-indexed from the start.
+// Reading (§15 item 9, improved): /log asks for lines >= fromLineNum. For a log in its own file, each
+// file keeps a small index (byte offset of every 64th line, the number of complete lines and the scanned
+// size) in a bounded LRU cache, so a poll scans only bytes appended since the last one and seeks near the
+// wanted line; a file that shrank or was replaced (other inode) is re-indexed from the start. A log in
+// segments is a few records found through the segment index. At most max_read_bytes are returned per
+// call, at line boundaries (a single longer line is cut and marked), so a huge log streams in pieces.
+// Only complete lines (ending in '\n') are returned: a line still being written appears on a later poll.
+// toLineNum is the last returned line or 0 (dialect B); isEnd is true only when the log does not exist
+// (XXL-JOB).
 //
 // Thread-safety: every member may be called from any thread. Errors: I/O failures when appending are
 // logged (spdlog) and swallowed, so a full disk does not fail a job; Read() reports them in logContent.
@@ -26,6 +35,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -35,6 +45,7 @@
 
 #include "cronwheel/periodic_task.hpp"
 #include "executor/job_context.hpp"
+#include "log_segments.hpp"
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -50,45 +61,51 @@ class JobLogFiles final {
   struct Settings {
     std::filesystem::path dir;                              // the log dir; created on demand
     std::size_t max_read_bytes = std::size_t{1024} * 1024;  // per /log answer
-    std::size_t cache_entries = 256;                        // logs with a line index kept
-    std::size_t parked_files = 256;  // fires' logs kept open between their end line and callback line
+    std::size_t cache_entries = 256;                        // own-file logs with a line index kept
+    std::uint64_t segment_bytes = std::uint64_t{16} << 20;  // a log segment is rotated past this size
   };
   // Lines between two offsets kept in the index.
   static constexpr std::int64_t kCheckpointEvery = 64;
+  // A fire, for AppendEach.
+  struct Target {
+    std::int64_t log_date_ms = 0;
+    std::int64_t log_id = 0;
+  };
 
   JobLogFiles(Settings settings, ringwheel::Clock& clock);
-  ~JobLogFiles();  // closes the parked descriptors
+  ~JobLogFiles();
   JobLogFiles(const JobLogFiles&) = delete;
   JobLogFiles& operator=(const JobLogFiles&) = delete;
 
   [[nodiscard]] const std::filesystem::path& dir() const { return settings_.dir; }
+  // The path of the fire's own log file (it exists only for logs that were given one).
   [[nodiscard]] std::filesystem::path PathFor(std::int64_t log_date_ms, std::int64_t log_id) const;
 
-  // Appends "<timestamp> <text>\n" to the fire's log, first ending the file's last line if a child
-  // process left it unterminated. Creates the day folder. Uses, then closes, the descriptor parked for
-  // the fire if there is one.
+  // Appends "<timestamp> <text>\n" to the fire's log: to its own file if it has one (first ending the
+  // file's last line if a child process left it unterminated), else as a segment record.
   void Append(std::int64_t log_date_ms, std::int64_t log_id, std::string_view text);
-
-  // Keeps a fire's open log descriptor (O_APPEND) for the line its callback adds next (Append), so a fire
-  // costs one open, not two. `shared`: a child process wrote to the file too (its last line may be
-  // unterminated). At most parked_files are kept; past that the oldest is closed. Takes ownership of `fd`.
-  void Park(std::int64_t log_date_ms, std::int64_t log_id, int fd, bool shared);
+  // Append() of the same text to each fire's log; the segment records of one day go in one write.
+  void AppendEach(const std::vector<Target>& fires, std::string_view text);
 
   // The /log answer for `p` (see the header comment).
   xxljob::LogResult Read(const xxljob::LogParam& p);
+
+  // The whole text of a log, or nullopt if it does not exist (tests and tools; Read() serves /log).
+  std::optional<std::string> Text(std::int64_t log_date_ms, std::int64_t log_id);
 
   // Deletes the day folders (yyyy-mm-dd) whose day is more than `retention_days` before today (UTC, on
   // the clock). Other entries (gluesource, callbacklogs, stray files) are never touched. Returns the
   // number of folders deleted. retention_days < 3 deletes nothing (XXL-JOB: "< 3 means off").
   int DeleteExpired(int retention_days);
 
-  // Number of logs in the index cache (tests).
+  // Number of own-file logs in the index cache (tests).
   [[nodiscard]] std::size_t CachedIndexes() const;
 
-  // Bytes read from disk by Read() since construction (tests: proves a poll reads only new bytes).
+  // Bytes read from own files by Read() since construction (tests: proves a poll reads only new bytes).
   [[nodiscard]] std::uint64_t BytesScanned() const;
 
   [[nodiscard]] ringwheel::Clock& clock() const { return clock_; }
+  [[nodiscard]] LogSegments& segments() { return segments_; }
 
  private:
   struct Index {
@@ -100,54 +117,44 @@ class JobLogFiles final {
     std::uint64_t last_used = 0;
   };
   Index& IndexFor(const std::string& key);
-
-  struct Parked {
-    std::int64_t log_date_ms = 0;
-    int fd = -1;
-    bool shared = false;
-    std::uint64_t serial = 0;
-  };
-  // The parked descriptor of the fire, or -1; the caller closes it. `shared` is set from the parking.
-  int TakeParked(std::int64_t log_date_ms, std::int64_t log_id, bool& shared);
+  // Read() of a log in its own file, open as `fd`.
+  xxljob::LogResult ReadFile(const std::filesystem::path& path, int fd, int from_line_num);
+  // Appends a line to the own file at `path` if it exists; false if it does not.
+  bool AppendToOwnFile(const std::filesystem::path& path, const std::string& entry);
 
   Settings settings_;
   ringwheel::Clock& clock_;
-  std::mutex parked_mu_;
-  std::unordered_map<std::int64_t, Parked> parked_;                  // by log id
-  std::deque<std::pair<std::uint64_t, std::int64_t>> parked_order_;  // (serial, log id), oldest first
-  std::uint64_t parked_serial_ = 0;
+  LogSegments segments_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Index> cache_;
   std::uint64_t use_counter_ = 0;
   std::uint64_t bytes_scanned_ = 0;
 };
 
-// One fire's log: the JobLogSink handed to its handler. Keeps the file open (O_APPEND) for the fire and
-// then parks it for the callback's line (JobLogFiles::Park), so all of a fire's lines cost one open (the day
-// folder is created when an open finds it missing).
+// One fire's log: the JobLogSink handed to its handler. Each Write is one segment record (one write(2) to
+// an open file), until Path() gives the fire its own file.
 class JobLogFile final : public JobLogSink {
  public:
   JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_t log_id);
-  // Parks the descriptor (JobLogFiles::Park) for the fire's callback line.
   ~JobLogFile() override;
   JobLogFile(const JobLogFile&) = delete;
   JobLogFile& operator=(const JobLogFile&) = delete;
 
   void Write(std::string_view text) override;
-  // Several lines in one write (each "<timestamp> <line>\n").
+  // Several lines in one record (each "<timestamp> <line>\n").
   void WriteLines(std::initializer_list<std::string_view> lines);
-  // The file's path. Whoever asks may write to it (a script's output): from then on each Write first ends
-  // the file's last line if it is unterminated.
+  // The fire's own file, created on the first call with the lines written so far. Whoever asks may write
+  // to it (a script's output): from then on each Write goes to the file and first ends the file's last
+  // line if it is unterminated. Empty if the file cannot be created.
   [[nodiscard]] std::filesystem::path Path() const override;
 
  private:
   JobLogFiles& files_;
   std::int64_t log_date_ms_;
   std::int64_t log_id_;
-  std::filesystem::path path_;
-  std::mutex mu_;
-  int fd_ = -1;
-  mutable std::atomic<bool> shared_{false};
+  std::string day_;
+  mutable std::mutex mu_;
+  mutable int fd_ = -1;  // the own file, once Path() made it
 };
 
 // Deletes expired day folders once at Start() and then every `interval` on the clock (XXL-JOB: daily), on a

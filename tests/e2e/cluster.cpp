@@ -5,9 +5,14 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cinttypes>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <random>
+#include <set>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "ringwheel/schedule.hpp"
@@ -204,6 +209,56 @@ int Cluster::AddJob(int group_id, const std::string& cron, const std::string& ro
   return id;
 }
 
+namespace {
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// "job execute start" lines in `text`: one per run of a fire.
+int Starts(std::string_view text) {
+  int runs = 0;
+  for (auto at = text.find("job execute start"); at != std::string_view::npos;
+       at = text.find("job execute start", at + 1))
+    ++runs;
+  return runs;
+}
+
+// Adds the runs in one day folder of an executor's log dir. A log is its own file <logId>.log when that
+// exists, else its records in the day's segments (fires-NNNNNN.seg: "#cwlog <logId> <length>\n" and then
+// <length> bytes of lines), read here independently of the executor's code.
+void AddDayRuns(const fs::path& day, std::map<std::int64_t, int>& out) {
+  std::set<std::int64_t> own_files;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(day, ec)) {
+    if (f.path().extension() != ".log") continue;
+    const auto stem = f.path().stem().string();
+    std::int64_t id = 0;
+    if (std::from_chars(stem.data(), stem.data() + stem.size(), id).ec != std::errc{}) continue;
+    own_files.insert(id);
+    out[id] += Starts(ReadFile(f.path()));
+  }
+  for (const auto& f : fs::directory_iterator(day, ec)) {
+    if (f.path().extension() != ".seg") continue;
+    const std::string data = ReadFile(f.path());
+    std::size_t pos = 0;
+    while (pos < data.size()) {
+      std::int64_t id = 0;
+      std::size_t length = 0;
+      const auto eol = data.find('\n', pos);
+      if (eol == std::string::npos ||
+          std::sscanf(data.c_str() + pos, "#cwlog %" SCNd64 " %zu", &id, &length) != 2)
+        break;
+      const std::string_view text(data.data() + eol + 1, std::min(length, data.size() - eol - 1));
+      if (own_files.count(id) == 0) out[id] += Starts(text);
+      pos = eol + 1 + length;
+    }
+  }
+}
+
+}  // namespace
+
 std::map<std::int64_t, int> Cluster::ExecutedLogIds() const {
   std::map<std::int64_t, int> out;
   for (int i = 0; i < options_.executors; ++i) {
@@ -214,19 +269,7 @@ std::map<std::int64_t, int> Cluster::ExecutedLogIds() const {
       // Date folders only (yyyy-mm-dd): not gluesource/ or callbacklogs/.
       const auto name = day.path().filename().string();
       if (!day.is_directory() || name.size() != 10 || name[4] != '-') continue;
-      for (const auto& f : fs::directory_iterator(day.path(), ec)) {
-        if (f.path().extension() != ".log") continue;
-        const auto stem = f.path().stem().string();
-        std::int64_t id = 0;
-        if (std::from_chars(stem.data(), stem.data() + stem.size(), id).ec != std::errc{}) continue;
-        // One "execute start" line per run: a fire run twice, on one executor or two, counts twice.
-        std::ifstream in(f.path());
-        int runs = 0;
-        for (std::string line; std::getline(in, line);) {
-          if (line.find("job execute start") != std::string::npos) ++runs;
-        }
-        out[id] += runs;
-      }
+      AddDayRuns(day.path(), out);
     }
   }
   return out;

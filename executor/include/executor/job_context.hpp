@@ -38,14 +38,16 @@
 
 namespace cronwheel::executor {
 
-// Where a fire's log lines go. The executor's implementation appends timestamped lines to
-// <log dir>/<yyyy-mm-dd>/<logId>.log. Implementations are thread-safe.
+// Where a fire's log lines go. The executor's implementation appends timestamped lines to the day's log
+// segments under <log dir>/<yyyy-mm-dd>/, or to the fire's own file <logId>.log there once Path() was
+// asked for (docs/operations.md, "Executor job logs"). Implementations are thread-safe.
 class JobLogSink {
  public:
   virtual ~JobLogSink() = default;
   // Appends `text` as one log entry (a trailing newline is added when missing).
   virtual void Write(std::string_view text) = 0;
-  // The file the entries go to (script jobs append their raw stdout/stderr here); empty if none.
+  // A file of the fire's own that the entries go to from now on (script jobs append their raw stdout and
+  // stderr here); empty if none can be made.
   [[nodiscard]] virtual std::filesystem::path Path() const = 0;
 
  protected:

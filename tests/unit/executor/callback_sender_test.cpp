@@ -46,7 +46,7 @@ TEST_F(CallbackSenderTest, SendsBatchesOfAtMostOneHundredAsAJsonArray) {
   EXPECT_EQ(sizes, (std::vector<std::size_t>{100, 100, 50}));
   EXPECT_EQ(admin_.Accepted().front(), 1);
   EXPECT_EQ(admin_.Accepted().back(), 250);
-  EXPECT_THAT(cwtest::ReadAll(logs_.PathFor(kDay, 7)), HasSubstr("----------- job callback finish."));
+  EXPECT_THAT(logs_.Text(kDay, 7).value_or(""), HasSubstr("----------- job callback finish."));
 }
 
 TEST_F(CallbackSenderTest, ABatchNoAdminAcceptsIsSpooledAndRetriedOnTheClock) {
@@ -63,7 +63,7 @@ TEST_F(CallbackSenderTest, ABatchNoAdminAcceptsIsSpooledAndRetriedOnTheClock) {
   const auto spooled = nlohmann::json::parse(cwtest::ReadAll(files.front()));
   ASSERT_TRUE(spooled.is_array());
   EXPECT_EQ(spooled[0].at("logId"), 1);
-  EXPECT_THAT(cwtest::ReadAll(logs_.PathFor(kDay, 1)),
+  EXPECT_THAT(logs_.Text(kDay, 1).value_or(""),
               HasSubstr("job callback fail, callbackResult: admin down; kept in callbacklogs/callback-1-"));
 
   // Still down at the next round: the file stays.
@@ -80,8 +80,7 @@ TEST_F(CallbackSenderTest, ABatchNoAdminAcceptsIsSpooledAndRetriedOnTheClock) {
   auto accepted = admin_.Accepted();
   std::sort(accepted.begin(), accepted.end());
   EXPECT_EQ(accepted, (std::vector<std::int64_t>{1, 2}));
-  EXPECT_THAT(cwtest::ReadAll(logs_.PathFor(kDay, 2)),
-              HasSubstr("job callback finish (retried from the spool)."));
+  EXPECT_THAT(logs_.Text(kDay, 2).value_or(""), HasSubstr("job callback finish (retried from the spool)."));
 }
 
 TEST_F(CallbackSenderTest, SpooledCallbacksAreReplayedByTheNextInstance) {

@@ -216,7 +216,7 @@ TEST_F(DispatcherTest, TimeoutReports502AndRequestsTheStopToken) {
   d_->Stop();  // joins the job thread: the handler has returned
   EXPECT_EQ(gate.SawStop(), (std::vector<bool>{true}));
   EXPECT_EQ(sink_.Get().size(), 1U);  // its "done 1" result was discarded
-  const auto log = cwtest::ReadAll(logs_.PathFor(kDay, 1));
+  const auto log = logs_.Text(kDay, 1).value_or("");
   EXPECT_THAT(log, HasSubstr("handleCode=502, handleMsg=job execute timeout"));
   EXPECT_THAT(log, HasSubstr("result discarded: handleCode=200, handleMsg=done 1"));
 }
@@ -410,7 +410,7 @@ TEST_F(DispatcherTest, ResultsExceptionsAndMissingResults) {
   EXPECT_EQ(sink_.For(3).handle_code, 500);
   EXPECT_EQ(sink_.For(3).handle_msg, "bad input");
   EXPECT_EQ(sink_.For(4).handle_msg, std::string(50000, 'm') + "...");
-  const auto log = cwtest::ReadAll(logs_.PathFor(kDay, 2));
+  const auto log = logs_.Text(kDay, 2).value_or("");
   EXPECT_THAT(log, HasSubstr("job execute start"));
   EXPECT_THAT(log, HasSubstr("----------- Param: param-2\n"));
   EXPECT_THAT(log, HasSubstr(" working 1\n"));

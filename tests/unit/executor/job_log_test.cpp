@@ -52,15 +52,34 @@ TEST_F(JobLogFilesTest, MissingFileIsTheEnd) {
   EXPECT_EQ(r.log_content, "readLog fail, logFile not exists");
 }
 
-TEST(JobLog, AppendWritesTimestampedLinesAndEndsAChildsUnterminatedLine) {
+TEST(JobLog, ALogWithoutItsOwnFileIsASegmentRecord) {
   cwtest::TempDir dir;
   cwtest::FakeClock clock(kDay + 1000);
   JobLogFiles logs({dir.path()}, clock);
   logs.Append(kDay, 1, "hello");
+  logs.Append(kDay, 2, "other");
+  logs.Append(kDay, 1, "again\n");
+  EXPECT_FALSE(std::filesystem::exists(logs.PathFor(kDay, 1)));  // no file per fire
+  EXPECT_EQ(logs.Text(kDay, 1), "2026-01-01 00:00:01.000 hello\n2026-01-01 00:00:01.000 again\n");
+  const auto r = logs.Read(LogParam{kDay, 1, 2});
+  EXPECT_EQ(r.log_content, "2026-01-01 00:00:01.000 again\n");
+  EXPECT_EQ(r.to_line_num, 2);
+  EXPECT_FALSE(r.is_end);
+  // The segment format (docs/operations.md, "Executor job logs"): a header line per record, then its lines.
+  EXPECT_EQ(cwtest::ReadAll(dir.path() / "2026-01-01" / "fires-000001.seg"),
+            "#cwlog 1 30\n2026-01-01 00:00:01.000 hello\n#cwlog 2 30\n2026-01-01 00:00:01.000 other\n"
+            "#cwlog 1 30\n2026-01-01 00:00:01.000 again\n");
+}
+
+TEST(JobLog, AppendToAnOwnFileEndsAChildsUnterminatedLine) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay + 1000);
+  JobLogFiles logs({dir.path()}, clock);
   AppendRaw(logs.PathFor(kDay, 1), "raw output without newline");
   logs.Append(kDay, 1, "after\n");
   EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 1)),
-            "2026-01-01 00:00:01.000 hello\nraw output without newline\n2026-01-01 00:00:01.000 after\n");
+            "raw output without newline\n2026-01-01 00:00:01.000 after\n");
+  EXPECT_EQ(logs.segments().RecordsAppended(), 0U);
 }
 
 TEST_F(JobLogFilesTest, PollsReturnNewLinesAndScanOnlyNewBytes) {
@@ -164,16 +183,24 @@ TEST(JobLog, IndexCacheIsBounded) {
   EXPECT_EQ(logs.CachedIndexes(), 4U);
 }
 
-TEST(JobLog, JobLogFileIsTheFiresSink) {
+TEST(JobLog, JobLogFileIsTheFiresSinkAndPathGivesItItsOwnFile) {
   cwtest::TempDir dir;
   cwtest::FakeClock clock(kDay);
   JobLogFiles logs({dir.path()}, clock);
   JobLogFile f(logs, kDay, 11);
   f.Write("a");
-  f.Write("b\n");
-  EXPECT_EQ(f.Path(), logs.PathFor(kDay, 11));
-  EXPECT_EQ(logs.Read(LogParam{kDay, 11, 1}).log_content,
-            "2026-01-01 00:00:00.000 a\n2026-01-01 00:00:00.000 b\n");
+  f.WriteLines({"b\n", "c"});
+  const std::string lines =
+      "2026-01-01 00:00:00.000 a\n2026-01-01 00:00:00.000 b\n2026-01-01 00:00:00.000 c\n";
+  EXPECT_FALSE(std::filesystem::exists(logs.PathFor(kDay, 11)));
+  EXPECT_EQ(logs.Read(LogParam{kDay, 11, 1}).log_content, lines);
+  EXPECT_EQ(logs.segments().RecordsAppended(), 2U);  // one record per Write
+
+  EXPECT_EQ(f.Path(), logs.PathFor(kDay, 11));  // the lines so far are copied into the new file
+  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 11)), lines);
+  f.Write("d");
+  EXPECT_EQ(logs.Read(LogParam{kDay, 11, 4}).log_content, "2026-01-01 00:00:00.000 d\n");
+  EXPECT_EQ(logs.segments().RecordsAppended(), 2U);
 }
 
 TEST(JobLog, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLineBeforeItsNextEntry) {
@@ -188,44 +215,29 @@ TEST(JobLog, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLineBeforeItsNextE
             "2026-01-01 00:00:00.000 start\nscript output without newline\n2026-01-01 00:00:00.000 end\n");
 }
 
-// A fire's log stays open after its end line for the callback line (one open per fire). Seen from outside:
-// the file is renamed after the fire, and the callback line still lands in it, not in a new file.
-TEST(JobLog, TheCallbackLineUsesTheFiresParkedDescriptorAndTheOldestAreClosed) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock(kDay);
-  JobLogFiles logs({.dir = dir.path(), .parked_files = 2}, clock);
-  for (int id = 1; id <= 3; ++id) {
-    JobLogFile f(logs, kDay, id);
-    f.Write("end");
-  }  // 3 parked, past the cap of 2: fire 1's descriptor is closed
-  for (int id = 1; id <= 3; ++id)
-    std::filesystem::rename(logs.PathFor(kDay, id), dir.path() / (std::to_string(id) + ".moved"));
-  for (int id = 1; id <= 3; ++id)
-    logs.Append(kDay, id, "callback");
-  EXPECT_EQ(cwtest::ReadAll(dir.path() / "1.moved"), "2026-01-01 00:00:00.000 end\n");
-  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 1)), "2026-01-01 00:00:00.000 callback\n");  // opened anew
-  for (int id = 2; id <= 3; ++id) {
-    EXPECT_EQ(cwtest::ReadAll(dir.path() / (std::to_string(id) + ".moved")),
-              "2026-01-01 00:00:00.000 end\n2026-01-01 00:00:00.000 callback\n");
-    EXPECT_FALSE(std::filesystem::exists(logs.PathFor(kDay, id)));
-  }
-  logs.Append(kDay, 2, "later");  // taken once: a later line opens the path again
-  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 2)), "2026-01-01 00:00:00.000 later\n");
-}
-
-TEST(JobLog, AParkedLogAScriptWroteToHasItsUnterminatedLineEndedBeforeTheCallbackLine) {
+// The callback's line goes where the fire's log is: its own file if it has one, else a segment record; the
+// segment records of one day go in one write.
+TEST(JobLog, TheCallbackLineGoesWhereTheLogIs) {
   cwtest::TempDir dir;
   cwtest::FakeClock clock(kDay);
   JobLogFiles logs({dir.path()}, clock);
   {
-    JobLogFile f(logs, kDay, 5);
-    f.WriteLines({"start", "param"});
-    AppendRaw(f.Path(), "script output without newline");
+    JobLogFile plain(logs, kDay, 1);
+    plain.Write("end");
+    JobLogFile script(logs, kDay, 2);
+    script.Write("start");
+    AppendRaw(script.Path(), "script output without newline");
   }
-  logs.Append(kDay, 5, "callback");
-  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 5)),
-            "2026-01-01 00:00:00.000 start\n2026-01-01 00:00:00.000 param\nscript output without newline\n"
-            "2026-01-01 00:00:00.000 callback\n");
+  const auto records = logs.segments().RecordsAppended();
+  logs.AppendEach({{kDay, 1}, {kDay, 2}, {kDay, 3}, {kDay + 86'400'000, 1}}, "callback");
+  EXPECT_EQ(logs.segments().RecordsAppended(), records + 3);  // 1, 3 and the next day's 1
+  EXPECT_EQ(logs.Text(kDay, 1), "2026-01-01 00:00:00.000 end\n2026-01-01 00:00:00.000 callback\n");
+  EXPECT_EQ(
+      cwtest::ReadAll(logs.PathFor(kDay, 2)),
+      "2026-01-01 00:00:00.000 start\nscript output without newline\n2026-01-01 00:00:00.000 callback\n");
+  EXPECT_EQ(logs.Text(kDay, 3), "2026-01-01 00:00:00.000 callback\n");
+  EXPECT_EQ(logs.Text(kDay + 86'400'000, 1), "2026-01-01 00:00:00.000 callback\n");
+  EXPECT_EQ(logs.Text(kDay, 4), std::nullopt);
 }
 
 TEST(JobLog, ADayFolderRemovedWhileTheExecutorRunsIsCreatedAgain) {
@@ -237,11 +249,37 @@ TEST(JobLog, ADayFolderRemovedWhileTheExecutorRunsIsCreatedAgain) {
   JobLogFile f(logs, kDay, 2);
   f.Write("second");
   logs.Append(kDay, 3, "third");
-  EXPECT_THAT(cwtest::ReadAll(logs.PathFor(kDay, 2)), HasSubstr("second"));
-  EXPECT_THAT(cwtest::ReadAll(logs.PathFor(kDay, 3)), HasSubstr("third"));
+  EXPECT_THAT(logs.Text(kDay, 2).value_or(""), HasSubstr("second"));
+  EXPECT_THAT(logs.Text(kDay, 3).value_or(""), HasSubstr("third"));
+  EXPECT_EQ(logs.Text(kDay, 1), std::nullopt);
   std::filesystem::remove_all(dir.path());  // the whole log dir, too
   logs.Append(kDay, 4, "fourth");
-  EXPECT_THAT(cwtest::ReadAll(logs.PathFor(kDay, 4)), HasSubstr("fourth"));
+  EXPECT_THAT(logs.Text(kDay, 4).value_or(""), HasSubstr("fourth"));
+}
+
+TEST(JobLog, ASegmentLogIsReadInPiecesAtLineBoundariesAndALongLineIsCut) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay);
+  JobLogFiles logs({dir.path(), 100}, clock);  // 100 bytes per answer
+  JobLogFile f(logs, kDay, 7);
+  for (int i = 1; i <= 20; ++i)
+    f.Write("line " + std::to_string(i));
+  f.Write(std::string(300, 'x'));
+  std::string all;
+  int from = 1;
+  int calls = 0;
+  for (auto r = logs.Read(LogParam{kDay, 7, from}); r.to_line_num != 0;
+       r = logs.Read(LogParam{kDay, 7, from})) {
+    EXPECT_LE(r.log_content.size(), 100U + 40U);  // a cut line carries its mark
+    EXPECT_EQ(r.log_content.back(), '\n');
+    all += r.log_content;
+    from = r.to_line_num + 1;
+    ++calls;
+  }
+  EXPECT_EQ(from, 22);
+  EXPECT_GT(calls, 5);
+  EXPECT_THAT(all, HasSubstr("00.000 line 20\n2026-01-01 00:00:00.000 xxx"));
+  EXPECT_THAT(all, HasSubstr(" [... line cut at 100 bytes]\n"));
 }
 
 TEST(JobLog, RetentionDeletesOnlyOldDayFolders) {

@@ -1,0 +1,308 @@
+#include "log_segments.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <climits>
+#include <cstring>
+#include <system_error>
+
+namespace cronwheel::executor {
+namespace {
+
+constexpr std::size_t kEntryBytes = 24;
+
+struct IndexEntry {
+  std::int64_t log_id = 0;
+  std::uint64_t offset = 0;
+  std::uint32_t length = 0;
+};
+
+void PutEntry(std::string& out, const IndexEntry& e) {
+  std::array<char, kEntryBytes> b{};
+  std::memcpy(b.data(), &e.log_id, 8);
+  std::memcpy(b.data() + 8, &e.offset, 8);
+  std::memcpy(b.data() + 16, &e.length, 4);
+  out.append(b.data(), b.size());
+}
+
+IndexEntry GetEntry(const char* b) {
+  IndexEntry e;
+  std::memcpy(&e.log_id, b, 8);
+  std::memcpy(&e.offset, b + 8, 8);
+  std::memcpy(&e.length, b + 16, 4);
+  return e;
+}
+
+// Writes `entries` (sorted by log id, then offset) as the index `path`: to a temporary name, then renamed,
+// so a reader never sees half an index.
+void WriteIndexFile(const std::filesystem::path& path, const std::vector<IndexEntry>& entries) {
+  std::string data(LogSegments::kIndexMagic);
+  data.reserve(data.size() + entries.size() * kEntryBytes);
+  for (const auto& e : entries)
+    PutEntry(data, e);
+  auto tmp = path;
+  tmp += ".tmp";
+  const Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.ok() || !WriteAll(fd.get(), data)) {
+    spdlog::warn("job log index {}: cannot write: {}", tmp.string(), ErrnoText(errno));
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) spdlog::warn("job log index {}: cannot rename: {}", path.string(), ec.message());
+}
+
+bool ReadAt(int fd, char* buf, std::size_t n, std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < n) {
+    const auto r = ::pread(fd, buf + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    done += static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+// Appends `length` bytes at `offset` of `fd` to `out` (nothing if they cannot all be read).
+void AppendText(int fd, std::uint64_t offset, std::uint32_t length, std::string& out) {
+  const auto at = out.size();
+  out.resize(at + length);
+  if (!ReadAt(fd, out.data() + at, length, offset)) out.resize(at);
+}
+
+// The entries of a segment, from its record headers, sorted for an index. Stops at the first header that
+// is not well-formed or a record that is cut short (a crash while appending).
+std::vector<IndexEntry> ScanSegment(int fd) {
+  std::vector<IndexEntry> entries;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return entries;
+  std::string data(static_cast<std::size_t>(st.st_size), '\0');
+  if (!ReadAt(fd, data.data(), data.size(), 0)) return entries;
+  const std::string_view all(data);
+  std::size_t pos = 0;
+  while (pos < all.size()) {
+    const auto rest = all.substr(pos);
+    const auto eol = rest.find('\n');
+    if (!rest.starts_with(LogSegments::kHeaderTag) || eol == std::string_view::npos) break;
+    const auto header = rest.substr(LogSegments::kHeaderTag.size(), eol - LogSegments::kHeaderTag.size());
+    const auto space = header.find(' ');
+    IndexEntry e;
+    const auto id_end = header.data() + (space == std::string_view::npos ? header.size() : space);
+    if (space == std::string_view::npos || std::from_chars(header.data(), id_end, e.log_id).ec != std::errc{})
+      break;
+    const auto len = header.substr(space + 1);
+    if (std::from_chars(len.data(), len.data() + len.size(), e.length).ec != std::errc{}) break;
+    e.offset = pos + eol + 1;
+    if (e.offset + e.length > all.size()) break;
+    entries.push_back(e);
+    pos = e.offset + e.length;
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const IndexEntry& a, const IndexEntry& b) { return a.log_id < b.log_id; });
+  return entries;
+}
+
+}  // namespace
+
+std::string SegmentName(int seq, std::string_view extension) {
+  return fmt::format("fires-{:06}{}", seq, extension);
+}
+
+std::vector<int> SegmentNumbers(const std::filesystem::path& day_dir) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(day_dir, ec)) {
+    const auto name = entry.path().filename().string();
+    constexpr std::string_view kPrefix = "fires-";
+    constexpr std::string_view kSuffix = ".seg";
+    if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) continue;
+    const std::string_view digits(name.data() + kPrefix.size(),
+                                  name.size() - kPrefix.size() - kSuffix.size());
+    int seq = 0;
+    const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), seq);
+    if (err == std::errc{} && end == digits.data() + digits.size() && seq > 0) out.push_back(seq);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+LogSegments::LogSegments(Settings settings) : settings_(std::move(settings)) {
+  settings_.segment_bytes = std::max<std::uint64_t>(settings_.segment_bytes, 4096);
+}
+
+LogSegments::~LogSegments() {
+  std::lock_guard lock(mu_);
+  for (const auto& [day, d] : days_)
+    WriteIndexLocked(day, d);
+}
+
+LogSegments::Day* LogSegments::OpenDayLocked(const std::string& day) {
+  if (const auto it = days_.find(day); it != days_.end()) return &it->second;
+  const auto dir = settings_.dir / day;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const auto existing = SegmentNumbers(dir);
+  int seq = existing.empty() ? 1 : existing.back() + 1;
+  Fd fd;
+  // O_EXCL: never append to a segment another process (or an earlier run) created.
+  for (int attempt = 0; attempt < 16 && !fd.ok(); ++attempt, ++seq) {
+    fd = Fd(::open((dir / SegmentName(seq, ".seg")).c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC,
+                   0644));
+    if (!fd.ok() && errno != EEXIST) break;
+  }
+  if (!fd.ok()) {
+    spdlog::warn("job log segment in {}: cannot create: {}", dir.string(), ErrnoText(errno));
+    return nullptr;
+  }
+  Day& d = days_[day];
+  d.seq = seq - 1;
+  d.fd = std::move(fd);
+  return &d;
+}
+
+void LogSegments::RotateLocked(const std::string& day, Day& d) {
+  WriteIndexLocked(day, d);
+  days_.erase(day);  // the next OpenDayLocked creates the next number
+}
+
+void LogSegments::WriteIndexLocked(const std::string& day, const Day& d) const {
+  std::vector<IndexEntry> entries;
+  entries.reserve(d.extents.size());
+  for (const auto& e : d.extents)
+    entries.push_back(IndexEntry{e.log_id, e.offset, e.length});
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const IndexEntry& a, const IndexEntry& b) { return a.log_id < b.log_id; });
+  WriteIndexFile(settings_.dir / day / SegmentName(d.seq, ".idx"), entries);
+}
+
+void LogSegments::Append(const std::string& day, const std::vector<Record>& records) {
+  if (records.empty()) return;
+  std::string buf;
+  std::vector<std::uint64_t> at;  // offset of each record's text within `buf`
+  at.reserve(records.size());
+  for (const auto& r : records) {
+    fmt::format_to(std::back_inserter(buf), "{}{} {}\n", kHeaderTag, r.log_id, r.text.size());
+    at.push_back(buf.size());
+    buf += r.text;
+  }
+  std::lock_guard lock(mu_);
+  Day* d = OpenDayLocked(day);
+  struct stat st {};
+  if (d != nullptr && ::fstat(d->fd.get(), &st) == 0 && st.st_nlink == 0) {
+    // The day folder was deleted under the open segment (by hand, or retention of a late fire's day):
+    // start a new one rather than write where nobody can read.
+    days_.erase(day);
+    d = OpenDayLocked(day);
+  }
+  if (d != nullptr && d->size > 0 && d->size + buf.size() > settings_.segment_bytes) {
+    RotateLocked(day, *d);
+    d = OpenDayLocked(day);
+  }
+  if (d == nullptr) return;
+  if (!WriteAll(d->fd.get(), buf)) {
+    spdlog::warn("job log segment {}/{}: write failed: {}", day, SegmentName(d->seq, ".seg"),
+                 ErrnoText(errno));
+    if (::fstat(d->fd.get(), &st) == 0) d->size = static_cast<std::uint64_t>(st.st_size);
+    return;
+  }
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto index = static_cast<std::uint32_t>(d->extents.size());
+    d->extents.push_back(Extent{records[i].log_id, d->size + at[i],
+                                static_cast<std::uint32_t>(records[i].text.size()), kNoNext});
+    auto [it, inserted] = d->logs.try_emplace(records[i].log_id, index, index);
+    if (!inserted) {
+      d->extents[it->second.second].next = index;
+      it->second.second = index;
+    }
+  }
+  d->size += buf.size();
+  records_ += records.size();
+}
+
+std::optional<std::string> LogSegments::Read(const std::string& day, std::int64_t log_id) {
+  std::lock_guard lock(mu_);
+  const auto dir = settings_.dir / day;
+  const auto open = days_.find(day);
+  const int open_seq = open == days_.end() ? INT_MAX : open->second.seq;
+  std::string out;
+  bool found = false;
+  for (const int seq : SegmentNumbers(dir)) {
+    if (seq >= open_seq) break;
+    const auto before = out.size();
+    ReadClosedLocked(dir / SegmentName(seq, ".seg"), log_id, out);
+    found = found || out.size() > before;  // a record has at least one line
+  }
+  if (open != days_.end()) {
+    const Day& d = open->second;
+    if (const auto it = d.logs.find(log_id); it != d.logs.end()) {
+      found = true;
+      for (auto i = it->second.first; i != kNoNext; i = d.extents[i].next)
+        AppendText(d.fd.get(), d.extents[i].offset, d.extents[i].length, out);
+    }
+  }
+  if (!found) return std::nullopt;
+  return out;
+}
+
+void LogSegments::ReadClosedLocked(const std::filesystem::path& seg, std::int64_t log_id, std::string& out) {
+  const Fd seg_fd(::open(seg.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!seg_fd.ok()) return;
+  auto idx_path = seg;
+  idx_path.replace_extension(".idx");
+  Fd idx(::open(idx_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!idx.ok()) {  // left by a crash: index it now, once
+    WriteIndexFile(idx_path, ScanSegment(seg_fd.get()));
+    idx = Fd(::open(idx_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!idx.ok()) return;
+  }
+  struct stat st {};
+  std::array<char, kEntryBytes> b{};
+  if (::fstat(idx.get(), &st) != 0 || st.st_size < static_cast<off_t>(kIndexMagic.size()) ||
+      !ReadAt(idx.get(), b.data(), kIndexMagic.size(), 0) ||
+      std::string_view(b.data(), kIndexMagic.size()) != kIndexMagic) {
+    spdlog::warn("job log index {}: not an index; ignored", idx_path.string());
+    return;
+  }
+  const auto count = (static_cast<std::uint64_t>(st.st_size) - kIndexMagic.size()) / kEntryBytes;
+  auto entry_at = [&](std::uint64_t i) -> std::optional<IndexEntry> {
+    if (!ReadAt(idx.get(), b.data(), kEntryBytes, kIndexMagic.size() + i * kEntryBytes)) return std::nullopt;
+    return GetEntry(b.data());
+  };
+  // Binary search for the first entry of `log_id`.
+  std::uint64_t lo = 0;
+  std::uint64_t hi = count;
+  while (lo < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    const auto e = entry_at(mid);
+    if (!e) return;
+    if (e->log_id < log_id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (auto i = lo; i < count; ++i) {
+    const auto e = entry_at(i);
+    if (!e || e->log_id != log_id) break;
+    AppendText(seg_fd.get(), e->offset, e->length, out);
+  }
+}
+
+void LogSegments::Forget(const std::string& day) {
+  std::lock_guard lock(mu_);
+  days_.erase(day);
+}
+
+std::uint64_t LogSegments::RecordsAppended() const {
+  std::lock_guard lock(mu_);
+  return records_;
+}
+
+}  // namespace cronwheel::executor

@@ -1,0 +1,110 @@
+#pragma once
+// Job log segments: the lines of many fires appended to a few large files per day, with an index by log
+// id (docs/operations.md, "Executor job logs"). Internal to the executor; JobLogFiles is the public face.
+//
+// Why: XXL-JOB writes one file per fire (<day>/<logId>.log). Creating a file costs the filesystem an inode
+// and a directory entry, and at thousands of fires a second that was most of the executor's CPU per /run
+// (docs/performance.md, "Job logs in segments"). Here a fire's lines are appended to the day's open segment.
+//
+// On disk, in <log dir>/<yyyy-mm-dd>/:
+// - fires-NNNNNN.seg: records, each a header line "#cwlog <logId> <length>\n" and then <length> bytes of
+//   complete log lines. A log's text is the concatenation of its records in file order, segments in
+//   number order. A segment is at most about `segment_bytes` (one record may cross it).
+// - fires-NNNNNN.idx: the index of a closed segment: the 8 bytes "CWLOGIX1", then 24-byte entries
+//   (log id int64, offset uint64 of the record's text, length uint32, 4 zero bytes; host byte order)
+//   sorted by log id and then offset. Written (to a temporary name, then renamed) when a segment is
+//   rotated or the executor stops. A segment left without one by a crash gets one the first time a
+//   read needs it, by reading its record headers; a record cut short by the crash ends the scan.
+//
+// A process never appends to a segment it did not create: after a restart the day's next number is used.
+// One executor process per log dir (as for XXL-JOB's per-fire files).
+//
+// Complexity: Append is one write(2) and a hash insert. Read is a hash look-up for the open segment plus,
+// for each closed segment of the day, a binary search of its index (about log2(entries) preads).
+//
+// Thread-safety: all members may be called from any thread; one mutex serialises them (a read of a day
+// written by an earlier process holds it while it searches, or builds a missing index).
+// Errors: write failures are logged (spdlog) and swallowed, so a full disk does not fail a job.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "posix_util.hpp"
+
+namespace cronwheel::executor {
+
+class LogSegments final {
+ public:
+  struct Settings {
+    std::filesystem::path dir;                              // the log dir (day folders below it)
+    std::uint64_t segment_bytes = std::uint64_t{16} << 20;  // rotate past this size
+  };
+  // One record to append: `text` (complete lines, each ending in '\n') for `log_id`.
+  struct Record {
+    std::int64_t log_id = 0;
+    std::string_view text;
+  };
+
+  explicit LogSegments(Settings settings);
+  ~LogSegments();  // closes the open segments and writes their indexes
+  LogSegments(const LogSegments&) = delete;
+  LogSegments& operator=(const LogSegments&) = delete;
+
+  // Appends the records to the segment of `day` ("yyyy-mm-dd") with one write. Creates the day folder.
+  void Append(const std::string& day, const std::vector<Record>& records);
+
+  // All text recorded for `log_id` on `day`, in write order; nullopt when there is none.
+  std::optional<std::string> Read(const std::string& day, std::int64_t log_id);
+
+  // Closes the day's open segment and forgets its index, before the folder is deleted (log retention).
+  void Forget(const std::string& day);
+
+  // Records appended (since construction; tests and metrics).
+  [[nodiscard]] std::uint64_t RecordsAppended() const;
+
+  static constexpr std::string_view kHeaderTag = "#cwlog ";
+  static constexpr std::string_view kIndexMagic = "CWLOGIX1";
+
+ private:
+  struct Extent {
+    std::int64_t log_id = 0;
+    std::uint64_t offset = 0;      // of the record's text in its segment
+    std::uint32_t length = 0;      // bytes of text
+    std::uint32_t next = kNoNext;  // the log's next extent in `extents`, or kNoNext
+  };
+  static constexpr std::uint32_t kNoNext = 0xFFFFFFFF;
+  // A day this process writes to: its open segment and that segment's index.
+  struct Day {
+    int seq = 0;  // the open segment's number
+    Fd fd;
+    std::uint64_t size = 0;
+    std::vector<Extent> extents;                                                     // in write order
+    std::unordered_map<std::int64_t, std::pair<std::uint32_t, std::uint32_t>> logs;  // id -> first, last
+  };
+
+  Day* OpenDayLocked(const std::string& day);
+  void RotateLocked(const std::string& day, Day& d);
+  // Writes the sorted index of `d`'s open segment next to it.
+  void WriteIndexLocked(const std::string& day, const Day& d) const;
+  // Appends to `out` the text of `log_id` in the closed segment `seg` (building its index if missing).
+  void ReadClosedLocked(const std::filesystem::path& seg, std::int64_t log_id, std::string& out);
+
+  Settings settings_;
+  mutable std::mutex mu_;
+  std::map<std::string, Day> days_;
+  std::uint64_t records_ = 0;
+};
+
+// The segment numbers present in a day folder ("fires-NNNNNN.seg"), ascending.
+std::vector<int> SegmentNumbers(const std::filesystem::path& day_dir);
+// "fires-000042.seg" / ".idx" for 42.
+std::string SegmentName(int seq, std::string_view extension);
+
+}  // namespace cronwheel::executor

@@ -1,0 +1,126 @@
+// LogSegments: records of many fires in a few files per day, rotation, the closed segments' indexes, a
+// restart, and a segment left without an index (or with a half-written record) by a crash.
+#include "log_segments.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "test_util.hpp"
+
+namespace {
+
+using cronwheel::executor::LogSegments;
+using cronwheel::executor::SegmentName;
+using cronwheel::executor::SegmentNumbers;
+
+constexpr const char* kToday = "2026-01-01";
+
+std::string Line(int log, int n) {
+  return "log " + std::to_string(log) + " line " + std::to_string(n) + " " + std::string(40, '.') + "\n";
+}
+
+class LogSegmentsTest : public ::testing::Test {
+ protected:
+  [[nodiscard]] std::filesystem::path Day() const { return dir_.path() / kToday; }
+  // Appends line n of logs 1..logs, one record each, in one write.
+  static void AppendRound(LogSegments& s, int logs, int n, std::vector<std::string>& texts) {
+    std::vector<LogSegments::Record> records;
+    texts.resize(static_cast<std::size_t>(logs) + 1);
+    std::vector<std::string> lines;
+    lines.reserve(static_cast<std::size_t>(logs));
+    for (int log = 1; log <= logs; ++log)
+      lines.push_back(Line(log, n));
+    for (int log = 1; log <= logs; ++log) {
+      records.push_back({log, lines[static_cast<std::size_t>(log) - 1]});
+      texts[static_cast<std::size_t>(log)] += lines[static_cast<std::size_t>(log) - 1];
+    }
+    s.Append(kToday, records);
+  }
+  cwtest::TempDir dir_;
+};
+
+TEST_F(LogSegmentsTest, ALogSpreadOverRotatedSegmentsReadsWholeAndInOrder) {
+  std::vector<std::string> texts;
+  {
+    LogSegments s({dir_.path(), 4096});
+    for (int n = 1; n <= 60; ++n)
+      AppendRound(s, 5, n, texts);  // 5 records of ~60 bytes a round: ~18 KB, several segments
+    const auto segments = SegmentNumbers(Day());
+    ASSERT_GE(segments.size(), 4U);
+    // Every segment but the open one has its index.
+    for (std::size_t i = 0; i + 1 < segments.size(); ++i)
+      EXPECT_TRUE(std::filesystem::exists(Day() / SegmentName(segments[i], ".idx"))) << segments[i];
+    EXPECT_FALSE(std::filesystem::exists(Day() / SegmentName(segments.back(), ".idx")));
+    for (int log = 1; log <= 5; ++log)
+      EXPECT_EQ(s.Read(kToday, log), texts[static_cast<std::size_t>(log)]) << log;
+    EXPECT_EQ(s.Read(kToday, 6), std::nullopt);
+    EXPECT_EQ(s.Read("2026-01-02", 1), std::nullopt);
+    EXPECT_EQ(s.RecordsAppended(), 300U);
+  }
+  // Stopping indexed the open segment too.
+  for (const int seq : SegmentNumbers(Day()))
+    EXPECT_TRUE(std::filesystem::exists(Day() / SegmentName(seq, ".idx"))) << seq;
+}
+
+TEST_F(LogSegmentsTest, AfterARestartOldRecordsAreFoundAndNewOnesGoToANewSegment) {
+  std::vector<std::string> texts;
+  {
+    LogSegments s({dir_.path()});
+    AppendRound(s, 3, 1, texts);
+  }
+  LogSegments s({dir_.path()});
+  AppendRound(s, 3, 2, texts);
+  EXPECT_EQ(SegmentNumbers(Day()), (std::vector<int>{1, 2}));
+  for (int log = 1; log <= 3; ++log)
+    EXPECT_EQ(s.Read(kToday, log), texts[static_cast<std::size_t>(log)]) << log;
+}
+
+TEST_F(LogSegmentsTest, ASegmentACrashLeftWithoutAnIndexIsIndexedOnFirstReadAndACutRecordIsIgnored) {
+  std::vector<std::string> texts;
+  {
+    LogSegments s({dir_.path()});
+    AppendRound(s, 3, 1, texts);
+    AppendRound(s, 3, 2, texts);
+  }
+  // As a crash leaves it: no index, and a record whose text was not all written.
+  std::filesystem::remove(Day() / SegmentName(1, ".idx"));
+  {
+    std::ofstream out(Day() / SegmentName(1, ".seg"), std::ios::app | std::ios::binary);
+    out << "#cwlog 2 500\nonly part of it";
+  }
+  LogSegments s({dir_.path()});
+  EXPECT_EQ(s.Read(kToday, 2), texts[2]);
+  EXPECT_TRUE(std::filesystem::exists(Day() / SegmentName(1, ".idx")));
+  EXPECT_EQ(s.Read(kToday, 1), texts[1]);
+  EXPECT_EQ(s.Read(kToday, 3), texts[3]);
+}
+
+TEST_F(LogSegmentsTest, AnIndexThatIsNotOneIsIgnored) {
+  std::vector<std::string> texts;
+  {
+    LogSegments s({dir_.path()});
+    AppendRound(s, 2, 1, texts);
+  }
+  {
+    std::ofstream out(Day() / SegmentName(1, ".idx"), std::ios::trunc | std::ios::binary);
+    out << "garbage";
+  }
+  LogSegments s({dir_.path()});
+  EXPECT_EQ(s.Read(kToday, 1), std::nullopt);  // logged, not thrown, and nothing made up
+}
+
+TEST_F(LogSegmentsTest, ForgetClosesTheDaySoItsFolderCanGo) {
+  std::vector<std::string> texts;
+  LogSegments s({dir_.path()});
+  AppendRound(s, 2, 1, texts);
+  s.Forget(kToday);
+  std::filesystem::remove_all(Day());
+  EXPECT_EQ(s.Read(kToday, 1), std::nullopt);
+  AppendRound(s, 2, 2, texts);
+  EXPECT_EQ(s.Read(kToday, 1), Line(1, 2));
+}
+
+}  // namespace
