@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <climits>
 #include <cstring>
@@ -47,8 +48,9 @@ void WriteIndexFile(const std::filesystem::path& path, const std::vector<IndexEn
   data.reserve(data.size() + entries.size() * kEntryBytes);
   for (const auto& e : entries)
     PutEntry(data, e);
+  static std::atomic<std::uint64_t> serial{0};
   auto tmp = path;
-  tmp += ".tmp";
+  tmp += fmt::format(".tmp{}-{}", ::getpid(), ++serial);
   const Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!fd.ok() || !WriteAll(fd.get(), data)) {
     spdlog::warn("job log index {}: cannot write: {}", tmp.string(), ErrnoText(errno));
@@ -199,6 +201,7 @@ void LogSegments::Append(const std::string& day, const std::vector<Record>& reco
     // The day folder was deleted under the open segment (by hand, or retention of a late fire's day):
     // start a new one rather than write where nobody can read.
     days_.erase(day);
+    ForgetRanges(day);
     d = OpenDayLocked(day);
   }
   if (d != nullptr && d->size > 0 && d->size + buf.size() > settings_.segment_bytes) {
@@ -227,37 +230,50 @@ void LogSegments::Append(const std::string& day, const std::vector<Record>& reco
 }
 
 std::optional<std::string> LogSegments::Read(const std::string& day, std::int64_t log_id) {
-  std::lock_guard lock(mu_);
-  const auto dir = settings_.dir / day;
-  const auto open = days_.find(day);
-  const int open_seq = open == days_.end() ? INT_MAX : open->second.seq;
-  std::string out;
+  // The open segment first, under the lock (a rotation right after it leaves that segment closed, and
+  // it is not read twice: only numbers below it are read below).
+  int open_seq = INT_MAX;
+  std::string open_text;
   bool found = false;
+  {
+    std::lock_guard lock(mu_);
+    if (const auto open = days_.find(day); open != days_.end()) {
+      const Day& d = open->second;
+      open_seq = d.seq;
+      if (const auto it = d.logs.find(log_id); it != d.logs.end()) {
+        found = true;
+        for (auto i = it->second.first; i != kNoNext; i = d.extents[i].next)
+          AppendText(d.fd.get(), d.extents[i].offset, d.extents[i].length, open_text);
+      }
+    }
+  }
+  // Closed segments never change: read without holding the writers up.
+  const auto dir = settings_.dir / day;
+  std::string out;
   for (const int seq : SegmentNumbers(dir)) {
     if (seq >= open_seq) break;
     const auto before = out.size();
-    ReadClosedLocked(dir / SegmentName(seq, ".seg"), log_id, out);
+    ReadClosed(dir / SegmentName(seq, ".seg"), log_id, out);
     found = found || out.size() > before;  // a record has at least one line
   }
-  if (open != days_.end()) {
-    const Day& d = open->second;
-    if (const auto it = d.logs.find(log_id); it != d.logs.end()) {
-      found = true;
-      for (auto i = it->second.first; i != kNoNext; i = d.extents[i].next)
-        AppendText(d.fd.get(), d.extents[i].offset, d.extents[i].length, out);
-    }
-  }
   if (!found) return std::nullopt;
+  out += open_text;
   return out;
 }
 
-void LogSegments::ReadClosedLocked(const std::filesystem::path& seg, std::int64_t log_id, std::string& out) {
+void LogSegments::ReadClosed(const std::filesystem::path& seg, std::int64_t log_id, std::string& out) {
+  {
+    std::lock_guard lock(ranges_mu_);
+    if (const auto it = ranges_.find(seg.string());
+        it != ranges_.end() && (log_id < it->second.first || log_id > it->second.second))
+      return;
+  }
   const Fd seg_fd(::open(seg.c_str(), O_RDONLY | O_CLOEXEC));
   if (!seg_fd.ok()) return;
   auto idx_path = seg;
   idx_path.replace_extension(".idx");
   Fd idx(::open(idx_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!idx.ok()) {  // left by a crash: index it now, once
+  if (!idx.ok()) {  // left by a crash: index it now, once (two readers doing it at once write the same)
     WriteIndexFile(idx_path, ScanSegment(seg_fd.get()));
     idx = Fd(::open(idx_path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!idx.ok()) return;
@@ -275,6 +291,15 @@ void LogSegments::ReadClosedLocked(const std::filesystem::path& seg, std::int64_
     if (!ReadAt(idx.get(), b.data(), kEntryBytes, kIndexMagic.size() + i * kEntryBytes)) return std::nullopt;
     return GetEntry(b.data());
   };
+  if (count == 0) return;
+  {  // The segment's log id range, so later reads of other ids skip it without opening it.
+    const auto lo = entry_at(0);
+    const auto hi = entry_at(count - 1);
+    if (!lo || !hi) return;
+    std::lock_guard lock(ranges_mu_);
+    ranges_[seg.string()] = {lo->log_id, hi->log_id};
+    if (log_id < lo->log_id || log_id > hi->log_id) return;
+  }
   // Binary search for the first entry of `log_id`.
   std::uint64_t lo = 0;
   std::uint64_t hi = count;
@@ -296,8 +321,18 @@ void LogSegments::ReadClosedLocked(const std::filesystem::path& seg, std::int64_
 }
 
 void LogSegments::Forget(const std::string& day) {
-  std::lock_guard lock(mu_);
-  days_.erase(day);
+  {
+    std::lock_guard lock(mu_);
+    days_.erase(day);
+  }
+  ForgetRanges(day);
+}
+
+void LogSegments::ForgetRanges(const std::string& day) {
+  const auto prefix = (settings_.dir / day).string() + "/";
+  std::lock_guard lock(ranges_mu_);
+  for (auto it = ranges_.lower_bound(prefix); it != ranges_.end() && it->first.starts_with(prefix);)
+    it = ranges_.erase(it);
 }
 
 std::uint64_t LogSegments::RecordsAppended() const {

@@ -20,10 +20,11 @@
 // One executor process per log dir (as for XXL-JOB's per-fire files).
 //
 // Complexity: Append is one write(2) and a hash insert. Read is a hash look-up for the open segment plus,
-// for each closed segment of the day, a binary search of its index (about log2(entries) preads).
+// for each closed segment of the day whose log id range (kept in memory once seen) holds the id, a binary
+// search of its index (about log2(entries) preads).
 //
-// Thread-safety: all members may be called from any thread; one mutex serialises them (a read of a day
-// written by an earlier process holds it while it searches, or builds a missing index).
+// Thread-safety: all members may be called from any thread. One mutex serialises the writers and the
+// open segments' indexes; reads of closed segments (which never change) run outside it.
 // Errors: write failures are logged (spdlog) and swallowed, so a full disk does not fail a job.
 
 #include <cstdint>
@@ -94,12 +95,17 @@ class LogSegments final {
   // Writes the sorted index of `d`'s open segment next to it.
   void WriteIndexLocked(const std::string& day, const Day& d) const;
   // Appends to `out` the text of `log_id` in the closed segment `seg` (building its index if missing).
-  void ReadClosedLocked(const std::filesystem::path& seg, std::int64_t log_id, std::string& out);
+  // Without mu_: a closed segment does not change.
+  void ReadClosed(const std::filesystem::path& seg, std::int64_t log_id, std::string& out);
+  // Drops the cached log id ranges of the day's closed segments (the folder is going, or went).
+  void ForgetRanges(const std::string& day);
 
   Settings settings_;
   mutable std::mutex mu_;
   std::map<std::string, Day> days_;
   std::uint64_t records_ = 0;
+  std::mutex ranges_mu_;
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> ranges_;  // closed segment -> log id range
 };
 
 // The segment numbers present in a day folder ("fires-NNNNNN.seg"), ascending.
