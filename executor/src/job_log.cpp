@@ -380,7 +380,7 @@ void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
 }
 
 std::filesystem::path JobLogFile::Path() const {
-  const auto path = files_.PathFor(log_date_ms_, log_id_);
+  auto path = files_.PathFor(log_date_ms_, log_id_);
   std::lock_guard lock(mu_);
   if (fd_ >= 0) return path;
   const int fd = OpenForAppend(path);
