@@ -43,8 +43,10 @@ IndexEntry GetEntry(const char* b) {
 
 // Writes `entries` (sorted by log id, then offset) as the index `path`: to a temporary name, then renamed,
 // so a reader never sees half an index.
-void WriteIndexFile(const std::filesystem::path& path, const std::vector<IndexEntry>& entries) {
+void WriteIndexFile(const std::filesystem::path& path, std::uint64_t covered,
+                    const std::vector<IndexEntry>& entries) {
   std::string data(LogSegments::kIndexMagic);
+  data.append(reinterpret_cast<const char*>(&covered), sizeof covered);  // NOLINT(*-reinterpret-cast)
   data.reserve(data.size() + entries.size() * kEntryBytes);
   for (const auto& e : entries)
     PutEntry(data, e);
@@ -79,14 +81,17 @@ void AppendText(int fd, std::uint64_t offset, std::uint32_t length, std::string&
   if (!ReadAt(fd, out.data() + at, length, offset)) out.resize(at);
 }
 
-// The entries of a segment, from its record headers, sorted for an index. Stops at the first header that
-// is not well-formed or a record that is cut short (a crash while appending).
-std::vector<IndexEntry> ScanSegment(int fd) {
+// The entries of a segment, from its record headers, sorted for an index; `covered` is set to the bytes
+// read. Stops at the first header that is not well-formed or a record that is cut short (a crash while
+// appending).
+std::vector<IndexEntry> ScanSegment(int fd, std::uint64_t& covered) {
   std::vector<IndexEntry> entries;
   struct stat st {};
+  covered = 0;
   if (::fstat(fd, &st) != 0) return entries;
   std::string data(static_cast<std::size_t>(st.st_size), '\0');
   if (!ReadAt(fd, data.data(), data.size(), 0)) return entries;
+  covered = data.size();
   const std::string_view all(data);
   std::size_t pos = 0;
   while (pos < all.size()) {
@@ -174,14 +179,21 @@ void LogSegments::RotateLocked(const std::string& day, Day& d) {
   days_.erase(day);  // the next OpenDayLocked creates the next number
 }
 
-void LogSegments::WriteIndexLocked(const std::string& day, const Day& d) const {
+void LogSegments::WriteIndexLocked(const std::string& day, const Day& d) {
   std::vector<IndexEntry> entries;
   entries.reserve(d.extents.size());
   for (const auto& e : d.extents)
     entries.push_back(IndexEntry{e.log_id, e.offset, e.length});
   std::stable_sort(entries.begin(), entries.end(),
                    [](const IndexEntry& a, const IndexEntry& b) { return a.log_id < b.log_id; });
-  WriteIndexFile(settings_.dir / day / SegmentName(d.seq, ".idx"), entries);
+  const auto path = settings_.dir / day / SegmentName(d.seq, ".idx");
+  WriteIndexFile(path, d.size, entries);
+  // A reader that took the segment for a closed one while it was being opened may have indexed, and
+  // cached the range of, a part of it.
+  auto seg = path;
+  seg.replace_extension(".seg");
+  std::lock_guard lock(ranges_mu_);
+  ranges_.erase(seg.string());
 }
 
 void LogSegments::Append(const std::string& day, const std::vector<Record>& records) {
@@ -269,26 +281,41 @@ void LogSegments::ReadClosed(const std::filesystem::path& seg, std::int64_t log_
       return;
   }
   const Fd seg_fd(::open(seg.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!seg_fd.ok()) return;
+  struct stat seg_st {};
+  if (!seg_fd.ok() || ::fstat(seg_fd.get(), &seg_st) != 0) return;
   auto idx_path = seg;
   idx_path.replace_extension(".idx");
-  Fd idx(::open(idx_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!idx.ok()) {  // left by a crash: index it now, once (two readers doing it at once write the same)
-    WriteIndexFile(idx_path, ScanSegment(seg_fd.get()));
+  constexpr auto kHeader = kIndexMagic.size() + sizeof(std::uint64_t);
+  std::array<char, kEntryBytes> b{};
+  // The index and the segment bytes it covers; nullopt if there is none usable.
+  auto open_index = [&](Fd& idx) -> std::optional<std::uint64_t> {
     idx = Fd(::open(idx_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!idx.ok()) return;
+    struct stat st {};
+    std::uint64_t covered = 0;
+    if (!idx.ok() || ::fstat(idx.get(), &st) != 0) return std::nullopt;
+    if (st.st_size < static_cast<off_t>(kHeader) || !ReadAt(idx.get(), b.data(), kHeader, 0) ||
+        std::string_view(b.data(), kIndexMagic.size()) != kIndexMagic) {
+      spdlog::warn("job log index {}: not an index; ignored", idx_path.string());
+      return std::nullopt;
+    }
+    std::memcpy(&covered, b.data() + kIndexMagic.size(), sizeof covered);
+    return covered;
+  };
+  Fd idx;
+  const auto covered = open_index(idx);
+  if (!covered || *covered < static_cast<std::uint64_t>(seg_st.st_size)) {
+    // None (a crash), or one made of a part of the segment: index it now, once. Two readers doing it at
+    // once write the same.
+    std::uint64_t scanned = 0;
+    auto entries = ScanSegment(seg_fd.get(), scanned);
+    WriteIndexFile(idx_path, scanned, entries);
+    if (!open_index(idx)) return;
   }
   struct stat st {};
-  std::array<char, kEntryBytes> b{};
-  if (::fstat(idx.get(), &st) != 0 || st.st_size < static_cast<off_t>(kIndexMagic.size()) ||
-      !ReadAt(idx.get(), b.data(), kIndexMagic.size(), 0) ||
-      std::string_view(b.data(), kIndexMagic.size()) != kIndexMagic) {
-    spdlog::warn("job log index {}: not an index; ignored", idx_path.string());
-    return;
-  }
-  const auto count = (static_cast<std::uint64_t>(st.st_size) - kIndexMagic.size()) / kEntryBytes;
+  if (::fstat(idx.get(), &st) != 0) return;
+  const auto count = (static_cast<std::uint64_t>(st.st_size) - kHeader) / kEntryBytes;
   auto entry_at = [&](std::uint64_t i) -> std::optional<IndexEntry> {
-    if (!ReadAt(idx.get(), b.data(), kEntryBytes, kIndexMagic.size() + i * kEntryBytes)) return std::nullopt;
+    if (!ReadAt(idx.get(), b.data(), kEntryBytes, kHeader + i * kEntryBytes)) return std::nullopt;
     return GetEntry(b.data());
   };
   if (count == 0) return;

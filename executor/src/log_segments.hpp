@@ -10,11 +10,12 @@
 // - fires-NNNNNN.seg: records, each a header line "#cwlog <logId> <length>\n" and then <length> bytes of
 //   complete log lines. A log's text is the concatenation of its records in file order, segments in
 //   number order. A segment is at most about `segment_bytes` (one record may cross it).
-// - fires-NNNNNN.idx: the index of a closed segment: the 8 bytes "CWLOGIX1", then 24-byte entries
-//   (log id int64, offset uint64 of the record's text, length uint32, 4 zero bytes; host byte order)
-//   sorted by log id and then offset. Written (to a temporary name, then renamed) when a segment is
-//   rotated or the executor stops. A segment left without one by a crash gets one the first time a
-//   read needs it, by reading its record headers; a record cut short by the crash ends the scan.
+// - fires-NNNNNN.idx: the index of a closed segment: the 8 bytes "CWLOGIX1", the segment bytes it covers
+//   (uint64), then 24-byte entries (log id int64, offset uint64 of the record's text, length uint32, 4
+//   zero bytes; host byte order) sorted by log id and then offset. Written (to a temporary name, then
+//   renamed) when a segment is rotated or the executor stops. A segment left without one by a crash (or
+//   with one that is not an index, or covers fewer bytes than the segment has) gets a new one the first
+//   time a read needs it, from its record headers; a record cut short by the crash ends the scan.
 //
 // A process never appends to a segment it did not create: after a restart the day's next number is used.
 // One executor process per log dir (as for XXL-JOB's per-fire files).
@@ -93,7 +94,7 @@ class LogSegments final {
   Day* OpenDayLocked(const std::string& day);
   void RotateLocked(const std::string& day, Day& d);
   // Writes the sorted index of `d`'s open segment next to it.
-  void WriteIndexLocked(const std::string& day, const Day& d) const;
+  void WriteIndexLocked(const std::string& day, const Day& d);
   // Appends to `out` the text of `log_id` in the closed segment `seg` (building its index if missing).
   // Without mu_: a closed segment does not change.
   void ReadClosed(const std::filesystem::path& seg, std::int64_t log_id, std::string& out);

@@ -101,7 +101,7 @@ TEST_F(LogSegmentsTest, ASegmentACrashLeftWithoutAnIndexIsIndexedOnFirstReadAndA
   EXPECT_EQ(s.Read(kToday, 3), texts[3]);
 }
 
-TEST_F(LogSegmentsTest, AnIndexThatIsNotOneIsIgnored) {
+TEST_F(LogSegmentsTest, AnIndexThatIsNotOneOrCoversLessThanTheSegmentIsRebuilt) {
   std::vector<std::string> texts;
   {
     LogSegments s({dir_.path()});
@@ -111,8 +111,18 @@ TEST_F(LogSegmentsTest, AnIndexThatIsNotOneIsIgnored) {
     std::ofstream out(Day() / SegmentName(1, ".idx"), std::ios::trunc | std::ios::binary);
     out << "garbage";
   }
+  {
+    LogSegments s({dir_.path()});
+    EXPECT_EQ(s.Read(kToday, 1), texts[1]);  // logged, and rebuilt from the record headers
+  }
+  // A record appended after the index was written (the index covers a shorter segment).
+  {
+    std::ofstream out(Day() / SegmentName(1, ".seg"), std::ios::app | std::ios::binary);
+    out << "#cwlog 3 6\nlate!\n";
+  }
   LogSegments s({dir_.path()});
-  EXPECT_EQ(s.Read(kToday, 1), std::nullopt);  // logged, not thrown, and nothing made up
+  EXPECT_EQ(s.Read(kToday, 3), "late!\n");
+  EXPECT_EQ(s.Read(kToday, 2), texts[2]);
 }
 
 TEST_F(LogSegmentsTest, ForgetClosesTheDaySoItsFolderCanGo) {
