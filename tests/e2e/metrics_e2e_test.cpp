@@ -166,6 +166,11 @@ TEST(MetricsE2E, BothProcessesExposeMetricsThatParseAndCountEveryFire) {
   EXPECT_EQ(a.Value("cronwheel_executor_requests_total", {{"method", "run"}, {"result", "success"}}),
             admin_sent);
   EXPECT_EQ(a.Value("cronwheel_executor_request_duration_seconds_count", {{"method", "run"}}), admin_sent);
+  // Every request to the executor went on a new or a pooled connection (beats and idle beats too).
+  const double opened = a.Value("cronwheel_executor_connections_total", {{"event", "opened"}});
+  EXPECT_GE(opened, 1);
+  EXPECT_GE(opened + a.Value("cronwheel_executor_connections_total", {{"event", "reused"}}), admin_sent);
+  EXPECT_LE(a.Value("cronwheel_executor_connections_open"), opened);
   EXPECT_GT(a.Value("cronwheel_fire_lag_seconds_count"), 0);
   EXPECT_GT(a.Value("cronwheel_fire_lag_seconds_bucket", {{"le", "60"}}), 0);
   EXPECT_GT(a.Value("cronwheel_scans_total", {{"result", "ok"}}), 0);

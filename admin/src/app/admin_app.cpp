@@ -152,6 +152,7 @@ struct AdminApp::Parts {
     metrics.WatchScheduler(scheduler);
     metrics.WatchTriggerPools(pools);
     metrics.WatchPgPool(pool);
+    metrics.WatchExecutorConnections(client);
     metrics.WatchExecutors(catalog);
   }
 

@@ -1,5 +1,6 @@
 #include "admin/app/metrics.hpp"
 
+#include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/dispatch/trigger_pools.hpp"
 #include "admin/schedule/scheduler.hpp"
@@ -168,6 +169,26 @@ void AdminMetrics::WatchPgPool(const PgPool& pool) {
         return std::vector<metrics::Sample>{{{"connect"}, static_cast<double>(s.connect_errors)},
                                             {{"exhausted"}, static_cast<double>(s.exhausted)},
                                             {{"discarded"}, static_cast<double>(s.discarded)}};
+      });
+}
+
+void AdminMetrics::WatchExecutorConnections(const HttpExecutorClient& client) {
+  registry.AddGaugeCallback("cronwheel_executor_connections_open",
+                            "HTTP connections from this admin to executors (idle, in use or connecting).",
+                            [&client] { return static_cast<double>(client.TotalStats().open); });
+  registry.AddCounterCallback(
+      "cronwheel_executor_connections_total",
+      "What the pools of connections to executors did, by event: opened (a new connection), reused (a "
+      "request sent on a pooled one), found_closed (a pooled one the executor had closed), retired (closed "
+      "by the admin, idle past the executor's keep-alive), yielded (closed to free an executor thread for a "
+      "new connection's first request).",
+      {"event"}, [&client] {
+        const auto s = client.TotalStats();
+        return std::vector<metrics::Sample>{{{"opened"}, static_cast<double>(s.opened)},
+                                            {{"reused"}, static_cast<double>(s.reused)},
+                                            {{"found_closed"}, static_cast<double>(s.found_closed)},
+                                            {{"retired"}, static_cast<double>(s.retired)},
+                                            {{"yielded"}, static_cast<double>(s.yielded)}};
       });
 }
 

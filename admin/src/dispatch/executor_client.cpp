@@ -284,6 +284,20 @@ HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& add
   return it == origins_.end() ? OriginStats{} : it->second.stats;
 }
 
+HttpExecutorClient::OriginStats HttpExecutorClient::TotalStats() const {
+  OriginStats total;
+  std::lock_guard lock(mu_);
+  for (const auto& [name, origin] : origins_) {
+    total.opened += origin.stats.opened;
+    total.reused += origin.stats.reused;
+    total.found_closed += origin.stats.found_closed;
+    total.retired += origin.stats.retired;
+    total.yielded += origin.stats.yielded;
+    total.open += origin.open;
+  }
+  return total;
+}
+
 ExecutorClient::RunReply HttpExecutorClient::Run(const std::string& address, const std::string& token,
                                                  const xxljob::TriggerParam& param) {
   return Post(address, "run", token, xxljob::ToJson(param).dump());

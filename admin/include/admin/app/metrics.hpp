@@ -27,6 +27,7 @@ class Scheduler;
 class TriggerPools;
 class PgPool;
 class JobCatalog;
+class HttpExecutorClient;
 
 struct AdminMetrics {
   explicit AdminMetrics(metrics::Registry& registry);
@@ -84,6 +85,7 @@ struct AdminMetrics {
   void WatchScheduler(const Scheduler& scheduler);
   void WatchTriggerPools(const TriggerPools& pools);
   void WatchPgPool(const PgPool& pool);
+  void WatchExecutorConnections(const HttpExecutorClient& client);
   // Executors online per app name, from the catalog's live registry. An app seen once keeps being
   // reported (0 when none is online), so "dropped to 0" is a value an alert can see, not a missing series.
   void WatchExecutors(JobCatalog& catalog);

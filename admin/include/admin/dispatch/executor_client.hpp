@@ -137,6 +137,8 @@ class HttpExecutorClient final : public ExecutorClient {
 
   // The pool of `address`'s origin; all zero for an origin never used.
   [[nodiscard]] OriginStats Stats(const std::string& address);
+  // The sums over every origin (metrics); `keep_alive` and `most_open` are not summed (left empty / 0).
+  [[nodiscard]] OriginStats TotalStats() const;
 
  private:
   struct Connection {
@@ -181,7 +183,7 @@ class HttpExecutorClient final : public ExecutorClient {
 
   Settings settings_;
   ringwheel::Clock& clock_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable_any first_request_started_;  // wakes the keeper
   std::size_t first_requests_ = 0;                     // over all origins
   // std::unordered_map keeps references to its elements valid across rehashing; entries are never erased.
