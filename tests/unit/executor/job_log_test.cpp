@@ -183,10 +183,15 @@ TEST(JobLog, IndexCacheIsBounded) {
   EXPECT_EQ(logs.CachedIndexes(), 4U);
 }
 
-TEST(JobLog, JobLogFileIsTheFiresSinkAndPathGivesItItsOwnFile) {
+// A JobLogFiles with the default caps over a fresh directory, its clock at the start of kDay.
+class JobLogAtDayStartTest : public ::testing::Test {
+ protected:
   cwtest::TempDir dir;
-  cwtest::FakeClock clock(kDay);
-  JobLogFiles logs({dir.path()}, clock);
+  cwtest::FakeClock clock{kDay};
+  JobLogFiles logs{{dir.path()}, clock};
+};
+
+TEST_F(JobLogAtDayStartTest, JobLogFileIsTheFiresSinkAndPathGivesItItsOwnFile) {
   JobLogFile f(logs, kDay, 11);
   f.Write("a");
   f.WriteLines({"b\n", "c"});
@@ -203,10 +208,7 @@ TEST(JobLog, JobLogFileIsTheFiresSinkAndPathGivesItItsOwnFile) {
   EXPECT_EQ(logs.segments().RecordsAppended(), 2U);
 }
 
-TEST(JobLog, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLineBeforeItsNextEntry) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock(kDay);
-  JobLogFiles logs({dir.path()}, clock);
+TEST_F(JobLogAtDayStartTest, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLineBeforeItsNextEntry) {
   JobLogFile f(logs, kDay, 12);
   f.Write("start");
   AppendRaw(f.Path(), "script output without newline");  // whoever asked for the path may write to it
@@ -217,10 +219,7 @@ TEST(JobLog, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLineBeforeItsNextE
 
 // The callback's line goes where the fire's log is: its own file if it has one, else a segment record; the
 // segment records of one day go in one write.
-TEST(JobLog, TheCallbackLineGoesWhereTheLogIs) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock(kDay);
-  JobLogFiles logs({dir.path()}, clock);
+TEST_F(JobLogAtDayStartTest, TheCallbackLineGoesWhereTheLogIs) {
   {
     JobLogFile plain(logs, kDay, 1);
     plain.Write("end");
@@ -240,10 +239,7 @@ TEST(JobLog, TheCallbackLineGoesWhereTheLogIs) {
   EXPECT_EQ(logs.Text(kDay, 4), std::nullopt);
 }
 
-TEST(JobLog, ADayFolderRemovedWhileTheExecutorRunsIsCreatedAgain) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock(kDay);
-  JobLogFiles logs({dir.path()}, clock);
+TEST_F(JobLogAtDayStartTest, ADayFolderRemovedWhileTheExecutorRunsIsCreatedAgain) {
   logs.Append(kDay, 1, "first");
   std::filesystem::remove_all(dir.path() / "2026-01-01");
   JobLogFile f(logs, kDay, 2);
@@ -300,10 +296,7 @@ TEST(JobLog, RetentionDeletesOnlyOldDayFolders) {
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "2025-13-01"));
 }
 
-TEST(JobLog, RetentionRunsDailyOnTheClock) {
-  cwtest::TempDir dir;
-  cwtest::FakeClock clock(kDay);
-  JobLogFiles logs({dir.path()}, clock);
+TEST_F(JobLogAtDayStartTest, RetentionRunsDailyOnTheClock) {
   LogRetention retention({3, std::chrono::hours(24)}, logs, clock);
   retention.Start();
   ASSERT_TRUE(clock.AwaitWaiters(1));                              // the first pass ran; waiting a day
