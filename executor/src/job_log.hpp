@@ -28,9 +28,7 @@
 // Thread-safety: every member may be called from any thread. Errors: I/O failures when appending are
 // logged (spdlog) and swallowed, so a full disk does not fail a job; Read() reports them in logContent.
 
-#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <initializer_list>
 #include <memory>
