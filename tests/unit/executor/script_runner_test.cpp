@@ -88,7 +88,11 @@ TEST_F(ScriptRunnerTest, ParamAndShardArgsAndBothOutputStreamsReachTheLog) {
 }
 
 TEST_F(ScriptRunnerTest, TheScriptGetsNoExecutorFileDescriptors) {
-  const cronwheel::executor::Fd leaked(::open("/dev/null", O_RDONLY));  // no O_CLOEXEC
+  // No O_CLOEXEC. Numbered from 100: the low numbers are the shell's own while it runs the pipeline below
+  // (the pipe between ls and tr is fds 3 and 4 of the shell until it has started both).
+  const cronwheel::executor::Fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(devnull.ok());
+  const cronwheel::executor::Fd leaked(::fcntl(devnull.get(), F_DUPFD, 100));
   ASSERT_TRUE(leaked.ok());
   const std::stop_source stop;
   const auto r = runner_.Run(kShell, Script("ls /proc/$$/fd | tr '\\n' ' '"), {}, log_, stop.get_token());
