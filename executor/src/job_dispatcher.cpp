@@ -224,8 +224,11 @@ void JobDispatcher::WorkerLoop(Worker* w) {
     if (ready_.empty()) {
       if (pool_stopping_ || SurplusLocked()) break;
       ++idle_workers_;
-      work_cv_.wait(lock, [this] { return !ready_.empty() || pool_stopping_; });
+      // One wait, not a wait for a predicate: a worker that wakes takes the wake in flight (waking_) even
+      // when another worker took the job it was woken for, so a wake is never counted as pending forever.
+      work_cv_.wait(lock);
       --idle_workers_;
+      if (waking_ > 0) --waking_;
       continue;
     }
     std::shared_ptr<JobThread> t = std::move(ready_.front());
@@ -239,7 +242,10 @@ void JobDispatcher::WorkerLoop(Worker* w) {
     t->running = fire;
     w->busy = true;
     w->busy_since = clock_.SteadyNow();
+    // More jobs wait: wake the next idle worker (one at a time), so the ready jobs run in parallel.
+    const bool chain = WakeIdleLocked();
     lock.unlock();
+    if (chain) work_cv_.notify_one();
 
     {
       // The fire's log stays open from its first line to its end line: one open per fire.
@@ -279,8 +285,14 @@ void JobDispatcher::WorkerLoop(Worker* w) {
   ++exited_workers_;
 }
 
+bool JobDispatcher::WakeIdleLocked() {
+  if (ready_.empty() || idle_workers_ == 0 || waking_ > 0) return false;
+  ++waking_;
+  return true;
+}
+
 bool JobDispatcher::WorkerForReadyLocked() {
-  if (idle_workers_ > 0) return true;
+  if (idle_workers_ > 0) return WakeIdleLocked();
   if (live_workers_ < settings_.workers) {
     SpawnWorkerLocked();
   } else if (!starvation_armed_) {

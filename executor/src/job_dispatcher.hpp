@@ -138,6 +138,11 @@ class JobDispatcher final {
   // The following need mu_ held. A job was made ready: true if an idle worker should be notified;
   // otherwise starts a worker (below `workers`) or arms the starvation check.
   bool WorkerForReadyLocked();
+  // True (and a wake counted in flight) if jobs are ready, a worker is idle and no wake is in flight
+  // already: the caller notifies one worker after releasing mu_. A worker woken this way wakes the next
+  // if jobs are still ready when it takes one, so a burst of fires that arrive while one worker wakes
+  // costs one wake, not one per fire, and a backlog still spreads over the idle workers.
+  bool WakeIdleLocked();
   void SpawnWorkerLocked();
   [[nodiscard]] std::size_t BlockedWorkersLocked() const;
   // An added worker that found no work may end: the others, less the blocked ones, still make `workers`.
@@ -182,6 +187,7 @@ class JobDispatcher final {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::size_t live_workers_ = 0;
   std::size_t idle_workers_ = 0;
+  std::size_t waking_ = 0;  // workers notified that have not woken yet (0 or 1)
   std::size_t exited_workers_ = 0;
   std::uint64_t workers_started_ = 0;
   bool pool_stopping_ = false;

@@ -332,6 +332,66 @@ TEST_F(DispatcherTest, ManyJobsRunOnTheBoundedPool) {
   EXPECT_LE(d_->WorkersStarted(), 2U);
 }
 
+// Idle workers are woken one at a time (a burst of fires costs one wake), and each woken worker wakes the
+// next while jobs wait: a burst reaches every idle worker without the starvation check (the fake clock never
+// moves here, so that check never runs). Each round's handlers wait for one another, so a round finishes
+// only if all its fires run at the same time, each on a worker of its own.
+TEST_F(DispatcherTest, ABurstOfFiresWakesEveryIdleWorkerWithoutTheStarvationCheck) {
+  constexpr int kWorkers = 4;
+  constexpr int kRounds = 20;
+  Make({.workers = kWorkers});
+  // arrived[r]: handlers of round r that have started. A handler waits (at most 10 s, or until Stop asks it
+  // to) for its round's others, and reports whether they all came.
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::vector<int> arrived(kRounds, 0);
+  Register("together", [&](JobContext& ctx) {
+    const auto round = static_cast<std::size_t>((ctx.log_id() - 1) / kWorkers);
+    std::unique_lock lock(mu);
+    ++arrived[round];
+    cv.notify_all();
+    const bool all = cv.wait_for(lock, ctx.stop_token(), 10s, [&] { return arrived[round] == kWorkers; });
+    if (all) {
+      ctx.Succeed("ok");
+    } else {
+      ctx.Fail("only " + std::to_string(arrived[round]) + " of the round's fires ran at once");
+    }
+  });
+  std::int64_t log = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    for (int job = 1; job <= kWorkers; ++job)
+      ASSERT_EQ(d_->Run(Fire(job, ++log, "SERIAL_EXECUTION", "together")).code, 200);
+    // Round 0 starts the workers (none is idle yet); every later round finds them all idle.
+    ASSERT_TRUE(sink_.WaitFor(static_cast<std::size_t>(log), 20s)) << "round " << r;
+  }
+  for (const auto& cb : sink_.Get())
+    EXPECT_EQ(cb.handle_code, 200) << "logId " << cb.log_id << ": " << cb.handle_msg;
+  EXPECT_EQ(d_->WorkersStarted(), static_cast<std::uint64_t>(kWorkers));
+}
+
+// Fires from several request threads at once, onto idle and busy workers: none is left waiting for a
+// wake that was coalesced away (no clock advance, so no starvation check helps).
+TEST_F(DispatcherTest, ConcurrentBurstsLeaveNoFireWaiting) {
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 500;
+  Make({.workers = 3});
+  Register("quick", [](JobContext& ctx) { ctx.Succeed("ok"); });
+  std::atomic<std::int64_t> next_log{0};
+  std::vector<std::jthread> senders;
+  for (int s = 0; s < kThreads; ++s) {
+    senders.emplace_back([&, s] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const auto log = ++next_log;
+        EXPECT_EQ(d_->Run(Fire(1 + (s * kPerThread + i) % 37, log, "SERIAL_EXECUTION", "quick")).code, 200);
+        if (i % 50 == 0) std::this_thread::yield();
+      }
+    });
+  }
+  senders.clear();  // joins
+  ASSERT_TRUE(sink_.WaitFor(kThreads * kPerThread)) << sink_.Get().size() << " of " << kThreads * kPerThread;
+  EXPECT_LE(d_->WorkersStarted(), 3U);
+}
+
 TEST_F(DispatcherTest, AHandlerBlockedPastTheThresholdGetsAWorkerAddedForTheOtherJobs) {
   Make({.workers = 1, .blocked_after = 100ms});
   Gate& gate = gate_;  // outlives the workers (joined in TearDown)
