@@ -60,6 +60,16 @@ int OpenForAppend(const std::filesystem::path& path) {
   return fd;
 }
 
+// The log id of an own file's name without ".log" (decimal digits only).
+std::optional<std::int64_t> ParseLogId(std::string_view stem) {
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(stem.data(), stem.data() + stem.size(), id);
+  if (stem.empty() || stem.front() == '-' || ec != std::errc{} || end != stem.data() + stem.size()) {
+    return std::nullopt;
+  }
+  return id;
+}
+
 std::optional<sys_days> ParseDay(std::string_view name) {
   if (name.size() != 10 || name[4] != '-' || name[7] != '-') return std::nullopt;
   int y = 0;
@@ -185,11 +195,38 @@ void JobLogFiles::AppendEach(const std::vector<Target>& fires, std::string_view 
   const auto entry = Entry(clock_, text);
   std::map<std::string, std::vector<LogSegments::Record>> by_day;
   for (const auto& f : fires) {
-    if (AppendToOwnFile(PathFor(f.log_date_ms, f.log_id), entry)) continue;
-    by_day[UtcDay(f.log_date_ms)].push_back(LogSegments::Record{f.log_id, entry});
+    auto day = UtcDay(f.log_date_ms);
+    if (HasOwnFile(day, f.log_id) && AppendToOwnFile(PathFor(f.log_date_ms, f.log_id), entry)) continue;
+    by_day[std::move(day)].push_back(LogSegments::Record{f.log_id, entry});
   }
   for (const auto& [day, records] : by_day)
     segments_.Append(day, records);
+}
+
+std::unordered_set<std::int64_t>& JobLogFiles::OwnFilesLocked(const std::string& day) {
+  const auto [it, listed_now] = own_files_.try_emplace(day);
+  if (listed_now) {
+    // Own files made before this process started (or by an executor that gave every fire one): "<id>.log".
+    std::error_code ec;
+    for (std::filesystem::directory_iterator d(settings_.dir / day, ec), end; !ec && d != end;
+         d.increment(ec)) {
+      const auto name = d->path().filename().string();
+      if (!name.ends_with(".log")) continue;
+      if (const auto id = ParseLogId(std::string_view(name).substr(0, name.size() - 4)))
+        it->second.insert(*id);
+    }
+  }
+  return it->second;
+}
+
+bool JobLogFiles::HasOwnFile(const std::string& day, std::int64_t log_id) {
+  std::lock_guard lock(mu_);
+  return OwnFilesLocked(day).contains(log_id);
+}
+
+void JobLogFiles::NoteOwnFile(const std::string& day, std::int64_t log_id) {
+  std::lock_guard lock(mu_);
+  OwnFilesLocked(day).insert(log_id);
 }
 
 JobLogFiles::Index& JobLogFiles::IndexFor(const std::string& key) {
@@ -330,6 +367,10 @@ int JobLogFiles::DeleteExpired(int retention_days) {
     if ((today - *day).count() < retention_days) continue;
     std::error_code rm;
     segments_.Forget(entry.path().filename().string());
+    {
+      std::lock_guard lock(mu_);
+      own_files_.erase(entry.path().filename().string());
+    }
     std::filesystem::remove_all(entry.path(), rm);
     if (rm) {
       spdlog::warn("log retention: cannot delete {}: {}", entry.path().string(), rm.message());
@@ -383,6 +424,9 @@ std::filesystem::path JobLogFile::Path() const {
   auto path = files_.PathFor(log_date_ms_, log_id_);
   std::lock_guard lock(mu_);
   if (fd_ >= 0) return path;
+  // Noted before the file is made, so that lines appended through JobLogFiles look for it from now on (one
+  // appended before the file exists goes to a segment record, which the copy below takes along).
+  files_.NoteOwnFile(day_, log_id_);
   const int fd = OpenForAppend(path);
   if (fd < 0) {
     spdlog::warn("job log {}: cannot create: {}", path.string(), ErrnoText(errno));

@@ -39,6 +39,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cronwheel/periodic_task.hpp"
@@ -119,12 +120,20 @@ class JobLogFiles final {
   xxljob::LogResult ReadFile(const std::filesystem::path& path, int fd, int from_line_num);
   // Appends a line to the own file at `path` if it exists; false if it does not.
   bool AppendToOwnFile(const std::filesystem::path& path, const std::string& entry);
+  // Which fires of a day have a file of their own, so that appending to a log in segments tries no open():
+  // a day folder is listed once (files an earlier process made), then kept as JobLogFile::Path() makes
+  // files; forgotten when retention deletes the folder. Needs mu_. One entry per own file, not per fire.
+  std::unordered_set<std::int64_t>& OwnFilesLocked(const std::string& day);
+  bool HasOwnFile(const std::string& day, std::int64_t log_id);
+  void NoteOwnFile(const std::string& day, std::int64_t log_id);
+  friend class JobLogFile;
 
   Settings settings_;
   ringwheel::Clock& clock_;
   LogSegments segments_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Index> cache_;
+  std::unordered_map<std::string, std::unordered_set<std::int64_t>> own_files_;  // by day folder name
   std::uint64_t use_counter_ = 0;
   std::uint64_t bytes_scanned_ = 0;
 };

@@ -217,9 +217,11 @@ TEST_F(JobLogAtDayStartTest, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLi
             "2026-01-01 00:00:00.000 start\nscript output without newline\n2026-01-01 00:00:00.000 end\n");
 }
 
-// The callback's line goes where the fire's log is: its own file if it has one, else a segment record; the
-// segment records of one day go in one write.
+// The callback's line goes where the fire's log is: its own file if it has one (made by this process, or
+// found in the day folder, as an earlier process or version left it), else a segment record; the segment
+// records of one day go in one write.
 TEST_F(JobLogAtDayStartTest, TheCallbackLineGoesWhereTheLogIs) {
+  AppendRaw(logs.PathFor(kDay, 5), "an earlier process's line\n");
   {
     JobLogFile plain(logs, kDay, 1);
     plain.Write("end");
@@ -234,6 +236,10 @@ TEST_F(JobLogAtDayStartTest, TheCallbackLineGoesWhereTheLogIs) {
   EXPECT_EQ(
       cwtest::ReadAll(logs.PathFor(kDay, 2)),
       "2026-01-01 00:00:00.000 start\nscript output without newline\n2026-01-01 00:00:00.000 callback\n");
+  logs.Append(kDay, 5, "callback");
+  EXPECT_EQ(cwtest::ReadAll(logs.PathFor(kDay, 5)),
+            "an earlier process's line\n2026-01-01 00:00:00.000 callback\n");
+  EXPECT_EQ(logs.segments().RecordsAppended(), records + 3);
   EXPECT_EQ(logs.Text(kDay, 3), "2026-01-01 00:00:00.000 callback\n");
   EXPECT_EQ(logs.Text(kDay + 86'400'000, 1), "2026-01-01 00:00:00.000 callback\n");
   EXPECT_EQ(logs.Text(kDay, 4), std::nullopt);
