@@ -8,7 +8,10 @@
 // `max_workers`, so long handlers do not hold up other jobs for longer than about blocked_after plus one
 // timer tick (the Timer's 100 ms). Added workers end when they find no work and enough
 // unblocked workers remain. Compared with a thread per job this bounds the runnable threads and lets a
-// busy worker take the next fire without a thread hand-off.
+// busy worker take the next fire without a thread hand-off. Idle workers are woken one at a time: a /run
+// wakes one only when no wake is in flight, and a woken worker that leaves jobs in the ready queue wakes
+// the next (as work-stealing pools such as Go's scheduler do), so the /runs that arrive while a worker
+// wakes cost no wake-up of their own (docs/performance.md, "One wake for a burst").
 //
 // /run for a job id:
 //  * the trigger's handler is resolved (BEAN name or glue type + version); if the job's thread holds a
