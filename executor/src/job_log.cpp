@@ -194,9 +194,13 @@ void JobLogFiles::Append(std::int64_t log_date_ms, std::int64_t log_id, std::str
 void JobLogFiles::AppendEach(const std::vector<Target>& fires, std::string_view text) {
   const auto entry = Entry(clock_, text);
   std::map<std::string, std::vector<LogSegments::Record>> by_day;
+  // Held until the records are written: MakeOwnFile (which copies a log's records) happens wholly before
+  // or wholly after, so a line lands in the copy or in the file, never in a record nobody reads.
+  std::lock_guard lock(mu_);
   for (const auto& f : fires) {
     auto day = UtcDay(f.log_date_ms);
-    if (HasOwnFile(day, f.log_id) && AppendToOwnFile(PathFor(f.log_date_ms, f.log_id), entry)) continue;
+    if (OwnFilesLocked(day).contains(f.log_id) && AppendToOwnFile(PathFor(f.log_date_ms, f.log_id), entry))
+      continue;
     by_day[std::move(day)].push_back(LogSegments::Record{f.log_id, entry});
   }
   for (const auto& [day, records] : by_day)
@@ -219,14 +223,34 @@ std::unordered_set<std::int64_t>& JobLogFiles::OwnFilesLocked(const std::string&
   return it->second;
 }
 
-bool JobLogFiles::HasOwnFile(const std::string& day, std::int64_t log_id) {
-  std::lock_guard lock(mu_);
-  return OwnFilesLocked(day).contains(log_id);
-}
-
-void JobLogFiles::NoteOwnFile(const std::string& day, std::int64_t log_id) {
-  std::lock_guard lock(mu_);
+int JobLogFiles::MakeOwnFile(const std::string& day, std::int64_t log_id) {
+  const auto path = settings_.dir / day / (std::to_string(log_id) + ".log");
+  std::lock_guard lock(mu_);  // no line of any log is appended through AppendEach meanwhile
+  const auto before = segments_.Read(day, log_id).value_or("");
+  // A file of the same log id already there (a fire delivered again after a restart): its lines stay, and
+  // this fire's follow, as XXL-JOB appends to the fire's file.
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd >= 0) {
+    if (!WriteAll(fd, before)) spdlog::warn("job log {}: write failed: {}", path.string(), ErrnoText(errno));
+  } else {
+    // Written whole under another name, then renamed: a /log read sees the records or the whole file.
+    auto tmp = path;
+    tmp += ".tmp";
+    ::unlink(tmp.c_str());
+    fd = OpenForAppend(tmp);
+    if (fd < 0) {
+      spdlog::warn("job log {}: cannot create: {}", tmp.string(), ErrnoText(errno));
+      return -1;
+    }
+    if (!WriteAll(fd, before) || ::rename(tmp.c_str(), path.c_str()) != 0) {
+      spdlog::warn("job log {}: cannot create: {}", path.string(), ErrnoText(errno));
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return -1;
+    }
+  }
   OwnFilesLocked(day).insert(log_id);
+  return fd;
 }
 
 JobLogFiles::Index& JobLogFiles::IndexFor(const std::string& key) {
@@ -422,19 +446,11 @@ void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
 
 std::filesystem::path JobLogFile::Path() const {
   auto path = files_.PathFor(log_date_ms_, log_id_);
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(mu_);  // this fire's own Writes wait: none lands between the copy and the file
   if (fd_ >= 0) return path;
-  // Noted before the file is made, so that lines appended through JobLogFiles look for it from now on (one
-  // appended before the file exists goes to a segment record, which the copy below takes along).
-  files_.NoteOwnFile(day_, log_id_);
-  const int fd = OpenForAppend(path);
-  if (fd < 0) {
-    spdlog::warn("job log {}: cannot create: {}", path.string(), ErrnoText(errno));
-    return {};
-  }
   // From now on the file is the log: it starts with the lines written so far.
-  if (const auto before = files_.segments().Read(day_, log_id_); before && !WriteAll(fd, *before))
-    spdlog::warn("job log {}: write failed: {}", path.string(), ErrnoText(errno));
+  const int fd = files_.MakeOwnFile(day_, log_id_);
+  if (fd < 0) return {};
   fd_ = fd;
   return path;
 }

@@ -121,11 +121,14 @@ class JobLogFiles final {
   // Appends a line to the own file at `path` if it exists; false if it does not.
   bool AppendToOwnFile(const std::filesystem::path& path, const std::string& entry);
   // Which fires of a day have a file of their own, so that appending to a log in segments tries no open():
-  // a day folder is listed once (files an earlier process made), then kept as JobLogFile::Path() makes
-  // files; forgotten when retention deletes the folder. Needs mu_. One entry per own file, not per fire.
+  // a day folder is listed once (files an earlier process made), then kept as MakeOwnFile makes files;
+  // forgotten when retention deletes the folder. Needs mu_. One entry per own file, not per fire.
   std::unordered_set<std::int64_t>& OwnFilesLocked(const std::string& day);
-  bool HasOwnFile(const std::string& day, std::int64_t log_id);
-  void NoteOwnFile(const std::string& day, std::int64_t log_id);
+  // For JobLogFile::Path(): gives the log its own file, holding the log's segment records so far (written
+  // to a temporary file and renamed into place, or appended to a file of that log id already there), and
+  // returns it open for appending (-1 if it cannot be made: logged). Holds mu_ throughout, as AppendEach
+  // does, so no line appended meanwhile is left behind in a record.
+  int MakeOwnFile(const std::string& day, std::int64_t log_id);
   friend class JobLogFile;
 
   Settings settings_;

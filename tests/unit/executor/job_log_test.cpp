@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <thread>
 
 #include "cwtest/fake_clock.hpp"
 #include "test_util.hpp"
@@ -243,6 +244,30 @@ TEST_F(JobLogAtDayStartTest, TheCallbackLineGoesWhereTheLogIs) {
   EXPECT_EQ(logs.Text(kDay, 3), "2026-01-01 00:00:00.000 callback\n");
   EXPECT_EQ(logs.Text(kDay + 86'400'000, 1), "2026-01-01 00:00:00.000 callback\n");
   EXPECT_EQ(logs.Text(kDay, 4), std::nullopt);
+}
+
+// Lines appended through JobLogFiles (a timeout's end line, the callback's) while a fire's log is given its
+// own file land after the lines copied into it, in order, each once: none is left in a segment record that
+// /log no longer reads, and none comes before the copy.
+TEST_F(JobLogAtDayStartTest, LinesAppendedWhileAFileIsMadeAreNeitherLostNorOutOfOrder) {
+  constexpr int kRounds = 40;
+  constexpr int kLines = 20;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::int64_t id = 100 + round;
+    JobLogFile f(logs, kDay, id);
+    f.Write("start");
+    std::jthread appender([&] {
+      for (int i = 0; i < kLines; ++i)
+        logs.Append(kDay, id, "line " + std::to_string(i));
+    });
+    ASSERT_EQ(f.Path(), logs.PathFor(kDay, id));
+    appender.join();
+    std::string want = "2026-01-01 00:00:00.000 start\n";
+    for (int i = 0; i < kLines; ++i)
+      want += "2026-01-01 00:00:00.000 line " + std::to_string(i) + "\n";
+    ASSERT_EQ(cwtest::ReadAll(logs.PathFor(kDay, id)), want) << "round " << round;
+    EXPECT_EQ(logs.Read(LogParam{kDay, id, 1}).to_line_num, kLines + 1);
+  }
 }
 
 TEST_F(JobLogAtDayStartTest, ADayFolderRemovedWhileTheExecutorRunsIsCreatedAgain) {
