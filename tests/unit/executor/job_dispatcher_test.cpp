@@ -374,10 +374,12 @@ TEST_F(DispatcherTest, ABurstOfFiresWakesEveryIdleWorkerWithoutTheStarvationChec
 TEST_F(DispatcherTest, ConcurrentBurstsLeaveNoFireWaiting) {
   constexpr int kThreads = 4;
   constexpr int kPerThread = 500;
+  constexpr std::size_t kFires = std::size_t{kThreads} * kPerThread;
   Make({.workers = 3});
   Register("quick", [](JobContext& ctx) { ctx.Succeed("ok"); });
   std::atomic<std::int64_t> next_log{0};
   std::vector<std::jthread> senders;
+  senders.reserve(kThreads);
   for (int s = 0; s < kThreads; ++s) {
     senders.emplace_back([&, s] {
       for (int i = 0; i < kPerThread; ++i) {
@@ -388,7 +390,7 @@ TEST_F(DispatcherTest, ConcurrentBurstsLeaveNoFireWaiting) {
     });
   }
   senders.clear();  // joins
-  ASSERT_TRUE(sink_.WaitFor(kThreads * kPerThread)) << sink_.Get().size() << " of " << kThreads * kPerThread;
+  ASSERT_TRUE(sink_.WaitFor(kFires)) << sink_.Get().size() << " of " << kFires;
   EXPECT_LE(d_->WorkersStarted(), 3U);
 }
 
