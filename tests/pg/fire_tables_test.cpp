@@ -3,7 +3,9 @@
 //  * fire_open holds exactly the fires that are not finished, and nothing else, through the life of a fire;
 //  * job_log has one partition per UTC day, created ahead; rows the default partition holds for a day move
 //    into it when it is created; retention drops whole days and forgets their open and queued fires;
-//  * a callback for a fire that is not open (its trigger failed, yet the executor ran it) is still recorded.
+//  * a callback for a fire that is not open (its trigger failed, yet the executor ran it) is still recorded;
+//  * a batch of trigger results gives way to a transaction holding one of its rows (a callback), and is
+//    written whole at the next flush.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +15,7 @@
 #include "admin/store/fire_log.hpp"
 #include "admin/store/log_partitions.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "admin/store/trigger_result_writer.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -194,6 +197,46 @@ TEST_F(FireTablesPg, ACallbackForAFireWhoseTriggerFailedIsStillRecorded) {
         tx, std::vector<fire_log::HandleResult>{{.log_id = id, .handle_code = 500}}, kT0 + 60);
   });
   EXPECT_TRUE(done.empty());
+}
+
+TEST_F(FireTablesPg, TriggerResultsGiveWayToACallbackHoldingTheirRowsAndAreWrittenAtTheNextFlush) {
+  const int g = AddGroup();
+  for (int i = 0; i < 3; ++i)
+    AddJob(g, "* * * * * ?", kT0 + 1000);
+  cwtest::FakeClock clock(kT0);
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  const auto fires = store.Scan("node-a", 1000, clock, planner).fires;
+  ASSERT_EQ(fires.size(), 15u);
+  std::vector<std::int64_t> ids;
+  for (const auto& f : fires)
+    ids.push_back(f.log_id);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 15u);
+  TriggerResultWriter writer(
+      {.flush_interval = std::chrono::hours(1), .lock_wait = std::chrono::milliseconds(50)}, clock, *pool_);
+  for (const auto& f : fires) {
+    writer.Record({.log_id = f.log_id,
+                   .scheduled_ms = f.scheduled_ms,
+                   .trigger_ms = kT0 + 1000,
+                   .trigger_code = 200,
+                   .trigger_msg = "sent",
+                   .executor_address = "http://127.0.0.1:9999/"});
+  }
+  {
+    // Another transaction (a callback, say) holds the last fire's row.
+    pqxx::connection other(db_.dsn());
+    pqxx::work holder(other);
+    holder.exec(fmt::format("SELECT 1 FROM fire_open WHERE log_id = {} FOR UPDATE", ids.back()));
+    EXPECT_FALSE(writer.Flush()) << "the batch waits at most lock_wait, then gives way";
+    EXPECT_EQ(writer.gave_way(), 1u);
+    EXPECT_EQ(writer.pending(), 15u) << "nothing is lost";
+    EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 0) << "nor half written";
+    holder.commit();
+  }
+  EXPECT_TRUE(writer.Flush());
+  EXPECT_EQ(writer.pending(), 0u);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 15);
+  EXPECT_EQ(Count("SELECT count(*) FROM fire_open WHERE trigger_ms > 0"), 15);
 }
 
 }  // namespace

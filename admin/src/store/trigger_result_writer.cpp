@@ -1,13 +1,21 @@
 #include "admin/store/trigger_result_writer.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <pqxx/pqxx>
 
 #include "admin/store/fire_log.hpp"
 #include "store/pg_util.hpp"
 
 namespace cronwheel::admin {
+namespace {
+
+// SQLSTATE of a lock_timeout that ran out.
+constexpr const char* kLockNotAvailable = "55P03";
+
+}  // namespace
 
 TriggerResultWriter::TriggerResultWriter(Settings settings, ringwheel::Clock& clock, PgPool& pool)
     : settings_(settings), clock_(clock), pool_(pool) {
@@ -35,6 +43,10 @@ void TriggerResultWriter::Record(TriggerResult result) {
     pending_.pop_front();
   }
   pending_.push_back(std::move(result));
+}
+
+std::uint64_t TriggerResultWriter::gave_way() const {
+  return gave_way_.load();
 }
 
 std::size_t TriggerResultWriter::pending() const {
@@ -76,11 +88,22 @@ bool TriggerResultWriter::WriteBatch(std::span<const TriggerResult> batch) {
   try {
     WithConnection(pool_, [&](pqxx::connection& conn) {
       pqxx::work tx(conn);
+      tx.exec(fmt::format("SET LOCAL lock_timeout = {}", settings_.lock_wait.count()));
       fire_log::RecordTriggerResults(tx, batch);
       tx.commit();
     });
     failures_.Success();
     return true;
+  } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() == kLockNotAvailable) {
+      ++gave_way_;  // a callback holds some of these rows: written again at the next flush
+      return false;
+    }
+    if (const auto n = failures_.Failure(clock_.SteadyNow())) {
+      spdlog::error("writing {} trigger result(s) failed ({} time(s) in a row), will retry: {}", batch.size(),
+                    *n, e.what());
+    }
+    return false;
   } catch (const std::exception& e) {
     if (const auto n = failures_.Failure(clock_.SteadyNow())) {
       spdlog::error("writing {} trigger result(s) failed ({} time(s) in a row), will retry: {}", batch.size(),

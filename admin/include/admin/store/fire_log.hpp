@@ -22,8 +22,10 @@
 //   RecordHandle...  the executor's callback (handle_code) closes it; a failed result is queued in
 //                    fire_alarm. A fire that has a result is never sent again.
 // Every update of job_log is by (id, scheduled_ms), which names one partition, and changes no column
-// job_log's indexes cover, so it is a HOT update (no index entry written). Writers that touch many rows lock
-// them in id order, so two batched writers never deadlock.
+// job_log's indexes cover, so it is a HOT update (no index entry written). A batched statement locks rows
+// in the order its plan visits them; the two that write the same fires at about the same time, a batch of
+// trigger results and a callback, can therefore wait on each other, and the trigger results give way
+// (TriggerResultWriter: a bounded lock wait, then the batch again).
 //
 // Statements are batched: a slice of rows goes as one JSON document through json_to_recordset (libpqxx 6.4
 // cannot bind arrays of composite values), never one statement per row.

@@ -6,8 +6,17 @@
 // while the process lives, up to `max_pending` results (beyond that the oldest are dropped, logged).
 // Record() never blocks on the database.
 //
+// A flush gives way to callbacks: its statement waits at most `lock_wait` for a row another transaction
+// holds, then the batch is rolled back and written again at the next flush. A callback closing the same
+// fires locks their fire_open and job_log rows in whatever order its plan visits them, and so does this
+// batch; when the two orders crossed they deadlocked, and PostgreSQL's detector waits deadlock_timeout (1 s)
+// before it breaks the tie. Trigger results kept back that long are what recovery reads as "sent, no
+// result" when an admin dies meanwhile (docs/architecture.md, "Delivery to executors"). Locking the rows in
+// id order (SELECT ... FOR UPDATE) instead doubled PostgreSQL's CPU per fire (docs/performance.md).
+//
 // Thread-safety: Record() from any thread. Lifetime: flushes what is left in Stop() / the destructor.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -26,8 +35,9 @@ class TriggerResultWriter final : public TriggerRecorder {
  public:
   struct Settings {
     std::chrono::milliseconds flush_interval{20};
-    std::size_t max_batch = 5000;         // rows per statement
-    std::size_t max_pending = 1'000'000;  // beyond this the oldest results are dropped (logged)
+    std::size_t max_batch = 5000;              // rows per statement
+    std::size_t max_pending = 1'000'000;       // beyond this the oldest results are dropped (logged)
+    std::chrono::milliseconds lock_wait{100};  // the longest a flush waits for a row lock (see above)
   };
 
   TriggerResultWriter(Settings settings, ringwheel::Clock& clock, PgPool& pool);
@@ -42,6 +52,8 @@ class TriggerResultWriter final : public TriggerRecorder {
   void Stop();
 
   [[nodiscard]] std::size_t pending() const;
+  // Flushes that gave way to another transaction's row locks (and were written again).
+  [[nodiscard]] std::uint64_t gave_way() const;
 
  private:
   void Loop(const std::stop_token& stop);
@@ -54,6 +66,7 @@ class TriggerResultWriter final : public TriggerRecorder {
   std::deque<TriggerResult> pending_;
   std::mutex flush_mu_;  // one flush at a time
   ThrottledLog failures_;
+  std::atomic<std::uint64_t> gave_way_{0};
   std::jthread thread_;
 };
 
