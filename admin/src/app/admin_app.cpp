@@ -255,6 +255,15 @@ void AdminApp::Start() {
         const auto who = p.auth.Authenticate(req);
         return who && who->admin;
       });
+  // The executor registry is read before the first fire can be sent: a restarted admin sends the fires it
+  // takes back (lease.Start) at once, and with the registry's first periodic read still running they found
+  // no executor online and failed (seen in the kill test on a loaded machine).
+  try {
+    p.catalog.RefreshRegistry();
+  } catch (const std::exception& e) {
+    spdlog::warn("reading the executor registry at start failed (it is read again each second): {}",
+                 e.what());
+  }
   p.lease.Start();
   p.scheduler.Start();
   p.StartMonitors();
