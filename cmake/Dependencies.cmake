@@ -14,6 +14,9 @@ find_package(tomlplusplus REQUIRED)
 find_package(CLI11 REQUIRED)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
 find_package(OpenSSL REQUIRED)
+# Boost.Asio and Boost.Beast (header-only): the admin's event-driven HTTP client to executors. Only
+# admin/src/dispatch/executor_client.cpp includes them.
+find_package(Boost 1.74 REQUIRED)
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 if(CRONWHEEL_BUILD_TESTS)
   find_package(GTest REQUIRED)

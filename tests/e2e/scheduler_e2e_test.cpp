@@ -255,9 +255,16 @@ TEST(SchedulerE2E, ThreeAdminsOneKilledEveryFiveSecondsMissNothingAndDuplicateOn
         if (explained) {
           ++twice_explained;
         } else {
+          std::string killed_at;
+          for (const auto k : kills)
+            killed_at += " " + std::to_string(k);
+          const auto row = c.Exec(
+              fmt::format("SELECT owner_node, trigger_msg FROM job_log WHERE id = {}", f->second.front()));
           ADD_FAILURE() << "fire " << f->second.front() << " (job " << job << ", instant " << *at
-                        << ") received " << n << " times, first at " << first_seen
-                        << ", with no admin killed within a second after";
+                        << ") received " << n << " times, first at " << first_seen << ", then at "
+                        << second_seen << ", with no admin killed within a second after (kills at"
+                        << killed_at << "); owner " << row[0][0].c_str()
+                        << ", trigger_msg: " << row[0][1].c_str();
         }
       }
     }

@@ -74,12 +74,12 @@ class TriggerServicePg : public cwtest::PgFixture {
   // Triggers `fire`, then every resend after its delay on the fake clock; returns the attempts made.
   int TriggerUntilRecorded(Fire fire) {
     int attempts = 1;
-    service_->Trigger(fire);
+    service_->Trigger(fire, {});
     while (!resent_.empty()) {
       auto [again, delay] = std::move(resent_.front());
       resent_.clear();
       clock_.Advance(delay);
-      service_->Trigger(again);
+      service_->Trigger(again, {});
       ++attempts;
     }
     return attempts;

@@ -37,6 +37,15 @@ auto MeteredExecutorClient::Measure(AdminMetrics::Method& method, Call&& call) {
   return reply;
 }
 
+void MeteredExecutorClient::RunAsync(const std::string& address, const std::string& token,
+                                     const xxljob::TriggerParam& param, RunDone done) {
+  const auto start = clock_.SteadyNow();
+  inner_.RunAsync(address, token, param, [this, start, done = std::move(done)](RunReply reply) {
+    m_.run.duration.Observe(clock_.SteadyNow() - start);
+    (reply.envelope.code == xxljob::kCodeSuccess ? m_.run.success : m_.run.failure).Inc();
+    done(std::move(reply));
+  });
+}
 ExecutorClient::RunReply MeteredExecutorClient::Run(const std::string& address, const std::string& token,
                                                     const xxljob::TriggerParam& param) {
   return Measure(m_.run, [&] { return inner_.Run(address, token, param); });

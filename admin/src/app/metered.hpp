@@ -39,6 +39,8 @@ class MeteredExecutorClient final : public ExecutorClient {
  public:
   MeteredExecutorClient(ExecutorClient& inner, AdminMetrics& m, ringwheel::Clock& clock)
       : inner_(inner), m_(m), clock_(clock) {}
+  void RunAsync(const std::string& address, const std::string& token, const xxljob::TriggerParam& param,
+                RunDone done) override;
   RunReply Run(const std::string& address, const std::string& token,
                const xxljob::TriggerParam& param) override;
   xxljob::Envelope Beat(const std::string& address, const std::string& token) override;

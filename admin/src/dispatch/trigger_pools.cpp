@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "xxljob/vocabulary.hpp"
 
 namespace cronwheel::admin {
@@ -63,8 +65,12 @@ void TriggerPools::Dispatch(std::vector<Fire> fires) {
   trigger_.Prefetch(fires);
   const auto now = clock_.NowMs();
   std::vector<Fire> rejected;
+  std::size_t wake_fast = 0;
+  std::size_t wake_slow = 0;
   {
     std::lock_guard lock(mu_);
+    const auto fast_before = fast_.queue.size();
+    const auto slow_before = slow_.queue.size();
     for (auto& f : fires) {
       Pool& pool = tracker_.IsSlow(f.job_id, now) ? slow_ : fast_;
       if (pool.queue.size() >= pool.capacity) {
@@ -75,9 +81,14 @@ void TriggerPools::Dispatch(std::vector<Fire> fires) {
       }
       pool.queue.push_back(std::move(f));
     }
+    wake_fast = std::min(fast_.queue.size() - fast_before, fast_.idle);
+    wake_slow = std::min(slow_.queue.size() - slow_before, slow_.idle);
   }
-  fast_.ready.notify_all();
-  slow_.ready.notify_all();
+  // One idle worker per queued fire, not every worker: a burst of fires wakes no more threads than it needs.
+  for (std::size_t i = 0; i < wake_fast; ++i)
+    fast_.ready.notify_one();
+  for (std::size_t i = 0; i < wake_slow; ++i)
+    slow_.ready.notify_one();
   for (auto& f : rejected) {
     TriggerResult r;
     r.log_id = f.log_id;
@@ -97,25 +108,35 @@ void TriggerPools::Dispatch(std::vector<Fire> fires) {
 void TriggerPools::Work(Pool& pool, const std::stop_token& stop) {
   std::unique_lock lock(mu_);
   for (;;) {
-    if (!pool.ready.wait(lock, stop, [&] { return !pool.queue.empty(); })) return;
+    ++pool.idle;
+    const bool woken = pool.ready.wait(lock, stop, [&] { return !pool.queue.empty(); });
+    --pool.idle;
+    if (!woken) return;
     Fire fire = std::move(pool.queue.front());
     pool.queue.pop_front();
-    ++pool.busy;
+    ++pool.in_flight;
     lock.unlock();
     const auto start = clock_.SteadyNow();
-    trigger_.Trigger(fire);
-    tracker_.Record(fire.job_id, clock_.SteadyNow() - start, clock_.NowMs());
+    const int job_id = fire.job_id;
+    // Returns once the /run is handed to the executor client; the outcome comes later, on its thread.
+    trigger_.Trigger(fire, [this, &pool, job_id, start] {
+      tracker_.Record(job_id, clock_.SteadyNow() - start, clock_.NowMs());
+      std::lock_guard done_lock(mu_);
+      --pool.in_flight;
+      ++pool.sent;
+      if (Idle()) idle_.notify_all();
+    });
     lock.lock();
-    --pool.busy;
-    ++pool.sent;
-    if (fast_.queue.empty() && slow_.queue.empty() && fast_.busy == 0 && slow_.busy == 0) idle_.notify_all();
   }
+}
+
+bool TriggerPools::Idle() const {
+  return fast_.queue.empty() && slow_.queue.empty() && fast_.in_flight == 0 && slow_.in_flight == 0;
 }
 
 void TriggerPools::Drain() {
   std::unique_lock lock(mu_);
-  idle_.wait(
-      lock, [&] { return fast_.queue.empty() && slow_.queue.empty() && fast_.busy == 0 && slow_.busy == 0; });
+  idle_.wait(lock, [&] { return Idle(); });
 }
 
 TriggerPools::Stats TriggerPools::stats() const {

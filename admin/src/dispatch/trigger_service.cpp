@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "cronwheel/net/http_address.hpp"
 #include "xxljob/protocol.hpp"
@@ -44,7 +45,7 @@ void TriggerService::Prefetch(std::span<const Fire> fires) {
   }
 }
 
-void TriggerService::Trigger(const Fire& fire) {
+void TriggerService::Trigger(const Fire& fire, Done done) {
   TriggerResult result;
   result.log_id = fire.log_id;
   result.scheduled_ms = fire.scheduled_ms;
@@ -53,6 +54,10 @@ void TriggerService::Trigger(const Fire& fire) {
   result.trigger_code = xxljob::kCodeFail;
   result.shard_index = fire.shard_index;
   result.shard_total = fire.shard_total;
+  const auto record = [&] {
+    recorder_.Record(std::move(result));
+    if (done) done();
+  };
   std::shared_ptr<const Job> job;
   std::shared_ptr<const JobGroup> group;
   try {
@@ -60,13 +65,13 @@ void TriggerService::Trigger(const Fire& fire) {
     if (job) group = catalog_.GetGroup(job->group_id);
   } catch (const std::exception& e) {
     result.trigger_msg = fmt::format("Trigger failed: the job could not be loaded: {}", e.what());
-    recorder_.Record(std::move(result));
+    record();
     return;
   }
   if (!job || !group) {
     result.trigger_msg = job ? fmt::format("Trigger failed: job group {} does not exist", job->group_id)
                              : fmt::format("Trigger failed: job {} does not exist any more", fire.job_id);
-    recorder_.Record(std::move(result));
+    record();
     return;
   }
   const std::string& token = group->access_token ? *group->access_token : settings_.access_token;
@@ -74,59 +79,84 @@ void TriggerService::Trigger(const Fire& fire) {
   result.executor_param = fire.param ? *fire.param : job->param;
   result.retry_count = fire.retry_count >= 0 ? fire.retry_count : job->retry_count;
 
-  const auto addresses = catalog_.Addresses(*group);
-  if (ExpandBroadcast(fire, *job, addresses, result)) return;
-  // What the trigger met (route notes, failures); the full context is written only for a fire that failed:
-  // a sent fire's row records where it went in one line (the same facts are in its columns), which keeps
-  // the row small enough for its updates to stay HOT (sql/005_fire_tables.sql).
+  auto addresses = catalog_.Addresses(*group);
+  if (ExpandBroadcast(fire, *job, addresses, result, done)) return;
+  // What the trigger met (route notes, failures).
   std::string msg;
-  const auto shard =
-      fire.shard_total > 1 ? fmt::format(" ({}/{})", fire.shard_index, fire.shard_total) : std::string();
-  const auto context = [&] {
-    return fmt::format(
-        "Trigger type: {}\nAdmin: {}\nRegistry type: {}\nAddresses: {}\nRoute strategy: {}{}\nBlock "
-        "strategy: "
-        "{}\nTimeout: {} s\nRetries left: {}\n>>>>>>>>>>> Trigger <<<<<<<<<<<\n",
-        Title(fire.type), settings_.node_id, ToString(group->address_type), JoinAddresses(addresses),
-        ToString(job->route_strategy), shard, ToString(job->block_strategy), job->timeout_s,
-        result.retry_count);
-  };
-
   const auto address = ChooseAddress(fire, *job, *group, addresses, token, msg);
-
-  if (address) {
-    const auto reply = client_.Run(*address, token, RunParam(fire, *job, result));
-    if (reply.delivery == ExecutorClient::Delivery::kNotSent && SendAgainLater(fire, *address, reply)) return;
-    const auto& env = reply.envelope;
-    result.executor_address = *address;
-    result.trigger_code = env.code;
-    msg += fire.unsent_notes;
-    if (env.code == xxljob::kCodeSuccess) {
-      result.trigger_msg = fmt::format("{} fire sent by {} to {} ({}{}), code 200{}{}\n{}", Title(fire.type),
-                                       settings_.node_id, *address, ToString(job->route_strategy), shard,
-                                       env.msg && !env.msg->empty() ? ": " : "", env.msg.value_or(""), msg);
-      while (!result.trigger_msg.empty() && result.trigger_msg.back() == '\n')
-        result.trigger_msg.pop_back();
-      recorder_.Record(std::move(result));
-      return;
-    }
-    msg += fmt::format("address: {}\ncode: {}\nmsg: {}", *address, env.code, env.msg.value_or(""));
-    if (reply.delivery == ExecutorClient::Delivery::kNotSent) {
-      msg += fmt::format(
-          "\nnot sent within the misfire threshold ({} ms after its instant), after {} attempt(s)",
-          settings_.misfire_threshold.count(), fire.unsent_attempts + 1);
-    } else if (reply.delivery == ExecutorClient::Delivery::kUnknown) {
-      msg += "\nnot sent again (the executor may have run it): the job's retry rules apply";
-    }
+  if (!address) {
+    result.trigger_msg = Context(fire, *job, *group, addresses, result.retry_count) + msg;
+    record();
+    return;
   }
-  result.trigger_msg = context() + msg;
+  auto param = RunParam(fire, *job, result);
+  // The rest happens when the executor answers (on the client's thread): nothing here waits for it.
+  client_.RunAsync(*address, token, param,
+                   [this, fire, job, group, addresses = std::move(addresses), address = *address,
+                    result = std::move(result), msg = std::move(msg),
+                    done = std::move(done)](ExecutorClient::RunReply reply) mutable {
+                     Answered(fire, *job, *group, addresses, address, std::move(result), std::move(msg),
+                              reply);
+                     if (done) done();
+                   });
+}
+
+// The executor's answer to a fire's /run (or why there was none): recorded on the fire's row, or the fire
+// handed back to be sent again when nothing of it can have arrived.
+void TriggerService::Answered(const Fire& fire, const Job& job, const JobGroup& group,
+                              const std::vector<std::string>& addresses, const std::string& address,
+                              TriggerResult result, std::string msg, const ExecutorClient::RunReply& reply) {
+  if (reply.delivery == ExecutorClient::Delivery::kNotSent && SendAgainLater(fire, address, reply)) return;
+  const auto& env = reply.envelope;
+  result.executor_address = address;
+  result.trigger_code = env.code;
+  msg += fire.unsent_notes;
+  if (env.code == xxljob::kCodeSuccess) {
+    // A sent fire's row records where it went in one line (the same facts are in its columns), which keeps
+    // the row small enough for its updates to stay HOT (sql/005_fire_tables.sql); the full context is
+    // written only for a fire that failed.
+    result.trigger_msg =
+        fmt::format("{} fire sent by {} to {} ({}{}), code 200{}{}\n{}", Title(fire.type), settings_.node_id,
+                    address, ToString(job.route_strategy), ShardNote(fire),
+                    env.msg && !env.msg->empty() ? ": " : "", env.msg.value_or(""), msg);
+    while (!result.trigger_msg.empty() && result.trigger_msg.back() == '\n')
+      result.trigger_msg.pop_back();
+    recorder_.Record(std::move(result));
+    return;
+  }
+  msg += fmt::format("address: {}\ncode: {}\nmsg: {}", address, env.code, env.msg.value_or(""));
+  if (reply.delivery == ExecutorClient::Delivery::kNotSent) {
+    msg +=
+        fmt::format("\nnot sent within the misfire threshold ({} ms after its instant), after {} attempt(s)",
+                    settings_.misfire_threshold.count(), fire.unsent_attempts + 1);
+  } else if (reply.delivery == ExecutorClient::Delivery::kUnknown) {
+    msg += "\nnot sent again (the executor may have run it): the job's retry rules apply";
+  }
+  result.trigger_msg = Context(fire, job, group, addresses, result.retry_count) + msg;
   recorder_.Record(std::move(result));
 }
 
+std::string TriggerService::ShardNote(const Fire& fire) {
+  return fire.shard_total > 1 ? fmt::format(" ({}/{})", fire.shard_index, fire.shard_total) : std::string();
+}
+
+// The head of a failed fire's message: everything the trigger knew.
+std::string TriggerService::Context(const Fire& fire, const Job& job, const JobGroup& group,
+                                    const std::vector<std::string>& addresses, int retries_left) const {
+  return fmt::format(
+      "Trigger type: {}\nAdmin: {}\nRegistry type: {}\nAddresses: {}\nRoute strategy: {}{}\nBlock strategy: "
+      "{}\nTimeout: {} s\nRetries left: {}\n>>>>>>>>>>> Trigger <<<<<<<<<<<\n",
+      Title(fire.type), settings_.node_id, ToString(group.address_type), JoinAddresses(addresses),
+      ToString(job.route_strategy), ShardNote(fire), ToString(job.block_strategy), job.timeout_s,
+      retries_left);
+}
+
 // A SHARDING_BROADCAST fire not yet expanded: writes one row per executor and sends each shard as a fire of
-// its own (true). A broadcast expanded before (a recovered fire) is sent as the shard it is (false).
+// its own (true; `done` runs once every shard's outcome is recorded). A broadcast expanded before (a
+// recovered fire) is sent as the shard it is (false).
 bool TriggerService::ExpandBroadcast(const Fire& fire, const Job& job,
-                                     const std::vector<std::string>& addresses, TriggerResult& result) {
+                                     const std::vector<std::string>& addresses, TriggerResult& result,
+                                     Done& done) {
   if (job.route_strategy != RouteStrategy::kShardingBroadcast || fire.shard_total > 1 || fire.address ||
       addresses.size() <= 1) {
     return false;
@@ -139,15 +169,20 @@ bool TriggerService::ExpandBroadcast(const Fire& fire, const Job& job,
     result.trigger_msg =
         fmt::format("Trigger failed: writing the broadcast's shard rows failed: {}", e.what());
     recorder_.Record(std::move(result));
+    if (done) done();
     return true;
   }
   if (ids.size() != addresses.size()) return false;
+  auto left = std::make_shared<std::atomic<std::size_t>>(ids.size());
+  auto all_done = std::make_shared<Done>(std::move(done));
   for (std::size_t i = 0; i < ids.size(); ++i) {
     Fire shard = fire;
     shard.log_id = ids[i];
     shard.shard_index = static_cast<int>(i);
     shard.shard_total = static_cast<int>(ids.size());
-    Trigger(shard);
+    Trigger(shard, [left, all_done] {
+      if (left->fetch_sub(1) == 1 && *all_done) (*all_done)();
+    });
   }
   return true;
 }

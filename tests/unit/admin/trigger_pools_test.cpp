@@ -29,13 +29,16 @@ class RecordingRecorder final : public TriggerRecorder {
 // A trigger that blocks until released, so a test can fill the queues deterministically.
 class GatedTrigger final : public FireTrigger {
  public:
-  void Trigger(const Fire& fire) override {
-    std::unique_lock lock(mu_);
-    ++started_;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return open_; });
-    done_.push_back(fire.log_id);
-    cv_.notify_all();
+  void Trigger(const Fire& fire, Done done) override {
+    {
+      std::unique_lock lock(mu_);
+      ++started_;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return open_; });
+      done_.push_back(fire.log_id);
+      cv_.notify_all();
+    }
+    if (done) done();
   }
   void Open() {
     std::lock_guard lock(mu_);

@@ -20,50 +20,47 @@
 //    Connections idle for more than 3/4 of it are closed by the admin instead, so a request is never
 //    written into a connection the executor is closing at that moment. Until it is known, connections
 //    idle up to `max_idle` are reused. A learned value is forgotten after `keep_alive_memory`;
-//  * new connections are opened gradually: only when no pooled connection is free, and at most 2 attempts
-//    started per 10 ms, so the pool grows with demand (to 32 in 160 ms) and a burst of 30 fires to a fast
-//    executor uses a few connections, not 30, while the SYNs in flight at once stay well within a listen
-//    backlog of 5;
-//  * a new connection whose first request has waited more than 20 ms for its answer is taken to wait for a
-//    server thread that the admin's own idle connections hold (a thread-per-connection server gives each
-//    open connection a thread until its keep-alive runs out): for each such request one connection is
-//    closed ("yielded"), the least recently used idle one or the next that comes back, which frees a thread
-//    at once rather than after the executor's keep-alive timeout (2 s of lag, measured against a server with
-//    8 threads). A keeper thread of the client watches for this; it sleeps while no new connection awaits
-//    its first answer;
-//  * at most `max_connections_per_origin` (setting executor_connections) are open; a request beyond waits
-//    for a free one at most `connect_timeout` (real time: a transport timeout, like connect_timeout itself),
-//    then fails as not sent, naming the origin, the bound and the wait.
+//  * new connections are opened gradually: only when no pooled connection is free and the oldest request
+//    has waited 2 ms for one (or none is open), and at most 2 attempts started per 5 ms, so the pool grows
+//    with demand (to 32 in 80 ms when a burst needs them) and a burst of 30 fires to a fast executor uses a
+//    few connections, not 30, while the SYNs in flight at once stay well within a listen backlog of 5;
+//  * a new connection whose first request has waited more than 20 ms for its answer (written, and nothing
+//    to read yet) is taken to wait for a server thread that the admin's own idle connections hold (a
+//    thread-per-connection server gives each open connection a thread until its keep-alive runs out): for
+//    each such request one connection is closed ("yielded"), the least recently used idle one or the next
+//    that comes back, which frees a thread at once rather than after the executor's keep-alive timeout (2 s
+//    of lag, measured against a server with 8 threads);
+//  * at most `max_connections_per_origin` (setting executor_connections) are open; requests beyond wait in
+//    the origin's own queue, in order, for a free connection at most `connect_timeout` (real time: a
+//    transport timeout, like connect_timeout itself), then fail as not sent, naming the origin, the bound
+//    and the wait. Each executor has its own queue, so a slow executor delays only its own fires.
+//
+// Event-driven (docs/architecture.md, "Delivery to executors"): one thread of the client's own runs every
+// connection (Boost.Asio; HTTP/1.1 framing by Boost.Beast) and no caller blocks on the network. RunAsync
+// hands a request over and returns; its `done` runs on that thread when the answer (or the failure) is
+// known. Run, Beat, IdleBeat, Kill and Log are the same requests waited for. A burst of fires to an executor
+// costs the admin one thread waking for many answers, not a thread and two context switches per fire.
 //
 // Retries (XXL-JOB's client sends once and records any failure): this client never sends a request twice.
-// Run reports kNotSent when nothing of the request can have reached the executor (the connection could not
+// A reply says kNotSent when nothing of the request can have reached the executor (the connection could not
 // be made, no connection was free, the request could not be written whole: an HTTP server cannot act on a
 // request it has not read to the end), which TriggerService sends again within the misfire threshold; and
 // kUnknown when the request was written but no answer came (the executor may be running it), which is
 // recorded as a failed trigger and left to the job's retry and FAILOVER rules.
 //
-// Thread-safety: every call may be made from any number of threads at once.
+// Thread-safety: every call may be made from any number of threads at once, but the waiting calls (Run,
+// Beat, IdleBeat, Kill, Log) never from inside a `done` (the client's own thread: they would wait for
+// themselves; they fail at once there instead). A `done` must not block: it holds up every other answer.
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <map>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <thread>
-#include <unordered_map>
-#include <vector>
 
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
-
-namespace httplib {
-class Client;
-}
 
 namespace cronwheel::admin {
 
@@ -80,9 +77,18 @@ class ExecutorClient {
     xxljob::Envelope envelope;
     Delivery delivery = Delivery::kAnswered;
   };
+  // Called exactly once with the reply of a RunAsync.
+  using RunDone = std::function<void(RunReply reply)>;
 
   virtual ~ExecutorClient() = default;
   // `token` empty = send no token header.
+  // Sends /run and returns without waiting for the answer; `done` gets the reply. Where `done` runs is the
+  // implementation's: HttpExecutorClient calls it on its own thread, and this default (for clients that
+  // answer at once, such as the tests' fakes) calls Run and then `done` before returning.
+  virtual void RunAsync(const std::string& address, const std::string& token,
+                        const xxljob::TriggerParam& param, RunDone done) {
+    done(Run(address, token, param));
+  }
   virtual RunReply Run(const std::string& address, const std::string& token,
                        const xxljob::TriggerParam& param) = 0;
   virtual xxljob::Envelope Beat(const std::string& address, const std::string& token) = 0;
@@ -101,7 +107,7 @@ class HttpExecutorClient final : public ExecutorClient {
  public:
   struct Settings {
     std::chrono::milliseconds connect_timeout{3000};  // XXL-JOB: 3 s; also the wait for a free connection
-    std::chrono::milliseconds read_timeout{3000};     // XXL-JOB: xxl.job.timeout = 3 s
+    std::chrono::milliseconds read_timeout{3000};     // XXL-JOB: xxl.job.timeout = 3 s; also the write's
     std::size_t max_connections_per_origin = 32;      // open connections to one executor (0 is taken as 1)
     // Reuse limit while the executor's keep-alive is unknown (XXL-JOB's Netty executor closes connections
     // idle for 90 s).
@@ -118,15 +124,22 @@ class HttpExecutorClient final : public ExecutorClient {
     std::uint64_t yielded = 0;       // connections closed, not pooled, to free an executor thread
     std::size_t open = 0;            // open now (idle, in use or connecting)
     std::size_t most_open = 0;       // the most open at once
+    std::size_t waiting = 0;         // requests waiting for a free connection now
     std::optional<std::chrono::milliseconds> keep_alive;  // learned, if any
   };
 
+  // Starts the client's thread. `clock` times keep-alive ages and connection attempts (a fake clock in
+  // tests); transport timeouts run on the real steady clock.
   HttpExecutorClient(Settings settings, ringwheel::Clock& clock);
   HttpExecutorClient() : HttpExecutorClient(Settings{}, ringwheel::RealClock::Instance()) {}
+  // Fails what is still waiting or in flight (kNotSent / kUnknown, "the admin is shutting down"), closes
+  // every connection and joins the thread.
   ~HttpExecutorClient() override;
   HttpExecutorClient(const HttpExecutorClient&) = delete;
   HttpExecutorClient& operator=(const HttpExecutorClient&) = delete;
 
+  void RunAsync(const std::string& address, const std::string& token, const xxljob::TriggerParam& param,
+                RunDone done) override;
   RunReply Run(const std::string& address, const std::string& token,
                const xxljob::TriggerParam& param) override;
   xxljob::Envelope Beat(const std::string& address, const std::string& token) override;
@@ -136,59 +149,21 @@ class HttpExecutorClient final : public ExecutorClient {
                        const xxljob::LogParam& param) override;
 
   // The pool of `address`'s origin; all zero for an origin never used.
-  [[nodiscard]] OriginStats Stats(const std::string& address);
+  [[nodiscard]] OriginStats Stats(const std::string& address) const;
   // The sums over every origin (metrics); `keep_alive` and `most_open` are not summed (left empty / 0).
   [[nodiscard]] OriginStats TotalStats() const;
 
  private:
-  struct Connection {
-    std::unique_ptr<httplib::Client> client;
-    ringwheel::SteadyTime last_used{};
-  };
-  struct Origin {
-    std::vector<Connection> idle;                // least recently used first
-    std::size_t open = 0;                        // idle + in use
-    std::deque<ringwheel::SteadyTime> attempts;  // when the recent connection attempts started
-    // New connections whose first answer is awaited, by start; true once a connection was closed for it.
-    std::multimap<ringwheel::SteadyTime, bool> first_requests;
-    std::condition_variable changed;
-    std::optional<std::chrono::milliseconds> keep_alive;
-    ringwheel::SteadyTime keep_alive_learned{};
-    OriginStats stats;
-  };
-  struct Lease {
-    std::unique_ptr<httplib::Client> client;
-    bool fresh = false;               // a new connection
-    ringwheel::SteadyTime started{};  // when it was opened (fresh)
-  };
+  class Engine;  // the connections and their thread (executor_client.cpp): Boost stays out of this header
 
-  RunReply Post(const std::string& address, std::string_view method, const std::string& token,
-                const std::string& body);
-  Origin& OriginFor(const std::string& name);
-  // A pooled connection the executor still holds open, or a new one when the pool may grow; waits (at most
-  // connect_timeout) while neither is possible. Empty client on timeout.
-  Lease Acquire(Origin& origin, const std::string& name);
-  // Gives a connection back: pooled if it is still open and `reusable`, else closed.
-  void Release(Origin& origin, Lease lease, bool reusable);
-  // Call with mu_ held: the reuse limit of connections to `origin` now.
-  std::chrono::milliseconds ReuseLimit(Origin& origin, ringwheel::SteadyTime now) const;
-  void Learn(Origin& origin, std::chrono::milliseconds keep_alive, ringwheel::SteadyTime now);
-  // Call with mu_ held: marks the oldest first request stalled past kFirstRequestStall that no closed
-  // connection has made up for yet; false when there is none.
-  bool TakeStall(Origin& origin, ringwheel::SteadyTime now);
-  std::unique_ptr<httplib::Client> NewClient(const std::string& origin) const;
+  // Sends POST <address's base path>/<method> with `body`; `done` gets the reply.
+  void Post(const std::string& address, const char* method, const std::string& token, std::string body,
+            RunDone done);
+  // The same, waited for.
+  RunReply PostAndWait(const std::string& address, const char* method, const std::string& token,
+                       std::string body);
 
-  // The keeper thread: closes the idle connections of origins where a new connection's first request stalls.
-  void Keep(const std::stop_token& stop);
-
-  Settings settings_;
-  ringwheel::Clock& clock_;
-  mutable std::mutex mu_;
-  std::condition_variable_any first_request_started_;  // wakes the keeper
-  std::size_t first_requests_ = 0;                     // over all origins
-  // std::unordered_map keeps references to its elements valid across rehashing; entries are never erased.
-  std::unordered_map<std::string, Origin> origins_;
-  std::jthread keeper_;  // last: stopped and joined first
+  std::unique_ptr<Engine> engine_;
 };
 
 }  // namespace cronwheel::admin

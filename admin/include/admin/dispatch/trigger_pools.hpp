@@ -1,14 +1,17 @@
 #pragma once
 // The fast and slow trigger pools (docs/xxl-job-protocol.md §6): fixed worker threads taking fires from a
-// bounded queue and calling TriggerService::Trigger. A job whose triggers took longer than
-// `slow_threshold` (500 ms) more than `slow_limit` (10) times in the current clock minute goes to the
-// slow pool for the rest of that minute, so one slow executor cannot hold up every other job.
+// bounded queue and calling TriggerService::Trigger, which routes the fire and hands its /run to the
+// executor client without waiting for the answer (a worker blocks only on what routing itself waits for: a
+// job not yet in the catalog, a FAILOVER or BUSYOVER probe). A job whose triggers took longer than
+// `slow_threshold` (500 ms, from the worker taking it to its outcome being recorded) more than `slow_limit`
+// (10) times in the current clock minute goes to the slow pool for the rest of that minute, so one slow
+// executor cannot hold up every other job. A burst wakes one idle worker per queued fire, not all of them.
 //
 // Dispatch() never blocks: when a pool's queue is full the fire is recorded as failed, with the reason,
 // on its row (XXL-JOB 2.5+ drops it with only a log line; 2.4 threw inside the scan loop).
 //
-// Thread-safety: Dispatch() from any thread. The destructor stops the workers after the queued fires
-// have been sent.
+// Thread-safety: Dispatch() from any thread. Drain() and the destructor wait until every queued fire has
+// been sent and its outcome recorded, then (the destructor) stop the workers.
 
 #include <chrono>
 #include <condition_variable>
@@ -70,7 +73,7 @@ class TriggerPools final : public FireSink {
   TriggerPools& operator=(const TriggerPools&) = delete;
 
   void Dispatch(std::vector<Fire> fires) override;
-  // Waits until both queues are empty and no worker is busy (shutdown, tests).
+  // Waits until both queues are empty and every fire taken has its outcome recorded (shutdown, tests).
   void Drain();
   [[nodiscard]] Stats stats() const;
 
@@ -79,13 +82,16 @@ class TriggerPools final : public FireSink {
     std::string name;
     std::size_t capacity = 0;
     std::deque<Fire> queue;
-    int busy = 0;
+    std::size_t idle = 0;       // workers waiting for a fire
+    std::size_t in_flight = 0;  // fires taken whose outcome is not recorded yet
     std::uint64_t sent = 0;
     std::uint64_t rejected = 0;
     std::condition_variable_any ready;
     std::vector<std::jthread> workers;
   };
   void Work(Pool& pool, const std::stop_token& stop);
+  // Call with mu_ held: nothing queued, nothing in flight.
+  [[nodiscard]] bool Idle() const;
 
   Settings settings_;
   ringwheel::Clock& clock_;

@@ -22,7 +22,8 @@
 // row stays claimed by this admin, so a crash leaves it to recovery. A /run that may have reached the
 // executor (kUnknown) is never sent again here: it is recorded as failed and the job's retry rules apply.
 //
-// Thread-safety: Trigger() is called concurrently from the trigger pools.
+// Thread-safety: Trigger() is called concurrently from the trigger pools; the outcomes are recorded on the
+// executor client's thread.
 
 #include <chrono>
 #include <functional>
@@ -58,14 +59,22 @@ class TriggerService final : public FireTrigger {
   TriggerService(const TriggerService&) = delete;
   TriggerService& operator=(const TriggerService&) = delete;
 
-  void Trigger(const Fire& fire) override;
+  // Routes the fire, hands its /run to the executor client and returns; the outcome is recorded when the
+  // executor answers (ExecutorClient::RunAsync), then `done` runs.
+  void Trigger(const Fire& fire, Done done) override;
   // Loads the jobs of many fires in one query (called once per batch before the pools run them).
   void Prefetch(std::span<const Fire> fires) override;
 
  private:
   // The steps of Trigger (see the .cpp).
   bool ExpandBroadcast(const Fire& fire, const Job& job, const std::vector<std::string>& addresses,
-                       TriggerResult& result);
+                       TriggerResult& result, Done& done);
+  void Answered(const Fire& fire, const Job& job, const JobGroup& group,
+                const std::vector<std::string>& addresses, const std::string& address, TriggerResult result,
+                std::string msg, const ExecutorClient::RunReply& reply);
+  static std::string ShardNote(const Fire& fire);
+  std::string Context(const Fire& fire, const Job& job, const JobGroup& group,
+                      const std::vector<std::string>& addresses, int retries_left) const;
   std::optional<std::string> ChooseAddress(const Fire& fire, const Job& job, const JobGroup& group,
                                            const std::vector<std::string>& addresses,
                                            const std::string& token, std::string& msg);

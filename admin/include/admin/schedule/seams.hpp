@@ -7,6 +7,7 @@
 // Thread-safety: implementations are called from several threads (the ring thread, the trigger pools'
 // workers); each says what it guarantees.
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -30,9 +31,13 @@ class FireSink {
 // What the trigger pools call for each fire (TriggerService in production; a recorder in unit tests).
 class FireTrigger {
  public:
+  // Runs once the outcome of one Trigger call is recorded (or the fire is handed back to be sent again).
+  using Done = std::function<void()>;
   virtual ~FireTrigger() = default;
-  // Sends `fire` and records the outcome. Must not throw.
-  virtual void Trigger(const Fire& fire) = 0;
+  // Sends `fire` and records the outcome; `done` (may be empty) runs once that is finished: before Trigger
+  // returns when the outcome is known at once (no executor, a fake), or later on the executor client's
+  // thread when it is the executor's answer. A caller never waits for the network. Must not throw.
+  virtual void Trigger(const Fire& fire, Done done) = 0;
   // Warms caches for a batch about to be triggered (optional).
   virtual void Prefetch(std::span<const Fire> /*fires*/) {}
 
