@@ -26,6 +26,10 @@ void AdminConfig::Declare(ConfigLoader& s) {
            1'000'000)
       .Add("pre_read_ms", &pre_read, "how far ahead each scan reads due jobs",
            std::chrono::milliseconds(1000), std::chrono::milliseconds(60'000))
+      .Add("scan_offset_ms", &scan_offset,
+           "where in each second the schedule scan runs, after the second's start: away from the burst of "
+           "fires sent at the second (XXL-JOB scans at the second itself: 0)",
+           std::chrono::milliseconds(0), std::chrono::milliseconds(999))
       .Add("schedule_partitions", &schedule_partitions,
            "schedule partitions of the cluster (a job belongs to partition job id mod this); admins scan "
            "their "

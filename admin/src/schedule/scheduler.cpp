@@ -14,6 +14,12 @@ std::int64_t NextSecondMs(std::int64_t now_ms) {
   return (now_ms / 1000 + 1) * 1000;
 }
 
+// The next instant after now_ms that is `offset` past a second.
+std::int64_t NextScanMs(std::int64_t now_ms, std::chrono::milliseconds offset) {
+  const auto at = now_ms / 1000 * 1000 + offset.count();
+  return at > now_ms ? at : at + 1000;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(Settings settings, ringwheel::Clock& clock, SchedulerStore& store, FireSink& sink)
@@ -85,8 +91,8 @@ void Scheduler::Submit(std::vector<Fire> fires) {
 }
 
 void Scheduler::ScheduleLoop(const std::stop_token& stop) {
-  // Aligned to the wall-clock second, as XXL-JOB's schedule thread.
-  if (!clock_.WaitUntilWallMs(NextSecondMs(clock_.NowMs()), stop)) return;
+  // At scan_offset past each wall-clock second (XXL-JOB's schedule thread: at the second).
+  if (!clock_.WaitUntilWallMs(NextScanMs(clock_.NowMs(), settings_.scan_offset), stop)) return;
   while (!stop.stop_requested()) {
     bool again = false;
     try {
@@ -134,7 +140,7 @@ void Scheduler::ScheduleLoop(const std::stop_token& stop) {
         spdlog::error("schedule scan failed ({} time(s) in a row): {}", *n, e.what());
       }
     }
-    if (!again && !clock_.WaitUntilWallMs(NextSecondMs(clock_.NowMs()), stop)) return;
+    if (!again && !clock_.WaitUntilWallMs(NextScanMs(clock_.NowMs(), settings_.scan_offset), stop)) return;
   }
 }
 

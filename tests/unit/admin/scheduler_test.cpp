@@ -80,6 +80,26 @@ TEST_F(SchedulerTest, EachInstantIsSentOnceAtItsSecondNeverEarly) {
   EXPECT_GE(store_.scans(), 9);
 }
 
+// The scan runs half a second after each second (scan_offset), away from the burst of fires sent at the
+// second; the pre-read window still has every instant in the ring in time.
+TEST_F(SchedulerTest, ScansRunAtTheOffsetIntoEachSecondAndEveryInstantIsStillSentAtItsSecond) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 1000));
+  StartScheduler({.scan_offset = 500ms});
+  std::vector<std::int64_t> scan_times;
+  for (int step = 0; step < 80; ++step) {  // 4 s in steps of 50 ms
+    const int before = store_.scans();
+    Run(50ms);
+    if (store_.scans() > before) scan_times.push_back(clock_.NowMs() - kT0);
+  }
+  EXPECT_EQ(scan_times, (std::vector<std::int64_t>{500, 1500, 2500, 3500}));
+  std::set<std::int64_t> sent;
+  for (const auto& [fire, at] : sink_.sent()) {
+    EXPECT_EQ(at, fire.scheduled_ms);
+    sent.insert(fire.scheduled_ms - kT0);
+  }
+  EXPECT_EQ(sent, (std::set<std::int64_t>{1000, 2000, 3000, 4000}));
+}
+
 TEST_F(SchedulerTest, AFullBatchIsScannedAgainAtOnce) {
   for (int id = 1; id <= 25; ++id)
     store_.AddJob(cwtest::EverySecondJob(id, kT0 + 3000));
@@ -127,8 +147,8 @@ TEST_F(SchedulerTest, ScansWhileTheDatabaseIsDownFollowTheMisfireStrategy) {
 
 TEST_F(SchedulerTest, FiresInTheRingClaimedLateAreResolvedByMisfireStrategy) {
   store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
-  StartScheduler();
-  Run(1000ms);  // the scan at T0+1 s wrote T0+2 s .. T0+6 s into the ring
+  StartScheduler({.scan_offset = 0ms});  // scans at whole seconds, as XXL-JOB
+  Run(1000ms);                           // the scan at T0+1 s wrote T0+2 s .. T0+6 s into the ring
   store_.Break();
   Run(8500ms);  // now T0+9.5 s: claims failed throughout
   EXPECT_TRUE(sink_.sent().empty());
@@ -161,7 +181,7 @@ TEST_F(SchedulerTest, AFireReOwnedByAnotherAdminIsNotSent) {
 
 TEST_F(SchedulerTest, StopScanningKeepsSendingTheRingAndTakeRingHandsTheRestOver) {
   store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
-  StartScheduler();
+  StartScheduler({.scan_offset = 0ms});
   Run(1000ms);
   scheduler_->StopScanning();
   const int scans = store_.scans();

@@ -24,6 +24,7 @@ struct AdminConfig {
   int slow_pool_threads = 100;
   int pre_read_count = 0;  // 0 = (fast + slow) * 10, as XXL-JOB 3.3+
   std::chrono::milliseconds pre_read{5000};
+  std::chrono::milliseconds scan_offset{500};  // the schedule scan runs this long after each second
   std::chrono::milliseconds misfire_threshold{5000};
   int schedule_partitions = 60;  // P of schedule/partitions.hpp; the cluster uses the last value an admin set
   std::chrono::milliseconds executor_timeout{3000};

@@ -1,7 +1,7 @@
 #pragma once
 // The admin's two scheduling threads (docs/architecture.md, "The life of one fire", steps 1-2):
 //
-//  * Schedule thread, every second aligned to the wall-clock second: one scan transaction
+//  * Schedule thread, every second at `scan_offset` past the wall-clock second: one scan transaction
 //    (SchedulerStore::Scan: lock row FOR UPDATE, read jobs due within the pre-read window, plan, write
 //    the fires and the jobs' next times, COMMIT). Only after the commit are the fires handed on: those
 //    already due are claimed and sent at once, the others go into the time ring at their second.
@@ -42,7 +42,12 @@ class Scheduler final {
     int pre_read_count = 3000;                     // XXL-JOB: (fast max + slow max) * 10
     ScanSettings scan;                             // pre-read window, misfire threshold
     std::chrono::milliseconds dispatch_lead{200};  // claim this long before the second boundary
-    int ring_lookback_s = 2;                       // slots drained behind the current one
+    // Where in each second the scan runs. XXL-JOB scans at the second itself, when every fire of that second
+    // is being sent: the scan's statements then queue behind the burst for the cores and the database (and
+    // two admins' scans meet). Half a second later the burst of a second is over (below N = 5,000 fires a
+    // second on two cores: docs/performance.md), and the pre-read window still covers 4.5 s ahead.
+    std::chrono::milliseconds scan_offset{500};
+    int ring_lookback_s = 2;  // slots drained behind the current one
   };
 
   struct Stats {
