@@ -460,7 +460,7 @@ class HttpExecutorClient::Engine {
     RemoveBusy(origin, *c);
     Release(origin, c, reusable, now);
     Pump(origin);
-    const int status = answer.result_int();
+    const unsigned status = answer.result_int();
     if (status != 200) {
       Complete(*r, xxljob::Envelope::Fail(fmt::format("{}{} answered HTTP {}", r->origin, r->path, status)),
                Delivery::kAnswered);

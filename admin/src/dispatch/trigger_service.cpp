@@ -94,7 +94,7 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
   client_.RunAsync(*address, token, param,
                    [this, fire, job, group, addresses = std::move(addresses), address = *address,
                     result = std::move(result), msg = std::move(msg),
-                    done = std::move(done)](ExecutorClient::RunReply reply) mutable {
+                    done = std::move(done)](const ExecutorClient::RunReply& reply) mutable {
                      Answered(fire, *job, *group, addresses, address, std::move(result), std::move(msg),
                               reply);
                      if (done) done();

@@ -58,6 +58,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
@@ -87,7 +88,8 @@ class ExecutorClient {
   // answer at once, such as the tests' fakes) calls Run and then `done` before returning.
   virtual void RunAsync(const std::string& address, const std::string& token,
                         const xxljob::TriggerParam& param, RunDone done) {
-    done(Run(address, token, param));
+    const RunDone answer = std::move(done);
+    answer(Run(address, token, param));
   }
   virtual RunReply Run(const std::string& address, const std::string& token,
                        const xxljob::TriggerParam& param) = 0;
