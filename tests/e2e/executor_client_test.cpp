@@ -2,7 +2,8 @@
 // the executor closed while it sat idle is dropped before anything is written to it and teaches the
 // executor's keep-alive; a request the executor may have received is never sent again; a burst opens
 // connections gradually and reuses them; the connections to one executor never exceed
-// max_connections_per_origin; failures say whether anything was sent.
+// max_connections_per_origin; failures say whether anything was sent; requests handed over without waiting
+// (RunAsync) queue per executor, so a slow executor holds up none of another's.
 #include "admin/dispatch/executor_client.hpp"
 
 #include <gtest/gtest.h>
@@ -391,6 +392,56 @@ TEST(ExecutorClient, AFailedRequestGivesItsSlotBack) {
         << r.envelope.msg.value_or("");
     EXPECT_NE(r.envelope.msg.value_or("").find("not sent"), std::string::npos) << r.envelope.msg.value_or("");
   }
+}
+
+// RunAsync from one thread: the requests to a slow executor fill its bound (shared by the client's threads)
+// and wait in its own queue, while those to a fast one are all answered meanwhile.
+TEST(ExecutorClient, RequestsHandedOverQueuePerExecutorSoASlowOneHoldsUpNoOther) {
+  GatedExecutor slow;
+  ExecutorStub fast(5);
+  constexpr int kBound = 4;
+  constexpr int kSlow = 8;
+  constexpr int kFast = 50;
+  std::mutex mu;
+  std::condition_variable answered;
+  int slow_ok = 0;
+  int fast_ok = 0;
+  // After what its answers touch: destroyed first.
+  admin::HttpExecutorClient client({.connect_timeout = std::chrono::seconds(30),
+                                    .read_timeout = std::chrono::seconds(30),
+                                    .max_connections_per_origin = kBound,
+                                    .threads = 2},
+                                   ringwheel::RealClock::Instance());
+  const auto count = [&](int& n) {
+    return [&](admin::ExecutorClient::RunReply r) {
+      std::lock_guard lock(mu);
+      if (r.envelope.ok()) ++n;
+      answered.notify_all();
+    };
+  };
+  xxljob::TriggerParam p;
+  p.job_id = 1;
+  for (int i = 0; i < kSlow; ++i) {
+    p.log_id = i + 1;
+    client.RunAsync(slow.address(), "", p, count(slow_ok));
+  }
+  ASSERT_TRUE(slow.AwaitInFlight(kBound, std::chrono::seconds(20)));
+  for (int i = 0; i < kFast; ++i) {
+    p.log_id = 100 + i;
+    client.RunAsync(fast.address(), "", p, count(fast_ok));
+  }
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(answered.wait_for(lock, std::chrono::seconds(20), [&] { return fast_ok == kFast; }))
+        << fast_ok << " of " << kFast << " answered while the slow executor held its requests";
+    EXPECT_EQ(slow_ok, 0);
+  }
+  EXPECT_EQ(client.Stats(slow.address()).waiting, static_cast<std::size_t>(kSlow - kBound));
+  slow.Open();
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(answered.wait_for(lock, std::chrono::seconds(20), [&] { return slow_ok == kSlow; }));
+  EXPECT_EQ(slow.max_in_flight(), kBound);
+  EXPECT_EQ(fast.runs, kFast);
 }
 
 }  // namespace

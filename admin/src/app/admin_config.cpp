@@ -46,6 +46,10 @@ void AdminConfig::Declare(ConfigLoader& s) {
            "small listen backlog is not overrun (docs/architecture.md, Delivery to executors). Keep "
            "admins x this <= the executor's server_threads (default 64)",
            1, 1000)
+      .Add("executor_client_threads", &executor_client_threads,
+           "threads that send /run to executors and read their answers, event-driven (no thread waits for "
+           "an executor); each runs its share of executor_connections",
+           1, 64)
       .Add("db_pool_size", &db_pool_size, "PostgreSQL connections", 4, 500)
       .Add("http_threads", &http_threads, "threads serving HTTP", 2, 1000)
       .Add("shutdown_drain_ms", &shutdown_drain,

@@ -43,9 +43,9 @@ using ErrorCode = boost::system::error_code;
 // Transport deadlines (connect, write, read, the wait for a free connection) run on the real steady clock.
 using TransportClock = std::chrono::steady_clock;
 
-// New connections to one executor: at most kAttemptsPerWindow attempts started per kAttemptWindow, so a pool
-// grows with demand (to 32 connections in 80 ms) but never sends more SYNs at once than a listen backlog of
-// 5 takes.
+// New connections to one executor: at most kAttemptsPerWindow attempts started per kAttemptWindow (over all
+// of the client's threads), so a pool grows with demand (to 32 connections in 80 ms) but never sends more
+// SYNs at once than a listen backlog of 5 takes.
 constexpr milliseconds kAttemptWindow{5};
 constexpr std::size_t kAttemptsPerWindow = 2;
 // A new connection is opened only for a request that has waited this long for a free one (or when there is
@@ -75,7 +75,9 @@ std::optional<milliseconds> KeepAliveHeader(std::string_view value) {
 
 }  // namespace
 
-// Everything below runs on the client's one thread (`io_`), but Submit, Stats, Total and the destructor.
+// One of the client's threads and the connections it runs: its share of every executor's connections
+// (`settings.max_connections_per_origin` is that share) and of the connection attempts. Everything below runs
+// on its thread (`io_`), but Submit, Load, Stats, Total and the destructor.
 class HttpExecutorClient::Engine {
  public:
   // One request: built (and its body serialised) on the caller's thread, then handed to the client's thread.
@@ -91,8 +93,16 @@ class HttpExecutorClient::Engine {
     ringwheel::SteadyTime queued{};      // when it started waiting for one
   };
 
-  Engine(Settings settings, ringwheel::Clock& clock)
-      : settings_(settings), clock_(clock), work_(asio::make_work_guard(io_)), tick_(io_), resolver_(io_) {
+  // `attempts`: connection attempts it may start per kAttemptWindow to one executor; `configured`: the
+  // client's whole executor_connections (for messages).
+  Engine(Settings settings, std::size_t attempts, std::size_t configured, ringwheel::Clock& clock)
+      : settings_(settings),
+        attempts_per_window_(attempts),
+        configured_connections_(configured),
+        clock_(clock),
+        work_(asio::make_work_guard(io_)),
+        tick_(io_),
+        resolver_(io_) {
     thread_ = std::thread([this] { io_.run(); });
   }
   ~Engine() {
@@ -107,9 +117,12 @@ class HttpExecutorClient::Engine {
 
   // Any thread.
   void Submit(std::unique_ptr<Request> request) {
+    ++load_;
     asio::post(io_, [this, r = std::move(request)]() mutable { Enqueue(std::move(r)); });
   }
   [[nodiscard]] bool OnOwnThread() const { return std::this_thread::get_id() == thread_.get_id(); }
+  // Requests handed to it and not finished yet.
+  [[nodiscard]] std::size_t Load() const { return load_.load(std::memory_order_relaxed); }
   [[nodiscard]] OriginStats Stats(const std::string& origin) const {
     std::lock_guard lock(stats_mu_);
     const auto it = stats_.find(origin);
@@ -232,7 +245,7 @@ class HttpExecutorClient::Engine {
       while (!origin.attempts.empty() && now - origin.attempts.front() >= kAttemptWindow)
         origin.attempts.pop_front();
       // The tick comes back to these.
-      if (origin.open >= cap || origin.attempts.size() >= kAttemptsPerWindow) return;
+      if (origin.open >= cap || origin.attempts.size() >= attempts_per_window_) return;
       if (origin.open > 0 && now - origin.waiting.front()->queued < kGrowAfter) return;
       Open(origin, PopWaiting(origin), now);
     }
@@ -523,7 +536,8 @@ class HttpExecutorClient::Engine {
   void Complete(Request& r, xxljob::Envelope envelope, Delivery delivery) {
     Finish(r, {std::move(envelope), delivery});
   }
-  static void Finish(Request& r, RunReply reply) {
+  void Finish(Request& r, RunReply reply) {
+    --load_;
     auto done = std::move(r.done);
     if (!done) return;
     try {
@@ -562,8 +576,7 @@ class HttpExecutorClient::Engine {
             *r,
             Failure(*r, fmt::format("not sent: all {} connections to it (executor_connections) stayed busy "
                                     "for {} ms",
-                                    std::max<std::size_t>(settings_.max_connections_per_origin, 1),
-                                    settings_.connect_timeout.count())),
+                                    configured_connections_, settings_.connect_timeout.count())),
             Delivery::kNotSent);
       }
       // One idle connection (the least recently used) closed for each stalled first request.
@@ -623,7 +636,10 @@ class HttpExecutorClient::Engine {
   }
 
   Settings settings_;
+  std::size_t attempts_per_window_;
+  std::size_t configured_connections_;
   ringwheel::Clock& clock_;
+  std::atomic<std::size_t> load_{0};
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   asio::steady_timer tick_;
@@ -639,8 +655,18 @@ class HttpExecutorClient::Engine {
   std::thread thread_;  // last: started once everything above exists
 };
 
-HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& clock)
-    : engine_(std::make_unique<Engine>(settings, clock)) {}
+HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& clock) {
+  // Each thread runs its share of every executor's connections: no more threads than connections, and the
+  // shares add up to executor_connections exactly.
+  const auto cap = std::max<std::size_t>(settings.max_connections_per_origin, 1);
+  const auto n = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(settings.threads, 1)), 1, cap);
+  const auto attempts = std::max<std::size_t>(kAttemptsPerWindow / n, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    Settings share = settings;
+    share.max_connections_per_origin = cap / n + (i < cap % n ? 1 : 0);
+    engines_.push_back(std::make_unique<Engine>(share, attempts, cap, clock));
+  }
+}
 
 HttpExecutorClient::~HttpExecutorClient() = default;
 
@@ -669,12 +695,18 @@ void HttpExecutorClient::Post(const std::string& address, const char* method, co
   m.body() = std::move(body);
   m.prepare_payload();
   r->done = std::move(done);
-  engine_->Submit(std::move(r));
+  // The least loaded thread: a burst is spread over all of them, a lone request (a probe, a test) always
+  // goes through the first and so finds its pooled connections.
+  Engine* least = engines_.front().get();
+  for (const auto& e : engines_) {
+    if (e->Load() < least->Load()) least = e.get();
+  }
+  least->Submit(std::move(r));
 }
 
 ExecutorClient::RunReply HttpExecutorClient::PostAndWait(const std::string& address, const char* method,
                                                          const std::string& token, std::string body) {
-  if (engine_->OnOwnThread()) {
+  if (std::any_of(engines_.begin(), engines_.end(), [](const auto& e) { return e->OnOwnThread(); })) {
     return {xxljob::Envelope::Fail(fmt::format("request to {} {} not sent: a waiting call was made on the "
                                                "executor client's own thread",
                                                address, method)),
@@ -718,11 +750,33 @@ xxljob::Envelope HttpExecutorClient::Log(const std::string& address, const std::
 HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& address) const {
   const auto addr = cronwheel::net::ParseHttpAddress(address, nullptr);
   if (!addr) return {};
-  return engine_->Stats(addr->origin);
+  OriginStats total;
+  for (const auto& e : engines_)
+    Add(total, e->Stats(addr->origin));
+  return total;
 }
 
 HttpExecutorClient::OriginStats HttpExecutorClient::TotalStats() const {
-  return engine_->Total();
+  OriginStats total;
+  for (const auto& e : engines_)
+    Add(total, e->Total());
+  total.most_open = 0;
+  total.keep_alive.reset();
+  return total;
+}
+
+void HttpExecutorClient::Add(OriginStats& total, const OriginStats& share) {
+  total.opened += share.opened;
+  total.reused += share.reused;
+  total.found_closed += share.found_closed;
+  total.retired += share.retired;
+  total.yielded += share.yielded;
+  total.open += share.open;
+  total.most_open += share.most_open;  // an upper bound: the threads' peaks need not coincide
+  total.waiting += share.waiting;
+  if (share.keep_alive && (!total.keep_alive || *share.keep_alive < *total.keep_alive)) {
+    total.keep_alive = share.keep_alive;
+  }
 }
 
 }  // namespace cronwheel::admin

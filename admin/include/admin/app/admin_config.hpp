@@ -28,7 +28,8 @@ struct AdminConfig {
   std::chrono::milliseconds misfire_threshold{5000};
   int schedule_partitions = 60;  // P of schedule/partitions.hpp; the cluster uses the last value an admin set
   std::chrono::milliseconds executor_timeout{3000};
-  int executor_connections = 32;  // requests in flight to one executor (HttpExecutorClient)
+  int executor_connections = 32;    // requests in flight to one executor (HttpExecutorClient)
+  int executor_client_threads = 2;  // threads sending /run and reading the answers (HttpExecutorClient)
   int db_pool_size = 24;
   int http_threads = 32;
   std::chrono::milliseconds shutdown_drain{5000};

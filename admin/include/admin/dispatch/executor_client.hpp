@@ -35,11 +35,12 @@
 //    transport timeout, like connect_timeout itself), then fail as not sent, naming the origin, the bound
 //    and the wait. Each executor has its own queue, so a slow executor delays only its own fires.
 //
-// Event-driven (docs/architecture.md, "Delivery to executors"): one thread of the client's own runs every
-// connection (Boost.Asio; HTTP/1.1 framing by Boost.Beast) and no caller blocks on the network. RunAsync
+// Event-driven (docs/architecture.md, "Delivery to executors"): threads of the client's own (`threads`, 2)
+// run every connection (Boost.Asio; HTTP/1.1 framing by Boost.Beast), each its share of them, and no caller
+// blocks on the network. RunAsync
 // hands a request over and returns; its `done` runs on that thread when the answer (or the failure) is
 // known. Run, Beat, IdleBeat, Kill and Log are the same requests waited for. A burst of fires to an executor
-// costs the admin one thread waking for many answers, not a thread and two context switches per fire.
+// costs the admin a thread waking for many answers, not a thread and two context switches per fire.
 //
 // Retries (XXL-JOB's client sends once and records any failure): this client never sends a request twice.
 // A reply says kNotSent when nothing of the request can have reached the executor (the connection could not
@@ -59,6 +60,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
@@ -116,6 +118,10 @@ class HttpExecutorClient final : public ExecutorClient {
     std::chrono::milliseconds max_idle{60'000};
     std::chrono::milliseconds min_keep_alive_observation{1000};
     std::chrono::milliseconds keep_alive_memory{std::chrono::minutes(10)};
+    // Threads running the connections. Each runs its share of every executor's connections (no more threads
+    // than max_connections_per_origin are started); a request goes to the least loaded one. Two spread a
+    // burst's sending and reading over two cores.
+    int threads = 2;
   };
   // What the pool of one executor origin did so far (tests, diagnostics).
   struct OriginStats {
@@ -125,7 +131,7 @@ class HttpExecutorClient final : public ExecutorClient {
     std::uint64_t retired = 0;       // pooled connections closed by the admin (idle past the reuse limit)
     std::uint64_t yielded = 0;       // connections closed, not pooled, to free an executor thread
     std::size_t open = 0;            // open now (idle, in use or connecting)
-    std::size_t most_open = 0;       // the most open at once
+    std::size_t most_open = 0;       // the most open at once (with several threads: the sum of their peaks)
     std::size_t waiting = 0;         // requests waiting for a free connection now
     std::optional<std::chrono::milliseconds> keep_alive;  // learned, if any
   };
@@ -156,7 +162,8 @@ class HttpExecutorClient final : public ExecutorClient {
   [[nodiscard]] OriginStats TotalStats() const;
 
  private:
-  class Engine;  // the connections and their thread (executor_client.cpp): Boost stays out of this header
+  class Engine;  // a thread and its connections (executor_client.cpp): Boost stays out of this header
+  static void Add(OriginStats& total, const OriginStats& share);
 
   // Sends POST <address's base path>/<method> with `body`; `done` gets the reply.
   void Post(const std::string& address, const char* method, const std::string& token, std::string body,
@@ -165,7 +172,7 @@ class HttpExecutorClient final : public ExecutorClient {
   RunReply PostAndWait(const std::string& address, const char* method, const std::string& token,
                        std::string body);
 
-  std::unique_ptr<Engine> engine_;
+  std::vector<std::unique_ptr<Engine>> engines_;
 };
 
 }  // namespace cronwheel::admin
