@@ -171,6 +171,7 @@ TEST(MetricsE2E, BothProcessesExposeMetricsThatParseAndCountEveryFire) {
   EXPECT_GE(opened, 1);
   EXPECT_GE(opened + a.Value("cronwheel_executor_connections_total", {{"event", "reused"}}), admin_sent);
   EXPECT_LE(a.Value("cronwheel_executor_connections_open"), opened);
+  EXPECT_EQ(a.Value("cronwheel_executor_requests_waiting"), 0) << "nothing left waiting for a connection";
   EXPECT_GT(a.Value("cronwheel_fire_lag_seconds_count"), 0);
   EXPECT_GT(a.Value("cronwheel_fire_lag_seconds_bucket", {{"le", "60"}}), 0);
   EXPECT_GT(a.Value("cronwheel_scans_total", {{"result", "ok"}}), 0);

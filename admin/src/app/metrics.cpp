@@ -176,6 +176,11 @@ void AdminMetrics::WatchExecutorConnections(const HttpExecutorClient& client) {
   registry.AddGaugeCallback("cronwheel_executor_connections_open",
                             "HTTP connections from this admin to executors (idle, in use or connecting).",
                             [&client] { return static_cast<double>(client.TotalStats().open); });
+  registry.AddGaugeCallback(
+      "cronwheel_executor_requests_waiting",
+      "Requests to executors waiting for a free connection (each executor has its own queue, bounded by "
+      "executor_connections; a request waits at most executor_timeout_ms).",
+      [&client] { return static_cast<double>(client.TotalStats().waiting); });
   registry.AddCounterCallback(
       "cronwheel_executor_connections_total",
       "What the pools of connections to executors did, by event: opened (a new connection), reused (a "
