@@ -77,9 +77,7 @@ TEST_F(FireTablesPg, AFiresResultsAreHotUpdatesAndFireOpenHoldsExactlyTheUnfinis
   EXPECT_EQ(Count("SELECT count(*) FROM fire_open"), 100);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log_p20260101"), 100) << "the day's partition holds them";
   EXPECT_EQ(Inconsistent(), 0);
-  std::vector<std::int64_t> ids;
-  for (const auto& f : fires)
-    ids.push_back(f.log_id);
+  const auto ids = LogIds(fires);
   ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 100u);
   std::vector<TriggerResult> triggered;
   std::vector<fire_log::HandleResult> handled;
@@ -208,9 +206,7 @@ TEST_F(FireTablesPg, TriggerResultsGiveWayToACallbackHoldingTheirRowsAndAreWritt
   ScanPlanner planner;
   const auto fires = store.Scan("node-a", 1000, clock, planner).fires;
   ASSERT_EQ(fires.size(), 15u);
-  std::vector<std::int64_t> ids;
-  for (const auto& f : fires)
-    ids.push_back(f.log_id);
+  const auto ids = LogIds(fires);
   ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 15u);
   TriggerResultWriter writer(
       {.flush_interval = std::chrono::hours(1), .lock_wait = std::chrono::milliseconds(50)}, clock, *pool_);

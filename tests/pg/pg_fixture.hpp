@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_pool.hpp"
@@ -30,6 +32,15 @@ class PgFixture : public ::testing::Test {
     return r;
   }
   int Count(const std::string& sql) { return Exec(sql)[0][0].as<int>(); }
+  // The log ids of fires (anything with a log_id), in their order.
+  template <class Fires>
+  static std::vector<std::int64_t> LogIds(const Fires& fires) {
+    std::vector<std::int64_t> ids;
+    ids.reserve(fires.size());
+    for (const auto& f : fires)
+      ids.push_back(f.log_id);
+    return ids;
+  }
 
   int AddGroup(const std::string& app = "sample-app", const std::string& extra_cols = "",
                const std::string& extra_vals = "") {

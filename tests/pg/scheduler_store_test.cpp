@@ -169,9 +169,7 @@ TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
   ScanPlanner planner;
   const auto fires = store.Scan("admin-a", 10, clock_, planner).fires;
   ASSERT_EQ(fires.size(), 5u);
-  std::vector<std::int64_t> ids;
-  for (const auto& f : fires)
-    ids.push_back(f.log_id);
+  const auto ids = LogIds(fires);
   ASSERT_EQ(store.ClaimForDispatch("admin-a", ids, kT0 + 900).size(), 5u);
   {
     // The trigger result of the first; callbacks of the next two that came before their trigger results.

@@ -131,15 +131,8 @@ class HttpExecutorClient::Engine {
   [[nodiscard]] OriginStats Total() const {
     OriginStats total;
     std::lock_guard lock(stats_mu_);
-    for (const auto& [name, s] : stats_) {
-      total.opened += s.opened;
-      total.reused += s.reused;
-      total.found_closed += s.found_closed;
-      total.retired += s.retired;
-      total.yielded += s.yielded;
-      total.open += s.open;
-      total.waiting += s.waiting;
-    }
+    for (const auto& [name, s] : stats_)
+      Add(total, s);
     return total;
   }
 
@@ -391,6 +384,21 @@ class HttpExecutorClient::Engine {
     return *tls_;
   }
 
+  // The handler of one asynchronous step of a busy connection: nothing once the client has closed it (a
+  // timeout or the shutdown failed its request already); on an error, the request fails with `delivery`
+  // and `what` (a format string; {} is the error); else `next`.
+  template <class Next>
+  auto Step(const ConnPtr& c, Delivery delivery, const char* what, Next next) {
+    return [this, c, delivery, what, next](const ErrorCode& e, auto&&... /*bytes*/) {
+      if (c->closed) return;
+      if (e) {
+        Fail(c, delivery, fmt::format(fmt::runtime(what), e.message()));
+        return;
+      }
+      next(c);
+    };
+  }
+
   void Connected(const ConnPtr& c, const ErrorCode& e) {
     if (c->closed) return;
     const auto& r = *c->request;
@@ -412,29 +420,19 @@ class HttpExecutorClient::Engine {
       return;
     }
     c->tls->set_verify_callback(ssl::host_name_verification(r.host));
-    c->tls->async_handshake(ssl::stream_base::client, [this, c](const ErrorCode& h) {
-      if (c->closed) return;
-      if (h) {
-        Fail(c, Delivery::kNotSent, fmt::format("not sent: TLS handshake failed: {}", h.message()));
-        return;
-      }
-      Write(c);
-    });
+    c->tls->async_handshake(ssl::stream_base::client,
+                            Step(c, Delivery::kNotSent, "not sent: TLS handshake failed: {}",
+                                 [this](const ConnPtr& k) { Write(k); }));
   }
 
   void Write(const ConnPtr& c) {
     c->phase = Conn::Phase::kWriting;
     c->deadline = TransportClock::now() + settings_.read_timeout;
+    // An HTTP server acts on a request only once it has read all of it: one not written whole was not sent.
     c->WithStream([&](auto& stream) {
-      http::async_write(stream, c->request->message, [this, c](const ErrorCode& e, std::size_t) {
-        if (c->closed) return;
-        if (e) {
-          // An HTTP server acts on a request only once it has read all of it.
-          Fail(c, Delivery::kNotSent, fmt::format("not sent: writing it failed: {}", e.message()));
-          return;
-        }
-        Read(c);
-      });
+      http::async_write(stream, c->request->message,
+                        Step(c, Delivery::kNotSent, "not sent: writing it failed: {}",
+                             [this](const ConnPtr& k) { Read(k); }));
     });
   }
 
@@ -445,15 +443,10 @@ class HttpExecutorClient::Engine {
     c->parser.emplace();
     c->parser->body_limit(kMaxAnswerBytes);
     c->WithStream([&](auto& stream) {
-      http::async_read(stream, c->buffer, *c->parser, [this, c](const ErrorCode& e, std::size_t) {
-        if (c->closed) return;
-        if (e) {
-          Fail(c, Delivery::kUnknown,
-               fmt::format("failed after it was sent ({}): the executor may have received it", e.message()));
-          return;
-        }
-        Answered(c);
-      });
+      http::async_read(
+          stream, c->buffer, *c->parser,
+          Step(c, Delivery::kUnknown, "failed after it was sent ({}): the executor may have received it",
+               [this](const ConnPtr& k) { Answered(k); }));
     });
   }
 
