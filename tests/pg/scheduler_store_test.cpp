@@ -30,7 +30,7 @@ class SchedulerStorePg : public cwtest::PgFixture {
   bool WaitForLockRelease(const std::string& node_id) {
     const auto sql = fmt::format(
         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = {} AND objid = {} AND "
-        "objsubid = 2",
+        "objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         kNodeLockClass, NodeLease::LockKey(node_id));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (Count(sql) > 0) {
@@ -155,6 +155,40 @@ TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE owner_node = 'admin-b'"), static_cast<int>(written));
   b.Tick();
   EXPECT_EQ(b_took.size(), written) << "taken once";
+}
+
+// Advisory locks belong to one database, and pg_locks lists those of every database on the server: an
+// admin of the same name alive in another cronwheel database on the server does not keep a dead one alive
+// here (two clusters on one server, or pg tests running in parallel, each in a database of its own).
+TEST_F(SchedulerStorePg, AnAdminOfTheSameNameAliveInAnotherDatabaseKeepsNoDeadOneAlive) {
+  AddEverySecondJob();
+  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual},
+                                       clock_, *pool_, [](std::vector<ClaimedFire>) {});
+  a->Start();
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  ASSERT_EQ(store.Scan("admin-a", 10, clock_, planner).fires.size(), 5u);
+  a.reset();  // as kill -9
+  ASSERT_TRUE(WaitForLockRelease("admin-a"));
+
+  cwtest::TestDatabase other_db;
+  PgPool other_pool({.dsn = other_db.dsn(), .size = 2});
+  {
+    auto conn = other_pool.Acquire();
+    ApplyMigrations(*conn, BuiltInMigrations(), 1);
+  }
+  NodeLease elsewhere({.node_id = "admin-a", .heartbeat = kManual}, clock_, other_pool,
+                      [](std::vector<ClaimedFire>) {});
+  elsewhere.Start();
+
+  std::size_t b_took = 0;
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
+              [&](std::vector<ClaimedFire> f) { b_took += f.size(); });
+  b.Start();
+  clock_.Advance(std::chrono::seconds(3));
+  b.Tick();
+  EXPECT_EQ(b_took, 5u) << "admin-a's lock in " << other_db.name() << " says nothing of admin-a here";
+  elsewhere.Stop();
 }
 
 // A fire with a trigger result, or with a callback that came before its batched trigger result, was

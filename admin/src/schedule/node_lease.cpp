@@ -131,7 +131,9 @@ void NodeLease::Recover() {
                    OR (n.heartbeat_ms < $3
                        AND NOT EXISTS (SELECT 1 FROM pg_locks l
                                         WHERE l.locktype = 'advisory' AND l.classid = $4
-                                          AND l.objid = n.lock_key::oid AND l.objsubid = 2 AND l.granted)))
+                                          AND l.objid = n.lock_key::oid AND l.objsubid = 2 AND l.granted
+                                          AND l.database = (SELECT oid FROM pg_database
+                                                             WHERE datname = current_database()))))
          )sql",
                         settings_.node_id, now, now - settings_.lock_grace.count(), kNodeLockClass)) {
       dead.push_back(r["node_id"].as<std::string>());
