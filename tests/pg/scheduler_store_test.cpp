@@ -163,7 +163,7 @@ TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
 TEST_F(SchedulerStorePg, AnAdminOfTheSameNameAliveInAnotherDatabaseKeepsNoDeadOneAlive) {
   AddEverySecondJob();
   auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual},
-                                       clock_, *pool_, [](std::vector<ClaimedFire>) {});
+                                       clock_, *pool_, [](const std::vector<ClaimedFire>&) {});
   a->Start();
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
@@ -178,12 +178,12 @@ TEST_F(SchedulerStorePg, AnAdminOfTheSameNameAliveInAnotherDatabaseKeepsNoDeadOn
     ApplyMigrations(*conn, BuiltInMigrations(), 1);
   }
   NodeLease elsewhere({.node_id = "admin-a", .heartbeat = kManual}, clock_, other_pool,
-                      [](std::vector<ClaimedFire>) {});
+                      [](const std::vector<ClaimedFire>&) {});
   elsewhere.Start();
 
   std::size_t b_took = 0;
   NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
-              [&](std::vector<ClaimedFire> f) { b_took += f.size(); });
+              [&](const std::vector<ClaimedFire>& f) { b_took += f.size(); });
   b.Start();
   clock_.Advance(std::chrono::seconds(3));
   b.Tick();
@@ -197,7 +197,7 @@ TEST_F(SchedulerStorePg, AnAdminOfTheSameNameAliveInAnotherDatabaseKeepsNoDeadOn
 TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
   AddEverySecondJob();
   auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual},
-                                       clock_, *pool_, [](std::vector<ClaimedFire>) {});
+                                       clock_, *pool_, [](const std::vector<ClaimedFire>&) {});
   a->Start();
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
@@ -224,10 +224,11 @@ TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
   ASSERT_TRUE(WaitForLockRelease("admin-a"));
 
   std::vector<std::int64_t> b_took;
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_, [&](std::vector<ClaimedFire> f) {
-    for (const auto& c : f)
-      b_took.push_back(c.log_id);
-  });
+  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
+              [&](const std::vector<ClaimedFire>& f) {
+                for (const auto& c : f)
+                  b_took.push_back(c.log_id);
+              });
   b.Start();
   clock_.Advance(std::chrono::seconds(3));
   b.Tick();
@@ -257,7 +258,7 @@ TEST_F(SchedulerStorePg, ALiveAdminIsNotDeclaredDeadAndARestartTakesBackItsOwnRo
   EXPECT_TRUE(took_b.empty()) << "A holds its lock: alive even with a stale heartbeat";
   // Two processes with one node id: the second is refused.
   NodeLease twin({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_,
-                 [](std::vector<ClaimedFire>) {});
+                 [](const std::vector<ClaimedFire>&) {});
   EXPECT_THROW(twin.Start(), NodeConflict);
   // A restarts (same node id): it takes its pending rows back at once.
   a.reset();
@@ -297,7 +298,8 @@ TEST_F(SchedulerStorePg, ARestartTakesBackItsRowsEvenWhenADeadTransactionStillLo
 
 TEST_F(SchedulerStorePg, HandOverGivesPendingRowsToTheOtherAdmins) {
   AddEverySecondJob();
-  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_, [](std::vector<ClaimedFire>) {});
+  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_,
+              [](const std::vector<ClaimedFire>&) {});
   a.Start();
   std::vector<ClaimedFire> took_b;
   NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
