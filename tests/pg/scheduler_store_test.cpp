@@ -40,6 +40,22 @@ class SchedulerStorePg : public cwtest::PgFixture {
     return true;
   }
 
+  // Admin `node_id`'s lease on `pool` (the test's database when null), started; the tests tick it.
+  std::unique_ptr<NodeLease> StartLease(
+      const std::string& node_id,
+      NodeLease::OnRecovered on_recovered = [](const std::vector<ClaimedFire>&) {}, PgPool* pool = nullptr) {
+    auto lease = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = node_id, .heartbeat = kManual},
+                                             clock_, pool ? *pool : *pool_, std::move(on_recovered));
+    lease->Start();
+    return lease;
+  }
+  // The fires one scan by `node_id` at the clock's instant writes (5 for AddEverySecondJob at kT0).
+  std::vector<CommittedFire> ScanAs(const std::string& node_id) {
+    PgSchedulerStore store(*pool_);
+    ScanPlanner planner;
+    return store.Scan(node_id, 10, clock_, planner).fires;
+  }
+
   cwtest::FakeClock clock_{kT0};
 };
 
@@ -130,30 +146,24 @@ TEST_F(SchedulerStorePg, ClaimReturnsOnlyRowsThisNodeStillOwns) {
 TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
   AddEverySecondJob();
   // Admin A registers, scans (writes pending rows), and dies: its lock connection goes away.
-  std::vector<ClaimedFire> a_took;
-  auto a =
-      std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock_,
-                                  *pool_, [&](std::vector<ClaimedFire> f) { a_took = std::move(f); });
-  a->Start();
-  PgSchedulerStore store(*pool_);
-  ScanPlanner planner;
-  const auto written = store.Scan("admin-a", 10, clock_, planner).fires.size();
+  auto a = StartLease("admin-a");
+  const auto written = ScanAs("admin-a").size();
   ASSERT_EQ(written, 5u);
   a->Stop();
   a.reset();  // closes the connection holding A's advisory lock, as kill -9 would
   ASSERT_TRUE(WaitForLockRelease("admin-a"));
 
   std::vector<ClaimedFire> b_took;
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
-              [&](std::vector<ClaimedFire> f) { std::move(f.begin(), f.end(), std::back_inserter(b_took)); });
-  b.Start();
-  b.Tick();
+  auto b = StartLease("admin-b", [&](std::vector<ClaimedFire> f) {
+    std::move(f.begin(), f.end(), std::back_inserter(b_took));
+  });
+  b->Tick();
   EXPECT_TRUE(b_took.empty()) << "A's heartbeat is still fresh: within the grace it is not declared dead";
   clock_.Advance(std::chrono::seconds(3));
-  b.Tick();
+  b->Tick();
   EXPECT_EQ(b_took.size(), written);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE owner_node = 'admin-b'"), static_cast<int>(written));
-  b.Tick();
+  b->Tick();
   EXPECT_EQ(b_took.size(), written) << "taken once";
 }
 
@@ -162,12 +172,8 @@ TEST_F(SchedulerStorePg, ADeadAdminsPendingFiresAreReOwnedByALiveOne) {
 // here (two clusters on one server, or pg tests running in parallel, each in a database of its own).
 TEST_F(SchedulerStorePg, AnAdminOfTheSameNameAliveInAnotherDatabaseKeepsNoDeadOneAlive) {
   AddEverySecondJob();
-  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual},
-                                       clock_, *pool_, [](const std::vector<ClaimedFire>&) {});
-  a->Start();
-  PgSchedulerStore store(*pool_);
-  ScanPlanner planner;
-  ASSERT_EQ(store.Scan("admin-a", 10, clock_, planner).fires.size(), 5u);
+  auto a = StartLease("admin-a");
+  ASSERT_EQ(ScanAs("admin-a").size(), 5u);
   a.reset();  // as kill -9
   ASSERT_TRUE(WaitForLockRelease("admin-a"));
 
@@ -177,18 +183,14 @@ TEST_F(SchedulerStorePg, AnAdminOfTheSameNameAliveInAnotherDatabaseKeepsNoDeadOn
     auto conn = other_pool.Acquire();
     ApplyMigrations(*conn, BuiltInMigrations(), 1);
   }
-  NodeLease elsewhere({.node_id = "admin-a", .heartbeat = kManual}, clock_, other_pool,
-                      [](const std::vector<ClaimedFire>&) {});
-  elsewhere.Start();
+  auto elsewhere = StartLease(
+      "admin-a", [](const std::vector<ClaimedFire>&) {}, &other_pool);
 
   std::size_t b_took = 0;
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
-              [&](const std::vector<ClaimedFire>& f) { b_took += f.size(); });
-  b.Start();
+  auto b = StartLease("admin-b", [&](const std::vector<ClaimedFire>& f) { b_took += f.size(); });
   clock_.Advance(std::chrono::seconds(3));
-  b.Tick();
+  b->Tick();
   EXPECT_EQ(b_took, 5u) << "admin-a's lock in " << other_db.name() << " says nothing of admin-a here";
-  elsewhere.Stop();
 }
 
 // A fire with a trigger result, or with a callback that came before its batched trigger result, was
@@ -196,14 +198,11 @@ TEST_F(SchedulerStorePg, AnAdminOfTheSameNameAliveInAnotherDatabaseKeepsNoDeadOn
 // twice). A fire claimed for sending with neither is re-sent: its admin died sending it.
 TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
   AddEverySecondJob();
-  auto a = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual},
-                                       clock_, *pool_, [](const std::vector<ClaimedFire>&) {});
-  a->Start();
-  PgSchedulerStore store(*pool_);
-  ScanPlanner planner;
-  const auto fires = store.Scan("admin-a", 10, clock_, planner).fires;
+  auto a = StartLease("admin-a");
+  const auto fires = ScanAs("admin-a");
   ASSERT_EQ(fires.size(), 5u);
   const auto ids = LogIds(fires);
+  PgSchedulerStore store(*pool_);
   ASSERT_EQ(store.ClaimForDispatch("admin-a", ids, kT0 + 900).size(), 5u);
   {
     // The trigger result of the first; callbacks of the next two that came before their trigger results.
@@ -224,14 +223,12 @@ TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
   ASSERT_TRUE(WaitForLockRelease("admin-a"));
 
   std::vector<std::int64_t> b_took;
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
-              [&](const std::vector<ClaimedFire>& f) {
-                for (const auto& c : f)
-                  b_took.push_back(c.log_id);
-              });
-  b.Start();
+  auto b = StartLease("admin-b", [&](const std::vector<ClaimedFire>& f) {
+    for (const auto& c : f)
+      b_took.push_back(c.log_id);
+  });
   clock_.Advance(std::chrono::seconds(3));
-  b.Tick();
+  b->Tick();
   std::sort(b_took.begin(), b_took.end());
   EXPECT_EQ(b_took, (std::vector<std::int64_t>{ids[3], ids[4]}));
   EXPECT_EQ(
@@ -243,18 +240,14 @@ TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
 TEST_F(SchedulerStorePg, ALiveAdminIsNotDeclaredDeadAndARestartTakesBackItsOwnRows) {
   AddEverySecondJob();
   std::vector<ClaimedFire> took_a, took_b;
-  auto a =
-      std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock_,
-                                  *pool_, [&](std::vector<ClaimedFire> f) { took_a = std::move(f); });
-  a->Start();
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
-              [&](std::vector<ClaimedFire> f) { took_b = std::move(f); });
-  b.Start();
-  PgSchedulerStore store(*pool_);
-  ScanPlanner planner;
-  store.Scan("admin-a", 10, clock_, planner);
+  const auto into = [](std::vector<ClaimedFire>& took) {
+    return [&took](std::vector<ClaimedFire> f) { took = std::move(f); };
+  };
+  auto a = StartLease("admin-a", into(took_a));
+  auto b = StartLease("admin-b", into(took_b));
+  ScanAs("admin-a");
   clock_.Advance(std::chrono::seconds(5));
-  b.Tick();
+  b->Tick();
   EXPECT_TRUE(took_b.empty()) << "A holds its lock: alive even with a stale heartbeat";
   // Two processes with one node id: the second is refused.
   NodeLease twin({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_,
@@ -262,10 +255,7 @@ TEST_F(SchedulerStorePg, ALiveAdminIsNotDeclaredDeadAndARestartTakesBackItsOwnRo
   EXPECT_THROW(twin.Start(), NodeConflict);
   // A restarts (same node id): it takes its pending rows back at once.
   a.reset();
-  auto a2 =
-      std::make_unique<NodeLease>(NodeLease::Settings{.node_id = "admin-a", .heartbeat = kManual}, clock_,
-                                  *pool_, [&](std::vector<ClaimedFire> f) { took_a = std::move(f); });
-  a2->Start();
+  auto a2 = StartLease("admin-a", into(took_a));
   EXPECT_EQ(took_a.size(), 5u);
 }
 
@@ -298,19 +288,13 @@ TEST_F(SchedulerStorePg, ARestartTakesBackItsRowsEvenWhenADeadTransactionStillLo
 
 TEST_F(SchedulerStorePg, HandOverGivesPendingRowsToTheOtherAdmins) {
   AddEverySecondJob();
-  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_,
-              [](const std::vector<ClaimedFire>&) {});
-  a.Start();
+  auto a = StartLease("admin-a");
   std::vector<ClaimedFire> took_b;
-  NodeLease b({.node_id = "admin-b", .heartbeat = kManual}, clock_, *pool_,
-              [&](std::vector<ClaimedFire> f) { took_b = std::move(f); });
-  b.Start();
-  EXPECT_TRUE(a.AnotherNodeAlive());
-  PgSchedulerStore store(*pool_);
-  ScanPlanner planner;
-  store.Scan("admin-a", 10, clock_, planner);
-  EXPECT_EQ(a.HandOver({}), 5u);
-  b.Tick();
+  auto b = StartLease("admin-b", [&](std::vector<ClaimedFire> f) { took_b = std::move(f); });
+  EXPECT_TRUE(a->AnotherNodeAlive());
+  ScanAs("admin-a");
+  EXPECT_EQ(a->HandOver({}), 5u);
+  b->Tick();
   EXPECT_EQ(took_b.size(), 5u);
   EXPECT_EQ(Count("SELECT count(*) FROM admin_node WHERE node_id = 'admin-a'"), 0);
 }
