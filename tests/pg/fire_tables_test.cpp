@@ -5,11 +5,12 @@
 //    into it when it is created; retention drops whole days and forgets their open and queued fires;
 //  * a callback for a fire that is not open (its trigger failed, yet the executor ran it) is still recorded;
 //  * a batch of trigger results gives way to a transaction holding one of its rows (a callback), and is
-//    written whole at the next flush.
+//    written whole at the next flush; a stopping writer's last flush waits such a transaction out.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <future>
 
 #include "admin/schedule/scan_planner.hpp"
 #include "admin/store/fire_log.hpp"
@@ -17,6 +18,7 @@
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
 #include "cwtest/fake_clock.hpp"
+#include "cwtest/process.hpp"
 #include "pg_fixture.hpp"
 
 namespace {
@@ -57,7 +59,37 @@ class FireTablesPg : public cwtest::PgFixture {
     });
     return out;
   }
+  // `jobs` enabled every-second jobs in a new group, and the fires one scan at kT0 writes (5 for each).
+  std::vector<CommittedFire> ScanEverySecondJobs(int jobs) {
+    const int g = AddGroup();
+    for (int i = 0; i < jobs; ++i)
+      AddJob(g, "* * * * * ?", kT0 + 1000);
+    PgSchedulerStore store(*pool_);
+    ScanPlanner planner;
+    return store.Scan("node-a", 1000, clock_, planner).fires;
+  }
+  // Each fire's trigger result as sent (code 200), recorded in `writer`.
+  static void RecordSent(TriggerResultWriter& writer, const std::vector<CommittedFire>& fires) {
+    for (const auto& f : fires) {
+      writer.Record({.log_id = f.log_id,
+                     .scheduled_ms = f.scheduled_ms,
+                     .trigger_ms = kT0 + 1000,
+                     .trigger_code = 200,
+                     .trigger_msg = "sent",
+                     .executor_address = "http://127.0.0.1:9999/"});
+    }
+  }
+  // Another transaction (a callback, say) holding the row lock of fire `log_id`'s fire_open row.
+  struct RowHolder {
+    RowHolder(const std::string& dsn, std::int64_t log_id) : conn(dsn), tx(conn) {
+      tx.exec(fmt::format("SELECT 1 FROM fire_open WHERE log_id = {} FOR UPDATE", log_id));
+    }
+    pqxx::connection conn;
+    pqxx::work tx;
+  };
+
   std::unique_ptr<pqxx::connection> conn_;
+  cwtest::FakeClock clock_{kT0};
 };
 
 TEST_F(FireTablesPg, AFiresResultsAreHotUpdatesAndFireOpenHoldsExactlyTheUnfinishedFires) {
@@ -66,18 +98,13 @@ TEST_F(FireTablesPg, AFiresResultsAreHotUpdatesAndFireOpenHoldsExactlyTheUnfinis
     EXPECT_EQ(log_partitions::Ensure(*conn, kT0), 3);
     EXPECT_EQ(log_partitions::Ensure(*conn, kT0), 0) << "created once";
   }
-  const int g = AddGroup();
-  for (int i = 0; i < 20; ++i)
-    AddJob(g, "* * * * * ?", kT0 + 1000);
-  cwtest::FakeClock clock(kT0);
-  PgSchedulerStore store(*pool_);
-  ScanPlanner planner;
-  const auto fires = store.Scan("node-a", 1000, clock, planner).fires;  // 20 jobs x 5 instants
+  const auto fires = ScanEverySecondJobs(20);  // 20 jobs x 5 instants
   ASSERT_EQ(fires.size(), 100u);
   EXPECT_EQ(Count("SELECT count(*) FROM fire_open"), 100);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log_p20260101"), 100) << "the day's partition holds them";
   EXPECT_EQ(Inconsistent(), 0);
   const auto ids = LogIds(fires);
+  PgSchedulerStore store(*pool_);
   ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 100u);
   std::vector<TriggerResult> triggered;
   std::vector<fire_log::HandleResult> handled;
@@ -198,41 +225,52 @@ TEST_F(FireTablesPg, ACallbackForAFireWhoseTriggerFailedIsStillRecorded) {
 }
 
 TEST_F(FireTablesPg, TriggerResultsGiveWayToACallbackHoldingTheirRowsAndAreWrittenAtTheNextFlush) {
-  const int g = AddGroup();
-  for (int i = 0; i < 3; ++i)
-    AddJob(g, "* * * * * ?", kT0 + 1000);
-  cwtest::FakeClock clock(kT0);
-  PgSchedulerStore store(*pool_);
-  ScanPlanner planner;
-  const auto fires = store.Scan("node-a", 1000, clock, planner).fires;
+  const auto fires = ScanEverySecondJobs(3);
   ASSERT_EQ(fires.size(), 15u);
   const auto ids = LogIds(fires);
+  PgSchedulerStore store(*pool_);
   ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 15u);
   TriggerResultWriter writer(
-      {.flush_interval = std::chrono::hours(1), .lock_wait = std::chrono::milliseconds(50)}, clock, *pool_);
-  for (const auto& f : fires) {
-    writer.Record({.log_id = f.log_id,
-                   .scheduled_ms = f.scheduled_ms,
-                   .trigger_ms = kT0 + 1000,
-                   .trigger_code = 200,
-                   .trigger_msg = "sent",
-                   .executor_address = "http://127.0.0.1:9999/"});
-  }
+      {.flush_interval = std::chrono::hours(1), .lock_wait = std::chrono::milliseconds(50)}, clock_, *pool_);
+  RecordSent(writer, fires);
   {
     // Another transaction (a callback, say) holds the last fire's row.
-    pqxx::connection other(db_.dsn());
-    pqxx::work holder(other);
-    holder.exec(fmt::format("SELECT 1 FROM fire_open WHERE log_id = {} FOR UPDATE", ids.back()));
+    RowHolder holder(db_.dsn(), ids.back());
     EXPECT_FALSE(writer.Flush()) << "the batch waits at most lock_wait, then gives way";
     EXPECT_EQ(writer.gave_way(), 1u);
     EXPECT_EQ(writer.pending(), 15u) << "nothing is lost";
     EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 0) << "nor half written";
-    holder.commit();
+    holder.tx.commit();
   }
   EXPECT_TRUE(writer.Flush());
   EXPECT_EQ(writer.pending(), 0u);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 15);
   EXPECT_EQ(Count("SELECT count(*) FROM fire_open WHERE trigger_ms > 0"), 15);
+}
+
+// A stopping writer's last flush gives way like any other, and is tried again until the transaction holding
+// its rows ends (within stop_wait): a graceful stop leaves no sent fire without its trigger result, which a
+// live admin's recovery would read as "its admin died sending it" and send again.
+TEST_F(FireTablesPg, AStoppingWritersLastFlushWaitsOutACallbackHoldingItsRows) {
+  const auto fires = ScanEverySecondJobs(1);
+  ASSERT_EQ(fires.size(), 5u);
+  PgSchedulerStore store(*pool_);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900).size(), 5u);
+  TriggerResultWriter writer({.flush_interval = std::chrono::hours(1),
+                              .lock_wait = std::chrono::milliseconds(50),
+                              .stop_wait = std::chrono::seconds(60)},
+                             clock_, *pool_);
+  RecordSent(writer, fires);
+  RowHolder holder(db_.dsn(), fires.back().log_id);
+  auto stopped = std::async(std::launch::async, [&] { writer.Stop(); });
+  ASSERT_TRUE(cwtest::Eventually([&] { return writer.gave_way() >= 2; }, std::chrono::seconds(30),
+                                 std::chrono::milliseconds(5)))
+      << "the last flush gave way, and was tried again";
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 0);
+  holder.tx.commit();
+  stopped.get();
+  EXPECT_EQ(writer.pending(), 0u);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 5) << "written once it could be";
 }
 
 }  // namespace

@@ -27,11 +27,19 @@ TriggerResultWriter::~TriggerResultWriter() {
 }
 
 void TriggerResultWriter::Stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    thread_.join();
-    Flush();
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  thread_.join();
+  // The last flush, tried again while a callback holds some of its rows (callbacks are short transactions);
+  // a database failure is not retried here.
+  const auto attempts = std::max<std::int64_t>(
+      settings_.stop_wait / std::max(settings_.lock_wait, std::chrono::milliseconds(1)), 1);
+  for (std::int64_t i = 0; i < attempts; ++i) {
+    const auto gave_way_before = gave_way_.load();
+    if (Flush() || gave_way_.load() == gave_way_before) return;
   }
+  spdlog::error("stopping: {} trigger result(s) not written: rows stayed locked for {} ms", pending(),
+                settings_.stop_wait.count());
 }
 
 void TriggerResultWriter::Record(TriggerResult result) {
@@ -94,17 +102,12 @@ bool TriggerResultWriter::WriteBatch(std::span<const TriggerResult> batch) {
     });
     failures_.Success();
     return true;
-  } catch (const pqxx::sql_error& e) {
-    if (e.sqlstate() == kLockNotAvailable) {
+  } catch (const std::exception& e) {
+    if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e);
+        sql && sql->sqlstate() == kLockNotAvailable) {
       ++gave_way_;  // a callback holds some of these rows: written again at the next flush
       return false;
     }
-    if (const auto n = failures_.Failure(clock_.SteadyNow())) {
-      spdlog::error("writing {} trigger result(s) failed ({} time(s) in a row), will retry: {}", batch.size(),
-                    *n, e.what());
-    }
-    return false;
-  } catch (const std::exception& e) {
     if (const auto n = failures_.Failure(clock_.SteadyNow())) {
       spdlog::error("writing {} trigger result(s) failed ({} time(s) in a row), will retry: {}", batch.size(),
                     *n, e.what());

@@ -14,7 +14,9 @@
 // result" when an admin dies meanwhile (docs/architecture.md, "Delivery to executors"). Locking the rows in
 // id order (SELECT ... FOR UPDATE) instead doubled PostgreSQL's CPU per fire (docs/performance.md).
 //
-// Thread-safety: Record() from any thread. Lifetime: flushes what is left in Stop() / the destructor.
+// Thread-safety: Record() from any thread. Lifetime: flushes what is left in Stop() / the destructor; that
+// last flush is tried again while it gives way (for at most `stop_wait`): a graceful stop leaves no sent
+// fire without its trigger result, which a live admin's recovery would send again.
 
 #include <atomic>
 #include <chrono>
@@ -35,9 +37,10 @@ class TriggerResultWriter final : public TriggerRecorder {
  public:
   struct Settings {
     std::chrono::milliseconds flush_interval{20};
-    std::size_t max_batch = 5000;              // rows per statement
-    std::size_t max_pending = 1'000'000;       // beyond this the oldest results are dropped (logged)
-    std::chrono::milliseconds lock_wait{100};  // the longest a flush waits for a row lock (see above)
+    std::size_t max_batch = 5000;               // rows per statement
+    std::size_t max_pending = 1'000'000;        // beyond this the oldest results are dropped (logged)
+    std::chrono::milliseconds lock_wait{100};   // the longest a flush waits for a row lock (see above)
+    std::chrono::milliseconds stop_wait{5000};  // Stop's last flush gives way at most this long in all
   };
 
   TriggerResultWriter(Settings settings, ringwheel::Clock& clock, PgPool& pool);
@@ -47,8 +50,11 @@ class TriggerResultWriter final : public TriggerRecorder {
 
   // O(1).
   void Record(TriggerResult result) override;
-  // Writes everything recorded so far now (tests, shutdown). Returns false if the database failed.
+  // Writes everything recorded so far now (tests, shutdown). Returns false if the database failed or the
+  // flush gave way (the results are kept for the next one).
   bool Flush();
+  // Stops the writer thread and writes what is left (see Lifetime above). Blocks at most about
+  // stop_wait + the time of one flush.
   void Stop();
 
   [[nodiscard]] std::size_t pending() const;
