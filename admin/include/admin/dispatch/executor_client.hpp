@@ -37,10 +37,10 @@
 //
 // Event-driven (docs/architecture.md, "Delivery to executors"): threads of the client's own (`threads`, 2)
 // run every connection (Boost.Asio; HTTP/1.1 framing by Boost.Beast), each its share of them, and no caller
-// blocks on the network. RunAsync
-// hands a request over and returns; its `done` runs on that thread when the answer (or the failure) is
-// known. Run, Beat, IdleBeat, Kill and Log are the same requests waited for. A burst of fires to an executor
-// costs the admin a thread waking for many answers, not a thread and two context switches per fire.
+// blocks on the network. RunAsync hands a request over and returns; its `done` runs on that thread when the
+// answer (or the failure) is known. Run, Beat, IdleBeat, Kill and Log are the same requests waited for. A
+// burst of fires to an executor costs the admin a thread waking for many answers, not a thread and two
+// context switches per fire.
 //
 // Retries (XXL-JOB's client sends once and records any failure): this client never sends a request twice.
 // A reply says kNotSent when nothing of the request can have reached the executor (the connection could not
@@ -136,12 +136,12 @@ class HttpExecutorClient final : public ExecutorClient {
     std::optional<std::chrono::milliseconds> keep_alive;  // learned, if any
   };
 
-  // Starts the client's thread. `clock` times keep-alive ages and connection attempts (a fake clock in
+  // Starts the client's threads. `clock` times keep-alive ages and connection attempts (a fake clock in
   // tests); transport timeouts run on the real steady clock.
   HttpExecutorClient(Settings settings, ringwheel::Clock& clock);
   HttpExecutorClient() : HttpExecutorClient(Settings{}, ringwheel::RealClock::Instance()) {}
   // Fails what is still waiting or in flight (kNotSent / kUnknown, "the admin is shutting down"), closes
-  // every connection and joins the thread.
+  // every connection and joins the threads.
   ~HttpExecutorClient() override;
   HttpExecutorClient(const HttpExecutorClient&) = delete;
   HttpExecutorClient& operator=(const HttpExecutorClient&) = delete;
