@@ -52,7 +52,7 @@ MetricsEndpoint::Decision MetricsEndpoint::Check(std::string_view remote_address
   return Decision::kForbidden;
 }
 
-void MetricsEndpoint::Serve(const httplib::Request& req, httplib::Response& res) const {
+void MetricsEndpoint::Serve(const net::Request& req, net::Response& res) const {
   auto decision = Check(req.remote_addr, req.get_header_value("Authorization"));
   if (decision == Decision::kForbidden && extra_ && extra_(req)) decision = Decision::kAllowedByExtra;
   res.set_header("Cache-Control", "no-store");

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cronwheel/metrics_endpoint.hpp"
+#include "cronwheel/net/http_message.hpp"
 #include "cronwheel/net/http_server.hpp"
 #include "xxljob/framing.hpp"
 #include "xxljob/token.hpp"
@@ -20,7 +21,7 @@ std::string Dump(const xxljob::Envelope& e) {
   return xxljob::ToJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void Answer(httplib::Response& res, const xxljob::Envelope& e) {
+void Answer(net::Response& res, const xxljob::Envelope& e) {
   res.status = 200;
   res.set_content(Dump(e), kContentType);
 }
@@ -47,7 +48,7 @@ int HttpServer::Start() {
                      .payload_max_bytes = xxljob::kMaxBodyBytes});
 
   // A request whose body would stay in the connection is refused, and the answer closes it.
-  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  s.set_pre_routing_handler([](const net::Request& req, net::Response& res) {
     if (!xxljob::HasUnreadBody(req.method, req.has_header("Transfer-Encoding"),
                                req.get_header_value("Content-Length"))) {
       return httplib::Server::HandlerResponse::Unhandled;
@@ -56,17 +57,17 @@ int HttpServer::Start() {
     Answer(res, xxljob::Envelope::Fail(std::string(xxljob::kMethodNotSupported)));
     return httplib::Server::HandlerResponse::Handled;
   });
-  s.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Post(".*", [this](const net::Request& req, net::Response& res) {
     std::string body;
     Serve("POST", req.path, req.get_header_value(xxljob::kAccessTokenHeader), req.body, body);
     res.status = 200;
     res.set_content(body, kContentType);
   });
-  const auto not_post = [](const httplib::Request&, httplib::Response& res) {
+  const auto not_post = [](const net::Request&, net::Response& res) {
     Answer(res, xxljob::Envelope::Fail(std::string(xxljob::kMethodNotSupported)));
   };
   if (const auto* m = settings_.metrics) {
-    const auto serve = [m](const httplib::Request& req, httplib::Response& res) { m->Serve(req, res); };
+    const auto serve = [m](const net::Request& req, net::Response& res) { m->Serve(req, res); };
     s.Get("/metrics", serve);
     if (!settings_.path_prefix.empty()) s.Get(settings_.path_prefix + "/metrics", serve);
   }
@@ -75,7 +76,7 @@ int HttpServer::Start() {
   s.Delete(".*", not_post);
   s.Patch(".*", not_post);
   s.Options(".*", not_post);
-  s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+  s.set_error_handler([this](const net::Request& req, net::Response& res) {
     if (res.status == 400 && req.method == "POST" && !req.has_header("Content-Length") &&
         !req.has_header("Transfer-Encoding")) {
       // httplib refuses a POST without Content-Length; XXL-JOB 3.x admins send /beat with no body.
@@ -94,7 +95,7 @@ int HttpServer::Start() {
       Answer(res, xxljob::Envelope::Fail(fmt::format("invalid request, HTTP status {}", res.status)));
     }
   });
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr& ep) {
+  s.set_exception_handler([](const net::Request&, net::Response& res, const std::exception_ptr& ep) {
     std::string what = "unknown error";
     try {
       std::rethrow_exception(ep);

@@ -32,7 +32,7 @@ constexpr const char* kWebhookAllow = "http://127.0.0.1:8/hooks/";
 // Authenticates from a test header: "X-Test-User: admin" or "X-Test-User: user:<group>,<group>".
 class HeaderAuthenticator final : public Authenticator {
  public:
-  Result<Principal> Authenticate(const httplib::Request& req) override {
+  Result<Principal> Authenticate(const cronwheel::net::Request& req) override {
     const auto who = req.get_header_value("X-Test-User");
     if (who.empty()) return Error::Unauthenticated("not logged in");
     if (who == "admin") return Principal{.user_id = 1, .username = "admin", .admin = true};
@@ -340,7 +340,7 @@ TEST_F(ApiTest, ExecutorApiErrorsAreEnvelopesAndAGetWithABodyIsRefused) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->body, HasSubstr("larger than the limit"));
-  httplib::Request get;
+  cronwheel::net::Request get;
   get.method = "GET";
   get.path = "/api/v1/health";
   get.body = "GET /api/v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n";

@@ -8,7 +8,7 @@ void RegisterAuditRoutes(Routes& s, const RouteContext& ctx) {
   auto& audit = ctx.services.console->audit;
   s.Get(
       "/api/v1/audit",
-      [&](const Principal&, const httplib::Request& req, httplib::Response& res) {
+      [&](const Principal&, const net::Request& req, net::Response& res) {
         FieldErrors errors;
         AuditQuery q;
         q.offset = static_cast<int>(QueryInt(req, "offset", 0, INT32_MAX, errors).value_or(0));

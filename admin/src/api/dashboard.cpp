@@ -27,7 +27,7 @@ std::size_t ExecutorsOnline(const RouteContext& ctx, const Principal& who) {
 }  // namespace
 
 void RegisterDashboardRoutes(Routes& s, const RouteContext& ctx) {
-  s.Get("/api/v1/dashboard", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/dashboard", [&](const Principal& who, const net::Request& req, net::Response& res) {
     FieldErrors errors;
     const int days = static_cast<int>(QueryInt(req, "days", 1, 90, errors).value_or(7));
     if (!errors.empty()) return SendError(res, Error::Invalid("invalid query", std::move(errors)));

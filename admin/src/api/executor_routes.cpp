@@ -20,7 +20,7 @@ void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, co
   };
   // registry and registryRemove: {"registryGroup","registryKey","registryValue"}.
   const auto registration = [&](bool remove) {
-    return [&, remove, count_registration](const httplib::Request& req, httplib::Response& res) {
+    return [&, remove, count_registration](const net::Request& req, net::Response& res) {
       std::string error;
       const auto p = xxljob::ParseRegistryParam(req.body, &error);
       if (!p) {
@@ -48,7 +48,7 @@ void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, co
   };
   server.Post(prefix + "/api/registry", registration(false));
   server.Post(prefix + "/api/registryRemove", registration(true));
-  server.Post(prefix + "/api/callback", [&, m](const httplib::Request& req, httplib::Response& res) {
+  server.Post(prefix + "/api/callback", [&, m](const net::Request& req, net::Response& res) {
     std::string error;
     const auto list = xxljob::ParseCallbackList(req.body, &error);
     if (!list) {
@@ -68,7 +68,7 @@ void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, co
     SendEnvelope(res, xxljob::Envelope::Success());
   });
   // Anything else under the executor API: XXL-JOB's admin answers a code-500 envelope.
-  server.Post(prefix + R"(/api/([^/]+))", [](const httplib::Request& req, httplib::Response& res) {
+  server.Post(prefix + R"(/api/([^/]+))", [](const net::Request& req, net::Response& res) {
     SendEnvelope(res, xxljob::Envelope::Fail(xxljob::UriNotFound(req.path)));
   });
 }

@@ -14,17 +14,16 @@ void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
     return j;
   };
 
-  s.Get("/api/v1/groups",
-        [&, with_online](const Principal& who, const httplib::Request&, httplib::Response& res) {
-          json items = json::array();
-          for (const auto& g : groups.ListGroups()) {
-            if (who.CanAccessGroup(g.id)) items.push_back(with_online(g, false));
-          }
-          SendJson(res, 200, {{"items", items}});
-        });
+  s.Get("/api/v1/groups", [&, with_online](const Principal& who, const net::Request&, net::Response& res) {
+    json items = json::array();
+    for (const auto& g : groups.ListGroups()) {
+      if (who.CanAccessGroup(g.id)) items.push_back(with_online(g, false));
+    }
+    SendJson(res, 200, {{"items", items}});
+  });
   s.Post(
       "/api/v1/groups",
-      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto body = ParseBody(req, false);
         if (Failed(res, body)) return;
         const auto read = ReadGroupBody(*body, JobGroup{}, true);
@@ -36,13 +35,13 @@ void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
       },
       Access::kAdmin);
   s.Get("/api/v1/groups/{id}",
-        [&, with_online](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+        [&, with_online](const Principal& who, const net::Request& req, net::Response& res) {
           if (const auto g = ctx.VisibleGroup(who, req.matches[1], res))
             SendJson(res, 200, with_online(*g, who.admin));
         });
   s.Put(
       "/api/v1/groups/{id}",
-      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto before = ctx.VisibleGroup(who, req.matches[1], res);
         if (!before) return;
         const auto body = ParseBody(req, false);
@@ -60,7 +59,7 @@ void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
       Access::kAdmin);
   s.Delete(
       "/api/v1/groups/{id}",
-      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto before = ctx.VisibleGroup(who, req.matches[1], res);
         if (!before) return;
         if (Failed(res, groups.DeleteGroup(before->id))) return;

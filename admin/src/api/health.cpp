@@ -6,7 +6,7 @@
 namespace cronwheel::admin::api {
 
 void RegisterHealthRoutes(Routes& s, const RouteContext& ctx) {
-  s.PublicGet("/api/v1/health", [&ctx](const httplib::Request&, httplib::Response& res) {
+  s.PublicGet("/api/v1/health", [&ctx](const net::Request&, net::Response& res) {
     json body{{"status", "ok"}, {"node_id", ctx.settings.node_id}, {"now_ms", ctx.clock.NowMs()}};
     try {
       ctx.services.groups.ListGroups();  // the database answers
@@ -19,7 +19,7 @@ void RegisterHealthRoutes(Routes& s, const RouteContext& ctx) {
     }
   });
   if (ctx.services.console == nullptr) return;
-  s.PublicGet("/api/v1/openapi.json", [&ctx](const httplib::Request&, httplib::Response& res) {
+  s.PublicGet("/api/v1/openapi.json", [&ctx](const net::Request&, net::Response& res) {
     const auto doc = WebAsset(ctx.services.console->web_dir, "openapi.json");
     if (!doc) return SendError(res, 404, "the OpenAPI document is missing from this build");
     res.set_content(*doc, "application/json");

@@ -32,7 +32,7 @@ Result<Job> ReadJob(const json& body, const Job& base, bool create, const std::v
   return job;
 }
 
-Result<JobQuery> ReadJobQuery(const httplib::Request& req) {
+Result<JobQuery> ReadJobQuery(const net::Request& req) {
   FieldErrors errors;
   JobQuery q;
   if (const auto g = QueryInt(req, "group_id", 1, INT32_MAX, errors)) q.group_id = static_cast<int>(*g);
@@ -57,19 +57,18 @@ Result<JobQuery> ReadJobQuery(const httplib::Request& req) {
 void RegisterJobActions(Routes& s, const RouteContext& ctx) {
   auto& jobs = ctx.services.jobs;
   const auto change = [&](const char* action, Result<void> (JobRepository::*op)(int)) {
-    return
-        [&ctx, &jobs, action, op](const Principal& who, const httplib::Request& req, httplib::Response& res) {
-          const auto job = ctx.VisibleJob(who, req.matches[1], res);
-          if (!job || Failed(res, (jobs.*op)(job->id))) return;
-          const auto after = ToJson(*jobs.GetJob(job->id));
-          ctx.Audit(who, action, "job", std::to_string(job->id), ToJson(*job), after);
-          SendJson(res, 200, after);
-        };
+    return [&ctx, &jobs, action, op](const Principal& who, const net::Request& req, net::Response& res) {
+      const auto job = ctx.VisibleJob(who, req.matches[1], res);
+      if (!job || Failed(res, (jobs.*op)(job->id))) return;
+      const auto after = ToJson(*jobs.GetJob(job->id));
+      ctx.Audit(who, action, "job", std::to_string(job->id), ToJson(*job), after);
+      SendJson(res, 200, after);
+    };
   };
   s.Action("/api/v1/jobs/{id}/start", change("job.start", &JobRepository::StartJob));
   s.Action("/api/v1/jobs/{id}/stop", change("job.stop", &JobRepository::StopJob));
-  s.Action("/api/v1/jobs/{id}/trigger", [&](const Principal& who, const httplib::Request& req,
-                                            httplib::Response& res) {
+  s.Action("/api/v1/jobs/{id}/trigger", [&](const Principal& who, const net::Request& req,
+                                            net::Response& res) {
     const auto job = ctx.VisibleJob(who, req.matches[1], res);
     if (!job) return;
     const auto body = ParseBody(req, true);
@@ -106,8 +105,7 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
 // The console's job extras: copy, and the glue versions of a script job.
 void RegisterJobExtras(Routes& s, const RouteContext& ctx) {
   auto& jobs = ctx.services.jobs;
-  s.Action("/api/v1/jobs/{id}/copy", [&](const Principal& who, const httplib::Request& req,
-                                         httplib::Response& res) {
+  s.Action("/api/v1/jobs/{id}/copy", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto job = ctx.VisibleJob(who, req.matches[1], res);
     if (!job) return;
     Job copy = *job;
@@ -129,21 +127,20 @@ void RegisterJobExtras(Routes& s, const RouteContext& ctx) {
     ctx.Audit(who, "job.copy", "job", std::to_string(created->id), nullptr, after);
     SendJson(res, 201, ToJson(*created));
   });
-  s.Get("/api/v1/jobs/{id}/glue",
-        [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
-          const auto job = ctx.VisibleJob(who, req.matches[1], res);
-          if (!job) return;
-          json items = json::array();
-          for (const auto& g : ctx.services.console->store.GlueHistory(job->id)) {
-            items.push_back({{"id", g.id},
-                             {"glue_type", g.glue_type},
-                             {"glue_source", g.glue_source},
-                             {"glue_remark", g.glue_remark},
-                             {"glue_updated_ms", g.glue_updated_ms},
-                             {"created_ms", g.created_ms}});
-          }
-          SendJson(res, 200, {{"items", items}});
-        });
+  s.Get("/api/v1/jobs/{id}/glue", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const auto job = ctx.VisibleJob(who, req.matches[1], res);
+    if (!job) return;
+    json items = json::array();
+    for (const auto& g : ctx.services.console->store.GlueHistory(job->id)) {
+      items.push_back({{"id", g.id},
+                       {"glue_type", g.glue_type},
+                       {"glue_source", g.glue_source},
+                       {"glue_remark", g.glue_remark},
+                       {"glue_updated_ms", g.glue_updated_ms},
+                       {"created_ms", g.created_ms}});
+    }
+    SendJson(res, 200, {{"items", items}});
+  });
 }
 
 }  // namespace
@@ -152,13 +149,13 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
   auto& jobs = ctx.services.jobs;
   const auto& allow = ctx.settings.webhook_allow;
 
-  s.Get("/api/v1/jobs", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/jobs", [&](const Principal& who, const net::Request& req, net::Response& res) {
     auto q = ReadJobQuery(req);
     if (Failed(res, q)) return;
     if (!who.admin) q->group_ids = who.group_ids;
     SendPage(res, jobs.ListJobs(*q));
   });
-  s.Post("/api/v1/jobs", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Post("/api/v1/jobs", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto body = ParseBody(req, false);
     if (Failed(res, body)) return;
     if (const auto g = BodyGroupId(*body); g && !who.CanAccessGroup(*g)) {
@@ -171,10 +168,10 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     ctx.Audit(who, "job.create", "job", std::to_string(created->id), nullptr, ToJson(*created));
     SendJson(res, 201, ToJson(*created));
   });
-  s.Get("/api/v1/jobs/{id}", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/jobs/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
     if (const auto job = ctx.VisibleJob(who, req.matches[1], res)) SendJson(res, 200, ToJson(*job));
   });
-  s.Put("/api/v1/jobs/{id}", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Put("/api/v1/jobs/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto job = ctx.VisibleJob(who, req.matches[1], res);
     if (!job) return;
     const auto body = ParseBody(req, false);
@@ -192,13 +189,12 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     ctx.Audit(who, "job.update", "job", std::to_string(job->id), ToJson(*job), ToJson(*updated));
     SendJson(res, 200, ToJson(*updated));
   });
-  s.Delete("/api/v1/jobs/{id}",
-           [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
-             const auto job = ctx.VisibleJob(who, req.matches[1], res);
-             if (!job || Failed(res, jobs.DeleteJob(job->id))) return;
-             ctx.Audit(who, "job.delete", "job", std::to_string(job->id), ToJson(*job), nullptr);
-             SendJson(res, 200, {{"deleted", job->id}});
-           });
+  s.Delete("/api/v1/jobs/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const auto job = ctx.VisibleJob(who, req.matches[1], res);
+    if (!job || Failed(res, jobs.DeleteJob(job->id))) return;
+    ctx.Audit(who, "job.delete", "job", std::to_string(job->id), ToJson(*job), nullptr);
+    SendJson(res, 200, {{"deleted", job->id}});
+  });
   RegisterJobActions(s, ctx);
   if (ctx.services.console != nullptr) RegisterJobExtras(s, ctx);
 }

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kStatuses = {"PENDING", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"};
 
-Result<LogQuery> ReadLogQuery(const httplib::Request& req) {
+Result<LogQuery> ReadLogQuery(const net::Request& req) {
   FieldErrors errors;
   LogQuery q;
   if (const auto v = QueryInt(req, "job_id", 1, INT32_MAX, errors)) q.job_id = static_cast<int>(*v);
@@ -36,7 +36,7 @@ Result<LogQuery> ReadLogQuery(const httplib::Request& req) {
 
 // XXL-JOB logDetailCat (docs/xxl-job-protocol.md §2 /log): only to the address recorded on the fire, which
 // the admin chose itself. The content is plain text (the console shows it as text; nothing is escaped here).
-void SendOutput(const RouteContext& ctx, const JobLog& log, int from_line, httplib::Response& res) {
+void SendOutput(const RouteContext& ctx, const JobLog& log, int from_line, net::Response& res) {
   json out{{"from_line", from_line}, {"to_line", 0}, {"content", ""}, {"end", false}};
   if (log.trigger_code != xxljob::kCodeSuccess || log.executor_address.empty()) {
     // Never sent, or refused: no executor has output. Pending fires may still be sent.
@@ -61,15 +61,13 @@ void SendOutput(const RouteContext& ctx, const JobLog& log, int from_line, httpl
 
 void RegisterConsoleLogRoutes(Routes& s, const RouteContext& ctx) {
   auto& logs = ctx.services.logs;
-  s.Get("/api/v1/logs/{id}/output", [&](const Principal& who, const httplib::Request& req,
-                                        httplib::Response& res) {
+  s.Get("/api/v1/logs/{id}/output", [&](const Principal& who, const net::Request& req, net::Response& res) {
     FieldErrors errors;
     const auto from_line = static_cast<int>(QueryInt(req, "from_line", 1, INT32_MAX, errors).value_or(1));
     if (!errors.empty()) return SendError(res, Error::Invalid("invalid query", std::move(errors)));
     if (const auto log = ctx.VisibleLog(who, req.matches[1], res)) SendOutput(ctx, *log, from_line, res);
   });
-  s.Action("/api/v1/logs/{id}/kill", [&](const Principal& who, const httplib::Request& req,
-                                         httplib::Response& res) {
+  s.Action("/api/v1/logs/{id}/kill", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto log = ctx.VisibleLog(who, req.matches[1], res);
     if (!log) return;
     if (log->trigger_code != xxljob::kCodeSuccess) {
@@ -98,38 +96,37 @@ void RegisterConsoleLogRoutes(Routes& s, const RouteContext& ctx) {
               after ? ToJson(*after) : json(nullptr));
     SendJson(res, 200, after ? ToJson(*after) : json::object());
   });
-  s.Post("/api/v1/logs/clear",
-         [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
-           const auto body = ParseBody(req, false);
-           if (Failed(res, body)) return;
-           auto c = ReadLogClearBody(*body);
-           if (Failed(res, c)) return;
-           if (c->job_id && !ctx.VisibleJob(who, std::to_string(*c->job_id), res)) return;
-           if (c->group_id && !ctx.VisibleGroup(who, std::to_string(*c->group_id), res)) return;
-           if (!who.admin) c->group_ids = who.group_ids;
-           const auto deleted = logs.ClearLogs(*c);
-           auto after = *body;
-           after["deleted"] = deleted;
-           ctx.Audit(who, "log.clear", "log",
-                     c->job_id     ? fmt::format("job:{}", *c->job_id)
-                     : c->group_id ? fmt::format("group:{}", *c->group_id)
-                                   : std::string("all"),
-                     nullptr, after);
-           SendJson(res, 200, {{"deleted", deleted}});
-         });
+  s.Post("/api/v1/logs/clear", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const auto body = ParseBody(req, false);
+    if (Failed(res, body)) return;
+    auto c = ReadLogClearBody(*body);
+    if (Failed(res, c)) return;
+    if (c->job_id && !ctx.VisibleJob(who, std::to_string(*c->job_id), res)) return;
+    if (c->group_id && !ctx.VisibleGroup(who, std::to_string(*c->group_id), res)) return;
+    if (!who.admin) c->group_ids = who.group_ids;
+    const auto deleted = logs.ClearLogs(*c);
+    auto after = *body;
+    after["deleted"] = deleted;
+    ctx.Audit(who, "log.clear", "log",
+              c->job_id     ? fmt::format("job:{}", *c->job_id)
+              : c->group_id ? fmt::format("group:{}", *c->group_id)
+                            : std::string("all"),
+              nullptr, after);
+    SendJson(res, 200, {{"deleted", deleted}});
+  });
 }
 
 }  // namespace
 
 void RegisterLogRoutes(Routes& s, const RouteContext& ctx) {
   auto& logs = ctx.services.logs;
-  s.Get("/api/v1/logs", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/logs", [&](const Principal& who, const net::Request& req, net::Response& res) {
     auto q = ReadLogQuery(req);
     if (Failed(res, q)) return;
     if (!who.admin) q->group_ids = who.group_ids;
     SendPage(res, logs.ListLogs(*q));
   });
-  s.Get("/api/v1/logs/{id}", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/logs/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
     if (const auto log = ctx.VisibleLog(who, req.matches[1], res)) SendJson(res, 200, ToJson(*log));
   });
   if (ctx.services.console != nullptr) RegisterConsoleLogRoutes(s, ctx);

@@ -10,12 +10,12 @@
 
 namespace cronwheel::admin::api {
 
-void SendJson(httplib::Response& res, int status, const json& body) {
+void SendJson(net::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(DumpLossy(body), "application/json");
 }
 
-void SendError(httplib::Response& res, const Error& error) {
+void SendError(net::Response& res, const Error& error) {
   json body{{"error", error.message}, {"code", ToString(error.kind)}};
   if (!error.fields.empty()) body["errors"] = ToJson(error.fields);
   if (error.kind == ErrorKind::kThrottled) {
@@ -26,16 +26,16 @@ void SendError(httplib::Response& res, const Error& error) {
   SendJson(res, HttpStatus(error.kind), body);
 }
 
-void SendError(httplib::Response& res, int status, const std::string& message) {
+void SendError(net::Response& res, int status, const std::string& message) {
   SendJson(res, status, {{"error", message}});
 }
 
-void SendEnvelope(httplib::Response& res, const xxljob::Envelope& e) {
+void SendEnvelope(net::Response& res, const xxljob::Envelope& e) {
   res.status = 200;
   res.set_content(xxljob::ToJson(e).dump(), "application/json;charset=UTF-8");
 }
 
-Result<json> ParseBody(const httplib::Request& req, bool allow_empty) {
+Result<json> ParseBody(const net::Request& req, bool allow_empty) {
   if (req.body.empty() && allow_empty) return json::object();
   std::string error;
   auto body = ParseJson(req.body, &error);
@@ -50,7 +50,7 @@ std::optional<std::int64_t> ParseId(const std::string& text, std::int64_t max) {
   return v;
 }
 
-std::optional<std::int64_t> QueryInt(const httplib::Request& req, const char* name, std::int64_t min,
+std::optional<std::int64_t> QueryInt(const net::Request& req, const char* name, std::int64_t min,
                                      std::int64_t max, FieldErrors& errors) {
   if (!req.has_param(name)) return std::nullopt;
   const auto text = req.get_param_value(name);
@@ -89,7 +89,7 @@ std::string Routes::Pattern(const std::string& path) {
 }
 
 httplib::Server::Handler Routes::Authed(Handler h, Access access) {
-  return [&auth = auth_, h = std::move(h), access](const httplib::Request& req, httplib::Response& res) {
+  return [&auth = auth_, h = std::move(h), access](const net::Request& req, net::Response& res) {
     const auto who = auth.Authenticate(req);
     if (Failed(res, who)) return;
     if (access == Access::kAdmin && !who->admin)
@@ -136,9 +136,9 @@ void Routes::PublicPost(const std::string& path, httplib::Server::Handler h) {
   Add("POST", path, std::move(h));
 }
 
-bool Routes::ServeBodilessPost(const httplib::Request& req, httplib::Response& res) const {
+bool Routes::ServeBodilessPost(const net::Request& req, net::Response& res) const {
   for (const auto& route : posts_) {
-    httplib::Request copy = req;  // matches point into the copy's path
+    net::Request copy = req;  // matches point into the copy's path
     if (std::regex_match(copy.path, copy.matches, route.pattern)) {
       if (route.body == Body::kRequired) {
         // Any body bytes that follow would be read as the next request: answer, and close.
@@ -166,7 +166,7 @@ void RouteContext::Audit(const Principal& who, std::string_view action, std::str
 }
 
 std::optional<Job> RouteContext::VisibleJob(const Principal& who, const std::string& text,
-                                            httplib::Response& res) const {
+                                            net::Response& res) const {
   const auto id = ParseId(text);
   auto job = id ? services.jobs.GetJob(static_cast<int>(*id)) : std::nullopt;
   if (!job || !who.CanAccessGroup(job->group_id)) {
@@ -177,7 +177,7 @@ std::optional<Job> RouteContext::VisibleJob(const Principal& who, const std::str
 }
 
 std::optional<JobLog> RouteContext::VisibleLog(const Principal& who, const std::string& text,
-                                               httplib::Response& res) const {
+                                               net::Response& res) const {
   const auto id = ParseId(text, INT64_MAX);
   auto log = id ? services.logs.GetLog(*id) : std::nullopt;
   if (!log || !who.CanAccessGroup(log->group_id)) {
@@ -188,7 +188,7 @@ std::optional<JobLog> RouteContext::VisibleLog(const Principal& who, const std::
 }
 
 std::optional<JobGroup> RouteContext::VisibleGroup(const Principal& who, const std::string& text,
-                                                   httplib::Response& res) const {
+                                                   net::Response& res) const {
   const auto id = ParseId(text);
   auto group = id && who.CanAccessGroup(static_cast<int>(*id))
                    ? services.groups.GetGroup(static_cast<int>(*id))

@@ -25,21 +25,22 @@
 
 #include "admin/api/server.hpp"
 #include "admin/model/result.hpp"
+#include "cronwheel/net/http_message.hpp"
 
 namespace cronwheel::admin::api {
 
 using nlohmann::json;
 
-void SendJson(httplib::Response& res, int status, const json& body);
+void SendJson(net::Response& res, int status, const json& body);
 // The Error's HTTP status and {"error", "code", "errors"}; Retry-After for kThrottled.
-void SendError(httplib::Response& res, const Error& error);
+void SendError(net::Response& res, const Error& error);
 // For answers that are not an Error of the admin's own (a framing problem, an executor that failed).
-void SendError(httplib::Response& res, int status, const std::string& message);
-void SendEnvelope(httplib::Response& res, const xxljob::Envelope& e);
+void SendError(net::Response& res, int status, const std::string& message);
+void SendEnvelope(net::Response& res, const xxljob::Envelope& e);
 
 // A page of items as {"total": n, "items": [ToJson(item)...]}.
 template <class Page>
-void SendPage(httplib::Response& res, const Page& page) {
+void SendPage(net::Response& res, const Page& page) {
   json items = json::array();
   for (const auto& item : page.items)
     items.push_back(ToJson(item));
@@ -48,7 +49,7 @@ void SendPage(httplib::Response& res, const Page& page) {
 
 // Answers `r`'s error and returns true when it failed.
 template <class T>
-bool Failed(httplib::Response& res, const Result<T>& r) {
+bool Failed(net::Response& res, const Result<T>& r) {
   if (r) return false;
   SendError(res, r.error());
   return true;
@@ -57,21 +58,20 @@ bool Failed(httplib::Response& res, const Result<T>& r) {
 // The request body as JSON (any JSON value; each route checks its shape): a syntax error, a number beyond a
 // double (1e400) or nesting deeper than cronwheel::kMaxJsonDepth is kInvalid. An empty body is {} when
 // `allow_empty`.
-Result<json> ParseBody(const httplib::Request& req, bool allow_empty);
+Result<json> ParseBody(const net::Request& req, bool allow_empty);
 
 // A path id: decimal digits only, positive, within the column's range.
 std::optional<std::int64_t> ParseId(const std::string& text, std::int64_t max = INT32_MAX);
 
 // Optional integer query parameter; adds an error to `errors` when present but invalid.
-std::optional<std::int64_t> QueryInt(const httplib::Request& req, const char* name, std::int64_t min,
+std::optional<std::int64_t> QueryInt(const net::Request& req, const char* name, std::int64_t min,
                                      std::int64_t max, FieldErrors& errors);
 
 // `text` cut for an error message (40 bytes, on a UTF-8 boundary).
 std::string Shorten(const std::string& text);
 
 enum class Access { kUser, kAdmin };
-using Handler =
-    std::function<void(const Principal& who, const httplib::Request& req, httplib::Response& res)>;
+using Handler = std::function<void(const Principal& who, const net::Request& req, net::Response& res)>;
 
 class Routes {
  public:
@@ -91,7 +91,7 @@ class Routes {
   // Serves `req`, a POST with no body at all: as a POST with an empty body when the route's body is optional,
   // else 411 (and the connection closes). False when no POST route matches its path (the caller answers as
   // for any other path).
-  bool ServeBodilessPost(const httplib::Request& req, httplib::Response& res) const;
+  bool ServeBodilessPost(const net::Request& req, net::Response& res) const;
 
   // "/api/v1/jobs/{id}" -> "/api/v1/jobs/([^/]+)"; '.' is literal.
   static std::string Pattern(const std::string& path);
@@ -123,11 +123,10 @@ struct RouteContext {
   void Audit(const Principal& who, std::string_view action, std::string_view entity, const std::string& id,
              const json& before, const json& after) const;
   // The job / fire / group if it exists and the caller may see it; otherwise answers 404 and returns nullopt.
-  std::optional<Job> VisibleJob(const Principal& who, const std::string& text, httplib::Response& res) const;
-  std::optional<JobLog> VisibleLog(const Principal& who, const std::string& text,
-                                   httplib::Response& res) const;
+  std::optional<Job> VisibleJob(const Principal& who, const std::string& text, net::Response& res) const;
+  std::optional<JobLog> VisibleLog(const Principal& who, const std::string& text, net::Response& res) const;
   std::optional<JobGroup> VisibleGroup(const Principal& who, const std::string& text,
-                                       httplib::Response& res) const;
+                                       net::Response& res) const;
   // The token a group's executors expect: the group's own, else the global one.
   std::string ExecutorToken(int group_id) const;
 };

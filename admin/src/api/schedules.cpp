@@ -6,16 +6,15 @@
 namespace cronwheel::admin::api {
 
 void RegisterScheduleRoutes(Routes& s, const RouteContext& ctx) {
-  s.Post("/api/v1/schedules/preview",
-         [&](const Principal&, const httplib::Request& req, httplib::Response& res) {
-           const auto body = ParseBody(req, false);
-           if (Failed(res, body)) return;
-           const auto preview = ReadPreviewBody(*body);
-           if (Failed(res, preview)) return;
-           const auto fires = PreviewFires(*preview, ctx.clock.NowMs());
-           if (Failed(res, fires)) return;
-           SendJson(res, 200, *fires);
-         });
+  s.Post("/api/v1/schedules/preview", [&](const Principal&, const net::Request& req, net::Response& res) {
+    const auto body = ParseBody(req, false);
+    if (Failed(res, body)) return;
+    const auto preview = ReadPreviewBody(*body);
+    if (Failed(res, preview)) return;
+    const auto fires = PreviewFires(*preview, ctx.clock.NowMs());
+    if (Failed(res, fires)) return;
+    SendJson(res, 200, *fires);
+  });
 }
 
 }  // namespace cronwheel::admin::api

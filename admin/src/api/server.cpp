@@ -26,11 +26,11 @@ bool IsRestPath(const std::string& path) {
 bool IsExecutorApiPath(const std::string& path) {
   return !IsRestPath(path) && (path.starts_with("/api/") || path.starts_with("/xxl-job-admin/"));
 }
-bool HasLength(const httplib::Request& req) {
+bool HasLength(const net::Request& req) {
   return req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
 }
 
-void OnException(const httplib::Request& req, httplib::Response& res, const std::exception_ptr& ep) {
+void OnException(const net::Request& req, net::Response& res, const std::exception_ptr& ep) {
   std::string what = "unknown error";
   int status = 500;
   try {
@@ -53,7 +53,7 @@ void OnException(const httplib::Request& req, httplib::Response& res, const std:
 }
 
 // Answers a request cpp-httplib could not route or read, in the dialect of its path.
-void OnError(const httplib::Request& req, httplib::Response& res, std::size_t max_body_bytes) {
+void OnError(const net::Request& req, net::Response& res, std::size_t max_body_bytes) {
   if (!res.body.empty()) return;
   const auto path = req.path.substr(0, 200);
   if (IsExecutorApiPath(req.path)) {
@@ -113,7 +113,7 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
       Impl{.context = {services_, settings_, clock_},
            .routes = Routes(*server_, services_.authenticator,
                             services_.console != nullptr ? &services_.console->routes : nullptr)});
-  server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+  server_->set_pre_routing_handler([this](const net::Request& req, net::Response& res) {
     // A body httplib would leave unread (xxljob::HasUnreadBody) is refused, and the answer closes the
     // connection.
     if (xxljob::HasUnreadBody(req.method, req.has_header("Transfer-Encoding"),
@@ -138,18 +138,16 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  server_->set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-    OnError(req, res, settings_.max_body_bytes);
-  });
+  server_->set_error_handler(
+      [this](const net::Request& req, net::Response& res) { OnError(req, res, settings_.max_body_bytes); });
   auto& ctx = impl_->context;
   auto& routes = impl_->routes;
   RegisterExecutorRoutes(*server_, ctx, "");
   RegisterExecutorRoutes(*server_, ctx, "/xxl-job-admin");
   if (services_.metrics != nullptr) {
     // Before the console's pages, which answer every other GET.
-    server_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
-      services_.metrics->Serve(req, res);
-    });
+    server_->Get("/metrics",
+                 [this](const net::Request& req, net::Response& res) { services_.metrics->Serve(req, res); });
   }
   RegisterHealthRoutes(routes, ctx);
   RegisterGroupRoutes(routes, ctx);

@@ -8,7 +8,7 @@ namespace cronwheel::admin::api {
 
 void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
   auto& console = *ctx.services.console;
-  s.PublicPost("/api/v1/auth/login", [&](const httplib::Request& req, httplib::Response& res) {
+  s.PublicPost("/api/v1/auth/login", [&](const net::Request& req, net::Response& res) {
     // A JSON body only: a cross-site HTML form cannot send one, so nobody is logged in by a foreign page.
     if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
       return SendError(res, 415, "send the credentials as a JSON body (Content-Type: application/json)");
@@ -31,15 +31,14 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
     res.set_header("Set-Cookie", console.auth.SessionCookie(session->token));
     SendJson(res, 200, {{"csrf_token", session->csrf_token}, {"user", ToJson(session->user)}});
   });
-  s.Action(
-      "/api/v1/auth/logout", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
-        const bool ended = who.via == "session" && console.auth.Logout(req);
-        if (ended)
-          console.audit.Record(who, "user.logout", "user", std::to_string(who.user_id), nullptr, nullptr);
-        res.set_header("Set-Cookie", console.auth.ExpiredCookie());
-        SendJson(res, 200, {{"logged_out", ended}});
-      });
-  s.Get("/api/v1/auth/me", [&](const Principal& who, const httplib::Request&, httplib::Response& res) {
+  s.Action("/api/v1/auth/logout", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const bool ended = who.via == "session" && console.auth.Logout(req);
+    if (ended)
+      console.audit.Record(who, "user.logout", "user", std::to_string(who.user_id), nullptr, nullptr);
+    res.set_header("Set-Cookie", console.auth.ExpiredCookie());
+    SendJson(res, 200, {{"logged_out", ended}});
+  });
+  s.Get("/api/v1/auth/me", [&](const Principal& who, const net::Request&, net::Response& res) {
     json body{{"user",
                {{"id", who.user_id},
                 {"username", who.username},

@@ -7,7 +7,7 @@ namespace cronwheel::admin::api {
 
 void RegisterTokenRoutes(Routes& s, const RouteContext& ctx) {
   auto& accounts = ctx.services.console->accounts;
-  s.Get("/api/v1/tokens", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Get("/api/v1/tokens", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto all = req.get_param_value("all");
     if (!all.empty() && all != "true" && all != "false") {
       return SendError(
@@ -23,7 +23,7 @@ void RegisterTokenRoutes(Routes& s, const RouteContext& ctx) {
       items.push_back(ToJson(t));
     SendJson(res, 200, {{"items", items}});
   });
-  s.Post("/api/v1/tokens", [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+  s.Post("/api/v1/tokens", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto body = ParseBody(req, false);
     if (Failed(res, body)) return;
     const auto name = ReadTokenBody(*body);
@@ -36,8 +36,7 @@ void RegisterTokenRoutes(Routes& s, const RouteContext& ctx) {
     out["token"] = secret;  // shown once
     SendJson(res, 201, out);
   });
-  s.Delete("/api/v1/tokens/{id}", [&](const Principal& who, const httplib::Request& req,
-                                      httplib::Response& res) {
+  s.Delete("/api/v1/tokens/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto id = ParseId(req.matches[1]);
     const auto deleted = id ? accounts.DeleteToken(static_cast<int>(*id),
                                                    who.admin ? std::nullopt : std::optional(who.user_id))

@@ -8,7 +8,7 @@ namespace {
 
 // Answers a change of a user (or its error) and records it.
 void SendUserChange(const RouteContext& ctx, const Principal& who, const Result<UserChange>& c,
-                    const char* action, int success_status, httplib::Response& res) {
+                    const char* action, int success_status, net::Response& res) {
   if (Failed(res, c)) return;
   const int id = c->after ? c->after->id : c->before->id;
   ctx.Audit(who, action, "user", std::to_string(id), c->before ? ToJson(*c->before) : json(nullptr),
@@ -18,7 +18,7 @@ void SendUserChange(const RouteContext& ctx, const Principal& who, const Result<
 }
 
 // The user id of the path, or answers 404.
-std::optional<int> UserId(const httplib::Request& req, httplib::Response& res) {
+std::optional<int> UserId(const net::Request& req, net::Response& res) {
   const auto id = ParseId(req.matches[1]);
   if (!id) SendError(res, Error::NotFound(fmt::format("user '{}' not found", Shorten(req.matches[1]))));
   return id ? std::optional<int>(static_cast<int>(*id)) : std::nullopt;
@@ -30,7 +30,7 @@ void RegisterUserRoutes(Routes& s, const RouteContext& ctx) {
   auto& accounts = ctx.services.console->accounts;
   s.Get(
       "/api/v1/users",
-      [&](const Principal&, const httplib::Request&, httplib::Response& res) {
+      [&](const Principal&, const net::Request&, net::Response& res) {
         json items = json::array();
         for (const auto& u : accounts.ListUsers())
           items.push_back(ToJson(u));
@@ -39,7 +39,7 @@ void RegisterUserRoutes(Routes& s, const RouteContext& ctx) {
       Access::kAdmin);
   s.Post(
       "/api/v1/users",
-      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto body = ParseBody(req, false);
         if (Failed(res, body)) return;
         const auto fields = ReadUserBody(*body, true);
@@ -49,7 +49,7 @@ void RegisterUserRoutes(Routes& s, const RouteContext& ctx) {
       Access::kAdmin);
   s.Get(
       "/api/v1/users/{id}",
-      [&](const Principal&, const httplib::Request& req, httplib::Response& res) {
+      [&](const Principal&, const net::Request& req, net::Response& res) {
         const auto id = UserId(req, res);
         if (!id) return;
         const auto u = accounts.GetUser(*id);
@@ -60,7 +60,7 @@ void RegisterUserRoutes(Routes& s, const RouteContext& ctx) {
       Access::kAdmin);
   s.Put(
       "/api/v1/users/{id}",
-      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto id = UserId(req, res);
         if (!id) return;
         const auto body = ParseBody(req, false);
@@ -72,14 +72,13 @@ void RegisterUserRoutes(Routes& s, const RouteContext& ctx) {
       Access::kAdmin);
   s.Delete(
       "/api/v1/users/{id}",
-      [&](const Principal& who, const httplib::Request& req, httplib::Response& res) {
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto id = UserId(req, res);
         if (!id) return;
         SendUserChange(ctx, who, accounts.DeleteUser(*id, who.user_id), "user.delete", 200, res);
       },
       Access::kAdmin);
-  s.Post("/api/v1/users/me/password", [&](const Principal& who, const httplib::Request& req,
-                                          httplib::Response& res) {
+  s.Post("/api/v1/users/me/password", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto body = ParseBody(req, false);
     if (Failed(res, body)) return;
     const auto change = ReadPasswordChangeBody(*body);

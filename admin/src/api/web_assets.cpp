@@ -75,7 +75,7 @@ std::optional<std::string> WebAsset(const std::string& web_dir, const std::strin
 }
 
 void RegisterWebAssets(httplib::Server& server, const std::string& web_dir) {
-  server.set_post_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  server.set_post_routing_handler([](const net::Request& req, net::Response& res) {
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("X-Frame-Options", "DENY");
@@ -84,25 +84,24 @@ void RegisterWebAssets(httplib::Server& server, const std::string& web_dir) {
   });
   // Everything under "/" but the APIs. The console routes by the URL fragment (#/jobs), so every page is
   // index.html and there is no server-side fall-back.
-  server.Get(R"(/(?!api/|xxl-job-admin/)(.*))",
-             [web_dir](const httplib::Request& req, httplib::Response& res) {
-               std::string path = req.matches[1];
-               if (path.empty()) path = "index.html";
-               const auto data = WebAsset(web_dir, path);
-               if (!data) {
-                 res.status = 404;
-                 res.set_content("not found\n", "text/plain; charset=utf-8");
-                 return;
-               }
-               const auto tag = ETag(*data);
-               res.set_header("ETag", tag);
-               res.set_header("Cache-Control", "no-cache");  // revalidate: the files change with the binary
-               if (req.get_header_value("If-None-Match") == tag) {
-                 res.status = 304;
-                 return;
-               }
-               res.set_content(*data, MimeType(path));
-             });
+  server.Get(R"(/(?!api/|xxl-job-admin/)(.*))", [web_dir](const net::Request& req, net::Response& res) {
+    std::string path = req.matches[1];
+    if (path.empty()) path = "index.html";
+    const auto data = WebAsset(web_dir, path);
+    if (!data) {
+      res.status = 404;
+      res.set_content("not found\n", "text/plain; charset=utf-8");
+      return;
+    }
+    const auto tag = ETag(*data);
+    res.set_header("ETag", tag);
+    res.set_header("Cache-Control", "no-cache");  // revalidate: the files change with the binary
+    if (req.get_header_value("If-None-Match") == tag) {
+      res.status = 304;
+      return;
+    }
+    res.set_content(*data, MimeType(path));
+  });
 }
 
 }  // namespace cronwheel::admin::api

@@ -253,7 +253,7 @@ void AdminApp::Start() {
   p.metrics_endpoint = std::make_unique<MetricsEndpoint>(
       p.metrics_registry,
       MetricsEndpoint::Settings{.allow = config_.metrics_allow, .token = config_.metrics_token},
-      xxljob::TokenMatches, [&p](const httplib::Request& req) {
+      xxljob::TokenMatches, [&p](const net::Request& req) {
         const auto who = p.auth.Authenticate(req);
         return who && who->admin;
       });

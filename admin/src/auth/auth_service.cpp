@@ -40,7 +40,7 @@ Principal PrincipalFromRow(const pqxx::row& r, std::string via) {
 
 }  // namespace
 
-std::string CookieValue(const httplib::Request& req, std::string_view name) {
+std::string CookieValue(const net::Request& req, std::string_view name) {
   const auto count = req.get_header_value_count("Cookie");
   for (std::size_t i = 0; i < count; ++i) {
     const std::string header = req.get_header_value("Cookie", i);
@@ -67,7 +67,7 @@ AuthService::AuthService(Settings settings, ringwheel::Clock& clock, PgPool& poo
       hasher_(settings.hashing),
       throttle_(settings.throttle) {}
 
-Result<Principal> AuthService::Authenticate(const httplib::Request& req) {
+Result<Principal> AuthService::Authenticate(const net::Request& req) {
   if (req.has_header("Authorization")) {
     const auto value = req.get_header_value("Authorization");
     constexpr std::string_view kBearer = "Bearer ";
@@ -228,7 +228,7 @@ Result<AuthService::Session> AuthService::Login(const std::string& username, con
   return session;
 }
 
-bool AuthService::Logout(const httplib::Request& req) {
+bool AuthService::Logout(const net::Request& req) {
   const auto cookie = CookieValue(req, kSessionCookie);
   if (cookie.empty()) return false;
   return WithConnection(pool_, [&](pqxx::connection& conn) {

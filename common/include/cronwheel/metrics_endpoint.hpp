@@ -20,11 +20,7 @@
 
 #include "cronwheel/metrics.hpp"
 #include "cronwheel/net/address_allow_list.hpp"
-
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
+#include "cronwheel/net/http_message.hpp"
 
 namespace cronwheel {
 
@@ -40,7 +36,7 @@ class MetricsEndpoint final {
   // Constant-time comparison of a given token with the configured one (xxljob::TokenMatches).
   using TokenCheck = std::function<bool(std::string_view given, std::string_view expected)>;
   // Extra permission of the process (nullptr = none): true to serve the request.
-  using ExtraCheck = std::function<bool(const httplib::Request&)>;
+  using ExtraCheck = std::function<bool(const net::Request&)>;
 
   // Throws std::invalid_argument naming metrics_allow and the entry when an entry does not parse.
   MetricsEndpoint(const metrics::Registry& registry, Settings settings, TokenCheck token_check,
@@ -51,7 +47,7 @@ class MetricsEndpoint final {
   [[nodiscard]] Decision Check(std::string_view remote_address, std::string_view authorization) const;
 
   // Answers a GET /metrics: 200 with the exposition (kContentType) or 403 with a plain-text reason.
-  void Serve(const httplib::Request& req, httplib::Response& res) const;
+  void Serve(const net::Request& req, net::Response& res) const;
 
  private:
   const metrics::Registry& registry_;

@@ -347,10 +347,10 @@ TEST(MetricsEndpoint, ServesTheTextOrAClear403) {
   r.AddGauge("cronwheel_up", "Up.").Labels({}).Set(1);
   bool extra = false;
   MetricsEndpoint e(r, {.allow = {"127.0.0.1"}, .token = "t"}, Equal,
-                    [&](const httplib::Request&) { return extra; });
-  httplib::Request req;
+                    [&](const net::Request&) { return extra; });
+  net::Request req;
   req.remote_addr = "10.9.8.7";
-  httplib::Response res;
+  net::Response res;
   e.Serve(req, res);
   EXPECT_EQ(res.status, 403);
   EXPECT_NE(res.body.find("metrics_allow"), std::string::npos) << res.body;
@@ -359,7 +359,7 @@ TEST(MetricsEndpoint, ServesTheTextOrAClear403) {
   EXPECT_EQ(res.body.find("127.0.0.1"), std::string::npos) << "the allow list is not revealed: " << res.body;
 
   extra = true;  // e.g. a signed-in console administrator
-  httplib::Response ok;
+  net::Response ok;
   e.Serve(req, ok);
   EXPECT_EQ(ok.status, 200);
   EXPECT_EQ(ok.get_header_value("Content-Type"), metrics::kContentType);

@@ -55,7 +55,7 @@ class AuthService final : public Authenticator {
   AuthService(Settings settings, ringwheel::Clock& clock, PgPool& pool);
 
   // Authenticator: Bearer token, else session cookie (+ CSRF check on state-changing methods), else 401.
-  Result<Principal> Authenticate(const httplib::Request& req) override;
+  Result<Principal> Authenticate(const net::Request& req) override;
 
   // Creates `admin` (ADMIN) if no user exists. `password` empty = generate one. Returns the password used
   // when the user was created now (so the caller can print a generated one), nullopt when users existed.
@@ -70,7 +70,7 @@ class AuthService final : public Authenticator {
   // kThrottled (with retry_after) or kUnauthenticated ("wrong username or password").
   Result<Session> Login(const std::string& username, const std::string& password, const std::string& client);
   // Ends the session of this request's cookie. False when it had none or it was unknown.
-  bool Logout(const httplib::Request& req);
+  bool Logout(const net::Request& req);
   // Set-Cookie values: a new session / one that deletes the cookie.
   [[nodiscard]] std::string SessionCookie(const std::string& token) const;
   [[nodiscard]] std::string ExpiredCookie() const;
@@ -93,6 +93,6 @@ class AuthService final : public Authenticator {
 };
 
 // The value of cookie `name` in the request's Cookie header(s); "" when absent.
-std::string CookieValue(const httplib::Request& req, std::string_view name);
+std::string CookieValue(const net::Request& req, std::string_view name);
 
 }  // namespace cronwheel::admin

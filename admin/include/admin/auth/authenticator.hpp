@@ -14,10 +14,7 @@
 #include <vector>
 
 #include "admin/model/result.hpp"
-
-namespace httplib {
-struct Request;
-}
+#include "cronwheel/net/http_message.hpp"
 
 namespace cronwheel::admin {
 
@@ -40,7 +37,7 @@ class Authenticator {
   // Identifies the caller of `req`: the Principal, or an Error of kind kUnauthenticated (401: no or bad
   // credentials) or kForbidden (403: authenticated but refused, e.g. a missing CSRF token). State-changing
   // methods (POST, PUT, DELETE) must also pass the CSRF check when authenticated by a session cookie.
-  virtual Result<Principal> Authenticate(const httplib::Request& req) = 0;
+  virtual Result<Principal> Authenticate(const net::Request& req) = 0;
 
  protected:
   Authenticator() = default;
