@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
       .Add("callback_batch_size", &callback_batch_size, "callbacks per POST to the admin", 1, 10000)
       .Add("admin_timeout_ms", &s.admin_timeout, "connect and read timeout of calls to the admins",
            std::chrono::milliseconds(100), std::chrono::milliseconds(60000))
-      .Add("server_threads", &s.server_threads, "HTTP worker threads", 1, 4096)
+      .Add("server_threads", &s.server_threads, "threads that read, answer and write HTTP connections", 1, 64)
       .Add("keep_alive_timeout_s", &s.keep_alive_timeout, "idle keep-alive connections are closed after this",
            std::chrono::seconds(1), std::chrono::seconds(300))
       .Add("idle_thread_timeout_s", &s.idle_thread_timeout, "a job thread without work is ended after this",

@@ -1,7 +1,6 @@
 #include "cronwheel/metrics_endpoint.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <stdexcept>
 

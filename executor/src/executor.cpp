@@ -45,8 +45,8 @@ void Validate(const Executor::Settings& s) {
   if (s.listen_port < 0 || s.listen_port > 65535) {
     bad("listen", fmt::format("port {} is not valid: use 0..65535 (0 = any free port)", s.listen_port));
   }
-  if (s.server_threads < 1 || s.server_threads > 4096) {
-    bad("server_threads", fmt::format("{} is not valid: use 1..4096", s.server_threads));
+  if (s.server_threads < 1 || s.server_threads > 64) {
+    bad("server_threads", fmt::format("{} is not valid: use 1..64", s.server_threads));
   }
   if (!s.advertise_address.empty()) {
     std::string error;

@@ -1,15 +1,15 @@
 #pragma once
-// The executor's HTTP server (cpp-httplib): every request gets HTTP 200 and an envelope
-// (docs/xxl-job-protocol.md §1).
+// The executor's HTTP server (cronwheel::net::HttpServer, Boost.Beast): every request gets HTTP 200 and an
+// envelope (docs/xxl-job-protocol.md §1).
 //  * POST only; another method is 500 "invalid request, HttpMethod not support." (but GET /metrics, when
 //    `metrics` is set: Prometheus metrics, cronwheel/metrics_endpoint.hpp);
-//  * a body over xxljob::kMaxBodyBytes (5 MiB) is 500 naming the limit;
-//  * the token header is checked (xxljob::TokenMatches) when a token is configured: 500 "The access token
-//  is wrong.";
+//  * the token header is checked (xxljob::TokenMatches) when a token is configured, as soon as the head is
+//    read: a wrong one is 500 "The access token is wrong." and no byte of its body is read;
+//  * a body over xxljob::kMaxBodyBytes (5 MiB), whatever its framing, is 500 naming the limit;
 //  * the path may carry `path_prefix` (the advertised address's base path) or not.
-// Worker threads: `threads` (new_task_queue; CPPHTTPLIB_THREAD_POOL_COUNT does nothing with Debian's
-// compiled httplib). TCP_NODELAY on; idle keep-alive connections close after `keep_alive_timeout`, which
-// also bounds how long Stop() waits for them.
+// Threads: `threads` threads read and write the connections and run the handlers, which never block long (a
+// /run only queues its fire; /log reads a bounded slice of a file). A connection holds no thread while it
+// waits. Idle keep-alive connections close after `keep_alive_timeout`.
 //
 // Thread-safety: Start/Stop from one thread. Lifetime: the service must outlive the server.
 
@@ -28,7 +28,7 @@ class HttpServer final {
   struct Settings {
     std::string host = "127.0.0.1";
     int port = 9999;  // 0 = any free port
-    int threads = 64;
+    int threads = 2;
     std::chrono::seconds keep_alive_timeout{2};
     std::string access_token;
     std::string path_prefix;  // "" or "/prefix"
@@ -45,13 +45,9 @@ class HttpServer final {
   void Stop();
 
  private:
-  void Serve(const std::string& method, const std::string& path, const std::string& token,
-             const std::string& body, std::string& response) const;
-
   Settings settings_;
   ExecutorService& service_;
-  std::unique_ptr<httplib::Server> server_;
-  std::unique_ptr<net::ServerThread> listener_;
+  std::unique_ptr<net::HttpServer> server_;
 };
 
 }  // namespace cronwheel::executor

@@ -340,7 +340,7 @@ TEST_F(ApiTest, ExecutorApiErrorsAreEnvelopesAndAGetWithABodyIsRefused) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->body, HasSubstr("larger than the limit"));
-  cronwheel::net::Request get;
+  httplib::Request get;
   get.method = "GET";
   get.path = "/api/v1/health";
   get.body = "GET /api/v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n";

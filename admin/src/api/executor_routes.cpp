@@ -1,6 +1,7 @@
 // What executors call on the admin (docs/xxl-job-protocol.md §3): /api/registry, /api/registryRemove and
 // /api/callback, answered with XXL-JOB's envelope (HTTP 200; code 500 and a message for bad input, which
-// changes nothing).
+// changes nothing). A request whose token is neither the global one nor any group's is refused before its
+// body is read; the exact rule (the group's own token where it has one) is checked once the body is parsed.
 #include "admin/api/request_bodies.hpp"
 #include "admin/app/metrics.hpp"
 #include "api/routes.hpp"
@@ -9,7 +10,7 @@
 
 namespace cronwheel::admin::api {
 
-void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, const std::string& prefix) {
+void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, const std::string& prefix) {
   auto& registry = ctx.services.registry;
   auto& callbacks = ctx.services.callbacks;
   const auto& global_token = ctx.settings.access_token;
@@ -19,6 +20,18 @@ void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, co
     if (m != nullptr) m->registrations.Labels({remove ? "remove" : "registry", result}).Inc();
   };
   // registry and registryRemove: {"registryGroup","registryKey","registryValue"}.
+  // Before the body: a caller without any executor token gets no byte of its body read, let alone parsed.
+  // `refused` counts a refusal.
+  const auto admitted_by_token = [&registry, &global_token](std::function<void()> refused) {
+    return net::HttpServer::RouteOptions{
+        .admit = [&registry, &global_token, refused](net::Request& req, net::Response& res) {
+          if (registry.KnownToken(req.get_header_value(xxljob::kAccessTokenHeader), global_token))
+            return true;
+          refused();
+          SendEnvelope(res, xxljob::Envelope::Fail(std::string(xxljob::kWrongTokenMsg)));
+          return false;
+        }};
+  };
   const auto registration = [&](bool remove) {
     return [&, remove, count_registration](const net::Request& req, net::Response& res) {
       std::string error;
@@ -46,27 +59,35 @@ void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, co
       SendEnvelope(res, xxljob::Envelope::Success());
     };
   };
-  server.Post(prefix + "/api/registry", registration(false));
-  server.Post(prefix + "/api/registryRemove", registration(true));
-  server.Post(prefix + "/api/callback", [&, m](const net::Request& req, net::Response& res) {
-    std::string error;
-    const auto list = xxljob::ParseCallbackList(req.body, &error);
-    if (!list) {
-      if (m != nullptr) m->callbacks_invalid.Inc();
-      return SendEnvelope(res, xxljob::Envelope::Fail(error));
-    }
-    const auto token = req.get_header_value(xxljob::kAccessTokenHeader);
-    if (!callbacks.Authorized(*list, token, global_token)) {
-      if (m != nullptr) m->callbacks_refused.Inc(list->size());
-      return SendEnvelope(res, xxljob::Envelope::Fail(std::string(xxljob::kWrongTokenMsg)));
-    }
-    const auto outcome = callbacks.Handle(*list);
-    if (m != nullptr) {
-      m->callbacks_recorded.Inc(static_cast<std::uint64_t>(outcome.recorded));
-      m->callbacks_ignored.Inc(static_cast<std::uint64_t>(outcome.ignored));
-    }
-    SendEnvelope(res, xxljob::Envelope::Success());
-  });
+  server.Post(prefix + "/api/registry", registration(false),
+              admitted_by_token([=] { count_registration(false, "refused"); }));
+  server.Post(prefix + "/api/registryRemove", registration(true),
+              admitted_by_token([=] { count_registration(true, "refused"); }));
+  server.Post(
+      prefix + "/api/callback",
+      [&, m](const net::Request& req, net::Response& res) {
+        std::string error;
+        const auto list = xxljob::ParseCallbackList(req.body, &error);
+        if (!list) {
+          if (m != nullptr) m->callbacks_invalid.Inc();
+          return SendEnvelope(res, xxljob::Envelope::Fail(error));
+        }
+        const auto token = req.get_header_value(xxljob::kAccessTokenHeader);
+        if (!callbacks.Authorized(*list, token, global_token)) {
+          if (m != nullptr) m->callbacks_refused.Inc(list->size());
+          return SendEnvelope(res, xxljob::Envelope::Fail(std::string(xxljob::kWrongTokenMsg)));
+        }
+        const auto outcome = callbacks.Handle(*list);
+        if (m != nullptr) {
+          m->callbacks_recorded.Inc(static_cast<std::uint64_t>(outcome.recorded));
+          m->callbacks_ignored.Inc(static_cast<std::uint64_t>(outcome.ignored));
+        }
+        SendEnvelope(res, xxljob::Envelope::Success());
+      },
+      admitted_by_token([m] {
+        if (m != nullptr)
+          m->callbacks_refused.Inc();  // a request refused unread: its callbacks are not known
+      }));
   // Anything else under the executor API: XXL-JOB's admin answers a code-500 envelope.
   server.Post(prefix + R"(/api/([^/]+))", [](const net::Request& req, net::Response& res) {
     SendEnvelope(res, xxljob::Envelope::Fail(xxljob::UriNotFound(req.path)));

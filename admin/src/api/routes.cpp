@@ -88,73 +88,51 @@ std::string Routes::Pattern(const std::string& path) {
   return out;
 }
 
-httplib::Server::Handler Routes::Authed(Handler h, Access access) {
-  return [&auth = auth_, h = std::move(h), access](const net::Request& req, net::Response& res) {
-    const auto who = auth.Authenticate(req);
-    if (Failed(res, who)) return;
-    if (access == Access::kAdmin && !who->admin)
-      return SendError(res, Error::Forbidden("this needs the ADMIN role"));
-    h(*who, req, res);
-  };
+void Routes::Add(const char* method, const std::string& path, net::HttpServer::Handler h,
+                 net::HttpServer::RouteOptions options) {
+  server_.Route(method, Pattern(path), std::move(h), std::move(options));
+  if (record_ != nullptr) record_->push_back({method, path});
 }
 
-void Routes::Add(const char* method, const std::string& path, httplib::Server::Handler h, Body body) {
-  const auto pattern = Pattern(path);
-  const std::string m = method;
-  if (m == "GET") {
-    server_.Get(pattern, std::move(h));
-  } else if (m == "POST") {
-    posts_.push_back({std::regex(pattern), h, body});
-    server_.Post(pattern, std::move(h));
-  } else if (m == "PUT") {
-    server_.Put(pattern, std::move(h));
-  } else {
-    server_.Delete(pattern, std::move(h));
-  }
-  if (record_ != nullptr) record_->push_back({m, path});
+void Routes::AddAuthed(const char* method, const std::string& path, Handler h, Access access,
+                       bool body_required) {
+  // Authentication is the route's admission step: it runs once the head is read and before the body is.
+  auto admit = [&auth = auth_, access](net::Request& req, net::Response& res) {
+    auto who = auth.Authenticate(req);
+    if (Failed(res, who)) return false;
+    if (access == Access::kAdmin && !who->admin) {
+      SendError(res, Error::Forbidden("this needs the ADMIN role"));
+      return false;
+    }
+    req.admitted = *std::move(who);
+    return true;
+  };
+  auto handler = [h = std::move(h)](const net::Request& req, net::Response& res) {
+    h(std::any_cast<const Principal&>(req.admitted), req, res);
+  };
+  Add(method, path, std::move(handler), {.body_required = body_required, .admit = std::move(admit)});
 }
 
 void Routes::Get(const std::string& path, Handler h, Access access) {
-  Add("GET", path, Authed(std::move(h), access));
+  AddAuthed("GET", path, std::move(h), access, false);
 }
 void Routes::Post(const std::string& path, Handler h, Access access) {
-  Add("POST", path, Authed(std::move(h), access));
+  AddAuthed("POST", path, std::move(h), access, true);
 }
 void Routes::Action(const std::string& path, Handler h, Access access) {
-  Add("POST", path, Authed(std::move(h), access), Body::kOptional);
+  AddAuthed("POST", path, std::move(h), access, false);
 }
 void Routes::Put(const std::string& path, Handler h, Access access) {
-  Add("PUT", path, Authed(std::move(h), access));
+  AddAuthed("PUT", path, std::move(h), access, true);
 }
 void Routes::Delete(const std::string& path, Handler h, Access access) {
-  Add("DELETE", path, Authed(std::move(h), access));
+  AddAuthed("DELETE", path, std::move(h), access, false);
 }
-void Routes::PublicGet(const std::string& path, httplib::Server::Handler h) {
-  Add("GET", path, std::move(h));
+void Routes::PublicGet(const std::string& path, net::HttpServer::Handler h) {
+  Add("GET", path, std::move(h), {});
 }
-void Routes::PublicPost(const std::string& path, httplib::Server::Handler h) {
-  Add("POST", path, std::move(h));
-}
-
-bool Routes::ServeBodilessPost(const net::Request& req, net::Response& res) const {
-  for (const auto& route : posts_) {
-    net::Request copy = req;  // matches point into the copy's path
-    if (std::regex_match(copy.path, copy.matches, route.pattern)) {
-      if (route.body == Body::kRequired) {
-        // Any body bytes that follow would be read as the next request: answer, and close.
-        res.set_header("Connection", "close");
-        SendError(
-            res, 411,
-            fmt::format("POST {} needs a Content-Length header (or Transfer-Encoding: chunked): its JSON "
-                        "body cannot be read without one",
-                        req.path.substr(0, 200)));
-      } else {
-        route.handler(copy, res);
-      }
-      return true;
-    }
-  }
-  return false;
+void Routes::PublicPost(const std::string& path, net::HttpServer::Handler h) {
+  Add("POST", path, std::move(h), {.body_max_bytes = kPublicBodyMaxBytes, .body_required = true});
 }
 
 // --- RouteContext

@@ -1,19 +1,19 @@
 #pragma once
 // What every REST route file of the admin shares (private to admin/src/api):
 //  * Routes registers /api/v1 routes by their OpenAPI path template ("/api/v1/jobs/{id}/start"), turned
-//    into the regular expression cpp-httplib matches ("{name}" -> one path segment) and recorded, so the
+//    into the regular expression the server matches ("{name}" -> one path segment) and recorded, so the
 //    routes served and the routes documented can be compared by a test. An authenticated route gets its
 //    caller (Access::kUser) or refuses anyone but an admin (Access::kAdmin): the authentication step is
-//    written once, here.
-//  * Routes also serves a POST that carries no body at all (neither Content-Length nor Transfer-Encoding;
-//    RFC 9112 §6.3: its body is empty), which cpp-httplib 0.11 refuses before routing: as an empty body on
-//    a route whose body is optional (registered with Action: start, stop, trigger, ..., the way
-//    `curl -X POST` sends them), and as 411 on one that needs a body, since a body sent without a length
-//    cannot be read (its bytes would be taken for the next request, so that answer closes the connection).
+//    written once, here, and runs as the route's admission step, before the server reads a byte of the
+//    body (cronwheel/net/http_server.hpp): a caller without credentials costs a head, never a body.
+//  * A POST that carries no body at all (neither Content-Length nor Transfer-Encoding; RFC 9112 §6.3: its
+//    body is empty) is served as an empty body on a route whose body is optional (registered with Action:
+//    start, stop, trigger, ..., the way `curl -X POST` sends them), and refused with 411 on one that needs
+//    a body, since a body sent without a length cannot be read (its bytes would be taken for the next
+//    request, so that answer closes the connection).
 //  * RouteContext: the services, the settings, the clock, audit entries and the visibility rules.
 //  * JSON answers: SendJson, SendError (an Error's status and body), SendPage.
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -26,6 +26,7 @@
 #include "admin/api/server.hpp"
 #include "admin/model/result.hpp"
 #include "cronwheel/net/http_message.hpp"
+#include "cronwheel/net/http_server.hpp"
 
 namespace cronwheel::admin::api {
 
@@ -75,7 +76,7 @@ using Handler = std::function<void(const Principal& who, const net::Request& req
 
 class Routes {
  public:
-  Routes(httplib::Server& server, Authenticator& auth, std::vector<RouteInfo>* record)
+  Routes(net::HttpServer& server, Authenticator& auth, std::vector<RouteInfo>* record)
       : server_(server), auth_(auth), record_(record) {}
 
   void Get(const std::string& path, Handler h, Access access = Access::kUser);
@@ -84,34 +85,24 @@ class Routes {
   void Action(const std::string& path, Handler h, Access access = Access::kUser);
   void Put(const std::string& path, Handler h, Access access = Access::kUser);
   void Delete(const std::string& path, Handler h, Access access = Access::kUser);
-  // A route that needs no caller (health, login, the OpenAPI document).
-  void PublicGet(const std::string& path, httplib::Server::Handler h);
-  void PublicPost(const std::string& path, httplib::Server::Handler h);
+  // A route that needs no caller (health, login, the OpenAPI document). A public POST takes a body of at
+  // most kPublicBodyMaxBytes: it is read from anyone.
+  void PublicGet(const std::string& path, net::HttpServer::Handler h);
+  void PublicPost(const std::string& path, net::HttpServer::Handler h);
 
-  // Serves `req`, a POST with no body at all: as a POST with an empty body when the route's body is optional,
-  // else 411 (and the connection closes). False when no POST route matches its path (the caller answers as
-  // for any other path).
-  bool ServeBodilessPost(const net::Request& req, net::Response& res) const;
+  static constexpr std::size_t kPublicBodyMaxBytes = 64 * 1024;
 
   // "/api/v1/jobs/{id}" -> "/api/v1/jobs/([^/]+)"; '.' is literal.
   static std::string Pattern(const std::string& path);
 
  private:
-  // Whether a POST route's body may be left out (web/openapi.json: no requestBody, or one not required).
-  enum class Body { kRequired, kOptional };
-  void Add(const char* method, const std::string& path, httplib::Server::Handler h,
-           Body body = Body::kRequired);
-  httplib::Server::Handler Authed(Handler h, Access access);
+  void Add(const char* method, const std::string& path, net::HttpServer::Handler h,
+           net::HttpServer::RouteOptions options);
+  void AddAuthed(const char* method, const std::string& path, Handler h, Access access, bool body_required);
 
-  httplib::Server& server_;
+  net::HttpServer& server_;
   Authenticator& auth_;
   std::vector<RouteInfo>* record_;
-  struct PostRoute {
-    std::regex pattern;
-    httplib::Server::Handler handler;
-    Body body;
-  };
-  std::vector<PostRoute> posts_;
 };
 
 struct RouteContext {
@@ -143,9 +134,9 @@ void RegisterAuditRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterDashboardRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterScheduleRoutes(Routes& routes, const RouteContext& ctx);
 // The XXL-JOB executor API (/api/registry, /api/registryRemove, /api/callback) under `prefix`.
-void RegisterExecutorRoutes(httplib::Server& server, const RouteContext& ctx, const std::string& prefix);
+void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, const std::string& prefix);
 // The pages of web/ at "/" (GET only), with the security headers of every response.
-void RegisterWebAssets(httplib::Server& server, const std::string& web_dir);
+void RegisterWebAssets(net::HttpServer& server, const std::string& web_dir);
 // The bytes of web/<path> (from `web_dir` when set, else the copy compiled in); nullopt when there is no
 // such file or the path is not a plain relative one ([A-Za-z0-9._-] segments, no "..").
 std::optional<std::string> WebAsset(const std::string& web_dir, const std::string& path);

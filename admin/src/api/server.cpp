@@ -1,7 +1,6 @@
 #include "admin/api/server.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include <cctype>
@@ -26,10 +25,6 @@ bool IsRestPath(const std::string& path) {
 bool IsExecutorApiPath(const std::string& path) {
   return !IsRestPath(path) && (path.starts_with("/api/") || path.starts_with("/xxl-job-admin/"));
 }
-bool HasLength(const net::Request& req) {
-  return req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
-}
-
 void OnException(const net::Request& req, net::Response& res, const std::exception_ptr& ep) {
   std::string what = "unknown error";
   int status = 500;
@@ -52,43 +47,27 @@ void OnException(const net::Request& req, net::Response& res, const std::excepti
   }
 }
 
-// Answers a request cpp-httplib could not route or read, in the dialect of its path.
-void OnError(const net::Request& req, net::Response& res, std::size_t max_body_bytes) {
-  if (!res.body.empty()) return;
-  const auto path = req.path.substr(0, 200);
+// Rewrites an answer the server made itself (no route, a body over the limit, a malformed head: status set
+// and a plain English message in the body) in the dialect of the request's path.
+void OnError(const net::Request& req, net::Response& res) {
+  std::string why = res.body;
+  while (!why.empty() && why.back() == '\n')
+    why.pop_back();
   if (IsExecutorApiPath(req.path)) {
     // XXL-JOB's protocol: HTTP 200 and a code-500 envelope saying what is wrong.
     std::string msg;
-    if (res.status == 413) {
-      msg = fmt::format("invalid request, the body is larger than the limit of {} bytes", max_body_bytes);
-    } else if (req.method != "POST") {
+    if (res.status == 405 || (res.status == 400 && req.method != "POST")) {
       msg = std::string(xxljob::kMethodNotSupported);
     } else if (res.status == 404) {
       msg = xxljob::UriNotFound(req.path);
-    } else if (!HasLength(req)) {
-      msg = "invalid request, a POST needs a Content-Length header";
     } else {
-      msg = fmt::format(
-          "invalid request, HTTP status {}: the request line or a header could not be read (malformed, or "
-          "longer "
-          "than 8 KiB)",
-          res.status);
+      msg = fmt::format("invalid request, {}", why);
     }
     return SendEnvelope(res, xxljob::Envelope::Fail(msg));
   }
-  if (res.status == 400 && req.method == "PUT" && !HasLength(req)) {
-    // A PUT always carries a document; httplib cannot read one it was not told the length of.
-    SendError(res, 411,
-              fmt::format("{} {} needs a Content-Length header; send a JSON body", req.method, path));
-  } else if (res.status == 413) {
-    SendError(res, 413, "the body is larger than the limit");
-  } else if (res.status == 404) {
-    SendError(res, 404, fmt::format("no such resource: {} {}", req.method, path));
-  } else if (res.status == 405) {
-    SendError(res, 405, fmt::format("method {} not allowed on {}", req.method, path));
-  } else {
-    SendError(res, res.status, fmt::format("the request could not be read (HTTP {})", res.status));
-  }
+  const auto connection = res.get_header_value("Connection");
+  SendError(res, res.status, why);
+  if (!connection.empty()) res.set_header("Connection", connection);
 }
 
 }  // namespace
@@ -102,44 +81,20 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
     : settings_(std::move(settings)),
       services_(std::move(services)),
       clock_(clock),
-      server_(std::make_unique<httplib::Server>()) {
-  net::Configure(*server_, {.threads = settings_.threads,
-                            .keep_alive_timeout = std::chrono::seconds(2),
-                            .keep_alive_max_count = 100'000,
-                            .read_timeout = std::chrono::seconds(10),
-                            .payload_max_bytes = settings_.max_body_bytes});
-  server_->set_exception_handler(OnException);
+      server_(std::make_unique<net::HttpServer>(
+          net::HttpServerSettings{.threads = settings_.threads,
+                                  .io_threads = 1,
+                                  .keep_alive_timeout = std::chrono::seconds(2),
+                                  .keep_alive_max_count = 100'000,
+                                  .payload_max_bytes = settings_.max_body_bytes,
+                                  .max_connections = settings_.max_connections,
+                                  .max_connections_per_address = settings_.max_connections_per_address})) {
+  server_->SetExceptionHandler(OnException);
+  server_->SetErrorHandler(OnError);
   impl_ = std::make_unique<Impl>(
       Impl{.context = {services_, settings_, clock_},
            .routes = Routes(*server_, services_.authenticator,
                             services_.console != nullptr ? &services_.console->routes : nullptr)});
-  server_->set_pre_routing_handler([this](const net::Request& req, net::Response& res) {
-    // A body httplib would leave unread (xxljob::HasUnreadBody) is refused, and the answer closes the
-    // connection.
-    if (xxljob::HasUnreadBody(req.method, req.has_header("Transfer-Encoding"),
-                              req.get_header_value("Content-Length"))) {
-      res.set_header("Connection", "close");
-      if (IsExecutorApiPath(req.path)) {
-        SendEnvelope(res, xxljob::Envelope::Fail(std::string(xxljob::kMethodNotSupported)));
-      } else {
-        SendError(res, 400,
-                  fmt::format("{} {}: a {} request has no body; send it without one", req.method,
-                              req.path.substr(0, 200), req.method));
-      }
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    // A POST with neither Content-Length nor Transfer-Encoding has an empty body (RFC 9112 §6.3), which is
-    // what `curl -X POST` and most clients send for an action; cpp-httplib 0.11 would refuse it.
-    if (req.method == "POST" && !HasLength(req) && IsRestPath(req.path)) {
-      if (!impl_->routes.ServeBodilessPost(req, res)) {
-        SendError(res, 404, fmt::format("no such resource: POST {}", req.path.substr(0, 200)));
-      }
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  server_->set_error_handler(
-      [this](const net::Request& req, net::Response& res) { OnError(req, res, settings_.max_body_bytes); });
   auto& ctx = impl_->context;
   auto& routes = impl_->routes;
   RegisterExecutorRoutes(*server_, ctx, "");
@@ -170,18 +125,20 @@ ApiServer::~ApiServer() {
 
 bool ApiServer::Start() {
   try {
-    listener_ = std::make_unique<net::ServerThread>(*server_, settings_.host, settings_.port,
-                                                    net::DefaultListenBacklog());
+    port_ = server_->Start(settings_.host, settings_.port);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return false;
   }
-  port_ = listener_->port();
   return true;
 }
 
 void ApiServer::Stop() {
-  if (listener_) listener_->Stop();
+  server_->Stop();
+}
+
+net::HttpServerStats ApiServer::Stats() const {
+  return server_->Stats();
 }
 
 }  // namespace cronwheel::admin

@@ -74,8 +74,8 @@ std::optional<std::string> WebAsset(const std::string& web_dir, const std::strin
   return std::nullopt;
 }
 
-void RegisterWebAssets(httplib::Server& server, const std::string& web_dir) {
-  server.set_post_routing_handler([](const net::Request& req, net::Response& res) {
+void RegisterWebAssets(net::HttpServer& server, const std::string& web_dir) {
+  server.SetPostRoutingHandler([](const net::Request& req, net::Response& res) {
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("X-Frame-Options", "DENY");
@@ -88,11 +88,7 @@ void RegisterWebAssets(httplib::Server& server, const std::string& web_dir) {
     std::string path = req.matches[1];
     if (path.empty()) path = "index.html";
     const auto data = WebAsset(web_dir, path);
-    if (!data) {
-      res.status = 404;
-      res.set_content("not found\n", "text/plain; charset=utf-8");
-      return;
-    }
+    if (!data) return SendError(res, 404, fmt::format("no such page: {}", req.path.substr(0, 200)));
     const auto tag = ETag(*data);
     res.set_header("ETag", tag);
     res.set_header("Cache-Control", "no-cache");  // revalidate: the files change with the binary

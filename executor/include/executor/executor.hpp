@@ -65,7 +65,7 @@ class Executor final {
     int log_retention_days = 30;  // day folders older than this are deleted daily; < 3 = keep all
     bool enable_scripts = false;  // run GLUE_SHELL/PYTHON/NODEJS/PHP/POWERSHELL jobs
     std::chrono::seconds heartbeat_interval{30};
-    int server_threads = 64;                           // HTTP worker threads
+    int server_threads = 2;  // threads reading, answering and writing HTTP connections (none waits on one)
     std::chrono::seconds keep_alive_timeout{2};        // idle keep-alive connections are closed after
     std::chrono::milliseconds admin_timeout{3000};     // connect and read timeout towards the admins
     std::chrono::seconds callback_retry_interval{30};  // spooled callbacks are retried this often

@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "cronwheel/net/http_server.hpp"
+#include "cwtest/httplib_server.hpp"
 
 namespace {
 
@@ -63,8 +63,8 @@ TEST(ListenBacklog, ARaisedBacklogTakesABurstOfConnectionsThatFiveDrops) {
   const int raised = Listen(5, &raised_port);
   ASSERT_GE(control, 0);
   ASSERT_GE(raised, 0);
-  ASSERT_TRUE(cronwheel::net::RaiseListenBacklog(raised_port, 256));
-  EXPECT_FALSE(cronwheel::net::RaiseListenBacklog(1, 256)) << "no listening socket on port 1 here";
+  ASSERT_TRUE(cwtest::RaiseListenBacklog(raised_port, 256));
+  EXPECT_FALSE(cwtest::RaiseListenBacklog(1, 256)) << "no listening socket on port 1 here";
   const int with_five = CompletedConnects(control_port, 64);
   const int with_raised = CompletedConnects(raised_port, 64);
   std::printf("[backlog] 64 connects without accept: backlog 5 completed %d, raised completed %d\n",

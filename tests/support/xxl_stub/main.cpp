@@ -45,7 +45,7 @@
 #include <thread>
 #include <vector>
 
-#include "cronwheel/net/http_server.hpp"
+#include "cwtest/httplib_server.hpp"
 
 namespace {
 
@@ -422,7 +422,7 @@ int main(int argc, char** argv) {
         "text/html;charset=UTF-8");
   });
 
-  cronwheel::net::ServerThread listener(server, o.host, o.port, o.backlog == 5 ? 0 : o.backlog);
+  cwtest::ServerThread listener(server, o.host, o.port, o.backlog == 5 ? 0 : o.backlog);
   const std::string address = "http://" + o.host + ":" + std::to_string(listener.port()) + "/";
   std::printf("listening on %d\n", listener.port());
   std::fflush(stdout);

@@ -1,5 +1,5 @@
 #pragma once
-// The admin's HTTP server (cpp-httplib):
+// The admin's HTTP server (cronwheel/net/http_server.hpp: Boost.Beast, bounded per peer; docs/security.md):
 //  * the executor API of XXL-JOB (docs/xxl-job-protocol.md §3): POST /api/registry, /api/registryRemove,
 //    /api/callback, at the root and under /xxl-job-admin; answers with the {code,msg,content} envelope,
 //    code 500 with a message saying what is wrong for bad input (which changes nothing); the access token
@@ -17,6 +17,10 @@
 // visible and changeable by admins and by users permitted on their group; a resource the caller may not see
 // answers 404, as if it did not exist. Every state-changing route records an audit entry
 // (store/audit_log.hpp).
+//
+// Credentials are checked before a body is read: the executor API's token (the global one or a group's)
+// as soon as the head is read, a REST caller's session or API token in the route's admission step; the
+// login route takes at most 64 KiB from anyone.
 //
 // Thread-safety: the server runs its own pool of `threads`; Start/Stop from the owner thread. Lifetime:
 // every referenced service must outlive the server.
@@ -75,6 +79,9 @@ class ApiServer final {
     std::string access_token;  // global executor token
     std::string node_id;
     std::size_t max_body_bytes = std::size_t{5} * 1024 * 1024;
+    // Open connections in all, and from one peer address (net::HttpServerSettings).
+    std::size_t max_connections = 4096;
+    std::size_t max_connections_per_address = 256;
     // URL prefixes a job's alarm_webhook may start with (the operator's alarm_webhook_allow).
     std::vector<std::string> webhook_allow;
   };
@@ -106,16 +113,16 @@ class ApiServer final {
   void Stop();
   // The bound port (after Start).
   [[nodiscard]] int port() const { return port_; }
+  [[nodiscard]] net::HttpServerStats Stats() const;
 
  private:
   struct Impl;
   Settings settings_;
   Services services_;
   ringwheel::Clock& clock_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<net::HttpServer> server_;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
-  std::unique_ptr<net::ServerThread> listener_;
 };
 
 }  // namespace cronwheel::admin

@@ -1,67 +1,141 @@
 #pragma once
-// Starting a cpp-httplib server the same way everywhere (the admin's API, the executor's API, the tests'
-// stubs): configure it, bind, raise the listen backlog, serve on a thread of its own, and return once the
-// accept loop runs.
+// cronwheel's HTTP/1.1 server: the admin's console, REST API and executor API, and the executor's API.
 //
-// Two traps of Debian's compiled cpp-httplib 0.11 are handled here once:
-//  * it listens with a fixed backlog of 5: a burst of connects (an admin sending one second's fires opens
-//    many connections at once) overflowed the accept queue, handshakes stalled and requests failed with a
-//    read timeout. Linux lets listen() be called again on a listening socket to change its backlog;
-//    RaiseListenBacklog does that;
-//  * it has no wait_until_ready(): a stop() before the accept loop runs is lost, so Start waits until
-//    is_running() (the socket already listens: microseconds).
+// Built on Boost.Asio and Boost.Beast (which the admin's client to executors already uses) rather than
+// cpp-httplib 0.11, whose thread-per-connection reading let an unauthenticated peer cost what it liked
+// (docs/security.md, "The HTTP servers"): a chunked body was not held to any limit (CVE-2025-46728), a
+// peer sending its head one byte at a time held a worker thread for as long as it kept sending, and a
+// body was read whole before anyone looked at the credentials. Here:
+//  * connections are read and written by `io_threads` threads without blocking, so a slow peer holds a
+//    socket and at most `header_max_bytes` of memory, never a thread;
+//  * a request's head must arrive within `header_timeout` of its first byte and its body within
+//    `body_timeout` (whole-phase deadlines, not per read), and an answer must be taken within
+//    `write_timeout`; an idle kept connection closes after `keep_alive_timeout`;
+//  * the head is limited in bytes (`header_max_bytes`, request line included) and in fields
+//    (`header_max_fields`); the body by its route's limit (default `payload_max_bytes`) whatever its
+//    framing: a Content-Length above it is refused before a byte of the body is read, and a chunked body
+//    is counted as it arrives and refused when its decoded bytes pass it; a route that takes no body
+//    refuses one;
+//  * a route's `check_head` (on the I/O thread: cheap, a token comparison) and `admit` (on a handler
+//    thread: it may look up a session) run once the head is read and before any body byte is: a caller
+//    without credentials never gets the server to read, let alone parse, a body. `Expect: 100-continue` is
+//    answered only once both passed;
+//  * at most `max_connections` are open, at most `max_connections_per_address` from one peer address; a
+//    connection beyond either is answered 503 and closed at once;
+//  * handlers run on `threads` threads (0: on the I/O threads, for handlers that never block).
+// A request the server answers itself (no route, a method the path does not take, a body over the limit,
+// a malformed or oversized head, a missing length where a body is needed) goes to the error handler with
+// `res.status` and a plain English `res.body` saying what is wrong, which it may rewrite in its protocol's
+// dialect; an answer to a request whose body was not read closes the connection.
 //
-// Thread-safety: a ServerThread is started and stopped by its owner thread.
+// Thread-safety: routes and handlers are set before Start; Start and Stop from the owner thread. Handlers
+// run concurrently on the handler threads and must be thread-safe. Lifetime: everything a handler uses
+// must outlive Stop (the destructor stops).
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
-#include <thread>
 
-namespace httplib {
-class Server;
-}
+#include "cronwheel/net/http_message.hpp"
 
 namespace cronwheel::net {
 
 struct HttpServerSettings {
-  int threads = 8;  // worker threads (new_task_queue; CPPHTTPLIB_THREAD_POOL_COUNT does nothing here)
-  std::chrono::seconds keep_alive_timeout{2};  // idle keep-alive connections close after this
-  std::size_t keep_alive_max_count = 100;      // requests per connection before the server closes it
-  std::chrono::seconds read_timeout{10};       // a request that does not arrive in time is dropped
-  std::size_t payload_max_bytes = std::size_t{5} * 1024 * 1024;
+  int threads = 8;     // handler threads; 0 = handlers run on the I/O threads (they must never block)
+  int io_threads = 1;  // threads reading and writing connections
+  std::chrono::seconds keep_alive_timeout{2};        // an idle kept connection closes after this
+  std::size_t keep_alive_max_count = 100;            // requests per connection before the server closes it
+  std::chrono::milliseconds header_timeout{10'000};  // a request's head, from its first byte (or the accept)
+  std::chrono::milliseconds body_timeout{30'000};    // its body, from the end of the head
+  std::chrono::milliseconds write_timeout{30'000};   // an answer, from when its writing starts
+  std::size_t payload_max_bytes = std::size_t{5} * 1024 * 1024;  // a route's body limit unless it sets one
+  std::size_t header_max_bytes = std::size_t{16} * 1024;         // request line and header fields
+  std::size_t header_max_fields = 100;
+  std::size_t max_connections = 4096;
+  std::size_t max_connections_per_address = 256;
+  int backlog = 0;  // listen backlog; 0 = the kernel's limit (SOMAXCONN)
 };
 
-// Applies `settings` and TCP_NODELAY (without it each keep-alive request waits 40-85 ms for a delayed
-// ACK) to a server that is not listening yet.
-void Configure(httplib::Server& server, const HttpServerSettings& settings);
+// What a server has counted since it started (monotonic, but `open`).
+struct HttpServerStats {
+  std::uint64_t accepted = 0;
+  std::uint64_t refused = 0;   // connections closed at accept: over max_connections(_per_address)
+  std::uint64_t requests = 0;  // requests whose head was read
+  std::uint64_t timed_out = 0;
+  std::uint64_t open = 0;
+};
 
-// Finds this process's listening TCP socket bound to `port` (via /proc/self/fd) and calls
-// listen(fd, backlog) on it. Returns false if there is none or listen() fails. O(open descriptors).
-bool RaiseListenBacklog(int port, int backlog);
+// A check of a request's head. true = go on; false = answer `res` (which it filled) instead.
+using HttpCheck = std::function<bool(Request&, Response&)>;
 
-// The listen backlog cronwheel's servers use: the kernel's limit (SOMAXCONN, net.core.somaxconn caps it).
-int DefaultListenBacklog();
+// How a route takes its body and who may send one.
+struct RouteOptions {
+  // The largest body the route takes, whatever its framing; 0 = none at all (a request announcing one is
+  // refused with 400). Default: the server's payload_max_bytes for POST, PUT, PATCH and DELETE, 0 for
+  // the other methods.
+  std::optional<std::size_t> body_max_bytes;
+  // A POST or PUT sent with neither Content-Length nor Transfer-Encoding has an empty body (RFC 9112
+  // §6.3). When the route needs one, such a request is refused with 411 instead.
+  bool body_required = false;
+  // Run in this order once the head is read, before any body byte is read. `check_head` runs on the I/O
+  // thread and must not block; `admit` runs on a handler thread and may (a session look-up). What admit
+  // stores in `req.admitted` reaches the handler.
+  HttpCheck check_head;
+  HttpCheck admit;
+};
 
-class ServerThread final {
+class HttpServer final {
  public:
-  // Binds `server` to host:port (port 0 = any free port), raises the backlog to `backlog` (0 = leave
-  // cpp-httplib's 5, for tests that need a small queue), and serves on a new thread. Returns once the
-  // accept loop runs. Throws std::runtime_error naming host:port when it cannot bind.
-  ServerThread(httplib::Server& server, const std::string& host, int port, int backlog);
-  ~ServerThread();
-  ServerThread(const ServerThread&) = delete;
-  ServerThread& operator=(const ServerThread&) = delete;
+  using Handler = std::function<void(const Request&, Response&)>;
+  using Check = HttpCheck;
+  using ExceptionHandler = std::function<void(const Request&, Response&, std::exception_ptr)>;
 
-  // Stops the server (waiting for open keep-alive connections, at most their keep-alive timeout) and
-  // joins the thread. Idempotent.
-  void Stop();
-  [[nodiscard]] int port() const { return port_; }
+  using RouteOptions = net::RouteOptions;
+
+  explicit HttpServer(HttpServerSettings settings);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Routes by method and a regular expression that must match the whole decoded path (captures in
+  // `req.matches`); the first route added that matches wins. HEAD is served by the GET routes, without
+  // the body.
+  void Route(std::string method, const std::string& pattern, Handler handler, RouteOptions options = {});
+  void Get(const std::string& pattern, Handler h, RouteOptions o = {});
+  void Post(const std::string& pattern, Handler h, RouteOptions o = {});
+  void Put(const std::string& pattern, Handler h, RouteOptions o = {});
+  void Delete(const std::string& pattern, Handler h, RouteOptions o = {});
+  void Patch(const std::string& pattern, Handler h, RouteOptions o = {});
+
+  // A check of every request's head before its route's (on the I/O thread; must not block).
+  void SetHeadCheck(Check check);
+  // Rewrites the server's own answers (see the file comment); without one the plain text is sent.
+  void SetErrorHandler(Handler handler);
+  // Answers a handler's exception; without one: 500 with the exception's text.
+  void SetExceptionHandler(ExceptionHandler handler);
+  // Runs on every answer to a request whose head was read, just before it is written (security headers).
+  void SetPostRoutingHandler(Handler handler);
+
+  // Binds host:port (port 0: any free port), listens and serves. Returns the bound port. Throws
+  // std::runtime_error naming host:port when it cannot bind. Call once.
+  int Start(const std::string& host, int port);
+  // Stops accepting, closes idle connections, lets answers being made finish (at most `grace`), closes the
+  // rest and joins every thread. Idempotent.
+  void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5000));
+
+  [[nodiscard]] int port() const;
+  [[nodiscard]] HttpServerStats Stats() const;
+  [[nodiscard]] const HttpServerSettings& settings() const;
+
+  struct Impl;
 
  private:
-  httplib::Server& server_;
-  int port_ = 0;
-  std::jthread thread_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace cronwheel::net

@@ -1,0 +1,78 @@
+#pragma once
+// The pure part of cronwheel's HTTP server (cronwheel/net/http_server.hpp): what it decides from bytes
+// and heads, without sockets, so the fuzz target (fuzz/net/) drives exactly what the server runs.
+//  * a Beast request parser set to the server's limits;
+//  * the status and message for a parse failure;
+//  * a Request built from a parsed head (the field count limit, the path and query decoded);
+//  * the route for a request, or 404 / 405;
+//  * the body rule of a route: its limit, a refused length, a body where none is taken.
+//
+// Thread-safety: pure functions; a RouteTable is read-only once the server starts.
+
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cronwheel/net/http_server.hpp"
+
+namespace cronwheel::net::detail {
+
+namespace http = boost::beast::http;
+using RequestParser = http::request_parser<http::string_body>;
+
+// An answer the server makes itself: status and a plain English message.
+struct Refusal {
+  int status = 400;
+  std::string message;
+  // The connection closes after the answer even when its framing allows another request (a 411: the
+  // bytes that follow may be a body sent without a length).
+  bool close = false;
+};
+
+// Sets `parser`'s head limit (header_max_bytes) and lifts its body limit until the request is routed:
+// the server then applies the route's (CheckBodyFraming, BodyLimit) before it reads a body byte.
+void ConfigureParser(RequestParser& parser, const HttpServerSettings& settings);
+
+// The answer to a parse error: 431 for a head over its limit, 413 for a body over its limit, 400 for the
+// rest (malformed request line, header, length or chunk).
+Refusal ParseFailure(const boost::system::error_code& ec, const HttpServerSettings& settings,
+                     std::uint64_t body_limit);
+
+// Fills `req` (method, target, path, query, version, headers) from a parsed head; a refusal when it has more
+// than header_max_fields fields or its target is not origin-form ("/...").
+std::optional<Refusal> FillRequest(const RequestParser::value_type& head, const HttpServerSettings& settings,
+                                   Request& req);
+
+struct RouteEntry {
+  std::string method;
+  std::string pattern_text;
+  std::regex pattern;
+  HttpServer::Handler handler;
+  HttpServer::RouteOptions options;
+};
+
+struct RouteMatch {
+  const RouteEntry* route = nullptr;  // nullptr: `refusal` says why
+  Refusal refusal;
+  std::string allow;  // for 405: the methods the path takes ("GET, POST")
+};
+
+// The first route for req.method (HEAD: GET) whose pattern matches req.path whole; sets req.matches.
+RouteMatch FindRoute(const std::vector<RouteEntry>& routes, Request& req);
+
+// The most body bytes `route` takes for `req` (RouteOptions::body_max_bytes or its default).
+std::uint64_t BodyLimit(const RouteEntry& route, const Request& req, const HttpServerSettings& settings);
+
+// Whether the request's announced body is refused before it is read: one where the route takes none (400),
+// a Content-Length over the route's limit (413), no length where the route needs a body (411).
+// `content_length` is the parsed header (nullopt if absent), `chunked` whether Transfer-Encoding ends in
+// chunked.
+std::optional<Refusal> CheckBodyFraming(const RouteEntry& route, const Request& req,
+                                        std::optional<std::uint64_t> content_length, bool chunked,
+                                        const HttpServerSettings& settings);
+
+}  // namespace cronwheel::net::detail
