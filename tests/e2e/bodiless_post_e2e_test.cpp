@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "cluster.hpp"
+#include "cwtest/raw_connection.hpp"
 #include "http_client.hpp"
 
 namespace {
@@ -30,81 +31,7 @@ using ::testing::HasSubstr;
 
 constexpr const char* kPassword = "bodiless-admin-password";
 
-// One HTTP/1.1 connection driven by hand: requests are the exact bytes given; answers are read by their
-// Content-Length (the admin always sends one).
-class RawConnection {
- public:
-  struct Answer {
-    int status = 0;  // 0 = the connection closed (or timed out) before an answer
-    std::string head;
-    std::string body;
-    [[nodiscard]] json Json() const { return json::parse(body, nullptr, false); }
-  };
-
-  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    if (fd_ < 0) throw std::runtime_error("socket() failed");
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{.tv_sec = 10, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      throw std::runtime_error(fmt::format("cannot connect to 127.0.0.1:{}", port));
-    }
-  }
-  ~RawConnection() { ::close(fd_); }
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
-
-  void Send(const std::string& bytes) {
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-      const auto n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      sent += static_cast<std::size_t>(n);
-    }
-  }
-
-  Answer Read() {
-    Answer a;
-    std::size_t end = 0;
-    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
-      if (!Fill()) return a;
-    }
-    a.head = buffer_.substr(0, end);
-    buffer_.erase(0, end + 4);
-    std::from_chars(a.head.data() + 9, a.head.data() + std::min<std::size_t>(a.head.size(), 12), a.status);
-    std::size_t length = 0;
-    std::istringstream lines(a.head);
-    for (std::string line; std::getline(lines, line);) {
-      std::string lower = line;
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      if (lower.starts_with("content-length:")) length = std::stoul(line.substr(15));
-    }
-    while (buffer_.size() < length) {
-      if (!Fill()) break;
-    }
-    a.body = buffer_.substr(0, length);
-    buffer_.erase(0, std::min(length, buffer_.size()));
-    return a;
-  }
-
- private:
-  bool Fill() {
-    char buf[4096];
-    const auto n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) return false;
-    buffer_.append(buf, static_cast<std::size_t>(n));
-    return true;
-  }
-
-  int fd_;
-  std::string buffer_;
-};
+using cwtest::RawConnection;
 
 // "POST <path> HTTP/1.1" with these header lines and nothing after the blank line.
 std::string BodilessPost(const std::string& path, const std::string& header_lines) {

@@ -43,15 +43,22 @@ void AdminConfig::Declare(ConfigLoader& s) {
            "connections, and so requests in flight, to one executor at a time; more wait for a free "
            "connection (at most executor_timeout_ms). Connections stay open across bursts while the "
            "executor keeps them (its Keep-Alive timeout, learned) and open at most two per 5 ms, so a "
-           "small listen backlog is not overrun (docs/architecture.md, Delivery to executors). Keep "
-           "admins x this <= the executor's server_threads (default 64)",
+           "small listen backlog is not overrun (docs/architecture.md, Delivery to executors). An executor "
+           "that serves a thread per connection (XXL-JOB's, cpp-httplib's) needs admins x this threads",
            1, 1000)
       .Add("executor_client_threads", &executor_client_threads,
            "threads that send /run to executors and read their answers, event-driven (no thread waits for "
            "an executor); each runs its share of executor_connections",
            1, 64)
       .Add("db_pool_size", &db_pool_size, "PostgreSQL connections", 4, 500)
-      .Add("http_threads", &http_threads, "threads serving HTTP", 2, 1000)
+      .Add("http_threads", &http_threads, "threads running HTTP handlers (connections are read without one)",
+           2, 1000)
+      .Add("http_max_connections", &http_max_connections,
+           "open HTTP connections in all; one beyond is answered 503 and closed (docs/security.md)", 16,
+           1'000'000)
+      .Add("http_max_connections_per_address", &http_max_connections_per_address,
+           "open HTTP connections from one peer address (a proxy in front counts as one address)", 1,
+           1'000'000)
       .Add("shutdown_drain_ms", &shutdown_drain,
            "at shutdown with no other admin alive, keep sending for this long", std::chrono::milliseconds(0),
            std::chrono::milliseconds(60'000))

@@ -106,6 +106,14 @@ std::uint64_t BodyLimit(const RouteEntry& route, const Request& req, const HttpS
 std::optional<Refusal> CheckBodyFraming(const RouteEntry& route, const Request& req,
                                         std::optional<std::uint64_t> content_length, bool chunked,
                                         const HttpServerSettings& settings) {
+  if (req.has_header("Transfer-Encoding") && (!chunked || req.has_header("Content-Length"))) {
+    // RFC 9112 §6.3: a request whose Transfer-Encoding does not end in chunked has no length the server can
+    // rely on, and one with both headers is how requests are smuggled past a proxy that reads the other.
+    return Refusal{400,
+                   "the Transfer-Encoding header is not valid for a request: only chunked, last, and without "
+                   "Content-Length",
+                   true};
+  }
   const auto limit = BodyLimit(route, req, settings);
   const bool announced = chunked || (content_length && *content_length > 0);
   if (limit == 0 && announced) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -51,7 +52,21 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// Descriptors kept for what else the process opens (log files, database connections, clients).
+constexpr std::size_t kReservedDescriptors = 256;
+
 }  // namespace
+
+std::size_t RaiseOpenFileLimit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return 0;
+  if (files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    ::getrlimit(RLIMIT_NOFILE, &files);
+  }
+  return files.rlim_cur == RLIM_INFINITY ? SIZE_MAX / 2 : static_cast<std::size_t>(files.rlim_cur);
+}
 
 class Session;
 
@@ -565,6 +580,15 @@ int HttpServer::Start(const std::string& host, int port) {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("HttpServer::Start called twice");
   s.started = true;
+  // Every connection is a descriptor: the soft limit (often 1,024) is raised to the hard one, and the
+  // connection limit kept below what is left for the process's own files and database connections.
+  const auto files = RaiseOpenFileLimit();
+  if (files > 0 && s.settings.max_connections + kReservedDescriptors > files) {
+    const auto fit = files > kReservedDescriptors ? files - kReservedDescriptors : 16;
+    spdlog::warn("http server: max_connections {} does not fit the open-file limit {}: using {}",
+                 s.settings.max_connections, files, fit);
+    s.settings.max_connections = fit;
+  }
   const auto fail = [&](const std::string& why) {
     return std::runtime_error(
         fmt::format("cannot listen on {}:{}: {}; choose another host:port", host, port, why));

@@ -89,6 +89,10 @@ struct RouteOptions {
   HttpCheck admit;
 };
 
+// Raises this process's soft limit of open files to its hard limit; returns the limit now in force (0 if
+// it cannot be read). HttpServer::Start calls it. Thread-safe (a system call).
+std::size_t RaiseOpenFileLimit();
+
 class HttpServer final {
  public:
   using Handler = std::function<void(const Request&, Response&)>;
