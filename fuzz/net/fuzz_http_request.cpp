@@ -38,7 +38,7 @@ const HttpServerSettings& Settings() {
 
 std::vector<RouteEntry> MakeRoutes() {
   std::vector<RouteEntry> routes;
-  const auto add = [&](std::string method, std::string pattern, RouteOptions options) {
+  const auto add = [&](std::string method, const std::string& pattern, RouteOptions options) {
     routes.push_back({.method = std::move(method),
                       .pattern_text = pattern,
                       .pattern = std::regex(pattern),

@@ -115,14 +115,15 @@ TEST_F(HttpAbuseE2E, AnUnfinishedSixtyFourMiBChunkedBodyGrowsNeitherProcessByMor
                    "Transfer-Encoding: chunked\r\n\r\n",
                    cluster_->token())},
   };
-  const std::string chunk = fmt::format("{:x}\r\n{}\r\n", 64 * 1024, std::string(64 * 1024, '['));
+  const std::string chunk =
+      fmt::format("{:x}\r\n{}\r\n", 64 * 1024, std::string(std::size_t{64} * 1024, '['));
   for (const auto& t : targets) {
     const auto before = RssKiB(t.pid);
     RawConnection conn(t.port);
     conn.Send(t.head);
     std::size_t sent = 0;
     while (sent < std::size_t{64} << 20 && conn.Send(chunk))
-      sent += 64 * 1024;
+      sent += std::size_t{64} * 1024;
     const auto answer = conn.Read();
     const auto after = RssKiB(t.pid);
     std::printf(
@@ -141,7 +142,7 @@ TEST_F(HttpAbuseE2E, AnUnfinishedSixtyFourMiBChunkedBodyGrowsNeitherProcessByMor
 TEST_F(HttpAbuseE2E, AThousandConcurrentFiveMBBodiesWithAWrongTokenNeitherCrashNorStallEitherProcess) {
   constexpr int kPeers = 1000;
   constexpr std::size_t kBody = std::size_t{5} << 20;
-  const std::string body(64 * 1024, ' ');
+  const std::string body(std::size_t{64} * 1024, ' ');
   for (const auto& [name, port, pid, path] :
        {std::tuple{"admin", cluster_->admin_port(0), AdminPid(), std::string("/api/callback")},
         std::tuple{"executor", cluster_->executor_port(0), ExecutorPid(), std::string("/run")}}) {

@@ -148,14 +148,15 @@ TEST_F(HttpServerTest, ExpectContinueIsAnsweredOnlyOnceTheSenderIsAdmitted) {
 }
 
 TEST_F(HttpServerTest, AChunkedBodyIsRefusedAsSoonAsItsDecodedBytesPassTheLimit) {
-  Start({.threads = 2, .payload_max_bytes = 64 * 1024});
+  Start({.threads = 2, .payload_max_bytes = std::size_t{64} * 1024});
   RawConnection conn(port_, 5s);
   ASSERT_TRUE(conn.Send("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"));
   // 64 MiB announced chunk by chunk, never finished: the server must stop reading long before.
-  const std::string chunk = fmt::format("{:x}\r\n{}\r\n", 16 * 1024, std::string(16 * 1024, 'c'));
+  const std::string chunk =
+      fmt::format("{:x}\r\n{}\r\n", 16 * 1024, std::string(std::size_t{16} * 1024, 'c'));
   std::size_t sent = 0;
   while (sent < std::size_t{64} << 20 && conn.Send(chunk))
-    sent += 16 * 1024;
+    sent += std::size_t{16} * 1024;
   const auto answer = conn.Read();
   std::printf("[chunked] the client got %zu KiB out before the answer %d\n", sent / 1024, answer.status);
   EXPECT_EQ(answer.status, 413);

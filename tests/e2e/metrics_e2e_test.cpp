@@ -109,6 +109,7 @@ TEST(MetricsE2E, BothProcessesExposeMetricsThatParseAndCountEveryFire) {
 
   const int group = c.AddGroup();
   std::vector<int> jobs;
+  jobs.reserve(3);
   for (int i = 0; i < 3; ++i)
     jobs.push_back(c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "noopJobHandler", Cluster::NowMs()));
 

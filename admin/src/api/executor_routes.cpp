@@ -22,7 +22,7 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
   // registry and registryRemove: {"registryGroup","registryKey","registryValue"}.
   // Before the body: a caller without any executor token gets no byte of its body read, let alone parsed.
   // `refused` counts a refusal.
-  const auto admitted_by_token = [&registry, &global_token](std::function<void()> refused) {
+  const auto admitted_by_token = [&registry, &global_token](const std::function<void()>& refused) {
     return net::HttpServer::RouteOptions{
         .admit = [&registry, &global_token, refused](net::Request& req, net::Response& res) {
           if (registry.KnownToken(req.get_header_value(xxljob::kAccessTokenHeader), global_token))

@@ -90,7 +90,7 @@ class Routes {
   void PublicGet(const std::string& path, net::HttpServer::Handler h);
   void PublicPost(const std::string& path, net::HttpServer::Handler h);
 
-  static constexpr std::size_t kPublicBodyMaxBytes = 64 * 1024;
+  static constexpr std::size_t kPublicBodyMaxBytes = std::size_t{64} * 1024;
 
   // "/api/v1/jobs/{id}" -> "/api/v1/jobs/([^/]+)"; '.' is literal.
   static std::string Pattern(const std::string& path);

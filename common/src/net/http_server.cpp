@@ -71,7 +71,7 @@ std::size_t RaiseOpenFileLimit() {
 class Session;
 
 struct HttpServer::Impl {
-  explicit Impl(HttpServerSettings s) : settings(std::move(s)) {}
+  explicit Impl(const HttpServerSettings& s) : settings(s) {}
 
   HttpServerSettings settings;
   std::vector<RouteEntry> routes;
@@ -323,7 +323,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     });
   }
 
-  void Excepted(std::exception_ptr error) {
+  void Excepted(const std::exception_ptr& error) {
     response_ = Response{};
     if (server_.exception_handler) {
       try {
@@ -532,7 +532,7 @@ void HttpServer::Impl::Closed(Session* session, const std::string& address) {
 
 // --- HttpServer -------------------------------------------------------------------------------------------
 
-HttpServer::HttpServer(HttpServerSettings settings) : impl_(std::make_unique<Impl>(std::move(settings))) {}
+HttpServer::HttpServer(const HttpServerSettings& settings) : impl_(std::make_unique<Impl>(settings)) {}
 
 HttpServer::~HttpServer() {
   Stop();
@@ -602,9 +602,10 @@ int HttpServer::Start(const std::string& host, int port) {
   s.acceptor->open(endpoint.protocol(), ec);
   if (!ec) s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor->bind(endpoint, ec);
-  if (!ec)
-    s.acceptor->listen(
-        s.settings.backlog > 0 ? s.settings.backlog : asio::socket_base::max_listen_connections, ec);
+  if (!ec) {
+    s.acceptor->listen(s.settings.backlog > 0 ? s.settings.backlog : asio::socket_base::max_listen_connections,
+                       ec);
+  }
   if (ec) {
     s.acceptor.reset();
     throw fail(ec == asio::error::address_in_use ? "the address is in use" : ec.message());

@@ -29,12 +29,12 @@
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -115,7 +115,7 @@ class AdminLink {
       client->set_tcp_nodelay(true);
       client->set_connection_timeout(1, 0);
       if (!token.empty()) client->set_default_headers({{"XXL-JOB-ACCESS-TOKEN", token}});
-      admins_.push_back({std::move(t), std::move(client)});
+      admins_.emplace_back(std::move(t), std::move(client));
     }
   }
   bool Post(const std::string& api, const std::string& body) {

@@ -18,7 +18,7 @@ const HttpServerSettings kSettings{
 
 std::vector<RouteEntry> Routes() {
   std::vector<RouteEntry> routes;
-  const auto add = [&](std::string method, std::string pattern, RouteOptions options) {
+  const auto add = [&](std::string method, const std::string& pattern, RouteOptions options) {
     routes.push_back({.method = std::move(method),
                       .pattern_text = pattern,
                       .pattern = std::regex(pattern),

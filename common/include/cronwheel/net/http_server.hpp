@@ -101,7 +101,7 @@ class HttpServer final {
 
   using RouteOptions = net::RouteOptions;
 
-  explicit HttpServer(HttpServerSettings settings);
+  explicit HttpServer(const HttpServerSettings& settings);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -47,7 +47,7 @@ class RawConnection {
   RawConnection(const RawConnection&) = delete;
   RawConnection& operator=(const RawConnection&) = delete;
 
-  void SetTimeout(std::chrono::milliseconds timeout) {
+  void SetTimeout(std::chrono::milliseconds timeout) const {
     const auto ms = timeout.count();
     timeval tv{.tv_sec = static_cast<time_t>(ms / 1000),
                .tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000)};
@@ -56,7 +56,7 @@ class RawConnection {
   }
 
   // Sends all of `bytes`; false when the peer closed (or the send timed out) first.
-  bool Send(const std::string& bytes) {
+  bool Send(const std::string& bytes) const {
     std::size_t sent = 0;
     while (sent < bytes.size()) {
       const auto n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -92,7 +92,7 @@ class RawConnection {
   }
 
   // Whether the peer has closed the connection: reads (and drops) until end of stream or the timeout.
-  bool ClosedByPeer() {
+  bool ClosedByPeer() const {
     char buf[4096];
     while (true) {
       const auto n = ::recv(fd_, buf, sizeof buf, 0);
