@@ -201,6 +201,53 @@ TEST_F(ApiTest, ChildJobCyclesAreRefusedWhenSaved) {
   EXPECT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", b), json{{"child_job_ids", {b}}}.dump()).status, 400);
 }
 
+// Security review (issue 21), finding 1: a USER saved a job whose child was another group's job (checked
+// only for existence, and the error said which ids exist), and that job ran after the parent. A child
+// outside the caller's groups is "not found", word for word as an id no job has, and nothing is saved.
+TEST_F(ApiTest, AChildJobOutsideTheCallersGroupsIsNotFoundLikeOneThatDoesNotExist) {
+  const int mine = CreateGroup("mine-app");
+  const int other = CreateGroup("other-app");
+  const int foreign = Call("POST", "/api/v1/jobs", JobBody(other).dump()).body.at("id");
+  const int own = Call("POST", "/api/v1/jobs", JobBody(mine).dump()).body.at("id");
+  const int missing = foreign + 1000;
+  const std::string user = fmt::format("user:{}", mine);
+  const auto expect_not_found = [&](const Reply& r, int child) {
+    EXPECT_EQ(r.status, 400) << r.body.dump();
+    ASSERT_EQ(Fields(r.body), std::vector<std::string>{"child_job_ids"}) << r.body.dump();
+    const auto& e = r.body.at("errors")[0];
+    EXPECT_EQ(e.at("message"), fmt::format("job {} not found", child));
+    EXPECT_EQ(e.at("code"), "not_found");
+    EXPECT_EQ(e.at("params"), (json{{"id", child}}));
+  };
+  const auto jobs_before =
+      Exec("SELECT string_agg(id || ':' || child_job_ids::text, ',' ORDER BY id) FROM job");
+  for (const int child : {foreign, missing}) {
+    SCOPED_TRACE(child == foreign ? "another group's job" : "no such job");
+    auto body = JobBody(mine);
+    body["child_job_ids"] = {child};
+    expect_not_found(Call("POST", "/api/v1/jobs", body.dump(), user), child);
+    expect_not_found(
+        Call("PUT", fmt::format("/api/v1/jobs/{}", own), json{{"child_job_ids", {child}}}.dump(), user),
+        child);
+  }
+  EXPECT_EQ(
+      Exec("SELECT string_agg(id || ':' || child_job_ids::text, ',' ORDER BY id) FROM job")[0][0].c_str(),
+      std::string(jobs_before[0][0].c_str()))
+      << "nothing was saved";
+  // An admin may link any group's job; the link it made stays, and the user may still edit the job's
+  // other fields (an unchanged child is not checked again, as an unchanged webhook).
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/jobs/{}", own), json{{"child_job_ids", {foreign}}}.dump()).status,
+      200);
+  auto r = Call("PUT", fmt::format("/api/v1/jobs/{}", own), json{{"param", "p"}}.dump(), user);
+  EXPECT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("child_job_ids"), (json{foreign}));
+  // A user permitted on both groups may link them.
+  r = Call("PUT", fmt::format("/api/v1/jobs/{}", own), json{{"child_job_ids", {foreign}}}.dump(),
+           fmt::format("user:{},{}", mine, other));
+  EXPECT_EQ(r.status, 200) << r.body.dump();
+}
+
 TEST_F(ApiTest, PathTricksAndHugeIdsAreNotFound) {
   for (const char* path : {"/api/v1/jobs/abc", "/api/v1/jobs/-1", "/api/v1/jobs/99999999999999999999",
                            "/api/v1/jobs/1%2F..", "/api/v1/logs/0x10", "/api/v1/groups/1e3"}) {

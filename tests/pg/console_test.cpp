@@ -590,6 +590,29 @@ TEST_F(ConsoleTest, CopyMakesAStoppedJobAndGlueVersionsAreListed) {
   EXPECT_EQ(r.body.at("items")[0].at("after").at("copied_from"), job);
 }
 
+// Security review (issue 21), finding 1: a copy is a new job, so a user's copy may name no child outside the
+// user's groups, even one an admin linked to the job copied.
+TEST_F(ConsoleTest, AUsersCopyNamesNoChildOutsideTheirGroups) {
+  const int mine = CreateGroup("mine-app");
+  const int other = CreateGroup("other-app");
+  const int foreign = CreateJob(other, "foreign");
+  const int job = CreateJob(mine, "parent");
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/jobs/{}", job), json{{"child_job_ids", {foreign}}}.dump()).status,
+      200);
+  CreateUser("alice", {mine});
+  const auto alice = Login("alice", kUserPassword);
+  auto r = Call("POST", fmt::format("/api/v1/jobs/{}/copy", job), alice);
+  EXPECT_EQ(r.status, 409) << r.body.dump();
+  ASSERT_EQ(Fields(r.body), std::vector<std::string>{"child_job_ids"}) << r.body.dump();
+  EXPECT_EQ(r.body.at("errors")[0].at("message"), fmt::format("job {} not found", foreign));
+  EXPECT_EQ(r.body.at("errors")[0].at("code"), "not_found");
+  EXPECT_EQ(Count("SELECT count(*) FROM job"), 2);
+  r = Call("POST", fmt::format("/api/v1/jobs/{}/copy", job));
+  EXPECT_EQ(r.status, 201) << "an admin's copy keeps the link: " << r.body.dump();
+  EXPECT_EQ(r.body.at("child_job_ids"), (json{foreign}));
+}
+
 TEST_F(ConsoleTest, AuditRecordsWhoChangedWhatWithoutSecrets) {
   const int g = CreateGroup("sample-app");
   Call("PUT", fmt::format("/api/v1/groups/{}", g), json{{"access_token", "group-secret-token"}}.dump());
