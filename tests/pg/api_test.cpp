@@ -417,6 +417,8 @@ TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {
   const int g = CreateGroup("sample-app");
   const int parent = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
   const int child = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  ASSERT_EQ(Call("POST", fmt::format("/api/v1/jobs/{}/start", child)).status, 200)
+      << "a stopped child is not fired (FireTablesPg.AStoppedChildJobIsNotFiredAndItsParentSaysSo)";
   ASSERT_EQ(
       Call("PUT", fmt::format("/api/v1/jobs/{}", parent), json{{"child_job_ids", {child}}}.dump()).status,
       200);
@@ -448,8 +450,9 @@ TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {
       1);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_type = 'PARENT'"), 1);
   // The parent's handle message names the child fire (XXL-JOB's "Trigger child job" block).
-  const auto child_log =
-      Exec("SELECT id FROM job_log WHERE trigger_type = 'PARENT'")[0][0].as<std::int64_t>();
+  const auto parent_fires = Exec("SELECT id FROM job_log WHERE trigger_type = 'PARENT'");
+  ASSERT_EQ(parent_fires.size(), 1u);
+  const auto child_log = parent_fires[0][0].as<std::int64_t>();
   EXPECT_EQ(Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", ok))[0][0].as<std::string>(),
             fmt::format("done\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\nchild job {}: fire {}", child,
                         child_log));

@@ -6,7 +6,8 @@
 //    repeate callback"), as is an unknown log id;
 //  * on success, the job's child jobs are triggered (new rows of type PARENT, parent_log_id set) in the
 //    same transaction, so a crash cannot lose them; a child that appears in its own ancestry (a cycle
-//    created by racing edits) is not triggered again;
+//    created by racing edits) is not triggered again, nor is a stopped child (the parent's note names it;
+//    store/fire_log.hpp, InsertChildren);
 //  * a FIX_DELAY job waiting for this run gets its next fire (schedule/next_fire.hpp).
 // Failures are handled by the failure monitor (retries with back-off, alarms).
 //
