@@ -613,6 +613,64 @@ TEST_F(ConsoleTest, AUsersCopyNamesNoChildOutsideTheirGroups) {
   EXPECT_EQ(r.body.at("child_job_ids"), (json{foreign}));
 }
 
+// Security review (issue 21), item 2: a script job (any glue type but BEAN) runs whatever code its author
+// wrote on the executors of its group, which may run other groups' jobs too (docs/security.md, "Script
+// jobs"). Creating one, or changing one in any way, needs the ADMIN role; a USER may still trigger, start,
+// stop and delete one in their groups, and keep using bean jobs as before.
+TEST_F(ConsoleTest, ScriptJobsAreCreatedAndChangedByAdminsOnly) {
+  const int g = CreateGroup("mine-app");
+  CreateUser("alice", {g});
+  const auto alice = Login("alice", kUserPassword);
+  const json script{{"group_id", g},
+                    {"description", "script"},
+                    {"schedule_type", "CRON"},
+                    {"schedule_conf", "0 * * * * ?"},
+                    {"glue_type", "GLUE_SHELL"},
+                    {"glue_source", "echo hello"}};
+  const auto expect_forbidden = [](const Reply& r, const std::string& glue_type) {
+    EXPECT_EQ(r.status, 403) << r.body.dump();
+    EXPECT_EQ(r.body.value("code", ""), "forbidden");
+    ASSERT_EQ(Fields(r.body), std::vector<std::string>{"glue_type"}) << r.body.dump();
+    EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(),
+                ::testing::AllOf(HasSubstr(glue_type), HasSubstr("ADMIN")));
+    EXPECT_EQ(r.body.at("errors")[0].at("code"), "role");
+    EXPECT_EQ(r.body.at("errors")[0].at("params"), (json{{"role", "ADMIN"}}));
+  };
+  expect_forbidden(Call("POST", "/api/v1/jobs", alice, script.dump()), "GLUE_SHELL");
+  EXPECT_EQ(Count("SELECT count(*) FROM job"), 0);
+  // Her bean job may not become a script.
+  auto r = Call(
+      "POST", "/api/v1/jobs", alice,
+      json{{"group_id", g}, {"description", "bean"}, {"schedule_type", "NONE"}, {"handler", "h"}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int bean = r.body.at("id");
+  expect_forbidden(Call("PUT", fmt::format("/api/v1/jobs/{}", bean), alice,
+                        json{{"glue_type", "GLUE_PYTHON"}, {"glue_source", "print(1)"}}.dump()),
+                   "GLUE_PYTHON");
+  EXPECT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", bean), alice, json{{"param", "p"}}.dump()).status,
+            200);
+  // An admin's script job in her group: she may run it, start and stop it, not change or copy it.
+  r = Call("POST", "/api/v1/jobs", script.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int job = r.body.at("id");
+  const auto path = fmt::format("/api/v1/jobs/{}", job);
+  for (const auto& change : {json{{"param", "x"}}, json{{"glue_source", "rm -rf /"}},
+                             json{{"glue_type", "BEAN"}, {"handler", "h"}}}) {
+    expect_forbidden(Call("PUT", path, alice, change.dump()), "GLUE_SHELL");
+  }
+  expect_forbidden(Call("POST", path + "/copy", alice), "GLUE_SHELL");
+  EXPECT_EQ(Call("POST", path + "/start", alice).status, 200);
+  EXPECT_EQ(Call("POST", path + "/stop", alice).status, 200);
+  EXPECT_EQ(Call("POST", path + "/trigger", alice, json{{"param", "p"}}.dump()).status, 202);
+  EXPECT_EQ(Exec(fmt::format("SELECT glue_source || '|' || param FROM job WHERE id = {}", job))[0][0]
+                .as<std::string>(),
+            "echo hello|")
+      << "nothing of hers was saved";
+  EXPECT_EQ(Call("PUT", path, json{{"glue_source", "echo two"}}.dump()).status, 200) << "an admin may";
+  EXPECT_EQ(Count("SELECT count(*) FROM job"), 2);
+  EXPECT_EQ(Call("DELETE", path, alice).status, 200);
+}
+
 TEST_F(ConsoleTest, AuditRecordsWhoChangedWhatWithoutSecrets) {
   const int g = CreateGroup("sample-app");
   Call("PUT", fmt::format("/api/v1/groups/{}", g), json{{"access_token", "group-secret-token"}}.dump());
