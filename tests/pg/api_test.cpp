@@ -371,6 +371,52 @@ TEST_F(ApiTest, ACallbackForUnknownLogIdsNeedsTheToken) {
   EXPECT_EQ(r.body.at("code"), 200);
 }
 
+// Security review (issue 21), finding 4: registration refuses the global token for an app whose group has a
+// token of its own, but a callback for that group's fires accepted it. Now a callback needs, for every fire
+// it names, the token of the fire's group (its own, else the global one), as registration does.
+TEST_F(ApiTest, ACallbackForAGroupWithItsOwnTokenNeedsThatToken) {
+  constexpr const char* kGroupToken = "group-token-0123456789";
+  const int tokened = CreateGroup("tokened-app");
+  const int plain = CreateGroup("plain-app");
+  ASSERT_EQ(Call("PUT", fmt::format("/api/v1/groups/{}", tokened), json{{"access_token", kGroupToken}}.dump())
+                .status,
+            200);
+  const int job = Call("POST", "/api/v1/jobs", JobBody(tokened).dump()).body.at("id");
+  const int plain_job = Call("POST", "/api/v1/jobs", JobBody(plain).dump()).body.at("id");
+  const auto fire = [&](int j) {
+    return Call("POST", fmt::format("/api/v1/jobs/{}/trigger", j)).body.at("log_id").get<std::int64_t>();
+  };
+  const auto result = [](std::int64_t log) {
+    return json::array({{{"logId", log}, {"handleCode", 200}}}).dump();
+  };
+  // Registration, for comparison: the group's token only.
+  const json reg{{"registryGroup", "EXECUTOR"},
+                 {"registryKey", "tokened-app"},
+                 {"registryValue", "http://127.0.0.1:9999"}};
+  EXPECT_EQ(Executor("/api/registry", reg.dump(), kToken).body.at("msg"), "The access token is wrong.");
+  EXPECT_EQ(Executor("/api/registry", reg.dump(), kGroupToken).body.at("code"), 200);
+  // A callback: the global token is refused for the tokened group's fire, which stays open.
+  const auto log = fire(job);
+  auto r = Executor("/api/callback", result(log), kToken);
+  EXPECT_EQ(r.body.at("msg"), "The access token is wrong.");
+  EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", log)), 0);
+  // A batch with fires of both groups has no one token that fits: refused whole.
+  const auto plain_log = fire(plain_job);
+  const auto both =
+      json::array({{{"logId", log}, {"handleCode", 200}}, {{"logId", plain_log}, {"handleCode", 200}}});
+  EXPECT_EQ(Executor("/api/callback", both.dump(), kToken).body.at("code"), 500);
+  EXPECT_EQ(Executor("/api/callback", both.dump(), kGroupToken).body.at("code"), 500);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE handle_code <> 0")), 0);
+  // Each with its own token.
+  EXPECT_EQ(Executor("/api/callback", result(log), kGroupToken).body.at("code"), 200);
+  EXPECT_EQ(Executor("/api/callback", result(plain_log), kToken).body.at("code"), 200);
+  EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", log)), 200);
+  EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", plain_log)), 200);
+  // A repeated callback (the fire is closed, found in job_log) is held to the same rule.
+  EXPECT_EQ(Executor("/api/callback", result(log), kToken).body.at("msg"), "The access token is wrong.");
+  EXPECT_EQ(Executor("/api/callback", result(log), kGroupToken).body.at("code"), 200);
+}
+
 // Found by the bad-input e2e suite: errors under the XXL-JOB paths answered JSON with 404/413 instead of
 // the protocol's envelope; a GET with a body left the body in the connection, read as the next request.
 TEST_F(ApiTest, ExecutorApiErrorsAreEnvelopesAndAGetWithABodyIsRefused) {

@@ -40,8 +40,10 @@ class CallbackService {
   // Throws on database failure (the executor keeps the batch and retries).
   Outcome Handle(std::span<const xxljob::HandleCallbackParam> callbacks);
 
-  // Whether `token` may report results for these fires: the global token, or the token of every fire's
-  // group. Groups without their own token require the global one.
+  // Whether `token` may report results for these fires: for every fire, the token of its group, or the
+  // global one when the group has none (as registration: a group's own token replaces the global one for its
+  // executors). A log id no fire has needs the global token. A batch whose fires need different tokens is
+  // refused whole.
   bool Authorized(std::span<const xxljob::HandleCallbackParam> callbacks, const std::string& token,
                   const std::string& global_token);
 
