@@ -151,9 +151,8 @@ Result<UserChange> Accounts::DeleteUser(int id, int acting_user_id) {
 Result<void> Accounts::ChangeOwnPassword(int user_id, const PasswordChange& change,
                                          const std::string& keep_cookie) {
   const auto now = clock_.NowMs();
-  const std::string key = fmt::format("password:{}", user_id);
-  if (const auto wait = auth_.throttle().RetryAfter(key, now))
-    return Error::Throttled("too many wrong passwords", *wait);
+  auto admission = auth_.throttle().Begin(fmt::format("password:{}", user_id), now);
+  if (!admission.ticket) return Error::Throttled("too many wrong passwords", admission.retry_after);
   const auto stored = WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<std::string> {
     pqxx::read_transaction tx(conn);
     const auto rows = tx.exec_params(R"sql(SELECT password_hash FROM app_user WHERE id = $1)sql", user_id);
@@ -162,10 +161,10 @@ Result<void> Accounts::ChangeOwnPassword(int user_id, const PasswordChange& chan
   });
   if (!stored) return Error::NotFound("user not found");
   if (!auth_.hasher().Verify(change.old_password, *stored)) {
-    auth_.throttle().RecordFailure(key, now);
+    admission.ticket->Failed(clock_.NowMs());
     return Error::Invalid("the password was not changed", {{"old_password", "is wrong"}});
   }
-  auth_.throttle().Clear(key);
+  admission.ticket->Succeeded(clock_.NowMs());
   const auto hash = auth_.hasher().Hash(change.new_password);
   WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);

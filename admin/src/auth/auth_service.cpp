@@ -4,7 +4,6 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -22,12 +21,6 @@ constexpr std::int64_t kUserBootstrapLockKey = 0x63726f6e75737231;
 constexpr const char* kTokenPrefix = "cwt_";
 // Session expiry and token last_used_ms are renewed at most once a minute.
 constexpr std::int64_t kRenewEveryMs = 60'000;
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 Principal PrincipalFromRow(const pqxx::row& r, std::string via) {
   return Principal{.user_id = r["id"].as<int>(),
@@ -185,11 +178,9 @@ std::optional<std::string> AuthService::EnsureAdminUser(const std::string& passw
 Result<AuthService::Session> AuthService::Login(const std::string& username, const std::string& password,
                                                 const std::string& client) {
   const auto now = clock_.NowMs();
-  const std::string user_key = "user:" + Lower(username.substr(0, 100));
-  const std::string client_key = "client:" + client;
-  const auto wait = std::max(throttle_.RetryAfter(user_key, now).value_or(std::chrono::milliseconds(0)),
-                             throttle_.RetryAfter(client_key, now).value_or(std::chrono::milliseconds(0)));
-  if (wait.count() > 0) return Error::Throttled("too many failed logins", wait);
+  // The attempt takes its place on the throttle before the password is checked (login_throttle.hpp).
+  auto admission = throttle_.BeginLogin(username, client, now);
+  if (!admission.ticket) return Error::Throttled("too many failed logins", admission.retry_after);
   std::optional<std::pair<User, std::string>> row;
   if (ValidUsername(username)) {
     row = WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<std::pair<User, std::string>> {
@@ -202,11 +193,10 @@ Result<AuthService::Session> AuthService::Login(const std::string& username, con
   }
   const bool ok = row ? hasher_.Verify(password, row->second) : (hasher_.VerifyDummy(password), false);
   if (!ok) {
-    throttle_.RecordFailure(user_key, now);
-    throttle_.RecordFailure(client_key, now);
+    admission.ticket->Failed(clock_.NowMs());
     return Error::Unauthenticated("wrong username or password");
   }
-  throttle_.Clear(user_key);
+  admission.ticket->Succeeded(clock_.NowMs());
   Session session{.token = RandomSecret(), .csrf_token = RandomSecret(), .user = row->first};
   const std::optional<std::string> rehash =
       hasher_.NeedsRehash(row->second) ? std::optional(hasher_.Hash(password)) : std::nullopt;

@@ -47,7 +47,10 @@ struct AdminConfig {
   bool cookie_secure = false;  // session cookie only over HTTPS (behind a TLS proxy)
   std::chrono::seconds session_idle{12 * 3600};
   std::chrono::seconds session_max{7 * 24 * 3600};
+  // The login throttle (auth/login_throttle.hpp): failures before a wait, the wait's cap, and how long after
+  // its last failure (and wait) a key's count is forgotten.
   int login_max_failures = 5;
+  std::chrono::seconds login_max_wait{900};
   std::chrono::seconds login_window{300};
   // GET /metrics (cronwheel/metrics_endpoint.hpp): addresses that may read it without credentials, and a
   // bearer token that may ("" = none).

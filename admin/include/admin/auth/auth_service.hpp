@@ -67,7 +67,11 @@ class AuthService final : public Authenticator {
     std::string csrf_token;
     User user;
   };
-  // kThrottled (with retry_after) or kUnauthenticated ("wrong username or password").
+  // Checks the password of `username` for a login from address `client`, held to the login throttle
+  // (login_throttle.hpp: its place taken before the check, a failure counted after it, the address made
+  // familiar for the user on success). kThrottled (with retry_after) or kUnauthenticated ("wrong username
+  // or password").
+
   Result<Session> Login(const std::string& username, const std::string& password, const std::string& client);
   // Ends the session of this request's cookie. False when it had none or it was unknown.
   bool Logout(const net::Request& req);
