@@ -389,6 +389,107 @@ TEST_F(ConsoleTest, ApiTokensActAsTheirUserAreShownOnceAndCanBeDeleted) {
             (std::vector<std::string>{"nom", "name"}));
 }
 
+// Security review (issue 21), finding 5: API tokens never expired. A token lasts expires_in_days (90 by
+// default, at most 365); an expired one is refused with a message that says so, and the list shows it.
+TEST_F(ConsoleTest, ApiTokensExpireAfterTheirDaysAndSaySo) {
+  constexpr std::int64_t kDayMs = 86'400'000;
+  auto r = Call("POST", "/api/v1/tokens", json{{"name", "default"}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body.at("expires_ms"), kT0 + 90 * kDayMs);
+  EXPECT_EQ(r.body.at("state"), "active");
+  const Caller long_lived{.bearer = r.body.at("token")};
+  r = Call("POST", "/api/v1/tokens", json{{"name", "one day"}, {"expires_in_days", 1}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body.at("expires_ms"), kT0 + kDayMs);
+  const Caller short_lived{.bearer = r.body.at("token")};
+  for (const auto& bad : {json(0), json(366), json("7"), json(1.5)}) {
+    r = Call("POST", "/api/v1/tokens", json{{"name", "bad"}, {"expires_in_days", bad}}.dump());
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_EQ(Fields(r.body), std::vector<std::string>{"expires_in_days"}) << bad;
+    EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(), HasSubstr("365")) << bad;
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM api_token"), 2);
+  // Last use: recorded at most once a minute.
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", short_lived).status, 200);
+  clock_->Advance(std::chrono::seconds(30));
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", short_lived).status, 200);
+  auto listed = Call("GET", "/api/v1/tokens");
+  ASSERT_EQ(listed.status, 200) << listed.body.dump();
+  auto tokens = listed.body.at("items");
+  EXPECT_EQ(tokens[1].at("last_used_ms"), kT0);
+  clock_->Advance(std::chrono::seconds(31));
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", short_lived).status, 200);
+  tokens = Call("GET", "/api/v1/tokens").body.at("items");
+  EXPECT_EQ(tokens[1].at("last_used_ms"), kT0 + 61'000);
+  EXPECT_EQ(tokens[0].at("last_used_ms"), 0) << "never used";
+  // One day on: the short one is refused, and says why.
+  clock_->Advance(std::chrono::milliseconds(kDayMs - 61'000));
+  r = Call("GET", "/api/v1/auth/me", short_lived);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.body.at("error"), "the API token expired at 2026-01-02T00:00:00Z: create a new one");
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", long_lived).status, 200);
+  tokens = Call("GET", "/api/v1/tokens", long_lived).body.at("items");  // (the session of SetUp has ended)
+  EXPECT_EQ(tokens[0].at("state"), "active");
+  EXPECT_EQ(tokens[1].at("state"), "expired");
+}
+
+// Security review (issue 21), finding 5: API tokens survived a password reset. A user's tokens are revoked
+// when an admin sets their password and when they change it themselves; a deleted user's are gone. A revoked
+// token is refused with a message that says why, and stays in the list, marked, until deleted.
+TEST_F(ConsoleTest, ApiTokensAreRevokedWhenTheirUsersPasswordChanges) {
+  const int alice = CreateUser("alice", {});
+  const int bob = CreateUser("bob", {});
+  const auto token_of = [&](const std::string& user, const std::string& name) {
+    const auto r = Call("POST", "/api/v1/tokens", Login(user, kUserPassword), json{{"name", name}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    return Caller{.bearer = r.body.value("token", "")};
+  };
+  const auto alice_token = token_of("alice", "ci");
+  const auto bob_token = token_of("bob", "ci");
+  clock_->Advance(std::chrono::seconds(10));
+  // An admin resets alice's password.
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/users/{}", alice), json{{"password", "another-password-1"}}.dump())
+          .status,
+      200);
+  auto r = Call("GET", "/api/v1/auth/me", alice_token);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(
+      r.body.at("error"),
+      "the API token was revoked at 2026-01-01T00:00:10Z when an admin reset its user's password: create a "
+      "new one");
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", bob_token).status, 200) << "other users' tokens stay";
+  // Changing other fields revokes nothing.
+  const auto alice_session = Login("alice", "another-password-1");
+  const auto alice_again =
+      Caller{.bearer = Call("POST", "/api/v1/tokens", alice_session, json{{"name", "ci2"}}.dump())
+                           .body.value("token", "")};
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/users/{}", alice), json{{"permitted_group_ids", json::array()}}.dump())
+          .status,
+      200);
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", alice_again).status, 200);
+  // Alice changes her own password.
+  ASSERT_EQ(Call("POST", "/api/v1/users/me/password", alice_session,
+                 json{{"old_password", "another-password-1"}, {"new_password", "third-password-1"}}.dump())
+                .status,
+            200);
+  r = Call("GET", "/api/v1/auth/me", alice_again);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("when its user changed their password"));
+  const auto items = Call("GET", "/api/v1/tokens", alice_session).body.at("items");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].at("state"), "revoked");
+  EXPECT_EQ(items[0].at("revoked_reason"), "password_reset");
+  EXPECT_EQ(items[1].at("revoked_reason"), "password_changed");
+  EXPECT_EQ(items[1].at("revoked_ms"), kT0 + 10'000);
+  // A deleted user's tokens are gone with the user.
+  ASSERT_EQ(Call("DELETE", fmt::format("/api/v1/users/{}", bob)).status, 200);
+  r = Call("GET", "/api/v1/auth/me", bob_token);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM api_token WHERE user_id = {}", bob)), 0);
+}
+
 TEST_F(ConsoleTest, UsersAreManagedByAdminsWithoutLockingThemselvesOut) {
   const int g = CreateGroup("mine-app");
   auto r = Call("POST", "/api/v1/users",

@@ -9,6 +9,7 @@
 
 #include "admin/model/validation.hpp"
 #include "auth/secrets.hpp"
+#include "model/time_format.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
 #include "xxljob/token.hpp"
@@ -67,9 +68,7 @@ Result<Principal> AuthService::Authenticate(const net::Request& req) {
     if (value.size() <= kBearer.size() || value.compare(0, kBearer.size(), kBearer) != 0) {
       return Error::Unauthenticated("the Authorization header must be 'Bearer <API token>'");
     }
-    auto p = TokenPrincipal(value.substr(kBearer.size()));
-    if (!p) return Error::Unauthenticated("the API token is not valid (unknown or deleted)");
-    return *std::move(p);
+    return TokenPrincipal(value.substr(kBearer.size()));
   }
   const auto cookie = CookieValue(req, kSessionCookie);
   if (cookie.empty()) {
@@ -123,21 +122,32 @@ std::optional<Principal> AuthService::SessionPrincipal(const std::string& cookie
   });
 }
 
-std::optional<Principal> AuthService::TokenPrincipal(const std::string& bearer) {
-  if (!bearer.starts_with(kTokenPrefix) || bearer.size() > 200) return std::nullopt;
+Result<Principal> AuthService::TokenPrincipal(const std::string& bearer) {
+  const auto unknown = Error::Unauthenticated("the API token is not valid (unknown or deleted)");
+  if (!bearer.starts_with(kTokenPrefix) || bearer.size() > 200) return unknown;
   const auto hash = SecretHash(bearer);
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<Principal> {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Principal> {
     pqxx::work tx(conn);
     const auto rows = tx.exec_params(R"sql(
-      SELECT t.id AS token_id, t.last_used_ms, u.id, u.username, u.role,
-             to_json(u.permitted_group_ids) AS groups
+      SELECT t.id AS token_id, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id, u.username,
+             u.role, to_json(u.permitted_group_ids) AS groups
         FROM api_token t JOIN app_user u ON u.id = t.user_id
        WHERE t.token_hash = $1
     )sql",
                                      hash);
-    if (rows.empty()) return std::nullopt;
+    if (rows.empty()) return unknown;
     const auto& r = rows[0];
     const auto now = clock_.NowMs();
+    if (const auto revoked = r["revoked_ms"].as<std::int64_t>(); revoked > 0) {
+      return Error::Unauthenticated(fmt::format(
+          "the API token was revoked at {} when {}: create a new one", FormatUtc(revoked),
+          r["revoked_reason"].as<std::string>() == "password_reset" ? "an admin reset its user's password"
+                                                                    : "its user changed their password"));
+    }
+    if (const auto expires = r["expires_ms"].as<std::int64_t>(); now >= expires) {
+      return Error::Unauthenticated(
+          fmt::format("the API token expired at {}: create a new one", FormatUtc(expires)));
+    }
     if (now - r["last_used_ms"].as<std::int64_t>() >= kRenewEveryMs) {
       tx.exec_params(R"sql(UPDATE api_token SET last_used_ms = $2 WHERE id = $1)sql", r["token_id"].as<int>(),
                      now);
