@@ -60,6 +60,7 @@ class ApiTest : public cwtest::ApiServerFixture {
   void SetUp() override {
     PgFixture::SetUp();
     BuildServices(kT0, sink_, [this](std::vector<Fire> f) { scheduler_->Submit(std::move(f)); });
+    health_details_ = [] { return json{{"scheduler", {{"scans", 7}}}}; };
     ASSERT_NO_FATAL_FAILURE(StartServer({.access_token = kToken, .webhook_allow = {kWebhookAllow}}, auth_));
   }
 
@@ -101,12 +102,37 @@ class ApiTest : public cwtest::ApiServerFixture {
 
   HeaderAuthenticator auth_;
   RecordingSink sink_;
+  std::unique_ptr<PgPool> dead_pool_;  // a database that does not answer (stopped in TearDown, before this)
 };
 
-TEST_F(ApiTest, HealthAnswersWithoutCredentials) {
-  const auto r = Call("GET", "/api/v1/health", "", "");
+// Security review (issue 21), finding 6: the health check, which needs no credentials, showed the
+// scheduler's statistics and, with the database down, its error text (host and port). Without credentials
+// (a load balancer) it answers the status alone; an ADMIN's credentials get the details, a USER's do not.
+TEST_F(ApiTest, HealthShowsTheStatusToAnyoneAndTheDetailsToAnAdminOnly) {
+  auto r = Call("GET", "/api/v1/health", "", "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, (json{{"status", "ok"}}));
+  EXPECT_EQ(Call("GET", "/api/v1/health", "", "user:1").body, (json{{"status", "ok"}}));
+  r = Call("GET", "/api/v1/health");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body.at("status"), "ok");
+  EXPECT_EQ(r.body.value("node_id", ""), "node-a") << r.body.dump();
+  EXPECT_EQ(r.body.value("/scheduler/scans"_json_pointer, 0), 7) << r.body.dump();
+  // The same server over a database that does not answer.
+  server_->Stop();
+  dead_pool_ =
+      std::make_unique<PgPool>(PgPool::Settings{.dsn = "postgresql://nobody@127.0.0.1:1/none", .size = 1});
+  groups_ = std::make_unique<GroupRepository>(*clock_, *dead_pool_);
+  ASSERT_NO_FATAL_FAILURE(StartServer({.access_token = kToken}, auth_));
+  r = Call("GET", "/api/v1/health", "", "");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body, (json{{"status", "unavailable"}})) << "no error text, no host, no port";
+  r = Call("GET", "/api/v1/health", "", "user:1");
+  EXPECT_EQ(r.body, (json{{"status", "unavailable"}}));
+  r = Call("GET", "/api/v1/health");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body.at("status"), "unavailable");
+  EXPECT_THAT(r.body.value("error", ""), HasSubstr("port 1")) << "the admin sees why: " << r.body.dump();
 }
 
 TEST_F(ApiTest, JobLifecycle) {

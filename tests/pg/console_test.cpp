@@ -852,6 +852,18 @@ TEST_F(ConsoleTest, ScriptJobsAreCreatedAndChangedByAdminsOnly) {
   EXPECT_EQ(Call("DELETE", path, alice).status, 200);
 }
 
+// Security review (issue 21), finding 6: the health check's details are for administrators (the test of
+// the status alone, and of the database's error, is
+// ApiTest.HealthShowsTheStatusToAnyoneAndTheDetailsToAnAdminOnly).
+TEST_F(ConsoleTest, HealthDetailsNeedAnAdminsSessionOrToken) {
+  EXPECT_EQ(Call("GET", "/api/v1/health", Caller{}).body, (json{{"status", "ok"}}));
+  EXPECT_EQ(Call("GET", "/api/v1/health").body.value("node_id", ""), "node-a");
+  CreateUser("alice", {});
+  EXPECT_EQ(Call("GET", "/api/v1/health", Login("alice", kUserPassword)).body, (json{{"status", "ok"}}));
+  EXPECT_EQ(Call("GET", "/api/v1/health", Caller{.cookie = "forged"}).body, (json{{"status", "ok"}}))
+      << "bad credentials are not an error here: the status, as for anyone";
+}
+
 TEST_F(ConsoleTest, AuditRecordsWhoChangedWhatWithoutSecrets) {
   const int g = CreateGroup("sample-app");
   Call("PUT", fmt::format("/api/v1/groups/{}", g), json{{"access_token", "group-secret-token"}}.dump());
