@@ -76,7 +76,9 @@ void AdminConfig::Declare(ConfigLoader& s) {
       .Add("web_dir", &web_dir,
            "serve the console from this folder (development); empty = the copy in the binary")
       .Add("cookie_secure", &cookie_secure,
-           "mark the session cookie Secure (set when the console is behind HTTPS)")
+           "mark the session cookie Secure, so that browsers send it over HTTPS only; turn it off only for a "
+           "console served over plain HTTP on a trusted network",
+           "true in production mode, false in dev")
       .Add("session_idle_s", &session_idle, "a console session ends after this long without a request",
            std::chrono::seconds(60), std::chrono::seconds(30 * 24 * 3600))
       .Add("session_max_s", &session_max, "a console session ends this long after login",

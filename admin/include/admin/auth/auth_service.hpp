@@ -48,7 +48,9 @@ class AuthService final : public Authenticator {
   struct Settings {
     std::chrono::milliseconds session_idle{std::chrono::hours(12)};
     std::chrono::milliseconds session_max{std::chrono::hours(24 * 7)};
-    bool cookie_secure = false;  // add Secure to the cookie (set when the console is served over HTTPS)
+    // Add Secure to the cookie: the browser sends it over HTTPS only (the admin's cookie_secure setting,
+    // on by default in production mode; AdminConfig::CookieSecure).
+    bool cookie_secure = true;
     LoginThrottle::Settings throttle{};
     PasswordHasher::Settings hashing{};
   };
