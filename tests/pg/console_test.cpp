@@ -1,18 +1,20 @@
 // The console's server side against a real database, served in-process on a loopback port with the real
 // AuthService (sessions, CSRF, API tokens, throttle) on a fake clock, and a recording executor client.
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -234,7 +236,8 @@ TEST_F(ConsoleTest, LoginSetsAHardenedCookieAndStateChangesNeedTheCsrfToken) {
   EXPECT_THAT(cookie, HasSubstr("HttpOnly"));
   EXPECT_THAT(cookie, HasSubstr("SameSite=Strict"));
   EXPECT_THAT(cookie, HasSubstr("Path=/"));
-  EXPECT_THAT(cookie, HasSubstr("; Secure")) << "AuthService's default (the admin's setting: docs/operations.md)";
+  EXPECT_THAT(cookie, HasSubstr("; Secure"))
+      << "AuthService's default (the admin's setting: docs/operations.md)";
   EXPECT_EQ(r.body.at("user").at("role"), "ADMIN");
   EXPECT_FALSE(r.body.at("user").contains("password_hash"));
   // The database keeps only a hash of the session secret.
@@ -1048,6 +1051,463 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
   EXPECT_EQ(Call("GET", "/api/v1/logs", alice).body.at("total"), 0);
   EXPECT_EQ(Call("GET", "/api/v1/groups", alice).body.at("items").size(), 1u);
   EXPECT_EQ(Call("GET", "/api/v1/tokens", alice).body.at("items").size(), 0u);
+}
+
+// Issue 21, item 6: the access rule of admin/api/server.hpp, checked on random callers and objects. Random
+// users (ADMINs, and USERs permitted on random sets of groups) call every registered REST route on random
+// groups, jobs (in random groups, with child jobs in others, some of them scripts), fires, users and
+// tokens, with random bodies that name such objects; each answer is checked against the rule, worked out
+// from the database just before the call:
+//  * a resource the caller may not see answers 404, as one that does not exist (a child job in a job body
+//    too: 400 "job N not found" on child_job_ids, or 409 on a copy); an ADMIN-only route answers 403 to a
+//    USER, and so does creating or changing a script job; a route that needs a caller answers 401 to none;
+//  * nothing the rule forbids is ever a 2xx, and a list holds only what the caller may see.
+// Deterministic: the seed is CRONWHEEL_TEST_SEED or a fixed one, and every failure names it and the call.
+TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
+  const char* seed_env = std::getenv("CRONWHEEL_TEST_SEED");  // NOLINT(concurrency-mt-unsafe): one thread
+  const std::uint32_t seed =
+      seed_env != nullptr ? static_cast<std::uint32_t>(std::stoul(seed_env)) : 20261125u;
+  SCOPED_TRACE(fmt::format("seed {} (CRONWHEEL_TEST_SEED={} repeats this run)", seed, seed));
+  std::mt19937 rng(seed);
+  const auto pick = [&rng](auto n) {
+    return static_cast<decltype(n)>(rng() % static_cast<std::uint32_t>(n));
+  };
+  const auto coin = [&rng](int in) { return rng() % static_cast<std::uint32_t>(in) == 0; };
+  const auto id = [](auto v) { return std::to_string(v); };
+
+  // --- the world ---------------------------------------------------------------------------------------
+  std::vector<int> groups;
+  for (int i = 0; i < 4; ++i)
+    groups.push_back(CreateGroup(fmt::format("world-{}-app", i)));
+  struct Actor {
+    std::string name;
+    int user_id = 0;
+    bool admin = false;
+    Caller caller;     // a Bearer token: the cookie's CSRF rule is walked by the test above
+    int token_id = 0;  // never deleted here
+  };
+  std::vector<Actor> actors;
+  const auto add_actor = [&](const std::string& name, bool admin, const std::vector<int>& permitted) {
+    Actor a{.name = name, .admin = admin};
+    a.user_id = name == "admin" ? Call("GET", "/api/v1/auth/me").body.at("user").at("id").get<int>()
+                                : CreateUser(name, permitted, admin ? "ADMIN" : "USER");
+    const auto session = name == "admin" ? admin_ : Login(name, kUserPassword);
+    const auto r = Call("POST", "/api/v1/tokens", session, json{{"name", "caller"}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    a.caller = Caller{.bearer = r.body.value("token", "")};
+    a.token_id = r.body.value("id", 0);
+    // Spare tokens, for the DELETE route.
+    Call("POST", "/api/v1/tokens", session, json{{"name", "spare"}}.dump());
+    actors.push_back(a);
+  };
+  add_actor("admin", true, {});
+  add_actor("ada", true, {});
+  for (int u = 0; u < 3; ++u) {
+    std::vector<int> permitted;
+    for (const int g : groups) {
+      if (coin(2)) permitted.push_back(g);
+    }
+    add_actor(fmt::format("user{}", u), false, permitted);
+  }
+  actors.push_back(Actor{.name = "nobody"});  // no credentials
+  std::vector<int> victims;                   // users the admin routes may change and delete
+  for (int v = 0; v < 3; ++v)
+    victims.push_back(CreateUser(fmt::format("victim{}", v), {groups[pick(groups.size())]}));
+  for (int j = 0; j < 12; ++j) {
+    const int job = CreateJob(groups[pick(groups.size())], fmt::format("world job {}", j));
+    if (coin(3))
+      Exec(fmt::format("UPDATE job SET glue_type = 'GLUE_SHELL', glue_source = 'echo' WHERE id = {}", job));
+    AddRunningFire(job, Count(fmt::format("SELECT group_id FROM job WHERE id = {}", job)));
+  }
+  // Child links as an admin may make them, across groups.
+  const auto all_ids = [this](const std::string& sql) {
+    std::vector<std::int64_t> out;
+    for (const auto& r : Exec(sql))
+      out.push_back(r[0].as<std::int64_t>());
+    return out;
+  };
+  const auto jobs = all_ids("SELECT id FROM job ORDER BY id");
+  for (const auto job : jobs) {
+    const auto child = jobs[pick(jobs.size())];
+    if (coin(2) && child != job)
+      Call("PUT", "/api/v1/jobs/" + id(job), json{{"child_job_ids", {child}}}.dump());
+  }
+
+  // --- what the database says, just before a call --------------------------------------------------------
+  const auto group_of_job = [this](std::int64_t job) -> std::optional<int> {
+    const auto r = Exec(fmt::format("SELECT group_id FROM job WHERE id = {}", job));
+    return r.empty() ? std::nullopt : std::optional(r[0][0].as<int>());
+  };
+  const auto group_of_log = [this](std::int64_t log) -> std::optional<int> {
+    const auto r = Exec(fmt::format("SELECT group_id FROM job_log WHERE id = {}", log));
+    return r.empty() ? std::nullopt : std::optional(r[0][0].as<int>());
+  };
+  const auto group_exists = [this](std::int64_t g) {
+    return Count(fmt::format("SELECT count(*) FROM job_group WHERE id = {}", g)) == 1;
+  };
+  const auto may_see = [this](const Actor& a, std::optional<int> group) {
+    if (!group) return false;
+    if (a.admin) return true;
+    return Count(fmt::format("SELECT count(*) FROM app_user WHERE id = {} AND {} = ANY(permitted_group_ids)",
+                             a.user_id, *group)) == 1;
+  };
+  const auto is_script = [this](std::int64_t job) {
+    return Count(fmt::format("SELECT count(*) FROM job WHERE id = {} AND glue_type <> 'BEAN'", job)) == 1;
+  };
+  const auto children_of = [&](std::int64_t job) {
+    return all_ids(fmt::format("SELECT unnest(child_job_ids) FROM job WHERE id = {}", job));
+  };
+  // An id of what the query lists, or one that nothing has.
+  const auto some = [&](const std::string& sql) {
+    const auto ids = all_ids(sql);
+    if (ids.empty() || coin(6)) return std::int64_t{900'000} + pick(1000);
+    return ids[pick(ids.size())];
+  };
+  const auto some_group = [&] { return some("SELECT id FROM job_group ORDER BY id"); };
+  const auto some_job = [&] { return some("SELECT id FROM job ORDER BY id"); };
+  const auto some_log = [&] { return some("SELECT id FROM job_log ORDER BY id"); };
+
+  // --- one call --------------------------------------------------------------------------------------------
+  struct Expect {
+    std::set<int> statuses;
+    std::function<void(const Reply&)> also = nullptr;  // more checks of an allowed answer
+  };
+  struct Request {
+    std::string target;
+    std::string body;
+    Expect expect;
+  };
+  const auto only = [](std::initializer_list<int> s) { return Expect{.statuses = s}; };
+  // A list answer holds only what the caller may see: `group_key` of each item (a group's own id when "id").
+  const auto visible_items = [&](const Actor& a, const std::string& key, const std::string& group_key) {
+    return Expect{.statuses = {200}, .also = [&, a, key, group_key](const Reply& r) {
+                    for (const auto& item : r.body.at(key)) {
+                      EXPECT_TRUE(may_see(a, item.at(group_key).get<int>())) << item.dump();
+                    }
+                  }};
+  };
+  // The child ids a job body names that the caller may not name: another group's, or no job's.
+  const auto hidden_children = [&](const Actor& a, const json& body, const std::vector<std::int64_t>& kept) {
+    std::vector<std::int64_t> out;
+    for (const auto& c : body.value("child_job_ids", json::array())) {
+      const auto child = c.get<std::int64_t>();
+      if (std::find(kept.begin(), kept.end(), child) != kept.end()) continue;
+      if (!may_see(a, group_of_job(child))) out.push_back(child);
+    }
+    return out;
+  };
+  const auto child_not_found = [](std::int64_t child, int status) {
+    return Expect{
+        .statuses = {status}, .also = [child](const Reply& r) {
+          bool named = false;
+          for (const auto& e : r.body.value("errors", json::array())) {
+            named = named || (e.value("field", "") == "child_job_ids" && e.value("code", "") == "not_found" &&
+                              e.value("message", "") == fmt::format("job {} not found", child));
+          }
+          EXPECT_TRUE(named) << "child " << child << " not reported as not found: " << r.body.dump();
+        }};
+  };
+  // A group of the caller's, mostly (so that the checks past the group's are reached), else any.
+  const auto group_for = [&](const Actor& a) -> std::int64_t {
+    const auto mine = all_ids(fmt::format(
+        "SELECT g.id FROM job_group g, app_user u WHERE u.id = {} AND (u.role = 'ADMIN' OR g.id = "
+        "ANY(u.permitted_group_ids)) ORDER BY g.id",
+        a.user_id));
+    return mine.empty() || coin(4) ? some_group() : mine[pick(mine.size())];
+  };
+  const auto job_body = [&](const Actor& a, bool create) {
+    json body = json::object();
+    if (create || coin(3)) body["group_id"] = group_for(a);
+    if (create) {
+      body["description"] = "property";
+      body["schedule_type"] = "NONE";
+      body["handler"] = "h";
+    }
+    if (!coin(3)) {
+      json children = json::array();
+      for (int i = 0, n = 1 + static_cast<int>(pick(2)); i < n; ++i)
+        children.push_back(some_job());
+      body["child_job_ids"] = children;
+    }
+    if (coin(4)) {
+      body["glue_type"] = "GLUE_SHELL";
+      body["glue_source"] = "echo";
+    } else if (!create && coin(4)) {
+      body["param"] = "p";
+    }
+    return body;
+  };
+  std::map<std::string, std::function<Request(const Actor&)>> routes;
+  const auto admin_only = [&](const Actor& a, Expect allowed) { return a.admin ? allowed : only({403}); };
+  routes["GET /api/v1/health"] = [&](const Actor& a) {
+    return Request{"/api/v1/health", "", Expect{.statuses = {200}, .also = [a](const Reply& r) {
+                                                  EXPECT_EQ(r.body.contains("node_id"), a.admin)
+                                                      << r.body.dump();
+                                                }}};
+  };
+  routes["GET /api/v1/openapi.json"] = [&](const Actor&) {
+    return Request{"/api/v1/openapi.json", "", only({200})};
+  };
+  routes["POST /api/v1/auth/login"] = [&](const Actor& a) {
+    return Request{"/api/v1/auth/login", json{{"username", a.name}, {"password", "wrong-password"}}.dump(),
+                   only({401, 429})};
+  };
+  routes["POST /api/v1/auth/logout"] = [&](const Actor&) {
+    return Request{"/api/v1/auth/logout", "", only({200})};
+  };
+  routes["GET /api/v1/auth/me"] = [&](const Actor& a) {
+    return Request{"/api/v1/auth/me", "", Expect{.statuses = {200}, .also = [a](const Reply& r) {
+                                                   EXPECT_EQ(r.body.at("user").at("id"), a.user_id);
+                                                 }}};
+  };
+  routes["GET /api/v1/groups"] = [&](const Actor& a) {
+    return Request{"/api/v1/groups", "", visible_items(a, "items", "id")};
+  };
+  routes["POST /api/v1/groups"] = [&](const Actor& a) {
+    return Request{"/api/v1/groups",
+                   json{{"app_name", fmt::format("made-{}-app", rng() % 1'000'000)}, {"title", "t"}}.dump(),
+                   admin_only(a, only({201}))};
+  };
+  routes["GET /api/v1/groups/{id}"] = [&](const Actor& a) {
+    const auto g = some_group();
+    return Request{
+        "/api/v1/groups/" + id(g), "",
+        only({may_see(a, group_exists(g) ? std::optional(static_cast<int>(g)) : std::nullopt) ? 200 : 404})};
+  };
+  routes["PUT /api/v1/groups/{id}"] = [&](const Actor& a) {
+    const auto g = some_group();
+    return Request{"/api/v1/groups/" + id(g), R"({"title":"renamed"})",
+                   admin_only(a, only({group_exists(g) ? 200 : 404}))};
+  };
+  routes["DELETE /api/v1/groups/{id}"] = [&](const Actor& a) {
+    const auto g = some_group();
+    const bool empty = Count(fmt::format("SELECT count(*) FROM job WHERE group_id = {}", g)) == 0;
+    return Request{"/api/v1/groups/" + id(g), "",
+                   admin_only(a, only({!group_exists(g) ? 404
+                                       : empty          ? 200
+                                                        : 409}))};
+  };
+  routes["GET /api/v1/jobs"] = [&](const Actor& a) {
+    return Request{coin(2) ? "/api/v1/jobs" : "/api/v1/jobs?group_id=" + id(some_group()), "",
+                   visible_items(a, "items", "group_id")};
+  };
+  routes["POST /api/v1/jobs"] = [&](const Actor& a) {
+    const auto body = job_body(a, true);
+    const int g = body.at("group_id");
+    Expect e = only({201});
+    const auto hidden = hidden_children(a, body, {});
+    if (!may_see(a, g)) {
+      e = only({a.admin ? 400 : 403});
+    } else if (!a.admin && body.contains("glue_type")) {
+      e = only({403});
+    } else if (!group_exists(g)) {
+      e = only({400});
+    } else if (!hidden.empty()) {
+      e = child_not_found(hidden.front(), 400);
+    }
+    return Request{"/api/v1/jobs", body.dump(), e};
+  };
+  // What a change of job `job` may answer when the caller may see it: `body` over the stored job.
+  const auto job_change = [&](const Actor& a, std::int64_t job, const json& body, bool copy) {
+    const auto g =
+        body.contains("group_id") ? std::optional(body.at("group_id").get<int>()) : group_of_job(job);
+    // A copy is a new job: none of its children is kept from before.
+    const auto kept = copy ? std::vector<std::int64_t>{} : children_of(job);
+    const bool script = is_script(job) || body.contains("glue_type");
+    json named = body;
+    if (copy) named["child_job_ids"] = children_of(job);
+    const auto hidden = hidden_children(a, named, kept);
+    if (!copy && body.contains("group_id") && !may_see(a, g)) return only({a.admin ? 400 : 403});
+    if (!a.admin && script) return only({403});
+    if (!copy && body.contains("group_id") && !group_exists(*g)) return only({400});
+    if (!hidden.empty()) return child_not_found(hidden.front(), copy ? 409 : 400);
+    if (copy) return only({201});
+    // Allowed; a child that is the job itself, or closes a cycle, is a 400 of its own kind.
+    return Expect{.statuses = {200, 400}, .also = [](const Reply& r) {
+                    if (r.status != 400) return;
+                    for (const auto& e : r.body.at("errors"))
+                      EXPECT_NE(e.value("code", ""), "not_found") << r.body.dump();
+                  }};
+  };
+  const auto on_job = [&](const std::string& suffix, const std::string& body,
+                          const std::function<Expect(const Actor&, std::int64_t)>& allowed) {
+    return [&, suffix, body, allowed](const Actor& a) {
+      const auto job = some_job();
+      return Request{"/api/v1/jobs/" + id(job) + suffix, body,
+                     may_see(a, group_of_job(job)) ? allowed(a, job) : only({404})};
+    };
+  };
+  routes["GET /api/v1/jobs/{id}"] = on_job("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["PUT /api/v1/jobs/{id}"] = [&](const Actor& a) {
+    const auto job = some_job();
+    const auto body = job_body(a, false);
+    return Request{"/api/v1/jobs/" + id(job), body.dump(),
+                   may_see(a, group_of_job(job)) ? job_change(a, job, body, false) : only({404})};
+  };
+  routes["DELETE /api/v1/jobs/{id}"] =
+      on_job("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["POST /api/v1/jobs/{id}/start"] = on_job("/start", "", [&](const Actor&, std::int64_t) {
+    return only({200, 400});
+  });
+  routes["POST /api/v1/jobs/{id}/stop"] =
+      on_job("/stop", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["POST /api/v1/jobs/{id}/trigger"] =
+      on_job("/trigger", "", [&](const Actor&, std::int64_t) { return only({202}); });
+  routes["POST /api/v1/jobs/{id}/copy"] = on_job("/copy", "", [&](const Actor& a, std::int64_t job) {
+    return job_change(a, job, json::object(), true);
+  });
+  routes["GET /api/v1/jobs/{id}/glue"] =
+      on_job("/glue", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["GET /api/v1/logs"] = [&](const Actor& a) {
+    return Request{coin(2) ? "/api/v1/logs" : "/api/v1/logs?job_id=" + id(some_job()), "",
+                   visible_items(a, "items", "group_id")};
+  };
+  const auto on_log = [&](const std::string& suffix, std::initializer_list<int> allowed) {
+    return [&, suffix, allowed = std::set<int>(allowed)](const Actor& a) {
+      const auto log = some_log();
+      return Request{"/api/v1/logs/" + id(log) + suffix, "",
+                     may_see(a, group_of_log(log)) ? Expect{.statuses = allowed} : only({404})};
+    };
+  };
+  routes["GET /api/v1/logs/{id}"] = on_log("", {200});
+  routes["GET /api/v1/logs/{id}/output"] = on_log("/output", {200});
+  routes["POST /api/v1/logs/{id}/kill"] = on_log("/kill", {200, 409});
+  routes["POST /api/v1/logs/clear"] = [&](const Actor& a) {
+    if (coin(2)) {
+      const auto job = some_job();
+      return Request{"/api/v1/logs/clear", json{{"job_id", job}, {"older_than_days", 30}}.dump(),
+                     only({may_see(a, group_of_job(job)) ? 200 : 404})};
+    }
+    const auto g = some_group();
+    return Request{"/api/v1/logs/clear", json{{"group_id", g}, {"older_than_days", 30}}.dump(),
+                   only({group_exists(g) && may_see(a, static_cast<int>(g)) ? 200 : 404})};
+  };
+  routes["GET /api/v1/dashboard"] = [&](const Actor&) {
+    return Request{"/api/v1/dashboard", "", only({200})};
+  };
+  routes["POST /api/v1/schedules/preview"] = [&](const Actor&) {
+    return Request{"/api/v1/schedules/preview", R"({"schedule_type":"CRON","schedule_conf":"0 * * * * ?"})",
+                   only({200})};
+  };
+  routes["GET /api/v1/users"] = [&](const Actor& a) {
+    return Request{"/api/v1/users", "", admin_only(a, only({200}))};
+  };
+  routes["POST /api/v1/users"] = [&](const Actor& a) {
+    return Request{
+        "/api/v1/users",
+        json{{"username", fmt::format("made{}", rng() % 1'000'000)}, {"password", kUserPassword}}.dump(),
+        admin_only(a, only({201}))};
+  };
+  const auto some_victim = [&] {
+    return coin(4) ? 900'000 + static_cast<int>(pick(1000)) : victims[pick(victims.size())];
+  };
+  const auto user_exists = [this](int user) {
+    return Count(fmt::format("SELECT count(*) FROM app_user WHERE id = {}", user)) == 1;
+  };
+  routes["GET /api/v1/users/{id}"] = [&](const Actor& a) {
+    const int user = coin(2) ? some_victim() : actors[pick(actors.size() - 1)].user_id;
+    return Request{"/api/v1/users/" + id(user), "", admin_only(a, only({user_exists(user) ? 200 : 404}))};
+  };
+  routes["PUT /api/v1/users/{id}"] = [&](const Actor& a) {
+    const int user = some_victim();
+    const auto body = coin(2) ? json{{"permitted_group_ids", {some_group()}}}.dump()
+                              : json{{"password", "victim-password-2"}}.dump();
+    const bool unknown_group =
+        body.find("permitted") != std::string::npos &&
+        !group_exists(json::parse(body).at("permitted_group_ids")[0].get<std::int64_t>());
+    return Request{"/api/v1/users/" + id(user), body,
+                   admin_only(a, only({!user_exists(user) ? 404
+                                       : unknown_group    ? 400
+                                                          : 200}))};
+  };
+  routes["DELETE /api/v1/users/{id}"] = [&](const Actor& a) {
+    const int user = some_victim();
+    return Request{"/api/v1/users/" + id(user), "", admin_only(a, only({user_exists(user) ? 200 : 404}))};
+  };
+  routes["POST /api/v1/users/me/password"] = [&](const Actor&) {
+    return Request{"/api/v1/users/me/password",
+                   json{{"old_password", "wrong-password"}, {"new_password", "never-set-password"}}.dump(),
+                   only({400, 429})};
+  };
+  routes["GET /api/v1/tokens"] = [&](const Actor& a) {
+    if (coin(2)) return Request{"/api/v1/tokens?all=true", "", admin_only(a, only({200}))};
+    return Request{"/api/v1/tokens", "", Expect{.statuses = {200}, .also = [a](const Reply& r) {
+                                                  for (const auto& t : r.body.at("items"))
+                                                    EXPECT_EQ(t.at("user_id"), a.user_id) << t.dump();
+                                                }}};
+  };
+  routes["POST /api/v1/tokens"] = [&](const Actor&) {
+    return Request{"/api/v1/tokens", R"({"name":"made"})", only({201})};
+  };
+  routes["DELETE /api/v1/tokens/{id}"] = [&](const Actor& a) {
+    std::string callers = "0";
+    for (const auto& other : actors)
+      callers += "," + id(other.token_id);
+    const auto token =
+        some(fmt::format("SELECT id FROM api_token WHERE id NOT IN ({}) ORDER BY id", callers));
+    const auto owner = Exec(fmt::format("SELECT user_id FROM api_token WHERE id = {}", token));
+    const bool mine = !owner.empty() && (a.admin || owner[0][0].as<int>() == a.user_id);
+    return Request{"/api/v1/tokens/" + id(token), "", only({mine ? 200 : 404})};
+  };
+  routes["GET /api/v1/audit"] = [&](const Actor& a) {
+    return Request{"/api/v1/audit", "", admin_only(a, only({200}))};
+  };
+
+  // Every registered route has its rule here: a new route must be added.
+  std::vector<std::pair<std::string, std::string>> served;  // method, path
+  for (const auto& route : console_->routes) {
+    const auto key = route.method + " " + route.path;
+    EXPECT_TRUE(routes.contains(key)) << key << " has no rule in this test";
+    if (routes.contains(key)) served.emplace_back(route.method, route.path);
+  }
+  const std::set<std::string> public_routes = {"GET /api/v1/health", "GET /api/v1/openapi.json",
+                                               "POST /api/v1/auth/login"};
+  // --- the walk: every route, in random order, a random caller each, for a number of rounds -------------
+  // Each route meets each kind of caller (ADMIN, USER, none) in turn; which one of that kind is random.
+  const std::vector<std::vector<std::size_t>> kinds = {{0, 1}, {2, 3, 4}, {5}};
+  // The routes whose bodies name other objects (a job's group and child jobs) are called more often.
+  const std::set<std::string> naming = {"POST /api/v1/jobs", "PUT /api/v1/jobs/{id}",
+                                        "POST /api/v1/jobs/{id}/copy"};
+  std::map<std::string, std::set<std::string>> callers_seen;  // route -> ADMIN, USER, nobody
+  const auto started = std::chrono::steady_clock::now();
+  int calls = 0;
+  std::vector<std::size_t> visits(served.size(), 0);
+  for (std::size_t round = 0; round < 12; ++round) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < served.size(); ++i) {
+      const auto key = served[i].first + " " + served[i].second;
+      order.insert(order.end(), naming.contains(key) ? 6 : 1, i);
+    }
+    std::shuffle(order.begin(), order.end(), rng);
+    for (const auto i : order) {
+      const auto& [method, path] = served[i];
+      const auto key = method + " " + path;
+      const auto& kind = kinds[(i + visits[i]++) % kinds.size()];
+      const auto& a = actors[kind[pick(kind.size())]];
+      auto req = routes.at(key)(a);
+      if (a.name == "nobody" && !public_routes.contains(key)) req.expect = only({401});
+      const auto r = Call(method, req.target, a.caller, req.body);
+      ++calls;
+      SCOPED_TRACE(fmt::format("call {}: {} as {} ({}): {} {} {}", calls, a.name,
+                               a.admin              ? "ADMIN"
+                               : a.name == "nobody" ? "no credentials"
+                                                    : "USER",
+                               key, method, req.target, req.body));
+      EXPECT_TRUE(req.expect.statuses.contains(r.status))
+          << "answered " << r.status << ", expected one of "
+          << fmt::format("{}", fmt::join(req.expect.statuses, ", ")) << ": " << r.body.dump();
+      if (req.expect.statuses.contains(r.status) && req.expect.also) req.expect.also(r);
+      callers_seen[key].insert(a.admin ? "ADMIN" : a.name == "nobody" ? "nobody" : "USER");
+    }
+  }
+  for (const auto& [method, path] : served) {
+    EXPECT_EQ(callers_seen[method + " " + path].size(), 3u)
+        << method << " " << path << " was not called by every kind";
+  }
+  const auto took = std::chrono::steady_clock::now() - started;
+  std::printf("[property] %d calls in %lld ms (seed %u)\n", calls,
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
+              seed);
 }
 
 TEST_F(ConsoleTest, BadInputIsA4xxNamingTheFieldNeverA5xx) {
