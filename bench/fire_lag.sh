@@ -192,7 +192,7 @@ one_run() {
   psql "$dsn" -qc "UPDATE job SET enabled = false" >/dev/null
   # Fires already in the ring (up to the pre-read horizon) are still sent: let them drain.
   bench_sleep 8
-  curl -fsS "http://127.0.0.1:${aports[0]}/api/v1/health" >"$run/health.json" || true
+  bench_health "${aports[0]}" "$run/health.json" || true
   bench_stop "$epid" 60   # SIGTERM flushes the run trace
   for i in $(seq 0 $((k - 1))); do bench_stop "${apids[$i]}" 30; done
   BENCH_PIDS=()

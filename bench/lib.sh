@@ -304,6 +304,17 @@ bench_start_stub() {
 # default).
 bench_metrics() { curl -fsS -m 5 -o "$2" "http://127.0.0.1:$1/metrics" || bench_log "GET /metrics of port $1 failed"; }
 
+# bench_health <port> <file>: GET /api/v1/health with its details (the scheduler's and trigger pools'
+# counters), which only an ADMIN's credentials get: signs in as admin and sends the session cookie.
+bench_health() {
+  local cookie
+  cookie=$(curl -fsS -m 5 -D - -o /dev/null -H 'Content-Type: application/json' \
+    -d "{\"username\":\"admin\",\"password\":\"$BENCH_ADMIN_PASSWORD\"}" "http://127.0.0.1:$1/api/v1/auth/login" |
+    sed -n 's/^[Ss]et-[Cc]ookie: \(cw_session=[^;]*\).*/\1/p')
+  curl -fsS -m 5 -o "$2" -H "Cookie: $cookie" "http://127.0.0.1:$1/api/v1/health" ||
+    bench_log "GET /api/v1/health of port $1 failed"
+}
+
 # bench_cpu_s <pid>: CPU seconds (user + system, all threads, ended ones included) of a process so far.
 bench_cpu_s() {
   local s

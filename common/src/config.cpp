@@ -133,6 +133,23 @@ ConfigLoader& ConfigLoader::Add(std::string_view key, bool* value, std::string_v
   return *this;
 }
 
+ConfigLoader& ConfigLoader::Add(std::string_view key, std::optional<bool>* value, std::string_view help,
+                                std::string_view unset_text) {
+  impl_->Push(key, fmt::format("{} (true/false)", help),
+              value->has_value() ? (**value ? "true" : "false") : std::string(unset_text),
+              [value](std::string_view s) -> std::optional<std::string> {
+                bool b = false;
+                if (s == "true" || s == "1" || s == "yes" || s == "on") {
+                  b = true;
+                } else if (s != "false" && s != "0" && s != "no" && s != "off") {
+                  return "expected true or false";
+                }
+                *value = b;
+                return std::nullopt;
+              });
+  return *this;
+}
+
 template <class Duration>
 ConfigLoader& ConfigLoader::AddDuration(std::string_view key, Duration* value, std::string_view help,
                                         Duration min, Duration max, std::string_view unit) {

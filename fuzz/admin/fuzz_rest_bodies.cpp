@@ -73,7 +73,10 @@ void FuzzAccounts(const nlohmann::json& body) {
   if (const auto p = ReadPasswordChangeBody(body); Accepted(p)) {
     Check(CheckPasswordPolicy(p->new_password).ok() && p->new_password != p->old_password);
   }
-  if (const auto name = ReadTokenBody(body); Accepted(name)) Check(!name->empty() && name->size() <= 100);
+  if (const auto t = ReadTokenBody(body); Accepted(t)) {
+    Check(!t->name.empty() && t->name.size() <= 100 && t->expires_in_days >= 1 &&
+          t->expires_in_days <= cronwheel::admin::kMaxTokenDays);
+  }
   (void)Accepted(ReadLoginBody(body));
 }
 

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "cluster.hpp"
 #include "http_client.hpp"
@@ -50,6 +51,33 @@ TEST(SecurityE2E, AProductionAdminRefusesToStartWithoutATokenOrWithAWeakAdminPas
   EXPECT_NE(*code, 0);
   EXPECT_THAT(weak->Output(), HasSubstr("admin_password must be at least 10 characters"));
   std::filesystem::remove_all(dir);
+}
+
+// Security review (issue 21), finding 7: the session cookie was not Secure unless cookie_secure was set, so
+// a console behind TLS sent it over plain HTTP too when asked. A production admin marks it Secure unless
+// told otherwise (cookie_secure = false, for plain HTTP on a trusted network).
+TEST(SecurityE2E, AProductionAdminsSessionCookieIsSecureUnlessTurnedOff) {
+  constexpr const char* kPassword = "security-admin-password";
+  const std::vector<std::tuple<std::string, std::vector<std::string>, bool>> cases = {
+      {"production", {}, true},
+      {"production, cookie_secure false", {"--cookie-secure", "false"}, false},
+  };  // dev mode's default: AdminConfig's unit test (the cluster runs its admins in production mode)
+  for (const auto& [name, args, secure] : cases) {
+    SCOPED_TRACE(name);
+    Cluster cluster({.admins = 1,
+                     .executors = 0,
+                     .admin_args = args,
+                     .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+    HttpCaller http(cluster.admin_port(0));
+    const auto session = cwtest::Login(http, "admin", kPassword);
+    ASSERT_TRUE(session);
+    EXPECT_THAT(session->set_cookie, HasSubstr("HttpOnly"));
+    if (secure) {
+      EXPECT_THAT(session->set_cookie, HasSubstr("; Secure"));
+    } else {
+      EXPECT_THAT(session->set_cookie, ::testing::Not(HasSubstr("Secure")));
+    }
+  }
 }
 
 TEST(SecurityE2E, MarkupInAJobsOutputReachesTheConsoleAsAJsonString) {

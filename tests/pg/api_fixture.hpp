@@ -61,7 +61,7 @@ class ApiServerFixture : public PgFixture {
                                                               .registry = *registry_,
                                                               .callbacks = *callbacks_,
                                                               .authenticator = authenticator,
-                                                              .health_details = nullptr,
+                                                              .health_details = health_details_,
                                                               .console = console},
                                           *clock_);
     ASSERT_TRUE(server_->Start());
@@ -102,6 +102,8 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::CallbackService> callbacks_;
   std::unique_ptr<cronwheel::admin::ApiServer> server_;
   std::unique_ptr<httplib::Client> client_;
+  // The extra fields of GET /api/v1/health (set before StartServer; none by default).
+  std::function<nlohmann::json()> health_details_;
 };
 
 }  // namespace cwtest

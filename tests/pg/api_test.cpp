@@ -60,6 +60,7 @@ class ApiTest : public cwtest::ApiServerFixture {
   void SetUp() override {
     PgFixture::SetUp();
     BuildServices(kT0, sink_, [this](std::vector<Fire> f) { scheduler_->Submit(std::move(f)); });
+    health_details_ = [] { return json{{"scheduler", {{"scans", 7}}}}; };
     ASSERT_NO_FATAL_FAILURE(StartServer({.access_token = kToken, .webhook_allow = {kWebhookAllow}}, auth_));
   }
 
@@ -101,12 +102,37 @@ class ApiTest : public cwtest::ApiServerFixture {
 
   HeaderAuthenticator auth_;
   RecordingSink sink_;
+  std::unique_ptr<PgPool> dead_pool_;  // a database that does not answer (stopped in TearDown, before this)
 };
 
-TEST_F(ApiTest, HealthAnswersWithoutCredentials) {
-  const auto r = Call("GET", "/api/v1/health", "", "");
+// Security review (issue 21), finding 6: the health check, which needs no credentials, showed the
+// scheduler's statistics and, with the database down, its error text (host and port). Without credentials
+// (a load balancer) it answers the status alone; an ADMIN's credentials get the details, a USER's do not.
+TEST_F(ApiTest, HealthShowsTheStatusToAnyoneAndTheDetailsToAnAdminOnly) {
+  auto r = Call("GET", "/api/v1/health", "", "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, (json{{"status", "ok"}}));
+  EXPECT_EQ(Call("GET", "/api/v1/health", "", "user:1").body, (json{{"status", "ok"}}));
+  r = Call("GET", "/api/v1/health");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body.at("status"), "ok");
+  EXPECT_EQ(r.body.value("node_id", ""), "node-a") << r.body.dump();
+  EXPECT_EQ(r.body.value("/scheduler/scans"_json_pointer, 0), 7) << r.body.dump();
+  // The same server over a database that does not answer.
+  server_->Stop();
+  dead_pool_ =
+      std::make_unique<PgPool>(PgPool::Settings{.dsn = "postgresql://nobody@127.0.0.1:1/none", .size = 1});
+  groups_ = std::make_unique<GroupRepository>(*clock_, *dead_pool_);
+  ASSERT_NO_FATAL_FAILURE(StartServer({.access_token = kToken}, auth_));
+  r = Call("GET", "/api/v1/health", "", "");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body, (json{{"status", "unavailable"}})) << "no error text, no host, no port";
+  r = Call("GET", "/api/v1/health", "", "user:1");
+  EXPECT_EQ(r.body, (json{{"status", "unavailable"}}));
+  r = Call("GET", "/api/v1/health");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body.at("status"), "unavailable");
+  EXPECT_THAT(r.body.value("error", ""), HasSubstr("port 1")) << "the admin sees why: " << r.body.dump();
 }
 
 TEST_F(ApiTest, JobLifecycle) {
@@ -199,6 +225,53 @@ TEST_F(ApiTest, ChildJobCyclesAreRefusedWhenSaved) {
   EXPECT_EQ(r.status, 400);
   EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(), HasSubstr("cycle"));
   EXPECT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", b), json{{"child_job_ids", {b}}}.dump()).status, 400);
+}
+
+// Security review (issue 21), finding 1: a USER saved a job whose child was another group's job (checked
+// only for existence, and the error said which ids exist), and that job ran after the parent. A child
+// outside the caller's groups is "not found", word for word as an id no job has, and nothing is saved.
+TEST_F(ApiTest, AChildJobOutsideTheCallersGroupsIsNotFoundLikeOneThatDoesNotExist) {
+  const int mine = CreateGroup("mine-app");
+  const int other = CreateGroup("other-app");
+  const int foreign = Call("POST", "/api/v1/jobs", JobBody(other).dump()).body.at("id");
+  const int own = Call("POST", "/api/v1/jobs", JobBody(mine).dump()).body.at("id");
+  const int missing = foreign + 1000;
+  const std::string user = fmt::format("user:{}", mine);
+  const auto expect_not_found = [&](const Reply& r, int child) {
+    EXPECT_EQ(r.status, 400) << r.body.dump();
+    ASSERT_EQ(Fields(r.body), std::vector<std::string>{"child_job_ids"}) << r.body.dump();
+    const auto& e = r.body.at("errors")[0];
+    EXPECT_EQ(e.at("message"), fmt::format("job {} not found", child));
+    EXPECT_EQ(e.at("code"), "not_found");
+    EXPECT_EQ(e.at("params"), (json{{"id", child}}));
+  };
+  const auto jobs_before =
+      Exec("SELECT string_agg(id || ':' || child_job_ids::text, ',' ORDER BY id) FROM job");
+  for (const int child : {foreign, missing}) {
+    SCOPED_TRACE(child == foreign ? "another group's job" : "no such job");
+    auto body = JobBody(mine);
+    body["child_job_ids"] = {child};
+    expect_not_found(Call("POST", "/api/v1/jobs", body.dump(), user), child);
+    expect_not_found(
+        Call("PUT", fmt::format("/api/v1/jobs/{}", own), json{{"child_job_ids", {child}}}.dump(), user),
+        child);
+  }
+  EXPECT_EQ(
+      Exec("SELECT string_agg(id || ':' || child_job_ids::text, ',' ORDER BY id) FROM job")[0][0].c_str(),
+      std::string(jobs_before[0][0].c_str()))
+      << "nothing was saved";
+  // An admin may link any group's job; the link it made stays, and the user may still edit the job's
+  // other fields (an unchanged child is not checked again, as an unchanged webhook).
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/jobs/{}", own), json{{"child_job_ids", {foreign}}}.dump()).status,
+      200);
+  auto r = Call("PUT", fmt::format("/api/v1/jobs/{}", own), json{{"param", "p"}}.dump(), user);
+  EXPECT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("child_job_ids"), (json{foreign}));
+  // A user permitted on both groups may link them.
+  r = Call("PUT", fmt::format("/api/v1/jobs/{}", own), json{{"child_job_ids", {foreign}}}.dump(),
+           fmt::format("user:{},{}", mine, other));
+  EXPECT_EQ(r.status, 200) << r.body.dump();
 }
 
 TEST_F(ApiTest, PathTricksAndHugeIdsAreNotFound) {
@@ -324,6 +397,52 @@ TEST_F(ApiTest, ACallbackForUnknownLogIdsNeedsTheToken) {
   EXPECT_EQ(r.body.at("code"), 200);
 }
 
+// Security review (issue 21), finding 4: registration refuses the global token for an app whose group has a
+// token of its own, but a callback for that group's fires accepted it. Now a callback needs, for every fire
+// it names, the token of the fire's group (its own, else the global one), as registration does.
+TEST_F(ApiTest, ACallbackForAGroupWithItsOwnTokenNeedsThatToken) {
+  constexpr const char* kGroupToken = "group-token-0123456789";
+  const int tokened = CreateGroup("tokened-app");
+  const int plain = CreateGroup("plain-app");
+  ASSERT_EQ(Call("PUT", fmt::format("/api/v1/groups/{}", tokened), json{{"access_token", kGroupToken}}.dump())
+                .status,
+            200);
+  const int job = Call("POST", "/api/v1/jobs", JobBody(tokened).dump()).body.at("id");
+  const int plain_job = Call("POST", "/api/v1/jobs", JobBody(plain).dump()).body.at("id");
+  const auto fire = [&](int j) {
+    return Call("POST", fmt::format("/api/v1/jobs/{}/trigger", j)).body.at("log_id").get<std::int64_t>();
+  };
+  const auto result = [](std::int64_t log) {
+    return json::array({{{"logId", log}, {"handleCode", 200}}}).dump();
+  };
+  // Registration, for comparison: the group's token only.
+  const json reg{{"registryGroup", "EXECUTOR"},
+                 {"registryKey", "tokened-app"},
+                 {"registryValue", "http://127.0.0.1:9999"}};
+  EXPECT_EQ(Executor("/api/registry", reg.dump(), kToken).body.at("msg"), "The access token is wrong.");
+  EXPECT_EQ(Executor("/api/registry", reg.dump(), kGroupToken).body.at("code"), 200);
+  // A callback: the global token is refused for the tokened group's fire, which stays open.
+  const auto log = fire(job);
+  auto r = Executor("/api/callback", result(log), kToken);
+  EXPECT_EQ(r.body.at("msg"), "The access token is wrong.");
+  EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", log)), 0);
+  // A batch with fires of both groups has no one token that fits: refused whole.
+  const auto plain_log = fire(plain_job);
+  const auto both =
+      json::array({{{"logId", log}, {"handleCode", 200}}, {{"logId", plain_log}, {"handleCode", 200}}});
+  EXPECT_EQ(Executor("/api/callback", both.dump(), kToken).body.at("code"), 500);
+  EXPECT_EQ(Executor("/api/callback", both.dump(), kGroupToken).body.at("code"), 500);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE handle_code <> 0")), 0);
+  // Each with its own token.
+  EXPECT_EQ(Executor("/api/callback", result(log), kGroupToken).body.at("code"), 200);
+  EXPECT_EQ(Executor("/api/callback", result(plain_log), kToken).body.at("code"), 200);
+  EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", log)), 200);
+  EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", plain_log)), 200);
+  // A repeated callback (the fire is closed, found in job_log) is held to the same rule.
+  EXPECT_EQ(Executor("/api/callback", result(log), kToken).body.at("msg"), "The access token is wrong.");
+  EXPECT_EQ(Executor("/api/callback", result(log), kGroupToken).body.at("code"), 200);
+}
+
 // Found by the bad-input e2e suite: errors under the XXL-JOB paths answered JSON with 404/413 instead of
 // the protocol's envelope; a GET with a body left the body in the connection, read as the next request.
 TEST_F(ApiTest, ExecutorApiErrorsAreEnvelopesAndAGetWithABodyIsRefused) {
@@ -370,6 +489,8 @@ TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {
   const int g = CreateGroup("sample-app");
   const int parent = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
   const int child = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  ASSERT_EQ(Call("POST", fmt::format("/api/v1/jobs/{}/start", child)).status, 200)
+      << "a stopped child is not fired (FireTablesPg.AStoppedChildJobIsNotFiredAndItsParentSaysSo)";
   ASSERT_EQ(
       Call("PUT", fmt::format("/api/v1/jobs/{}", parent), json{{"child_job_ids", {child}}}.dump()).status,
       200);
@@ -401,8 +522,9 @@ TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {
       1);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_type = 'PARENT'"), 1);
   // The parent's handle message names the child fire (XXL-JOB's "Trigger child job" block).
-  const auto child_log =
-      Exec("SELECT id FROM job_log WHERE trigger_type = 'PARENT'")[0][0].as<std::int64_t>();
+  const auto parent_fires = Exec("SELECT id FROM job_log WHERE trigger_type = 'PARENT'");
+  ASSERT_EQ(parent_fires.size(), 1u);
+  const auto child_log = parent_fires[0][0].as<std::int64_t>();
   EXPECT_EQ(Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", ok))[0][0].as<std::string>(),
             fmt::format("done\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\nchild job {}: fire {}", child,
                         child_log));

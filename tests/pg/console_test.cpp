@@ -1,13 +1,20 @@
 // The console's server side against a real database, served in-process on a loopback port with the real
 // AuthService (sessions, CSRF, API tokens, throttle) on a fake clock, and a recording executor client.
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -125,6 +132,25 @@ class ConsoleTest : public cwtest::ApiServerFixture {
     return Call("POST", "/api/v1/auth/login", Caller{},
                 json{{"username", username}, {"password", password}}.dump());
   }
+  // A login from another loopback address (127.0.0.0/8 is all loopback on Linux): the client's socket is
+  // bound to `source` before it connects, so the admin sees that address as the client's.
+  Reply LoginFrom(const std::string& source, const std::string& username, const std::string& password) {
+    httplib::Client client("127.0.0.1", server_->port());
+    client.set_read_timeout(30, 0);
+    client.set_socket_options([source](socket_t sock) {
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = 0;
+      inet_pton(AF_INET, source.c_str(), &a.sin_addr);
+      if (bind(sock, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0)
+        ADD_FAILURE() << "bind " << source;
+    });
+    auto r = client.Post("/api/v1/auth/login", json{{"username", username}, {"password", password}}.dump(),
+                         "application/json");
+    EXPECT_TRUE(r) << "login from " << source;
+    if (!r) return {};
+    return Reply{r->status, json::parse(r->body, nullptr, false), r->headers};
+  }
   Caller Login(const std::string& username, const std::string& password) {
     const auto r = RawLogin(username, password);
     EXPECT_EQ(r.status, 200) << r.body.dump();
@@ -210,7 +236,8 @@ TEST_F(ConsoleTest, LoginSetsAHardenedCookieAndStateChangesNeedTheCsrfToken) {
   EXPECT_THAT(cookie, HasSubstr("HttpOnly"));
   EXPECT_THAT(cookie, HasSubstr("SameSite=Strict"));
   EXPECT_THAT(cookie, HasSubstr("Path=/"));
-  EXPECT_THAT(cookie, ::testing::Not(HasSubstr("Secure")));
+  EXPECT_THAT(cookie, HasSubstr("; Secure"))
+      << "AuthService's default (the admin's setting: docs/operations.md)";
   EXPECT_EQ(r.body.at("user").at("role"), "ADMIN");
   EXPECT_FALSE(r.body.at("user").contains("password_hash"));
   // The database keeps only a hash of the session secret.
@@ -239,19 +266,75 @@ TEST_F(ConsoleTest, LoginSetsAHardenedCookieAndStateChangesNeedTheCsrfToken) {
   EXPECT_EQ(Call("GET", "/api/v1/auth/me", admin_).status, 401);
 }
 
-TEST_F(ConsoleTest, FailedLoginsAreThrottledPerUsernameAndPerClientOnTheClock) {
+// Security review (issue 21), finding 3: failed logins were counted per user name, so five wrong passwords
+// from anywhere locked the user out everywhere (429 for the right password). Now an address the user has
+// signed in from is limited only by its own failures; the user name's back-off holds for the others.
+TEST_F(ConsoleTest, WrongGuessesFromElsewhereDoNotLockTheUserOutOfAFamiliarAddress) {
+  // SetUp signed admin in from 127.0.0.1: a familiar address for admin.
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(LoginFrom("127.0.0.2", "admin", "wrong-password").status, 401) << i;
+  auto r = LoginFrom("127.0.0.2", "admin", kAdminPassword);
+  EXPECT_EQ(r.status, 429) << "the guessing address waits, even with the right password";
+  ASSERT_NE(r.headers.find("Retry-After"), r.headers.end());
+  EXPECT_EQ(r.headers.find("Retry-After")->second, "1");
+  EXPECT_EQ(LoginFrom("127.0.0.2", "someone-else", "wrong-password").status, 429) << "for any user name";
+  EXPECT_EQ(LoginFrom("127.0.0.3", "ADMIN", kAdminPassword).status, 429)
+      << "an address new to the user waits for the user name's back-off (the name ignores case)";
+  EXPECT_EQ(RawLogin("admin", kAdminPassword).status, 200) << "the user's own address is not refused";
+  // Each further failure doubles the wait.
+  clock_->Advance(std::chrono::seconds(1));
+  EXPECT_EQ(LoginFrom("127.0.0.2", "admin", "wrong-password").status, 401);
+  r = LoginFrom("127.0.0.2", "admin", kAdminPassword);
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(r.headers.find("Retry-After")->second, "2");
+  // An address that signed in becomes familiar: a new address, once free, signs in and is then exempt.
+  clock_->Advance(std::chrono::seconds(2));
+  EXPECT_EQ(LoginFrom("127.0.0.3", "admin", kAdminPassword).status, 200);
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(LoginFrom("127.0.0.2", "admin", "wrong-password").status, i == 0 ? 401 : 429) << i;
+  EXPECT_EQ(LoginFrom("127.0.0.3", "admin", kAdminPassword).status, 200);
+  EXPECT_EQ(LoginFrom("127.0.0.4", "admin", kAdminPassword).status, 429);
+  // A familiar address is still limited by its own failures.
   for (int i = 0; i < 5; ++i)
     EXPECT_EQ(RawLogin("admin", "wrong-password").status, 401) << i;
-  auto r = RawLogin("admin", kAdminPassword);
-  EXPECT_EQ(r.status, 429) << "the right password is refused too while throttled";
-  EXPECT_EQ(r.headers.find("Retry-After")->second, "300");
-  EXPECT_EQ(RawLogin("ADMIN", kAdminPassword).status, 429) << "the username key ignores case";
-  // The client address is throttled as well: another username from the same address is refused.
-  EXPECT_EQ(RawLogin("someone-else", "wrong-password").status, 429);
-  clock_->Advance(std::chrono::seconds(299));
   EXPECT_EQ(RawLogin("admin", kAdminPassword).status, 429);
-  clock_->Advance(std::chrono::seconds(1));
-  EXPECT_EQ(RawLogin("admin", kAdminPassword).status, 200);
+}
+
+// Security review (issue 21), finding 3: the throttle was checked before the password and counted after it,
+// so 30 guesses at once were all checked (limit 5). An attempt now takes its place under the throttle's lock
+// before its password is verified: however many come at once, at most the allowed number is checked.
+TEST_F(ConsoleTest, ParallelWrongGuessesAreCheckedAtMostTheAllowedNumber) {
+  // A costlier stored hash makes each check take a while, so that the guesses overlap.
+  PasswordHasher slow({.ops_limit = 2, .mem_limit = std::size_t{8} << 20U, .max_concurrent = 4});
+  Exec(fmt::format("UPDATE app_user SET password_hash = '{}' WHERE username = 'admin'",
+                   slow.Hash(kAdminPassword)));
+  const auto guess_at_once = [&](const std::function<std::string(int)>& source) {
+    std::vector<std::thread> threads;
+    std::atomic<int> checked{0};
+    std::atomic<int> throttled{0};
+    for (int i = 0; i < 30; ++i) {
+      threads.emplace_back([&, i] {
+        const auto r = LoginFrom(source(i), "admin", fmt::format("wrong-password-{}", i));
+        (r.status == 401 ? checked : throttled)++;
+        EXPECT_TRUE(r.status == 401 || r.status == 429) << r.status;
+      });
+    }
+    for (auto& t : threads)
+      t.join();
+    return std::pair{checked.load(), throttled.load()};
+  };
+  // From one address.
+  auto [checked, throttled] = guess_at_once([](int) { return std::string("127.0.0.5"); });
+  EXPECT_LE(checked, 5);
+  EXPECT_GE(checked, 1);
+  EXPECT_EQ(checked + throttled, 30);
+  // From 30 addresses, none familiar to the user: the user name's back-off bounds them together.
+  clock_->Advance(std::chrono::hours(1));
+  std::tie(checked, throttled) = guess_at_once([](int i) { return fmt::format("127.0.1.{}", i + 1); });
+  EXPECT_LE(checked, 5);
+  EXPECT_GE(checked, 1);
+  EXPECT_EQ(checked + throttled, 30);
+  EXPECT_EQ(RawLogin("admin", kAdminPassword).status, 200) << "the user's own address still signs in";
 }
 
 TEST_F(ConsoleTest, SessionsEndWhenIdleAndAtTheLatestAfterTheMaximum) {
@@ -307,6 +390,107 @@ TEST_F(ConsoleTest, ApiTokensActAsTheirUserAreShownOnceAndCanBeDeleted) {
   EXPECT_EQ(Call("POST", "/api/v1/tokens", alice, json{{"name", ""}}.dump()).status, 400);
   EXPECT_EQ(Fields(Call("POST", "/api/v1/tokens", alice, json{{"nom", "x"}}.dump()).body),
             (std::vector<std::string>{"nom", "name"}));
+}
+
+// Security review (issue 21), finding 5: API tokens never expired. A token lasts expires_in_days (90 by
+// default, at most 365); an expired one is refused with a message that says so, and the list shows it.
+TEST_F(ConsoleTest, ApiTokensExpireAfterTheirDaysAndSaySo) {
+  constexpr std::int64_t kDayMs = 86'400'000;
+  auto r = Call("POST", "/api/v1/tokens", json{{"name", "default"}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body.at("expires_ms"), kT0 + 90 * kDayMs);
+  EXPECT_EQ(r.body.at("state"), "active");
+  const Caller long_lived{.bearer = r.body.at("token")};
+  r = Call("POST", "/api/v1/tokens", json{{"name", "one day"}, {"expires_in_days", 1}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body.at("expires_ms"), kT0 + kDayMs);
+  const Caller short_lived{.bearer = r.body.at("token")};
+  for (const auto& bad : {json(0), json(366), json("7"), json(1.5)}) {
+    r = Call("POST", "/api/v1/tokens", json{{"name", "bad"}, {"expires_in_days", bad}}.dump());
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_EQ(Fields(r.body), std::vector<std::string>{"expires_in_days"}) << bad;
+    EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(), HasSubstr("365")) << bad;
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM api_token"), 2);
+  // Last use: recorded at most once a minute.
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", short_lived).status, 200);
+  clock_->Advance(std::chrono::seconds(30));
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", short_lived).status, 200);
+  auto listed = Call("GET", "/api/v1/tokens");
+  ASSERT_EQ(listed.status, 200) << listed.body.dump();
+  auto tokens = listed.body.at("items");
+  EXPECT_EQ(tokens[1].at("last_used_ms"), kT0);
+  clock_->Advance(std::chrono::seconds(31));
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", short_lived).status, 200);
+  tokens = Call("GET", "/api/v1/tokens").body.at("items");
+  EXPECT_EQ(tokens[1].at("last_used_ms"), kT0 + 61'000);
+  EXPECT_EQ(tokens[0].at("last_used_ms"), 0) << "never used";
+  // One day on: the short one is refused, and says why.
+  clock_->Advance(std::chrono::milliseconds(kDayMs - 61'000));
+  r = Call("GET", "/api/v1/auth/me", short_lived);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.body.at("error"), "the API token expired at 2026-01-02T00:00:00Z: create a new one");
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", long_lived).status, 200);
+  tokens = Call("GET", "/api/v1/tokens", long_lived).body.at("items");  // (the session of SetUp has ended)
+  EXPECT_EQ(tokens[0].at("state"), "active");
+  EXPECT_EQ(tokens[1].at("state"), "expired");
+}
+
+// Security review (issue 21), finding 5: API tokens survived a password reset. A user's tokens are revoked
+// when an admin sets their password and when they change it themselves; a deleted user's are gone. A revoked
+// token is refused with a message that says why, and stays in the list, marked, until deleted.
+TEST_F(ConsoleTest, ApiTokensAreRevokedWhenTheirUsersPasswordChanges) {
+  const int alice = CreateUser("alice", {});
+  const int bob = CreateUser("bob", {});
+  const auto token_of = [&](const std::string& user, const std::string& name) {
+    const auto r = Call("POST", "/api/v1/tokens", Login(user, kUserPassword), json{{"name", name}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    return Caller{.bearer = r.body.value("token", "")};
+  };
+  const auto alice_token = token_of("alice", "ci");
+  const auto bob_token = token_of("bob", "ci");
+  clock_->Advance(std::chrono::seconds(10));
+  // An admin resets alice's password.
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/users/{}", alice), json{{"password", "another-password-1"}}.dump())
+          .status,
+      200);
+  auto r = Call("GET", "/api/v1/auth/me", alice_token);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(
+      r.body.at("error"),
+      "the API token was revoked at 2026-01-01T00:00:10Z when an admin reset its user's password: create a "
+      "new one");
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", bob_token).status, 200) << "other users' tokens stay";
+  // Changing other fields revokes nothing.
+  const auto alice_session = Login("alice", "another-password-1");
+  const auto alice_again =
+      Caller{.bearer = Call("POST", "/api/v1/tokens", alice_session, json{{"name", "ci2"}}.dump())
+                           .body.value("token", "")};
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/users/{}", alice), json{{"permitted_group_ids", json::array()}}.dump())
+          .status,
+      200);
+  EXPECT_EQ(Call("GET", "/api/v1/auth/me", alice_again).status, 200);
+  // Alice changes her own password.
+  ASSERT_EQ(Call("POST", "/api/v1/users/me/password", alice_session,
+                 json{{"old_password", "another-password-1"}, {"new_password", "third-password-1"}}.dump())
+                .status,
+            200);
+  r = Call("GET", "/api/v1/auth/me", alice_again);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("when its user changed their password"));
+  const auto items = Call("GET", "/api/v1/tokens", alice_session).body.at("items");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].at("state"), "revoked");
+  EXPECT_EQ(items[0].at("revoked_reason"), "password_reset");
+  EXPECT_EQ(items[1].at("revoked_reason"), "password_changed");
+  EXPECT_EQ(items[1].at("revoked_ms"), kT0 + 10'000);
+  // A deleted user's tokens are gone with the user.
+  ASSERT_EQ(Call("DELETE", fmt::format("/api/v1/users/{}", bob)).status, 200);
+  r = Call("GET", "/api/v1/auth/me", bob_token);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM api_token WHERE user_id = {}", bob)), 0);
 }
 
 TEST_F(ConsoleTest, UsersAreManagedByAdminsWithoutLockingThemselvesOut) {
@@ -590,6 +774,99 @@ TEST_F(ConsoleTest, CopyMakesAStoppedJobAndGlueVersionsAreListed) {
   EXPECT_EQ(r.body.at("items")[0].at("after").at("copied_from"), job);
 }
 
+// Security review (issue 21), finding 1: a copy is a new job, so a user's copy may name no child outside the
+// user's groups, even one an admin linked to the job copied.
+TEST_F(ConsoleTest, AUsersCopyNamesNoChildOutsideTheirGroups) {
+  const int mine = CreateGroup("mine-app");
+  const int other = CreateGroup("other-app");
+  const int foreign = CreateJob(other, "foreign");
+  const int job = CreateJob(mine, "parent");
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/jobs/{}", job), json{{"child_job_ids", {foreign}}}.dump()).status,
+      200);
+  CreateUser("alice", {mine});
+  const auto alice = Login("alice", kUserPassword);
+  auto r = Call("POST", fmt::format("/api/v1/jobs/{}/copy", job), alice);
+  EXPECT_EQ(r.status, 409) << r.body.dump();
+  ASSERT_EQ(Fields(r.body), std::vector<std::string>{"child_job_ids"}) << r.body.dump();
+  EXPECT_EQ(r.body.at("errors")[0].at("message"), fmt::format("job {} not found", foreign));
+  EXPECT_EQ(r.body.at("errors")[0].at("code"), "not_found");
+  EXPECT_EQ(Count("SELECT count(*) FROM job"), 2);
+  r = Call("POST", fmt::format("/api/v1/jobs/{}/copy", job));
+  EXPECT_EQ(r.status, 201) << "an admin's copy keeps the link: " << r.body.dump();
+  EXPECT_EQ(r.body.at("child_job_ids"), (json{foreign}));
+}
+
+// Security review (issue 21), item 2: a script job (any glue type but BEAN) runs whatever code its author
+// wrote on the executors of its group, which may run other groups' jobs too (docs/security.md, "Script
+// jobs"). Creating one, or changing one in any way, needs the ADMIN role; a USER may still trigger, start,
+// stop and delete one in their groups, and keep using bean jobs as before.
+TEST_F(ConsoleTest, ScriptJobsAreCreatedAndChangedByAdminsOnly) {
+  const int g = CreateGroup("mine-app");
+  CreateUser("alice", {g});
+  const auto alice = Login("alice", kUserPassword);
+  const json script{{"group_id", g},
+                    {"description", "script"},
+                    {"schedule_type", "CRON"},
+                    {"schedule_conf", "0 * * * * ?"},
+                    {"glue_type", "GLUE_SHELL"},
+                    {"glue_source", "echo hello"}};
+  const auto expect_forbidden = [](const Reply& r, const std::string& glue_type) {
+    EXPECT_EQ(r.status, 403) << r.body.dump();
+    EXPECT_EQ(r.body.value("code", ""), "forbidden");
+    ASSERT_EQ(Fields(r.body), std::vector<std::string>{"glue_type"}) << r.body.dump();
+    EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(),
+                ::testing::AllOf(HasSubstr(glue_type), HasSubstr("ADMIN")));
+    EXPECT_EQ(r.body.at("errors")[0].at("code"), "role");
+    EXPECT_EQ(r.body.at("errors")[0].at("params"), (json{{"role", "ADMIN"}}));
+  };
+  expect_forbidden(Call("POST", "/api/v1/jobs", alice, script.dump()), "GLUE_SHELL");
+  EXPECT_EQ(Count("SELECT count(*) FROM job"), 0);
+  // Her bean job may not become a script.
+  auto r = Call(
+      "POST", "/api/v1/jobs", alice,
+      json{{"group_id", g}, {"description", "bean"}, {"schedule_type", "NONE"}, {"handler", "h"}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int bean = r.body.at("id");
+  expect_forbidden(Call("PUT", fmt::format("/api/v1/jobs/{}", bean), alice,
+                        json{{"glue_type", "GLUE_PYTHON"}, {"glue_source", "print(1)"}}.dump()),
+                   "GLUE_PYTHON");
+  EXPECT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", bean), alice, json{{"param", "p"}}.dump()).status,
+            200);
+  // An admin's script job in her group: she may run it, start and stop it, not change or copy it.
+  r = Call("POST", "/api/v1/jobs", script.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int job = r.body.at("id");
+  const auto path = fmt::format("/api/v1/jobs/{}", job);
+  for (const auto& change : {json{{"param", "x"}}, json{{"glue_source", "rm -rf /"}},
+                             json{{"glue_type", "BEAN"}, {"handler", "h"}}}) {
+    expect_forbidden(Call("PUT", path, alice, change.dump()), "GLUE_SHELL");
+  }
+  expect_forbidden(Call("POST", path + "/copy", alice), "GLUE_SHELL");
+  EXPECT_EQ(Call("POST", path + "/start", alice).status, 200);
+  EXPECT_EQ(Call("POST", path + "/stop", alice).status, 200);
+  EXPECT_EQ(Call("POST", path + "/trigger", alice, json{{"param", "p"}}.dump()).status, 202);
+  EXPECT_EQ(Exec(fmt::format("SELECT glue_source || '|' || param FROM job WHERE id = {}", job))[0][0]
+                .as<std::string>(),
+            "echo hello|")
+      << "nothing of hers was saved";
+  EXPECT_EQ(Call("PUT", path, json{{"glue_source", "echo two"}}.dump()).status, 200) << "an admin may";
+  EXPECT_EQ(Count("SELECT count(*) FROM job"), 2);
+  EXPECT_EQ(Call("DELETE", path, alice).status, 200);
+}
+
+// Security review (issue 21), finding 6: the health check's details are for administrators (the test of
+// the status alone, and of the database's error, is
+// ApiTest.HealthShowsTheStatusToAnyoneAndTheDetailsToAnAdminOnly).
+TEST_F(ConsoleTest, HealthDetailsNeedAnAdminsSessionOrToken) {
+  EXPECT_EQ(Call("GET", "/api/v1/health", Caller{}).body, (json{{"status", "ok"}}));
+  EXPECT_EQ(Call("GET", "/api/v1/health").body.value("node_id", ""), "node-a");
+  CreateUser("alice", {});
+  EXPECT_EQ(Call("GET", "/api/v1/health", Login("alice", kUserPassword)).body, (json{{"status", "ok"}}));
+  EXPECT_EQ(Call("GET", "/api/v1/health", Caller{.cookie = "forged"}).body, (json{{"status", "ok"}}))
+      << "bad credentials are not an error here: the status, as for anyone";
+}
+
 TEST_F(ConsoleTest, AuditRecordsWhoChangedWhatWithoutSecrets) {
   const int g = CreateGroup("sample-app");
   Call("PUT", fmt::format("/api/v1/groups/{}", g), json{{"access_token", "group-secret-token"}}.dump());
@@ -774,6 +1051,463 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
   EXPECT_EQ(Call("GET", "/api/v1/logs", alice).body.at("total"), 0);
   EXPECT_EQ(Call("GET", "/api/v1/groups", alice).body.at("items").size(), 1u);
   EXPECT_EQ(Call("GET", "/api/v1/tokens", alice).body.at("items").size(), 0u);
+}
+
+// Issue 21, item 6: the access rule of admin/api/server.hpp, checked on random callers and objects. Random
+// users (ADMINs, and USERs permitted on random sets of groups) call every registered REST route on random
+// groups, jobs (in random groups, with child jobs in others, some of them scripts), fires, users and
+// tokens, with random bodies that name such objects; each answer is checked against the rule, worked out
+// from the database just before the call:
+//  * a resource the caller may not see answers 404, as one that does not exist (a child job in a job body
+//    too: 400 "job N not found" on child_job_ids, or 409 on a copy); an ADMIN-only route answers 403 to a
+//    USER, and so does creating or changing a script job; a route that needs a caller answers 401 to none;
+//  * nothing the rule forbids is ever a 2xx, and a list holds only what the caller may see.
+// Deterministic: the seed is CRONWHEEL_TEST_SEED or a fixed one, and every failure names it and the call.
+TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
+  const char* seed_env = std::getenv("CRONWHEEL_TEST_SEED");  // NOLINT(concurrency-mt-unsafe): one thread
+  const std::uint32_t seed =
+      seed_env != nullptr ? static_cast<std::uint32_t>(std::stoul(seed_env)) : 20261125u;
+  SCOPED_TRACE(fmt::format("seed {} (CRONWHEEL_TEST_SEED={} repeats this run)", seed, seed));
+  std::mt19937 rng(seed);
+  const auto pick = [&rng](auto n) {
+    return static_cast<decltype(n)>(rng() % static_cast<std::uint32_t>(n));
+  };
+  const auto coin = [&rng](int in) { return rng() % static_cast<std::uint32_t>(in) == 0; };
+  const auto id = [](auto v) { return std::to_string(v); };
+
+  // --- the world ---------------------------------------------------------------------------------------
+  std::vector<int> groups;
+  for (int i = 0; i < 4; ++i)
+    groups.push_back(CreateGroup(fmt::format("world-{}-app", i)));
+  struct Actor {
+    std::string name;
+    int user_id = 0;
+    bool admin = false;
+    Caller caller;     // a Bearer token: the cookie's CSRF rule is walked by the test above
+    int token_id = 0;  // never deleted here
+  };
+  std::vector<Actor> actors;
+  const auto add_actor = [&](const std::string& name, bool admin, const std::vector<int>& permitted) {
+    Actor a{.name = name, .admin = admin};
+    a.user_id = name == "admin" ? Call("GET", "/api/v1/auth/me").body.at("user").at("id").get<int>()
+                                : CreateUser(name, permitted, admin ? "ADMIN" : "USER");
+    const auto session = name == "admin" ? admin_ : Login(name, kUserPassword);
+    const auto r = Call("POST", "/api/v1/tokens", session, json{{"name", "caller"}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    a.caller = Caller{.bearer = r.body.value("token", "")};
+    a.token_id = r.body.value("id", 0);
+    // Spare tokens, for the DELETE route.
+    Call("POST", "/api/v1/tokens", session, json{{"name", "spare"}}.dump());
+    actors.push_back(a);
+  };
+  add_actor("admin", true, {});
+  add_actor("ada", true, {});
+  for (int u = 0; u < 3; ++u) {
+    std::vector<int> permitted;
+    for (const int g : groups) {
+      if (coin(2)) permitted.push_back(g);
+    }
+    add_actor(fmt::format("user{}", u), false, permitted);
+  }
+  actors.push_back(Actor{.name = "nobody"});  // no credentials
+  std::vector<int> victims;                   // users the admin routes may change and delete
+  for (int v = 0; v < 3; ++v)
+    victims.push_back(CreateUser(fmt::format("victim{}", v), {groups[pick(groups.size())]}));
+  for (int j = 0; j < 12; ++j) {
+    const int job = CreateJob(groups[pick(groups.size())], fmt::format("world job {}", j));
+    if (coin(3))
+      Exec(fmt::format("UPDATE job SET glue_type = 'GLUE_SHELL', glue_source = 'echo' WHERE id = {}", job));
+    AddRunningFire(job, Count(fmt::format("SELECT group_id FROM job WHERE id = {}", job)));
+  }
+  // Child links as an admin may make them, across groups.
+  const auto all_ids = [this](const std::string& sql) {
+    std::vector<std::int64_t> out;
+    for (const auto& r : Exec(sql))
+      out.push_back(r[0].as<std::int64_t>());
+    return out;
+  };
+  const auto jobs = all_ids("SELECT id FROM job ORDER BY id");
+  for (const auto job : jobs) {
+    const auto child = jobs[pick(jobs.size())];
+    if (coin(2) && child != job)
+      Call("PUT", "/api/v1/jobs/" + id(job), json{{"child_job_ids", {child}}}.dump());
+  }
+
+  // --- what the database says, just before a call --------------------------------------------------------
+  const auto group_of_job = [this](std::int64_t job) -> std::optional<int> {
+    const auto r = Exec(fmt::format("SELECT group_id FROM job WHERE id = {}", job));
+    return r.empty() ? std::nullopt : std::optional(r[0][0].as<int>());
+  };
+  const auto group_of_log = [this](std::int64_t log) -> std::optional<int> {
+    const auto r = Exec(fmt::format("SELECT group_id FROM job_log WHERE id = {}", log));
+    return r.empty() ? std::nullopt : std::optional(r[0][0].as<int>());
+  };
+  const auto group_exists = [this](std::int64_t g) {
+    return Count(fmt::format("SELECT count(*) FROM job_group WHERE id = {}", g)) == 1;
+  };
+  const auto may_see = [this](const Actor& a, std::optional<int> group) {
+    if (!group) return false;
+    if (a.admin) return true;
+    return Count(fmt::format("SELECT count(*) FROM app_user WHERE id = {} AND {} = ANY(permitted_group_ids)",
+                             a.user_id, *group)) == 1;
+  };
+  const auto is_script = [this](std::int64_t job) {
+    return Count(fmt::format("SELECT count(*) FROM job WHERE id = {} AND glue_type <> 'BEAN'", job)) == 1;
+  };
+  const auto children_of = [&](std::int64_t job) {
+    return all_ids(fmt::format("SELECT unnest(child_job_ids) FROM job WHERE id = {}", job));
+  };
+  // An id of what the query lists, or one that nothing has.
+  const auto some = [&](const std::string& sql) {
+    const auto ids = all_ids(sql);
+    if (ids.empty() || coin(6)) return std::int64_t{900'000} + pick(1000);
+    return ids[pick(ids.size())];
+  };
+  const auto some_group = [&] { return some("SELECT id FROM job_group ORDER BY id"); };
+  const auto some_job = [&] { return some("SELECT id FROM job ORDER BY id"); };
+  const auto some_log = [&] { return some("SELECT id FROM job_log ORDER BY id"); };
+
+  // --- one call --------------------------------------------------------------------------------------------
+  struct Expect {
+    std::set<int> statuses;
+    std::function<void(const Reply&)> also = nullptr;  // more checks of an allowed answer
+  };
+  struct Request {
+    std::string target;
+    std::string body;
+    Expect expect;
+  };
+  const auto only = [](std::initializer_list<int> s) { return Expect{.statuses = s}; };
+  // A list answer holds only what the caller may see: `group_key` of each item (a group's own id when "id").
+  const auto visible_items = [&](const Actor& a, const std::string& key, const std::string& group_key) {
+    return Expect{.statuses = {200}, .also = [&, a, key, group_key](const Reply& r) {
+                    for (const auto& item : r.body.at(key)) {
+                      EXPECT_TRUE(may_see(a, item.at(group_key).get<int>())) << item.dump();
+                    }
+                  }};
+  };
+  // The child ids a job body names that the caller may not name: another group's, or no job's.
+  const auto hidden_children = [&](const Actor& a, const json& body, const std::vector<std::int64_t>& kept) {
+    std::vector<std::int64_t> out;
+    for (const auto& c : body.value("child_job_ids", json::array())) {
+      const auto child = c.get<std::int64_t>();
+      if (std::find(kept.begin(), kept.end(), child) != kept.end()) continue;
+      if (!may_see(a, group_of_job(child))) out.push_back(child);
+    }
+    return out;
+  };
+  const auto child_not_found = [](std::int64_t child, int status) {
+    return Expect{
+        .statuses = {status}, .also = [child](const Reply& r) {
+          bool named = false;
+          for (const auto& e : r.body.value("errors", json::array())) {
+            named = named || (e.value("field", "") == "child_job_ids" && e.value("code", "") == "not_found" &&
+                              e.value("message", "") == fmt::format("job {} not found", child));
+          }
+          EXPECT_TRUE(named) << "child " << child << " not reported as not found: " << r.body.dump();
+        }};
+  };
+  // A group of the caller's, mostly (so that the checks past the group's are reached), else any.
+  const auto group_for = [&](const Actor& a) -> std::int64_t {
+    const auto mine = all_ids(fmt::format(
+        "SELECT g.id FROM job_group g, app_user u WHERE u.id = {} AND (u.role = 'ADMIN' OR g.id = "
+        "ANY(u.permitted_group_ids)) ORDER BY g.id",
+        a.user_id));
+    return mine.empty() || coin(4) ? some_group() : mine[pick(mine.size())];
+  };
+  const auto job_body = [&](const Actor& a, bool create) {
+    json body = json::object();
+    if (create || coin(3)) body["group_id"] = group_for(a);
+    if (create) {
+      body["description"] = "property";
+      body["schedule_type"] = "NONE";
+      body["handler"] = "h";
+    }
+    if (!coin(3)) {
+      json children = json::array();
+      for (int i = 0, n = 1 + static_cast<int>(pick(2)); i < n; ++i)
+        children.push_back(some_job());
+      body["child_job_ids"] = children;
+    }
+    if (coin(4)) {
+      body["glue_type"] = "GLUE_SHELL";
+      body["glue_source"] = "echo";
+    } else if (!create && coin(4)) {
+      body["param"] = "p";
+    }
+    return body;
+  };
+  std::map<std::string, std::function<Request(const Actor&)>> routes;
+  const auto admin_only = [&](const Actor& a, Expect allowed) { return a.admin ? allowed : only({403}); };
+  routes["GET /api/v1/health"] = [&](const Actor& a) {
+    return Request{"/api/v1/health", "", Expect{.statuses = {200}, .also = [a](const Reply& r) {
+                                                  EXPECT_EQ(r.body.contains("node_id"), a.admin)
+                                                      << r.body.dump();
+                                                }}};
+  };
+  routes["GET /api/v1/openapi.json"] = [&](const Actor&) {
+    return Request{"/api/v1/openapi.json", "", only({200})};
+  };
+  routes["POST /api/v1/auth/login"] = [&](const Actor& a) {
+    return Request{"/api/v1/auth/login", json{{"username", a.name}, {"password", "wrong-password"}}.dump(),
+                   only({401, 429})};
+  };
+  routes["POST /api/v1/auth/logout"] = [&](const Actor&) {
+    return Request{"/api/v1/auth/logout", "", only({200})};
+  };
+  routes["GET /api/v1/auth/me"] = [&](const Actor& a) {
+    return Request{"/api/v1/auth/me", "", Expect{.statuses = {200}, .also = [a](const Reply& r) {
+                                                   EXPECT_EQ(r.body.at("user").at("id"), a.user_id);
+                                                 }}};
+  };
+  routes["GET /api/v1/groups"] = [&](const Actor& a) {
+    return Request{"/api/v1/groups", "", visible_items(a, "items", "id")};
+  };
+  routes["POST /api/v1/groups"] = [&](const Actor& a) {
+    return Request{"/api/v1/groups",
+                   json{{"app_name", fmt::format("made-{}-app", rng() % 1'000'000)}, {"title", "t"}}.dump(),
+                   admin_only(a, only({201}))};
+  };
+  routes["GET /api/v1/groups/{id}"] = [&](const Actor& a) {
+    const auto g = some_group();
+    return Request{
+        "/api/v1/groups/" + id(g), "",
+        only({may_see(a, group_exists(g) ? std::optional(static_cast<int>(g)) : std::nullopt) ? 200 : 404})};
+  };
+  routes["PUT /api/v1/groups/{id}"] = [&](const Actor& a) {
+    const auto g = some_group();
+    return Request{"/api/v1/groups/" + id(g), R"({"title":"renamed"})",
+                   admin_only(a, only({group_exists(g) ? 200 : 404}))};
+  };
+  routes["DELETE /api/v1/groups/{id}"] = [&](const Actor& a) {
+    const auto g = some_group();
+    const bool empty = Count(fmt::format("SELECT count(*) FROM job WHERE group_id = {}", g)) == 0;
+    return Request{"/api/v1/groups/" + id(g), "",
+                   admin_only(a, only({!group_exists(g) ? 404
+                                       : empty          ? 200
+                                                        : 409}))};
+  };
+  routes["GET /api/v1/jobs"] = [&](const Actor& a) {
+    return Request{coin(2) ? "/api/v1/jobs" : "/api/v1/jobs?group_id=" + id(some_group()), "",
+                   visible_items(a, "items", "group_id")};
+  };
+  routes["POST /api/v1/jobs"] = [&](const Actor& a) {
+    const auto body = job_body(a, true);
+    const int g = body.at("group_id");
+    Expect e = only({201});
+    const auto hidden = hidden_children(a, body, {});
+    if (!may_see(a, g)) {
+      e = only({a.admin ? 400 : 403});
+    } else if (!a.admin && body.contains("glue_type")) {
+      e = only({403});
+    } else if (!group_exists(g)) {
+      e = only({400});
+    } else if (!hidden.empty()) {
+      e = child_not_found(hidden.front(), 400);
+    }
+    return Request{"/api/v1/jobs", body.dump(), e};
+  };
+  // What a change of job `job` may answer when the caller may see it: `body` over the stored job.
+  const auto job_change = [&](const Actor& a, std::int64_t job, const json& body, bool copy) {
+    const auto g =
+        body.contains("group_id") ? std::optional(body.at("group_id").get<int>()) : group_of_job(job);
+    // A copy is a new job: none of its children is kept from before.
+    const auto kept = copy ? std::vector<std::int64_t>{} : children_of(job);
+    const bool script = is_script(job) || body.contains("glue_type");
+    json named = body;
+    if (copy) named["child_job_ids"] = children_of(job);
+    const auto hidden = hidden_children(a, named, kept);
+    if (!copy && body.contains("group_id") && !may_see(a, g)) return only({a.admin ? 400 : 403});
+    if (!a.admin && script) return only({403});
+    if (!copy && body.contains("group_id") && !group_exists(*g)) return only({400});
+    if (!hidden.empty()) return child_not_found(hidden.front(), copy ? 409 : 400);
+    if (copy) return only({201});
+    // Allowed; a child that is the job itself, or closes a cycle, is a 400 of its own kind.
+    return Expect{.statuses = {200, 400}, .also = [](const Reply& r) {
+                    if (r.status != 400) return;
+                    for (const auto& e : r.body.at("errors"))
+                      EXPECT_NE(e.value("code", ""), "not_found") << r.body.dump();
+                  }};
+  };
+  const auto on_job = [&](const std::string& suffix, const std::string& body,
+                          const std::function<Expect(const Actor&, std::int64_t)>& allowed) {
+    return [&, suffix, body, allowed](const Actor& a) {
+      const auto job = some_job();
+      return Request{"/api/v1/jobs/" + id(job) + suffix, body,
+                     may_see(a, group_of_job(job)) ? allowed(a, job) : only({404})};
+    };
+  };
+  routes["GET /api/v1/jobs/{id}"] = on_job("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["PUT /api/v1/jobs/{id}"] = [&](const Actor& a) {
+    const auto job = some_job();
+    const auto body = job_body(a, false);
+    return Request{"/api/v1/jobs/" + id(job), body.dump(),
+                   may_see(a, group_of_job(job)) ? job_change(a, job, body, false) : only({404})};
+  };
+  routes["DELETE /api/v1/jobs/{id}"] =
+      on_job("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["POST /api/v1/jobs/{id}/start"] = on_job("/start", "", [&](const Actor&, std::int64_t) {
+    return only({200, 400});
+  });
+  routes["POST /api/v1/jobs/{id}/stop"] =
+      on_job("/stop", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["POST /api/v1/jobs/{id}/trigger"] =
+      on_job("/trigger", "", [&](const Actor&, std::int64_t) { return only({202}); });
+  routes["POST /api/v1/jobs/{id}/copy"] = on_job("/copy", "", [&](const Actor& a, std::int64_t job) {
+    return job_change(a, job, json::object(), true);
+  });
+  routes["GET /api/v1/jobs/{id}/glue"] =
+      on_job("/glue", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["GET /api/v1/logs"] = [&](const Actor& a) {
+    return Request{coin(2) ? "/api/v1/logs" : "/api/v1/logs?job_id=" + id(some_job()), "",
+                   visible_items(a, "items", "group_id")};
+  };
+  const auto on_log = [&](const std::string& suffix, std::initializer_list<int> allowed) {
+    return [&, suffix, allowed = std::set<int>(allowed)](const Actor& a) {
+      const auto log = some_log();
+      return Request{"/api/v1/logs/" + id(log) + suffix, "",
+                     may_see(a, group_of_log(log)) ? Expect{.statuses = allowed} : only({404})};
+    };
+  };
+  routes["GET /api/v1/logs/{id}"] = on_log("", {200});
+  routes["GET /api/v1/logs/{id}/output"] = on_log("/output", {200});
+  routes["POST /api/v1/logs/{id}/kill"] = on_log("/kill", {200, 409});
+  routes["POST /api/v1/logs/clear"] = [&](const Actor& a) {
+    if (coin(2)) {
+      const auto job = some_job();
+      return Request{"/api/v1/logs/clear", json{{"job_id", job}, {"older_than_days", 30}}.dump(),
+                     only({may_see(a, group_of_job(job)) ? 200 : 404})};
+    }
+    const auto g = some_group();
+    return Request{"/api/v1/logs/clear", json{{"group_id", g}, {"older_than_days", 30}}.dump(),
+                   only({group_exists(g) && may_see(a, static_cast<int>(g)) ? 200 : 404})};
+  };
+  routes["GET /api/v1/dashboard"] = [&](const Actor&) {
+    return Request{"/api/v1/dashboard", "", only({200})};
+  };
+  routes["POST /api/v1/schedules/preview"] = [&](const Actor&) {
+    return Request{"/api/v1/schedules/preview", R"({"schedule_type":"CRON","schedule_conf":"0 * * * * ?"})",
+                   only({200})};
+  };
+  routes["GET /api/v1/users"] = [&](const Actor& a) {
+    return Request{"/api/v1/users", "", admin_only(a, only({200}))};
+  };
+  routes["POST /api/v1/users"] = [&](const Actor& a) {
+    return Request{
+        "/api/v1/users",
+        json{{"username", fmt::format("made{}", rng() % 1'000'000)}, {"password", kUserPassword}}.dump(),
+        admin_only(a, only({201}))};
+  };
+  const auto some_victim = [&] {
+    return coin(4) ? 900'000 + static_cast<int>(pick(1000)) : victims[pick(victims.size())];
+  };
+  const auto user_exists = [this](int user) {
+    return Count(fmt::format("SELECT count(*) FROM app_user WHERE id = {}", user)) == 1;
+  };
+  routes["GET /api/v1/users/{id}"] = [&](const Actor& a) {
+    const int user = coin(2) ? some_victim() : actors[pick(actors.size() - 1)].user_id;
+    return Request{"/api/v1/users/" + id(user), "", admin_only(a, only({user_exists(user) ? 200 : 404}))};
+  };
+  routes["PUT /api/v1/users/{id}"] = [&](const Actor& a) {
+    const int user = some_victim();
+    const auto body = coin(2) ? json{{"permitted_group_ids", {some_group()}}}.dump()
+                              : json{{"password", "victim-password-2"}}.dump();
+    const bool unknown_group =
+        body.find("permitted") != std::string::npos &&
+        !group_exists(json::parse(body).at("permitted_group_ids")[0].get<std::int64_t>());
+    return Request{"/api/v1/users/" + id(user), body,
+                   admin_only(a, only({!user_exists(user) ? 404
+                                       : unknown_group    ? 400
+                                                          : 200}))};
+  };
+  routes["DELETE /api/v1/users/{id}"] = [&](const Actor& a) {
+    const int user = some_victim();
+    return Request{"/api/v1/users/" + id(user), "", admin_only(a, only({user_exists(user) ? 200 : 404}))};
+  };
+  routes["POST /api/v1/users/me/password"] = [&](const Actor&) {
+    return Request{"/api/v1/users/me/password",
+                   json{{"old_password", "wrong-password"}, {"new_password", "never-set-password"}}.dump(),
+                   only({400, 429})};
+  };
+  routes["GET /api/v1/tokens"] = [&](const Actor& a) {
+    if (coin(2)) return Request{"/api/v1/tokens?all=true", "", admin_only(a, only({200}))};
+    return Request{"/api/v1/tokens", "", Expect{.statuses = {200}, .also = [a](const Reply& r) {
+                                                  for (const auto& t : r.body.at("items"))
+                                                    EXPECT_EQ(t.at("user_id"), a.user_id) << t.dump();
+                                                }}};
+  };
+  routes["POST /api/v1/tokens"] = [&](const Actor&) {
+    return Request{"/api/v1/tokens", R"({"name":"made"})", only({201})};
+  };
+  routes["DELETE /api/v1/tokens/{id}"] = [&](const Actor& a) {
+    std::string callers = "0";
+    for (const auto& other : actors)
+      callers += "," + id(other.token_id);
+    const auto token =
+        some(fmt::format("SELECT id FROM api_token WHERE id NOT IN ({}) ORDER BY id", callers));
+    const auto owner = Exec(fmt::format("SELECT user_id FROM api_token WHERE id = {}", token));
+    const bool mine = !owner.empty() && (a.admin || owner[0][0].as<int>() == a.user_id);
+    return Request{"/api/v1/tokens/" + id(token), "", only({mine ? 200 : 404})};
+  };
+  routes["GET /api/v1/audit"] = [&](const Actor& a) {
+    return Request{"/api/v1/audit", "", admin_only(a, only({200}))};
+  };
+
+  // Every registered route has its rule here: a new route must be added.
+  std::vector<std::pair<std::string, std::string>> served;  // method, path
+  for (const auto& route : console_->routes) {
+    const auto key = route.method + " " + route.path;
+    EXPECT_TRUE(routes.contains(key)) << key << " has no rule in this test";
+    if (routes.contains(key)) served.emplace_back(route.method, route.path);
+  }
+  const std::set<std::string> public_routes = {"GET /api/v1/health", "GET /api/v1/openapi.json",
+                                               "POST /api/v1/auth/login"};
+  // --- the walk: every route, in random order, a random caller each, for a number of rounds -------------
+  // Each route meets each kind of caller (ADMIN, USER, none) in turn; which one of that kind is random.
+  const std::vector<std::vector<std::size_t>> kinds = {{0, 1}, {2, 3, 4}, {5}};
+  // The routes whose bodies name other objects (a job's group and child jobs) are called more often.
+  const std::set<std::string> naming = {"POST /api/v1/jobs", "PUT /api/v1/jobs/{id}",
+                                        "POST /api/v1/jobs/{id}/copy"};
+  std::map<std::string, std::set<std::string>> callers_seen;  // route -> ADMIN, USER, nobody
+  const auto started = std::chrono::steady_clock::now();
+  int calls = 0;
+  std::vector<std::size_t> visits(served.size(), 0);
+  for (std::size_t round = 0; round < 12; ++round) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < served.size(); ++i) {
+      const auto key = served[i].first + " " + served[i].second;
+      order.insert(order.end(), naming.contains(key) ? 6 : 1, i);
+    }
+    std::shuffle(order.begin(), order.end(), rng);
+    for (const auto i : order) {
+      const auto& [method, path] = served[i];
+      const auto key = method + " " + path;
+      const auto& kind = kinds[(i + visits[i]++) % kinds.size()];
+      const auto& a = actors[kind[pick(kind.size())]];
+      auto req = routes.at(key)(a);
+      if (a.name == "nobody" && !public_routes.contains(key)) req.expect = only({401});
+      const auto r = Call(method, req.target, a.caller, req.body);
+      ++calls;
+      SCOPED_TRACE(fmt::format("call {}: {} as {} ({}): {} {} {}", calls, a.name,
+                               a.admin              ? "ADMIN"
+                               : a.name == "nobody" ? "no credentials"
+                                                    : "USER",
+                               key, method, req.target, req.body));
+      EXPECT_TRUE(req.expect.statuses.contains(r.status))
+          << "answered " << r.status << ", expected one of "
+          << fmt::format("{}", fmt::join(req.expect.statuses, ", ")) << ": " << r.body.dump();
+      if (req.expect.statuses.contains(r.status) && req.expect.also) req.expect.also(r);
+      callers_seen[key].insert(a.admin ? "ADMIN" : a.name == "nobody" ? "nobody" : "USER");
+    }
+  }
+  for (const auto& [method, path] : served) {
+    EXPECT_EQ(callers_seen[method + " " + path].size(), 3u)
+        << method << " " << path << " was not called by every kind";
+  }
+  const auto took = std::chrono::steady_clock::now() - started;
+  std::printf("[property] %d calls in %lld ms (seed %u)\n", calls,
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
+              seed);
 }
 
 TEST_F(ConsoleTest, BadInputIsA4xxNamingTheFieldNeverA5xx) {

@@ -224,6 +224,58 @@ TEST_F(FireTablesPg, ACallbackForAFireWhoseTriggerFailedIsStillRecorded) {
   EXPECT_TRUE(done.empty());
 }
 
+// Security review (issue 21), finding 1: a child job fired after its parent even when someone had stopped
+// it, with its stored parameter. A stopped child (a schedule, not running) is not fired, and the parent's
+// note says so; a child with schedule NONE, which can never be started and runs only when triggered, still
+// is (docs/xxl-job-protocol.md §5).
+TEST_F(FireTablesPg, AStoppedChildJobIsNotFiredAndItsParentSaysSo) {
+  const int g = AddGroup();
+  const int parent = AddJob(g, "* * * * * ?", 0);
+  const int running = AddJob(g, "0 0 * * * ?", kT0 + 3'600'000);
+  const int stopped = AddJob(g, "0 0 * * * ?", 0);
+  const int none =
+      Exec(fmt::format("INSERT INTO job (group_id, description, handler, schedule_type, glue_updated_ms,"
+                       " created_ms, updated_ms) VALUES ({}, 'none', 'h', 'NONE', 1, 1, 1) RETURNING id",
+                       g))[0][0]
+          .as<int>();  // a NONE job is never enabled (job_enabled_schedulable_ck)
+  Exec(fmt::format("UPDATE job SET enabled = false WHERE id = {}", stopped));
+  Exec(fmt::format("UPDATE job SET param = 'secret' WHERE id = {}", stopped));
+  Exec(fmt::format("UPDATE job SET child_job_ids = ARRAY[{}, {}, {}] WHERE id = {}", running, stopped, none,
+                   parent));
+  const auto log = AddFire(parent, g, "CRON", kT0, 200, 0);
+  std::vector<Fire> children;
+  InTx([&](pqxx::work& tx) {
+    const auto done = fire_log::RecordHandleResults(
+        tx, std::vector<fire_log::HandleResult>{{.log_id = log, .handle_code = 200, .handle_msg = "done"}},
+        kT0 + 50);
+    children = fire_log::InsertChildren(tx, done, "node-a", kT0 + 50);
+  });
+  ASSERT_EQ(children.size(), 2u);
+  EXPECT_EQ(children[0].job_id, running);
+  EXPECT_EQ(children[1].job_id, none);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {}", stopped)), 0);
+  EXPECT_EQ(Inconsistent(), 0);
+  EXPECT_EQ(
+      Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", log))[0][0].as<std::string>(),
+      fmt::format("done\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\nchild job {}: fire {}\nchild job {}: "
+                  "fire {}\nchild job {}: not fired, it is stopped",
+                  running, children[0].log_id, none, children[1].log_id, stopped));
+  // Only stopped children: none is written, the note still says why.
+  Exec(fmt::format("UPDATE job SET child_job_ids = ARRAY[{}] WHERE id = {}", stopped, parent));
+  const auto again = AddFire(parent, g, "CRON", kT0 + 1000, 200, 0);
+  InTx([&](pqxx::work& tx) {
+    const auto done = fire_log::RecordHandleResults(
+        tx, std::vector<fire_log::HandleResult>{{.log_id = again, .handle_code = 200, .handle_msg = "ok"}},
+        kT0 + 1050);
+    children = fire_log::InsertChildren(tx, done, "node-a", kT0 + 1050);
+  });
+  EXPECT_TRUE(children.empty());
+  EXPECT_EQ(
+      Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", again))[0][0].as<std::string>(),
+      fmt::format("ok\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\nchild job {}: not fired, it is stopped",
+                  stopped));
+}
+
 TEST_F(FireTablesPg, TriggerResultsGiveWayToACallbackHoldingTheirRowsAndAreWrittenAtTheNextFlush) {
   const auto fires = ScanEverySecondJobs(3);
   ASSERT_EQ(fires.size(), 15u);

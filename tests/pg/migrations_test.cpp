@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 #include <pqxx/pqxx>
 
@@ -59,6 +60,41 @@ TEST(Migrations, ChangedAppliedMigrationIsRefused) {
   const std::string edited = std::string(migrations.front().sql) + "\n-- edited\n";
   migrations.front().sql = edited;
   EXPECT_THROW(ApplyMigrations(conn, migrations, 2000), cronwheel::admin::MigrationError);
+}
+
+// Security review (issue 21), finding 5: API tokens get an expiry (sql/007_token_expiry.sql). A token made
+// before it expires 90 days after the upgrade, not at once (the scripts using it keep working meanwhile), and
+// none is revoked; a new token cannot expire before it was made.
+TEST(Migrations, TokensFromBeforeTheExpiryLastNinetyDaysFromTheUpgrade) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  const auto all = BuiltInMigrations();
+  const auto seven = std::find_if(all.begin(), all.end(), [](const auto& m) { return m.version == 7; });
+  ASSERT_NE(seven, all.end()) << "sql/007_token_expiry.sql";
+  ApplyMigrations(conn, {all.begin(), seven}, 1000);
+  {
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO app_user (id, username, password_hash, created_ms, updated_ms) VALUES (1, 'someone', "
+        "'$argon2id$x', 1, 1);"
+        "INSERT INTO api_token (user_id, name, token_hash, created_ms) VALUES (1, 'old', 'h1', 1)");
+    tx.commit();
+  }
+  ApplyMigrations(conn, all, 2000);
+  pqxx::work tx(conn);
+  const auto r = tx.exec1(
+      "SELECT expires_ms - (extract(epoch FROM now()) * 1000)::bigint, revoked_ms, revoked_reason FROM "
+      "api_token");
+  EXPECT_NEAR(r[0].as<double>(), 90.0 * 86'400'000, 60'000.0);
+  EXPECT_EQ(r[1].as<std::int64_t>(), 0);
+  EXPECT_EQ(r[2].as<std::string>(), "");
+  try {
+    tx.exec(
+        "INSERT INTO api_token (user_id, name, token_hash, created_ms, expires_ms) VALUES (1, 'n', 'h2', 5, "
+        "5)");
+    ADD_FAILURE() << "a token that expires when it is made was stored";
+  } catch (const pqxx::check_violation&) {
+  }
 }
 
 class Schema : public ::testing::Test {

@@ -410,6 +410,12 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   await page.getByRole('button', { name: msg(lang, 'tokens.create') }).click();
   await page.getByTestId('new-token').waitFor();
   check((await page.getByTestId('new-token').innerText()).includes('cwt_'), 'an API token is shown once after creation');
+  const tokenRow = page.getByTestId('token-row').filter({ hasText: 'ci pipeline' });
+  await tokenRow.waitFor();
+  check(
+    (await tokenRow.getAttribute('data-state')) === 'active' && (await tokenRow.innerText()).includes(msg(lang, 'tokens.state.active')),
+    'the new token is listed as active, with its expiry (90 days by default)',
+  );
   await checkTranslated(page, lang, 'tokens', seen.missing);
   await shot(page, 'tokens');
   await page.goto(`${base}/#/audit`);

@@ -230,6 +230,8 @@ export function fieldErrorText(e) {
       return withDetail(t('error.schedule'), e.message); // the parser's English detail says where
     case 'policy':
       return t('error.policy', { min: formatNumber(p.min), max: formatNumber(p.max) });
+    case 'role':
+      return t('error.role', { role: p.role });
     default:
       return e.message || '';
   }

@@ -1,6 +1,9 @@
 // /api/v1/jobs: jobs (admins, or users permitted on the job's group): list, create, read, update, delete,
-// start, stop, manual trigger, copy, and the versions of a script job's source.
+// start, stop, manual trigger, copy, and the versions of a script job's source. A job may name as child jobs
+// only jobs the caller may see (store/job_repository.hpp); script jobs are created and changed by admins
+// only (docs/security.md, "Script jobs").
 #include <algorithm>
+#include <optional>
 
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
@@ -20,6 +23,28 @@ std::optional<int> BodyGroupId(const json& body) {
   const auto v = it->get<std::int64_t>();
   if (v <= 0 || v > INT32_MAX) return std::nullopt;
   return static_cast<int>(v);
+}
+
+// The groups whose jobs `who` may name as child jobs (an admin: all).
+JobRepository::Visible VisibleTo(const Principal& who) {
+  if (who.admin) return {};
+  return
+      [groups = who.group_ids](int g) { return std::find(groups.begin(), groups.end(), g) != groups.end(); };
+}
+
+// A script job (any glue type but BEAN) runs the code its author wrote on the executors of its group:
+// creating or changing one needs the ADMIN role (docs/security.md, "Script jobs"). nullopt when `who` may.
+std::optional<Error> ScriptNeedsAdmin(const Principal& who, GlueType type) {
+  if (who.admin || type == GlueType::kBean) return std::nullopt;
+  const std::string name(ToString(type));
+  return Error{ErrorKind::kForbidden,
+               fmt::format("a {} job is a script: creating or changing one needs the ADMIN role", name),
+               {{"glue_type",
+                 fmt::format("{} is a script type: creating or changing a script job needs the ADMIN role; "
+                             "you may trigger, start and stop one, and use BEAN jobs",
+                             name),
+                 "role",
+                 {{"role", "ADMIN"}}}}};
 }
 
 // The job body read over `base` and its webhook checked against the operator's prefixes.
@@ -108,6 +133,7 @@ void RegisterJobExtras(Routes& s, const RouteContext& ctx) {
   s.Action("/api/v1/jobs/{id}/copy", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto job = ctx.VisibleJob(who, req.matches[1], res);
     if (!job) return;
+    if (const auto refused = ScriptNeedsAdmin(who, job->glue_type)) return SendError(res, *refused);
     Job copy = *job;
     constexpr std::string_view kSuffix = " (copy)";
     copy.id = 0;
@@ -118,7 +144,9 @@ void RegisterJobExtras(Routes& s, const RouteContext& ctx) {
     copy.stop_reason.clear();
     FieldErrors errors;
     CheckWebhook(copy, nullptr, ctx.settings.webhook_allow, errors);
-    auto created = errors.empty() ? jobs.CreateJob(copy) : Result<Job>(Error::Invalid("", std::move(errors)));
+    // A copy is a new job: each of its children must be one the caller may see.
+    auto created = errors.empty() ? jobs.CreateJob(copy, VisibleTo(who))
+                                  : Result<Job>(Error::Invalid("", std::move(errors)));
     if (!created) {
       return SendError(res, Error{ErrorKind::kConflict, "the job cannot be copied", created.error().fields});
     }
@@ -163,7 +191,8 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     }
     auto job = ReadJob(*body, Job{}, true, allow);
     if (Failed(res, job)) return;
-    const auto created = jobs.CreateJob(*std::move(job));
+    if (const auto refused = ScriptNeedsAdmin(who, job->glue_type)) return SendError(res, *refused);
+    const auto created = jobs.CreateJob(*std::move(job), VisibleTo(who));
     if (Failed(res, created)) return;
     ctx.Audit(who, "job.create", "job", std::to_string(created->id), nullptr, ToJson(*created));
     SendJson(res, 201, ToJson(*created));
@@ -179,12 +208,18 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     if (const auto g = BodyGroupId(*body); g && !who.CanAccessGroup(*g)) {
       return SendError(res, Error::Forbidden(fmt::format("you may not move jobs to group {}", *g)));
     }
-    const auto updated = jobs.UpdateJob(job->id, [&](Job& stored) -> Result<void> {
-      auto read = ReadJob(*body, stored, false, allow);
-      if (!read) return read.error();
-      stored = std::move(*read);
-      return {};
-    });
+    const auto updated = jobs.UpdateJob(
+        job->id,
+        [&](Job& stored) -> Result<void> {
+          auto read = ReadJob(*body, stored, false, allow);
+          if (!read) return read.error();
+          // A script job stays an admin's to change, and a bean job becomes a script only by an admin.
+          const auto type = stored.glue_type != GlueType::kBean ? stored.glue_type : read->glue_type;
+          if (auto refused = ScriptNeedsAdmin(who, type)) return *std::move(refused);
+          stored = std::move(*read);
+          return {};
+        },
+        VisibleTo(who));
     if (Failed(res, updated)) return;
     ctx.Audit(who, "job.update", "job", std::to_string(job->id), ToJson(*job), ToJson(*updated));
     SendJson(res, 200, ToJson(*updated));

@@ -84,8 +84,16 @@ nlohmann::json ToJson(const User& u) {
 }
 
 nlohmann::json ToJson(const ApiToken& t) {
-  return {{"id", t.id},     {"user_id", t.user_id},       {"username", t.username},
-          {"name", t.name}, {"created_ms", t.created_ms}, {"last_used_ms", t.last_used_ms}};
+  return {{"id", t.id},
+          {"user_id", t.user_id},
+          {"username", t.username},
+          {"name", t.name},
+          {"created_ms", t.created_ms},
+          {"last_used_ms", t.last_used_ms},
+          {"expires_ms", t.expires_ms},
+          {"revoked_ms", t.revoked_ms},
+          {"revoked_reason", t.revoked_reason},
+          {"state", t.state}};
 }
 
 nlohmann::json ToJson(const AuditEntry& e) {

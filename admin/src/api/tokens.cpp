@@ -1,4 +1,5 @@
-// /api/v1/tokens: API tokens (one's own; admins may list and delete all).
+// /api/v1/tokens: API tokens (one's own; admins may list and delete all). A token expires after its
+// expires_in_days and is revoked when its user's password changes (auth/accounts.hpp).
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
 #include "api/routes.hpp"
@@ -26,9 +27,9 @@ void RegisterTokenRoutes(Routes& s, const RouteContext& ctx) {
   s.Post("/api/v1/tokens", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto body = ParseBody(req, false);
     if (Failed(res, body)) return;
-    const auto name = ReadTokenBody(*body);
-    if (Failed(res, name)) return;
-    const auto created = accounts.CreateToken(who.user_id, *name);
+    const auto fields = ReadTokenBody(*body);
+    if (Failed(res, fields)) return;
+    const auto created = accounts.CreateToken(who.user_id, *fields);
     if (Failed(res, created)) return;
     const auto& [token, secret] = *created;
     ctx.Audit(who, "token.create", "token", std::to_string(token.id), nullptr, ToJson(token));

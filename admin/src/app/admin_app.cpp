@@ -93,8 +93,10 @@ struct AdminApp::Parts {
         report(clock, pool, c.log_retention_days),
         auth({.session_idle = c.session_idle,
               .session_max = c.session_max,
-              .cookie_secure = c.cookie_secure,
-              .throttle = {.max_failures = c.login_max_failures, .window = c.login_window}},
+              .cookie_secure = c.CookieSecure(),
+              .throttle = {.max_failures = c.login_max_failures,
+                           .max_wait = c.login_max_wait,
+                           .forget_after = c.login_window}},
              clock, pool),
         accounts(auth, clock, pool),
         audit(clock, pool),
@@ -315,6 +317,11 @@ void AdminApp::Start() {
   p.started = true;
   spdlog::info("cronwheel-admin {} listening on http://{}:{} ({} mode)", config_.node_id, address.host,
                p.api->port(), config_.mode);
+  if (config_.mode == "production" && !config_.CookieSecure()) {
+    spdlog::warn(
+        "cookie_secure is off: browsers send the console's session cookie over plain HTTP too "
+        "(keep it off only on a network you trust; docs/operations.md)");
+  }
 }
 
 int AdminApp::port() const {

@@ -83,17 +83,23 @@ void AdminConfig::Declare(ConfigLoader& s) {
       .Add("web_dir", &web_dir,
            "serve the console from this folder (development); empty = the copy in the binary")
       .Add("cookie_secure", &cookie_secure,
-           "mark the session cookie Secure (set when the console is behind HTTPS)")
+           "mark the session cookie Secure, so that browsers send it over HTTPS only; turn it off only for a "
+           "console served over plain HTTP on a trusted network",
+           "true in production mode, false in dev")
       .Add("session_idle_s", &session_idle, "a console session ends after this long without a request",
            std::chrono::seconds(60), std::chrono::seconds(30 * 24 * 3600))
       .Add("session_max_s", &session_max, "a console session ends this long after login",
            std::chrono::seconds(60), std::chrono::seconds(365 * 24 * 3600))
       .Add("login_max_failures", &login_max_failures,
-           "failed logins per username or client address within login_window_s before logins are refused "
-           "(429)",
+           "failed logins of a client address, or of a user name from addresses the user has not signed in "
+           "from, before each further attempt waits (429): 1 s, doubling with each further failure, up to "
+           "login_max_wait_s",
            1, 1000)
-      .Add("login_window_s", &login_window, "window of login_max_failures", std::chrono::seconds(1),
-           std::chrono::seconds(24 * 3600))
+      .Add("login_max_wait_s", &login_max_wait, "the longest wait after failed logins",
+           std::chrono::seconds(1), std::chrono::seconds(24 * 3600))
+      .Add("login_window_s", &login_window,
+           "failed logins of an address or user name are forgotten this long after the last one and its wait",
+           std::chrono::seconds(1), std::chrono::seconds(24 * 3600))
       .Add("metrics_allow", &metrics_allow,
            "IP addresses and CIDR ranges that may read GET /metrics without credentials, e.g. "
            "127.0.0.1/8,::1,10.0.0.0/8; empty = none")

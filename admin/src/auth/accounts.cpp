@@ -14,7 +14,23 @@ namespace {
 
 constexpr const char* kTokenPrefix = "cwt_";
 constexpr std::size_t kMaxTokensPerUser = 100;
-constexpr const char* kTokenColumns = "id, user_id, name, created_ms, last_used_ms";
+constexpr const char* kTokenColumns =
+    "id, user_id, name, created_ms, last_used_ms, expires_ms, revoked_ms, revoked_reason";
+constexpr std::int64_t kDayMs = 86'400'000;
+
+// Revokes the user's tokens that are not revoked yet (accounts.hpp: a password set or changed).
+void RevokeTokens(pqxx::transaction_base& tx, int user_id, std::int64_t now_ms, const char* reason) {
+  tx.exec_params(R"sql(
+    UPDATE api_token SET revoked_ms = $2, revoked_reason = $3 WHERE user_id = $1 AND revoked_ms = 0
+  )sql",
+                 user_id, now_ms, reason);
+}
+
+// The token with its state as of `now_ms`.
+ApiToken WithState(ApiToken t, std::int64_t now_ms) {
+  t.state = t.revoked_ms > 0 ? "revoked" : now_ms >= t.expires_ms ? "expired" : "active";
+  return t;
+}
 
 // Adds an error for each id that is not a group.
 void CheckGroupsExist(pqxx::transaction_base& tx, const std::vector<int>& ids, FieldErrors& errors) {
@@ -126,7 +142,12 @@ Result<UserChange> Accounts::UpdateUser(int id, const UserFields& f, int acting_
                                                  kUserColumns),
                                      id, u.admin ? "ADMIN" : "USER", PgArray<int>(u.permitted_group_ids),
                                      hash, clock_.NowMs());
-    if (hash) tx.exec_params(R"sql(DELETE FROM user_session WHERE user_id = $1)sql", id);
+    if (hash) {
+      // A password set by an admin ends the user's sessions and revokes their API tokens: whoever had them
+      // may be why it was reset.
+      tx.exec_params(R"sql(DELETE FROM user_session WHERE user_id = $1)sql", id);
+      RevokeTokens(tx, id, clock_.NowMs(), "password_reset");
+    }
     tx.commit();
     return UserChange{.before = before, .after = UserFromRow(row)};
   });
@@ -151,9 +172,8 @@ Result<UserChange> Accounts::DeleteUser(int id, int acting_user_id) {
 Result<void> Accounts::ChangeOwnPassword(int user_id, const PasswordChange& change,
                                          const std::string& keep_cookie) {
   const auto now = clock_.NowMs();
-  const std::string key = fmt::format("password:{}", user_id);
-  if (const auto wait = auth_.throttle().RetryAfter(key, now))
-    return Error::Throttled("too many wrong passwords", *wait);
+  auto admission = auth_.throttle().Begin(fmt::format("password:{}", user_id), now);
+  if (!admission.ticket) return Error::Throttled("too many wrong passwords", admission.retry_after);
   const auto stored = WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<std::string> {
     pqxx::read_transaction tx(conn);
     const auto rows = tx.exec_params(R"sql(SELECT password_hash FROM app_user WHERE id = $1)sql", user_id);
@@ -162,16 +182,17 @@ Result<void> Accounts::ChangeOwnPassword(int user_id, const PasswordChange& chan
   });
   if (!stored) return Error::NotFound("user not found");
   if (!auth_.hasher().Verify(change.old_password, *stored)) {
-    auth_.throttle().RecordFailure(key, now);
+    admission.ticket->Failed(clock_.NowMs());
     return Error::Invalid("the password was not changed", {{"old_password", "is wrong"}});
   }
-  auth_.throttle().Clear(key);
+  admission.ticket->Succeeded(clock_.NowMs());
   const auto hash = auth_.hasher().Hash(change.new_password);
   WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);
     tx.exec_params(
         R"sql(UPDATE app_user SET password_hash = $2, updated_ms = GREATEST($3, updated_ms + 1) WHERE id = $1)sql",
         user_id, hash, now);
+    RevokeTokens(tx, user_id, now, "password_changed");
     tx.commit();
   });
   auth_.EndSessions(user_id, keep_cookie);
@@ -183,18 +204,20 @@ std::vector<ApiToken> Accounts::ListTokens(std::optional<int> user_id) {
     pqxx::read_transaction tx(conn);
     std::vector<ApiToken> out;
     const std::string sql = R"sql(
-      SELECT t.id, t.user_id, u.username, t.name, t.created_ms, t.last_used_ms
+      SELECT t.id, t.user_id, u.username, t.name, t.created_ms, t.last_used_ms, t.expires_ms, t.revoked_ms,
+             t.revoked_reason
         FROM api_token t JOIN app_user u ON u.id = t.user_id
     )sql";
     const auto rows = user_id ? tx.exec_params(sql + " WHERE t.user_id = $1 ORDER BY t.id", *user_id)
                               : tx.exec(sql + " ORDER BY t.id");
+    const auto now = clock_.NowMs();
     for (const auto& r : rows)
-      out.push_back(TokenFromRow(r));
+      out.push_back(WithState(TokenFromRow(r), now));
     return out;
   });
 }
 
-Result<std::pair<ApiToken, std::string>> Accounts::CreateToken(int user_id, const std::string& name) {
+Result<std::pair<ApiToken, std::string>> Accounts::CreateToken(int user_id, const TokenFields& fields) {
   const std::string secret = kTokenPrefix + RandomSecret();
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<std::pair<ApiToken, std::string>> {
     pqxx::work tx(conn);
@@ -207,15 +230,18 @@ Result<std::pair<ApiToken, std::string>> Accounts::CreateToken(int user_id, cons
           "the token is not valid",
           {{"name", fmt::format("you have {} API tokens, the most allowed; delete one first", count)}});
     }
-    const auto row = tx.exec_params1(fmt::format(R"sql(
-      WITH t AS (INSERT INTO api_token (user_id, name, token_hash, created_ms) VALUES ($1, $2, $3, $4)
+    const auto now = clock_.NowMs();
+    const auto row =
+        tx.exec_params1(fmt::format(R"sql(
+      WITH t AS (INSERT INTO api_token (user_id, name, token_hash, created_ms, expires_ms)
+                 VALUES ($1, $2, $3, $4, $5)
                  RETURNING {})
       SELECT t.*, u.username FROM t JOIN app_user u ON u.id = t.user_id
     )sql",
-                                                 kTokenColumns),
-                                     user_id, name, SecretHash(secret), clock_.NowMs());
+                                    kTokenColumns),
+                        user_id, fields.name, SecretHash(secret), now, now + fields.expires_in_days * kDayMs);
     tx.commit();
-    return std::pair{TokenFromRow(row), secret};
+    return std::pair{WithState(TokenFromRow(row), now), secret};
   });
 }
 
@@ -230,7 +256,7 @@ std::optional<ApiToken> Accounts::DeleteToken(int id, std::optional<int> owner) 
                                      id, owner);
     tx.commit();
     if (rows.empty()) return std::nullopt;
-    return TokenFromRow(rows[0]);
+    return WithState(TokenFromRow(rows[0]), clock_.NowMs());
   });
 }
 

@@ -4,12 +4,12 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "admin/model/validation.hpp"
 #include "auth/secrets.hpp"
+#include "model/time_format.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
 #include "xxljob/token.hpp"
@@ -22,12 +22,6 @@ constexpr std::int64_t kUserBootstrapLockKey = 0x63726f6e75737231;
 constexpr const char* kTokenPrefix = "cwt_";
 // Session expiry and token last_used_ms are renewed at most once a minute.
 constexpr std::int64_t kRenewEveryMs = 60'000;
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 Principal PrincipalFromRow(const pqxx::row& r, std::string via) {
   return Principal{.user_id = r["id"].as<int>(),
@@ -74,9 +68,7 @@ Result<Principal> AuthService::Authenticate(const net::Request& req) {
     if (value.size() <= kBearer.size() || value.compare(0, kBearer.size(), kBearer) != 0) {
       return Error::Unauthenticated("the Authorization header must be 'Bearer <API token>'");
     }
-    auto p = TokenPrincipal(value.substr(kBearer.size()));
-    if (!p) return Error::Unauthenticated("the API token is not valid (unknown or deleted)");
-    return *std::move(p);
+    return TokenPrincipal(value.substr(kBearer.size()));
   }
   const auto cookie = CookieValue(req, kSessionCookie);
   if (cookie.empty()) {
@@ -130,21 +122,32 @@ std::optional<Principal> AuthService::SessionPrincipal(const std::string& cookie
   });
 }
 
-std::optional<Principal> AuthService::TokenPrincipal(const std::string& bearer) {
-  if (!bearer.starts_with(kTokenPrefix) || bearer.size() > 200) return std::nullopt;
+Result<Principal> AuthService::TokenPrincipal(const std::string& bearer) {
+  const auto unknown = Error::Unauthenticated("the API token is not valid (unknown or deleted)");
+  if (!bearer.starts_with(kTokenPrefix) || bearer.size() > 200) return unknown;
   const auto hash = SecretHash(bearer);
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<Principal> {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Principal> {
     pqxx::work tx(conn);
     const auto rows = tx.exec_params(R"sql(
-      SELECT t.id AS token_id, t.last_used_ms, u.id, u.username, u.role,
-             to_json(u.permitted_group_ids) AS groups
+      SELECT t.id AS token_id, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id, u.username,
+             u.role, to_json(u.permitted_group_ids) AS groups
         FROM api_token t JOIN app_user u ON u.id = t.user_id
        WHERE t.token_hash = $1
     )sql",
                                      hash);
-    if (rows.empty()) return std::nullopt;
+    if (rows.empty()) return unknown;
     const auto& r = rows[0];
     const auto now = clock_.NowMs();
+    if (const auto revoked = r["revoked_ms"].as<std::int64_t>(); revoked > 0) {
+      return Error::Unauthenticated(fmt::format(
+          "the API token was revoked at {} when {}: create a new one", FormatUtc(revoked),
+          r["revoked_reason"].as<std::string>() == "password_reset" ? "an admin reset its user's password"
+                                                                    : "its user changed their password"));
+    }
+    if (const auto expires = r["expires_ms"].as<std::int64_t>(); now >= expires) {
+      return Error::Unauthenticated(
+          fmt::format("the API token expired at {}: create a new one", FormatUtc(expires)));
+    }
     if (now - r["last_used_ms"].as<std::int64_t>() >= kRenewEveryMs) {
       tx.exec_params(R"sql(UPDATE api_token SET last_used_ms = $2 WHERE id = $1)sql", r["token_id"].as<int>(),
                      now);
@@ -185,11 +188,9 @@ std::optional<std::string> AuthService::EnsureAdminUser(const std::string& passw
 Result<AuthService::Session> AuthService::Login(const std::string& username, const std::string& password,
                                                 const std::string& client) {
   const auto now = clock_.NowMs();
-  const std::string user_key = "user:" + Lower(username.substr(0, 100));
-  const std::string client_key = "client:" + client;
-  const auto wait = std::max(throttle_.RetryAfter(user_key, now).value_or(std::chrono::milliseconds(0)),
-                             throttle_.RetryAfter(client_key, now).value_or(std::chrono::milliseconds(0)));
-  if (wait.count() > 0) return Error::Throttled("too many failed logins", wait);
+  // The attempt takes its place on the throttle before the password is checked (login_throttle.hpp).
+  auto admission = throttle_.BeginLogin(username, client, now);
+  if (!admission.ticket) return Error::Throttled("too many failed logins", admission.retry_after);
   std::optional<std::pair<User, std::string>> row;
   if (ValidUsername(username)) {
     row = WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<std::pair<User, std::string>> {
@@ -202,11 +203,10 @@ Result<AuthService::Session> AuthService::Login(const std::string& username, con
   }
   const bool ok = row ? hasher_.Verify(password, row->second) : (hasher_.VerifyDummy(password), false);
   if (!ok) {
-    throttle_.RecordFailure(user_key, now);
-    throttle_.RecordFailure(client_key, now);
+    admission.ticket->Failed(clock_.NowMs());
     return Error::Unauthenticated("wrong username or password");
   }
-  throttle_.Clear(user_key);
+  admission.ticket->Succeeded(clock_.NowMs());
   Session session{.token = RandomSecret(), .csrf_token = RandomSecret(), .user = row->first};
   const std::optional<std::string> rehash =
       hasher_.NeedsRehash(row->second) ? std::optional(hasher_.Hash(password)) : std::nullopt;

@@ -328,7 +328,8 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const Han
           JOIN job_log par ON par.id = c.parent_log_id
          WHERE c.trigger_type = 'PARENT' AND a.depth < 64),
     wanted AS (
-      SELECT p.id AS parent_id, child.id AS child_id, child.group_id, child.param, child.retry_count
+      SELECT p.id AS parent_id, child.id AS child_id, child.group_id, child.param, child.retry_count,
+             child.enabled OR child.schedule_type = 'NONE' AS fire
         FROM p
         CROSS JOIN LATERAL unnest(p.child_job_ids) AS c(id)
         JOIN job child ON child.id = c.id
@@ -339,27 +340,39 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const Han
       SELECT child_id, group_id, 'PARENT', $2, $3, param, retry_count, parent_id, $2,
              'Parent job trigger: fire ' || parent_id || ' succeeded'
         FROM wanted
+       WHERE fire
       RETURNING id, job_id, group_id, scheduled_ms, trigger_type, executor_param, retry_count, parent_log_id),
     open AS (
       INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node)
       SELECT id, scheduled_ms, job_id, group_id, trigger_type, $3 FROM ins)
     SELECT id, job_id, executor_param, retry_count, parent_log_id FROM ins
+    UNION ALL
+    SELECT NULL, child_id, NULL, NULL, parent_id FROM wanted WHERE NOT fire
   )sql",
                                       Rows(given), now_ms, std::string(node_id));
-  // The note on each parent is built from what the INSERT returned: only parents that got a child are
-  // touched. (Finding them with a subquery on job_log.parent_log_id, which has no index, scanned the whole
-  // table once per callback batch; docs/performance.md.) Ordered by id, as every batched writer.
+  // The note on each parent is built from what the INSERT returned, and the stopped children it left out
+  // (the rows without an id): only parents that have a child are touched. (Finding them with a subquery on
+  // job_log.parent_log_id, which has no index, scanned the whole table once per callback batch;
+  // docs/performance.md.) Ordered by id, as every batched writer.
   std::vector<Fire> children;
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, int>>> by_parent;
+  struct Kids {
+    std::vector<std::pair<std::int64_t, int>> fired;  // fire, job
+    std::vector<int> stopped;                         // jobs
+  };
+  std::map<std::int64_t, Kids> by_parent;
   for (const auto& r : created) {
+    auto& kids = by_parent[r["parent_log_id"].as<std::int64_t>()];
+    if (r["id"].is_null()) {
+      kids.stopped.push_back(r["job_id"].as<int>());
+      continue;
+    }
     children.push_back({.log_id = r["id"].as<std::int64_t>(),
                         .job_id = r["job_id"].as<int>(),
                         .scheduled_ms = now_ms,
                         .type = TriggerType::kParent,
                         .param = r["executor_param"].as<std::string>(),
                         .retry_count = r["retry_count"].as<int>()});
-    by_parent[r["parent_log_id"].as<std::int64_t>()].emplace_back(r["id"].as<std::int64_t>(),
-                                                                  r["job_id"].as<int>());
+    kids.fired.emplace_back(r["id"].as<std::int64_t>(), r["job_id"].as<int>());
   }
   if (by_parent.empty()) return children;
   std::map<std::int64_t, std::int64_t> instant_of;
@@ -367,10 +380,13 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const Han
     instant_of[p.log_id] = p.scheduled_ms;
   json notes = json::array();
   for (auto& [parent, kids] : by_parent) {
-    std::sort(kids.begin(), kids.end());
-    std::string m = "\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<\n";
-    for (std::size_t i = 0; i < kids.size(); ++i)
-      m += fmt::format("{}child job {}: fire {}", i ? "\n" : "", kids[i].second, kids[i].first);
+    std::sort(kids.fired.begin(), kids.fired.end());
+    std::sort(kids.stopped.begin(), kids.stopped.end());
+    std::string m = "\n>>>>>>>>>>> Trigger child job <<<<<<<<<<<";
+    for (const auto& [log_id, job_id] : kids.fired)
+      m += fmt::format("\nchild job {}: fire {}", job_id, log_id);
+    for (const int job_id : kids.stopped)
+      m += fmt::format("\nchild job {}: not fired, it is stopped", job_id);
     notes.push_back({{"i", parent}, {"s", instant_of[parent]}, {"m", std::move(m)}});
   }
   tx.exec_params(R"sql(

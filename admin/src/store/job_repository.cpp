@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -20,8 +21,9 @@ using nlohmann::json;
 
 constexpr int kGlueHistoryKept = 30;
 
-// A cycle through `job` in the child graph as it would be with `job` saved: "1 -> 2 -> 1", or "".
-std::string ChildCycle(pqxx::transaction_base& tx, const Job& job) {
+// A cycle through `job` in the child graph as it would be with `job` saved: the jobs on it from `job` back
+// to it ({1, 2, 1}), or empty.
+std::vector<int> ChildCycle(pqxx::transaction_base& tx, const Job& job) {
   std::unordered_map<int, std::vector<int>> children;
   for (
       const auto& row : tx.exec(
@@ -37,10 +39,8 @@ std::string ChildCycle(pqxx::transaction_base& tx, const Job& job) {
     stack.pop_back();
     for (const int c : children[node]) {
       if (c == job.id) {
-        std::string chain;
-        for (const int p : path)
-          chain += std::to_string(p) + " -> ";
-        return chain + std::to_string(job.id);
+        path.push_back(job.id);
+        return path;
       }
       if (seen.insert(c).second) {
         auto next = path;
@@ -49,11 +49,23 @@ std::string ChildCycle(pqxx::transaction_base& tx, const Job& job) {
       }
     }
   }
-  return "";
+  return {};
 }
 
-// CheckJobFields, then what needs the database: the group exists; child jobs exist and form no cycle.
-void ValidateJob(pqxx::transaction_base& tx, Job& job, FieldErrors& errors) {
+// The group of each of `ids` that is a job.
+std::map<int, int> GroupsOfJobs(pqxx::transaction_base& tx, const std::vector<int>& ids) {
+  std::map<int, int> out;
+  for (const auto& row :
+       tx.exec_params(R"sql(SELECT id, group_id FROM job WHERE id = ANY($1::int[]))sql", PgArray<int>(ids))) {
+    out[row["id"].as<int>()] = row["group_id"].as<int>();
+  }
+  return out;
+}
+
+// CheckJobFields, then what needs the database: the group exists; child jobs exist, are visible to the caller
+// (but for the `kept` ones, which the job had) and form no cycle.
+void ValidateJob(pqxx::transaction_base& tx, Job& job, const std::vector<int>& kept,
+                 const JobRepository::Visible& visible, FieldErrors& errors) {
   CheckJobFields(job, errors);
   if (job.group_id > 0 &&
       tx.exec_params(R"sql(SELECT 1 FROM job_group WHERE id = $1)sql", job.group_id).empty()) {
@@ -63,22 +75,38 @@ void ValidateJob(pqxx::transaction_base& tx, Job& job, FieldErrors& errors) {
                       {{"id", job.group_id}}});
   }
   if (job.child_job_ids.empty()) return;
-  std::set<int> existing;
-  for (const auto& row : tx.exec_params(R"sql(SELECT id FROM job WHERE id = ANY($1::int[]))sql",
-                                        PgArray<int>(job.child_job_ids))) {
-    existing.insert(row["id"].as<int>());
-  }
+  const auto group_of = GroupsOfJobs(tx, job.child_job_ids);
+  const auto seen = [&](int c) {
+    const auto it = group_of.find(c);
+    if (it == group_of.end()) return false;
+    return !visible || std::find(kept.begin(), kept.end(), c) != kept.end() || visible(it->second);
+  };
+  bool hidden = false;
   for (const int c : job.child_job_ids) {
     if (c == job.id) {
       errors.push_back({"child_job_ids", fmt::format("a job cannot be its own child (job {})", c)});
-    } else if (!existing.contains(c)) {
-      errors.push_back({"child_job_ids", fmt::format("job {} does not exist", c), "not_found", {{"id", c}}});
+    } else if (!seen(c)) {
+      // The same words whether the job does not exist or is in a group the caller may not see.
+      errors.push_back({"child_job_ids", fmt::format("job {} not found", c), "not_found", {{"id", c}}});
+      hidden = true;
     }
   }
-  if (job.id == 0) return;  // a new job has no parents yet: it cannot close a cycle
-  if (const auto cycle = ChildCycle(tx, job); !cycle.empty()) {
-    errors.push_back({"child_job_ids", fmt::format("child jobs would form a cycle: {}", cycle)});
+  if (job.id == 0 || hidden) return;  // a new job has no parents yet: it cannot close a cycle
+  const auto cycle = ChildCycle(tx, job);
+  if (cycle.empty()) return;
+  const auto on_cycle = GroupsOfJobs(tx, cycle);
+  const bool all_seen = !visible || std::all_of(on_cycle.begin(), on_cycle.end(), [&](const auto& jg) {
+    return jg.first == job.id || visible(jg.second);
+  });
+  if (!all_seen) {
+    errors.push_back(
+        {"child_job_ids", "child jobs would form a cycle through jobs of groups you may not see"});
+    return;
   }
+  std::string chain;
+  for (const int p : cycle)
+    chain += (chain.empty() ? "" : " -> ") + std::to_string(p);
+  errors.push_back({"child_job_ids", fmt::format("child jobs would form a cycle: {}", chain)});
 }
 
 void WriteGlueHistory(pqxx::transaction_base& tx, const Job& j, std::int64_t now) {
@@ -113,11 +141,11 @@ void SetFirstFire(Job& job, std::int64_t now_ms, std::chrono::milliseconds pre_r
 JobRepository::JobRepository(ringwheel::Clock& clock, PgPool& pool, Settings settings)
     : clock_(clock), pool_(pool), settings_(settings) {}
 
-Result<Job> JobRepository::CreateJob(Job job) {
+Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Job> {
     pqxx::work tx(conn);
     FieldErrors errors;
-    ValidateJob(tx, job, errors);
+    ValidateJob(tx, job, {}, visible, errors);
     const auto now = clock_.NowMs();
     if (errors.empty() && job.enabled) SetFirstFire(job, now, settings_.pre_read, errors);
     if (!errors.empty()) return Error::Invalid("the job is not valid", std::move(errors));
@@ -145,7 +173,7 @@ Result<Job> JobRepository::CreateJob(Job job) {
   });
 }
 
-Result<Job> JobRepository::UpdateJob(int id, const Edit& edit) {
+Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& visible) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Job> {
     pqxx::work tx(conn);
     const auto rows =
@@ -155,7 +183,7 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit) {
     Job job = before;
     if (auto edited = edit(job); !edited) return edited.error();
     FieldErrors errors;
-    ValidateJob(tx, job, errors);
+    ValidateJob(tx, job, before.child_job_ids, visible, errors);
     const auto now = clock_.NowMs();
     const bool schedule_changed = job.schedule_type != before.schedule_type ||
                                   job.schedule_conf != before.schedule_conf ||

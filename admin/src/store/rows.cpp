@@ -38,7 +38,11 @@ ApiToken TokenFromRow(const pqxx::row& r) {
                   .username = r["username"].as<std::string>(),
                   .name = r["name"].as<std::string>(),
                   .created_ms = r["created_ms"].as<std::int64_t>(),
-                  .last_used_ms = r["last_used_ms"].as<std::int64_t>()};
+                  .last_used_ms = r["last_used_ms"].as<std::int64_t>(),
+                  .expires_ms = r["expires_ms"].as<std::int64_t>(),
+                  .revoked_ms = r["revoked_ms"].as<std::int64_t>(),
+                  .revoked_reason = r["revoked_reason"].as<std::string>(),
+                  .state = ""};
 }
 
 std::string TextOrEmpty(const pqxx::field& f) {

@@ -41,6 +41,10 @@ class ConfigLoader final {
                     std::int64_t max);
   ConfigLoader& Add(std::string_view key, int* value, std::string_view help, int min, int max);
   ConfigLoader& Add(std::string_view key, bool* value, std::string_view help);
+  // A switch whose default depends on other settings: nullopt until a source sets it; --help shows
+  // `unset_text` as its default (e.g. "on in production mode, off in dev").
+  ConfigLoader& Add(std::string_view key, std::optional<bool>* value, std::string_view help,
+                    std::string_view unset_text);
   // Whole seconds / milliseconds; the key should end in _s / _ms.
   ConfigLoader& Add(std::string_view key, std::chrono::seconds* value, std::string_view help,
                     std::chrono::seconds min, std::chrono::seconds max);

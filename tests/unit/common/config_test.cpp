@@ -107,6 +107,47 @@ TEST(ConfigLoader, OutOfRangeAndBadBooleanAreRefused) {
   }
 }
 
+// A switch whose default depends on other settings (the admin's cookie_secure): unset until a source sets
+// it, from a flag, the environment or a TOML boolean; --help names what unset means.
+TEST(ConfigLoader, AnOptionalSwitchStaysUnsetUntilASourceSetsIt) {
+  const auto parse = [](std::vector<const char*> args, std::map<std::string, std::string> env,
+                        std::optional<bool>& value, std::string* out = nullptr) {
+    cronwheel::ConfigLoader settings{"prog", "test"};
+    settings.Add("cookie_secure", &value, "secure cookie", "true in production mode, false in dev");
+    args.insert(args.begin(), "prog");
+    if (out != nullptr) testing::internal::CaptureStdout();
+    const auto code =
+        settings.Parse(static_cast<int>(args.size()), args.data(), [&env](const char* n) -> const char* {
+          auto it = env.find(n);
+          return it == env.end() ? nullptr : it->second.c_str();
+        });
+    if (out != nullptr) *out = testing::internal::GetCapturedStdout();
+    return code;
+  };
+  std::optional<bool> v;
+  EXPECT_EQ(parse({}, {}, v), std::nullopt);
+  EXPECT_FALSE(v.has_value());
+  EXPECT_EQ(parse({"--cookie-secure", "false"}, {}, v), std::nullopt);
+  EXPECT_EQ(v, std::optional(false));
+  v.reset();
+  EXPECT_EQ(parse({}, {{"CRONWHEEL_COOKIE_SECURE", "on"}}, v), std::nullopt);
+  EXPECT_EQ(v, std::optional(true));
+  const auto path = std::filesystem::temp_directory_path() / "cronwheel_settings_optional.toml";
+  { std::ofstream(path) << "cookie_secure = false\n"; }
+  v.reset();
+  EXPECT_EQ(parse({"--config", path.c_str()}, {}, v), std::nullopt);
+  EXPECT_EQ(v, std::optional(false));
+  std::filesystem::remove(path);
+  v.reset();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(parse({"--cookie-secure", "maybe"}, {}, v), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("expected true or false"), std::string::npos);
+  EXPECT_FALSE(v.has_value());
+  std::string help;
+  EXPECT_EQ(parse({"--help"}, {}, v, &help), 0);
+  EXPECT_NE(help.find("[default: true in production mode, false in dev]"), std::string::npos) << help;
+}
+
 TEST(ConfigLoader, SecretsAreNeverEchoed) {
   Fixture f;
   f.token = "default-secret";

@@ -5,12 +5,25 @@ import { formatMs } from '../util.js';
 import { t } from '../i18n.js';
 
 const EXAMPLE_HEADER = 'Authorization: Bearer cwt_…';
+// The server's default and longest lifetime of a token (admin/include/admin/model/accounts.hpp).
+const DEFAULT_DAYS = 90;
+const MAX_DAYS = 365;
+
+// A token's state as the server reported it: active, expired, or revoked (and why).
+function TokenState({ tok }) {
+  if (tok.state === 'revoked') {
+    return html`<span class="badge status-failed" title=${t(`tokens.revoked.${tok.revoked_reason || 'other'}`)}>${t('tokens.state.revoked')}</span>`;
+  }
+  if (tok.state === 'expired') return html`<span class="badge status-stopped">${t('tokens.state.expired')}</span>`;
+  return html`<span class="badge status-running">${t('tokens.state.active')}</span>`;
+}
 
 export function TokensPage({ user }) {
   const admin = user.role === 'ADMIN';
   const [all, setAll] = useState(false);
   const tokens = useLoad(() => api.get(`/api/v1/tokens${all ? '?all=true' : ''}`), [all]);
   const [name, setName] = useState('');
+  const [days, setDays] = useState(DEFAULT_DAYS);
   const [created, setCreated] = useState(null);
   const [notice, setNotice] = useState('');
   const [error, setError] = useState(null);
@@ -18,8 +31,9 @@ export function TokensPage({ user }) {
     e.preventDefault();
     setError(null);
     try {
-      setCreated(await api.post('/api/v1/tokens', { name }));
+      setCreated(await api.post('/api/v1/tokens', { name, expires_in_days: Number(days) }));
       setName('');
+      setDays(DEFAULT_DAYS);
       tokens.reload();
     } catch (ex) {
       setError(ex);
@@ -44,23 +58,29 @@ export function TokensPage({ user }) {
       <${Field} label=${t('field.name')} error=${error && error.field('name')}>
         <input name="token_name" required maxlength="100" value=${name} onInput=${(e) => setName(e.target.value)} />
       </${Field}>
+      <${Field} label=${t('field.expires_in_days')} error=${error && error.field('expires_in_days')} hint=${t('tokens.hint.days', { max: MAX_DAYS })}>
+        <input name="expires_in_days" type="number" required min="1" max=${MAX_DAYS} value=${days} onInput=${(e) => setDays(e.target.value)} />
+      </${Field}>
       <button type="submit" class="primary">${t('tokens.create')}</button>
     </form>
     ${created && html`<div class="banner ok" data-testid="new-token">
-      <div>${t('tokens.created', { name: created.name })}</div>
+      <div>${t('tokens.created', { name: created.name })} ${t('tokens.expiresAt', { when: formatMs(created.expires_ms) })}</div>
       <code class="secret">${created.token}</code>
       <button type="button" onClick=${() => navigator.clipboard && navigator.clipboard.writeText(created.token)}>${t('tokens.copy')}</button>
       <button type="button" class="link" onClick=${() => setCreated(null)}>${t('tokens.done')}</button>
     </div>`}
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
-    <${ErrorBanner} error=${error || tokens.error} shownFields=${['name']} />
+    <${ErrorBanner} error=${error || tokens.error} shownFields=${['name', 'expires_in_days']} />
     ${!tokens.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list">
-      <thead><tr><th>${t('common.id')}</th><th>${t('field.name')}</th>${all && html`<th>${t('field.username')}</th>`}<th>${t('tokens.col.created')}</th><th>${t('tokens.col.lastUsed')}</th><th></th></tr></thead>
+      <thead><tr><th>${t('common.id')}</th><th>${t('field.name')}</th>${all && html`<th>${t('field.username')}</th>`}<th>${t('tokens.col.state')}</th><th>${t('tokens.col.created')}</th><th>${t('tokens.col.expires')}</th><th>${t('tokens.col.lastUsed')}</th><th></th></tr></thead>
       <tbody>
-        ${tokens.data.items.length === 0 && html`<tr><td colspan="6" class="muted">${t('tokens.empty')}</td></tr>`}
-        ${tokens.data.items.map((tok) => html`<tr key=${tok.id}>
+        ${tokens.data.items.length === 0 && html`<tr><td colspan="8" class="muted">${t('tokens.empty')}</td></tr>`}
+        ${tokens.data.items.map((tok) => html`<tr key=${tok.id} data-testid="token-row" data-state=${tok.state}>
           <td>${tok.id}</td><td>${tok.name}</td>${all && html`<td>${tok.username}</td>`}
-          <td>${formatMs(tok.created_ms)}</td><td>${formatMs(tok.last_used_ms) || html`<span class="muted">${t('tokens.never')}</span>`}</td>
+          <td><${TokenState} tok=${tok} /></td>
+          <td>${formatMs(tok.created_ms)}</td>
+          <td>${tok.state === 'revoked' ? html`<span class="muted">${t('tokens.revokedAt', { when: formatMs(tok.revoked_ms) })}</span>` : formatMs(tok.expires_ms)}</td>
+          <td>${formatMs(tok.last_used_ms) || html`<span class="muted">${t('tokens.never')}</span>`}</td>
           <td class="row-actions"><${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(tok)} /></td>
         </tr>`)}
       </tbody>

@@ -46,8 +46,9 @@ Result<JobGroup> ReadGroupBody(const nlohmann::json& body, JobGroup base, bool c
 Result<UserFields> ReadUserBody(const nlohmann::json& body, bool create);
 // POST /api/v1/users/me/password: both required; the new one meets the policy and differs.
 Result<PasswordChange> ReadPasswordChangeBody(const nlohmann::json& body);
-// POST /api/v1/tokens: the token's name (1 to 100 characters).
-Result<std::string> ReadTokenBody(const nlohmann::json& body);
+// POST /api/v1/tokens: the token's name (1 to 100 characters, required) and expires_in_days (1 to
+// kMaxTokenDays, default kDefaultTokenDays).
+Result<TokenFields> ReadTokenBody(const nlohmann::json& body);
 
 struct LoginBody {
   std::string username;

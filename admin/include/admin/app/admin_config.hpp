@@ -5,6 +5,7 @@
 // Plain values; Declare and Validate run on one thread before the admin starts.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,14 @@ struct AdminConfig {
   // Console (auth_service.hpp).
   std::string admin_password;  // password of the user `admin` created at the first start; "" = generate
   std::string web_dir;         // serve web/ from this folder instead of the copy in the binary
-  bool cookie_secure = false;  // session cookie only over HTTPS (behind a TLS proxy)
+  // Session cookie only over HTTPS; unset = on in production mode, off in dev (CookieSecure()).
+  std::optional<bool> cookie_secure;
   std::chrono::seconds session_idle{12 * 3600};
   std::chrono::seconds session_max{7 * 24 * 3600};
+  // The login throttle (auth/login_throttle.hpp): failures before a wait, the wait's cap, and how long after
+  // its last failure (and wait) a key's count is forgotten.
   int login_max_failures = 5;
+  std::chrono::seconds login_max_wait{900};
   std::chrono::seconds login_window{300};
   // GET /metrics (cronwheel/metrics_endpoint.hpp): addresses that may read it without credentials, and a
   // bearer token that may ("" = none).
@@ -61,6 +66,9 @@ struct AdminConfig {
   // Checks values that depend on each other and fills the derived defaults (node_id, pre_read_count).
   // kInvalid with a message naming the key, the value and what is valid.
   Result<void> Validate();
+  // Whether the session cookie is marked Secure: cookie_secure when set, else on in production mode (a
+  // console there is expected behind TLS) and off in dev (plain HTTP on loopback).
+  [[nodiscard]] bool CookieSecure() const { return cookie_secure.value_or(mode == "production"); }
 };
 
 }  // namespace cronwheel::admin

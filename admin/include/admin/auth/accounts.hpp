@@ -5,6 +5,13 @@
 // is what needs the database or a secret: groups exist, usernames are unique, the last admin stays an admin,
 // passwords are hashed, a password change ends the user's other sessions, and a user has at most 100 tokens.
 //
+// API tokens (security review, issue 21; sql/007_token_expiry.sql): a token lasts `expires_in_days` (90 by
+// default, at most 365) and is refused after that (AuthService). A user's tokens are revoked (kept, marked
+// with when and why, and refused) when an admin sets the user's password ("password_reset") and when the
+// user changes it ("password_changed"); a deleted user's tokens are deleted with the user. Changing a
+// user's role or groups revokes nothing: a token acts with its user's role and groups as they are at each
+// request.
+//
 // Thread-safety: safe from any thread. Errors: expected outcomes are Results (kInvalid with fields,
 // kNotFound, kConflict, kThrottled); database failures throw.
 
@@ -32,18 +39,20 @@ class Accounts {
   // `fields` with username and password (ReadUserBody, create).
   Result<UserChange> CreateUser(const UserFields& fields);
   // Role, groups and password; `acting_user_id` may not change its own role, and the last admin stays
-  // one. A password change ends the user's sessions.
+  // one. A password change ends the user's sessions and revokes their API tokens.
   Result<UserChange> UpdateUser(int id, const UserFields& fields, int acting_user_id);
   // Refuses the acting user and the last admin.
   Result<UserChange> DeleteUser(int id, int acting_user_id);
-  // Checks the old password (throttled like logins) and ends the user's other sessions (keeps the one of
-  // `keep_cookie`). kInvalid (a wrong old password is an error on old_password), kThrottled, kNotFound.
+  // Checks the old password (throttled like logins), ends the user's other sessions (keeps the one of
+  // `keep_cookie`) and revokes their API tokens. kInvalid (a wrong old password is an error on
+  // old_password), kThrottled, kNotFound.
   Result<void> ChangeOwnPassword(int user_id, const PasswordChange& change, const std::string& keep_cookie);
 
-  // `user_id` nullopt = every user's.
+  // `user_id` nullopt = every user's; each with its state now (active, expired, revoked).
   std::vector<ApiToken> ListTokens(std::optional<int> user_id);
-  // A token named `name`; returns it and its secret (shown once).
-  Result<std::pair<ApiToken, std::string>> CreateToken(int user_id, const std::string& name);
+  // A token with `fields` (read by ReadTokenBody: a name, 1 to kMaxTokenDays days); returns it and its secret
+  // (shown once).
+  Result<std::pair<ApiToken, std::string>> CreateToken(int user_id, const TokenFields& fields);
   // Deletes a token of `owner` (nullopt = any owner). Returns the deleted token, nullopt when not found.
   std::optional<ApiToken> DeleteToken(int id, std::optional<int> owner);
 

@@ -16,7 +16,8 @@
 // API tokens: "cwt_" + 32 random bytes (base64url), shown once at creation; only the SHA-256 is stored.
 // `Authorization: Bearer <token>` acts with the owner's current role and groups and needs no CSRF token.
 // last_used_ms is updated at most once a minute per token. A present but wrong Authorization header is 401
-// (never a fall-back to the cookie).
+// (never a fall-back to the cookie), and so is an expired or revoked token, with a message saying which and
+// when (auth/accounts.hpp).
 //
 // First start: EnsureAdminUser creates the user `admin` (role ADMIN) when the app_user table is empty,
 // under a transaction-level advisory lock, so admins starting together create it once.
@@ -47,7 +48,9 @@ class AuthService final : public Authenticator {
   struct Settings {
     std::chrono::milliseconds session_idle{std::chrono::hours(12)};
     std::chrono::milliseconds session_max{std::chrono::hours(24 * 7)};
-    bool cookie_secure = false;  // add Secure to the cookie (set when the console is served over HTTPS)
+    // Add Secure to the cookie: the browser sends it over HTTPS only (the admin's cookie_secure setting,
+    // on by default in production mode; AdminConfig::CookieSecure).
+    bool cookie_secure = true;
     LoginThrottle::Settings throttle{};
     PasswordHasher::Settings hashing{};
   };
@@ -67,7 +70,10 @@ class AuthService final : public Authenticator {
     std::string csrf_token;
     User user;
   };
-  // kThrottled (with retry_after) or kUnauthenticated ("wrong username or password").
+  // Checks the password of `username` for a login from address `client`, held to the login throttle
+  // (login_throttle.hpp: its place taken before the check, a failure counted after it, the address made
+  // familiar for the user on success). kThrottled (with retry_after) or kUnauthenticated ("wrong username
+  // or password").
   Result<Session> Login(const std::string& username, const std::string& password, const std::string& client);
   // Ends the session of this request's cookie. False when it had none or it was unknown.
   bool Logout(const net::Request& req);
@@ -83,7 +89,7 @@ class AuthService final : public Authenticator {
 
  private:
   std::optional<Principal> SessionPrincipal(const std::string& cookie_token);
-  std::optional<Principal> TokenPrincipal(const std::string& bearer);
+  Result<Principal> TokenPrincipal(const std::string& bearer);
 
   Settings settings_;
   ringwheel::Clock& clock_;

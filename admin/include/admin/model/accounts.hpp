@@ -21,6 +21,10 @@ struct User {
   std::int64_t updated_ms = 0;
 };
 
+// How long an API token lasts: `expires_in_days` at creation, this by default and at most.
+inline constexpr int kDefaultTokenDays = 90;
+inline constexpr int kMaxTokenDays = 365;
+
 // An API token as the API shows it (never the secret or its hash).
 struct ApiToken {
   int id = 0;
@@ -28,7 +32,17 @@ struct ApiToken {
   std::string username;
   std::string name;
   std::int64_t created_ms = 0;
-  std::int64_t last_used_ms = 0;
+  std::int64_t last_used_ms = 0;  // 0 = never; recorded at most once a minute
+  std::int64_t expires_ms = 0;    // refused from this instant on
+  std::int64_t revoked_ms = 0;    // 0 = not revoked
+  std::string revoked_reason;     // "" | "password_reset" (by an admin) | "password_changed" (by the user)
+  std::string state;              // "active", "expired" or "revoked", as of when it was read
+};
+
+// A token's fields in a create request.
+struct TokenFields {
+  std::string name;
+  int expires_in_days = kDefaultTokenDays;  // 1 to kMaxTokenDays
 };
 
 // A user's fields in a create (username and password required) or update (username absent) request.

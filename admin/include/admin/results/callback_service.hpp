@@ -6,7 +6,8 @@
 //    repeate callback"), as is an unknown log id;
 //  * on success, the job's child jobs are triggered (new rows of type PARENT, parent_log_id set) in the
 //    same transaction, so a crash cannot lose them; a child that appears in its own ancestry (a cycle
-//    created by racing edits) is not triggered again;
+//    created by racing edits) is not triggered again, nor is a stopped child (the parent's note names it;
+//    store/fire_log.hpp, InsertChildren);
 //  * a FIX_DELAY job waiting for this run gets its next fire (schedule/next_fire.hpp).
 // Failures are handled by the failure monitor (retries with back-off, alarms).
 //
@@ -39,8 +40,10 @@ class CallbackService {
   // Throws on database failure (the executor keeps the batch and retries).
   Outcome Handle(std::span<const xxljob::HandleCallbackParam> callbacks);
 
-  // Whether `token` may report results for these fires: the global token, or the token of every fire's
-  // group. Groups without their own token require the global one.
+  // Whether `token` may report results for these fires: for every fire, the token of its group, or the
+  // global one when the group has none (as registration: a group's own token replaces the global one for its
+  // executors). A log id no fire has needs the global token. A batch whose fires need different tokens is
+  // refused whole.
   bool Authorized(std::span<const xxljob::HandleCallbackParam> callbacks, const std::string& token,
                   const std::string& global_token);
 

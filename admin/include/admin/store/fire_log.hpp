@@ -111,8 +111,10 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
                                              std::span<const HandleResult> results, std::int64_t now_ms);
 
 // Writes PARENT fires for the child jobs of the succeeded fires `parents`, except a child already in the
-// parent's ancestry (a cycle created by racing edits), owned by `node_id` and due now; appends a "Trigger
-// child job" note to each parent that got children. Returns the child fires.
+// parent's ancestry (a cycle created by racing edits) and a stopped child (a schedule, not enabled; a NONE
+// job has no running state and is fired), owned by `node_id` and due now; appends a "Trigger child job" note
+// to each parent that has children: "child job 7: fire 123" for each fired, "child job 8: not fired, it is
+// stopped" for each stopped one. Returns the child fires.
 std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> parents,
                                  std::string_view node_id, std::int64_t now_ms);
 

@@ -1,8 +1,15 @@
 #pragma once
 // Jobs (table job, XXL-JOB's xxl_job_info) on PostgreSQL: creation, updates, deletion, start and stop, and
 // manual triggers. The REST API reads and checks a job's fields first (api/request_bodies.hpp,
-// model/validation.hpp); here is what needs the database: the group exists, child jobs exist and form no
-// cycle, and the job's first fire (schedule/next_fire.hpp).
+// model/validation.hpp); here is what needs the database: the group exists, child jobs exist, may be seen by
+// the caller and form no cycle, and the job's first fire (schedule/next_fire.hpp).
+//
+// Child jobs and the caller: a child fires after its parent with its own stored parameter, so naming one is
+// running it. A save by a caller limited to some groups (a USER) refuses a child in another group exactly as
+// one that does not exist ("job N not found", code not_found on child_job_ids), so the answer tells nothing
+// of other groups. An update keeps the children the job had (an admin may have linked other groups' jobs)
+// without checking them again; only children it adds must be visible. A cycle through a job the caller may
+// not see is refused without naming the jobs on it.
 //
 // Rules kept from XXL-JOB (docs/xxl-job-protocol.md §5, §12): starting a job computes its first fire from
 // now + pre_read; a NONE job cannot be started; stopping clears next/last; an update of a running job's
@@ -37,14 +44,18 @@ class JobRepository {
   };
   // Edits a job in place (an update's fields over the stored ones); an error is returned as it is.
   using Edit = std::function<Result<void>(Job&)>;
+  // Whether the caller may see the jobs of a group (Principal::CanAccessGroup); empty = every group.
+  using Visible = std::function<bool(int group_id)>;
 
   JobRepository(ringwheel::Clock& clock, PgPool& pool, Settings settings);
   JobRepository(ringwheel::Clock& clock, PgPool& pool) : JobRepository(clock, pool, Settings{}) {}
 
-  // `job` already read and checked (ReadJobBody, CheckJobFields). kInvalid with fields.
-  Result<Job> CreateJob(Job job);
-  // Applies `edit` to the stored job (locked for update) and saves it. kNotFound, kInvalid.
-  Result<Job> UpdateJob(int id, const Edit& edit);
+  // `job` already read and checked (ReadJobBody, CheckJobFields); every child must be `visible`. kInvalid
+  // with fields.
+  Result<Job> CreateJob(Job job, const Visible& visible = {});
+  // Applies `edit` to the stored job (locked for update) and saves it; a child it adds must be `visible`.
+  // kNotFound, kInvalid, or the error `edit` returned.
+  Result<Job> UpdateJob(int id, const Edit& edit, const Visible& visible = {});
   // Deletes the job (and its fires) and removes it from other jobs' child lists. kNotFound.
   Result<void> DeleteJob(int id);
   std::optional<Job> GetJob(int id);

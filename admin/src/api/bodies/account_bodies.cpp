@@ -125,27 +125,38 @@ Result<PasswordChange> ReadPasswordChangeBody(const json& body) {
   return Checked(std::move(out), std::move(errors), "the password was not changed");
 }
 
-Result<std::string> ReadTokenBody(const json& body) {
-  std::string name;
+Result<TokenFields> ReadTokenBody(const json& body) {
+  TokenFields out;
   FieldErrors errors;
   if (!body.is_object()) {
     errors.push_back({"", "the body must be a JSON object with a name", "type", {{"expected", "object"}}});
     return Error::Invalid("the token is not valid", std::move(errors));
   }
+  const std::set<std::string> known = {"name", "expires_in_days"};
   for (const auto& [k, v] : body.items()) {
-    if (k != "name") {
-      errors.push_back({k, "unknown field; the only field is: name", "unknown_field", {{"allowed", "name"}}});
-    } else if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 100) {
-      errors.push_back({"name",
-                        fmt::format("{} is not valid: a string of 1 to 100 characters", Quote(v)),
-                        "length",
-                        {{"min", 1}, {"max", 100}}});
+    if (!known.contains(k)) {
+      errors.push_back(UnknownField(k, known));
+    } else if (k == "name") {
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 100) {
+        errors.push_back({"name",
+                          fmt::format("{} is not valid: a string of 1 to 100 characters", Quote(v)),
+                          "length",
+                          {{"min", 1}, {"max", 100}}});
+      } else {
+        out.name = v.get<std::string>();
+      }
+    } else if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > kMaxTokenDays) {
+      errors.push_back({"expires_in_days",
+                        fmt::format("{} is not valid: a whole number of days from 1 to {} (default {})",
+                                    Quote(v), kMaxTokenDays, kDefaultTokenDays),
+                        "range",
+                        {{"min", 1}, {"max", kMaxTokenDays}}});
     } else {
-      name = v.get<std::string>();
+      out.expires_in_days = v.get<int>();
     }
   }
   if (!body.contains("name")) errors.push_back(Required("name"));
-  return Checked(std::move(name), std::move(errors), "the token is not valid");
+  return Checked(std::move(out), std::move(errors), "the token is not valid");
 }
 
 Result<LoginBody> ReadLoginBody(const json& body) {
