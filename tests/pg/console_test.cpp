@@ -24,6 +24,7 @@
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/job_repository.hpp"
+#include "admin/store/pg_account_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "api_fixture.hpp"
 #include "cwtest/answering_executor_client.hpp"
@@ -85,8 +86,9 @@ class ConsoleTest : public cwtest::ApiServerFixture {
   void SetUp() override {
     PgFixture::SetUp();
     BuildServices(kT0, sink_, [](const std::vector<Fire>&) {});
-    auth_ = std::make_unique<AuthService>(AuthSettings(), *clock_, *pool_);
-    accounts_ = std::make_unique<Accounts>(*auth_, *clock_, *pool_);
+    account_store_ = std::make_unique<PgAccountStore>(*pool_);
+    auth_ = std::make_unique<AuthService>(AuthSettings(), *clock_, *account_store_);
+    accounts_ = std::make_unique<Accounts>(*auth_, *clock_, *account_store_);
     audit_ = std::make_unique<AuditLog>(*clock_, *pool_);
     console_store_ = std::make_unique<ConsoleRepository>(*clock_, *pool_);
     console_ = std::make_unique<ConsoleServices>(ConsoleServices{.auth = *auth_,
@@ -191,6 +193,7 @@ class ConsoleTest : public cwtest::ApiServerFixture {
 
   NullSink sink_;
   FakeExecutors executors_;
+  std::unique_ptr<PgAccountStore> account_store_;
   std::unique_ptr<AuthService> auth_;
   std::unique_ptr<Accounts> accounts_;
   std::unique_ptr<AuditLog> audit_;
@@ -206,7 +209,8 @@ TEST_F(ConsoleTest, FirstStartCreatesOneAdminEvenWhenAdminsStartTogether) {
   threads.reserve(3);
   for (int i = 0; i < 3; ++i) {
     threads.emplace_back([&, i] {
-      AuthService auth(AuthSettings(), *clock_, *pool_);
+      PgAccountStore store(*pool_);
+      AuthService auth(AuthSettings(), *clock_, store);
       created[static_cast<std::size_t>(i)] = auth.EnsureAdminUser("");
     });
   }
@@ -224,7 +228,8 @@ TEST_F(ConsoleTest, FirstStartCreatesOneAdminEvenWhenAdminsStartTogether) {
   }
   EXPECT_EQ(Exec("SELECT password_hash FROM app_user")[0][0].as<std::string>().rfind("$argon2id$", 0), 0u);
   // Users exist now: the setting is ignored, nothing is created.
-  AuthService again(AuthSettings(), *clock_, *pool_);
+  PgAccountStore again_store(*pool_);
+  AuthService again(AuthSettings(), *clock_, again_store);
   EXPECT_FALSE(again.EnsureAdminUser("another-password"));
   EXPECT_THROW(again.EnsureAdminUser("short"), std::invalid_argument);
 }

@@ -31,6 +31,7 @@
 #include "admin/store/log_partitions.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
+#include "admin/store/pg_account_store.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
@@ -91,14 +92,15 @@ struct AdminApp::Parts {
                  [this](Fire f, std::chrono::milliseconds delay) { ScheduleRetry(std::move(f), delay); }),
         lost(clock, pool, catalog, metered_client, c.access_token),
         report(clock, pool, c.log_retention_days),
+        account_store(pool),
         auth({.session_idle = c.session_idle,
               .session_max = c.session_max,
               .cookie_secure = c.CookieSecure(),
               .throttle = {.max_failures = c.login_max_failures,
                            .max_wait = c.login_max_wait,
                            .forget_after = c.login_window}},
-             clock, pool),
-        accounts(auth, clock, pool),
+             clock, account_store),
+        accounts(auth, clock, account_store),
         audit(clock, pool),
         console_store(clock, pool),
         console{.auth = auth,
@@ -196,6 +198,7 @@ struct AdminApp::Parts {
   LostResultMonitor lost;
   ReportMonitor report;
   std::vector<std::unique_ptr<PeriodicTask>> tasks;
+  PgAccountStore account_store;
   AuthService auth;
   Accounts accounts;
   AuditLog audit;

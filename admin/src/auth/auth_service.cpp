@@ -1,7 +1,6 @@
 #include "admin/auth/auth_service.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -10,27 +9,14 @@
 #include "admin/model/validation.hpp"
 #include "auth/secrets.hpp"
 #include "model/time_format.hpp"
-#include "store/pg_util.hpp"
-#include "store/rows.hpp"
 #include "xxljob/token.hpp"
 
 namespace cronwheel::admin {
 namespace {
 
-// pg_advisory_xact_lock key of the first-start bootstrap ("cronusr1").
-constexpr std::int64_t kUserBootstrapLockKey = 0x63726f6e75737231;
 constexpr const char* kTokenPrefix = "cwt_";
 // Session expiry and token last_used_ms are renewed at most once a minute.
 constexpr std::int64_t kRenewEveryMs = 60'000;
-
-Principal PrincipalFromRow(const pqxx::row& r, std::string via) {
-  return Principal{.user_id = r["id"].as<int>(),
-                   .username = r["username"].as<std::string>(),
-                   .admin = r["role"].as<std::string>() == "ADMIN",
-                   .group_ids = nlohmann::json::parse(r["groups"].c_str()).get<std::vector<int>>(),
-                   .via = std::move(via),
-                   .csrf_token = ""};
-}
 
 }  // namespace
 
@@ -54,10 +40,10 @@ std::string CookieValue(const net::Request& req, std::string_view name) {
   return "";
 }
 
-AuthService::AuthService(Settings settings, ringwheel::Clock& clock, PgPool& pool)
+AuthService::AuthService(Settings settings, ringwheel::Clock& clock, AccountStore& store)
     : settings_(settings),
       clock_(clock),
-      pool_(pool),
+      store_(store),
       hasher_(settings.hashing),
       throttle_(settings.throttle) {}
 
@@ -92,69 +78,33 @@ Result<Principal> AuthService::Authenticate(const net::Request& req) {
 std::optional<Principal> AuthService::SessionPrincipal(const std::string& cookie_token) {
   if (cookie_token.size() > 200) return std::nullopt;
   const auto hash = SecretHash(cookie_token);
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<Principal> {
-    pqxx::work tx(conn);
-    const auto rows = tx.exec_params(R"sql(
-      SELECT s.csrf_token, s.created_ms AS session_created_ms, s.expires_ms, u.id, u.username, u.role,
-             to_json(u.permitted_group_ids) AS groups
-        FROM user_session s JOIN app_user u ON u.id = s.user_id
-       WHERE s.token_hash = $1
-    )sql",
-                                     hash);
-    if (rows.empty()) return std::nullopt;
-    const auto& r = rows[0];
-    const auto now = clock_.NowMs();
-    const auto expires = r["expires_ms"].as<std::int64_t>();
-    if (expires <= now) {
-      tx.exec_params(R"sql(DELETE FROM user_session WHERE token_hash = $1)sql", hash);
-      tx.commit();
-      return std::nullopt;
-    }
-    const auto renewed = std::min(r["session_created_ms"].as<std::int64_t>() + settings_.session_max.count(),
-                                  now + settings_.session_idle.count());
-    if (renewed - expires >= kRenewEveryMs) {
-      tx.exec_params(R"sql(UPDATE user_session SET expires_ms = $2 WHERE token_hash = $1)sql", hash, renewed);
-    }
-    tx.commit();
-    auto p = PrincipalFromRow(r, "session");
-    p.csrf_token = r["csrf_token"].as<std::string>();
-    return p;
-  });
+  const auto now = clock_.NowMs();
+  auto session = store_.FindSession(hash, now);
+  if (!session) return std::nullopt;
+  const auto renewed =
+      std::min(session->created_ms + settings_.session_max.count(), now + settings_.session_idle.count());
+  if (renewed - session->expires_ms >= kRenewEveryMs) store_.RenewSession(hash, renewed);
+  return std::move(session->principal);
 }
 
 Result<Principal> AuthService::TokenPrincipal(const std::string& bearer) {
   const auto unknown = Error::Unauthenticated("the API token is not valid (unknown or deleted)");
   if (!bearer.starts_with(kTokenPrefix) || bearer.size() > 200) return unknown;
-  const auto hash = SecretHash(bearer);
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Principal> {
-    pqxx::work tx(conn);
-    const auto rows = tx.exec_params(R"sql(
-      SELECT t.id AS token_id, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id, u.username,
-             u.role, to_json(u.permitted_group_ids) AS groups
-        FROM api_token t JOIN app_user u ON u.id = t.user_id
-       WHERE t.token_hash = $1
-    )sql",
-                                     hash);
-    if (rows.empty()) return unknown;
-    const auto& r = rows[0];
-    const auto now = clock_.NowMs();
-    if (const auto revoked = r["revoked_ms"].as<std::int64_t>(); revoked > 0) {
-      return Error::Unauthenticated(fmt::format(
-          "the API token was revoked at {} when {}: create a new one", FormatUtc(revoked),
-          r["revoked_reason"].as<std::string>() == "password_reset" ? "an admin reset its user's password"
-                                                                    : "its user changed their password"));
-    }
-    if (const auto expires = r["expires_ms"].as<std::int64_t>(); now >= expires) {
-      return Error::Unauthenticated(
-          fmt::format("the API token expired at {}: create a new one", FormatUtc(expires)));
-    }
-    if (now - r["last_used_ms"].as<std::int64_t>() >= kRenewEveryMs) {
-      tx.exec_params(R"sql(UPDATE api_token SET last_used_ms = $2 WHERE id = $1)sql", r["token_id"].as<int>(),
-                     now);
-    }
-    tx.commit();
-    return PrincipalFromRow(r, "token");
-  });
+  auto token = store_.FindToken(SecretHash(bearer));
+  if (!token) return unknown;
+  const auto now = clock_.NowMs();
+  if (token->revoked_ms > 0) {
+    return Error::Unauthenticated(
+        fmt::format("the API token was revoked at {} when {}: create a new one", FormatUtc(token->revoked_ms),
+                    token->revoked_reason == "password_reset" ? "an admin reset its user's password"
+                                                              : "its user changed their password"));
+  }
+  if (now >= token->expires_ms) {
+    return Error::Unauthenticated(
+        fmt::format("the API token expired at {}: create a new one", FormatUtc(token->expires_ms)));
+  }
+  if (now - token->last_used_ms >= kRenewEveryMs) store_.TouchToken(token->token_id, now);
+  return std::move(token->principal);
 }
 
 std::optional<std::string> AuthService::EnsureAdminUser(const std::string& password) {
@@ -162,26 +112,9 @@ std::optional<std::string> AuthService::EnsureAdminUser(const std::string& passw
     if (auto ok = CheckPasswordPolicy(password); !ok)
       throw std::invalid_argument(fmt::format("admin_password {}", ok.error().message));
   }
-  const bool any = WithConnection(pool_, [](pqxx::connection& conn) {
-    pqxx::read_transaction tx(conn);
-    return tx.exec1(R"sql(SELECT EXISTS (SELECT 1 FROM app_user))sql")[0].as<bool>();
-  });
-  if (any) return std::nullopt;
+  if (store_.AnyUser()) return std::nullopt;
   const std::string chosen = password.empty() ? RandomSecret().substr(0, 24) : password;
-  const auto hash = hasher_.Hash(chosen);
-  const bool created = WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::work tx(conn);
-    tx.exec_params(R"sql(SELECT pg_advisory_xact_lock($1))sql", kUserBootstrapLockKey);
-    const auto n = tx.exec_params(R"sql(
-                       INSERT INTO app_user (username, password_hash, role, created_ms, updated_ms)
-                       SELECT 'admin', $1, 'ADMIN', $2, $2 WHERE NOT EXISTS (SELECT 1 FROM app_user)
-                     )sql",
-                                  hash, clock_.NowMs())
-                       .affected_rows();
-    tx.commit();
-    return n == 1;
-  });
-  if (!created) return std::nullopt;
+  if (!store_.CreateFirstAdmin(hasher_.Hash(chosen), clock_.NowMs())) return std::nullopt;
   return chosen;
 }
 
@@ -191,54 +124,26 @@ Result<AuthService::Session> AuthService::Login(const std::string& username, con
   // The attempt takes its place on the throttle before the password is checked (login_throttle.hpp).
   auto admission = throttle_.BeginLogin(username, client, now);
   if (!admission.ticket) return Error::Throttled("too many failed logins", admission.retry_after);
-  std::optional<std::pair<User, std::string>> row;
-  if (ValidUsername(username)) {
-    row = WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<std::pair<User, std::string>> {
-      pqxx::read_transaction tx(conn);
-      const auto rows = tx.exec_params(
-          fmt::format("SELECT {}, password_hash FROM app_user WHERE username = $1", kUserColumns), username);
-      if (rows.empty()) return std::nullopt;
-      return std::pair{UserFromRow(rows[0]), rows[0]["password_hash"].as<std::string>()};
-    });
-  }
-  const bool ok = row ? hasher_.Verify(password, row->second) : (hasher_.VerifyDummy(password), false);
+  std::optional<UserLogin> row;
+  if (ValidUsername(username)) row = store_.FindLogin(username);
+  const bool ok = row ? hasher_.Verify(password, row->password_hash) : (hasher_.VerifyDummy(password), false);
   if (!ok) {
     admission.ticket->Failed(clock_.NowMs());
     return Error::Unauthenticated("wrong username or password");
   }
   admission.ticket->Succeeded(clock_.NowMs());
-  Session session{.token = RandomSecret(), .csrf_token = RandomSecret(), .user = row->first};
+  Session session{.token = RandomSecret(), .csrf_token = RandomSecret(), .user = row->user};
   const std::optional<std::string> rehash =
-      hasher_.NeedsRehash(row->second) ? std::optional(hasher_.Hash(password)) : std::nullopt;
-  WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::work tx(conn);
-    tx.exec_params(R"sql(DELETE FROM user_session WHERE expires_ms <= $1)sql", now);
-    tx.exec_params(R"sql(
-      INSERT INTO user_session (token_hash, user_id, csrf_token, created_ms, expires_ms)
-      VALUES ($1, $2, $3, $4, $5)
-    )sql",
-                   SecretHash(session.token), session.user.id, session.csrf_token, now,
-                   now + std::min(settings_.session_idle, settings_.session_max).count());
-    if (rehash) {
-      tx.exec_params(R"sql(UPDATE app_user SET password_hash = $2 WHERE id = $1)sql", session.user.id,
-                     *rehash);
-    }
-    tx.commit();
-  });
+      hasher_.NeedsRehash(row->password_hash) ? std::optional(hasher_.Hash(password)) : std::nullopt;
+  store_.AddSession(SecretHash(session.token), session.user.id, session.csrf_token, now,
+                    now + std::min(settings_.session_idle, settings_.session_max).count(), rehash);
   return session;
 }
 
 bool AuthService::Logout(const net::Request& req) {
   const auto cookie = CookieValue(req, kSessionCookie);
   if (cookie.empty()) return false;
-  return WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::work tx(conn);
-    const auto n =
-        tx.exec_params(R"sql(DELETE FROM user_session WHERE token_hash = $1)sql", SecretHash(cookie))
-            .affected_rows();
-    tx.commit();
-    return n > 0;
-  });
+  return store_.DeleteSession(SecretHash(cookie));
 }
 
 std::string AuthService::SessionCookie(const std::string& token) const {
@@ -253,13 +158,7 @@ std::string AuthService::ExpiredCookie() const {
 }
 
 void AuthService::EndSessions(int user_id, const std::string& keep_cookie) {
-  const std::string keep = keep_cookie.empty() ? "" : SecretHash(keep_cookie);
-  WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::work tx(conn);
-    tx.exec_params(R"sql(DELETE FROM user_session WHERE user_id = $1 AND token_hash <> $2)sql", user_id,
-                   keep);
-    tx.commit();
-  });
+  store_.DeleteSessions(user_id, keep_cookie.empty() ? "" : SecretHash(keep_cookie));
 }
 
 }  // namespace cronwheel::admin

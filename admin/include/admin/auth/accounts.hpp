@@ -1,9 +1,10 @@
 #pragma once
-// Console users and API tokens on PostgreSQL (tables app_user, api_token). Users are ADMIN (everything) or
-// USER (the executor groups in permitted_group_ids; XXL-JOB's role and permission columns,
+// Console users and API tokens (kept by an AccountStore: auth/account_store.hpp). Users are ADMIN
+// (everything) or USER (the executor groups in permitted_group_ids; XXL-JOB's role and permission columns,
 // docs/xxl-job-protocol.md §4, §12). The request fields are read and checked by api/request_bodies.hpp; here
-// is what needs the database or a secret: groups exist, usernames are unique, the last admin stays an admin,
-// passwords are hashed, a password change ends the user's other sessions, and a user has at most 100 tokens.
+// are the rules that need the stored accounts or a secret: groups exist, usernames are unique, the last admin
+// stays an admin, passwords are hashed, a password change ends the user's other sessions, and a user has at
+// most 100 tokens.
 //
 // API tokens (security review, issue 21; sql/007_token_expiry.sql): a token lasts `expires_in_days` (90 by
 // default, at most 365) and is refused after that (AuthService). A user's tokens are revoked (kept, marked
@@ -13,17 +14,17 @@
 // request.
 //
 // Thread-safety: safe from any thread. Errors: expected outcomes are Results (kInvalid with fields,
-// kNotFound, kConflict, kThrottled); database failures throw.
+// kNotFound, kConflict, kThrottled); the store's failures throw.
 
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "admin/auth/account_store.hpp"
 #include "admin/auth/auth_service.hpp"
 #include "admin/model/accounts.hpp"
 #include "admin/model/result.hpp"
-#include "admin/store/pg_pool.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -31,8 +32,8 @@ namespace cronwheel::admin {
 class Accounts {
  public:
   // `auth` hashes passwords, throttles wrong old passwords and ends sessions; it must outlive this.
-  Accounts(AuthService& auth, ringwheel::Clock& clock, PgPool& pool)
-      : auth_(auth), clock_(clock), pool_(pool) {}
+  Accounts(AuthService& auth, ringwheel::Clock& clock, AccountStore& store)
+      : auth_(auth), clock_(clock), store_(store) {}
 
   std::vector<User> ListUsers();
   std::optional<User> GetUser(int id);
@@ -59,7 +60,7 @@ class Accounts {
  private:
   AuthService& auth_;
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  AccountStore& store_;
 };
 
 }  // namespace cronwheel::admin

@@ -1,8 +1,8 @@
 #pragma once
-// Who is calling: login sessions and API tokens on PostgreSQL. AuthService is the production Authenticator
-// of the REST API (auth/authenticator.hpp); there is no anonymous access. Users and tokens are managed by
-// Accounts (auth/accounts.hpp); passwords are hashed by PasswordHasher, failed logins counted by
-// LoginThrottle.
+// Who is calling: login sessions and API tokens (kept by an AccountStore: auth/account_store.hpp).
+// AuthService is the production Authenticator of the REST API (auth/authenticator.hpp); there is no anonymous
+// access. Users and tokens are managed by Accounts (auth/accounts.hpp); passwords are hashed by
+// PasswordHasher, failed logins counted by LoginThrottle.
 //
 // Sessions: the cookie `cw_session` holds 32 random bytes (randombytes_buf, base64url); the database keeps
 // only their SHA-256 (user_session.token_hash), so a leaked table logs nobody in. Cookie attributes:
@@ -23,19 +23,19 @@
 // under a transaction-level advisory lock, so admins starting together create it once.
 //
 // Time: every instant comes from the injected Clock (epoch ms). Thread-safety: all members may be called
-// from any thread at once. Errors: database failures throw (pqxx exceptions); expected outcomes are Results.
+// from any thread at once. Errors: the store's failures throw; expected outcomes are Results.
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "admin/auth/account_store.hpp"
 #include "admin/auth/authenticator.hpp"
 #include "admin/auth/login_throttle.hpp"
 #include "admin/auth/password_hasher.hpp"
 #include "admin/model/accounts.hpp"
 #include "admin/model/result.hpp"
-#include "admin/store/pg_pool.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -55,7 +55,7 @@ class AuthService final : public Authenticator {
     PasswordHasher::Settings hashing{};
   };
 
-  AuthService(Settings settings, ringwheel::Clock& clock, PgPool& pool);
+  AuthService(Settings settings, ringwheel::Clock& clock, AccountStore& store);
 
   // Authenticator: Bearer token, else session cookie (+ CSRF check on state-changing methods), else 401.
   Result<Principal> Authenticate(const net::Request& req) override;
@@ -93,7 +93,7 @@ class AuthService final : public Authenticator {
 
   Settings settings_;
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  AccountStore& store_;
   PasswordHasher hasher_;
   LoginThrottle throttle_;
 };

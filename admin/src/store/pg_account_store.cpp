@@ -1,0 +1,369 @@
+#include "admin/store/pg_account_store.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "store/pg_util.hpp"
+#include "store/rows.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+// pg_advisory_xact_lock key of the first-start bootstrap ("cronusr1").
+constexpr std::int64_t kUserBootstrapLockKey = 0x63726f6e75737231;
+constexpr const char* kTokenColumns =
+    "id, user_id, name, created_ms, last_used_ms, expires_ms, revoked_ms, revoked_reason";
+
+Principal PrincipalFromRow(const pqxx::row& r, std::string via) {
+  return Principal{.user_id = r["id"].as<int>(),
+                   .username = r["username"].as<std::string>(),
+                   .admin = r["role"].as<std::string>() == "ADMIN",
+                   .group_ids = nlohmann::json::parse(r["groups"].c_str()).get<std::vector<int>>(),
+                   .via = std::move(via),
+                   .csrf_token = ""};
+}
+
+void RevokeTokens(pqxx::transaction_base& tx, int user_id, std::int64_t now_ms, const std::string& reason) {
+  tx.exec_params(R"sql(
+    UPDATE api_token SET revoked_ms = $2, revoked_reason = $3 WHERE user_id = $1 AND revoked_ms = 0
+  )sql",
+                 user_id, now_ms, reason);
+}
+
+// Adds an error for each id that is not a group.
+void CheckGroupsExist(pqxx::transaction_base& tx, const std::vector<int>& ids, FieldErrors& errors) {
+  if (ids.empty()) return;
+  std::set<int> found;
+  for (const auto& r :
+       tx.exec_params(R"sql(SELECT id FROM job_group WHERE id = ANY($1::int[]))sql", PgArray<int>(ids)))
+    found.insert(r["id"].as<int>());
+  for (const int id : ids) {
+    if (!found.contains(id)) {
+      errors.push_back(
+          {"permitted_group_ids", fmt::format("job group {} does not exist", id), "not_found", {{"id", id}}});
+    }
+  }
+}
+
+// Locks every admin row (in id order, so concurrent changes serialise) and counts them.
+int LockAdmins(pqxx::transaction_base& tx) {
+  return static_cast<int>(
+      tx.exec(R"sql(SELECT id FROM app_user WHERE role = 'ADMIN' ORDER BY id FOR UPDATE)sql").size());
+}
+
+std::optional<User> LockUser(pqxx::transaction_base& tx, int id) {
+  const auto rows =
+      tx.exec_params(fmt::format("SELECT {} FROM app_user WHERE id = $1 FOR UPDATE", kUserColumns), id);
+  if (rows.empty()) return std::nullopt;
+  return UserFromRow(rows[0]);
+}
+
+}  // namespace
+
+std::vector<User> PgAccountStore::ListUsers() {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::vector<User> out;
+    for (const auto& r : tx.exec(fmt::format("SELECT {} FROM app_user ORDER BY id", kUserColumns)))
+      out.push_back(UserFromRow(r));
+    return out;
+  });
+}
+
+std::optional<User> PgAccountStore::GetUser(int id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<User> {
+    pqxx::read_transaction tx(conn);
+    const auto rows = tx.exec_params(fmt::format("SELECT {} FROM app_user WHERE id = $1", kUserColumns), id);
+    if (rows.empty()) return std::nullopt;
+    return UserFromRow(rows[0]);
+  });
+}
+
+std::optional<UserLogin> PgAccountStore::FindLogin(const std::string& username) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<UserLogin> {
+    pqxx::read_transaction tx(conn);
+    const auto rows = tx.exec_params(
+        fmt::format("SELECT {}, password_hash FROM app_user WHERE username = $1", kUserColumns), username);
+    if (rows.empty()) return std::nullopt;
+    return UserLogin{UserFromRow(rows[0]), rows[0]["password_hash"].as<std::string>()};
+  });
+}
+
+std::optional<std::string> PgAccountStore::PasswordHash(int user_id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<std::string> {
+    pqxx::read_transaction tx(conn);
+    const auto rows = tx.exec_params(R"sql(SELECT password_hash FROM app_user WHERE id = $1)sql", user_id);
+    if (rows.empty()) return std::nullopt;
+    return rows[0]["password_hash"].as<std::string>();
+  });
+}
+
+bool PgAccountStore::AnyUser() {
+  return WithConnection(pool_, [](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    return tx.exec1(R"sql(SELECT EXISTS (SELECT 1 FROM app_user))sql")[0].as<bool>();
+  });
+}
+
+bool PgAccountStore::CreateFirstAdmin(const std::string& password_hash, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(SELECT pg_advisory_xact_lock($1))sql", kUserBootstrapLockKey);
+    const auto n = tx.exec_params(R"sql(
+                       INSERT INTO app_user (username, password_hash, role, created_ms, updated_ms)
+                       SELECT 'admin', $1, 'ADMIN', $2, $2 WHERE NOT EXISTS (SELECT 1 FROM app_user)
+                     )sql",
+                                  password_hash, now_ms)
+                       .affected_rows();
+    tx.commit();
+    return n == 1;
+  });
+}
+
+Result<User> PgAccountStore::CreateUser(const User& user, const std::string& password_hash,
+                                        std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<User> {
+    pqxx::work tx(conn);
+    FieldErrors errors;
+    CheckGroupsExist(tx, user.permitted_group_ids, errors);
+    if (!tx.exec_params(R"sql(SELECT 1 FROM app_user WHERE username = $1)sql", user.username).empty()) {
+      errors.push_back({"username",
+                        fmt::format("a user named '{}' exists already", user.username),
+                        "exists",
+                        {{"value", user.username}}});
+    }
+    if (!errors.empty()) return Error::Invalid("the user is not valid", std::move(errors));
+    const auto row = tx.exec_params1(fmt::format(R"sql(
+      INSERT INTO app_user (username, password_hash, role, permitted_group_ids, created_ms, updated_ms)
+      VALUES ($1, $2, $3, $4::int[], $5, $5)
+      RETURNING {}
+    )sql",
+                                                 kUserColumns),
+                                     user.username, password_hash, user.admin ? "ADMIN" : "USER",
+                                     PgArray<int>(user.permitted_group_ids), now_ms);
+    tx.commit();
+    return UserFromRow(row);
+  });
+}
+
+Result<UserChange> PgAccountStore::EditUser(int id, const DecideEdit& decide, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<UserChange> {
+    pqxx::work tx(conn);
+    const int admins = LockAdmins(tx);
+    const auto before = LockUser(tx, id);
+    if (!before) return Error::NotFound("user not found");
+    auto write = decide(*before, admins);
+    if (!write) return write.error();
+    if (write->user.permitted_group_ids != before->permitted_group_ids) {
+      FieldErrors errors;
+      CheckGroupsExist(tx, write->user.permitted_group_ids, errors);
+      if (!errors.empty()) return Error::Invalid("the user is not valid", std::move(errors));
+    }
+    const auto row =
+        tx.exec_params1(fmt::format(R"sql(
+      UPDATE app_user
+         SET role = $2, permitted_group_ids = $3::int[], password_hash = COALESCE($4, password_hash),
+             updated_ms = GREATEST($5, updated_ms + 1)
+       WHERE id = $1
+      RETURNING {}
+    )sql",
+                                    kUserColumns),
+                        id, write->user.admin ? "ADMIN" : "USER",
+                        PgArray<int>(write->user.permitted_group_ids), write->password_hash, now_ms);
+    if (write->password_hash) {
+      tx.exec_params(R"sql(DELETE FROM user_session WHERE user_id = $1)sql", id);
+      RevokeTokens(tx, id, now_ms, write->revoke_reason);
+    }
+    tx.commit();
+    return UserChange{.before = before, .after = UserFromRow(row)};
+  });
+}
+
+Result<UserChange> PgAccountStore::DeleteUser(int id, const DecideDelete& allow) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<UserChange> {
+    pqxx::work tx(conn);
+    const int admins = LockAdmins(tx);
+    const auto before = LockUser(tx, id);
+    if (!before) return Error::NotFound("user not found");
+    if (auto ok = allow(*before, admins); !ok) return ok.error();
+    tx.exec_params(R"sql(DELETE FROM app_user WHERE id = $1)sql", id);
+    tx.commit();
+    return UserChange{.before = before, .after = std::nullopt};
+  });
+}
+
+void PgAccountStore::SetPassword(int user_id, const std::string& password_hash,
+                                 const std::string& revoke_reason, std::int64_t now_ms) {
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(
+        R"sql(UPDATE app_user SET password_hash = $2, updated_ms = GREATEST($3, updated_ms + 1) WHERE id = $1)sql",
+        user_id, password_hash, now_ms);
+    RevokeTokens(tx, user_id, now_ms, revoke_reason);
+    tx.commit();
+  });
+}
+
+void PgAccountStore::AddSession(const std::string& token_hash, int user_id, const std::string& csrf_token,
+                                std::int64_t now_ms, std::int64_t expires_ms,
+                                const std::optional<std::string>& rehash) {
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(DELETE FROM user_session WHERE expires_ms <= $1)sql", now_ms);
+    tx.exec_params(R"sql(
+      INSERT INTO user_session (token_hash, user_id, csrf_token, created_ms, expires_ms)
+      VALUES ($1, $2, $3, $4, $5)
+    )sql",
+                   token_hash, user_id, csrf_token, now_ms, expires_ms);
+    if (rehash) {
+      tx.exec_params(R"sql(UPDATE app_user SET password_hash = $2 WHERE id = $1)sql", user_id, *rehash);
+    }
+    tx.commit();
+  });
+}
+
+std::optional<SessionRecord> PgAccountStore::FindSession(const std::string& token_hash, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<SessionRecord> {
+    pqxx::work tx(conn);
+    const auto rows = tx.exec_params(R"sql(
+      SELECT s.csrf_token, s.created_ms AS session_created_ms, s.expires_ms, u.id, u.username, u.role,
+             to_json(u.permitted_group_ids) AS groups
+        FROM user_session s JOIN app_user u ON u.id = s.user_id
+       WHERE s.token_hash = $1
+    )sql",
+                                     token_hash);
+    if (rows.empty()) return std::nullopt;
+    const auto& r = rows[0];
+    if (r["expires_ms"].as<std::int64_t>() <= now_ms) {
+      tx.exec_params(R"sql(DELETE FROM user_session WHERE token_hash = $1)sql", token_hash);
+      tx.commit();
+      return std::nullopt;
+    }
+    tx.commit();
+    SessionRecord s{.principal = PrincipalFromRow(r, "session"),
+                    .created_ms = r["session_created_ms"].as<std::int64_t>(),
+                    .expires_ms = r["expires_ms"].as<std::int64_t>()};
+    s.principal.csrf_token = r["csrf_token"].as<std::string>();
+    return s;
+  });
+}
+
+void PgAccountStore::RenewSession(const std::string& token_hash, std::int64_t expires_ms) {
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(UPDATE user_session SET expires_ms = $2 WHERE token_hash = $1)sql", token_hash,
+                   expires_ms);
+    tx.commit();
+  });
+}
+
+bool PgAccountStore::DeleteSession(const std::string& token_hash) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    const auto n =
+        tx.exec_params(R"sql(DELETE FROM user_session WHERE token_hash = $1)sql", token_hash).affected_rows();
+    tx.commit();
+    return n > 0;
+  });
+}
+
+void PgAccountStore::DeleteSessions(int user_id, const std::string& keep_hash) {
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(DELETE FROM user_session WHERE user_id = $1 AND token_hash <> $2)sql", user_id,
+                   keep_hash);
+    tx.commit();
+  });
+}
+
+std::optional<TokenRecord> PgAccountStore::FindToken(const std::string& token_hash) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<TokenRecord> {
+    pqxx::read_transaction tx(conn);
+    const auto rows = tx.exec_params(R"sql(
+      SELECT t.id AS token_id, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id, u.username,
+             u.role, to_json(u.permitted_group_ids) AS groups
+        FROM api_token t JOIN app_user u ON u.id = t.user_id
+       WHERE t.token_hash = $1
+    )sql",
+                                     token_hash);
+    if (rows.empty()) return std::nullopt;
+    const auto& r = rows[0];
+    return TokenRecord{.principal = PrincipalFromRow(r, "token"),
+                       .token_id = r["token_id"].as<int>(),
+                       .last_used_ms = r["last_used_ms"].as<std::int64_t>(),
+                       .expires_ms = r["expires_ms"].as<std::int64_t>(),
+                       .revoked_ms = r["revoked_ms"].as<std::int64_t>(),
+                       .revoked_reason = r["revoked_reason"].as<std::string>()};
+  });
+}
+
+void PgAccountStore::TouchToken(int token_id, std::int64_t now_ms) {
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(UPDATE api_token SET last_used_ms = $2 WHERE id = $1)sql", token_id, now_ms);
+    tx.commit();
+  });
+}
+
+std::vector<ApiToken> PgAccountStore::ListTokens(std::optional<int> user_id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::vector<ApiToken> out;
+    const std::string sql = R"sql(
+      SELECT t.id, t.user_id, u.username, t.name, t.created_ms, t.last_used_ms, t.expires_ms, t.revoked_ms,
+             t.revoked_reason
+        FROM api_token t JOIN app_user u ON u.id = t.user_id
+    )sql";
+    const auto rows = user_id ? tx.exec_params(sql + " WHERE t.user_id = $1 ORDER BY t.id", *user_id)
+                              : tx.exec(sql + " ORDER BY t.id");
+    for (const auto& r : rows)
+      out.push_back(TokenFromRow(r));
+    return out;
+  });
+}
+
+Result<ApiToken> PgAccountStore::AddToken(int user_id, const std::string& name, const std::string& token_hash,
+                                          std::int64_t now_ms, std::int64_t expires_ms,
+                                          std::size_t max_tokens) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<ApiToken> {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(SELECT 1 FROM app_user WHERE id = $1 FOR UPDATE)sql", user_id);
+    const auto count =
+        tx.exec_params1(R"sql(SELECT count(*) FROM api_token WHERE user_id = $1)sql", user_id)[0]
+            .as<std::size_t>();
+    if (count >= max_tokens) {
+      return Error::Invalid(
+          "the token is not valid",
+          {{"name", fmt::format("you have {} API tokens, the most allowed; delete one first", count)}});
+    }
+    const auto row = tx.exec_params1(fmt::format(R"sql(
+      WITH t AS (INSERT INTO api_token (user_id, name, token_hash, created_ms, expires_ms)
+                 VALUES ($1, $2, $3, $4, $5)
+                 RETURNING {})
+      SELECT t.*, u.username FROM t JOIN app_user u ON u.id = t.user_id
+    )sql",
+                                                 kTokenColumns),
+                                     user_id, name, token_hash, now_ms, expires_ms);
+    tx.commit();
+    return TokenFromRow(row);
+  });
+}
+
+std::optional<ApiToken> PgAccountStore::DeleteToken(int id, std::optional<int> owner) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<ApiToken> {
+    pqxx::work tx(conn);
+    const auto rows = tx.exec_params(fmt::format(R"sql(
+      WITH t AS (DELETE FROM api_token WHERE id = $1 AND ($2::int IS NULL OR user_id = $2) RETURNING {})
+      SELECT t.*, u.username FROM t JOIN app_user u ON u.id = t.user_id
+    )sql",
+                                                 kTokenColumns),
+                                     id, owner);
+    tx.commit();
+    if (rows.empty()) return std::nullopt;
+    return TokenFromRow(rows[0]);
+  });
+}
+
+}  // namespace cronwheel::admin
