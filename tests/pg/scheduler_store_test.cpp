@@ -8,6 +8,7 @@
 
 #include "admin/schedule/node_lease.hpp"
 #include "admin/store/fire_log.hpp"
+#include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "cwtest/process.hpp"
@@ -44,8 +45,9 @@ class SchedulerStorePg : public cwtest::PgFixture {
   std::unique_ptr<NodeLease> StartLease(
       const std::string& node_id,
       NodeLease::OnRecovered on_recovered = [](const std::vector<ClaimedFire>&) {}, PgPool* pool = nullptr) {
+    lease_stores_.push_back(std::make_unique<PgLeaseStore>(pool ? *pool : *pool_));
     auto lease = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = node_id, .heartbeat = kManual},
-                                             clock_, pool ? *pool : *pool_, std::move(on_recovered));
+                                             clock_, *lease_stores_.back(), std::move(on_recovered));
     lease->Start();
     return lease;
   }
@@ -57,6 +59,8 @@ class SchedulerStorePg : public cwtest::PgFixture {
   }
 
   cwtest::FakeClock clock_{kT0};
+  // The stores of the leases StartLease made (a lease releases its lock when it ends; its store outlives it).
+  std::vector<std::unique_ptr<PgLeaseStore>> lease_stores_;
 };
 
 TEST_F(SchedulerStorePg, OneScanWritesExactlyThePlannedRowsAndNextTimes) {
@@ -250,7 +254,8 @@ TEST_F(SchedulerStorePg, ALiveAdminIsNotDeclaredDeadAndARestartTakesBackItsOwnRo
   b->Tick();
   EXPECT_TRUE(took_b.empty()) << "A holds its lock: alive even with a stale heartbeat";
   // Two processes with one node id: the second is refused.
-  NodeLease twin({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_,
+  PgLeaseStore twin_store(*pool_);
+  NodeLease twin({.node_id = "admin-a", .heartbeat = kManual}, clock_, twin_store,
                  [](const std::vector<ClaimedFire>&) {});
   EXPECT_THROW(twin.Start(), NodeConflict);
   // A restarts (same node id): it takes its pending rows back at once.
@@ -269,7 +274,8 @@ TEST_F(SchedulerStorePg, ARestartTakesBackItsRowsEvenWhenADeadTransactionStillLo
   auto blocker = std::make_unique<pqxx::work>(blocker_conn);
   blocker->exec("SELECT id FROM job_log ORDER BY id LIMIT 1 FOR UPDATE");
   std::vector<ClaimedFire> took;
-  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock_, *pool_,
+  PgLeaseStore a_store(*pool_);
+  NodeLease a({.node_id = "admin-a", .heartbeat = kManual}, clock_, a_store,
               [&](std::vector<ClaimedFire> f) { took = std::move(f); });
   auto started = std::async(std::launch::async, [&] { a.Start(); });
   // The restart waits for the lock (it does not skip the row)...

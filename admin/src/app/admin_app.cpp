@@ -32,6 +32,7 @@
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_account_store.hpp"
+#include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
@@ -73,7 +74,8 @@ struct AdminApp::Parts {
                    .scan = {.pre_read = c.pre_read, .misfire_threshold = c.misfire_threshold},
                    .scan_offset = c.scan_offset},
                   clock, metered_store, pools),
-        lease({.node_id = c.node_id, .address = c.listen}, clock, pool,
+        lease_store(pool),
+        lease({.node_id = c.node_id, .address = c.listen}, clock, lease_store,
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
         groups(clock, pool),
         jobs(clock, pool, {.pre_read = c.pre_read}),
@@ -185,6 +187,7 @@ struct AdminApp::Parts {
   TriggerService trigger;
   TriggerPools pools;
   Scheduler scheduler;
+  PgLeaseStore lease_store;
   NodeLease lease;
   GroupRepository groups;
   JobRepository jobs;

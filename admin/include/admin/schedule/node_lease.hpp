@@ -3,9 +3,9 @@
 // (docs/architecture.md "The life of one fire", step 8; fixes XXL-JOB's weakness of
 // docs/xxl-job-protocol.md §15 item 3: its ring lives only in memory and a crash loses up to 5 s of fires).
 //
-// Liveness. A node holds, on a dedicated connection, the session-level advisory lock
-// (kNodeLockClass, lock_key) and renews its admin_node row (heartbeat_ms, lease_until_ms) every
-// `heartbeat`. PostgreSQL drops the lock the moment the process dies (kill -9 closes its socket), so:
+// Liveness. A node holds its lock (LeaseStore::HoldLock: on PostgreSQL a session-level advisory lock on a
+// connection of its own) and renews its row (heartbeat, lease until) every `heartbeat`. PostgreSQL drops
+// the lock the moment the process dies (kill -9 closes its socket), so:
 //   a node is dead  <=>  lease_until_ms < now
 //                        OR (its advisory lock is free AND heartbeat_ms < now - lock_grace).
 // The grace keeps a live node whose connection merely blipped from being declared dead at once.
@@ -21,6 +21,9 @@
 // are sent again with the same log id, which cronwheel's executor runs only once. (An executor without
 // that de-duplication may run such a fire twice; XXL-JOB would lose it.)
 //
+// The policy is here (when, how many, what is logged); the database work is the LeaseStore's
+// (schedule/lease_store.hpp), so the rounds run on a fake store in unit tests.
+//
 // Thread-safety: Start/HandOver/Stop from the owner thread; AnotherNodeAlive from any thread.
 
 #include <chrono>
@@ -28,28 +31,17 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <pqxx/pqxx>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "admin/model/fire.hpp"
-#include "admin/store/pg_pool.hpp"
+#include "admin/schedule/lease_store.hpp"
 #include "cronwheel/throttled_log.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
-
-// First key of the two-int advisory locks admins hold ('cw').
-inline constexpr int kNodeLockClass = 0x6377;
-
-// Another running admin uses this node id.
-class NodeConflict : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 class NodeLease final {
  public:
@@ -63,14 +55,14 @@ class NodeLease final {
   };
   using OnRecovered = std::function<void(std::vector<ClaimedFire>)>;
 
-  NodeLease(Settings settings, ringwheel::Clock& clock, PgPool& pool, OnRecovered on_recovered);
+  NodeLease(Settings settings, ringwheel::Clock& clock, LeaseStore& store, OnRecovered on_recovered);
   ~NodeLease();
   NodeLease(const NodeLease&) = delete;
   NodeLease& operator=(const NodeLease&) = delete;
 
   // Takes the node lock, writes the admin_node row, takes back this node's own pending rows (a previous
   // run with the same node id), and starts the heartbeat/recovery thread. Throws NodeConflict when
-  // another live process holds this node id, pqxx errors when the database is unreachable.
+  // another live process holds this node id, the store's errors when the database is unreachable.
   void Start();
 
   // One heartbeat + recovery round now (the thread runs this every `heartbeat`; tests call it).
@@ -93,17 +85,17 @@ class NodeLease final {
 
  private:
   void Loop(const std::stop_token& stop);
-  void EnsureLock();
   void Heartbeat();
   void Recover();
+  // Takes every pending fire of `whose` (batch by batch) into `out`.
+  void TakeAll(FireOwner whose, const std::string& owner, std::vector<ClaimedFire>& out);
 
   Settings settings_;
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  LeaseStore& store_;
   OnRecovered on_recovered_;
   int lock_key_;
-  std::unique_ptr<pqxx::connection> lock_conn_;  // holds the advisory lock; used only by the lease thread
-  std::mutex tick_mu_;                           // serialises rounds; guards lock_conn_ and failures_
+  std::mutex tick_mu_;  // serialises rounds and the store's lock; guards failures_
   ThrottledLog failures_;
   std::jthread thread_;
 };
