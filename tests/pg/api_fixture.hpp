@@ -15,6 +15,7 @@
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/job_repository.hpp"
+#include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
@@ -31,7 +32,8 @@ class ApiServerFixture : public PgFixture {
   void BuildServices(std::int64_t start_ms, FireSink& sink, std::function<void(Fires)> on_child_fires) {
     using namespace cronwheel::admin;
     clock_ = std::make_unique<FakeClock>(start_ms);
-    catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *pool_);
+    catalog_source_ = std::make_unique<PgCatalogSource>(*pool_);
+    catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *catalog_source_);
     groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
     repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
     logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
@@ -92,6 +94,7 @@ class ApiServerFixture : public PgFixture {
   }
 
   std::unique_ptr<FakeClock> clock_;
+  std::unique_ptr<cronwheel::admin::PgCatalogSource> catalog_source_;
   std::unique_ptr<cronwheel::admin::JobCatalog> catalog_;
   std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
   std::unique_ptr<cronwheel::admin::JobRepository> repo_;

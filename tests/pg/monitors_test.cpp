@@ -7,6 +7,7 @@
 #include "admin/results/registry_service.hpp"
 #include "admin/results/report_monitor.hpp"
 #include "admin/store/fire_log.hpp"
+#include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/answering_executor_client.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -132,7 +133,8 @@ TEST_F(MonitorsPg, ResultsLostOnGoneExecutorsAreFailedButNotOnLiveOnes) {
       AddLog(ja, autog, "MANUAL", clock_.NowMs() - 60'000, 200, 0, 0, "http://127.0.0.1:7000/");
   RegistryService registry(clock_, *pool_);
   registry.Register({"EXECUTOR", "auto-app", "http://127.0.0.1:7003/"});
-  JobCatalog catalog({.listen = false}, clock_, *pool_);
+  PgCatalogSource catalog_source(*pool_);
+  JobCatalog catalog({.listen = false}, clock_, catalog_source);
   catalog.RefreshRegistry();
   BeatClient client;
   client.alive = {"http://127.0.0.1:7002/"};  // the manual group's second executor answers /beat

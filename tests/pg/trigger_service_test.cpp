@@ -12,6 +12,7 @@
 
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/dispatch/route_strategies.hpp"
+#include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/answering_executor_client.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -56,7 +57,8 @@ class TriggerServicePg : public cwtest::PgFixture {
                       ", 'MANUAL', '{http://127.0.0.1:9001/,http://127.0.0.1:9002/}'");
     job_ = AddJob(group_, "* * * * * ?", 0);
     Exec(fmt::format("UPDATE job SET route_strategy = 'ROUND' WHERE id = {}", job_));
-    catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, clock_, *pool_);
+    catalog_source_ = std::make_unique<PgCatalogSource>(*pool_);
+    catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, clock_, *catalog_source_);
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
     service_ = std::make_unique<TriggerService>(
         TriggerService::Settings{.node_id = "admin-t", .misfire_threshold = std::chrono::milliseconds(5000)},
@@ -91,6 +93,7 @@ class TriggerServicePg : public cwtest::PgFixture {
   ScriptedExecutors executors_;
   Results results_;
   RouterSet routers_{executors_};
+  std::unique_ptr<PgCatalogSource> catalog_source_;
   std::unique_ptr<JobCatalog> catalog_;
   std::unique_ptr<PgSchedulerStore> store_;
   std::unique_ptr<TriggerService> service_;

@@ -32,6 +32,7 @@
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_account_store.hpp"
+#include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
@@ -50,7 +51,8 @@ struct AdminApp::Parts {
       : clock_(clock),
         metrics(metrics_registry),
         pool({.dsn = c.dsn, .size = c.db_pool_size}),
-        catalog({}, clock, pool),
+        catalog_source(pool),
+        catalog({}, clock, catalog_source),
         writer({}, clock, pool),
         metered_writer(writer, metrics, clock),
         client({.connect_timeout = c.executor_timeout,
@@ -176,6 +178,7 @@ struct AdminApp::Parts {
   metrics::Registry metrics_registry;
   AdminMetrics metrics;
   PgPool pool;
+  PgCatalogSource catalog_source;
   JobCatalog catalog;
   TriggerResultWriter writer;
   MeteredTriggerRecorder metered_writer;

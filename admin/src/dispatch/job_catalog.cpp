@@ -8,27 +8,10 @@
 
 #include "cronwheel/net/http_address.hpp"
 #include "cronwheel/throttled_log.hpp"
-#include "store/pg_util.hpp"
-#include "store/rows.hpp"
-#include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
-namespace {
-
-class ChangeReceiver final : public pqxx::notification_receiver {
- public:
-  ChangeReceiver(pqxx::connection_base& conn, std::function<void(const std::string&)> on_change)
-      : pqxx::notification_receiver(conn, "cronwheel_changes"), on_change_(std::move(on_change)) {}
-  void operator()(const std::string& payload, int /*backend_pid*/) override { on_change_(payload); }
-
- private:
-  std::function<void(const std::string&)> on_change_;
-};
-
-}  // namespace
-
-JobCatalog::JobCatalog(Settings settings, ringwheel::Clock& clock, PgPool& pool)
-    : settings_(settings), clock_(clock), pool_(pool) {
+JobCatalog::JobCatalog(Settings settings, ringwheel::Clock& clock, CatalogSource& source)
+    : settings_(settings), clock_(clock), source_(source) {
   if (settings_.listen) listener_ = std::jthread([this](const std::stop_token& st) { ListenLoop(st); });
   registry_task_ = std::make_unique<PeriodicTask>(
       PeriodicTask::Settings{.name = "reading the executor registry", .interval = settings_.registry_refresh},
@@ -57,14 +40,10 @@ std::shared_ptr<const JobGroup> JobCatalog::GetGroup(int id) {
     std::lock_guard lock(mu_);
     if (auto it = groups_.find(id); it != groups_.end()) return it->second;
   }
-  auto group = WithConnection(pool_, [&](pqxx::connection& conn) -> std::shared_ptr<const JobGroup> {
-    pqxx::read_transaction tx(conn);
-    const auto rows =
-        tx.exec_params(fmt::format("SELECT {} FROM job_group WHERE id = $1", kGroupColumns), id);
-    if (rows.empty()) return nullptr;
-    return std::make_shared<const JobGroup>(GroupFromRow(rows[0]));
-  });
-  if (group) {
+  auto loaded = source_.LoadGroup(id);
+  if (!loaded) return nullptr;
+  auto group = std::make_shared<const JobGroup>(*std::move(loaded));
+  {
     std::lock_guard lock(mu_);
     groups_[id] = group;
   }
@@ -82,19 +61,12 @@ void JobCatalog::Prefetch(std::span<const int> job_ids) {
   if (missing.empty()) return;
   std::sort(missing.begin(), missing.end());
   missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-  auto loaded = WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::read_transaction tx(conn);
-    std::vector<std::shared_ptr<const Job>> out;
-    for (const auto& r :
-         tx.exec_params(fmt::format("SELECT {} FROM job WHERE id = ANY($1::int[])", kJobColumns),
-                        PgArray<int>(missing))) {
-      out.push_back(std::make_shared<const Job>(JobFromRow(r)));
-    }
-    return out;
-  });
+  auto loaded = source_.LoadJobs(missing);
   std::lock_guard lock(mu_);
-  for (auto& j : loaded)
-    jobs_[j->id] = std::move(j);
+  for (auto& j : loaded) {
+    const int id = j.id;
+    jobs_[id] = std::make_shared<const Job>(std::move(j));
+  }
 }
 
 std::vector<std::string> JobCatalog::Addresses(const JobGroup& group) {
@@ -118,23 +90,13 @@ std::map<std::string, std::vector<std::string>> JobCatalog::Registry() {
 
 void JobCatalog::RefreshRegistry() {
   const auto since = clock_.NowMs() - settings_.dead_after.count();
-  auto fresh = WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::read_transaction tx(conn);
-    std::map<std::string, std::vector<std::string>> out;
-    for (const auto& r : tx.exec_params(R"sql(
-           SELECT registry_key, registry_value FROM executor_registry
-            WHERE registry_group = 'EXECUTOR' AND updated_ms >= $1
-            ORDER BY registry_key, registry_value
-         )sql",
-                                        since)) {
-      out[r["registry_key"].as<std::string>()].push_back(net::NormalizeAddress(r["registry_value"].c_str()));
-    }
-    for (auto& [key, list] : out) {
-      std::sort(list.begin(), list.end());
-      list.erase(std::unique(list.begin(), list.end()), list.end());
-    }
-    return out;
-  });
+  auto fresh = source_.LoadRegistry(since);
+  for (auto& [key, list] : fresh) {
+    for (auto& address : list)
+      address = net::NormalizeAddress(address);
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
   std::lock_guard lock(mu_);
   registry_.swap(fresh);
 }
@@ -155,31 +117,23 @@ void JobCatalog::Clear() {
   groups_.clear();
 }
 
-void JobCatalog::OnNotification(const std::string& payload) {
-  const auto colon = payload.find(':');
-  if (colon == std::string::npos) return;
-  int id = 0;
-  const auto* begin = payload.data() + colon + 1;
-  if (std::from_chars(begin, payload.data() + payload.size(), id).ec != std::errc{}) return;
-  const std::string_view table(payload.data(), colon);
-  if (table == "job") {
-    InvalidateJob(id);
-  } else if (table == "job_group") {
-    InvalidateGroup(id);
-  }
-}
-
 void JobCatalog::ListenLoop(const std::stop_token& stop) {
   ThrottledLog failures;
   while (!stop.stop_requested()) {
     try {
-      pqxx::connection conn(pool_.dsn());
-      ChangeReceiver receiver(conn, [this](const std::string& p) { OnNotification(p); });
-      conn.get_notifs();  // the LISTEN is issued now
-      Clear();            // anything cached before the LISTEN may be stale
-      failures.Success();
-      while (!stop.stop_requested())
-        conn.await_notification(0, 250'000);
+      source_.ListenForChanges(
+          [&] {
+            Clear();  // anything cached before the changes were listened to may be stale
+            failures.Success();
+          },
+          [this](std::string_view table, int id) {
+            if (table == "job") {
+              InvalidateJob(id);
+            } else if (table == "job_group") {
+              InvalidateGroup(id);
+            }
+          },
+          stop);
     } catch (const std::exception& e) {
       Clear();
       if (const auto n = failures.Failure(clock_.SteadyNow())) {

@@ -1,15 +1,16 @@
 #pragma once
-// What the trigger path reads about jobs, groups and executors, cached in memory:
+// What the trigger path reads about jobs, groups and executors, cached in memory, from a CatalogSource
+// (dispatch/catalog_source.hpp; PostgreSQL in production):
 //  * jobs and groups by id, loaded on first use (Prefetch loads many in one query) and dropped the moment
-//    any admin changes them: a listener thread LISTENs on PostgreSQL's 'cronwheel_changes' channel
-//    (triggers in sql/001_schema.sql). If that connection breaks, the whole cache is cleared (a
-//    notification may have been missed) and the listener reconnects.
+//    any admin changes them: a listener thread listens for changes (on PostgreSQL the 'cronwheel_changes'
+//    channel, notified by the triggers of sql/001_schema.sql). If that stops, the whole cache is cleared (a
+//    change may have been missed) and the listener starts again a second later.
 //  * the live executor registry: app name -> addresses registered within the last `dead_after` (90 s,
 //    XXL-JOB's DEAD_TIMEOUT), refreshed every `registry_refresh` (1 s; XXL-JOB refreshes group address
 //    lists every 30 s, docs/xxl-job-protocol.md §15 item 12).
 //
-// Thread-safety: all public members are safe from any thread. Lifetime: pool and clock outlive it; the
-// destructor stops both threads.
+// Thread-safety: all public members are safe from any thread. Lifetime: source and clock outlive it; the
+// destructor stops both threads. Errors: the source's failures throw from GetJob, GetGroup and Prefetch.
 
 #include <chrono>
 #include <map>
@@ -21,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "admin/dispatch/catalog_source.hpp"
 #include "admin/model/model.hpp"
-#include "admin/store/pg_pool.hpp"
 #include "cronwheel/periodic_task.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -36,7 +37,7 @@ class JobCatalog final {
     bool listen = true;  // run the change listener (off in tests that drive Invalidate* themselves)
   };
 
-  JobCatalog(Settings settings, ringwheel::Clock& clock, PgPool& pool);
+  JobCatalog(Settings settings, ringwheel::Clock& clock, CatalogSource& source);
   ~JobCatalog();
   JobCatalog(const JobCatalog&) = delete;
   JobCatalog& operator=(const JobCatalog&) = delete;
@@ -61,11 +62,10 @@ class JobCatalog final {
 
  private:
   void ListenLoop(const std::stop_token& stop);
-  void OnNotification(const std::string& payload);
 
   Settings settings_;
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  CatalogSource& source_;
   std::mutex mu_;
   std::unordered_map<int, std::shared_ptr<const Job>> jobs_;
   std::unordered_map<int, std::shared_ptr<const JobGroup>> groups_;
