@@ -1,0 +1,254 @@
+// The trigger procedure's delivery rules (docs/architecture.md, "Delivery to executors") on a fake clock,
+// with an in-memory catalog and scheduler store and a fake executor client that says how far each /run got:
+//  * a /run that could not reach the executor is sent again, routed afresh, within the misfire threshold,
+//    and recorded only once it is answered or the threshold has passed, with every attempt in the message;
+//  * a /run the executor may have received is recorded as failed at once and never sent again;
+//  * FAILOVER sends to the first executor that answers its beat; a SHARDING_BROADCAST fire becomes one row
+//    per executor, shard i to executor i; a manual trigger reaches only an address of the job's group;
+//  * a fire whose job or group is gone, or whose group has no executor, is recorded failed saying so.
+#include "admin/dispatch/trigger_service.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <mutex>
+#include <set>
+
+#include "admin/dispatch/job_catalog.hpp"
+#include "admin/dispatch/route_strategies.hpp"
+#include "cwtest/answering_executor_client.hpp"
+#include "cwtest/fake_clock.hpp"
+#include "cwtest/memory_catalog_source.hpp"
+#include "cwtest/memory_scheduler_store.hpp"
+
+namespace {
+
+using namespace cronwheel::admin;
+namespace xxljob = cronwheel::xxljob;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z
+const std::string kExecutorA = "http://127.0.0.1:9001/";
+const std::string kExecutorB = "http://127.0.0.1:9002/";
+
+// Answers each /run with the next scripted delivery (then kAnswered), and records where each went; /beat
+// fails for the addresses in `dead`.
+class ScriptedExecutors final : public cwtest::AnsweringExecutorClient {
+ public:
+  std::deque<Delivery> script;
+  std::vector<std::string> runs;
+  std::vector<xxljob::TriggerParam> params;
+  std::set<std::string> dead;
+
+  RunReply Run(const std::string& address, const std::string&, const xxljob::TriggerParam& p) override {
+    std::lock_guard lock(mu_);
+    runs.push_back(address);
+    params.push_back(p);
+    if (script.empty()) return {xxljob::Envelope::Success(), Delivery::kAnswered};
+    const auto d = script.front();
+    script.pop_front();
+    if (d == Delivery::kNotSent) return {xxljob::Envelope::Fail("the executor could not be reached"), d};
+    return {xxljob::Envelope::Fail("no answer after the request was sent"), d};
+  }
+  xxljob::Envelope Beat(const std::string& address, const std::string&) override {
+    return dead.contains(address) ? xxljob::Envelope::Fail("the executor could not be reached")
+                                  : xxljob::Envelope::Success();
+  }
+
+ private:
+  std::mutex mu_;
+};
+
+class Results final : public TriggerRecorder {
+ public:
+  void Record(TriggerResult r) override { recorded.push_back(std::move(r)); }
+  std::vector<TriggerResult> recorded;
+};
+
+class TriggerServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    group_.id = 1;
+    group_.app_name = "manual-app";
+    group_.address_type = AddressType::kManual;
+    group_.addresses = {kExecutorA, kExecutorB};
+    source_.PutGroup(group_);
+    job_.id = 7;
+    job_.group_id = 1;
+    job_.handler = "demoJobHandler";
+    job_.param = "stored";
+    job_.schedule_type = "CRON";
+    job_.schedule_conf = "* * * * * ?";
+    job_.route_strategy = RouteStrategy::kRound;
+    source_.PutJob(job_);
+    store_.AddJob(cwtest::EverySecondJob(job_.id, kT0));
+  }
+  void SetRoute(RouteStrategy route) {
+    job_.route_strategy = route;
+    source_.PutJob(job_);
+    catalog_.InvalidateJob(job_.id);
+  }
+  Fire FireDueNow() {
+    Fire f;
+    f.log_id = store_.InsertFire(job_.id, TriggerType::kCron, clock_.NowMs(), "admin-t");
+    f.job_id = job_.id;
+    f.scheduled_ms = clock_.NowMs();
+    return f;
+  }
+  // Triggers `fire`, then every resend after its delay on the fake clock; returns the attempts made.
+  int TriggerUntilRecorded(const Fire& fire) {
+    int attempts = 1;
+    service_.Trigger(fire, {});
+    while (!resent_.empty()) {
+      auto [again, delay] = std::move(resent_.front());
+      resent_.clear();
+      clock_.Advance(delay);
+      service_.Trigger(again, {});
+      ++attempts;
+    }
+    return attempts;
+  }
+
+  cwtest::FakeClock clock_{kT0};
+  JobGroup group_;
+  Job job_;
+  cwtest::MemoryCatalogSource source_;
+  JobCatalog catalog_{{.listen = false}, clock_, source_};
+  cwtest::MemorySchedulerStore store_;
+  ScriptedExecutors executors_;
+  Results results_;
+  RouterSet routers_{executors_};
+  std::vector<std::pair<Fire, std::chrono::milliseconds>> resent_;
+  TriggerService service_{
+      {.node_id = "admin-t", .access_token = "global", .misfire_threshold = std::chrono::milliseconds(5000)},
+      clock_,
+      catalog_,
+      executors_,
+      results_,
+      [this](RouteStrategy s) -> Router& { return routers_.For(s); },
+      store_,
+      [this](Fire f, std::chrono::milliseconds delay) { resent_.emplace_back(std::move(f), delay); }};
+};
+
+TEST_F(TriggerServiceTest, AFireThatCouldNotReachTheExecutorIsSentAgainRoutedAfreshAndRecordedOnce) {
+  executors_.script = {ExecutorClient::Delivery::kNotSent, ExecutorClient::Delivery::kNotSent};
+  EXPECT_EQ(TriggerUntilRecorded(FireDueNow()), 3);
+  ASSERT_EQ(results_.recorded.size(), 1u) << "nothing is recorded while the fire can still be sent";
+  const auto& r = results_.recorded[0];
+  EXPECT_EQ(r.trigger_code, 200);
+  // ROUND routes each attempt afresh: the attempts went to both executors in turn (from a random start).
+  ASSERT_EQ(executors_.runs.size(), 3u);
+  EXPECT_NE(executors_.runs[0], executors_.runs[1]);
+  EXPECT_EQ(executors_.runs[0], executors_.runs[2]);
+  EXPECT_THAT(r.trigger_msg, HasSubstr("attempt 1 to " + executors_.runs[0] + " not sent"));
+  EXPECT_THAT(r.trigger_msg, HasSubstr("attempt 2 to " + executors_.runs[1] + " not sent"));
+  EXPECT_THAT(r.trigger_msg, HasSubstr("sent again after 200 ms"));
+  EXPECT_EQ(r.executor_address, executors_.runs[2]);
+}
+
+TEST_F(TriggerServiceTest, AFireThatCannotReachAnyExecutorIsRecordedFailedOnceTheMisfireThresholdPasses) {
+  executors_.script.assign(100, ExecutorClient::Delivery::kNotSent);
+  const auto fire = FireDueNow();
+  const int attempts = TriggerUntilRecorded(fire);
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  const auto& r = results_.recorded[0];
+  EXPECT_NE(r.trigger_code, 200);
+  EXPECT_THAT(r.trigger_msg, HasSubstr("not sent within the misfire threshold (5000 ms"));
+  EXPECT_THAT(r.trigger_msg, HasSubstr(fmt::format("after {} attempt(s)", attempts)));
+  // Back-off 100, 200, 400, 800, then 1000 ms: the last attempt falls within the threshold, no later.
+  EXPECT_LE(clock_.NowMs(), fire.scheduled_ms + 5000);
+  EXPECT_GT(clock_.NowMs() + 1000, fire.scheduled_ms + 5000);
+  EXPECT_EQ(attempts, 8);  // at 0, 0.1, 0.3, 0.7, 1.5, 2.5, 3.5, 4.5 s
+}
+
+TEST_F(TriggerServiceTest, AFireTheExecutorMayHaveReceivedIsRecordedFailedAndNeverSentAgain) {
+  executors_.script = {ExecutorClient::Delivery::kUnknown};
+  EXPECT_EQ(TriggerUntilRecorded(FireDueNow()), 1);
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_NE(results_.recorded[0].trigger_code, 200);
+  EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr("not sent again (the executor may have run it)"));
+  EXPECT_EQ(executors_.runs.size(), 1u);
+}
+
+TEST_F(TriggerServiceTest, AResendWaitsNoLongerThanTheThresholdAllowsForAnOldFire) {
+  // A fire already 4.95 s late (recovered from a dead admin, say): a 100 ms back-off would pass the
+  // threshold.
+  executors_.script = {ExecutorClient::Delivery::kNotSent};
+  auto fire = FireDueNow();
+  fire.scheduled_ms -= 4950;
+  EXPECT_EQ(TriggerUntilRecorded(fire), 1);
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr("not sent within the misfire threshold"));
+  EXPECT_THAT(results_.recorded[0].trigger_msg, Not(HasSubstr("sent again after")));
+}
+
+TEST_F(TriggerServiceTest, FailoverSendsToTheFirstExecutorThatAnswersItsBeat) {
+  SetRoute(RouteStrategy::kFailover);
+  executors_.dead = {kExecutorA};
+  EXPECT_EQ(TriggerUntilRecorded(FireDueNow()), 1);
+  ASSERT_EQ(executors_.runs.size(), 1u);
+  EXPECT_EQ(executors_.runs[0], kExecutorB);
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_EQ(results_.recorded[0].trigger_code, 200);
+  executors_.dead = {kExecutorA, kExecutorB};
+  EXPECT_EQ(TriggerUntilRecorded(FireDueNow()), 1);
+  ASSERT_EQ(results_.recorded.size(), 2u);
+  EXPECT_NE(results_.recorded[1].trigger_code, 200);
+  EXPECT_EQ(executors_.runs.size(), 1u) << "no executor answered its beat: nothing is sent";
+}
+
+TEST_F(TriggerServiceTest, ABroadcastBecomesOneRowPerExecutorAndShardIGoesToExecutorI) {
+  SetRoute(RouteStrategy::kShardingBroadcast);
+  bool done = false;
+  service_.Trigger(FireDueNow(), [&] { done = true; });
+  EXPECT_TRUE(done) << "done runs once every shard's outcome is recorded";
+  ASSERT_EQ(executors_.params.size(), 2u);
+  ASSERT_EQ(results_.recorded.size(), 2u);
+  std::set<std::int64_t> log_ids;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& p = executors_.params[i];
+    EXPECT_EQ(p.broadcast_total, 2);
+    EXPECT_EQ(executors_.runs[i], p.broadcast_index == 0 ? kExecutorA : kExecutorB);
+    log_ids.insert(p.log_id);
+  }
+  EXPECT_EQ(log_ids.size(), 2u) << "each shard is a fire of its own";
+  EXPECT_EQ(store_.Logs().size(), 2u) << "the fire's row is shard 0, one row was added for shard 1";
+}
+
+TEST_F(TriggerServiceTest, AManualTriggerReachesOnlyAnAddressOfTheJobsGroup) {
+  auto fire = FireDueNow();
+  fire.type = TriggerType::kManual;
+  fire.address = "http://10.0.0.1:9999/";
+  fire.param = "given";
+  TriggerUntilRecorded(fire);
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr("is not registered or configured for group"));
+  EXPECT_TRUE(executors_.runs.empty());
+  fire.address = "http://127.0.0.1:9002";  // the group's, written without its slash
+  TriggerUntilRecorded(fire);
+  ASSERT_EQ(executors_.runs.size(), 1u);
+  EXPECT_EQ(executors_.runs[0], kExecutorB);
+  EXPECT_EQ(executors_.params[0].executor_params, "given") << "the trigger's parameter, not the job's";
+}
+
+TEST_F(TriggerServiceTest, AFireWhoseJobIsGoneOrWhoseGroupHasNoExecutorIsRecordedFailedSayingSo) {
+  const auto fire = FireDueNow();
+  source_.RemoveJob(job_.id);
+  catalog_.InvalidateJob(job_.id);
+  TriggerUntilRecorded(fire);
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr("job 7 does not exist any more"));
+  source_.PutJob(job_);
+  catalog_.InvalidateJob(job_.id);
+  group_.addresses.clear();
+  source_.PutGroup(group_);
+  catalog_.InvalidateGroup(group_.id);
+  TriggerUntilRecorded(FireDueNow());
+  ASSERT_EQ(results_.recorded.size(), 2u);
+  EXPECT_THAT(results_.recorded[1].trigger_msg, HasSubstr("the group has no configured address"));
+  EXPECT_TRUE(executors_.runs.empty());
+}
+
+}  // namespace
