@@ -16,6 +16,7 @@
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
@@ -41,7 +42,9 @@ class ApiServerFixture : public PgFixture {
     scheduler_ =
         std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink);
     registry_ = std::make_unique<RegistryService>(*clock_, *pool_);
-    callbacks_ = std::make_unique<CallbackService>(*clock_, *pool_, "node-a", std::move(on_child_fires));
+    result_store_ = std::make_unique<PgResultStore>(*pool_);
+    callbacks_ =
+        std::make_unique<CallbackService>(*clock_, *result_store_, "node-a", std::move(on_child_fires));
   }
 
   // Starts the server on 127.0.0.1 (any free port, 4 threads, node "node-a") over the services built,
@@ -102,6 +105,7 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::PgSchedulerStore> store_;
   std::unique_ptr<cronwheel::admin::Scheduler> scheduler_;
   std::unique_ptr<cronwheel::admin::RegistryService> registry_;
+  std::unique_ptr<cronwheel::admin::PgResultStore> result_store_;
   std::unique_ptr<cronwheel::admin::CallbackService> callbacks_;
   std::unique_ptr<cronwheel::admin::ApiServer> server_;
   std::unique_ptr<httplib::Client> client_;

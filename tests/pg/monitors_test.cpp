@@ -8,6 +8,7 @@
 #include "admin/results/report_monitor.hpp"
 #include "admin/store/fire_log.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/answering_executor_client.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -92,8 +93,8 @@ TEST_F(MonitorsPg, ReportCountsEachUtcDay) {
   AddLog(j, g, "CRON", kT0 - 5, 200, 502);            // yesterday: failed (timeout)
   AddLog(j, g, "CRON", kT0 - 2 * day + 1, 200, 200);  // two days ago
   AddLog(j, g, "CRON", kT0 - 3 * day + 1, 200, 200);  // three days ago: not recomputed
-  ReportMonitor report(clock_, *pool_, 30);
-  report.UpdateReport(clock_.NowMs());
+  PgResultStore store(*pool_);
+  store.UpdateReport(clock_.NowMs(), 3);
   const auto rows =
       Exec("SELECT day::text, running_count, success_count, failed_count FROM log_report ORDER BY day");
   ASSERT_EQ(rows.size(), 3u);
@@ -113,8 +114,9 @@ TEST_F(MonitorsPg, RetentionDeletesOldFiresInBatchesAndIsOffBelowThreeDays) {
   for (int i = 0; i < 2500; ++i)
     AddLog(j, g, "MANUAL", kT0 - 10LL * 86'400'000 + i, 200, 200);
   AddLog(j, g, "MANUAL", kT0 - 86'400'000, 200, 200);
-  EXPECT_EQ(ReportMonitor(clock_, *pool_, 2).ApplyRetention(clock_.NowMs()).default_rows, 0);
-  EXPECT_EQ(ReportMonitor(clock_, *pool_, 7).ApplyRetention(clock_.NowMs()).default_rows, 2500);
+  PgResultStore store(*pool_);
+  EXPECT_EQ(ReportMonitor(clock_, store, 2).ApplyRetention(clock_.NowMs()).default_rows, 0);
+  EXPECT_EQ(ReportMonitor(clock_, store, 7).ApplyRetention(clock_.NowMs()).default_rows, 2500);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 1);
 }
 
@@ -138,7 +140,8 @@ TEST_F(MonitorsPg, ResultsLostOnGoneExecutorsAreFailedButNotOnLiveOnes) {
   catalog.RefreshRegistry();
   BeatClient client;
   client.alive = {"http://127.0.0.1:7002/"};  // the manual group's second executor answers /beat
-  LostResultMonitor monitor(clock_, *pool_, catalog, client, "token");
+  PgResultStore store(*pool_);
+  LostResultMonitor monitor(clock_, store, catalog, client, "token");
   EXPECT_EQ(monitor.RunOnce(), 2);
   auto status = [&](std::int64_t id) {
     return Exec(fmt::format("SELECT status FROM job_log WHERE id = {}", id))[0][0].as<std::string>();
@@ -162,8 +165,9 @@ TEST_F(MonitorsPg, FailuresAreRetriedWithBackoffThenAlarmed) {
       j));
   RecordingAlarms alarms;
   std::vector<std::pair<Fire, std::chrono::milliseconds>> scheduled;
+  PgResultStore store(*pool_);
   FailureMonitor monitor(
-      {.node_id = "node-a"}, clock_, *pool_, alarms,
+      {.node_id = "node-a"}, clock_, store, alarms,
       [&](Fire f, std::chrono::milliseconds d) { scheduled.emplace_back(std::move(f), d); });
   const auto first = AddLog(j, g, "CRON", clock_.NowMs(), 200, 500, 2);
   auto round = monitor.RunOnce();
@@ -205,7 +209,8 @@ TEST_F(MonitorsPg, NoAlarmConfiguredMeansStatusOneAndStuckClaimsAreReleased) {
   const int g = AddGroup();
   const int j = AddJob(g, "* * * * * ?", 0);
   RecordingAlarms alarms;
-  FailureMonitor monitor({.node_id = "node-a"}, clock_, *pool_, alarms,
+  PgResultStore store(*pool_);
+  FailureMonitor monitor({.node_id = "node-a"}, clock_, store, alarms,
                          [](Fire, std::chrono::milliseconds) {});
   const auto id = AddLog(j, g, "CRON", clock_.NowMs(), 500, 0);
   monitor.RunOnce();

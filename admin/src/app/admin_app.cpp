@@ -35,6 +35,7 @@
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
+#include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
 #include "app/metered.hpp"
@@ -83,7 +84,9 @@ struct AdminApp::Parts {
         jobs(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
         registry(clock, pool),
-        callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
+        result_store(pool),
+        callbacks(clock, result_store, c.node_id,
+                  [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
         wheel(clock),
         alarms({.smtp_url = c.smtp_url,
                 .smtp_from = c.smtp_from,
@@ -92,10 +95,10 @@ struct AdminApp::Parts {
                 .smtp_starttls = c.smtp_starttls,
                 .webhook_allow = c.alarm_webhook_allow}),
         metered_alarms(alarms, metrics),
-        failures({.node_id = c.node_id}, clock, pool, metered_alarms,
+        failures({.node_id = c.node_id}, clock, result_store, metered_alarms,
                  [this](Fire f, std::chrono::milliseconds delay) { ScheduleRetry(std::move(f), delay); }),
-        lost(clock, pool, catalog, metered_client, c.access_token),
-        report(clock, pool, c.log_retention_days),
+        lost(clock, result_store, catalog, metered_client, c.access_token),
+        report(clock, result_store, c.log_retention_days),
         account_store(pool),
         auth({.session_idle = c.session_idle,
               .session_max = c.session_max,
@@ -196,6 +199,7 @@ struct AdminApp::Parts {
   JobRepository jobs;
   LogRepository logs;
   RegistryService registry;
+  PgResultStore result_store;
   CallbackService callbacks;
   ringwheel::HashedWheelTimer wheel;
   DefaultAlarmSender alarms;

@@ -11,6 +11,8 @@
 #include "admin/model/validation.hpp"
 #include "admin/schedule/next_fire.hpp"
 #include "admin/store/fire_log.hpp"
+#include "cronwheel/json.hpp"
+#include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
 
@@ -330,5 +332,44 @@ Result<Fire> JobRepository::CreateManualFire(int job_id, TriggerType type,
     return Fire{.log_id = *id, .job_id = job_id, .scheduled_ms = now, .type = type, .param = param};
   });
 }
+
+namespace job_table {
+
+void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& a : advances) {
+    rows.push_back({{"id", a.job_id},
+                    {"e", a.expected_next_ms},
+                    {"n", a.stop ? 0 : a.next_fire_ms},
+                    {"l", a.last_fire_ms},
+                    {"x", a.stop},
+                    {"r", a.stop_reason}});
+  }
+  tx.exec_params(R"sql(
+    UPDATE job
+       SET next_fire_ms = v.n,
+           last_fire_ms = CASE WHEN v.l > 0 THEN v.l ELSE job.last_fire_ms END,
+           enabled = NOT v.x,
+           stop_reason = CASE WHEN v.x THEN v.r ELSE job.stop_reason END
+      FROM json_to_recordset($1::json) AS v(id int, e bigint, n bigint, l bigint, x boolean, r text)
+     WHERE job.id = v.id AND job.enabled AND job.next_fire_ms = v.e
+  )sql",
+                 DumpLossy(rows));
+}
+
+void ResumeFixDelay(pqxx::transaction_base& tx, std::span<const int> job_ids, std::int64_t now_ms) {
+  if (job_ids.empty()) return;
+  for (const auto& r : tx.exec_params(R"sql(
+         SELECT id, schedule_conf, time_zone FROM job
+          WHERE id = ANY($1::int[]) AND enabled AND schedule_type = 'FIX_DELAY' AND next_fire_ms = $2
+       )sql",
+                                      PgArray<int>(job_ids), kAwaitingCompletion)) {
+    tx.exec_params(
+        R"sql(UPDATE job SET next_fire_ms = $2 WHERE id = $1 AND next_fire_ms = $3)sql", r["id"].as<int>(),
+        NextAfterCompletion(r["schedule_conf"].c_str(), r["time_zone"].c_str(), now_ms), kAwaitingCompletion);
+  }
+}
+
+}  // namespace job_table
 
 }  // namespace cronwheel::admin

@@ -7,6 +7,7 @@
 #include "admin/schedule/partitions.hpp"
 #include "admin/store/fire_log.hpp"
 #include "cronwheel/json.hpp"
+#include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 
 namespace cronwheel::admin {
@@ -21,29 +22,6 @@ DueJob DueJobFromRow(const pqxx::row& r) {
                 .misfire_strategy =
                     ParseMisfireStrategy(r["misfire_strategy"].c_str()).value_or(MisfireStrategy::kDoNothing),
                 .next_fire_ms = r["next_fire_ms"].as<std::int64_t>()};
-}
-
-// Only rows still enabled and still at the next time the scan read: a concurrent edit or stop wins.
-void AdvanceJobs(pqxx::transaction_base& tx, std::span<const JobAdvance> advances) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& a : advances) {
-    rows.push_back({{"id", a.job_id},
-                    {"e", a.expected_next_ms},
-                    {"n", a.stop ? 0 : a.next_fire_ms},
-                    {"l", a.last_fire_ms},
-                    {"x", a.stop},
-                    {"r", a.stop_reason}});
-  }
-  tx.exec_params(R"sql(
-    UPDATE job
-       SET next_fire_ms = v.n,
-           last_fire_ms = CASE WHEN v.l > 0 THEN v.l ELSE job.last_fire_ms END,
-           enabled = NOT v.x,
-           stop_reason = CASE WHEN v.x THEN v.r ELSE job.stop_reason END
-      FROM json_to_recordset($1::json) AS v(id int, e bigint, n bigint, l bigint, x boolean, r text)
-     WHERE job.id = v.id AND job.enabled AND job.next_fire_ms = v.e
-  )sql",
-                 DumpLossy(rows));
 }
 
 // The partitions this scan may take (schedule/partitions.hpp): P, and the ones assigned to `node_id` by the
@@ -108,7 +86,7 @@ ScanOutcome PgSchedulerStore::Scan(std::string_view node_id, int limit, ringwhee
     if (!due.empty()) {
       const auto plan = planner.Plan(due, out.now_ms);
       out.fires = fire_log::InsertPlanned(tx, plan.fires, node_id, out.now_ms);
-      AdvanceJobs(tx, plan.advances);
+      job_table::Advance(tx, plan.advances);
     }
     tx.exec_params(
         R"sql(UPDATE schedule_partition SET scanned_ms = $2, owner_node = $3 WHERE id = ANY($1::int[]))sql",

@@ -1,6 +1,6 @@
 #pragma once
 // Results reported by executors (docs/xxl-job-protocol.md §3 "callback", §11 "Callback processing"),
-// recorded in one transaction per callback batch:
+// recorded in one transaction per callback batch (ResultStore::RecordCallbacks):
 //  * handle_code, handle_msg (cut to 15,000 bytes on a UTF-8 boundary, as XXL-JOB cuts at 15,000
 //    characters), handle_ms; a callback for a fire that already has a result is ignored (XXL-JOB "log
 //    repeate callback"), as is an unknown log id;
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "admin/model/fire.hpp"
-#include "admin/store/pg_pool.hpp"
+#include "admin/results/result_store.hpp"
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -30,14 +30,14 @@ class CallbackService {
  public:
   // Receives fires created by callbacks (child jobs) after their commit, to be sent.
   using Submit = std::function<void(std::vector<Fire>)>;
-  CallbackService(ringwheel::Clock& clock, PgPool& pool, std::string node_id, Submit submit);
+  CallbackService(ringwheel::Clock& clock, ResultStore& store, std::string node_id, Submit submit);
 
   struct Outcome {
     int recorded = 0;  // results written
     int ignored = 0;   // repeats and unknown log ids
     int children = 0;  // child fires created
   };
-  // Throws on database failure (the executor keeps the batch and retries).
+  // Throws on the store's failure (the executor keeps the batch and retries).
   Outcome Handle(std::span<const xxljob::HandleCallbackParam> callbacks);
 
   // Whether `token` may report results for these fires: for every fire, the token of its group, or the
@@ -49,7 +49,7 @@ class CallbackService {
 
  private:
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  ResultStore& store_;
   std::string node_id_;
   Submit submit_;
 };

@@ -24,7 +24,7 @@
 
 #include "admin/model/fire.hpp"
 #include "admin/results/alarm.hpp"
-#include "admin/store/pg_pool.hpp"
+#include "admin/results/result_store.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -39,7 +39,7 @@ class FailureMonitor {
   // Sends a retry after `delay`.
   using ScheduleRetry = std::function<void(Fire fire, std::chrono::milliseconds delay)>;
 
-  FailureMonitor(Settings settings, ringwheel::Clock& clock, PgPool& pool, AlarmSender& alarms,
+  FailureMonitor(Settings settings, ringwheel::Clock& clock, ResultStore& store, AlarmSender& alarms,
                  ScheduleRetry schedule_retry);
 
   struct Round {
@@ -53,7 +53,7 @@ class FailureMonitor {
  private:
   Settings settings_;
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  ResultStore& store_;
   AlarmSender& alarms_;
   ScheduleRetry schedule_retry_;
 };

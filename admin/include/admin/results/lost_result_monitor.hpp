@@ -12,14 +12,14 @@
 
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
-#include "admin/store/pg_pool.hpp"
+#include "admin/results/result_store.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
 
 class LostResultMonitor {
  public:
-  LostResultMonitor(ringwheel::Clock& clock, PgPool& pool, JobCatalog& catalog, ExecutorClient& client,
+  LostResultMonitor(ringwheel::Clock& clock, ResultStore& store, JobCatalog& catalog, ExecutorClient& client,
                     std::string global_token,
                     std::chrono::milliseconds lost_after = std::chrono::minutes(10));
   // Returns the number of fires marked lost.
@@ -27,7 +27,7 @@ class LostResultMonitor {
 
  private:
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  ResultStore& store_;
   JobCatalog& catalog_;
   ExecutorClient& client_;
   std::string global_token_;

@@ -1,6 +1,7 @@
 #pragma once
 // The dashboard's per-day counts and log retention (XXL-JOB's JobLogReportHelper, docs/xxl-job-protocol.md
-// §11), every minute. First the daily partitions of job_log two days ahead (store/log_partitions.hpp). Then
+// §11), every minute, through a ResultStore (results/result_store.hpp). First the daily partitions of the
+// fires two days ahead (on PostgreSQL store/log_partitions.hpp). Then
 // per-day counts (UTC days) into log_report for today and the two days before: running = PENDING + RUNNING,
 // success = SUCCESS, failed = FAILED + SKIPPED. Retention, at most once a day (the first at start): drops
 // the days of fires scheduled before 00:00 UTC of (today - retention days), and deletes such fires from the
@@ -11,28 +12,23 @@
 
 #include <cstdint>
 
-#include "admin/store/log_partitions.hpp"
-#include "admin/store/pg_pool.hpp"
+#include "admin/results/result_store.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
 
 class ReportMonitor {
  public:
-  ReportMonitor(ringwheel::Clock& clock, PgPool& pool, int retention_days);
+  ReportMonitor(ringwheel::Clock& clock, ResultStore& store, int retention_days);
   // Creates the coming days' partitions, updates the report, and runs retention when a day has passed since
   // the last time. Returns what retention removed.
-  log_partitions::Dropped RunOnce();
-  // Recomputes the report rows of the three days ending with the day of now_ms.
-  void UpdateReport(std::int64_t now_ms);
+  RetentionOutcome RunOnce();
   // Removes fires older than the retention; returns what it removed.
-  log_partitions::Dropped ApplyRetention(std::int64_t now_ms);
-  // The daily partitions of the day of now_ms and the two after it.
-  void EnsurePartitions(std::int64_t now_ms);
+  RetentionOutcome ApplyRetention(std::int64_t now_ms);
 
  private:
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  ResultStore& store_;
   int retention_days_;
   std::int64_t last_retention_ms_ = -1;
 };

@@ -43,6 +43,7 @@
 
 #include "admin/model/fire.hpp"
 #include "admin/model/queries.hpp"
+#include "admin/results/result_store.hpp"
 
 namespace cronwheel::admin::fire_log {
 
@@ -93,11 +94,7 @@ std::size_t HandOver(pqxx::transaction_base& tx, std::string_view node_id,
 void RecordTriggerResults(pqxx::transaction_base& tx, std::span<const TriggerResult> results);
 
 // A callback's result for one fire.
-struct HandleResult {
-  std::int64_t log_id = 0;
-  int handle_code = 0;  // never 0 (0 means "no result yet")
-  std::string handle_msg;
-};
+using HandleResult = ::cronwheel::admin::HandleResult;
 struct HandledFire {
   std::int64_t log_id = 0;
   int job_id = 0;
@@ -126,61 +123,21 @@ std::size_t AbandonStuckAlarms(pqxx::transaction_base& tx, std::int64_t before_m
 
 // A failed fire claimed for retry and alarm, with what the failure monitor needs of its job and group
 // (job_* fields are unset when the job was deleted).
-struct FailedFire {
-  std::int64_t log_id = 0;
-  int job_id = 0;
-  int group_id = 0;
-  std::string trigger_type;
-  std::int64_t scheduled_ms = 0;
-  int retries_left = 0;
-  std::string executor_param;
-  int shard_index = 0;
-  int shard_total = 1;
-  int trigger_code = 0;
-  std::string trigger_msg;
-  int handle_code = 0;
-  std::string handle_msg;
-  bool job_exists = false;
-  std::string job_description;
-  int job_retry_count = 0;
-  int job_retry_backoff_s = 0;
-  std::string alarm_email;
-  std::string alarm_webhook;
-  std::string schedule_type;
-  std::string schedule_conf;
-  std::string time_zone;
-  bool job_enabled = false;
-  std::int64_t job_next_fire_ms = 0;
-  std::string app_name;
-};
+using FailedFire = ::cronwheel::admin::FailedFire;
 // Claims for `node_id` at `now_ms` at most `limit` queued failed fires (fire_alarm), SKIP LOCKED, in id
 // order; queued fires a person killed meanwhile, or whose job was deleted, leave the queue instead.
 std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view node_id, std::int64_t now_ms,
                                     int limit);
 
 // A retry to write for a failed fire.
-struct PlannedRetry {
-  int job_id = 0;
-  int group_id = 0;
-  std::int64_t due_ms = 0;
-  std::string param;
-  int retries_left = 0;  // after this retry
-  int shard_index = 0;
-  int shard_total = 1;
-  std::int64_t parent_log_id = 0;
-  std::string note;
-};
+using PlannedRetry = ::cronwheel::admin::PlannedRetry;
 // Writes RETRY fires owned by `node_id`. Returns them, in the order given.
 std::vector<Fire> InsertRetries(pqxx::transaction_base& tx, std::span<const PlannedRetry> retries,
                                 std::string_view node_id, std::int64_t now_ms);
 
 // Final alarm state of claimed fires, which leave the queue: status 1, 2 or 3, and a note appended to
 // handle_msg ("" = none).
-struct AlarmStatus {
-  std::int64_t log_id = 0;
-  int status = 1;
-  std::string note;
-};
+using AlarmStatus = ::cronwheel::admin::AlarmStatus;
 void SetAlarmStatus(pqxx::transaction_base& tx, std::span<const AlarmStatus> statuses);
 
 // Records "the executor is gone" on RUNNING fires that still have no result: handle_code 500 and `message`;

@@ -1,0 +1,150 @@
+#pragma once
+// What the results area (callbacks, the failure, lost-result and report monitors) needs from the database:
+// the interface results owns, implemented on PostgreSQL by PgResultStore (admin/store/pg_result_store.hpp,
+// through the fire tables' owner store/fire_log.hpp, the job table's owner store/job_repository.hpp and
+// store/log_partitions.hpp) and by fakes in tests. The rules (which results count, retries and their
+// back-off, what is alarmed, which executor is gone) are the callers'; each method is one transaction.
+//
+// Thread-safety: implementations are called from any thread at once. Errors: infrastructure failures throw.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "admin/model/fire.hpp"
+
+namespace cronwheel::admin {
+
+// An executor's result for one fire.
+struct HandleResult {
+  std::int64_t log_id = 0;
+  int handle_code = 0;  // never 0 (0 means "no result yet")
+  std::string handle_msg;
+};
+
+// What recording a batch of results did: the fires recorded (by log id; a repeat or an unknown id is not)
+// and the child fires it wrote.
+struct CallbacksRecorded {
+  std::vector<std::int64_t> recorded;
+  std::vector<Fire> children;
+};
+
+// A failed fire claimed for retry and alarm, with what the failure monitor needs of its job and group
+// (job_* fields are unset when the job was deleted).
+struct FailedFire {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  int group_id = 0;
+  std::string trigger_type;
+  std::int64_t scheduled_ms = 0;
+  int retries_left = 0;
+  std::string executor_param;
+  int shard_index = 0;
+  int shard_total = 1;
+  int trigger_code = 0;
+  std::string trigger_msg;
+  int handle_code = 0;
+  std::string handle_msg;
+  bool job_exists = false;
+  std::string job_description;
+  int job_retry_count = 0;
+  int job_retry_backoff_s = 0;
+  std::string alarm_email;
+  std::string alarm_webhook;
+  std::string schedule_type;
+  std::string schedule_conf;
+  std::string time_zone;
+  bool job_enabled = false;
+  std::int64_t job_next_fire_ms = 0;
+  std::string app_name;
+};
+
+// A RETRY fire to write for a failed one.
+struct PlannedRetry {
+  int job_id = 0;
+  int group_id = 0;
+  std::int64_t due_ms = 0;
+  std::string param;
+  int retries_left = 0;  // after this retry
+  int shard_index = 0;
+  int shard_total = 1;
+  std::int64_t parent_log_id = 0;
+  std::string note;
+};
+
+// Final alarm state of a claimed fire, which leaves the queue: status 1 (no alarm), 2 (sent) or 3 (failed),
+// and a note appended to its handle_msg ("" = none).
+struct AlarmStatus {
+  std::int64_t log_id = 0;
+  int status = 1;
+  std::string note;
+};
+
+// A fire sent to an executor and still without a result.
+struct RunningFire {
+  std::int64_t log_id = 0;
+  std::string executor_address;
+  std::string app_name;
+  bool manual_group = false;               // its group's addresses are configured, not registered
+  std::optional<std::string> group_token;  // the group's own access token, if it has one
+};
+
+// What retention removed.
+struct RetentionOutcome {
+  int partitions = 0;             // whole days dropped
+  std::int64_t default_rows = 0;  // fires deleted one by one (instants outside the daily partitions)
+};
+
+class ResultStore {
+ public:
+  virtual ~ResultStore() = default;
+
+  // --- callbacks (results/callback_service.hpp)
+  // For each of `log_ids` that is a fire: its group's own token (nullopt = the group has none).
+  virtual std::vector<std::pair<std::int64_t, std::optional<std::string>>> GroupTokensOf(
+      std::span<const std::int64_t> log_ids) = 0;
+  // Records `results` (sorted by log id) on the fires that have none yet, closes them, queues the failed ones
+  // for the failure monitor, gives a FIX_DELAY job waiting for one of them its next fire, and writes the
+  // child fires of the succeeded ones owned by `node_id` (store/fire_log.hpp, InsertChildren).
+  virtual CallbacksRecorded RecordCallbacks(std::span<const HandleResult> results, const std::string& node_id,
+                                            std::int64_t now_ms) = 0;
+
+  // --- failures (results/failure_monitor.hpp)
+  // Decides the retries of the claimed fires.
+  using PlanRetries = std::function<std::vector<PlannedRetry>(std::span<const FailedFire> claimed)>;
+  struct FailuresClaimed {
+    std::vector<FailedFire> claimed;
+    std::vector<Fire> retries;  // as planned, in order, owned by the node
+  };
+  // In one transaction: gives up alarms claimed before `stuck_before_ms` and never finished; claims for
+  // `node_id` at most `limit` queued failed fires; writes the retries `plan` returns; gives a FIX_DELAY job
+  // waiting for a claimed fire its next fire (a failed trigger brings no callback).
+  virtual FailuresClaimed ClaimFailures(const std::string& node_id, std::int64_t now_ms, int limit,
+                                        std::int64_t stuck_before_ms, const PlanRetries& plan) = 0;
+  virtual void SetAlarmStatus(std::span<const AlarmStatus> statuses) = 0;
+
+  // --- lost results (results/lost_result_monitor.hpp)
+  // At most `limit` fires sent at or before `sent_before_ms` that still have no result, by log id.
+  virtual std::vector<RunningFire> RunningSince(std::int64_t sent_before_ms, int limit) = 0;
+  // Records "the executor is gone" (handle_code 500, `message`) on those still without a result.
+  virtual void MarkLost(std::span<const std::int64_t> log_ids, std::int64_t now_ms,
+                        const std::string& message) = 0;
+
+  // --- the daily report and retention (results/report_monitor.hpp)
+  // The daily partitions of the fires two days ahead of `now_ms`.
+  virtual void EnsurePartitions(std::int64_t now_ms) = 0;
+  // The counts of the last `days` UTC days up to `now_ms`'s.
+  virtual void UpdateReport(std::int64_t now_ms, int days) = 0;
+  virtual RetentionOutcome DropFiresBefore(std::int64_t cutoff_ms, int batch) = 0;
+
+ protected:
+  ResultStore() = default;
+  ResultStore(const ResultStore&) = default;
+  ResultStore& operator=(const ResultStore&) = default;
+};
+
+}  // namespace cronwheel::admin

@@ -1,0 +1,36 @@
+#pragma once
+// ResultStore (results/result_store.hpp) on PostgreSQL: the fire tables through their owner
+// (store/fire_log.hpp), the job table's FIX_DELAY resume through its owner (store/job_repository.cpp), the
+// daily partitions through store/log_partitions.hpp, and the one writer of log_report.
+//
+// Thread-safety: safe from any thread (pooled connections).
+
+#include "admin/results/result_store.hpp"
+
+namespace cronwheel::admin {
+
+class PgPool;
+
+class PgResultStore final : public ResultStore {
+ public:
+  explicit PgResultStore(PgPool& pool) : pool_(pool) {}
+
+  std::vector<std::pair<std::int64_t, std::optional<std::string>>> GroupTokensOf(
+      std::span<const std::int64_t> log_ids) override;
+  CallbacksRecorded RecordCallbacks(std::span<const HandleResult> results, const std::string& node_id,
+                                    std::int64_t now_ms) override;
+  FailuresClaimed ClaimFailures(const std::string& node_id, std::int64_t now_ms, int limit,
+                                std::int64_t stuck_before_ms, const PlanRetries& plan) override;
+  void SetAlarmStatus(std::span<const AlarmStatus> statuses) override;
+  std::vector<RunningFire> RunningSince(std::int64_t sent_before_ms, int limit) override;
+  void MarkLost(std::span<const std::int64_t> log_ids, std::int64_t now_ms,
+                const std::string& message) override;
+  void EnsurePartitions(std::int64_t now_ms) override;
+  void UpdateReport(std::int64_t now_ms, int days) override;
+  RetentionOutcome DropFiresBefore(std::int64_t cutoff_ms, int batch) override;
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace cronwheel::admin

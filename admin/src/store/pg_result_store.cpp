@@ -1,0 +1,164 @@
+#include "admin/store/pg_result_store.hpp"
+
+#include <set>
+
+#include "admin/store/fire_log.hpp"
+#include "admin/store/log_partitions.hpp"
+#include "store/job_table.hpp"
+#include "store/pg_util.hpp"
+#include "xxljob/protocol.hpp"
+
+namespace cronwheel::admin {
+
+std::vector<std::pair<std::int64_t, std::optional<std::string>>> PgResultStore::GroupTokensOf(
+    std::span<const std::int64_t> log_ids) {
+  if (log_ids.empty()) return {};
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::vector<std::pair<std::int64_t, std::optional<std::string>>> out;
+    std::set<std::int64_t> unknown(log_ids.begin(), log_ids.end());
+    const auto take = [&](const pqxx::result& rows) {
+      for (const auto& r : rows) {
+        const auto id = r["id"].as<std::int64_t>();
+        if (unknown.erase(id) == 0) continue;
+        out.emplace_back(id, r["access_token"].is_null()
+                                 ? std::nullopt
+                                 : std::optional(r["access_token"].as<std::string>()));
+      }
+    };
+    // Open fires are found in fire_open; the others (a repeated callback, say) by id in every partition of
+    // job_log.
+    take(tx.exec_params(R"sql(
+      SELECT o.log_id AS id, g.access_token FROM fire_open o JOIN job_group g ON g.id = o.group_id
+       WHERE o.log_id = ANY($1::bigint[])
+    )sql",
+                        PgArray<std::int64_t>(log_ids)));
+    if (!unknown.empty()) {
+      const std::vector<std::int64_t> rest(unknown.begin(), unknown.end());
+      take(tx.exec_params(R"sql(
+        SELECT l.id, g.access_token FROM job_log l JOIN job_group g ON g.id = l.group_id
+         WHERE l.id = ANY($1::bigint[])
+      )sql",
+                          PgArray<std::int64_t>(rest)));
+    }
+    return out;
+  });
+}
+
+CallbacksRecorded PgResultStore::RecordCallbacks(std::span<const HandleResult> results,
+                                                 const std::string& node_id, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    CallbacksRecorded out;
+    const auto done = fire_log::RecordHandleResults(tx, results, now_ms);
+    std::vector<fire_log::HandledFire> succeeded;
+    std::vector<int> finished_jobs;
+    for (const auto& d : done) {
+      out.recorded.push_back(d.log_id);
+      finished_jobs.push_back(d.job_id);
+      if (d.handle_code == xxljob::kCodeSuccess) succeeded.push_back(d);
+    }
+    job_table::ResumeFixDelay(tx, finished_jobs, now_ms);
+    out.children = fire_log::InsertChildren(tx, succeeded, node_id, now_ms);
+    tx.commit();
+    return out;
+  });
+}
+
+ResultStore::FailuresClaimed PgResultStore::ClaimFailures(const std::string& node_id, std::int64_t now_ms,
+                                                          int limit, std::int64_t stuck_before_ms,
+                                                          const PlanRetries& plan) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    FailuresClaimed out;
+    // An admin that died while alarming leaves its claims behind: give up on those alarms.
+    fire_log::AbandonStuckAlarms(tx, stuck_before_ms);
+    out.claimed = fire_log::ClaimFailed(tx, node_id, now_ms, limit);
+    const auto planned = plan(out.claimed);
+    std::vector<int> finished_jobs;
+    for (const auto& f : out.claimed)
+      if (f.job_exists) finished_jobs.push_back(f.job_id);
+    job_table::ResumeFixDelay(tx, finished_jobs, now_ms);
+    out.retries = fire_log::InsertRetries(tx, planned, node_id, now_ms);
+    tx.commit();
+    return out;
+  });
+}
+
+void PgResultStore::SetAlarmStatus(std::span<const AlarmStatus> statuses) {
+  if (statuses.empty()) return;
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    fire_log::SetAlarmStatus(tx, statuses);
+    tx.commit();
+  });
+}
+
+std::vector<RunningFire> PgResultStore::RunningSince(std::int64_t sent_before_ms, int limit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::vector<RunningFire> out;
+    for (const auto& r : tx.exec_params(R"sql(
+           SELECT o.log_id AS id, o.executor_address, g.app_name, g.address_type, g.access_token
+             FROM fire_open o JOIN job_group g ON g.id = o.group_id
+            WHERE o.trigger_ms > 0 AND o.trigger_ms <= $1
+            ORDER BY o.log_id LIMIT $2
+         )sql",
+                                        sent_before_ms, limit)) {
+      out.push_back({.log_id = r["id"].as<std::int64_t>(),
+                     .executor_address = r["executor_address"].as<std::string>(),
+                     .app_name = r["app_name"].as<std::string>(),
+                     .manual_group = r["address_type"].as<std::string>() == "MANUAL",
+                     .group_token = r["access_token"].is_null()
+                                        ? std::nullopt
+                                        : std::optional(r["access_token"].as<std::string>())});
+    }
+    return out;
+  });
+}
+
+void PgResultStore::MarkLost(std::span<const std::int64_t> log_ids, std::int64_t now_ms,
+                             const std::string& message) {
+  if (log_ids.empty()) return;
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    fire_log::MarkLost(tx, log_ids, now_ms, message);
+    tx.commit();
+  });
+}
+
+void PgResultStore::EnsurePartitions(std::int64_t now_ms) {
+  WithConnection(pool_, [&](pqxx::connection& conn) { log_partitions::Ensure(conn, now_ms); });
+}
+
+void PgResultStore::UpdateReport(std::int64_t now_ms, int days) {
+  constexpr std::int64_t kDayMs = log_partitions::kDayMs;
+  const auto today = now_ms - now_ms % kDayMs;
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    for (int back = 0; back < days; ++back) {
+      const auto start = today - back * kDayMs;
+      tx.exec_params(R"sql(
+        INSERT INTO log_report (day, running_count, success_count, failed_count, updated_ms)
+        SELECT to_timestamp($1 / 1000.0)::date,
+               count(*) FILTER (WHERE status IN ('PENDING', 'RUNNING')),
+               count(*) FILTER (WHERE status = 'SUCCESS'),
+               count(*) FILTER (WHERE status IN ('FAILED', 'SKIPPED')), $3
+          FROM job_log WHERE scheduled_ms >= $1 AND scheduled_ms < $2
+        ON CONFLICT (day) DO UPDATE
+           SET running_count = EXCLUDED.running_count, success_count = EXCLUDED.success_count,
+               failed_count = EXCLUDED.failed_count, updated_ms = EXCLUDED.updated_ms
+      )sql",
+                     start, start + kDayMs, now_ms);
+    }
+    tx.commit();
+  });
+}
+
+RetentionOutcome PgResultStore::DropFiresBefore(std::int64_t cutoff_ms, int batch) {
+  const auto dropped = WithConnection(
+      pool_, [&](pqxx::connection& conn) { return log_partitions::DropBefore(conn, cutoff_ms, batch); });
+  return {.partitions = dropped.partitions, .default_rows = dropped.default_rows};
+}
+
+}  // namespace cronwheel::admin
