@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cctype>
-#include <pqxx/pqxx>
 
 #include "api/routes.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
@@ -30,10 +29,7 @@ void OnException(const net::Request& req, net::Response& res, const std::excepti
   int status = 500;
   try {
     std::rethrow_exception(ep);
-  } catch (const pqxx::broken_connection& e) {
-    what = fmt::format("the database is unavailable: {}", e.what());
-    status = 503;
-  } catch (const PoolExhausted& e) {
+  } catch (const DatabaseUnavailable& e) {
     what = e.what();
     status = 503;
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers for libpqxx 6.4 code in the admin (private to admin/src).
 #include <cstdint>
+#include <optional>
 #include <pqxx/pqxx>
 #include <span>
 #include <string>
@@ -38,17 +39,19 @@ inline std::string PgTextArray(std::span<const std::string> values) {
 }
 
 // Runs fn(connection) with a pooled connection, discarding the connection if it broke, so the pool
-// reconnects next time. Exceptions propagate.
+// reconnects next time. A connection that cannot be made or broke becomes DatabaseUnavailable (and
+// PoolExhausted is one): the areas above the store see no libpqxx type. Other exceptions propagate.
 template <class Fn>
 auto WithConnection(PgPool& pool, Fn&& fn) {
-  auto lease = pool.Acquire();
+  std::optional<PgPool::Lease> lease;
   try {
-    return std::forward<Fn>(fn)(*lease);
-  } catch (const pqxx::broken_connection&) {
-    lease.Discard();
-    throw;
+    lease.emplace(pool.Acquire());
+    return std::forward<Fn>(fn)(**lease);
+  } catch (const pqxx::broken_connection& e) {
+    if (lease) lease->Discard();
+    throw DatabaseUnavailable(std::string("the database is unavailable: ") + e.what());
   } catch (const pqxx::in_doubt_error&) {
-    lease.Discard();
+    if (lease) lease->Discard();
     throw;
   }
 }

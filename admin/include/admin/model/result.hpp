@@ -14,6 +14,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,6 +69,14 @@ int HttpStatus(ErrorKind kind);
 // "invalid", "unauthenticated", "forbidden", "not_found", "conflict", "throttled", "unavailable".
 std::string_view ToString(ErrorKind kind);
 nlohmann::json ToJson(const FieldErrors& errors);
+
+// The database cannot be reached, or has no connection free in time: an infrastructure failure, thrown by
+// the store (store/pg_util.hpp, WithConnection) and answered 503 at the HTTP boundary, retried by the
+// periodic tasks (docs/architecture.md, "Errors").
+class DatabaseUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 template <class T>
 class [[nodiscard]] Result {

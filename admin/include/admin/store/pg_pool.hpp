@@ -19,12 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "admin/model/result.hpp"
+
 namespace cronwheel::admin {
 
 // Acquire() waited longer than PgPool::Settings::acquire_timeout.
-class PoolExhausted : public std::runtime_error {
+class PoolExhausted : public DatabaseUnavailable {
  public:
-  using std::runtime_error::runtime_error;
+  using DatabaseUnavailable::DatabaseUnavailable;
 };
 
 class PgPool final {
