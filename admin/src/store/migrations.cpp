@@ -125,20 +125,4 @@ MigrationReport ApplyMigrations(pqxx::connection& conn, std::span<const Migratio
   return report;
 }
 
-int ResizeSchedulePartitions(pqxx::connection& conn, int partitions) {
-  if (partitions < 1) throw std::invalid_argument("schedule_partitions must be at least 1");
-  AdvisoryLock lock(conn);
-  pqxx::work tx(conn);
-  const int before = tx.exec1(R"sql(SELECT count(*) FROM schedule_partition)sql")[0].as<int>();
-  if (before != partitions) {
-    tx.exec_params(R"sql(DELETE FROM schedule_partition WHERE id >= $1)sql", partitions);
-    tx.exec_params(R"sql(
-      INSERT INTO schedule_partition (id) SELECT generate_series(0, $1 - 1) ON CONFLICT (id) DO NOTHING
-    )sql",
-                   partitions);
-  }
-  tx.commit();
-  return before;
-}
-
 }  // namespace cronwheel::admin

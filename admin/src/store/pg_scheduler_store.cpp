@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "admin/schedule/partitions.hpp"
 #include "admin/store/fire_log.hpp"
+#include "admin/store/migrations.hpp"
 #include "cronwheel/json.hpp"
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
@@ -125,6 +127,22 @@ std::vector<std::int64_t> PgSchedulerStore::CreateShards(std::int64_t base_log_i
     tx.commit();
     return ids;
   });
+}
+
+int ResizeSchedulePartitions(pqxx::connection& conn, int partitions) {
+  if (partitions < 1) throw std::invalid_argument("schedule_partitions must be at least 1");
+  pqxx::work tx(conn);
+  tx.exec_params(R"sql(SELECT pg_advisory_xact_lock($1))sql", kMigrationLockKey);
+  const int before = tx.exec1(R"sql(SELECT count(*) FROM schedule_partition)sql")[0].as<int>();
+  if (before != partitions) {
+    tx.exec_params(R"sql(DELETE FROM schedule_partition WHERE id >= $1)sql", partitions);
+    tx.exec_params(R"sql(
+      INSERT INTO schedule_partition (id) SELECT generate_series(0, $1 - 1) ON CONFLICT (id) DO NOTHING
+    )sql",
+                   partitions);
+  }
+  tx.commit();
+  return before;
 }
 
 }  // namespace cronwheel::admin

@@ -44,10 +44,6 @@ std::vector<Migration> BuiltInMigrations();
 MigrationReport ApplyMigrations(pqxx::connection& conn, std::span<const Migration> migrations,
                                 std::int64_t now_ms);
 
-// Makes table schedule_partition hold exactly `partitions` rows (0..partitions-1), under the migration
-// lock. Returns the number it held before. Throws std::invalid_argument when `partitions` < 1.
-int ResizeSchedulePartitions(pqxx::connection& conn, int partitions);
-
 // The key of the session-level advisory lock held while migrating.
 inline constexpr std::int64_t kMigrationLockKey = 0x63726f6e77686c31;  // "cronwhl1"
 

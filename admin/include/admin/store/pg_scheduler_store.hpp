@@ -55,4 +55,9 @@ class PgSchedulerStore final : public SchedulerStore {
   Settings settings_;
 };
 
+// Makes table schedule_partition hold exactly `partitions` rows (0..partitions-1), under the migration lock
+// (store/migrations.hpp), in one transaction. Returns the number it held before. Throws
+// std::invalid_argument when `partitions` < 1.
+int ResizeSchedulePartitions(pqxx::connection& conn, int partitions);
+
 }  // namespace cronwheel::admin
