@@ -167,7 +167,7 @@ TEST(SchedulerE2E, ThreeAdminsOneKilledEveryFiveSecondsMissNothingAndDuplicateOn
   // guidance of the admin's executor_connections setting (admins x 32 <= server threads): with 8 threads,
   // 3 admins' kept-alive connections hold every thread for the 2 s keep-alive, and a restarted admin's
   // requests wait for seconds while holding trigger threads that other executors' fires queue behind (see
-  // docs/architecture.md, "Delivery to executors"; ForeignExecutorE2E covers 8 threads with one admin).
+  // docs/architecture.md, "Delivery to executors"; XxlStubE2E covers 8 threads with one admin).
   cwtest::XxlStub stub(c, "stub", {.threads = 3 * 32, .app_name = "stub-app"});
   const int ours = c.AddGroup();
   const int theirs = static_cast<int>(c.Scalar(

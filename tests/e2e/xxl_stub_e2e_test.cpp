@@ -1,5 +1,6 @@
-// End-to-end against executors cronwheel did not write: xxl-stub (tests/support/xxl_stub) behaves like the
-// small XXL-JOB-protocol executors users run — cpp-httplib's listen backlog of 5, 8 server threads, a 2 s
+// End-to-end against xxl-stub (tests/support/xxl_stub), the project's own stand-in for the small
+// XXL-JOB-protocol executors users run (the npm `xxl-job` executor, which the project did not write, has a
+// test of its own): it behaves like them — cpp-httplib's listen backlog of 5, 8 server threads, a 2 s
 // keep-alive timeout, and no log-id de-duplication, so a fire the admin sends twice runs twice. Every
 // instant must reach it exactly once and on time, and no trigger may fail because of how the admin opens
 // and reuses connections (docs/architecture.md, "Delivery to executors"). Counts are printed.
@@ -116,7 +117,7 @@ std::vector<int> AddJobs(Cluster& c, int n, const std::string& route, std::int64
   return jobs;
 }
 
-TEST(ForeignExecutorE2E, ThirtyJobsEveryTwoSecondsReachABacklogFiveExecutorOnceAndOnTime) {
+TEST(XxlStubE2E, ThirtyJobsEveryTwoSecondsReachABacklogFiveExecutorOnceAndOnTime) {
   Cluster c({.admins = 1, .executors = 0});
   XxlStub stub(c, "stub", {});
   const auto start = Cluster::NowMs() + 2000;
@@ -136,7 +137,7 @@ TEST(ForeignExecutorE2E, ThirtyJobsEveryTwoSecondsReachABacklogFiveExecutorOnceA
   EXPECT_LE(t.Percentile(0.99), 100);
 }
 
-TEST(ForeignExecutorE2E, FailoverAroundAKilledForeignExecutorDeliversEveryInstantOnceToTheLiveOne) {
+TEST(XxlStubE2E, FailoverAroundAKilledForeignExecutorDeliversEveryInstantOnceToTheLiveOne) {
   Cluster c({.admins = 1, .executors = 0});
   XxlStub a(c, "stub-a", {});
   XxlStub b(c, "stub-b", {});
