@@ -1,0 +1,317 @@
+// End-to-end against a real third-party executor: the npm package xxl-job 0.1.7 ("Provide xxl-job SDK for
+// NodeJs", express 5 + axios, github.com/ikexing-cn/xxl-job-nodejs), run by tests/e2e/xxl_job_node/
+// executor.mjs with one BEAN handler, nodeTraceHandler, that appends "<logId> <jobId> <receivedMs> ran" to a
+// trace file. cronwheel's admin has no executor of its own here: 100 jobs every second for 30 s go to the
+// Node executor, and every instant must run there exactly once, with no failed trigger and every callback
+// recorded (handle code 200). Counts and the receive lag are printed.
+//
+// What the package does that XXL-JOB's own executors do not, and how this test lives with it (the program's
+// header has the details):
+// - it registers "http://127.0.0.1:PORT/job" (its routes live under "/job"), an address with a path;
+// - it refuses a /run (code 500, "There is already have a same job is running.") until the job's previous
+//   fire has called back, instead of queueing it (XXL-JOB's SERIAL_EXECUTION): the handler is instant, so
+//   each job's fire has called back long before the next second; a refusal would show as a failed trigger
+//   and as a "refused" line in the trace;
+// - a failed callback or registry request would end the process (an unhandled rejection): the program logs
+//   and counts them instead, and its requests time out after 3 s.
+//
+// The admin's connection counters are printed too (its /metrics). Against this single-threaded server the
+// admin's rule for thread-per-connection executors (admin/include/admin/dispatch/executor_client.hpp: a new
+// connection's first request unanswered after 20 ms makes the admin close one of its idle ones) fires on
+// almost every burst, so about every other /run opens a connection; it costs connections, not lag (the lag
+// is the Node process working through 100 fires), and is reported, not asserted.
+//
+// node and the package are installed by `scripts/setup --web` (npm ci in tests/e2e/xxl_job_node); without
+// them the test fails and says so.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <thread>
+
+#include "cluster.hpp"
+#include "cwtest/process.hpp"
+#include "http_client.hpp"
+#include "ringwheel/schedule.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using namespace cwtest;
+namespace fs = std::filesystem;
+
+constexpr const char* kCron = "* * * * * ?";
+constexpr const char* kAppName = "xxl-job-node";
+constexpr const char* kHandler = "nodeTraceHandler";
+constexpr const char* kSetup = "scripts/setup --web";
+constexpr int kJobs = 100;
+constexpr std::int64_t kSeconds = 30;
+
+// tests/e2e/xxl_job_node: executor.mjs, and node_modules once `npm ci` ran there.
+fs::path ProgramDir() {
+  return fs::path(CRONWHEEL_SOURCE_DIR) / "tests/e2e/xxl_job_node";
+}
+
+// The first executable `name` in PATH, or "" (posix_spawn needs a path).
+std::string FindInPath(const std::string& name) {
+  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): before any thread reads it
+  std::istringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const auto candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "";
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// What is missing to run the package, or "" when nothing is.
+std::string MissingPrerequisite(const std::string& node) {
+  if (node.empty()) return fmt::format("node is not in PATH; run {} (it installs nodejs and npm)", kSetup);
+  const auto manifest = ProgramDir() / "node_modules/xxl-job/package.json";
+  if (!fs::exists(manifest)) {
+    return fmt::format("the npm package xxl-job is not installed ({} is missing); run {} (npm ci in {})",
+                       manifest.string(), kSetup, ProgramDir().string());
+  }
+  if (ReadFile(manifest).find(R"("version": "0.1.7")") == std::string::npos) {
+    return fmt::format("{} is not xxl-job 0.1.7 (package-lock.json's); run rm -rf {}/node_modules && {}",
+                       manifest.string(), ProgramDir().string(), kSetup);
+  }
+  return "";
+}
+
+// One line of the Node executor's trace: a /run it ran (the handler's line) or refused.
+struct Run {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  std::int64_t received_ms = 0;
+  std::string outcome;  // ran, refused
+};
+
+std::vector<Run> ReadTrace(const fs::path& trace) {
+  std::vector<Run> out;
+  std::ifstream in(trace);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    Run r;
+    if (fields >> r.log_id >> r.job_id >> r.received_ms >> r.outcome) out.push_back(r);
+  }
+  return out;
+}
+
+std::int64_t Percentile(std::vector<std::int64_t> v, double p) {  // by value: sorts its copy
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+void SleepUntil(std::int64_t wall_ms) {
+  const auto now = Cluster::NowMs();
+  if (wall_ms > now) std::this_thread::sleep_for(std::chrono::milliseconds(wall_ms - now));
+}
+
+TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExecutor) {
+  const auto test_start = Cluster::NowMs();
+  const auto node = FindInPath("node");
+  if (const auto missing = MissingPrerequisite(node); !missing.empty()) FAIL() << missing;
+
+  Cluster c({.admins = 1, .executors = 0, .app_name = kAppName});
+  const int port = FreeTcpPort();
+  const auto trace = c.dir() / "xxl-job-node.trace";
+  ChildProcess::Options o;
+  o.program = node;
+  o.args = {(ProgramDir() / "executor.mjs").string(),
+            "--app-name",
+            kAppName,
+            "--admin",
+            fmt::format("http://127.0.0.1:{}", c.admin_port(0)),
+            "--access-token",
+            c.token(),
+            "--port",
+            std::to_string(port),
+            "--trace-file",
+            trace.string(),
+            "--max-run-s",
+            "300"};
+  o.log_path = (c.dir() / "xxl-job-node.log").string();
+  ChildProcess executor(o);
+
+  // The package registers "<baseUrl>/job"; the admin keeps addresses with a trailing '/'.
+  const auto address = fmt::format("http://127.0.0.1:{}/job/", port);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return c.Scalar(fmt::format("SELECT count(*) FROM executor_registry WHERE registry_key = '{}' AND"
+                                    " registry_value = '{}'",
+                                    kAppName, address)) > 0;
+      },
+      30s))
+      << "the Node executor did not register as " << address << ":\n"
+      << executor.LogTail() << "\nregistered: " << c.Scalar("SELECT count(*) FROM executor_registry");
+  std::this_thread::sleep_for(1500ms);  // the admin reads the registry every second
+
+  const int group = c.AddGroup();
+  const auto start = Cluster::NowMs() + 2000;
+  std::vector<int> jobs;
+  jobs.reserve(kJobs);
+  for (int i = 0; i < kJobs; ++i)
+    jobs.push_back(c.AddJob(group, kCron, "FIRST", "DO_NOTHING", kHandler, start));
+  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr)->NextFireMs(start).value();
+  const auto last = first + (kSeconds - 1) * 1000;  // kSeconds instants per job
+  SleepUntil(last + 1500);
+  c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
+
+  // Results: every fire of the window has its trigger result and, when sent, its callback.
+  const auto window = fmt::format("trigger_type = 'CRON' AND scheduled_ms BETWEEN {} AND {}", first, last);
+  const bool settled = Eventually(
+      [&] {
+        return c.Scalar(fmt::format("SELECT count(*) FROM job_log WHERE {} AND (trigger_code = 0 OR"
+                                    " (trigger_code = 200 AND handle_code = 0))",
+                                    window)) == 0;
+      },
+      15s, 200ms);
+  EXPECT_TRUE(settled) << "fires of the window still without a trigger result or a callback after 15 s";
+  executor.Stop(5s);
+  const auto output = executor.Output();
+  const auto connections_at = output.rfind("connections accepted: ");
+  const int connections =
+      connections_at == std::string::npos ? -1 : std::stoi(output.substr(connections_at + 22));
+  const auto runs = ReadTrace(trace);
+
+  std::map<std::int64_t, std::vector<std::int64_t>> ran;  // log id -> receive times
+  int refused = 0;
+  for (const auto& r : runs) {
+    if (r.outcome == "ran") {
+      ran[r.log_id].push_back(r.received_ms);
+    } else {
+      ++refused;
+      ADD_FAILURE() << "the Node executor refused the /run of fire " << r.log_id << " (job " << r.job_id
+                    << ")";
+    }
+  }
+
+  struct Fire {
+    std::int64_t log_id;
+    int trigger_code;
+    int handle_code;
+    std::int64_t trigger_ms;  // the admin's trigger start
+  };
+  std::map<std::pair<int, std::int64_t>, Fire> fires;  // (job, instant) -> its fire
+  std::set<std::int64_t> known_log_ids;                // every fire of these jobs, in the window or not
+  for (const auto& row : c.Exec(
+           fmt::format("SELECT job_id, scheduled_ms, id, trigger_code, handle_code, trigger_type, trigger_ms"
+                       " FROM job_log WHERE group_id = {}",
+                       group))) {
+    known_log_ids.insert(row[2].as<std::int64_t>());
+    const auto at = row[1].as<std::int64_t>();
+    if (row[5].as<std::string>() != "CRON" || at < first || at > last) continue;
+    fires[{row[0].as<int>(), at}] = {row[2].as<std::int64_t>(), row[3].as<int>(), row[4].as<int>(),
+                                     row[6].as<std::int64_t>()};
+  }
+  for (const auto& [log_id, times] : ran) {
+    if (known_log_ids.count(log_id) == 0)
+      ADD_FAILURE() << "the Node executor ran log id " << log_id << ", which is no fire of these jobs";
+  }
+
+  int expected = 0, once = 0, missed = 0, twice = 0, failed_triggers = 0, handled_ok = 0;
+  std::vector<std::int64_t> lags_ms;     // received - scheduled
+  std::vector<std::int64_t> to_send_ms;  // trigger start - scheduled
+  std::vector<std::int64_t> on_wire_ms;  // received - trigger start
+  const auto schedule = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr).value();
+  for (int job : jobs) {
+    for (auto at = schedule.NextFireMs(first - 1); at && *at <= last; at = schedule.NextFireMs(*at)) {
+      ++expected;
+      const auto f = fires.find({job, *at});
+      if (f == fires.end()) {
+        ++missed;
+        ADD_FAILURE() << "job " << job << " instant " << *at << ": no fire written";
+        continue;
+      }
+      const auto& fire = f->second;
+      if (fire.trigger_code != 200) {
+        ++failed_triggers;
+        ADD_FAILURE() << "job " << job << " instant " << *at << ": fire " << fire.log_id << " trigger code "
+                      << fire.trigger_code;
+      }
+      if (fire.handle_code == 200) {
+        ++handled_ok;
+      } else {
+        ADD_FAILURE() << "job " << job << " instant " << *at << ": fire " << fire.log_id << " handle code "
+                      << fire.handle_code << " (200 expected from its callback)";
+      }
+      const auto got = ran.find(fire.log_id);
+      const std::size_t n = got == ran.end() ? 0 : got->second.size();
+      if (n == 0) {
+        ++missed;
+        ADD_FAILURE() << "job " << job << " instant " << *at << ": fire " << fire.log_id
+                      << " never ran on the Node executor";
+        continue;
+      }
+      lags_ms.push_back(got->second.front() - *at);
+      to_send_ms.push_back(fire.trigger_ms - *at);
+      on_wire_ms.push_back(got->second.front() - fire.trigger_ms);
+      if (n == 1) {
+        ++once;
+      } else {
+        ++twice;
+        ADD_FAILURE() << "job " << job << " instant " << *at << ": fire " << fire.log_id << " ran " << n
+                      << " times";
+      }
+    }
+  }
+
+  fmt::print(
+      "[{} jobs every second, 1 admin, npm xxl-job 0.1.7 executor, {} s] instants {}: exactly once {}, ",
+      kJobs, kSeconds, expected, once);
+  fmt::print("missed {}, more than once {}; failed triggers {}; refused /run {}; ", missed, twice,
+             failed_triggers, refused);
+  fmt::print("callbacks with handle code 200 {}; ", handled_ok);
+  fmt::print("lag p50 {} ms, p99 {} ms, max {} ms\n", Percentile(lags_ms, 0.5), Percentile(lags_ms, 0.99),
+             Percentile(lags_ms, 1.0));
+  fmt::print("[where] scheduled -> trigger start p50 {} ms, p99 {} ms; ", Percentile(to_send_ms, 0.5),
+             Percentile(to_send_ms, 0.99));
+  fmt::print("trigger start -> received p50 {} ms, p99 {} ms\n", Percentile(on_wire_ms, 0.5),
+             Percentile(on_wire_ms, 0.99));
+  // The admin's connections to the executor by event, from its /metrics (loopback may read it).
+  std::string pool;
+  {
+    constexpr std::string_view kFamily = "cronwheel_executor_connections_total{event=\"";
+    std::istringstream lines(HttpCaller(c.admin_port(0)).Send("GET", "/metrics", {}, "", "").body);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with(kFamily)) continue;
+      const auto quote = line.find('"', kFamily.size());
+      const auto space = line.rfind(' ');
+      if (quote == std::string::npos || space == std::string::npos) continue;
+      const auto event = line.substr(kFamily.size(), quote - kFamily.size());
+      pool += fmt::format("{}{} {}", pool.empty() ? "" : ", ", event, line.substr(space + 1));
+    }
+  }
+  fmt::print("[connections] the admin's pool: {}\n", pool);
+  fmt::print("[connections] the Node executor accepted {} TCP connections for {} runs; the test took {} ms\n",
+             connections, runs.size(), Cluster::NowMs() - test_start);
+  EXPECT_EQ(expected, kJobs * kSeconds);
+  EXPECT_EQ(once, expected);
+  EXPECT_EQ(missed, 0);
+  EXPECT_EQ(twice, 0);
+  EXPECT_EQ(failed_triggers, 0);
+  EXPECT_EQ(refused, 0);
+  EXPECT_EQ(handled_ok, expected);
+  // A fire a second late would meet its job's previous one not yet called back, which the package refuses.
+  EXPECT_LT(Percentile(lags_ms, 0.99), 1000);
+  EXPECT_EQ(output.find("request failed:"), std::string::npos)
+      << "a registry or callback request of the Node executor failed:\n"
+      << executor.LogTail();
+}
+
+}  // namespace
