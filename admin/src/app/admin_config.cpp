@@ -67,8 +67,9 @@ void AdminConfig::Declare(ConfigLoader& s) {
       .AddSecret("smtp_password", &smtp_password, "SMTP password")
       .Add("smtp_starttls", &smtp_starttls, "require STARTTLS on smtp:// servers")
       .Add("alarm_webhook_allow", &alarm_webhook_allow,
-           "URL prefixes a job's alarm webhook may start with (none = webhooks off), e.g. "
-           "https://hooks.example.com/")
+           "URL prefixes a job's alarm webhook must be under (none = webhooks off), e.g. "
+           "https://hooks.example.com/alerts: the same scheme, host and port (the scheme's default when "
+           "not given) and a path at or below the prefix's, at a '/'")
       .AddSecret(
           "admin_password", &admin_password,
           "password of the console user 'admin', created at the first start only (when no user exists); "
@@ -125,6 +126,7 @@ Result<void> AdminConfig::Validate() {
     if (!net::AddressAllowList::Parse(metrics_allow, &allow_error))
       return Error::Invalid(fmt::format("metrics_allow {}", allow_error));
   }
+  if (auto ok = CheckWebhookAllow(alarm_webhook_allow); !ok) return ok;
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};
 }
