@@ -56,6 +56,9 @@ void Validate(const Executor::Settings& s) {
   if (std::string error; !cronwheel::net::AddressAllowList::Parse(s.metrics_allow, &error)) {
     bad("metrics_allow", error);
   }
+  for (const auto& name : s.script_env_pass) {
+    if (const auto why = ScriptRunner::CheckPassName(name); !why.empty()) bad("script_env_pass", why);
+  }
   if (s.heartbeat_interval.count() < 1) bad("heartbeat_interval_s", "must be at least 1 second");
   if (s.callback_retry_interval.count() < 1) bad("callback_retry_interval_s", "must be at least 1 second");
   if (s.idle_thread_timeout.count() < 1) bad("idle_thread_timeout_s", "must be at least 1 second");
@@ -149,8 +152,11 @@ void Executor::Start() {
     m.logs = std::make_unique<JobLogFiles>(
         JobLogFiles::Settings{s.log_dir, s.log_read_max_bytes, JobLogFiles::Settings{}.cache_entries},
         m.clock);
-    m.scripts = std::make_unique<ScriptRunner>(
-        ScriptRunner::Settings{s.log_dir / "gluesource", s.script_kill_grace, ""}, m.clock);
+    m.scripts = std::make_unique<ScriptRunner>(ScriptRunner::Settings{.source_dir = s.log_dir / "gluesource",
+                                                                      .kill_grace = s.script_kill_grace,
+                                                                      .home = s.log_dir / "scripthome",
+                                                                      .env_pass = s.script_env_pass},
+                                               m.clock);
     m.handlers.SetScripts(s.enable_scripts, m.scripts.get());
     m.admin = std::make_unique<HttpAdminClient>(
         HttpAdminClient::Settings{s.admin_addresses, s.access_token, s.app_name, s.admin_timeout});

@@ -64,6 +64,9 @@ class Executor final {
     std::filesystem::path log_dir = "executor-logs";
     int log_retention_days = 30;  // day folders older than this are deleted daily; < 3 = keep all
     bool enable_scripts = false;  // run GLUE_SHELL/PYTHON/NODEJS/PHP/POWERSHELL jobs
+    // Variables of the executor's environment a script gets too, by name (script_env_pass). Scripts get a
+    // minimal environment of their own otherwise (src/script_runner.hpp); CRONWHEEL_* names are refused.
+    std::vector<std::string> script_env_pass;
     std::chrono::seconds heartbeat_interval{30};
     int server_threads = 64;                           // HTTP worker threads
     std::chrono::seconds keep_alive_timeout{2};        // idle keep-alive connections are closed after

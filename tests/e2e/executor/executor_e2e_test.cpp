@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -67,9 +68,13 @@ std::string ReadAll(const std::filesystem::path& p) {
 // CRONWHEEL_* setting of the caller may change the executor under test. Stopped by the destructor.
 class ExecutorProcess : public cwtest::ChildProcess {
  public:
-  ExecutorProcess(const std::vector<std::string>& args, const std::filesystem::path& out)
-      : cwtest::ChildProcess(
-            {.program = CRONWHEEL_EXECUTOR_BIN, .args = args, .log_path = out.string(), .clean_env = true}) {}
+  ExecutorProcess(const std::vector<std::string>& args, const std::filesystem::path& out,
+                  std::map<std::string, std::string> env = {})
+      : cwtest::ChildProcess({.program = CRONWHEEL_EXECUTOR_BIN,
+                              .args = args,
+                              .env = std::move(env),
+                              .log_path = out.string(),
+                              .clean_env = true}) {}
   // SIGTERM (SIGKILL after 15 s) and wait; the exit code.
   int Stop() { return cwtest::ChildProcess::Stop(15s); }
   bool WaitExit(std::chrono::milliseconds timeout) { return Wait(timeout).has_value(); }
@@ -97,7 +102,9 @@ class ExecutorE2E : public ::testing::Test {
   }
 
   // Starts an executor registered with admin_ (listen on any free port unless given); extra flags last.
-  ExecutorProcess& StartExecutor(std::vector<std::string> extra = {}, const std::string& token = kToken) {
+  // `env`: the executor's environment besides PATH.
+  ExecutorProcess& StartExecutor(std::vector<std::string> extra = {}, const std::string& token = kToken,
+                                 std::map<std::string, std::string> env = {}) {
     std::vector<std::string> args{"--app-name",
                                   "e2e-app",
                                   "--admin-addresses",
@@ -118,7 +125,7 @@ class ExecutorE2E : public ::testing::Test {
     if (!token.empty()) args.insert(args.end(), {"--access-token", token});
     args.insert(args.end(), extra.begin(), extra.end());
     const auto out = dir_ / ("executor-" + std::to_string(executors_.size()) + ".out");
-    executors_.push_back(std::make_unique<ExecutorProcess>(args, out));
+    executors_.push_back(std::make_unique<ExecutorProcess>(args, out, std::move(env)));
     return *executors_.back();
   }
 
@@ -333,6 +340,55 @@ TEST_F(ExecutorE2E, AShellScriptJobsOutputComesBackThroughLog) {
   ASSERT_TRUE(failed);
   EXPECT_EQ(failed->handle_code, 500);
   EXPECT_EQ(failed->handle_msg, "script exit value(7) is failed");
+}
+
+// Issue 21: a USER's GLUE_SHELL job printed the executor's CRONWHEEL_ACCESS_TOKEN. A script gets a minimal
+// environment of its own (docs/operations.md, "Script jobs"): none of the executor's variables but TZ and
+// those named by script_env_pass.
+TEST_F(ExecutorE2E, AScriptGetsAMinimalEnvironmentWithoutTheExecutorsToken) {
+  admin_.Start();
+  StartExecutor({"--enable-scripts", "true", "--script-env-pass", "CW_E2E_PASSED"}, "",
+                {{"CRONWHEEL_ACCESS_TOKEN", kToken},  // the token as operators set it: in the environment
+                 {"CW_E2E_PASSED", "passed through"},
+                 {"CW_E2E_PRIVATE", "executor-only"},
+                 {"TZ", "Asia/Tokyo"}});
+  const auto address = AwaitRegistered();  // the token from the environment works
+  auto t = Trigger(42, 4201, "", "the param");
+  t["glueType"] = "GLUE_SHELL";
+  t["glueUpdatetime"] = 1767225600123;
+  t["broadcastIndex"] = 1;
+  t["broadcastTotal"] = 3;
+  t["glueSource"] = "#!/bin/bash\necho '---- env'\nenv\necho '---- end'\n";
+  ASSERT_EQ(Call(address, "run", t).code, 200);
+  const auto cb = admin_.WaitCallbackFor(4201, kWait);
+  ASSERT_TRUE(cb);
+  EXPECT_EQ(cb->handle_code, 200) << cb->handle_msg;
+  const auto log = FetchLog(address, 4201);
+  EXPECT_THAT(log, ::testing::Not(HasSubstr(kToken))) << log;
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("CRONWHEEL_ACCESS_TOKEN"))) << log;
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("executor-only"))) << log;
+  const std::vector<std::string> expected{"PATH=/usr/local/bin:/usr/bin:/bin",
+                                          "LANG=C.UTF-8",
+                                          "LC_ALL=C.UTF-8",
+                                          "HOME=" + (log_dir_ / "scripthome").string(),
+                                          "TZ=Asia/Tokyo",
+                                          "CW_E2E_PASSED=passed through",
+                                          "CRONWHEEL_JOB_ID=42",
+                                          "CRONWHEEL_LOG_ID=4201",
+                                          "CRONWHEEL_LOG_DATE_TIME=" + std::to_string(kLogDate),
+                                          "CRONWHEEL_JOB_PARAM=the param",
+                                          "CRONWHEEL_SHARD_INDEX=1",
+                                          "CRONWHEEL_SHARD_TOTAL=3"};
+  for (const auto& line : expected) {
+    EXPECT_THAT(log, HasSubstr("\n" + line + "\n")) << log;
+  }
+}
+
+TEST_F(ExecutorE2E, AScriptEnvPassNamingACronwheelVariableStopsTheExecutor) {
+  auto& exec = StartExecutor({"--script-env-pass", "HTTP_PROXY,CRONWHEEL_ACCESS_TOKEN"});
+  ASSERT_TRUE(exec.WaitExit(kWait)) << "still running";
+  EXPECT_NE(exec.exit_code(), 0);
+  EXPECT_THAT(exec.Output(), HasSubstr("setting script_env_pass: 'CRONWHEEL_ACCESS_TOKEN' cannot be passed"));
 }
 
 TEST_F(ExecutorE2E, AScriptJobIsRefusedWhenScriptsAreOff) {
