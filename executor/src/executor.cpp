@@ -18,6 +18,7 @@
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
 #include "metrics.hpp"
+#include "posix_util.hpp"
 #include "registry_heartbeat.hpp"
 #include "script_runner.hpp"
 #include "timer.hpp"
@@ -144,7 +145,7 @@ void Executor::Start() {
   const auto& s = m.settings;
   try {
     std::error_code ec;
-    std::filesystem::create_directories(s.log_dir, ec);
+    MakePrivateDirs(s.log_dir, ec);  // a log_dir that exists keeps its mode; what is made in it is 0700
     if (ec) {
       throw std::runtime_error(
           fmt::format("setting log_dir: cannot create {}: {}", s.log_dir.string(), ec.message()));

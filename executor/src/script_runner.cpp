@@ -184,7 +184,7 @@ JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path&
   }
   if (stop.stop_requested()) return {500, "script not started: the fire was stopped"};
 
-  const Fd log(::open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+  const Fd log(::open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, kPrivateFileMode));
   if (!log.ok())
     return {500, fmt::format("script not started: cannot open the job log: {}", ErrnoText(errno))};
 

@@ -7,11 +7,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -389,6 +391,53 @@ TEST_F(ExecutorE2E, AScriptEnvPassNamingACronwheelVariableStopsTheExecutor) {
   ASSERT_TRUE(exec.WaitExit(kWait)) << "still running";
   EXPECT_NE(exec.exit_code(), 0);
   EXPECT_THAT(exec.Output(), HasSubstr("setting script_env_pass: 'CRONWHEEL_ACCESS_TOKEN' cannot be passed"));
+}
+
+// Issue 21: job logs were world-readable (0644). Everything the executor writes under its log dir (the
+// folder itself, day folders, log segments and their indexes, a script fire's own log, glue sources, the
+// script HOME, spooled callbacks, the run trace) is its user's only, whatever the umask it started with.
+TEST_F(ExecutorE2E, EverythingTheExecutorWritesIsItsUsersOnlyWhateverTheUmask) {
+  admin_.Start();
+  const mode_t old_umask = ::umask(0);  // inherited by the executor
+  auto& exec =
+      StartExecutor({"--enable-scripts", "true", "--run-trace-file", (log_dir_ / "trace.txt").string()});
+  ::umask(old_umask);
+  const auto address = AwaitRegistered();
+  auto script = Trigger(43, 4301, "", "p");
+  script["glueType"] = "GLUE_SHELL";
+  script["glueUpdatetime"] = 1767225600123;
+  script["glueSource"] = "echo from a script";
+  ASSERT_EQ(Call(address, "run", script).code, 200);
+  ASSERT_EQ(Call(address, "run", Trigger(44, 4401, "demoJobHandler", "x")).code, 200);
+  ASSERT_TRUE(admin_.WaitCallbackFor(4301, kWait));
+  ASSERT_TRUE(admin_.WaitCallbackFor(4401, kWait));
+  admin_.Stop();  // the next result cannot be sent: it is spooled
+  ASSERT_EQ(Call(address, "run", Trigger(44, 4402, "demoJobHandler", "y")).code, 200);
+  EXPECT_EQ(exec.Stop(), 0);  // the segments get their indexes, the queue goes to the spool
+  const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(
+      std::chrono::sys_time<std::chrono::milliseconds>(std::chrono::milliseconds(kLogDate)))};
+  char name[16];
+  std::snprintf(name, sizeof name, "%04d-%02u-%02u", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+  const auto day = log_dir_ / name;  // the fires' UTC day folder
+  for (const auto& p :
+       {log_dir_ / "trace.txt", day / "4301.log", day / "fires-000001.seg", day / "fires-000001.idx",
+        log_dir_ / "gluesource" / "43_1767225600123.sh", log_dir_ / "scripthome"}) {
+    EXPECT_TRUE(std::filesystem::exists(p)) << p;
+  }
+  EXPECT_FALSE(std::filesystem::is_empty(log_dir_ / "callbacklogs")) << "no callback was spooled";
+  std::vector<std::string> wide;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(log_dir_)) {
+    const auto mode = std::filesystem::status(e.path()).permissions();
+    if ((mode & (std::filesystem::perms::group_all | std::filesystem::perms::others_all)) !=
+        std::filesystem::perms::none) {
+      wide.push_back(e.path().string());
+    }
+  }
+  EXPECT_THAT(wide, ::testing::IsEmpty());
+  const auto top = std::filesystem::status(log_dir_).permissions();
+  EXPECT_EQ(top & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+            std::filesystem::perms::none);
 }
 
 TEST_F(ExecutorE2E, AScriptJobIsRefusedWhenScriptsAreOff) {

@@ -192,6 +192,25 @@ TEST_F(ScriptRunnerTest, TheScriptGetsAMinimalEnvironmentAndNoneOfTheExecutorsSe
   EXPECT_EQ(st.st_mode & 0777, 0700U);
 }
 
+// Issue 21: the log file a script's output goes to, its source and the folders around them are the
+// executor user's only, whatever the umask.
+TEST(ScriptRunner, WhatAScriptRunMakesIsTheOwnersOnlyWhateverTheUmask) {
+  const cwtest::ZeroUmask umask0;
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  const ScriptRunner runner({.source_dir = dir.path() / "logs" / "gluesource",
+                             .kill_grace = 1s,
+                             .home = dir.path() / "logs" / "home"},
+                            clock);
+  std::string error;
+  const auto script = runner.WriteSource(1, 1, kShell, "echo hello", &error);
+  ASSERT_FALSE(script.empty()) << error;
+  const std::stop_source stop;
+  ASSERT_EQ(runner.Run(kShell, script, {}, {}, dir.path() / "logs" / "1.log", stop.get_token()).code, 200);
+  EXPECT_EQ(cwtest::ReadAll(dir.path() / "logs" / "1.log"), "hello\n");
+  EXPECT_THAT(cwtest::NotOwnerOnly(dir.path() / "logs"), ::testing::IsEmpty());
+}
+
 TEST(ScriptRunner, OnlyVariableNamesThatAreNotCronwheelsOwnMayBePassed) {
   for (const char* ok : {"HTTP_PROXY", "_x", "PATH", "lower_case1"}) {
     EXPECT_EQ(ScriptRunner::CheckPassName(ok), "") << ok;
