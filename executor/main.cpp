@@ -102,6 +102,10 @@ int main(int argc, char** argv) {
       .AddSecret("metrics_token", &s.metrics_token,
                  "bearer token that may read GET /metrics from any address (Authorization: Bearer <token>); "
                  "empty = none")
+      .Add("metrics_hosts", &s.metrics_hosts,
+           "host names a request allowed by metrics_allow may name in its Host header besides IP addresses "
+           "and localhost, e.g. executor-1 when Prometheus scrapes by that name (a guard against DNS "
+           "rebinding); empty = none")
       .Add("run_trace_file", &run_trace_file,
            "append '<logId> <jobId> <received epoch ms>' for every /run received (diagnostics, benchmarks); "
            "empty = off");

@@ -57,6 +57,9 @@ void Validate(const Executor::Settings& s) {
   if (std::string error; !cronwheel::net::AddressAllowList::Parse(s.metrics_allow, &error)) {
     bad("metrics_allow", error);
   }
+  if (const auto why = MetricsEndpoint::CheckHostNames(s.metrics_hosts); !why.empty()) {
+    throw std::invalid_argument("setting " + why);
+  }
   for (const auto& name : s.script_env_pass) {
     if (const auto why = ScriptRunner::CheckPassName(name); !why.empty()) bad("script_env_pass", why);
   }
@@ -186,7 +189,9 @@ void Executor::Start() {
     m.metrics.WatchCallbacks(*m.callbacks);  // once: an Executor starts once
     m.metrics.WatchDispatcher(*m.dispatcher);
     m.metrics_endpoint = std::make_unique<MetricsEndpoint>(
-        m.metrics_registry, MetricsEndpoint::Settings{.allow = s.metrics_allow, .token = s.metrics_token},
+        m.metrics_registry,
+        MetricsEndpoint::Settings{
+            .allow = s.metrics_allow, .token = s.metrics_token, .hosts = s.metrics_hosts},
         xxljob::TokenMatches);
 
     std::string prefix;

@@ -252,7 +252,8 @@ void AdminApp::Start() {
   // GET /metrics: the allowed addresses, the metrics token, or a signed-in console administrator.
   p.metrics_endpoint = std::make_unique<MetricsEndpoint>(
       p.metrics_registry,
-      MetricsEndpoint::Settings{.allow = config_.metrics_allow, .token = config_.metrics_token},
+      MetricsEndpoint::Settings{
+          .allow = config_.metrics_allow, .token = config_.metrics_token, .hosts = config_.metrics_hosts},
       xxljob::TokenMatches, [&p](const net::Request& req) {
         const auto who = p.auth.Authenticate(req);
         return who && who->admin;

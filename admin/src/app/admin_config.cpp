@@ -93,7 +93,11 @@ void AdminConfig::Declare(ConfigLoader& s) {
            "127.0.0.1/8,::1,10.0.0.0/8; empty = none")
       .AddSecret("metrics_token", &metrics_token,
                  "bearer token that may read GET /metrics from any address (Authorization: Bearer <token>); "
-                 "empty = none");
+                 "empty = none")
+      .Add("metrics_hosts", &metrics_hosts,
+           "host names a request allowed by metrics_allow may name in its Host header besides IP addresses "
+           "and localhost, e.g. admin-1 when Prometheus scrapes by that name (a guard against DNS "
+           "rebinding); empty = none");
 }
 
 Result<void> AdminConfig::Validate() {
@@ -126,6 +130,8 @@ Result<void> AdminConfig::Validate() {
     if (!net::AddressAllowList::Parse(metrics_allow, &allow_error))
       return Error::Invalid(fmt::format("metrics_allow {}", allow_error));
   }
+  if (const auto why = MetricsEndpoint::CheckHostNames(metrics_hosts); !why.empty())
+    return Error::Invalid(why);
   if (auto ok = CheckWebhookAllow(alarm_webhook_allow); !ok) return ok;
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};

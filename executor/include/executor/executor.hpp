@@ -87,6 +87,7 @@ class Executor final {
     // and a bearer token that may ("" = none). cronwheel/metrics_endpoint.hpp.
     std::vector<std::string> metrics_allow = {"127.0.0.1/8", "::1"};
     std::string metrics_token;
+    std::vector<std::string> metrics_hosts;  // Host names accepted with access by address (metrics_hosts)
   };
 
   Executor(Settings settings, ringwheel::Clock& clock);

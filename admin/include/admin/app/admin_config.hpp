@@ -53,6 +53,7 @@ struct AdminConfig {
   // bearer token that may ("" = none).
   std::vector<std::string> metrics_allow = DefaultMetricsAllow();
   std::string metrics_token;
+  std::vector<std::string> metrics_hosts;  // Host names accepted with access by address (DNS rebinding)
 
   // Declares every key on `config` (see --help).
   void Declare(ConfigLoader& config);
