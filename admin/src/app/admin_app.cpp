@@ -47,6 +47,7 @@ struct AdminApp::Parts {
   Parts(const AdminConfig& c, ringwheel::Clock& clock)
       : clock_(clock),
         metrics(metrics_registry),
+        guard(std::make_shared<const RegistryGuard>(c.MakeRegistryGuard())),
         pool({.dsn = c.dsn, .size = c.db_pool_size}),
         catalog({}, clock, pool),
         writer({}, clock, pool),
@@ -54,7 +55,8 @@ struct AdminApp::Parts {
         client({.connect_timeout = c.executor_timeout,
                 .read_timeout = c.executor_timeout,
                 .max_connections_per_origin = static_cast<std::size_t>(c.executor_connections),
-                .threads = c.executor_client_threads},
+                .threads = c.executor_client_threads,
+                .guard = guard},
                clock),
         metered_client(client, metrics, clock),
         routers(metered_client),
@@ -77,7 +79,7 @@ struct AdminApp::Parts {
         groups(clock, pool),
         jobs(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
-        registry(clock, pool),
+        registry(clock, pool, std::chrono::seconds(90), *guard),
         callbacks(clock, pool, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
         wheel(clock),
         alarms({.smtp_url = c.smtp_url,
@@ -169,6 +171,7 @@ struct AdminApp::Parts {
   ringwheel::Clock& clock_;
   metrics::Registry metrics_registry;
   AdminMetrics metrics;
+  std::shared_ptr<const RegistryGuard> guard;  // where the admin sends: registry and executor client
   PgPool pool;
   JobCatalog catalog;
   TriggerResultWriter writer;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "admin/model/validation.hpp"
 #include "cronwheel/net/address_allow_list.hpp"
@@ -70,6 +71,13 @@ void AdminConfig::Declare(ConfigLoader& s) {
            "URL prefixes a job's alarm webhook must be under (none = webhooks off), e.g. "
            "https://hooks.example.com/alerts: the same scheme, host and port (the scheme's default when "
            "not given) and a path at or below the prefix's, at a '/'")
+      .Add("registry_allow", &registry_allow,
+           "networks (CIDR) executor addresses may be in, checked at registration and when the admin "
+           "connects, e.g. 10.0.0.0/8,fd00::/8; empty = any network registry_deny does not name")
+      .Add("registry_deny", &registry_deny,
+           "networks (CIDR) the admin never sends requests to, whatever registry_allow says (the cloud "
+           "metadata service's link-local networks, and 0.0.0.0/8 and ::/128, which reach this host); the "
+           "admin's own listen address is always refused")
       .AddSecret(
           "admin_password", &admin_password,
           "password of the console user 'admin', created at the first start only (when no user exists); "
@@ -133,8 +141,24 @@ Result<void> AdminConfig::Validate() {
   if (const auto why = MetricsEndpoint::CheckHostNames(metrics_hosts); !why.empty())
     return Error::Invalid(why);
   if (auto ok = CheckWebhookAllow(alarm_webhook_allow); !ok) return ok;
+  if (std::string guard_error;
+      !RegistryGuard::Make({.allow = registry_allow, .deny = registry_deny}, &guard_error))
+    return Error::Invalid(guard_error);
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};
+}
+
+RegistryGuard AdminConfig::MakeRegistryGuard() const {
+  std::string error;
+  const auto address = net::ParseHostPort(listen, &error);
+  if (!address) throw std::invalid_argument("listen " + error);
+  auto guard = RegistryGuard::Make({.allow = registry_allow,
+                                    .deny = registry_deny,
+                                    .self = RegistryGuard::SelfAddresses(*address),
+                                    .self_port = address->port},
+                                   &error);
+  if (!guard) throw std::invalid_argument(error);
+  return std::move(*guard);
 }
 
 }  // namespace cronwheel::admin

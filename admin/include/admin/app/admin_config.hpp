@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/result.hpp"
 #include "cronwheel/config.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
@@ -41,6 +42,10 @@ struct AdminConfig {
   std::string smtp_password;
   bool smtp_starttls = false;
   std::vector<std::string> alarm_webhook_allow;
+  // The registration guard (dispatch/registry_guard.hpp): networks executors may be in (empty = any not
+  // denied) and networks the admin never sends to.
+  std::vector<std::string> registry_allow;
+  std::vector<std::string> registry_deny = RegistryGuard::DefaultDeny();
   // Console (auth_service.hpp).
   std::string admin_password;  // password of the user `admin` created at the first start; "" = generate
   std::string web_dir;         // serve web/ from this folder instead of the copy in the binary
@@ -60,6 +65,10 @@ struct AdminConfig {
   // Checks values that depend on each other and fills the derived defaults (node_id, pre_read_count).
   // kInvalid with a message naming the key, the value and what is valid.
   Result<void> Validate();
+  // The registration guard of registry_allow, registry_deny and this admin's own listen address (after
+  // Validate; reads the host's interfaces when listen is a wildcard). Throws std::invalid_argument for a
+  // setting Validate would refuse.
+  [[nodiscard]] RegistryGuard MakeRegistryGuard() const;
 };
 
 }  // namespace cronwheel::admin

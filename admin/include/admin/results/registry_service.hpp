@@ -5,6 +5,9 @@
 // "http://h:1/" are one executor); a removal deletes it; ExpireDead deletes registrations not renewed within
 // `dead_after` (90 s, XXL-JOB's DEAD_TIMEOUT). Routing reads the live registry through JobCatalog.
 //
+// A heartbeat naming an address the registration guard refuses (dispatch/registry_guard.hpp: settings
+// registry_allow and registry_deny, the admin's own address) stores nothing and says why (issue 21).
+//
 // Thread-safety: safe from any thread (pooled connections).
 
 #include <chrono>
@@ -12,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include "admin/dispatch/registry_guard.hpp"
+#include "admin/model/result.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
@@ -21,8 +26,10 @@ namespace cronwheel::admin {
 class RegistryService {
  public:
   RegistryService(ringwheel::Clock& clock, PgPool& pool,
-                  std::chrono::milliseconds dead_after = std::chrono::seconds(90));
-  void Register(const xxljob::RegistryParam& p);
+                  std::chrono::milliseconds dead_after = std::chrono::seconds(90),
+                  RegistryGuard guard = RegistryGuard());
+  // Stores the heartbeat; Error::Forbidden, naming the address and the setting, when the guard refuses it.
+  Result<void> Register(const xxljob::RegistryParam& p);
   void Remove(const xxljob::RegistryParam& p);
   // Deletes registrations not renewed within dead_after; returns how many.
   std::size_t ExpireDead();
@@ -33,6 +40,7 @@ class RegistryService {
   ringwheel::Clock& clock_;
   PgPool& pool_;
   std::chrono::milliseconds dead_after_;
+  RegistryGuard guard_;
 };
 
 }  // namespace cronwheel::admin
