@@ -84,7 +84,7 @@ std::string MetricsEndpoint::CheckHostNames(const std::vector<std::string>& host
 
 bool MetricsEndpoint::HostAccepted(std::string_view host) const {
   const auto h = HostPart(host);
-  if (h.empty()) return false;              // every browser sends Host; a request without one is no browser's
+  if (h.empty()) return false;              // HTTP/1.1 requires a Host: without one there is nothing to check
   if (net::ParseIpAddress(h)) return true;  // an IP literal cannot be rebound
   const auto lower = Lower(h);
   return lower == "localhost" || std::find(hosts_.begin(), hosts_.end(), lower) != hosts_.end();
