@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
            "run script jobs (GLUE_SHELL, GLUE_PYTHON, GLUE_PYTHON2, GLUE_NODEJS, GLUE_PHP, GLUE_POWERSHELL): "
            "they "
            "execute admin-supplied code on this host")
+      .Add("script_env_pass", &s.script_env_pass,
+           "variables of this process's environment that scripts get too, by name, e.g. HTTP_PROXY,NO_PROXY; "
+           "scripts otherwise get only PATH=/usr/local/bin:/usr/bin:/bin, LANG and LC_ALL=C.UTF-8, HOME, TZ "
+           "and the fire's CRONWHEEL_* variables (docs/operations.md); CRONWHEEL_* names are refused")
       .Add("heartbeat_interval_s", &s.heartbeat_interval, "registry heartbeat period",
            std::chrono::seconds(1), std::chrono::seconds(3600))
       .Add("callback_retry_interval_s", &s.callback_retry_interval, "retry period of spooled callbacks",
@@ -98,6 +102,10 @@ int main(int argc, char** argv) {
       .AddSecret("metrics_token", &s.metrics_token,
                  "bearer token that may read GET /metrics from any address (Authorization: Bearer <token>); "
                  "empty = none")
+      .Add("metrics_hosts", &s.metrics_hosts,
+           "host names a request allowed by metrics_allow may name in its Host header besides IP addresses "
+           "and localhost, e.g. executor-1 when Prometheus scrapes by that name (a guard against DNS "
+           "rebinding); empty = none")
       .Add("run_trace_file", &run_trace_file,
            "append '<logId> <jobId> <received epoch ms>' for every /run received (diagnostics, benchmarks); "
            "empty = off");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "cronwheel/json.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -125,16 +126,32 @@ JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
     std::string content_type = "application/json;charset=UTF-8";
     const std::string_view param = Trim(ctx.param());
     if (param.starts_with('{')) {
-      const auto j = nlohmann::json::parse(param, nullptr, false);
-      if (j.is_discarded() || !j.is_object() || !j.contains("url") || !j["url"].is_string()) {
+      // Depth-bounded (kMaxJsonDepth): printing a body nested 400,000 levels deep recursed once per level
+      // and overflowed the worker's stack (issue 21).
+      std::string error;
+      const auto j = ParseJson(param, &error, "the param");
+      if (!j) {
+        ctx.Fail(fmt::format(
+            R"(httpJobHandler: {}; use a URL or {{"url": "...", "method": "GET", "body": "..."}})", error));
+        return;
+      }
+      if (!j->is_object() || !j->contains("url")) {
         ctx.Fail(
             R"(httpJobHandler: the param must be a URL or {"url": "...", "method": "GET", "body": "..."})");
         return;
       }
-      url = j["url"].get<std::string>();
-      if (j.contains("body")) body = j["body"].is_string() ? j["body"].get<std::string>() : j["body"].dump();
-      method = j.value("method", body.empty() ? "GET" : "POST");
-      content_type = j.value("contentType", content_type);
+      for (const char* field : {"url", "method", "contentType"}) {
+        if (const auto it = j->find(field); it != j->end() && !it->is_string()) {
+          ctx.Fail(
+              fmt::format("httpJobHandler: the param's '{}' is {}, not a string", field, Shown(*it, 40)));
+          return;
+        }
+      }
+      url = j->at("url").get<std::string>();
+      if (const auto it = j->find("body"); it != j->end())
+        body = it->is_string() ? it->get<std::string>() : DumpLossy(*it);
+      method = j->value("method", body.empty() ? "GET" : "POST");
+      content_type = j->value("contentType", content_type);
     } else {
       url = std::string(param);
     }

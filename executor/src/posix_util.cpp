@@ -1,6 +1,7 @@
 #include "posix_util.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <random>
@@ -47,8 +48,27 @@ bool ReadFile(const std::filesystem::path& path, std::string* out, std::string* 
   }
 }
 
+void MakePrivateDirs(const std::filesystem::path& dir, std::error_code& ec) {
+  ec.clear();
+  if (dir.empty() || std::filesystem::is_directory(dir, ec)) return;
+  ec.clear();
+  // The parents first (a path of a few levels: recursion is bounded by it).
+  if (const auto parent = dir.parent_path(); !parent.empty() && parent != dir) {
+    MakePrivateDirs(parent, ec);
+    if (ec) return;
+  }
+  if (::mkdir(dir.c_str(), kPrivateDirMode) != 0) {
+    if (errno == EEXIST && std::filesystem::is_directory(dir, ec)) return;  // made meanwhile by another
+    ec = std::error_code(errno, std::generic_category());
+    return;
+  }
+  if (::chmod(dir.c_str(), kPrivateDirMode) != 0) ec = std::error_code(errno, std::generic_category());
+}
+
 void MakePrivateDir(const std::filesystem::path& dir) {
-  std::filesystem::create_directories(dir);
+  std::error_code ec;
+  MakePrivateDirs(dir, ec);
+  if (ec) throw std::filesystem::filesystem_error("cannot create the folder", dir, ec);
   std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
                                std::filesystem::perm_options::replace);
 }

@@ -69,7 +69,16 @@ std::string WriteFileAtomically(const std::filesystem::path& path, std::string_v
 // Reads a whole file; nullopt-like empty result with `*error` set on failure.
 bool ReadFile(const std::filesystem::path& path, std::string* out, std::string* error);
 
-// Creates `dir` (and parents) and sets its mode; throws std::filesystem::filesystem_error on failure.
+// The modes of what the executor writes (issue 21: job logs were world-readable): its user's only, whatever
+// the umask (a umask can only take bits away from these).
+inline constexpr mode_t kPrivateFileMode = 0600;
+inline constexpr mode_t kPrivateDirMode = 0700;
+
+// Creates `dir` and each missing parent with mode 0700 (exactly: chmod after mkdir, so a umask cannot widen
+// or narrow it); folders that exist keep their mode. `ec` is set on failure.
+void MakePrivateDirs(const std::filesystem::path& dir, std::error_code& ec);
+// MakePrivateDirs, then sets `dir` itself to 0700 even if it existed; throws
+// std::filesystem::filesystem_error on failure.
 void MakePrivateDir(const std::filesystem::path& dir);
 
 // 16 random hex characters (std::random_device).

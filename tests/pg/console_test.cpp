@@ -727,7 +727,7 @@ TEST_F(ConsoleTest, DashboardCountsTheGroupsTheCallerMaySee) {
   Exec(
       "INSERT INTO log_report (day, running_count, success_count, failed_count, updated_ms) VALUES"
       " ('2026-01-01', 1, 2, 3, 1), ('2025-12-30', 0, 5, 0, 1), ('2025-12-01', 9, 9, 9, 1)");
-  registry_->Register({.registry_key = "other-app", .registry_value = "http://127.0.0.1:9999/"});
+  ASSERT_TRUE(registry_->Register({.registry_key = "other-app", .registry_value = "http://127.0.0.1:9999/"}));
   catalog_->RefreshRegistry();
   auto r = Call("GET", "/api/v1/dashboard?days=7");
   ASSERT_EQ(r.status, 200) << r.body.dump();

@@ -72,9 +72,9 @@ class MonitorsPg : public cwtest::PgFixture {
 
 TEST_F(MonitorsPg, RegistrationsOlderThanNinetySecondsExpire) {
   RegistryService registry(clock_, *pool_);
-  registry.Register({"EXECUTOR", "app", "http://127.0.0.1:1/"});
+  ASSERT_TRUE(registry.Register({"EXECUTOR", "app", "http://127.0.0.1:1/"}));
   clock_.Advance(std::chrono::seconds(60));
-  registry.Register({"EXECUTOR", "app", "http://127.0.0.1:2"});
+  ASSERT_TRUE(registry.Register({"EXECUTOR", "app", "http://127.0.0.1:2"}));
   clock_.Advance(std::chrono::seconds(31));
   EXPECT_EQ(registry.ExpireDead(), 1u);
   EXPECT_EQ(Exec("SELECT registry_value FROM executor_registry")[0][0].as<std::string>(),
@@ -134,7 +134,7 @@ TEST_F(MonitorsPg, ResultsLostOnGoneExecutorsAreFailedButNotOnLiveOnes) {
   const auto recent =
       AddLog(ja, autog, "MANUAL", clock_.NowMs() - 60'000, 200, 0, 0, "http://127.0.0.1:7000/");
   RegistryService registry(clock_, *pool_);
-  registry.Register({"EXECUTOR", "auto-app", "http://127.0.0.1:7003/"});
+  ASSERT_TRUE(registry.Register({"EXECUTOR", "auto-app", "http://127.0.0.1:7003/"}));
   PgCatalogSource catalog_source(*pool_);
   JobCatalog catalog({.listen = false}, clock_, catalog_source);
   catalog.RefreshRegistry();

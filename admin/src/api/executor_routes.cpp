@@ -52,8 +52,10 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
       }
       if (remove) {
         registry.Remove(*p);
-      } else {
-        registry.Register(*p);
+      } else if (auto stored = registry.Register(*p); !stored) {
+        // An address the registration guard refuses (issue 21): the executor learns why, nothing is stored.
+        count_registration(remove, "refused");
+        return SendEnvelope(res, xxljob::Envelope::Fail(stored.error().message));
       }
       count_registration(remove, "ok");
       SendEnvelope(res, xxljob::Envelope::Success());

@@ -51,6 +51,7 @@ struct AdminApp::Parts {
   Parts(const AdminConfig& c, ringwheel::Clock& clock)
       : clock_(clock),
         metrics(metrics_registry),
+        guard(std::make_shared<const RegistryGuard>(c.MakeRegistryGuard())),
         pool({.dsn = c.dsn, .size = c.db_pool_size}),
         catalog_source(pool),
         catalog({}, clock, catalog_source),
@@ -59,7 +60,8 @@ struct AdminApp::Parts {
         client({.connect_timeout = c.executor_timeout,
                 .read_timeout = c.executor_timeout,
                 .max_connections_per_origin = static_cast<std::size_t>(c.executor_connections),
-                .threads = c.executor_client_threads},
+                .threads = c.executor_client_threads,
+                .guard = guard},
                clock),
         metered_client(client, metrics, clock),
         routers(metered_client),
@@ -83,7 +85,7 @@ struct AdminApp::Parts {
         groups(clock, pool),
         jobs(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
-        registry(clock, pool),
+        registry(clock, pool, std::chrono::seconds(90), *guard),
         result_store(pool),
         callbacks(clock, result_store, c.node_id,
                   [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
@@ -180,6 +182,7 @@ struct AdminApp::Parts {
   ringwheel::Clock& clock_;
   metrics::Registry metrics_registry;
   AdminMetrics metrics;
+  std::shared_ptr<const RegistryGuard> guard;  // where the admin sends: registry and executor client
   PgPool pool;
   PgCatalogSource catalog_source;
   JobCatalog catalog;
@@ -267,7 +270,8 @@ void AdminApp::Start() {
   // GET /metrics: the allowed addresses, the metrics token, or a signed-in console administrator.
   p.metrics_endpoint = std::make_unique<MetricsEndpoint>(
       p.metrics_registry,
-      MetricsEndpoint::Settings{.allow = config_.metrics_allow, .token = config_.metrics_token},
+      MetricsEndpoint::Settings{
+          .allow = config_.metrics_allow, .token = config_.metrics_token, .hosts = config_.metrics_hosts},
       xxljob::TokenMatches, [&p](const net::Request& req) {
         const auto who = p.auth.Authenticate(req);
         return who && who->admin;

@@ -29,7 +29,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cronwheel/net/address_allow_list.hpp"
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/throttled_log.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -71,6 +73,39 @@ std::optional<milliseconds> KeepAliveHeader(std::string_view value) {
   const auto [end, ec] = std::from_chars(begin, value.data() + value.size(), seconds);
   if (ec != std::errc() || end == begin || seconds <= 0) return std::nullopt;
   return milliseconds(std::int64_t{seconds} * 1000);
+}
+
+// Why no connection could be made, in words a user can act on (issue 21: the socket's own text, for any
+// address a registration named, is for the admin's log).
+std::string Unreachable(const ErrorCode& e) {
+  if (e == asio::error::connection_refused) return "connection refused";
+  if (e == asio::error::timed_out) return "timed out";
+  if (e == asio::error::host_not_found || e == asio::error::host_not_found_try_again ||
+      e == asio::error::no_data || e == asio::error::no_recovery) {
+    return "its host name did not resolve";
+  }
+  if (e == asio::error::network_unreachable || e == asio::error::host_unreachable) return "no route to it";
+  return "the connection failed";
+}
+
+// Why no answer came after the request was written, in the same spirit.
+std::string NoAnswer(const ErrorCode& e) {
+  if (e == http::error::end_of_stream || e == asio::error::eof || e == asio::error::connection_reset ||
+      e == asio::error::broken_pipe || e == asio::error::connection_aborted) {
+    return "the connection closed without an answer";
+  }
+  if (&e.category() == &http::make_error_code(http::error::end_of_stream).category()) {
+    return "the answer was not an executor's";
+  }
+  return "the connection failed";
+}
+
+// An address as the registration guard reads it: IPv6 without its scope ("fe80::1%eth0" is fe80::1).
+std::string IpText(const asio::ip::address& a) {
+  if (!a.is_v6()) return a.to_string();
+  auto v6 = a.to_v6();
+  v6.scope_id(0);
+  return v6.to_string();
 }
 
 }  // namespace
@@ -180,7 +215,16 @@ class HttpExecutorClient::Engine {
     std::optional<milliseconds> keep_alive;
     ringwheel::SteadyTime keep_alive_learned{};
     OriginStats* stats = nullptr;  // its entry in stats_, written under stats_mu_
+    ThrottledLog failures;         // what failed, in detail, for the admin's log
   };
+
+  // Logs what went wrong with a request in detail (users see less, see the header): once per streak of
+  // failures to this executor, then at most once a minute.
+  void Detail(Origin& origin, const Request& r, std::string_view detail) {
+    if (const auto n = origin.failures.Failure(clock_.SteadyNow())) {
+      spdlog::warn("request to {}{}: {} ({} failure(s) to it in a row)", r.origin, r.path, detail, *n);
+    }
+  }
 
   template <class F>
   void Count(Origin& o, F&& f) {
@@ -369,10 +413,33 @@ class HttpExecutorClient::Engine {
                                 Connected(c, e);
                                 return;
                               }
-                              asio::async_connect(
-                                  c->Socket(), found,
-                                  [this, c](const ErrorCode& e2, const tcp::endpoint&) { Connected(c, e2); });
+                              Resolved(c, found);
                             });
+  }
+
+  // A host name resolved: connects to the addresses the registration guard allows, now (DNS rebinding: what
+  // a name resolves to can change after its registration was checked).
+  void Resolved(const ConnPtr& c, const tcp::resolver::results_type& found) {
+    std::vector<tcp::endpoint> allowed;
+    std::string refused;
+    for (const auto& entry : found) {
+      const auto& endpoint = entry.endpoint();
+      if (settings_.guard) {
+        if (auto why = settings_.guard->CheckEndpoint(IpText(endpoint.address()), endpoint.port())) {
+          if (refused.empty()) refused = std::move(*why);
+          continue;
+        }
+      }
+      allowed.push_back(endpoint);
+    }
+    if (allowed.empty()) {
+      Fail(c, Delivery::kInvalid,
+           fmt::format("refused: {} resolves to no address the admin sends to: {}", c->request->host,
+                       refused));
+      return;
+    }
+    asio::async_connect(c->Socket(), allowed,
+                        [this, c](const ErrorCode& e, const tcp::endpoint&) { Connected(c, e); });
   }
 
   ssl::context& TlsContext() {
@@ -386,13 +453,15 @@ class HttpExecutorClient::Engine {
 
   // The handler of one asynchronous step of a busy connection: nothing once the client has closed it (a
   // timeout or the shutdown failed its request already); on an error, the request fails with `delivery`
-  // and `what` (a format string; {} is the error); else `next`.
-  template <class Next>
-  auto Step(const ConnPtr& c, Delivery delivery, const char* what, Next next) {
+  // and `what(error)` (users' words; the error's own text goes to the log); else `next`.
+  template <class What, class Next>
+  auto Step(const ConnPtr& c, Delivery delivery, What what, Next next) {
     return [this, c, delivery, what, next](const ErrorCode& e, auto&&... /*bytes*/) {
       if (c->closed) return;
       if (e) {
-        Fail(c, delivery, fmt::format(fmt::runtime(what), e.message()));
+        const std::string text = what(e);
+        Detail(*c->origin, *c->request, fmt::format("{} ({})", text, e.message()));
+        Fail(c, delivery, text);
         return;
       }
       next(c);
@@ -403,7 +472,9 @@ class HttpExecutorClient::Engine {
     if (c->closed) return;
     const auto& r = *c->request;
     if (e) {
-      Fail(c, Delivery::kNotSent, fmt::format("not sent: cannot connect: {}", e.message()));
+      const auto text = fmt::format("not sent: the executor could not be reached ({})", Unreachable(e));
+      Detail(*c->origin, r, fmt::format("cannot connect: {}", e.message()));
+      Fail(c, Delivery::kNotSent, text);
       return;
     }
     ErrorCode ignored;
@@ -420,9 +491,16 @@ class HttpExecutorClient::Engine {
       return;
     }
     c->tls->set_verify_callback(ssl::host_name_verification(r.host));
-    c->tls->async_handshake(ssl::stream_base::client,
-                            Step(c, Delivery::kNotSent, "not sent: TLS handshake failed: {}",
-                                 [this](const ConnPtr& k) { Write(k); }));
+    c->tls->async_handshake(
+        ssl::stream_base::client,
+        Step(
+            c, Delivery::kNotSent,
+            [](const ErrorCode&) {
+              return std::string(
+                  "not sent: the TLS handshake failed (is it an https executor with a certificate "
+                  "this host trusts?)");
+            },
+            [this](const ConnPtr& k) { Write(k); }));
   }
 
   void Write(const ConnPtr& c) {
@@ -430,9 +508,14 @@ class HttpExecutorClient::Engine {
     c->deadline = TransportClock::now() + settings_.read_timeout;
     // An HTTP server acts on a request only once it has read all of it: one not written whole was not sent.
     c->WithStream([&](auto& stream) {
-      http::async_write(stream, c->request->message,
-                        Step(c, Delivery::kNotSent, "not sent: writing it failed: {}",
-                             [this](const ConnPtr& k) { Read(k); }));
+      http::async_write(
+          stream, c->request->message,
+          Step(
+              c, Delivery::kNotSent,
+              [](const ErrorCode&) {
+                return std::string("not sent: the connection closed while the request was written");
+              },
+              [this](const ConnPtr& k) { Read(k); }));
     });
   }
 
@@ -443,10 +526,15 @@ class HttpExecutorClient::Engine {
     c->parser.emplace();
     c->parser->body_limit(kMaxAnswerBytes);
     c->WithStream([&](auto& stream) {
-      http::async_read(
-          stream, c->buffer, *c->parser,
-          Step(c, Delivery::kUnknown, "failed after it was sent ({}): the executor may have received it",
-               [this](const ConnPtr& k) { Answered(k); }));
+      http::async_read(stream, c->buffer, *c->parser,
+                       Step(
+                           c, Delivery::kUnknown,
+                           [](const ErrorCode& e) {
+                             return fmt::format(
+                                 "failed after it was sent ({}): the executor may have received it",
+                                 NoAnswer(e));
+                           },
+                           [this](const ConnPtr& k) { Answered(k); }));
     });
   }
 
@@ -466,21 +554,27 @@ class HttpExecutorClient::Engine {
     RemoveBusy(origin, *c);
     Release(origin, c, reusable, now);
     Pump(origin);
+    // Anything but XXL-JOB's envelope: the user learns that much, the log what it was (see the header).
+    const auto not_an_executor = [&](const std::string& detail) {
+      Detail(origin, *r, detail);
+      Complete(*r,
+               xxljob::Envelope::Fail(fmt::format(
+                   "{}{} answered, but not as an XXL-JOB executor (is it the executor's address?)", r->origin,
+                   r->path)),
+               Delivery::kAnswered);
+    };
     const unsigned status = answer.result_int();
     if (status != 200) {
-      Complete(*r, xxljob::Envelope::Fail(fmt::format("{}{} answered HTTP {}", r->origin, r->path, status)),
-               Delivery::kAnswered);
+      not_an_executor(fmt::format("answered HTTP {}", status));
       return;
     }
     std::string error;
     auto envelope = xxljob::ParseEnvelope(answer.body(), &error);
     if (!envelope) {
-      Complete(
-          *r,
-          xxljob::Envelope::Fail(fmt::format("{}{}: response not understood: {}", r->origin, r->path, error)),
-          Delivery::kAnswered);
+      not_an_executor("response not understood: " + error);
       return;
     }
+    origin.failures.Success();
     Finish(*r, {std::move(*envelope), Delivery::kAnswered});
   }
 
@@ -588,7 +682,8 @@ class HttpExecutorClient::Engine {
     switch (c->phase) {
       case Conn::Phase::kConnecting:
         Fail(c, Delivery::kNotSent,
-             fmt::format("not sent: no connection within {} ms", settings_.connect_timeout.count()));
+             fmt::format("not sent: the executor could not be reached (no connection within {} ms)",
+                         settings_.connect_timeout.count()));
         return;
       case Conn::Phase::kWriting:
         Fail(c, Delivery::kNotSent,
@@ -648,7 +743,7 @@ class HttpExecutorClient::Engine {
   std::thread thread_;  // last: started once everything above exists
 };
 
-HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& clock) {
+HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& clock) : guard_(settings.guard) {
   // Each thread runs its share of every executor's connections: no more threads than connections, and the
   // shares add up to executor_connections exactly.
   const auto cap = std::max<std::size_t>(settings.max_connections_per_origin, 1);
@@ -670,6 +765,14 @@ void HttpExecutorClient::Post(const std::string& address, const char* method, co
   if (!addr) {
     done({xxljob::Envelope::Fail(error), Delivery::kInvalid});
     return;
+  }
+  if (guard_ && cronwheel::net::ParseIpAddress(addr->host)) {
+    if (auto why = guard_->CheckEndpoint(addr->host, addr->port)) {
+      done({xxljob::Envelope::Fail(
+                fmt::format("request to {}{} refused: {}", addr->origin, addr->Path(method), *why)),
+            Delivery::kInvalid});
+      return;
+    }
   }
   auto r = std::make_unique<Engine::Request>();
   r->origin = addr->origin;

@@ -13,6 +13,13 @@
 namespace cronwheel::admin {
 namespace {
 
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 bool NameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
 }
@@ -89,9 +96,54 @@ void CheckJobFields(Job& job, FieldErrors& errors) {
   }
 }
 
+std::optional<WebhookUrl> ParseWebhookUrl(std::string_view url, std::string* error) {
+  const auto a = net::ParseHttpAddress(url, error);
+  if (!a) return std::nullopt;
+  // A server may decode and resolve these before it routes: "/hooks/%2e%2e/admin" is "/admin" to it.
+  const auto lower = Lower(a->base_path);
+  if (lower.find("%2e") != std::string::npos || lower.find("%2f") != std::string::npos ||
+      lower.find("%5c") != std::string::npos || lower.find("/./") != std::string::npos ||
+      lower.ends_with("/.")) {
+    if (error != nullptr) {
+      *error = fmt::format(
+          "URL '{}' is not valid: its path must not hold '.' segments or encoded '.', '/' or "
+          "'\\'",
+          url.substr(0, 200));
+    }
+    return std::nullopt;
+  }
+  WebhookUrl u;
+  u.https = a->origin.starts_with("https://");
+  u.host = Lower(a->host);
+  u.port = a->port;
+  u.path = a->base_path;
+  return u;
+}
+
 bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow) {
-  return std::any_of(allow.begin(), allow.end(),
-                     [&](const std::string& p) { return !p.empty() && url.starts_with(p); });
+  const auto u = ParseWebhookUrl(url, nullptr);
+  if (!u) return false;
+  return std::any_of(allow.begin(), allow.end(), [&](const std::string& entry) {
+    const auto p = ParseWebhookUrl(Trim(entry), nullptr);
+    if (!p || p->https != u->https || p->host != u->host || p->port != u->port) return false;
+    // The path at or below the prefix's, at a '/' boundary: "/hooks" covers "/hooks" and "/hooks/x", not
+    // "/hooksX".
+    return p->path.empty() || u->path == p->path || u->path.starts_with(p->path + "/");
+  });
+}
+
+Result<void> CheckWebhookAllow(const std::vector<std::string>& allow) {
+  for (const auto& entry : allow) {
+    if (Trim(entry).empty()) continue;
+    std::string error;
+    if (!ParseWebhookUrl(Trim(entry), &error)) {
+      return Error::Invalid(
+          fmt::format("alarm_webhook_allow: {} (each entry is a URL prefix such as "
+                      "https://hooks.example.com/alerts)",
+                      error));
+    }
+  }
+  return {};
 }
 
 void CheckWebhook(const Job& job, const Job* before, const std::vector<std::string>& allow,
@@ -103,7 +155,8 @@ void CheckWebhook(const Job& job, const Job* before, const std::vector<std::stri
                         ? fmt::format("'{}' is not allowed: webhooks are off until the operator allows URL "
                                       "prefixes (setting alarm_webhook_allow)",
                                       job.alarm_webhook)
-                        : fmt::format("'{}' is not allowed: it must start with one of {} (setting "
+                        : fmt::format("'{}' is not allowed: it must be under one of {} (the same scheme, "
+                                      "host and port, and a path at or below the prefix's; setting "
                                       "alarm_webhook_allow)",
                                       job.alarm_webhook, fmt::join(allow, ", "))});
 }

@@ -6,10 +6,12 @@
 
 namespace cronwheel::admin {
 
-RegistryService::RegistryService(ringwheel::Clock& clock, PgPool& pool, std::chrono::milliseconds dead_after)
-    : clock_(clock), pool_(pool), dead_after_(dead_after) {}
+RegistryService::RegistryService(ringwheel::Clock& clock, PgPool& pool, std::chrono::milliseconds dead_after,
+                                 RegistryGuard guard)
+    : clock_(clock), pool_(pool), dead_after_(dead_after), guard_(std::move(guard)) {}
 
-void RegistryService::Register(const xxljob::RegistryParam& p) {
+Result<void> RegistryService::Register(const xxljob::RegistryParam& p) {
+  if (auto why = guard_.CheckAddress(p.registry_value)) return Error::Forbidden(std::move(*why));
   WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);
     tx.exec_params(R"sql(
@@ -20,6 +22,7 @@ void RegistryService::Register(const xxljob::RegistryParam& p) {
                    p.registry_group, p.registry_key, net::NormalizeAddress(p.registry_value), clock_.NowMs());
     tx.commit();
   });
+  return {};
 }
 
 void RegistryService::Remove(const xxljob::RegistryParam& p) {
