@@ -8,6 +8,7 @@
 #include "admin/results/report_monitor.hpp"
 #include "admin/store/fire_log.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/answering_executor_client.hpp"
@@ -71,7 +72,8 @@ class MonitorsPg : public cwtest::PgFixture {
 };
 
 TEST_F(MonitorsPg, RegistrationsOlderThanNinetySecondsExpire) {
-  RegistryService registry(clock_, *pool_);
+  PgRegistryStore registry_store(*pool_);
+  RegistryService registry(clock_, registry_store);
   ASSERT_TRUE(registry.Register({"EXECUTOR", "app", "http://127.0.0.1:1/"}));
   clock_.Advance(std::chrono::seconds(60));
   ASSERT_TRUE(registry.Register({"EXECUTOR", "app", "http://127.0.0.1:2"}));
@@ -133,7 +135,8 @@ TEST_F(MonitorsPg, ResultsLostOnGoneExecutorsAreFailedButNotOnLiveOnes) {
   const auto live_manual = AddLog(jm, manualg, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7002/");
   const auto recent =
       AddLog(ja, autog, "MANUAL", clock_.NowMs() - 60'000, 200, 0, 0, "http://127.0.0.1:7000/");
-  RegistryService registry(clock_, *pool_);
+  PgRegistryStore registry_store(*pool_);
+  RegistryService registry(clock_, registry_store);
   ASSERT_TRUE(registry.Register({"EXECUTOR", "auto-app", "http://127.0.0.1:7003/"}));
   PgCatalogSource catalog_source(*pool_);
   JobCatalog catalog({.listen = false}, clock_, catalog_source);

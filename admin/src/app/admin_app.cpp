@@ -35,6 +35,7 @@
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
+#include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
@@ -85,7 +86,8 @@ struct AdminApp::Parts {
         groups(clock, pool),
         jobs(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
-        registry(clock, pool, std::chrono::seconds(90), *guard),
+        registry_store(pool),
+        registry(clock, registry_store, std::chrono::seconds(90), *guard),
         result_store(pool),
         callbacks(clock, result_store, c.node_id,
                   [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
@@ -201,6 +203,7 @@ struct AdminApp::Parts {
   GroupRepository groups;
   JobRepository jobs;
   LogRepository logs;
+  PgRegistryStore registry_store;
   RegistryService registry;
   PgResultStore result_store;
   CallbackService callbacks;

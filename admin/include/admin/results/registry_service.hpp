@@ -8,7 +8,10 @@
 // A heartbeat naming an address the registration guard refuses (dispatch/registry_guard.hpp: settings
 // registry_allow and registry_deny, the admin's own address) stores nothing and says why (issue 21).
 //
-// Thread-safety: safe from any thread (pooled connections; the token cache under its own mutex).
+// The rows are the store's (results/registry_store.hpp; PgRegistryStore on PostgreSQL, fakes in the unit
+// tests); the rules are here.
+//
+// Thread-safety: safe from any thread (the store is; the token cache is under its own mutex).
 
 #include <chrono>
 #include <cstddef>
@@ -21,7 +24,7 @@
 
 #include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/result.hpp"
-#include "admin/store/pg_pool.hpp"
+#include "admin/results/registry_store.hpp"
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -29,7 +32,7 @@ namespace cronwheel::admin {
 
 class RegistryService {
  public:
-  RegistryService(ringwheel::Clock& clock, PgPool& pool,
+  RegistryService(ringwheel::Clock& clock, RegistryStore& store,
                   std::chrono::milliseconds dead_after = std::chrono::seconds(90),
                   RegistryGuard guard = RegistryGuard());
   // Stores the heartbeat; Error::Forbidden, naming the address and the setting, when the guard refuses it.
@@ -47,7 +50,7 @@ class RegistryService {
 
  private:
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  RegistryStore& store_;
   std::chrono::milliseconds dead_after_;
   std::mutex tokens_mu_;
   std::vector<std::string> group_tokens_;  // guarded by tokens_mu_
