@@ -47,8 +47,7 @@ void FuzzJob(const nlohmann::json& body, bool create) {
   CheckJobFields(*job, errors);
   if (!Accepted(errors.empty() ? Result<void>() : Result<void>(Error::Invalid("", errors)))) return;
   Check(!job->time_zone.empty());
-  Check(ringwheel::Schedule::Parse(job->schedule_type, job->schedule_conf, job->time_zone, nullptr)
-            .has_value());
+  Check(ringwheel::Schedule::Parse(job->schedule_type, job->schedule_conf, job->time_zone).ok());
   if (create) Check(job->group_id >= 1 && !job->description.empty());
 }
 

@@ -68,9 +68,10 @@ Result<void> CheckPasswordPolicy(std::string_view password) {
 }
 
 void CheckJobFields(Job& job, FieldErrors& errors) {
-  ringwheel::ScheduleError se;
-  if (!ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone, &se)) {
-    errors.push_back({se.field, se.message, "schedule"});
+  const auto schedule = ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone);
+  if (!schedule.ok()) {
+    errors.push_back(
+        {ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"});
   }
   if (job.time_zone.empty()) job.time_zone = "UTC";
   if (job.glue_type == GlueType::kBean && job.handler.empty()) {

@@ -113,9 +113,12 @@ Result<PreviewBody> ReadPreviewBody(const json& body) {
 }
 
 Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms) {
-  ringwheel::ScheduleError se;
-  const auto schedule = ringwheel::Schedule::Parse(p.schedule_type, p.schedule_conf, p.time_zone, &se);
-  if (!schedule) return Error::Invalid("the schedule is not valid", {{se.field, se.message, "schedule"}});
+  const auto schedule = ringwheel::Schedule::Parse(p.schedule_type, p.schedule_conf, p.time_zone);
+  if (!schedule.ok()) {
+    return Error::Invalid(
+        "the schedule is not valid",
+        {{ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"}});
+  }
   json fires = json::array();
   std::int64_t at = p.from_ms.value_or(now_ms);
   for (int i = 0; i < p.count; ++i) {
