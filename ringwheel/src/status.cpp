@@ -25,4 +25,9 @@ std::string ErrorField(const absl::Status& status) {
   return field ? std::string(*field) : std::string();
 }
 
+absl::Status ErrnoError(int err, std::string_view message) {
+  const absl::StatusCode code = err == 0 ? absl::StatusCode::kUnknown : absl::ErrnoToStatusCode(err);
+  return {code, AbslView(message)};
+}
+
 }  // namespace ringwheel

@@ -293,7 +293,7 @@ void AdminApp::Start() {
   p.lease.Start();
   p.scheduler.Start();
   p.StartMonitors();
-  const auto address = net::ParseHostPort(config_.listen, nullptr).value();
+  const auto address = net::ParseHostPort(config_.listen).value();
   p.api =
       std::make_unique<ApiServer>(
           ApiServer::Settings{.host = address.host,

@@ -26,4 +26,10 @@ absl::Status FieldError(std::string_view field, std::string_view message);
 // The field that `status` names (FieldError), or "" when it names none (an OK status names none).
 std::string ErrorField(const absl::Status& status);
 
+// An error status for a failed system call's `err` (errno) with `message` as its whole text: the code
+// follows errno (absl::ErrnoToStatusCode: ENOENT NotFound, EACCES PermissionDenied, ...; Unknown when `err`
+// is 0, so the result is never OK), e.g.
+//   ErrnoError(ENOENT, "cannot read 'jobs.json': No such file or directory").
+absl::Status ErrnoError(int err, std::string_view message);
+
 }  // namespace ringwheel

@@ -4,6 +4,8 @@
 #include <date/tz.h>
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include "test_time.hpp"
 
 namespace {
@@ -108,6 +110,13 @@ TEST(Status, FieldErrorNamesItsField) {
   EXPECT_EQ(ringwheel::ErrorField(e), "time_zone");
   EXPECT_EQ(ringwheel::ErrorField(absl::InvalidArgumentError("no field")), "");
   EXPECT_EQ(ringwheel::ErrorField(absl::OkStatus()), "");
+}
+
+TEST(Status, ErrnoErrorFollowsErrnoAndIsNeverOk) {
+  EXPECT_EQ(ringwheel::ErrnoError(ENOENT, "cannot read 'x'").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ringwheel::ErrnoError(EACCES, "cannot read 'x'").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ringwheel::ErrnoError(EACCES, "cannot read 'x'").message(), "cannot read 'x'");
+  EXPECT_EQ(ringwheel::ErrnoError(0, "a read error").code(), absl::StatusCode::kUnknown);
 }
 
 }  // namespace

@@ -31,9 +31,8 @@ Result<void> CheckRegistration(const xxljob::RegistryParam& p) {
                     "with a letter or digit",
                     p.registry_key.substr(0, 80)));
   }
-  std::string why;
-  if (!net::ParseHttpAddress(p.registry_value, &why)) {
-    return Error::Invalid(fmt::format("field 'registryValue': {}", why));
+  if (const auto address = net::ParseHttpAddress(p.registry_value); !address.ok()) {
+    return Error::Invalid(fmt::format("field 'registryValue': {}", std::string(address.status().message())));
   }
   return {};
 }
@@ -85,9 +84,9 @@ Result<JobGroup> ReadGroupBody(const json& body, JobGroup g, bool create) {
          {{"what", "app_name"}}});
   }
   for (auto& a : g.addresses) {
-    std::string why;
-    if (!net::ParseHttpAddress(a, &why)) {
-      errors.push_back({"addresses", why, "format", {{"what", "address"}}});
+    if (const auto address = net::ParseHttpAddress(a); !address.ok()) {
+      errors.push_back(
+          {"addresses", std::string(address.status().message()), "format", {{"what", "address"}}});
     } else {
       a = net::NormalizeAddress(a);
     }
