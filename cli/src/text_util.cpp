@@ -44,7 +44,7 @@ absl::Status WriteTextFile(const std::filesystem::path& path, std::string_view c
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.close();
     if (!out) {
-      const absl::Status status = LastError(fmt::format("cannot write '{}': a write error", tmp.string()));
+      absl::Status status = LastError(fmt::format("cannot write '{}': a write error", tmp.string()));
       std::filesystem::remove(tmp);
       return status;
     }
@@ -52,7 +52,7 @@ absl::Status WriteTextFile(const std::filesystem::path& path, std::string_view c
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
-    const absl::Status status =
+    absl::Status status =
         ringwheel::ErrnoError(ec.value(), fmt::format("cannot write '{}': {}", path.string(), ec.message()));
     std::filesystem::remove(tmp, ec);
     return status;
