@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,7 +68,9 @@ class RawServer {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      throw std::runtime_error("RawServer: cannot bind a loopback port");
+    }
     socklen_t len = sizeof addr;
     ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
     port_ = ntohs(addr.sin_port);
@@ -311,6 +314,7 @@ TEST(ExecutorClient, BurstsOpenFewConnectionsGraduallyAndReuseThemAcrossBursts) 
   std::atomic<int> ok{0};
   for (int burst = 0; burst < 3; ++burst) {
     std::vector<std::thread> callers;
+    callers.reserve(30);
     for (int i = 0; i < 30; ++i) {
       callers.emplace_back([&, i] {
         xxljob::TriggerParam p;
@@ -330,8 +334,8 @@ TEST(ExecutorClient, BurstsOpenFewConnectionsGraduallyAndReuseThemAcrossBursts) 
   EXPECT_EQ(ok, 90);
   EXPECT_EQ(runs, 90);
   // Gradual: a burst of 30 never gets a connection each (the stall rule opens one per stalled first request;
-  // how many stall depends on the machine's speed: 8 here, 9 under AddressSanitizer on a busy CI box), and the
-  // later bursts go mostly over connections the earlier ones opened.
+  // how many stall depends on the machine's speed: 8 here, 9 under AddressSanitizer on a busy CI box), and
+  // the later bursts go mostly over connections the earlier ones opened.
   EXPECT_LT(stats.most_open, 30u);
   EXPECT_EQ(stats.opened, ports.size());
   EXPECT_GE(stats.reused, 90u - stats.opened);
@@ -402,6 +406,7 @@ TEST(ExecutorClient, RequestsInFlightToOneExecutorNeverExceedTheBound) {
                                    ringwheel::RealClock::Instance());
   std::atomic<int> ok{0};
   std::vector<std::thread> callers;
+  callers.reserve(kCallers);
   for (int i = 0; i < kCallers; ++i) {
     callers.emplace_back([&, i] {
       xxljob::TriggerParam p;
@@ -500,7 +505,7 @@ TEST(ExecutorClient, RequestsHandedOverQueuePerExecutorSoASlowOneHoldsUpNoOther)
                                     .threads = 2},
                                    ringwheel::RealClock::Instance());
   const auto count = [&](int& n) {
-    return [&](admin::ExecutorClient::RunReply r) {
+    return [&](const admin::ExecutorClient::RunReply& r) {
       std::lock_guard lock(mu);
       if (r.envelope.ok()) ++n;
       answered.notify_all();
