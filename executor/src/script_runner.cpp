@@ -89,7 +89,7 @@ ScriptRunner::ScriptRunner(Settings settings, ringwheel::Clock& clock)
     if (const char* value = std::getenv(name.c_str())) set(name, value);  // NOLINT(concurrency-mt-unsafe)
   }
   for (auto& [name, value] : vars)
-    base_env_.push_back(name + "=" + value);
+    base_env_.push_back(fmt::format("{}={}", name, value));
 }
 
 absl::Status ScriptRunner::CheckPassName(std::string_view name) {

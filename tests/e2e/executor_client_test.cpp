@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,7 +68,9 @@ class RawServer {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      throw std::runtime_error("RawServer: cannot bind a loopback port");
+    }
     socklen_t len = sizeof addr;
     ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
     port_ = ntohs(addr.sin_port);
@@ -310,6 +313,7 @@ TEST(ExecutorClient, BurstsOpenFewConnectionsGraduallyAndReuseThemAcrossBursts) 
   std::atomic<int> ok{0};
   for (int burst = 0; burst < 3; ++burst) {
     std::vector<std::thread> callers;
+    callers.reserve(30);
     for (int i = 0; i < 30; ++i) {
       callers.emplace_back([&, i] {
         xxljob::TriggerParam p;
@@ -401,6 +405,7 @@ TEST(ExecutorClient, RequestsInFlightToOneExecutorNeverExceedTheBound) {
                                    ringwheel::RealClock::Instance());
   std::atomic<int> ok{0};
   std::vector<std::thread> callers;
+  callers.reserve(kCallers);
   for (int i = 0; i < kCallers; ++i) {
     callers.emplace_back([&, i] {
       xxljob::TriggerParam p;
@@ -499,7 +504,7 @@ TEST(ExecutorClient, RequestsHandedOverQueuePerExecutorSoASlowOneHoldsUpNoOther)
                                     .threads = 2},
                                    ringwheel::RealClock::Instance());
   const auto count = [&](int& n) {
-    return [&](admin::ExecutorClient::RunReply r) {
+    return [&](const admin::ExecutorClient::RunReply& r) {
       std::lock_guard lock(mu);
       if (r.envelope.ok()) ++n;
       answered.notify_all();

@@ -121,6 +121,7 @@ std::pair<std::vector<int>, std::int64_t> AddJobs(Cluster& c) {
   const int group = c.AddGroup();
   const auto start = Cluster::NowMs() + 2000;
   std::vector<int> jobs;
+  jobs.reserve(kJobs);
   for (int i = 0; i < kJobs; ++i)
     jobs.push_back(c.AddJob(group, kCron, "FIRST", "DO_NOTHING", "noopJobHandler", start));
   return {jobs, ringwheel::Schedule::Parse("CRON", kCron, "UTC")->NextFireMs(start).value()};

@@ -112,6 +112,7 @@ void Print(const char* name, Tally& t) {
 std::vector<int> AddJobs(Cluster& c, int n, const std::string& route, std::int64_t start_ms) {
   const int group = c.AddGroup();
   std::vector<int> jobs;
+  jobs.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     jobs.push_back(c.AddJob(group, kCron, route, "DO_NOTHING", "stubHandler", start_ms));
   return jobs;

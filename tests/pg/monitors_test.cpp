@@ -128,7 +128,7 @@ TEST_F(MonitorsPg, ResultsLostOnGoneExecutorsAreFailedButNotOnLiveOnes) {
                                ", 'MANUAL', '{http://127.0.0.1:7001/,http://127.0.0.1:7002/}'");
   const int ja = AddJob(autog, "* * * * * ?", 0);
   const int jm = AddJob(manualg, "* * * * * ?", 0);
-  const auto old = clock_.NowMs() - 11 * 60'000;
+  const auto old = clock_.NowMs() - std::int64_t{11} * 60'000;
   const auto gone_auto = AddLog(ja, autog, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7000/");
   const auto live_auto = AddLog(ja, autog, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7003/");
   const auto gone_manual = AddLog(jm, manualg, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7001/");
@@ -214,7 +214,7 @@ TEST_F(MonitorsPg, NoAlarmConfiguredMeansStatusOneAndStuckClaimsAreReleased) {
   RecordingAlarms alarms;
   PgResultStore store(*pool_);
   FailureMonitor monitor({.node_id = "node-a"}, clock_, store, alarms,
-                         [](Fire, std::chrono::milliseconds) {});
+                         [](const Fire&, std::chrono::milliseconds) {});
   const auto id = AddLog(j, g, "CRON", clock_.NowMs(), 500, 0);
   monitor.RunOnce();
   EXPECT_EQ(Exec(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", id))[0][0].as<int>(), 1);

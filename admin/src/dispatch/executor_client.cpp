@@ -27,6 +27,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cronwheel/net/address_allow_list.hpp"
@@ -131,7 +132,7 @@ class HttpExecutorClient::Engine {
   // `attempts`: connection attempts it may start per kAttemptWindow to one executor; `configured`: the
   // client's whole executor_connections (for messages).
   Engine(Settings settings, std::size_t attempts, std::size_t configured, ringwheel::Clock& clock)
-      : settings_(settings),
+      : settings_(std::move(settings)),
         attempts_per_window_(attempts),
         configured_connections_(configured),
         clock_(clock),
@@ -742,7 +743,8 @@ class HttpExecutorClient::Engine {
   std::thread thread_;  // last: started once everything above exists
 };
 
-HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& clock) : guard_(settings.guard) {
+HttpExecutorClient::HttpExecutorClient(const Settings& settings, ringwheel::Clock& clock)
+    : guard_(settings.guard) {
   // Each thread runs its share of every executor's connections: no more threads than connections, and the
   // shares add up to executor_connections exactly.
   const auto cap = std::max<std::size_t>(settings.max_connections_per_origin, 1);
@@ -751,7 +753,7 @@ HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& cloc
   for (std::size_t i = 0; i < n; ++i) {
     Settings share = settings;
     share.max_connections_per_origin = cap / n + (i < cap % n ? 1 : 0);
-    engines_.push_back(std::make_unique<Engine>(share, attempts, cap, clock));
+    engines_.push_back(std::make_unique<Engine>(std::move(share), attempts, cap, clock));
   }
 }
 

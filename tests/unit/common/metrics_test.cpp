@@ -4,6 +4,7 @@
 // of GET /metrics (cronwheel/metrics_endpoint.hpp).
 #include "cronwheel/metrics.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -175,6 +176,7 @@ TEST(Metrics, ConcurrentUpdatesAreAllCountedAndCountersOnlyGrow) {
   std::vector<std::string> scrapes;
   {
     std::vector<std::jthread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&] {
         for (int i = 0; i < kEach; ++i) {
@@ -262,7 +264,8 @@ TEST(MonitoringChecks, RefuseABrokenDashboardAndAnUnknownSeries) {
   misspelt["panels"][0]["targets"][0]["exprr"] = "x";
   for (const auto& [what, broken] :
        {std::pair{"data source", other_source}, std::pair{"grid", no_grid}, std::pair{"key", misspelt}}) {
-    EXPECT_NE(RunOn(broken.dump(), tool + " dashboard --schema " + schema + " {}").exit_code, 0) << what;
+    EXPECT_NE(RunOn(broken.dump(), fmt::format("{} dashboard --schema {} {{}}", tool, schema)).exit_code, 0)
+        << what;
   }
 
   Sample s;

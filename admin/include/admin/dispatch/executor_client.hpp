@@ -156,7 +156,7 @@ class HttpExecutorClient final : public ExecutorClient {
 
   // Starts the client's threads. `clock` times keep-alive ages and connection attempts (a fake clock in
   // tests); transport timeouts run on the real steady clock.
-  HttpExecutorClient(Settings settings, ringwheel::Clock& clock);
+  HttpExecutorClient(const Settings& settings, ringwheel::Clock& clock);
   HttpExecutorClient() : HttpExecutorClient(Settings{}, ringwheel::RealClock::Instance()) {}
   // Fails what is still waiting or in flight (kNotSent / kUnknown, "the admin is shutting down"), closes
   // every connection and joins the threads.
