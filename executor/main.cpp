@@ -32,10 +32,8 @@ int main(int argc, char** argv) {
       "Runs jobs for a cronwheel or XXL-JOB admin (XXL-JOB executor protocol, dialects A/B).");
   config.Declare(loader);
   if (const auto exit_code = loader.Parse(argc, argv)) return *exit_code;
-  try {
-    config.Validate();
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "cronwheel-executor: " << e.what() << "\n";
+  if (const absl::Status valid = config.Validate(); !valid.ok()) {
+    std::cerr << "cronwheel-executor: " << valid.message() << "\n";
     return 2;
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("cronwheel-executor"));

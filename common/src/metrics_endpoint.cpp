@@ -52,18 +52,19 @@ MetricsEndpoint::MetricsEndpoint(const metrics::Registry& registry, Settings set
       token_(std::move(settings.token)),
       token_check_(std::move(token_check)),
       extra_(std::move(extra)) {
-  std::string error;
-  auto list = net::AddressAllowList::Parse(settings.allow, &error);
-  if (!list) throw std::invalid_argument("metrics_allow: " + error);
-  allow_ = std::move(*list);
-  if (const auto why = CheckHostNames(settings.hosts); !why.empty()) throw std::invalid_argument(why);
+  auto list = net::AddressAllowList::Parse(settings.allow);
+  if (!list.ok()) throw std::invalid_argument("metrics_allow: " + std::string(list.status().message()));
+  allow_ = *std::move(list);
+  if (const absl::Status hosts = CheckHostNames(settings.hosts); !hosts.ok()) {
+    throw std::invalid_argument(std::string(hosts.message()));
+  }
   for (const auto& h : settings.hosts) {
     if (!Trim(h).empty()) hosts_.push_back(Lower(Trim(h)));
   }
   if (!token_.empty() && !token_check_) throw std::invalid_argument("MetricsEndpoint: no token check given");
 }
 
-std::string MetricsEndpoint::CheckHostNames(const std::vector<std::string>& hosts) {
+absl::Status MetricsEndpoint::CheckHostNames(const std::vector<std::string>& hosts) {
   for (const auto& raw : hosts) {
     const auto h = Trim(raw);
     if (h.empty()) continue;
@@ -72,13 +73,13 @@ std::string MetricsEndpoint::CheckHostNames(const std::vector<std::string>& host
         h.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") ==
             std::string_view::npos;
     if (!name) {
-      return fmt::format(
+      return absl::InvalidArgumentError(fmt::format(
           "metrics_hosts: '{}' is not valid: use host names without a port, e.g. admin-1,metrics.internal "
           "(IP addresses and localhost are always accepted)",
-          h.substr(0, 100));
+          h.substr(0, 100)));
     }
   }
-  return {};
+  return absl::OkStatus();
 }
 
 bool MetricsEndpoint::HostAccepted(std::string_view host) const {

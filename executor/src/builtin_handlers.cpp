@@ -36,16 +36,16 @@ struct SplitUrl {
   std::string target;  // /path?query (at least "/")
 };
 
-std::optional<SplitUrl> Split(std::string_view url, std::string* error) {
+// The URL's origin and target, or an InvalidArgument status saying what is wrong with it.
+absl::StatusOr<SplitUrl> Split(std::string_view url) {
   const auto scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) {
-    *error = "the URL must start with http:// or https://";
-    return std::nullopt;
+    return absl::InvalidArgumentError("the URL must start with http:// or https://");
   }
   const auto path_start = url.find_first_of("/?#", scheme_end + 3);
   SplitUrl s;
   s.origin = std::string(url.substr(0, path_start));
-  if (!cronwheel::net::ParseHttpAddress(s.origin, error)) return std::nullopt;
+  if (const auto origin = cronwheel::net::ParseHttpAddress(s.origin); !origin.ok()) return origin.status();
   s.target = path_start == std::string_view::npos ? "/" : std::string(url.substr(path_start));
   if (s.target.front() != '/') s.target.insert(0, "/");
   if (const auto hash = s.target.find('#'); hash != std::string::npos) s.target.resize(hash);
@@ -128,11 +128,11 @@ JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
     if (param.starts_with('{')) {
       // Depth-bounded (kMaxJsonDepth): printing a body nested 400,000 levels deep recursed once per level
       // and overflowed the worker's stack (issue 21).
-      std::string error;
-      const auto j = ParseJson(param, &error, "the param");
-      if (!j) {
+      const auto j = ParseJson(param, "the param");
+      if (!j.ok()) {
         ctx.Fail(fmt::format(
-            R"(httpJobHandler: {}; use a URL or {{"url": "...", "method": "GET", "body": "..."}})", error));
+            R"(httpJobHandler: {}; use a URL or {{"url": "...", "method": "GET", "body": "..."}})",
+            std::string(j.status().message())));
         return;
       }
       if (!j->is_object() || !j->contains("url")) {
@@ -165,10 +165,9 @@ JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
                                      : fmt::format("{}", fmt::join(options.http_allow, ", "))));
       return;
     }
-    std::string error;
-    const auto split = Split(url, &error);
-    if (!split) {
-      ctx.Fail("httpJobHandler: " + error);
+    const auto split = Split(url);
+    if (!split.ok()) {
+      ctx.Fail("httpJobHandler: " + std::string(split.status().message()));
       return;
     }
     httplib::Client client(split->origin);

@@ -50,18 +50,20 @@ void Validate(const Executor::Settings& s) {
     bad("server_threads", fmt::format("{} is not valid: use 1..64", s.server_threads));
   }
   if (!s.advertise_address.empty()) {
-    std::string error;
-    if (!cronwheel::net::ParseHttpAddress(s.advertise_address, &error)) bad("advertise_address", error);
+    const auto advertise = cronwheel::net::ParseHttpAddress(s.advertise_address);
+    if (!advertise.ok()) bad("advertise_address", std::string(advertise.status().message()));
   }
   if (s.log_dir.empty()) bad("log_dir", "must not be empty");
-  if (std::string error; !cronwheel::net::AddressAllowList::Parse(s.metrics_allow, &error)) {
-    bad("metrics_allow", error);
+  if (const auto allow = cronwheel::net::AddressAllowList::Parse(s.metrics_allow); !allow.ok()) {
+    bad("metrics_allow", std::string(allow.status().message()));
   }
-  if (const auto why = MetricsEndpoint::CheckHostNames(s.metrics_hosts); !why.empty()) {
-    throw std::invalid_argument("setting " + why);
+  if (const absl::Status hosts = MetricsEndpoint::CheckHostNames(s.metrics_hosts); !hosts.ok()) {
+    throw std::invalid_argument("setting " + std::string(hosts.message()));
   }
   for (const auto& name : s.script_env_pass) {
-    if (const auto why = ScriptRunner::CheckPassName(name); !why.empty()) bad("script_env_pass", why);
+    if (const absl::Status pass = ScriptRunner::CheckPassName(name); !pass.ok()) {
+      bad("script_env_pass", std::string(pass.message()));
+    }
   }
   if (s.heartbeat_interval.count() < 1) bad("heartbeat_interval_s", "must be at least 1 second");
   if (s.callback_retry_interval.count() < 1) bad("callback_retry_interval_s", "must be at least 1 second");
@@ -196,7 +198,7 @@ void Executor::Start() {
 
     std::string prefix;
     if (!s.advertise_address.empty())
-      prefix = cronwheel::net::ParseHttpAddress(s.advertise_address, nullptr)->base_path;
+      prefix = cronwheel::net::ParseHttpAddress(s.advertise_address)->base_path;
     m.server = std::make_unique<HttpServer>(
         HttpServer::Settings{s.listen_host, s.listen_port, s.server_threads, s.keep_alive_timeout,
                              s.access_token, prefix, m.metrics_endpoint.get()},

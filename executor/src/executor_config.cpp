@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <stdexcept>
-
 #include "cronwheel/net/http_address.hpp"
 
 namespace cronwheel::executor {
@@ -92,19 +90,19 @@ void ExecutorConfig::Declare(ConfigLoader& config) {
            "empty = off");
 }
 
-void ExecutorConfig::Validate() {
-  std::string listen_error;
-  const auto host_port = net::ParseHostPort(listen, &listen_error);
-  if (!host_port) throw std::invalid_argument("listen " + listen_error);
+absl::Status ExecutorConfig::Validate() {
+  const auto host_port = net::ParseHostPort(listen);
+  if (!host_port.ok())
+    return absl::InvalidArgumentError("listen " + std::string(host_port.status().message()));
   if (mode != "production" && mode != "dev") {
-    throw std::invalid_argument(fmt::format("mode = '{}' is not valid: use production or dev", mode));
+    return absl::InvalidArgumentError(fmt::format("mode = '{}' is not valid: use production or dev", mode));
   }
   if (spdlog::level::from_str(log_level) == spdlog::level::off && log_level != "off") {
-    throw std::invalid_argument(
+    return absl::InvalidArgumentError(
         fmt::format("log_level = '{}' is not valid: use trace, debug, info, warn or error", log_level));
   }
   if (settings.access_token.empty() && mode == "production") {
-    throw std::invalid_argument(
+    return absl::InvalidArgumentError(
         "access_token is empty; a production executor refuses to run without one.\n"
         "  Set the admin's token with CRONWHEEL_ACCESS_TOKEN=<token> (or --access-token, or access_token in "
         "the "
@@ -115,6 +113,7 @@ void ExecutorConfig::Validate() {
   settings.log_dir = log_dir;
   settings.callback_batch_size = static_cast<std::size_t>(callback_batch_size);
   settings.run_trace_file = run_trace_file;
+  return absl::OkStatus();
 }
 
 std::vector<std::string> ExecutorConfig::Warnings() const {

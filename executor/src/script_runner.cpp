@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "posix_util.hpp"
+#include "ringwheel/status.hpp"
 
 namespace cronwheel::executor {
 namespace {
@@ -84,29 +85,30 @@ ScriptRunner::ScriptRunner(Settings settings, ringwheel::Clock& clock)
   // Nothing sets the environment after start: reading it here, once, is safe.
   if (const char* tz = std::getenv("TZ")) set("TZ", tz);  // NOLINT(concurrency-mt-unsafe)
   for (const auto& name : settings_.env_pass) {
-    if (!CheckPassName(name).empty()) continue;  // Executor::Start refused it already
+    if (!CheckPassName(name).ok()) continue;  // Executor::Start refused it already
     if (const char* value = std::getenv(name.c_str())) set(name, value);  // NOLINT(concurrency-mt-unsafe)
   }
   for (auto& [name, value] : vars)
     base_env_.push_back(fmt::format("{}={}", name, value));
 }
 
-std::string ScriptRunner::CheckPassName(std::string_view name) {
+absl::Status ScriptRunner::CheckPassName(std::string_view name) {
   const auto valid_char = [](char c, bool first) {
     return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9');
   };
   if (name.empty() || !valid_char(name.front(), true) ||
       !std::all_of(name.begin() + 1, name.end(), [&](char c) { return valid_char(c, false); })) {
-    return fmt::format("'{}' is not a variable name (letters, digits and '_', not starting with a digit)",
-                       name.substr(0, 100));
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not a variable name (letters, digits and '_', not starting with a digit)",
+                    name.substr(0, 100)));
   }
   if (name.starts_with("CRONWHEEL_")) {
-    return fmt::format(
-        "'{}' cannot be passed to scripts: CRONWHEEL_* variables hold the executor's own "
-        "settings and secrets (CRONWHEEL_ACCESS_TOKEN) and the fire's variables",
-        name);
+    return absl::PermissionDeniedError(
+        fmt::format("'{}' cannot be passed to scripts: CRONWHEEL_* variables hold the executor's own "
+                    "settings and secrets (CRONWHEEL_ACCESS_TOKEN) and the fire's variables",
+                    name));
   }
-  return {};
+  return absl::OkStatus();
 }
 
 std::vector<std::string> ScriptRunner::FireEnvironment(const FireInfo& fire) {
@@ -139,18 +141,17 @@ std::optional<std::filesystem::path> ScriptRunner::FindInterpreter(std::string_v
   return std::nullopt;
 }
 
-std::filesystem::path ScriptRunner::WriteSource(int job_id, std::int64_t glue_updatetime,
-                                                const ScriptGlue& glue, std::string_view source,
-                                                std::string* error) const {
+absl::StatusOr<std::filesystem::path> ScriptRunner::WriteSource(int job_id, std::int64_t glue_updatetime,
+                                                                const ScriptGlue& glue,
+                                                                std::string_view source) const {
   const std::string prefix = std::to_string(job_id) + "_";
   const std::string name = prefix + std::to_string(glue_updatetime) + std::string(glue.suffix);
   std::filesystem::path path = settings_.source_dir / name;
   try {
     MakePrivateDir(settings_.source_dir);
     if (std::filesystem::exists(path)) return path;
-    if (auto err = WriteFileAtomically(path, source, 0700); !err.empty()) {
-      *error = "cannot write the glue source: " + err;
-      return {};
+    if (const absl::Status written = WriteFileAtomically(path, source, 0700); !written.ok()) {
+      return absl::Status(written.code(), "cannot write the glue source: " + std::string(written.message()));
     }
     // Delete this job's older versions ("<jobId>_<smaller glueUpdatetime>.<suffix>"). Never a newer one:
     // a replaced thread still starting its old version must not delete the file of the version after it.
@@ -165,8 +166,7 @@ std::filesystem::path ScriptRunner::WriteSource(int job_id, std::int64_t glue_up
       std::filesystem::remove(e.path(), rm);
     }
   } catch (const std::filesystem::filesystem_error& e) {
-    *error = std::string("cannot write the glue source: ") + e.what();
-    return {};
+    return ringwheel::ErrnoError(e.code().value(), std::string("cannot write the glue source: ") + e.what());
   }
   return path;
 }
@@ -285,16 +285,15 @@ JobHandler ScriptRunner::MakeHandler(const ScriptGlue& glue, int job_id, std::in
       ctx.Fail("script not started: the fire was stopped");
       return;
     }
-    std::string error;
-    const auto script = WriteSource(job_id, glue_updatetime, glue, source, &error);
-    if (script.empty()) {
-      ctx.Fail(error);
+    const auto script = WriteSource(job_id, glue_updatetime, glue, source);
+    if (!script.ok()) {
+      ctx.Fail(std::string(script.status().message()));
       return;
     }
-    ctx.Log("----------- script file: {} -----------", script.string());
-    const auto r =
-        Run(glue, script, {ctx.param(), std::to_string(ctx.shard_index()), std::to_string(ctx.shard_total())},
-            FireEnvironment(ctx.fire()), ctx.log_path(), ctx.stop_token());
+    ctx.Log("----------- script file: {} -----------", script->string());
+    const auto r = Run(glue, *script,
+                       {ctx.param(), std::to_string(ctx.shard_index()), std::to_string(ctx.shard_total())},
+                       FireEnvironment(ctx.fire()), ctx.log_path(), ctx.stop_token());
     ctx.SetResult(r.code, r.msg);
   };
 }

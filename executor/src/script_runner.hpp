@@ -30,6 +30,7 @@
 //
 // Thread-safety: all members may be called from any thread.
 
+#include <absl/status/statusor.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -70,17 +71,22 @@ class ScriptRunner final {
   // Reads TZ and the variables of `env_pass` from the process's environment once, here.
   ScriptRunner(Settings settings, ringwheel::Clock& clock);
 
-  // Why `name` may not be passed through by script_env_pass (not a variable name, or one of cronwheel's
-  // own: CRONWHEEL_* holds the executor's settings and secrets, and the fire's variables), or "".
-  static std::string CheckPassName(std::string_view name);
+  // OK when script_env_pass may pass `name` through; otherwise InvalidArgument for what is not a variable
+  // name ("'1ABC' is not a variable name (letters, digits and '_', not starting with a digit)") and
+  // PermissionDenied for one of cronwheel's own (CRONWHEEL_* holds the executor's settings and secrets, and
+  // the fire's variables): "'CRONWHEEL_ACCESS_TOKEN' cannot be passed to scripts: ...".
+  static absl::Status CheckPassName(std::string_view name);
   // The fire's variables, "NAME=value" (see the header comment).
   static std::vector<std::string> FireEnvironment(const FireInfo& fire);
   // The environment of every script without the fire's variables, "NAME=value" (tests, diagnostics).
   [[nodiscard]] const std::vector<std::string>& BaseEnvironment() const { return base_env_; }
 
-  // Writes the source of one version if it does not exist yet; returns its path or "" with *error.
-  std::filesystem::path WriteSource(int job_id, std::int64_t glue_updatetime, const ScriptGlue& glue,
-                                    std::string_view source, std::string* error) const;
+  // Writes the source of one version if it does not exist yet; returns its path, or a status (its code
+  // follows errno) whose message says the source could not be written and why, e.g.
+  //   "cannot write the glue source: cannot create /src/.7_1.sh.0123456789abcdef.tmp: No space left on
+  //   device".
+  absl::StatusOr<std::filesystem::path> WriteSource(int job_id, std::int64_t glue_updatetime,
+                                                    const ScriptGlue& glue, std::string_view source) const;
   // The interpreter's absolute path, or nullopt.
   [[nodiscard]] std::optional<std::filesystem::path> FindInterpreter(std::string_view name) const;
 

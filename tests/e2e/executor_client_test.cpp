@@ -182,9 +182,8 @@ TEST(ExecutorClient, AFailureSaysWhatAUserNeedsNotWhatTheAddressAnswered) {
 // denied, so neither 127.0.0.1 nor localhost reaches the executor listening there.
 TEST(ExecutorClient, TheRegistrationGuardIsCheckedOnWhatANameResolvesToWhenTheClientConnects) {
   ExecutorStub executor(1);
-  std::string error;
-  const auto guard = admin::RegistryGuard::Make({.deny = {"169.254.0.0/16", "127.0.0.0/8", "::1"}}, &error);
-  ASSERT_TRUE(guard) << error;
+  const auto guard = admin::RegistryGuard::Make({.deny = {"169.254.0.0/16", "127.0.0.0/8", "::1"}});
+  ASSERT_TRUE(guard.ok()) << (guard.ok() ? "" : guard.error().message);
   admin::HttpExecutorClient client({.guard = std::make_shared<const admin::RegistryGuard>(*guard)},
                                    ringwheel::RealClock::Instance());
   xxljob::TriggerParam p;

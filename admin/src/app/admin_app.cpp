@@ -126,10 +126,11 @@ struct AdminApp::Parts {
   void ScheduleRetry(Fire fire, std::chrono::milliseconds delay) {
     metrics.fires_retried.Inc();
     if (delay.count() > 0) {
-      std::string error;
       auto f = std::make_shared<Fire>(fire);
-      if (wheel.NewTimeout([this, f] { scheduler.Submit({*f}); }, delay, &error)) return;
-      spdlog::warn("retry timer refused fire {} ({}); the time ring keeps it", fire.log_id, error);
+      const auto timeout = wheel.NewTimeout([this, f] { scheduler.Submit({*f}); }, delay);
+      if (timeout.ok()) return;
+      spdlog::warn("retry timer refused fire {} ({}); the time ring keeps it", fire.log_id,
+                   std::string(timeout.status().message()));
     }
     scheduler.Submit({std::move(fire)});
   }
@@ -137,10 +138,11 @@ struct AdminApp::Parts {
   // A fire that could not reach its executor waits in the hashed wheel timer, then goes back to the trigger
   // pools (it is claimed already). If the timer refuses it, it is sent again at once.
   void SendAgain(Fire fire, std::chrono::milliseconds delay) {
-    std::string error;
     auto f = std::make_shared<Fire>(std::move(fire));
-    if (wheel.NewTimeout([this, f] { pools.Dispatch({*f}); }, delay, &error)) return;
-    spdlog::warn("resend timer refused fire {} ({}); sending it again now", f->log_id, error);
+    const auto timeout = wheel.NewTimeout([this, f] { pools.Dispatch({*f}); }, delay);
+    if (timeout.ok()) return;
+    spdlog::warn("resend timer refused fire {} ({}); sending it again now", f->log_id,
+                 std::string(timeout.status().message()));
     pools.Dispatch({*f});
   }
 
@@ -291,7 +293,7 @@ void AdminApp::Start() {
   p.lease.Start();
   p.scheduler.Start();
   p.StartMonitors();
-  const auto address = net::ParseHostPort(config_.listen, nullptr).value();
+  const auto address = net::ParseHostPort(config_.listen).value();
   p.api =
       std::make_unique<ApiServer>(
           ApiServer::Settings{.host = address.host,

@@ -133,9 +133,8 @@ Result<void> AdminConfig::Validate() {
         "the "
         "executors the same one, or use --mode dev on a private machine");
   }
-  std::string error;
-  const auto address = net::ParseHostPort(listen, &error);
-  if (!address) return Error::Invalid(fmt::format("listen {}", error));
+  const auto address = net::ParseHostPort(listen);
+  if (!address.ok()) return Error::Invalid(fmt::format("listen {}", std::string(address.status().message())));
   if (node_id.empty()) {
     char name[256] = {};
     if (gethostname(name, sizeof name - 1) != 0) std::snprintf(name, sizeof name, "admin");
@@ -146,32 +145,29 @@ Result<void> AdminConfig::Validate() {
     if (auto ok = CheckPasswordPolicy(admin_password); !ok)
       return Error::Invalid(fmt::format("admin_password {}", ok.error().message));
   }
-  {
-    std::string allow_error;
-    if (!net::AddressAllowList::Parse(metrics_allow, &allow_error))
-      return Error::Invalid(fmt::format("metrics_allow {}", allow_error));
+  if (const auto allow = net::AddressAllowList::Parse(metrics_allow); !allow.ok()) {
+    return Error::Invalid(fmt::format("metrics_allow {}", std::string(allow.status().message())));
   }
-  if (const auto why = MetricsEndpoint::CheckHostNames(metrics_hosts); !why.empty())
-    return Error::Invalid(why);
+  if (const absl::Status hosts = MetricsEndpoint::CheckHostNames(metrics_hosts); !hosts.ok()) {
+    return Error::Invalid(std::string(hosts.message()));
+  }
   if (auto ok = CheckWebhookAllow(alarm_webhook_allow); !ok) return ok;
-  if (std::string guard_error;
-      !RegistryGuard::Make({.allow = registry_allow, .deny = registry_deny}, &guard_error))
-    return Error::Invalid(guard_error);
+  if (auto guard = RegistryGuard::Make({.allow = registry_allow, .deny = registry_deny}); !guard) {
+    return guard.error();
+  }
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};
 }
 
 RegistryGuard AdminConfig::MakeRegistryGuard() const {
-  std::string error;
-  const auto address = net::ParseHostPort(listen, &error);
-  if (!address) throw std::invalid_argument("listen " + error);
+  const auto address = net::ParseHostPort(listen);
+  if (!address.ok()) throw std::invalid_argument("listen " + std::string(address.status().message()));
   auto guard = RegistryGuard::Make({.allow = registry_allow,
                                     .deny = registry_deny,
                                     .self = RegistryGuard::SelfAddresses(*address),
-                                    .self_port = address->port},
-                                   &error);
-  if (!guard) throw std::invalid_argument(error);
-  return std::move(*guard);
+                                    .self_port = address->port});
+  if (!guard) throw std::invalid_argument(guard.error().message);
+  return std::move(guard).value();
 }
 
 }  // namespace cronwheel::admin

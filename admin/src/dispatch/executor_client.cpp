@@ -569,10 +569,9 @@ class HttpExecutorClient::Engine {
       not_an_executor(fmt::format("answered HTTP {}", status));
       return;
     }
-    std::string error;
-    auto envelope = xxljob::ParseEnvelope(answer.body(), &error);
-    if (!envelope) {
-      not_an_executor("response not understood: " + error);
+    auto envelope = xxljob::ParseEnvelope(answer.body());
+    if (!envelope.ok()) {
+      not_an_executor("response not understood: " + std::string(envelope.status().message()));
       return;
     }
     origin.failures.Success();
@@ -762,10 +761,9 @@ HttpExecutorClient::~HttpExecutorClient() = default;
 
 void HttpExecutorClient::Post(const std::string& address, const char* method, const std::string& token,
                               std::string body, RunDone done) {
-  std::string error;
-  const auto addr = cronwheel::net::ParseHttpAddress(address, &error);
-  if (!addr) {
-    done({xxljob::Envelope::Fail(error), Delivery::kInvalid});
+  const auto addr = cronwheel::net::ParseHttpAddress(address);
+  if (!addr.ok()) {
+    done({xxljob::Envelope::Fail(addr.status()), Delivery::kInvalid});
     return;
   }
   if (guard_ && cronwheel::net::ParseIpAddress(addr->host)) {
@@ -846,8 +844,8 @@ xxljob::Envelope HttpExecutorClient::Log(const std::string& address, const std::
 }
 
 HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& address) const {
-  const auto addr = cronwheel::net::ParseHttpAddress(address, nullptr);
-  if (!addr) return {};
+  const auto addr = cronwheel::net::ParseHttpAddress(address);
+  if (!addr.ok()) return {};
   OriginStats total;
   for (const auto& e : engines_)
     Add(total, e->Stats(addr->origin));

@@ -47,12 +47,11 @@ std::vector<std::string> Resolve(const std::string& host) {
   return out;
 }
 
-std::optional<net::AddressAllowList> ParseList(std::string_view setting, const std::vector<std::string>& list,
-                                               std::string* error) {
-  std::string why;
-  auto parsed = net::AddressAllowList::Parse(list, &why);
-  if (!parsed && error != nullptr) *error = fmt::format("setting {}: {}", setting, why);
-  return parsed;
+Result<net::AddressAllowList> ParseList(std::string_view setting, const std::vector<std::string>& list) {
+  auto parsed = net::AddressAllowList::Parse(list);
+  if (!parsed.ok())
+    return Error::Invalid(fmt::format("setting {}: {}", setting, std::string(parsed.status().message())));
+  return *std::move(parsed);
 }
 
 }  // namespace
@@ -81,16 +80,16 @@ std::vector<std::string> RegistryGuard::SelfAddresses(const net::HostPort& liste
   return out;
 }
 
-RegistryGuard::RegistryGuard() : RegistryGuard(*Make(Settings{}, nullptr)) {}
+RegistryGuard::RegistryGuard() : RegistryGuard(*Make(Settings{})) {}
 
-std::optional<RegistryGuard> RegistryGuard::Make(const Settings& settings, std::string* error) {
-  auto allow = ParseList("registry_allow", settings.allow, error);
-  if (!allow) return std::nullopt;
-  auto deny = ParseList("registry_deny", settings.deny, error);
-  if (!deny) return std::nullopt;
+Result<RegistryGuard> RegistryGuard::Make(const Settings& settings) {
+  auto allow = ParseList("registry_allow", settings.allow);
+  if (!allow) return allow.error();
+  auto deny = ParseList("registry_deny", settings.deny);
+  if (!deny) return deny.error();
   // The admin's own addresses come from its listen setting and its interfaces, never from a user.
-  auto self = ParseList("listen", settings.self, error);
-  if (!self) return std::nullopt;
+  auto self = ParseList("listen", settings.self);
+  if (!self) return self.error();
   RegistryGuard g(Empty{});
   g.allow_ = std::move(*allow);
   g.deny_ = std::move(*deny);
@@ -101,8 +100,8 @@ std::optional<RegistryGuard> RegistryGuard::Make(const Settings& settings, std::
 }
 
 std::optional<std::string> RegistryGuard::CheckAddress(std::string_view address) const {
-  const auto a = net::ParseHttpAddress(address, nullptr);
-  if (!a || !net::ParseIpAddress(a->host)) return std::nullopt;
+  const auto a = net::ParseHttpAddress(address);
+  if (!a.ok() || !net::ParseIpAddress(a->host)) return std::nullopt;
   if (auto why = CheckEndpoint(a->host, a->port)) {
     return fmt::format("executor address '{}' is refused: {}", address.substr(0, 200), *why);
   }

@@ -68,9 +68,10 @@ Result<void> CheckPasswordPolicy(std::string_view password) {
 }
 
 void CheckJobFields(Job& job, FieldErrors& errors) {
-  ringwheel::ScheduleError se;
-  if (!ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone, &se)) {
-    errors.push_back({se.field, se.message, "schedule"});
+  const auto schedule = ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone);
+  if (!schedule.ok()) {
+    errors.push_back(
+        {ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"});
   }
   if (job.time_zone.empty()) job.time_zone = "UTC";
   if (job.glue_type == GlueType::kBean && job.handler.empty()) {
@@ -90,27 +91,24 @@ void CheckJobFields(Job& job, FieldErrors& errors) {
                       {{"what", "email"}}});
   }
   if (!job.alarm_webhook.empty()) {
-    std::string why;
-    if (!net::ParseHttpAddress(job.alarm_webhook, &why))
-      errors.push_back({"alarm_webhook", why, "format", {{"what", "url"}}});
+    if (const auto url = net::ParseHttpAddress(job.alarm_webhook); !url.ok()) {
+      errors.push_back({"alarm_webhook", std::string(url.status().message()), "format", {{"what", "url"}}});
+    }
   }
 }
 
-std::optional<WebhookUrl> ParseWebhookUrl(std::string_view url, std::string* error) {
-  const auto a = net::ParseHttpAddress(url, error);
-  if (!a) return std::nullopt;
+Result<WebhookUrl> ParseWebhookUrl(std::string_view url) {
+  const auto a = net::ParseHttpAddress(url);
+  if (!a.ok()) return Error::Invalid(std::string(a.status().message()));
   // A server may decode and resolve these before it routes: "/hooks/%2e%2e/admin" is "/admin" to it.
   const auto lower = Lower(a->base_path);
   if (lower.find("%2e") != std::string::npos || lower.find("%2f") != std::string::npos ||
       lower.find("%5c") != std::string::npos || lower.find("/./") != std::string::npos ||
       lower.ends_with("/.")) {
-    if (error != nullptr) {
-      *error = fmt::format(
-          "URL '{}' is not valid: its path must not hold '.' segments or encoded '.', '/' or "
-          "'\\'",
-          url.substr(0, 200));
-    }
-    return std::nullopt;
+    return Error::Invalid(
+        fmt::format("URL '{}' is not valid: its path must not hold '.' segments or encoded '.', '/' or "
+                    "'\\'",
+                    url.substr(0, 200)));
   }
   WebhookUrl u;
   u.https = a->origin.starts_with("https://");
@@ -121,11 +119,11 @@ std::optional<WebhookUrl> ParseWebhookUrl(std::string_view url, std::string* err
 }
 
 bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow) {
-  const auto u = ParseWebhookUrl(url, nullptr);
-  if (!u) return false;
+  const auto u = ParseWebhookUrl(url);
+  if (!u.ok()) return false;
   return std::any_of(allow.begin(), allow.end(), [&](const std::string& entry) {
-    const auto p = ParseWebhookUrl(Trim(entry), nullptr);
-    if (!p || p->https != u->https || p->host != u->host || p->port != u->port) return false;
+    const auto p = ParseWebhookUrl(Trim(entry));
+    if (!p.ok() || p->https != u->https || p->host != u->host || p->port != u->port) return false;
     // The path at or below the prefix's, at a '/' boundary: "/hooks" covers "/hooks" and "/hooks/x", not
     // "/hooksX".
     return p->path.empty() || u->path == p->path || u->path.starts_with(p->path + "/");
@@ -135,12 +133,11 @@ bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow)
 Result<void> CheckWebhookAllow(const std::vector<std::string>& allow) {
   for (const auto& entry : allow) {
     if (Trim(entry).empty()) continue;
-    std::string error;
-    if (!ParseWebhookUrl(Trim(entry), &error)) {
+    if (const auto url = ParseWebhookUrl(Trim(entry)); !url.ok()) {
       return Error::Invalid(
           fmt::format("alarm_webhook_allow: {} (each entry is a URL prefix such as "
                       "https://hooks.example.com/alerts)",
-                      error));
+                      url.error().message));
     }
   }
   return {};

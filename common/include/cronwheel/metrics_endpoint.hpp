@@ -19,6 +19,8 @@
 // Thread-safety: immutable after construction; Serve may be called from any number of HTTP threads.
 // Lifetime: the registry must outlive the endpoint.
 
+#include <absl/status/status.h>
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -52,8 +54,10 @@ class MetricsEndpoint final {
   MetricsEndpoint(const metrics::Registry& registry, Settings settings, TokenCheck token_check,
                   ExtraCheck extra = nullptr);
 
-  // Why an entry of metrics_hosts is not a host name (letters, digits, '-', '.'; no port), or "".
-  static std::string CheckHostNames(const std::vector<std::string>& hosts);
+  // OK when every entry of metrics_hosts is a host name (letters, digits, '-', '.'; no port); otherwise an
+  // InvalidArgument status naming the first one that is not: "metrics_hosts: 'a:1' is not valid: use host
+  // names without a port, e.g. admin-1,metrics.internal (IP addresses and localhost are always accepted)".
+  static absl::Status CheckHostNames(const std::vector<std::string>& hosts);
 
   enum class Decision {
     kAllowedByAddress,

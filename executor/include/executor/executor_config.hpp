@@ -8,6 +8,7 @@
 //
 // Plain values; Declare and Validate run on one thread before the executor starts.
 
+#include <absl/status/status.h>
 #include <spdlog/common.h>
 
 #include <string>
@@ -36,9 +37,10 @@ struct ExecutorConfig {
   // Declares every key on `config` (see --help).
   void Declare(ConfigLoader& config);
   // Checks the values that Declare's ranges cannot (listen, mode, log_level, the access token a production
-  // executor needs) and fills `settings` from them. Throws std::invalid_argument with a message naming the
-  // key, the value and what is valid; nothing else changes then.
-  void Validate();
+  // executor needs) and fills `settings` from them. On the first problem returns an InvalidArgument status
+  // whose message names the key, the value and what is valid, e.g. "mode = 'prod' is not valid: use
+  // production or dev"; nothing else changes then.
+  absl::Status Validate();
   // After Validate: what an operator should know before the executor starts (dev mode without a token; a
   // wildcard listen address without advertise_address, which registers 127.0.0.1). One sentence each.
   [[nodiscard]] std::vector<std::string> Warnings() const;

@@ -141,9 +141,8 @@ class ExecutorE2E : public ::testing::Test {
   // POSTs to the executor (dialect A/B style) and returns the envelope.
   static Envelope Call(const std::string& address, const std::string& method, const nlohmann::json& body,
                        const std::string& token = kToken) {
-    std::string error;
-    const auto a = cronwheel::net::ParseHttpAddress(address, &error);
-    EXPECT_TRUE(a) << error;
+    const auto a = cronwheel::net::ParseHttpAddress(address);
+    EXPECT_TRUE(a.ok()) << a.status();
     httplib::Client c(a->origin);
     c.set_tcp_nodelay(true);
     c.set_read_timeout(10s);
@@ -152,9 +151,9 @@ class ExecutorE2E : public ::testing::Test {
     const auto res = c.Post(a->Path(method), h, body.dump(), "application/json;charset=UTF-8");
     if (!res) return Envelope::Fail("transport: " + httplib::to_string(res.error()));
     EXPECT_EQ(res->status, 200);  // always HTTP 200, as XXL-JOB's executor
-    const auto e = cronwheel::xxljob::ParseEnvelope(res->body, &error);
-    EXPECT_TRUE(e) << error << ": " << res->body;
-    return e ? *e : Envelope::Fail(error);
+    const auto e = cronwheel::xxljob::ParseEnvelope(res->body);
+    EXPECT_TRUE(e.ok()) << e.status() << ": " << res->body;
+    return e.ok() ? *e : Envelope::Fail(e.status());
   }
 
   static nlohmann::json Trigger(int job, std::int64_t log, const std::string& handler,

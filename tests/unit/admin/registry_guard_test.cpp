@@ -14,9 +14,8 @@ using cronwheel::admin::RegistryGuard;
 using ::testing::HasSubstr;
 
 RegistryGuard Make(const RegistryGuard::Settings& s) {
-  std::string error;
-  auto g = RegistryGuard::Make(s, &error);
-  EXPECT_TRUE(g) << error;
+  auto g = RegistryGuard::Make(s);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
   return g ? *g : RegistryGuard();
 }
 
@@ -99,8 +98,10 @@ TEST(RegistryGuard, ABadEntryIsNamedWithItsSetting) {
        std::vector<std::tuple<RegistryGuard::Settings, std::string, std::string>>{
            {{.allow = {"10.0.0.0/8", "intranet"}}, "registry_allow", "intranet"},
            {{.deny = {"169.254.0.0/33"}}, "registry_deny", "169.254.0.0/33"}}) {
-    std::string error;
-    EXPECT_FALSE(RegistryGuard::Make(settings, &error)) << entry;
+    const auto made = RegistryGuard::Make(settings);
+    ASSERT_FALSE(made.ok()) << entry;
+    EXPECT_EQ(made.error().kind, cronwheel::admin::ErrorKind::kInvalid);
+    const std::string& error = made.error().message;
     EXPECT_THAT(error, HasSubstr("setting " + setting)) << error;
     EXPECT_THAT(error, HasSubstr("'" + entry + "'")) << error;
   }

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -27,14 +26,12 @@ std::optional<int> Load(ExecutorConfig& config, std::vector<const char*> flags,
   });
 }
 
-// The message of the std::invalid_argument Validate throws ("" when it does not).
+// The message of the status Validate returns ("" when it is OK); a refusal is InvalidArgument.
 std::string ValidateError(ExecutorConfig& config) {
-  try {
-    config.Validate();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
+  const absl::Status valid = config.Validate();
+  if (valid.ok()) return "";
+  EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument) << valid;
+  return std::string(valid.message());
 }
 
 TEST(ExecutorConfig, FlagsAndTheEnvironmentFillTheLibrarysSettings) {

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "cwtest/fake_clock.hpp"
+#include "cwtest/status_testing.hpp"
 #include "posix_util.hpp"
 #include "test_util.hpp"
 
@@ -37,10 +38,9 @@ class ScriptRunnerTest : public ::testing::Test {
 
   // Writes `source` as a script and returns its path.
   std::filesystem::path Script(const std::string& source) {
-    std::string error;
-    auto p = runner_.WriteSource(++version_, 1, kShell, source, &error);
-    EXPECT_FALSE(p.empty()) << error;
-    return p;
+    auto p = runner_.WriteSource(++version_, 1, kShell, source);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.value_or(std::filesystem::path());
   }
 
   cwtest::TempDir dir_;
@@ -156,9 +156,8 @@ TEST_F(ScriptRunnerTest, TheScriptGetsAMinimalEnvironmentAndNoneOfTheExecutorsSe
                              .home = dir_.path() / "scripthome",
                              .env_pass = {"CW_TEST_PASSED", "CW_TEST_UNSET"}},
                             clock_);
-  std::string error;
-  const auto script = runner.WriteSource(70, 1, kShell, "env", &error);
-  ASSERT_FALSE(script.empty()) << error;
+  const auto script = runner.WriteSource(70, 1, kShell, "env");
+  ASSERT_TRUE(script.ok()) << script.status();
   const FireInfo fire{.job_id = 70,
                       .log_id = 7001,
                       .log_date_time_ms = 1767225600123,
@@ -166,8 +165,8 @@ TEST_F(ScriptRunnerTest, TheScriptGetsAMinimalEnvironmentAndNoneOfTheExecutorsSe
                       .shard_index = 2,
                       .shard_total = 5};
   const std::stop_source stop;
-  const auto r = runner.Run(kShell, script, {fire.param, "2", "5"}, ScriptRunner::FireEnvironment(fire), log_,
-                            stop.get_token());
+  const auto r = runner.Run(kShell, *script, {fire.param, "2", "5"}, ScriptRunner::FireEnvironment(fire),
+                            log_, stop.get_token());
   ASSERT_EQ(r.code, 200) << r.msg;
   const auto log = cwtest::ReadAll(log_);
   EXPECT_THAT(log, ::testing::Not(HasSubstr("s3cret-token-of-the-executor")));
@@ -202,23 +201,24 @@ TEST(ScriptRunner, WhatAScriptRunMakesIsTheOwnersOnlyWhateverTheUmask) {
                              .kill_grace = 1s,
                              .home = dir.path() / "logs" / "home"},
                             clock);
-  std::string error;
-  const auto script = runner.WriteSource(1, 1, kShell, "echo hello", &error);
-  ASSERT_FALSE(script.empty()) << error;
+  const auto script = runner.WriteSource(1, 1, kShell, "echo hello");
+  ASSERT_TRUE(script.ok()) << script.status();
   const std::stop_source stop;
-  ASSERT_EQ(runner.Run(kShell, script, {}, {}, dir.path() / "logs" / "1.log", stop.get_token()).code, 200);
+  ASSERT_EQ(runner.Run(kShell, *script, {}, {}, dir.path() / "logs" / "1.log", stop.get_token()).code, 200);
   EXPECT_EQ(cwtest::ReadAll(dir.path() / "logs" / "1.log"), "hello\n");
   EXPECT_THAT(cwtest::NotOwnerOnly(dir.path() / "logs"), ::testing::IsEmpty());
 }
 
 TEST(ScriptRunner, OnlyVariableNamesThatAreNotCronwheelsOwnMayBePassed) {
   for (const char* ok : {"HTTP_PROXY", "_x", "PATH", "lower_case1"}) {
-    EXPECT_EQ(ScriptRunner::CheckPassName(ok), "") << ok;
+    EXPECT_EQ(ScriptRunner::CheckPassName(ok), absl::OkStatus()) << ok;
   }
   for (const char* bad : {"", "1ABC", "A-B", "A=B", "A B"}) {
-    EXPECT_THAT(ScriptRunner::CheckPassName(bad), HasSubstr("is not a variable name")) << bad;
+    EXPECT_THAT(cwtest::ErrorOf(ScriptRunner::CheckPassName(bad)), HasSubstr("is not a variable name"))
+        << bad;
   }
-  EXPECT_THAT(ScriptRunner::CheckPassName("CRONWHEEL_ACCESS_TOKEN"),
+  EXPECT_THAT(cwtest::ErrorOf(ScriptRunner::CheckPassName("CRONWHEEL_ACCESS_TOKEN"),
+                              absl::StatusCode::kPermissionDenied),
               HasSubstr("'CRONWHEEL_ACCESS_TOKEN' cannot be passed to scripts"));
 }
 
@@ -278,20 +278,24 @@ TEST_F(ScriptRunnerTest, AMissingInterpreterIsAClearFailure) {
 }
 
 TEST_F(ScriptRunnerTest, SourceIsWrittenOncePerVersionAndOldVersionsAreDeleted) {
-  std::string error;
-  const auto v1 = runner_.WriteSource(1, 100, kShell, "echo one", &error);
-  EXPECT_EQ(v1, dir_.path() / "gluesource" / "1_100.sh");
-  EXPECT_EQ(runner_.WriteSource(1, 100, kShell, "echo changed?", &error), v1);
-  EXPECT_EQ(cwtest::ReadAll(v1), "echo one");
-  const auto other = runner_.WriteSource(12, 100, kShell, "echo twelve", &error);
-  const auto v2 = runner_.WriteSource(1, 200, kShell, "echo two", &error);
-  EXPECT_FALSE(std::filesystem::exists(v1));
-  EXPECT_TRUE(std::filesystem::exists(v2));
-  EXPECT_TRUE(std::filesystem::exists(other));  // job 12 is not job 1
+  const auto v1 = runner_.WriteSource(1, 100, kShell, "echo one");
+  ASSERT_TRUE(v1.ok()) << v1.status();
+  EXPECT_EQ(*v1, dir_.path() / "gluesource" / "1_100.sh");
+  const auto again = runner_.WriteSource(1, 100, kShell, "echo changed?");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *v1);
+  EXPECT_EQ(cwtest::ReadAll(*v1), "echo one");
+  const auto other = runner_.WriteSource(12, 100, kShell, "echo twelve");
+  const auto v2 = runner_.WriteSource(1, 200, kShell, "echo two");
+  ASSERT_TRUE(other.ok() && v2.ok()) << other.status() << "; " << v2.status();
+  EXPECT_FALSE(std::filesystem::exists(*v1));
+  EXPECT_TRUE(std::filesystem::exists(*v2));
+  EXPECT_TRUE(std::filesystem::exists(*other));  // job 12 is not job 1
   // An older version written late (a replaced thread) does not delete the newer one.
-  const auto late = runner_.WriteSource(1, 150, kShell, "echo late", &error);
-  EXPECT_TRUE(std::filesystem::exists(late));
-  EXPECT_TRUE(std::filesystem::exists(v2));
+  const auto late = runner_.WriteSource(1, 150, kShell, "echo late");
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_TRUE(std::filesystem::exists(*late));
+  EXPECT_TRUE(std::filesystem::exists(*v2));
   struct stat st {};
   ASSERT_EQ(::stat((dir_.path() / "gluesource").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700U);

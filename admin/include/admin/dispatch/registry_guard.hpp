@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "admin/model/result.hpp"
 #include "cronwheel/net/address_allow_list.hpp"
 #include "cronwheel/net/http_address.hpp"
 
@@ -47,8 +48,10 @@ class RegistryGuard final {
   // wildcard.
   static std::vector<std::string> SelfAddresses(const net::HostPort& listen);
 
-  // nullopt, with `*error` naming the setting and the entry, when an entry of allow or deny does not parse.
-  static std::optional<RegistryGuard> Make(const Settings& settings, std::string* error);
+  // The guard, or Error::Invalid naming the setting and the entry when an entry of allow or deny does not
+  // parse: "setting registry_deny: '10.0.0.0/33' is not valid (the prefix length must be 0..32): use an
+  // IPv4 or IPv6 address or address/prefix, e.g. 127.0.0.1, 10.0.0.0/8, ::1, fd00::/8".
+  static Result<RegistryGuard> Make(const Settings& settings);
   // The default settings: the default deny list, no allow list, no self check.
   RegistryGuard();
 

@@ -42,10 +42,12 @@ struct WebhookUrl {
   int port = 0;      // explicit or the scheme's default (80, 443)
   std::string path;  // "" or "/a/b" (never ends in '/')
 };
-// nullopt (with *error naming the URL and what is wrong) for anything net::ParseHttpAddress refuses (no
-// http(s) scheme, user info, query, fragment, "//" or ".." in the path, a bad port) and for a path with '.'
-// segments or an encoded '.', '/' or '\' (%2e, %2f, %5c), which a server may resolve before it routes.
-std::optional<WebhookUrl> ParseWebhookUrl(std::string_view url, std::string* error);
+// Error::Invalid naming the URL and what is wrong for anything net::ParseHttpAddress refuses (no http(s)
+// scheme, user info, query, fragment, "//" or ".." in the path, a bad port) and for a path with '.'
+// segments or an encoded '.', '/' or '\' (%2e, %2f, %5c), which a server may resolve before it routes,
+// e.g. "URL 'https://h/a/%2e%2e/b' is not valid: its path must not hold '.' segments or encoded '.', '/'
+// or '\'".
+Result<WebhookUrl> ParseWebhookUrl(std::string_view url);
 // Whether the admin may POST to `url`: it parses, and one of the operator's `allow` entries (setting
 // alarm_webhook_allow) parses and has its scheme, host (case-insensitive) and port (the scheme's default
 // when not given), and a path equal to the URL's or a prefix of it ending at a '/' ("/hooks" allows
