@@ -12,6 +12,9 @@ find_package(spdlog REQUIRED)
 find_package(date REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(CLI11 REQUIRED)
+# Abseil (libabsl-dev): absl::Status / absl::StatusOr, the error convention below the admin
+# (docs/architecture.md, "Errors"; ringwheel/status.hpp).
+find_package(absl REQUIRED)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
 find_package(OpenSSL REQUIRED)
 # Boost.Asio and Boost.Beast (header-only): the admin's event-driven HTTP client to executors. Only

@@ -18,14 +18,15 @@
 // Both databases must be empty (bench/pre_read.sh creates them); the migrations are applied here.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <pqxx/pqxx>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "admin/schedule/partitions.hpp"
@@ -58,44 +59,37 @@ struct Options {
   int limit = 3000;
 };
 
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "bench_pre_read: %s\nusage: bench_pre_read --dsn URI --reference-dsn URI [--jobs N] [--due N] "
-               "[--seconds S] [--warmup S] [--limit N]\n",
-               why.c_str());
-  std::exit(2);
-}
-
-Options Parse(int argc, char** argv) {
+// The options, or the exit code CLI11 asks for (--help, a bad or missing value: the message is printed).
+std::variant<Options, int> Parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) Usage(fmt::format("{} needs a value", a));
-    const std::string v = argv[++i];
-    try {
-      if (a == "--dsn")
-        o.dsn = v;
-      else if (a == "--reference-dsn")
-        o.reference_dsn = v;
-      else if (a == "--jobs")
-        o.jobs = std::stol(v);
-      else if (a == "--due")
-        o.due = std::stol(v);
-      else if (a == "--seconds")
-        o.seconds = std::stoi(v);
-      else if (a == "--warmup")
-        o.warmup = std::stoi(v);
-      else if (a == "--limit")
-        o.limit = std::stoi(v);
-      else
-        Usage(fmt::format("unknown option {}", a));
-    } catch (const std::logic_error&) {
-      Usage(fmt::format("{} '{}' is not a number", a, v));
-    }
+  CLI::App app(
+      "bench_pre_read: the schedule scan of a million-job table against a table of only the due jobs");
+  app.add_option("--dsn", o.dsn, "PostgreSQL URI of the database that gets the big table")->required();
+  app.add_option("--reference-dsn", o.reference_dsn, "PostgreSQL URI of the reference database")->required();
+  app.add_option("--jobs", o.jobs, "jobs in the big table")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 100'000'000L));
+  app.add_option("--due", o.due, "of them due every second")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 100'000'000L));
+  app.add_option("--seconds", o.seconds, "seconds measured")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--warmup", o.warmup, "seconds before measuring")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
+  app.add_option("--limit", o.limit, "rows per scan batch")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
-  if (o.dsn.empty() || o.reference_dsn.empty()) Usage("--dsn and --reference-dsn are required");
-  if (o.due < 1 || o.jobs < o.due) Usage("need 1 <= --due <= --jobs");
-  if (o.limit < 1 || o.seconds < 1 || o.warmup < 0) Usage("--limit and --seconds must be >= 1");
+  if (o.jobs < o.due) {
+    std::fprintf(stderr, "bench_pre_read: --due %ld is more than --jobs %ld\n", o.due, o.jobs);
+    return 2;
+  }
   return o;
 }
 
@@ -196,7 +190,9 @@ Summary Summarise(const std::vector<Sample>& samples) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto o = Parse(argc, argv);
+  const auto parsed = Parse(argc, argv);
+  if (const auto* exit_code = std::get_if<int>(&parsed)) return *exit_code;
+  const auto& o = std::get<Options>(parsed);
   auto& clock = ringwheel::RealClock::Instance();
   const admin::ScanSettings scan_settings{};  // the admin's defaults: pre-read 5 s, misfire 5 s
   admin::PgPool big_pool({.dsn = o.dsn, .size = 2});

@@ -201,7 +201,7 @@ constexpr CronCase kCronCases[] = {
 };
 
 void CronNextFire(benchmark::State& state, const CronCase& c) {
-  const auto expr = ringwheel::CronExpression::Parse(c.expr, nullptr);
+  const auto expr = ringwheel::CronExpression::Parse(c.expr);
   const date::time_zone* zone = c.zone == nullptr ? nullptr : date::locate_zone(c.zone);
   const std::int64_t start = 1'767'225'600'123;  // 2026-01-01T00:00:00.123Z
   std::int64_t after = start;

@@ -69,9 +69,11 @@ std::string EncodeQueryValue(std::string_view text) {
 }
 
 HttpApi::HttpApi(Settings settings) : settings_(std::move(settings)) {
-  std::string why;
-  const auto address = net::ParseHttpAddress(settings_.admin_url, &why);
-  if (!address) throw CommandError(kExitUsage, fmt::format("--admin / CRONWHEEL_ADMIN_URL: {}", why));
+  const auto address = net::ParseHttpAddress(settings_.admin_url);
+  if (!address.ok()) {
+    throw CommandError(kExitUsage, fmt::format("--admin / CRONWHEEL_ADMIN_URL: {}",
+                                               std::string(address.status().message())));
+  }
   base_path_ = address->base_path;
   client_ = std::make_unique<httplib::Client>(address->origin);
   if (!client_->is_valid()) {

@@ -320,20 +320,21 @@ void Export(const Invocation& inv, Api& api, Console& c) {
     c.out << text;
     return;
   }
-  std::string error;
-  if (!WriteTextFile(inv.output, text, &error)) throw CommandError(kExitUsage, error);
+  if (const absl::Status written = WriteTextFile(inv.output, text); !written.ok()) {
+    throw CommandError(kExitUsage, std::string(written.message()));
+  }
   c.err << fmt::format("exported {} job{} of group {} to {}\n", jobs.size(), jobs.size() == 1 ? "" : "s",
                        *inv.group_id, inv.output);
 }
 
 JobDocument ReadImportFile(const Invocation& inv, Console& c) {
-  std::string error;
-  const auto text = ReadTextFile(inv.file, &error);
-  if (!text) throw CommandError(kExitUsage, error);
-  const auto parsed = ParseJson(*text, &error);
-  if (!parsed) {
+  const auto text = ReadTextFile(inv.file);
+  if (!text.ok()) throw CommandError(kExitUsage, std::string(text.status().message()));
+  const auto parsed = ParseJson(*text);
+  if (!parsed.ok()) {
     throw CommandError(kExitRefused,
-                       fmt::format("{} is not a job document: {}", inv.file, WithoutLibraryPrefix(error)));
+                       fmt::format("{} is not a job document: {}", inv.file,
+                                   WithoutLibraryPrefix(std::string(parsed.status().message()))));
   }
   std::vector<std::string> warnings;
   Problems problems;
@@ -488,9 +489,10 @@ void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
 
 std::string ReadToken(const Invocation& inv) {
   if (!inv.token_file.empty()) {
-    std::string error;
-    const auto text = ReadTextFile(inv.token_file, &error);
-    if (!text) throw CommandError(kExitUsage, fmt::format("--token-file: {}", error));
+    const auto text = ReadTextFile(inv.token_file);
+    if (!text.ok()) {
+      throw CommandError(kExitUsage, fmt::format("--token-file: {}", std::string(text.status().message())));
+    }
     const auto line = Trim(std::string_view(*text).substr(0, text->find('\n')));
     if (line.empty()) {
       throw CommandError(kExitUsage,

@@ -180,10 +180,9 @@ std::optional<json> JobFromToml(std::string_view text, Problems& problems) {
 }
 
 std::optional<json> JobFromJson(std::string_view text, Problems& problems) {
-  std::string error;
-  auto body = ParseJson(text, &error);
-  if (!body) {
-    problems.push_back({"", WithoutLibraryPrefix(error)});
+  auto body = ParseJson(text);
+  if (!body.ok()) {
+    problems.push_back({"", WithoutLibraryPrefix(std::string(body.status().message()))});
     return std::nullopt;
   }
   if (!body->is_object()) {
@@ -195,7 +194,7 @@ std::optional<json> JobFromJson(std::string_view text, Problems& problems) {
     if (const auto* field = FindJobField(name)) CheckFieldType(*field, value, name, problems);
   }
   if (problems.size() != before) return std::nullopt;
-  return body;
+  return *std::move(body);
 }
 
 std::optional<json> ReadJobFile(const std::filesystem::path& path, FileFormat format, Problems& problems) {
@@ -207,10 +206,9 @@ std::optional<json> ReadJobFile(const std::filesystem::path& path, FileFormat fo
                          path.string())});
     return std::nullopt;
   }
-  std::string error;
-  const auto text = ReadTextFile(path, &error);
-  if (!text) {
-    problems.push_back({"", error});
+  const auto text = ReadTextFile(path);
+  if (!text.ok()) {
+    problems.push_back({"", std::string(text.status().message())});
     return std::nullopt;
   }
   return format == FileFormat::kToml ? JobFromToml(*text, problems) : JobFromJson(*text, problems);

@@ -9,60 +9,55 @@
 #include <sstream>
 #include <system_error>
 
+#include "ringwheel/status.hpp"
+
 namespace cronwheel::cli {
 namespace {
 
-void Set(std::string* error, std::string message) {
-  if (error != nullptr) *error = std::move(message);
+// The last failed system call's errno as a status with `message` (the code follows errno).
+absl::Status LastError(std::string_view message) {
+  return ringwheel::ErrnoError(errno, message);
 }
 
 // The message of the last failed system call.
-std::string LastError() {
+std::string LastErrorText() {
   return std::error_code(errno, std::generic_category()).message();
 }
 
 }  // namespace
 
-std::optional<std::string> ReadTextFile(const std::filesystem::path& path, std::string* error) {
+absl::StatusOr<std::string> ReadTextFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    Set(error, fmt::format("cannot read '{}': {}", path.string(), LastError()));
-    return std::nullopt;
-  }
+  if (!in) return LastError(fmt::format("cannot read '{}': {}", path.string(), LastErrorText()));
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) {
-    Set(error, fmt::format("cannot read '{}': a read error", path.string()));
-    return std::nullopt;
-  }
+  if (in.bad()) return LastError(fmt::format("cannot read '{}': a read error", path.string()));
   return ss.str();
 }
 
-bool WriteTextFile(const std::filesystem::path& path, std::string_view content, std::string* error) {
+absl::Status WriteTextFile(const std::filesystem::path& path, std::string_view content) {
   auto tmp = path;
   tmp += fmt::format(".tmp-{}", ::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      Set(error, fmt::format("cannot write '{}': {}", tmp.string(), LastError()));
-      return false;
-    }
+    if (!out) return LastError(fmt::format("cannot write '{}': {}", tmp.string(), LastErrorText()));
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.close();
     if (!out) {
-      Set(error, fmt::format("cannot write '{}': a write error", tmp.string()));
+      absl::Status status = LastError(fmt::format("cannot write '{}': a write error", tmp.string()));
       std::filesystem::remove(tmp);
-      return false;
+      return status;
     }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
-    Set(error, fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+    absl::Status status =
+        ringwheel::ErrnoError(ec.value(), fmt::format("cannot write '{}': {}", path.string(), ec.message()));
     std::filesystem::remove(tmp, ec);
-    return false;
+    return status;
   }
-  return true;
+  return absl::OkStatus();
 }
 
 std::string WithoutLibraryPrefix(std::string message) {

@@ -6,7 +6,7 @@
 
 namespace cronwheel {
 
-std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* error) {
+absl::StatusOr<nlohmann::json> ParseJson(std::string_view body, std::string_view what) {
   using nlohmann::json;
   // nlohmann's parser keeps its own stack (it does not recurse); its callback sees the depth of every
   // array and object as it starts (0 for the outermost), so the parse stops at the first one too deep.
@@ -21,12 +21,10 @@ std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* erro
   try {
     return json::parse(body.begin(), body.end(), limit);
   } catch (const TooDeep&) {
-    if (error != nullptr)
-      *error = fmt::format("body nests JSON arrays and objects deeper than {} levels", kMaxJsonDepth);
-    return std::nullopt;
+    return absl::InvalidArgumentError(
+        fmt::format("{} nests JSON arrays and objects deeper than {} levels", what, kMaxJsonDepth));
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large (406)
-    if (error != nullptr) *error = fmt::format("body is not valid JSON: {}", e.what());
-    return std::nullopt;
+    return absl::InvalidArgumentError(fmt::format("{} is not valid JSON: {}", what, e.what()));
   }
 }
 

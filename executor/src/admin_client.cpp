@@ -11,12 +11,12 @@ namespace cronwheel::executor {
 
 HttpAdminClient::HttpAdminClient(Settings settings) : settings_(std::move(settings)) {
   for (const auto& address : settings_.addresses) {
-    std::string error;
-    auto parsed = cronwheel::net::ParseHttpAddress(address, &error);
-    if (!parsed) throw std::invalid_argument("admin_addresses: " + error);
+    auto parsed = cronwheel::net::ParseHttpAddress(address);
+    if (!parsed.ok())
+      throw std::invalid_argument("admin_addresses: " + std::string(parsed.status().message()));
     auto admin = std::make_unique<Admin>();
     admin->address = address;
-    admin->parsed = std::move(*parsed);
+    admin->parsed = *std::move(parsed);
     admin->client = std::make_unique<httplib::Client>(admin->parsed.origin);
     auto& c = *admin->client;
     c.set_keep_alive(true);
@@ -52,10 +52,9 @@ AdminReply HttpAdminClient::Call(std::string_view api, const nlohmann::json& bod
       } else if (res->status != 200) {
         why = fmt::format("HTTP status {}", res->status);
       } else {
-        std::string error;
-        const auto envelope = xxljob::ParseEnvelope(res->body, &error);
-        if (!envelope) {
-          why = fmt::format("response content invalid ({})", error);
+        const auto envelope = xxljob::ParseEnvelope(res->body);
+        if (!envelope.ok()) {
+          why = fmt::format("response content invalid ({})", std::string(envelope.status().message()));
         } else if (!envelope->ok()) {
           why = fmt::format("code {}: {}", envelope->code, envelope->msg.value_or(""));
         } else {

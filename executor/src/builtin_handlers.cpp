@@ -9,6 +9,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "cronwheel/json.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -35,16 +36,16 @@ struct SplitUrl {
   std::string target;  // /path?query (at least "/")
 };
 
-std::optional<SplitUrl> Split(std::string_view url, std::string* error) {
+// The URL's origin and target, or an InvalidArgument status saying what is wrong with it.
+absl::StatusOr<SplitUrl> Split(std::string_view url) {
   const auto scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) {
-    *error = "the URL must start with http:// or https://";
-    return std::nullopt;
+    return absl::InvalidArgumentError("the URL must start with http:// or https://");
   }
   const auto path_start = url.find_first_of("/?#", scheme_end + 3);
   SplitUrl s;
   s.origin = std::string(url.substr(0, path_start));
-  if (!cronwheel::net::ParseHttpAddress(s.origin, error)) return std::nullopt;
+  if (const auto origin = cronwheel::net::ParseHttpAddress(s.origin); !origin.ok()) return origin.status();
   s.target = path_start == std::string_view::npos ? "/" : std::string(url.substr(path_start));
   if (s.target.front() != '/') s.target.insert(0, "/");
   if (const auto hash = s.target.find('#'); hash != std::string::npos) s.target.resize(hash);
@@ -125,16 +126,32 @@ JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
     std::string content_type = "application/json;charset=UTF-8";
     const std::string_view param = Trim(ctx.param());
     if (param.starts_with('{')) {
-      const auto j = nlohmann::json::parse(param, nullptr, false);
-      if (j.is_discarded() || !j.is_object() || !j.contains("url") || !j["url"].is_string()) {
+      // Depth-bounded (kMaxJsonDepth): printing a body nested 400,000 levels deep recursed once per level
+      // and overflowed the worker's stack (issue 21).
+      const auto j = ParseJson(param, "the param");
+      if (!j.ok()) {
+        ctx.Fail(fmt::format(
+            R"(httpJobHandler: {}; use a URL or {{"url": "...", "method": "GET", "body": "..."}})",
+            std::string(j.status().message())));
+        return;
+      }
+      if (!j->is_object() || !j->contains("url")) {
         ctx.Fail(
             R"(httpJobHandler: the param must be a URL or {"url": "...", "method": "GET", "body": "..."})");
         return;
       }
-      url = j["url"].get<std::string>();
-      if (j.contains("body")) body = j["body"].is_string() ? j["body"].get<std::string>() : j["body"].dump();
-      method = j.value("method", body.empty() ? "GET" : "POST");
-      content_type = j.value("contentType", content_type);
+      for (const char* field : {"url", "method", "contentType"}) {
+        if (const auto it = j->find(field); it != j->end() && !it->is_string()) {
+          ctx.Fail(
+              fmt::format("httpJobHandler: the param's '{}' is {}, not a string", field, Shown(*it, 40)));
+          return;
+        }
+      }
+      url = j->at("url").get<std::string>();
+      if (const auto it = j->find("body"); it != j->end())
+        body = it->is_string() ? it->get<std::string>() : DumpLossy(*it);
+      method = j->value("method", body.empty() ? "GET" : "POST");
+      content_type = j->value("contentType", content_type);
     } else {
       url = std::string(param);
     }
@@ -148,10 +165,9 @@ JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
                                      : fmt::format("{}", fmt::join(options.http_allow, ", "))));
       return;
     }
-    std::string error;
-    const auto split = Split(url, &error);
-    if (!split) {
-      ctx.Fail("httpJobHandler: " + error);
+    const auto split = Split(url);
+    if (!split.ok()) {
+      ctx.Fail("httpJobHandler: " + std::string(split.status().message()));
       return;
     }
     httplib::Client client(split->origin);

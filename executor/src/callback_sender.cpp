@@ -163,7 +163,7 @@ void CallbackSender::Spool(const std::vector<xxljob::HandleCallbackParam>& batch
   std::string err;
   try {
     MakePrivateDir(settings_.spool_dir);
-    err = WriteFileAtomically(settings_.spool_dir / name, Dump(batch), 0600);
+    err = std::string(WriteFileAtomically(settings_.spool_dir / name, Dump(batch), 0600).message());
   } catch (const std::exception& e) {
     err = e.what();
   }
@@ -184,21 +184,22 @@ void CallbackSender::Spool(const std::vector<xxljob::HandleCallbackParam>& batch
 void CallbackSender::RetrySpool() {
   if (!admin_.HasAdmins()) return;
   for (const auto& file : SpoolFiles()) {
-    std::string body;
-    std::string error;
-    if (!ReadFile(file, &body, &error)) {
-      if (std::filesystem::exists(file))
-        spdlog::error("callback retry: cannot read {}: {}", file.string(), error);
+    const absl::StatusOr<std::string> body = ReadFile(file);
+    if (!body.ok()) {
+      if (std::filesystem::exists(file)) {
+        spdlog::error("callback retry: cannot read {}: {}", file.string(),
+                      std::string(body.status().message()));
+      }
       continue;
     }
-    const auto batch = xxljob::ParseCallbackList(body, &error);
-    if (!batch) {
+    const auto batch = xxljob::ParseCallbackList(*body);
+    if (!batch.ok()) {
       auto bad = file;
       bad += ".bad";
       std::error_code ec;
       std::filesystem::rename(file, bad, ec);
-      spdlog::error("callback retry: {} is not a callback list ({}); renamed to {}", file.string(), error,
-                    bad.filename().string());
+      spdlog::error("callback retry: {} is not a callback list ({}); renamed to {}", file.string(),
+                    std::string(batch.status().message()), bad.filename().string());
       continue;
     }
     const auto reply = admin_.Call("callback", xxljob::ToJson(*batch));

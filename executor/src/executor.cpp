@@ -18,6 +18,7 @@
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
 #include "metrics.hpp"
+#include "posix_util.hpp"
 #include "registry_heartbeat.hpp"
 #include "script_runner.hpp"
 #include "timer.hpp"
@@ -49,12 +50,20 @@ void Validate(const Executor::Settings& s) {
     bad("server_threads", fmt::format("{} is not valid: use 1..64", s.server_threads));
   }
   if (!s.advertise_address.empty()) {
-    std::string error;
-    if (!cronwheel::net::ParseHttpAddress(s.advertise_address, &error)) bad("advertise_address", error);
+    const auto advertise = cronwheel::net::ParseHttpAddress(s.advertise_address);
+    if (!advertise.ok()) bad("advertise_address", std::string(advertise.status().message()));
   }
   if (s.log_dir.empty()) bad("log_dir", "must not be empty");
-  if (std::string error; !cronwheel::net::AddressAllowList::Parse(s.metrics_allow, &error)) {
-    bad("metrics_allow", error);
+  if (const auto allow = cronwheel::net::AddressAllowList::Parse(s.metrics_allow); !allow.ok()) {
+    bad("metrics_allow", std::string(allow.status().message()));
+  }
+  if (const absl::Status hosts = MetricsEndpoint::CheckHostNames(s.metrics_hosts); !hosts.ok()) {
+    throw std::invalid_argument("setting " + std::string(hosts.message()));
+  }
+  for (const auto& name : s.script_env_pass) {
+    if (const absl::Status pass = ScriptRunner::CheckPassName(name); !pass.ok()) {
+      bad("script_env_pass", std::string(pass.message()));
+    }
   }
   if (s.heartbeat_interval.count() < 1) bad("heartbeat_interval_s", "must be at least 1 second");
   if (s.callback_retry_interval.count() < 1) bad("callback_retry_interval_s", "must be at least 1 second");
@@ -141,7 +150,7 @@ void Executor::Start() {
   const auto& s = m.settings;
   try {
     std::error_code ec;
-    std::filesystem::create_directories(s.log_dir, ec);
+    MakePrivateDirs(s.log_dir, ec);  // a log_dir that exists keeps its mode; what is made in it is 0700
     if (ec) {
       throw std::runtime_error(
           fmt::format("setting log_dir: cannot create {}: {}", s.log_dir.string(), ec.message()));
@@ -149,8 +158,11 @@ void Executor::Start() {
     m.logs = std::make_unique<JobLogFiles>(
         JobLogFiles::Settings{s.log_dir, s.log_read_max_bytes, JobLogFiles::Settings{}.cache_entries},
         m.clock);
-    m.scripts = std::make_unique<ScriptRunner>(
-        ScriptRunner::Settings{s.log_dir / "gluesource", s.script_kill_grace, ""}, m.clock);
+    m.scripts = std::make_unique<ScriptRunner>(ScriptRunner::Settings{.source_dir = s.log_dir / "gluesource",
+                                                                      .kill_grace = s.script_kill_grace,
+                                                                      .home = s.log_dir / "scripthome",
+                                                                      .env_pass = s.script_env_pass},
+                                               m.clock);
     m.handlers.SetScripts(s.enable_scripts, m.scripts.get());
     m.admin = std::make_unique<HttpAdminClient>(
         HttpAdminClient::Settings{s.admin_addresses, s.access_token, s.app_name, s.admin_timeout});
@@ -179,12 +191,14 @@ void Executor::Start() {
     m.metrics.WatchCallbacks(*m.callbacks);  // once: an Executor starts once
     m.metrics.WatchDispatcher(*m.dispatcher);
     m.metrics_endpoint = std::make_unique<MetricsEndpoint>(
-        m.metrics_registry, MetricsEndpoint::Settings{.allow = s.metrics_allow, .token = s.metrics_token},
+        m.metrics_registry,
+        MetricsEndpoint::Settings{
+            .allow = s.metrics_allow, .token = s.metrics_token, .hosts = s.metrics_hosts},
         xxljob::TokenMatches);
 
     std::string prefix;
     if (!s.advertise_address.empty())
-      prefix = cronwheel::net::ParseHttpAddress(s.advertise_address, nullptr)->base_path;
+      prefix = cronwheel::net::ParseHttpAddress(s.advertise_address)->base_path;
     m.server = std::make_unique<HttpServer>(
         HttpServer::Settings{s.listen_host, s.listen_port, s.server_threads, s.keep_alive_timeout,
                              s.access_token, prefix, m.metrics_endpoint.get()},

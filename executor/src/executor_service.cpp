@@ -6,26 +6,26 @@ namespace cronwheel::executor {
 
 xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_view body,
                                          std::string_view uri) {
-  std::string error;
   if (method == "/beat") return xxljob::Envelope::Success();
   if (method == "/idleBeat") {
-    const auto p = xxljob::ParseJobIdParam(body, &error);
-    return p ? dispatcher_.IdleBeat(p->job_id) : xxljob::Envelope::Fail(error);
+    const auto p = xxljob::ParseJobIdParam(body);
+    return p.ok() ? dispatcher_.IdleBeat(p->job_id) : xxljob::Envelope::Fail(p.status());
   }
   if (method == "/run" || method == "/trigger") {
-    const auto p = xxljob::ParseTriggerParam(body, &error);
-    if (p && trace_ != nullptr && clock_ != nullptr) trace_->Record(p->log_id, p->job_id, clock_->NowMs());
-    auto e = p ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(error);
-    if (metrics_ != nullptr) metrics_->CountRun(p.has_value(), e.code, e.msg.value_or(""));
+    const auto p = xxljob::ParseTriggerParam(body);
+    if (p.ok() && trace_ != nullptr && clock_ != nullptr)
+      trace_->Record(p->log_id, p->job_id, clock_->NowMs());
+    auto e = p.ok() ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(p.status());
+    if (metrics_ != nullptr) metrics_->CountRun(p.ok(), e.code, e.msg.value_or(""));
     return e;
   }
   if (method == "/kill") {
-    const auto p = xxljob::ParseJobIdParam(body, &error);
-    return p ? dispatcher_.Kill(p->job_id) : xxljob::Envelope::Fail(error);
+    const auto p = xxljob::ParseJobIdParam(body);
+    return p.ok() ? dispatcher_.Kill(p->job_id) : xxljob::Envelope::Fail(p.status());
   }
   if (method == "/log") {
-    const auto p = xxljob::ParseLogParam(body, &error);
-    if (!p) return xxljob::Envelope::Fail(error);
+    const auto p = xxljob::ParseLogParam(body);
+    if (!p.ok()) return xxljob::Envelope::Fail(p.status());
     return xxljob::Envelope::Success(xxljob::ToJson(logs_.Read(*p)));
   }
   return xxljob::Envelope::Fail(xxljob::UriNotFound(uri));

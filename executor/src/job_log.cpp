@@ -51,11 +51,11 @@ std::string Entry(ringwheel::Clock& clock, std::string_view text) {
 // Opens `path` for appending, creating it; the day folder is created only when the open finds it missing
 // (once a day, not once a fire).
 int OpenForAppend(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, kPrivateFileMode);
   if (fd < 0 && errno == ENOENT) {
     std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    MakePrivateDirs(path.parent_path(), ec);
+    fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, kPrivateFileMode);
   }
   return fd;
 }

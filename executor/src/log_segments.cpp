@@ -53,7 +53,7 @@ void WriteIndexFile(const std::filesystem::path& path, std::uint64_t covered,
   static std::atomic<std::uint64_t> serial{0};
   auto tmp = path;
   tmp += fmt::format(".tmp{}-{}", ::getpid(), ++serial);
-  const Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  const Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
   if (!fd.ok() || !WriteAll(fd.get(), data)) {
     spdlog::warn("job log index {}: cannot write: {}", tmp.string(), ErrnoText(errno));
     return;
@@ -154,14 +154,14 @@ LogSegments::Day* LogSegments::OpenDayLocked(const std::string& day) {
   if (const auto it = days_.find(day); it != days_.end()) return &it->second;
   const auto dir = settings_.dir / day;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  MakePrivateDirs(dir, ec);
   const auto existing = SegmentNumbers(dir);
   int seq = existing.empty() ? 1 : existing.back() + 1;
   Fd fd;
   // O_EXCL: never append to a segment another process (or an earlier run) created.
   for (int attempt = 0; attempt < 16 && !fd.ok(); ++attempt, ++seq) {
     fd = Fd(::open((dir / SegmentName(seq, ".seg")).c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC,
-                   0644));
+                   kPrivateFileMode));
     if (!fd.ok() && errno != EEXIST) break;
   }
   if (!fd.ok()) {

@@ -1,6 +1,8 @@
 #pragma once
 // Small POSIX helpers shared by the executor's sources. Internal.
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -63,13 +65,25 @@ inline bool WriteAll(int fd, std::string_view data) {
 }
 
 // Writes `data` to `path` atomically and durably: a temporary file in the same directory, fsync, rename,
-// fsync of the directory. Returns an empty string on success, else the error.
-std::string WriteFileAtomically(const std::filesystem::path& path, std::string_view data, mode_t mode);
+// fsync of the directory. OK, or an error (ringwheel::ErrnoError: the code follows errno) naming the step and
+// the file, e.g.
+//   "cannot create /spool/.callback-1.json.0123456789abcdef.tmp: Permission denied".
+absl::Status WriteFileAtomically(const std::filesystem::path& path, std::string_view data, mode_t mode);
 
-// Reads a whole file; nullopt-like empty result with `*error` set on failure.
-bool ReadFile(const std::filesystem::path& path, std::string* out, std::string* error);
+// The whole file, or an error (ringwheel::ErrnoError) whose message is the system's text alone ("No such file
+// or directory", code NotFound): the caller names the file.
+absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path);
 
-// Creates `dir` (and parents) and sets its mode; throws std::filesystem::filesystem_error on failure.
+// The modes of what the executor writes (issue 21: job logs were world-readable): its user's only, whatever
+// the umask (a umask can only take bits away from these).
+inline constexpr mode_t kPrivateFileMode = 0600;
+inline constexpr mode_t kPrivateDirMode = 0700;
+
+// Creates `dir` and each missing parent with mode 0700 (exactly: chmod after mkdir, so a umask cannot widen
+// or narrow it); folders that exist keep their mode. `ec` is set on failure.
+void MakePrivateDirs(const std::filesystem::path& dir, std::error_code& ec);
+// MakePrivateDirs, then sets `dir` itself to 0700 even if it existed; throws
+// std::filesystem::filesystem_error on failure.
 void MakePrivateDir(const std::filesystem::path& dir);
 
 // 16 random hex characters (std::random_device).

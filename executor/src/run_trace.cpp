@@ -1,14 +1,25 @@
 #include "run_trace.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <stdexcept>
 #include <system_error>
+
+#include "posix_util.hpp"
 
 namespace cronwheel::executor {
 
 RunTrace::RunTrace(const std::filesystem::path& path) {
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  file_ = std::fopen(path.c_str(), "ae");
+  if (path.has_parent_path()) {
+    std::error_code ec;
+    MakePrivateDirs(path.parent_path(), ec);
+  }
+  // The executor user's only, like its job logs (posix_util.hpp).
+  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, kPrivateFileMode));
+  if (fd.ok()) {
+    file_ = ::fdopen(fd.get(), "a");
+    if (file_ != nullptr) fd.Release();
+  }
   if (file_ == nullptr) {
     throw std::runtime_error("cannot open the run trace file " + path.string() + ": " +
                              std::generic_category().message(errno));

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -18,8 +19,7 @@
 #include <thread>
 
 #include "posix_util.hpp"
-
-extern char** environ;  // NOLINT(readability-redundant-declaration)
+#include "ringwheel/status.hpp"
 
 namespace cronwheel::executor {
 namespace {
@@ -67,7 +67,60 @@ const ScriptGlue* FindScriptGlue(std::string_view glue_type) {
 }
 
 ScriptRunner::ScriptRunner(Settings settings, ringwheel::Clock& clock)
-    : settings_(std::move(settings)), clock_(clock) {}
+    : settings_(std::move(settings)), clock_(clock) {
+  if (settings_.home.empty()) settings_.home = settings_.source_dir;
+  // The fixed part first; a variable the operator passes through replaces it.
+  std::vector<std::pair<std::string, std::string>> vars{{"PATH", std::string(kScriptPath)},
+                                                        {"LANG", "C.UTF-8"},
+                                                        {"LC_ALL", "C.UTF-8"},
+                                                        {"HOME", settings_.home.string()}};
+  const auto set = [&vars](const std::string& name, std::string value) {
+    const auto it = std::find_if(vars.begin(), vars.end(), [&](const auto& v) { return v.first == name; });
+    if (it != vars.end()) {
+      it->second = std::move(value);
+    } else {
+      vars.emplace_back(name, std::move(value));
+    }
+  };
+  // Nothing sets the environment after start: reading it here, once, is safe.
+  if (const char* tz = std::getenv("TZ")) set("TZ", tz);  // NOLINT(concurrency-mt-unsafe)
+  for (const auto& name : settings_.env_pass) {
+    if (!CheckPassName(name).ok()) continue;  // Executor::Start refused it already
+    if (const char* value = std::getenv(name.c_str())) set(name, value);  // NOLINT(concurrency-mt-unsafe)
+  }
+  for (auto& [name, value] : vars)
+    base_env_.push_back(fmt::format("{}={}", name, value));
+}
+
+absl::Status ScriptRunner::CheckPassName(std::string_view name) {
+  const auto valid_char = [](char c, bool first) {
+    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9');
+  };
+  if (name.empty() || !valid_char(name.front(), true) ||
+      !std::all_of(name.begin() + 1, name.end(), [&](char c) { return valid_char(c, false); })) {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not a variable name (letters, digits and '_', not starting with a digit)",
+                    name.substr(0, 100)));
+  }
+  if (name.starts_with("CRONWHEEL_")) {
+    return absl::PermissionDeniedError(
+        fmt::format("'{}' cannot be passed to scripts: CRONWHEEL_* variables hold the executor's own "
+                    "settings and secrets (CRONWHEEL_ACCESS_TOKEN) and the fire's variables",
+                    name));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> ScriptRunner::FireEnvironment(const FireInfo& fire) {
+  return {
+      fmt::format("CRONWHEEL_JOB_ID={}", fire.job_id),
+      fmt::format("CRONWHEEL_LOG_ID={}", fire.log_id),
+      fmt::format("CRONWHEEL_LOG_DATE_TIME={}", fire.log_date_time_ms),
+      "CRONWHEEL_JOB_PARAM=" + fire.param,
+      fmt::format("CRONWHEEL_SHARD_INDEX={}", fire.shard_index),
+      fmt::format("CRONWHEEL_SHARD_TOTAL={}", fire.shard_total),
+  };
+}
 
 std::optional<std::filesystem::path> ScriptRunner::FindInterpreter(std::string_view name) const {
   std::string search = settings_.search_path;
@@ -88,18 +141,17 @@ std::optional<std::filesystem::path> ScriptRunner::FindInterpreter(std::string_v
   return std::nullopt;
 }
 
-std::filesystem::path ScriptRunner::WriteSource(int job_id, std::int64_t glue_updatetime,
-                                                const ScriptGlue& glue, std::string_view source,
-                                                std::string* error) const {
+absl::StatusOr<std::filesystem::path> ScriptRunner::WriteSource(int job_id, std::int64_t glue_updatetime,
+                                                                const ScriptGlue& glue,
+                                                                std::string_view source) const {
   const std::string prefix = std::to_string(job_id) + "_";
   const std::string name = prefix + std::to_string(glue_updatetime) + std::string(glue.suffix);
   std::filesystem::path path = settings_.source_dir / name;
   try {
     MakePrivateDir(settings_.source_dir);
     if (std::filesystem::exists(path)) return path;
-    if (auto err = WriteFileAtomically(path, source, 0700); !err.empty()) {
-      *error = "cannot write the glue source: " + err;
-      return {};
+    if (const absl::Status written = WriteFileAtomically(path, source, 0700); !written.ok()) {
+      return absl::Status(written.code(), "cannot write the glue source: " + std::string(written.message()));
     }
     // Delete this job's older versions ("<jobId>_<smaller glueUpdatetime>.<suffix>"). Never a newer one:
     // a replaced thread still starting its old version must not delete the file of the version after it.
@@ -114,15 +166,15 @@ std::filesystem::path ScriptRunner::WriteSource(int job_id, std::int64_t glue_up
       std::filesystem::remove(e.path(), rm);
     }
   } catch (const std::filesystem::filesystem_error& e) {
-    *error = std::string("cannot write the glue source: ") + e.what();
-    return {};
+    return ringwheel::ErrnoError(e.code().value(), std::string("cannot write the glue source: ") + e.what());
   }
   return path;
 }
 
 JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path& script,
-                            const std::vector<std::string>& args, const std::filesystem::path& log_file,
-                            const std::stop_token& stop, const std::function<void(pid_t)>& on_spawn) const {
+                            const std::vector<std::string>& args, const std::vector<std::string>& fire_env,
+                            const std::filesystem::path& log_file, const std::stop_token& stop,
+                            const std::function<void(pid_t)>& on_spawn) const {
   const auto interpreter = FindInterpreter(glue.interpreter);
   if (!interpreter) {
     return {500,
@@ -132,7 +184,7 @@ JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path&
   }
   if (stop.stop_requested()) return {500, "script not started: the fire was stopped"};
 
-  const Fd log(::open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+  const Fd log(::open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, kPrivateFileMode));
   if (!log.ok())
     return {500, fmt::format("script not started: cannot open the job log: {}", ErrnoText(errno))};
 
@@ -160,9 +212,23 @@ JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path&
     argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  // The script's environment: the base one and the fire's, never the executor's own (see the header).
+  try {
+    MakePrivateDir(settings_.home);
+  } catch (const std::filesystem::filesystem_error& e) {
+    return {500, fmt::format("script not started: cannot create its HOME: {}", e.what())};
+  }
+  std::vector<std::string> env_store = base_env_;
+  env_store.insert(env_store.end(), fire_env.begin(), fire_env.end());
+  std::vector<char*> envp;
+  envp.reserve(env_store.size() + 1);
+  for (auto& e : env_store)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+
   Child child;
   pid_t pid = 0;
-  if (const int rc = ::posix_spawn(&pid, interpreter->c_str(), &s.actions, &s.attr, argv.data(), environ);
+  if (const int rc = ::posix_spawn(&pid, interpreter->c_str(), &s.actions, &s.attr, argv.data(), envp.data());
       rc != 0) {
     return {500, fmt::format("script launch failed: {}", ErrnoText(rc))};
   }
@@ -219,16 +285,15 @@ JobHandler ScriptRunner::MakeHandler(const ScriptGlue& glue, int job_id, std::in
       ctx.Fail("script not started: the fire was stopped");
       return;
     }
-    std::string error;
-    const auto script = WriteSource(job_id, glue_updatetime, glue, source, &error);
-    if (script.empty()) {
-      ctx.Fail(error);
+    const auto script = WriteSource(job_id, glue_updatetime, glue, source);
+    if (!script.ok()) {
+      ctx.Fail(std::string(script.status().message()));
       return;
     }
-    ctx.Log("----------- script file: {} -----------", script.string());
-    const auto r =
-        Run(glue, script, {ctx.param(), std::to_string(ctx.shard_index()), std::to_string(ctx.shard_total())},
-            ctx.log_path(), ctx.stop_token());
+    ctx.Log("----------- script file: {} -----------", script->string());
+    const auto r = Run(glue, *script,
+                       {ctx.param(), std::to_string(ctx.shard_index()), std::to_string(ctx.shard_total())},
+                       FireEnvironment(ctx.fire()), ctx.log_path(), ctx.stop_token());
     ctx.SetResult(r.code, r.msg);
   };
 }

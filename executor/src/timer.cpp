@@ -14,7 +14,6 @@ WheelTimer::~WheelTimer() {
 }
 
 Timer::Handle WheelTimer::After(std::chrono::nanoseconds delay, std::function<void()> task) {
-  std::string error;
   auto timeout = wheel_.NewTimeout(
       [task = std::move(task)] {
         try {
@@ -23,9 +22,9 @@ Timer::Handle WheelTimer::After(std::chrono::nanoseconds delay, std::function<vo
           spdlog::error("timer task failed: {}", e.what());
         }
       },
-      delay, &error);
-  if (!timeout) {
-    spdlog::debug("timer: {}", error);
+      delay);
+  if (!timeout.ok()) {
+    spdlog::debug("timer: {}", std::string(timeout.status().message()));
     return {};
   }
   return Handle([timeout = *timeout]() mutable { timeout.Cancel(); });

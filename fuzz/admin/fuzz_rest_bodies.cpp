@@ -47,8 +47,7 @@ void FuzzJob(const nlohmann::json& body, bool create) {
   CheckJobFields(*job, errors);
   if (!Accepted(errors.empty() ? Result<void>() : Result<void>(Error::Invalid("", errors)))) return;
   Check(!job->time_zone.empty());
-  Check(ringwheel::Schedule::Parse(job->schedule_type, job->schedule_conf, job->time_zone, nullptr)
-            .has_value());
+  Check(ringwheel::Schedule::Parse(job->schedule_type, job->schedule_conf, job->time_zone).ok());
   if (create) Check(job->group_id >= 1 && !job->description.empty());
 }
 
@@ -57,7 +56,7 @@ void FuzzGroup(const nlohmann::json& body, bool create) {
   if (!Accepted(g)) return;
   if (create) Check(ValidAppName(g->app_name));
   for (const auto& a : g->addresses) {
-    Check(cronwheel::net::ParseHttpAddress(a, nullptr).has_value());
+    Check(cronwheel::net::ParseHttpAddress(a).ok());
     Check(cronwheel::net::NormalizeAddress(a) == a);
   }
   Check(!g->access_token || !g->access_token->empty());
@@ -99,21 +98,19 @@ void FuzzPreview(const nlohmann::json& body) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::string error;
-
   // The XXL-JOB endpoints of the admin.
-  if (const auto p = xxljob::ParseRegistryParam(text, &error)) {
+  if (const auto p = xxljob::ParseRegistryParam(text); p.ok()) {
     if (CheckRegistration(*p)) {
       Check(ValidAppName(p->registry_key));
-      Check(cronwheel::net::ParseHttpAddress(p->registry_value, nullptr).has_value());
+      Check(cronwheel::net::ParseHttpAddress(p->registry_value).ok());
     }
   }
-  (void)xxljob::ParseCallbackList(text, &error);
+  (void)xxljob::ParseCallbackList(text);
 
   // The REST bodies.
-  const auto body = cronwheel::ParseJson(text, &error);
-  if (!body) {
-    Check(!error.empty());
+  const auto body = cronwheel::ParseJson(text);
+  if (!body.ok()) {
+    Check(!body.status().message().empty());
     return 0;
   }
   FuzzJob(*body, true);

@@ -23,10 +23,9 @@ void Check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 256) return 0;  // expressions are short; longer inputs only slow the search down
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::string error;
-  const auto expr = ringwheel::CronExpression::Parse(text, &error);
-  if (!expr) {
-    Check(!error.empty());
+  const auto expr = ringwheel::CronExpression::Parse(text);
+  if (!expr.ok()) {
+    Check(!expr.status().message().empty());
     return 0;
   }
   Check(expr->text() == text);

@@ -88,7 +88,7 @@ int NextBit(std::uint64_t mask, int from) {
 // private fields; CronExpression names it as a friend.
 class CronParser {
  public:
-  CronParser(CronExpression& out, std::string* error) : out_(out), error_(error) {}
+  explicit CronParser(CronExpression& out) : out_(out) {}
 
   bool Parse(std::string_view text) {
     original_ = text;
@@ -165,9 +165,12 @@ class CronParser {
     return true;
   }
 
+  // Why Parse() returned false: names the field, the token and what is allowed.
+  [[nodiscard]] const std::string& error() const { return error_; }
+
  private:
   bool Fail(std::string message) {
-    if (error_ != nullptr) *error_ = std::move(message);
+    error_ = std::move(message);
     return false;
   }
   // The text the user typed for a token of the upper-cased copy (same length, same positions).
@@ -338,15 +341,15 @@ class CronParser {
   }
 
   CronExpression& out_;
-  std::string* error_;
+  std::string error_;  // why Parse() returned false
   std::string_view original_;
   std::string upper_;  // the fields are views into this
 };
 
-std::optional<CronExpression> CronExpression::Parse(std::string_view text, std::string* error) {
+absl::StatusOr<CronExpression> CronExpression::Parse(std::string_view text) {
   CronExpression expr;
-  CronParser parser(expr, error);
-  if (!parser.Parse(text)) return std::nullopt;
+  CronParser parser(expr);
+  if (!parser.Parse(text)) return absl::InvalidArgumentError(parser.error());
   return expr;
 }
 

@@ -92,19 +92,15 @@ HashedWheelTimer::~HashedWheelTimer() {
   Stop();
 }
 
-std::optional<TimerHandle> HashedWheelTimer::NewTimeout(std::function<void()> task,
-                                                        std::chrono::nanoseconds delay, std::string* error) {
-  const auto refuse = [error](std::string message) -> std::optional<TimerHandle> {
-    if (error != nullptr) *error = std::move(message);
-    return std::nullopt;
-  };
-  if (!task) return refuse("HashedWheelTimer: the task is empty");
+absl::StatusOr<TimerHandle> HashedWheelTimer::NewTimeout(std::function<void()> task,
+                                                         std::chrono::nanoseconds delay) {
+  if (!task) return absl::InvalidArgumentError("HashedWheelTimer: the task is empty");
   const std::size_t pending = inbox_->pending.fetch_add(1) + 1;
   if (settings_.max_pending != 0 && pending > settings_.max_pending) {
     inbox_->pending.fetch_sub(1);
-    return refuse("HashedWheelTimer: " + std::to_string(pending - 1) +
-                  " timeouts are pending, the maximum (Settings::max_pending = " +
-                  std::to_string(settings_.max_pending) + "); new timeout refused");
+    return absl::ResourceExhaustedError("HashedWheelTimer: " + std::to_string(pending - 1) +
+                                        " timeouts are pending, the maximum (Settings::max_pending = " +
+                                        std::to_string(settings_.max_pending) + "); new timeout refused");
   }
   auto state = std::make_shared<TimeoutState>();
   state->deadline = clock_.SteadyNow() + std::clamp(delay, std::chrono::nanoseconds::zero(), kMaxDelay);
@@ -118,7 +114,7 @@ std::optional<TimerHandle> HashedWheelTimer::NewTimeout(std::function<void()> ta
     }
   }
   inbox_->pending.fetch_sub(1);
-  return refuse("HashedWheelTimer: the timer is stopped; new timeout refused");
+  return absl::FailedPreconditionError("HashedWheelTimer: the timer is stopped; new timeout refused");
 }
 
 std::vector<HashedWheelTimer::Unrun> HashedWheelTimer::Stop() {

@@ -13,11 +13,6 @@ namespace {
 // FIX_RATE / FIX_DELAY periods are an int in XXL-JOB (seconds); the same bound here (about 68 years).
 constexpr std::int64_t kMaxPeriodSeconds = std::numeric_limits<std::int32_t>::max();
 
-bool SetError(ScheduleError* error, std::string field, std::string message) {
-  if (error != nullptr) *error = ScheduleError{std::move(field), std::move(message)};
-  return false;
-}
-
 // Whole seconds >= 1 written as plain decimal digits.
 std::optional<std::int64_t> ParsePeriodSeconds(std::string_view conf) {
   if (conf.empty() || conf.size() > 10) return std::nullopt;
@@ -54,37 +49,34 @@ std::string_view ToString(ScheduleType type) {
   return "NONE";
 }
 
-std::optional<Schedule> Schedule::Parse(std::string_view type, std::string_view conf, std::string_view zone,
-                                        ScheduleError* error) {
+absl::StatusOr<Schedule> Schedule::Parse(std::string_view type, std::string_view conf,
+                                         std::string_view zone) {
   Schedule schedule;
   const std::optional<ScheduleType> parsed_type = ParseScheduleType(type);
   if (!parsed_type) {
-    SetError(
-        error, "schedule_type",
-        "unknown schedule type '" + std::string(type) + "'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE");
-    return std::nullopt;
+    return FieldError("schedule_type", "unknown schedule type '" + std::string(type) +
+                                           "'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE");
   }
   schedule.type_ = *parsed_type;
   schedule.conf_ = std::string(conf);
 
   switch (schedule.type_) {
     case ScheduleType::kCron: {
-      std::string message;
-      schedule.cron_ = CronExpression::Parse(conf, &message);
-      if (!schedule.cron_) {
-        SetError(error, "schedule_conf", "invalid cron expression '" + std::string(conf) + "': " + message);
-        return std::nullopt;
+      absl::StatusOr<CronExpression> cron = CronExpression::Parse(conf);
+      if (!cron.ok()) {
+        return FieldError("schedule_conf", "invalid cron expression '" + std::string(conf) +
+                                               "': " + std::string(cron.status().message()));
       }
+      schedule.cron_ = *std::move(cron);
       break;
     }
     case ScheduleType::kFixRate:
     case ScheduleType::kFixDelay: {
       const std::optional<std::int64_t> seconds = ParsePeriodSeconds(conf);
       if (!seconds) {
-        SetError(error, "schedule_conf",
-                 std::string(ToString(schedule.type_)) + " needs whole seconds >= 1 (at most " +
-                     std::to_string(kMaxPeriodSeconds) + "), got '" + std::string(conf) + "'");
-        return std::nullopt;
+        return FieldError("schedule_conf",
+                          std::string(ToString(schedule.type_)) + " needs whole seconds >= 1 (at most " +
+                              std::to_string(kMaxPeriodSeconds) + "), got '" + std::string(conf) + "'");
       }
       schedule.period_ms_ = *seconds * 1000;
       break;
@@ -93,12 +85,9 @@ std::optional<Schedule> Schedule::Parse(std::string_view type, std::string_view 
       break;  // conf is not used (XXL-JOB leaves it empty)
   }
 
-  std::string zone_error;
-  schedule.zone_ = FindTimeZone(zone, &zone_error);
-  if (schedule.zone_ == nullptr) {
-    SetError(error, "time_zone", zone_error);
-    return std::nullopt;
-  }
+  const absl::StatusOr<const date::time_zone*> found = FindTimeZone(zone);
+  if (!found.ok()) return FieldError("time_zone", std::string(found.status().message()));
+  schedule.zone_ = *found;
   schedule.zone_name_ = zone.empty() ? std::string("UTC") : std::string(zone);
   return schedule;
 }

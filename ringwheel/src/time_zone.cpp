@@ -72,7 +72,7 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
-const date::time_zone* FindTimeZone(std::string_view name, std::string* error) {
+absl::StatusOr<const date::time_zone*> FindTimeZone(std::string_view name) {
   // date-tz builds its zone database on first use and publishes it with atomics inside the library, which
   // ThreadSanitizer cannot see (the library is not instrumented): two threads' first lookups were reported
   // as a race. The first use happens here once, under std::call_once, which every sanitizer sees.
@@ -82,10 +82,8 @@ const date::time_zone* FindTimeZone(std::string_view name, std::string* error) {
   try {
     return date::locate_zone(key);
   } catch (const std::exception&) {
-    if (error != nullptr) {
-      *error = "unknown time zone '" + key + "'; use an IANA name such as 'UTC' or 'Asia/Shanghai'";
-    }
-    return nullptr;
+    return absl::NotFoundError("unknown time zone '" + key +
+                               "'; use an IANA name such as 'UTC' or 'Asia/Shanghai'");
   }
 }
 
@@ -116,17 +114,14 @@ std::string FormatIso8601(std::int64_t ms, const date::time_zone* zone) {
   return out;
 }
 
-std::optional<std::int64_t> ParseInstantMs(std::string_view text, const date::time_zone* zone,
-                                           std::string* error) {
+absl::StatusOr<std::int64_t> ParseInstantMs(std::string_view text, const date::time_zone* zone) {
   const std::string_view s = Trim(text);
-  const auto fail = [&]() -> std::optional<std::int64_t> {
-    if (error != nullptr) {
-      *error = "invalid instant '" + std::string(text) +
-               "'; use ISO-8601 such as '2026-03-08T01:30:00' (wall time in the zone), "
-               "'2026-03-08T01:30:00-05:00' "
-               "or '2026-03-08T06:30:00Z', or epoch milliseconds such as '1772951400000'";
-    }
-    return std::nullopt;
+  const auto fail = [&]() -> absl::StatusOr<std::int64_t> {
+    return absl::InvalidArgumentError(
+        "invalid instant '" + std::string(text) +
+        "'; use ISO-8601 such as '2026-03-08T01:30:00' (wall time in the zone), "
+        "'2026-03-08T01:30:00-05:00' "
+        "or '2026-03-08T06:30:00Z', or epoch milliseconds such as '1772951400000'");
   };
   if (s.empty()) return fail();
 

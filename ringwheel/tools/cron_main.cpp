@@ -48,28 +48,28 @@ int main(int argc, char** argv) {
   for (const std::string& w : words)
     text += (text.empty() ? "" : " ") + w;
 
-  std::string error;
-  const date::time_zone* zone = ringwheel::FindTimeZone(tz, &error);
-  if (zone == nullptr) {
-    std::cerr << "cronwheel-cron: --tz: " << error << "\n";
+  const absl::StatusOr<const date::time_zone*> zone = ringwheel::FindTimeZone(tz);
+  if (!zone.ok()) {
+    std::cerr << "cronwheel-cron: --tz: " << zone.status().message() << "\n";
     return kUsageError;
   }
   std::int64_t after_ms = 0;
   if (from.empty()) {
     after_ms = ringwheel::RealClock::Instance().NowMs();
-  } else if (const auto parsed = ringwheel::ParseInstantMs(from, zone, &error)) {
+  } else if (const absl::StatusOr<std::int64_t> parsed = ringwheel::ParseInstantMs(from, *zone);
+             parsed.ok()) {
     after_ms = *parsed;
   } else {
-    std::cerr << "cronwheel-cron: --from: " << error << "\n";
+    std::cerr << "cronwheel-cron: --from: " << parsed.status().message() << "\n";
     return kUsageError;
   }
-  const std::optional<ringwheel::CronExpression> expr = ringwheel::CronExpression::Parse(text, &error);
-  if (!expr) {
-    std::cerr << "cronwheel-cron: " << error << "\n";
+  const absl::StatusOr<ringwheel::CronExpression> expr = ringwheel::CronExpression::Parse(text);
+  if (!expr.ok()) {
+    std::cerr << "cronwheel-cron: " << expr.status().message() << "\n";
     return kUsageError;
   }
-  for (const std::int64_t ms : expr->NextFiresMs(after_ms, zone, count)) {
-    std::cout << ringwheel::FormatIso8601(ms, zone) << '\t' << ms << '\n';
+  for (const std::int64_t ms : expr->NextFiresMs(after_ms, *zone, count)) {
+    std::cout << ringwheel::FormatIso8601(ms, *zone) << '\t' << ms << '\n';
   }
   return 0;
 }

@@ -173,10 +173,10 @@ std::vector<std::string> MalformedBodies() {
       "\xEF\xBB\xBF{\"a\":",             // a byte-order mark before broken JSON
       "{\"a\":\"\xFF\xFE\"}",            // invalid UTF-8 in a string
       "{\"a\":\"\xC0\xAE\xC0\xAE\"}",    // over-long UTF-8 ("..")
-      "{\"a\":\"\\ud800\"}",             // a lone surrogate escape
+      R"({"a":"\ud800"})",               // a lone surrogate escape
       std::string("{\"a\":\"\0\"}", 8),  // a raw NUL in a string
       std::string("{\0}", 3),
-      "{\"a\":\"unterminated",
+      R"({"a":"unterminated)",
       "\"a string\"",
       "42",
       "-1e400",
@@ -189,7 +189,7 @@ std::vector<std::string> MalformedBodies() {
   // Deep nesting: 100 000 arrays in an object field, and 100 000 arrays alone.
   out.push_back("{\"a\":" + std::string(100'000, '[') + std::string(100'000, ']') + "}");
   out.push_back(std::string(100'000, '[') + std::string(100'000, ']'));
-  out.push_back(std::string(100'000, '{'));
+  out.emplace_back(100'000, '{');
   return out;
 }
 
@@ -459,7 +459,7 @@ class BadInputE2E : public ::testing::Test {
 
   // Sends a probe and checks the answer.
   HttpReply Run(HttpCaller& http, const Probe& p) {
-    const auto r = http.Send(p.method, p.target, p.headers, p.body, p.content_type);
+    auto r = http.Send(p.method, p.target, p.headers, p.body, p.content_type);
     tally_.Add(p.category, p, r);
     if (const auto why = Verdict(p, r); !why.empty()) {
       if (++failures_ <= kShownFailures) {
@@ -571,27 +571,30 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
   const auto base_body = [&](const Route& r) -> json {
     const bool update = r.method == "PUT";
     if (r.schema == "LoginRequest") return {{"username", "admin"}, {"password", kAdminPassword}};
-    if (r.schema == "UserCreate")
+    if (r.schema == "UserCreate") {
       return {{"username", "bad-input-user"},
               {"password", "bad-input-password-1"},
               {"role", "USER"},
               {"permitted_group_ids", {ids_["group"]}}};
+    }
     if (r.schema == "UserUpdate") return json::object();
     if (r.schema == "PasswordChange")
       return {{"old_password", kAdminPassword}, {"new_password", "another-password-2"}};
     if (r.schema == "TokenCreate") return {{"name", "bad-input-2"}};
-    if (r.schema == "PreviewRequest")
+    if (r.schema == "PreviewRequest") {
       return {{"schedule_type", "CRON"},
               {"schedule_conf", "0 0 * * * ?"},
               {"time_zone", "UTC"},
               {"count", 5},
               {"from_ms", 0}};
-    if (r.schema == "GroupInput")
+    }
+    if (r.schema == "GroupInput") {
       return update ? json::object()
                     : json{{"app_name", "bad-input-app"},
                            {"title", "t"},
                            {"address_type", "AUTO"},
                            {"addresses", json::array()}};
+    }
     if (r.schema == "JobInput") {
       json j{{"schedule_type", "CRON"}, {"schedule_conf", "0 0 * * * ?"}, {"time_zone", "UTC"}};
       if (!update) {
@@ -709,9 +712,9 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
     for (const auto& text : MalformedBodies())
       add("malformed-json", route.method, target, text);
     if (route.body_required) add("malformed-json", route.method, target, "");
-    add("oversize", route.method, target, "{\"x\":\"" + std::string(kLimit + 1 - 8, 'a') + "\"}");
+    add("oversize", route.method, target, R"({"x":")" + std::string(kLimit + 1 - 8, 'a') + "\"}");
     add("oversize", route.method, target,
-        "{\"x\":\"" + std::string(kLimit - 8, 'a') + "\"}");  // at the limit
+        R"({"x":")" + std::string(kLimit - 8, 'a') + "\"}");  // at the limit
 
     const auto& props = schemas.at(route.schema).value("properties", json::object());
     std::set<std::string> required;
@@ -726,7 +729,7 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
     if (!base.empty()) {
       // The same field twice, the second of the wrong type: the last one counts, and is refused.
       auto text = base.dump();
-      text.insert(text.size() - 1, fmt::format(",\"{}\":{{\"x\":1}}", base.begin().key()));
+      text.insert(text.size() - 1, fmt::format(R"(,"{}":{{"x":1}})", base.begin().key()));
       add("unknown-field", route.method, target, text);
     }
     for (const auto& [field, schema] : props.items()) {
@@ -886,7 +889,7 @@ TEST_F(BadInputE2E, TheAdminsExecutorApiAnswersACode500EnvelopeSayingWhatIsWrong
   const auto add = ProtocolProbeAdder(probes, token);
   for (const std::string& prefix : std::vector<std::string>{"", "/xxl-job-admin"}) {
     for (const std::string& name : std::vector<std::string>{"registry", "registryRemove", "callback"}) {
-      const auto target = prefix + "/api/" + name;
+      const auto target = fmt::format("{}/api/{}", prefix, name);
       const bool is_callback = name == "callback";
       const json valid = is_callback ? callback : registry;
       // Tokens: missing, empty, wrong, almost right, huge; the body is valid, the token must stop it.
@@ -1067,7 +1070,7 @@ TEST_F(BadInputE2E, EveryExecutorEndpointAnswersACode500EnvelopeAndRunsNothing) 
     // A header over httplib's 8 KiB limit: the request is not read at all; still an envelope.
     add("token", "POST", path, body.dump(), Expect::kEnvelopeFail, "",
         {{"XXL-JOB-ACCESS-TOKEN", std::string(10'000, 't')}});
-    add("oversize", "POST", path, "{\"x\":\"" + std::string(kLimit + 1 - 8, 'a') + "\"}",
+    add("oversize", "POST", path, R"({"x":")" + std::string(kLimit + 1 - 8, 'a') + "\"}",
         Expect::kEnvelopeFail, "5242880");
     for (const std::string& m : std::vector<std::string>{"GET", "PUT", "DELETE", "PATCH"})
       add("method", m, path, body.dump(), Expect::kEnvelopeFail, "HttpMethod not support");
@@ -1095,9 +1098,9 @@ TEST_F(BadInputE2E, EveryExecutorEndpointAnswersACode500EnvelopeAndRunsNothing) 
       if (field == "jobId" || field == "logId") raws.insert(raws.end(), {"0", "-1", "-2147483648"});
       if (field == "logDateTime" || field == "logDateTim")
         raws.insert(raws.end(), {"-1", "9223372036854775807"});
-      if (field == "executorTimeout") raws.push_back("-1");
+      if (field == "executorTimeout") raws.emplace_back("-1");
       if (field == "broadcastIndex") raws.insert(raws.end(), {"-1", "1", "5"});
-      if (field == "broadcastTotal") raws.push_back("-1");
+      if (field == "broadcastTotal") raws.emplace_back("-1");
       for (const auto& raw : raws) {
         auto b = body;
         b[field] = "@@NUMBER@@";
@@ -1247,8 +1250,9 @@ TEST_F(BadInputE2E, BrokenHttpFramingIsRefusedWithoutA5xx) {
     for (const auto& [name, pattern] : requests) {
       std::string bytes;
       if (name == "nul-in-header") {
-        bytes = "POST " + path + " HTTP/1.1\r\nHost: x\r\n" + auth + std::string("X-Nul: a\0b\r\n", 11) +
-                "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+        bytes = fmt::format("POST {} HTTP/1.1\r\nHost: x\r\n{}", path, auth);
+        bytes += std::string("X-Nul: a\0b\r\n", 11);
+        bytes += "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
       } else if (pattern.find("{}") == std::string::npos) {
         bytes = pattern;
       } else {
@@ -1259,7 +1263,10 @@ TEST_F(BadInputE2E, BrokenHttpFramingIsRefusedWithoutA5xx) {
       const int status = RawExchange(port, bytes, 700ms);
       HttpReply r;
       r.status = status < 0 ? 0 : status;
-      Probe p{.category = "framing", .method = where + ":" + name, .target = path, .expect = Expect::kNot5xx};
+      Probe p{.category = "framing",
+              .method = fmt::format("{}:{}", where, name),
+              .target = path,
+              .expect = Expect::kNot5xx};
       tally_.Add("framing-" + where, p, r);
       EXPECT_GE(status, 0) << where << " " << name << ": cannot connect";
       EXPECT_LT(status, 500) << where << " " << name;

@@ -196,8 +196,8 @@ int Cluster::AddGroup() {
 int Cluster::AddJob(int group_id, const std::string& cron, const std::string& route,
                     const std::string& misfire, const std::string& handler, std::int64_t first_after_ms,
                     const std::string& extra_sets) {
-  const auto schedule = ringwheel::Schedule::Parse("CRON", cron, "UTC", nullptr);
-  if (!schedule) throw std::invalid_argument("bad cron in test: " + cron);
+  const auto schedule = ringwheel::Schedule::Parse("CRON", cron, "UTC");
+  if (!schedule.ok()) throw std::invalid_argument("bad cron in test: " + cron);
   const auto from = first_after_ms ? first_after_ms : NowMs() + 5000;
   const auto next = schedule->NextFireMs(from).value();
   const int id = static_cast<int>(Scalar(fmt::format(

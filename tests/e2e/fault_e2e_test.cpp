@@ -169,7 +169,7 @@ TEST(FaultE2E, KillsAndADatabaseOutageLoseNoFireAndDuplicateNone) {
   int expected = 0, handled = 0, missed = 0, duplicated = 0;
   int outage_instants = 0, outage_handled = 0, outage_not_run = 0;
   for (const auto& job : jobs) {
-    const auto schedule = ringwheel::Schedule::Parse("CRON", job.cron, "UTC", nullptr).value();
+    const auto schedule = ringwheel::Schedule::Parse("CRON", job.cron, "UTC").value();
     int handled_in_outage = 0;
     for (auto t = schedule.NextFireMs(start - 1); t && *t <= end; t = schedule.NextFireMs(*t)) {
       const bool in_outage = *t >= window_from && *t <= window_to;

@@ -41,7 +41,7 @@ Counts Check(Cluster& c, const std::vector<int>& jobs, std::int64_t first, std::
              const char* cron = kCron) {
   Counts out;
   const auto runs = c.ExecutedLogIds();
-  const auto schedule = ringwheel::Schedule::Parse("CRON", cron, "UTC", nullptr).value();
+  const auto schedule = ringwheel::Schedule::Parse("CRON", cron, "UTC").value();
   std::set<std::int64_t> in_window;
   for (int job : jobs) {
     std::map<std::int64_t, std::vector<std::int64_t>> fires;  // instant -> log ids
@@ -121,9 +121,10 @@ std::pair<std::vector<int>, std::int64_t> AddJobs(Cluster& c) {
   const int group = c.AddGroup();
   const auto start = Cluster::NowMs() + 2000;
   std::vector<int> jobs;
+  jobs.reserve(kJobs);
   for (int i = 0; i < kJobs; ++i)
     jobs.push_back(c.AddJob(group, kCron, "FIRST", "DO_NOTHING", "noopJobHandler", start));
-  return {jobs, ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr)->NextFireMs(start).value()};
+  return {jobs, ringwheel::Schedule::Parse("CRON", kCron, "UTC")->NextFireMs(start).value()};
 }
 
 // Waits until every fire scheduled up to `last` has a result (or the timeout passes).
@@ -180,7 +181,7 @@ TEST(SchedulerE2E, ThreeAdminsOneKilledEveryFiveSecondsMissNothingAndDuplicateOn
     ours_jobs.push_back(c.AddJob(ours, kEverySecond, "FIRST", "DO_NOTHING", "noopJobHandler", start));
     theirs_jobs.push_back(c.AddJob(theirs, kEverySecond, "FIRST", "DO_NOTHING", "stubHandler", start));
   }
-  const auto schedule = ringwheel::Schedule::Parse("CRON", kEverySecond, "UTC", nullptr).value();
+  const auto schedule = ringwheel::Schedule::Parse("CRON", kEverySecond, "UTC").value();
   const auto first = schedule.NextFireMs(start).value();
   const auto last = first + 60'000;
   std::vector<std::int64_t> kills;

@@ -3,17 +3,26 @@
 //   fails the policy (the executor's own refusal is in executor/executor_e2e_test.cpp);
 // - a job's output that holds markup reaches the console as a JSON string (application/json, nosniff),
 //   never as HTML.
+// - the registration guard (issue 21: registration was an SSRF): the admin stores no executor address in a
+//   refused network and sends to none, checking a host name on what it resolves to when it connects, and a
+//   failed fire says why without echoing what the address answered.
 // Tokens wrong by one byte, unknown trigger addresses and the webhook allow-list are covered by the
 // bad-input suite, the pg API tests and the dispatch e2e test.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
+#include <atomic>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "cluster.hpp"
+#include "cwtest/loopback_server.hpp"
 #include "http_client.hpp"
 
 namespace {
@@ -119,6 +128,102 @@ TEST(SecurityE2E, MarkupInAJobsOutputReachesTheConsoleAsAJsonString) {
   ASSERT_TRUE(body && body->at("content").is_string()) << r.body;
   EXPECT_THAT(body->at("content").get<std::string>(), HasSubstr(markup)) << "the output, as text";
   EXPECT_THAT(r.body, ::testing::Not(HasSubstr("<html"))) << r.body;
+}
+
+// An HTTP server on 127.0.0.1 counting the /run requests it gets: where a refused address would lead.
+class RunCounter {
+ public:
+  RunCounter() {
+    server_.Post("/run", [this](const httplib::Request&, httplib::Response& res) {
+      ++runs;
+      res.set_content(R"({"code":200,"msg":null})", "application/json");
+    });
+    loopback_ = std::make_unique<cwtest::LoopbackServer>(server_);
+  }
+  int port() const { return loopback_->port(); }
+  std::atomic<int> runs{0};
+
+ private:
+  httplib::Server server_;
+  std::unique_ptr<cwtest::LoopbackServer> loopback_;
+};
+
+// POSTs /api/registry as an executor with the cluster's token; the envelope.
+json Register(Cluster& cluster, const std::string& address) {
+  HttpCaller http(cluster.admin_port(0));
+  const auto r = http.Send(
+      "POST", "/api/registry", {{"XXL-JOB-ACCESS-TOKEN", cluster.token()}},
+      json{{"registryGroup", "EXECUTOR"}, {"registryKey", "e2e-app"}, {"registryValue", address}}.dump());
+  return r.Json().value_or(json::object());
+}
+
+// The envelope's msg ("" when it has none).
+std::string Msg(const json& envelope) {
+  const auto it = envelope.find("msg");
+  return it != envelope.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// A MANUAL group configured with `address` and a job firing every second on it; waits for its first fire
+// with a trigger result and returns (trigger_code, trigger_msg).
+std::pair<std::int64_t, std::string> FireAt(Cluster& cluster, const std::string& address) {
+  const int group = static_cast<int>(cluster.Scalar(
+      fmt::format("INSERT INTO job_group (app_name, title, address_type, addresses, created_ms, updated_ms) "
+                  "VALUES ('manual-app', 'e2e', 'MANUAL', ARRAY['{}'], 1, 1) RETURNING id",
+                  address)));
+  const int job =
+      cluster.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "noopJobHandler", Cluster::NowMs());
+  const auto sql = fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND trigger_code <> 0", job);
+  EXPECT_TRUE(cwtest::Eventually([&] { return cluster.Scalar(sql) > 0; }, 30s)) << cluster.admin(0).LogTail();
+  const auto row =
+      cluster.Exec(fmt::format("SELECT trigger_code, trigger_msg FROM job_log WHERE job_id = {} AND "
+                               "trigger_code <> 0 ORDER BY id LIMIT 1",
+                               job));
+  if (row.empty()) return {0, ""};
+  return {row[0][0].as<std::int64_t>(), row[0][1].as<std::string>()};
+}
+
+TEST(SecurityE2E, ByDefaultTheAdminNeitherRegistersNorSendsToLinkLocalUnspecifiedOrItsOwnAddress) {
+  Cluster cluster({.admins = 1, .executors = 0});
+  // Registration: the cloud metadata address and the admin itself are refused, naming the setting.
+  for (const auto& [address, setting] : std::vector<std::pair<std::string, std::string>>{
+           {"http://169.254.169.254/", "registry_deny"},
+           {"http://[fe80::1]:9999/", "registry_deny"},
+           {fmt::format("http://127.0.0.1:{}/", cluster.admin_port(0)), "listen"}}) {
+    const auto e = Register(cluster, address);
+    EXPECT_EQ(e.value("code", 0), 500) << address << ": " << e.dump();
+    EXPECT_THAT(Msg(e), HasSubstr(address)) << e.dump();
+    EXPECT_THAT(Msg(e), HasSubstr("setting " + setting)) << e.dump();
+  }
+  EXPECT_EQ(cluster.Scalar("SELECT count(*) FROM executor_registry"), 0);
+
+  // A configured address is checked when the admin connects: 0.0.0.0 would reach this host's loopback.
+  RunCounter local;
+  const auto [code, msg] = FireAt(cluster, fmt::format("http://0.0.0.0:{}/", local.port()));
+  EXPECT_EQ(code, 500) << msg;
+  EXPECT_THAT(msg, HasSubstr("0.0.0.0 is in a network the admin does not send to (setting registry_deny)"));
+  EXPECT_EQ(local.runs, 0) << "the admin sent /run to 0.0.0.0";
+}
+
+TEST(SecurityE2E, AHostNameIsCheckedOnWhatItResolvesToWhenTheAdminConnects) {
+  // An operator who denies loopback: 127.0.0.1 is refused at registration, and localhost, a name that
+  // passes registration, when the admin connects (as a name rebound to a denied address would be).
+  Cluster cluster(
+      {.admins = 1,
+       .executors = 0,
+       .admin_args = {"--registry-deny", "169.254.0.0/16,fe80::/10,0.0.0.0/8,::/128,127.0.0.0/8,::1"}});
+  RunCounter local;
+  auto e = Register(cluster, fmt::format("http://127.0.0.1:{}/", local.port()));
+  EXPECT_EQ(e.value("code", 0), 500) << e.dump();
+  EXPECT_THAT(Msg(e), HasSubstr("registry_deny")) << e.dump();
+  const auto by_name = fmt::format("http://localhost:{}/", local.port());
+  e = Register(cluster, by_name);
+  EXPECT_EQ(e.value("code", 0), 200) << "a name is stored and checked at connect time: " << e.dump();
+
+  const auto [code, msg] = FireAt(cluster, by_name);
+  EXPECT_EQ(code, 500) << msg;
+  EXPECT_THAT(msg, HasSubstr("refused: localhost resolves to no address the admin sends to"));
+  EXPECT_THAT(msg, HasSubstr("registry_deny"));
+  EXPECT_EQ(local.runs, 0) << "the admin sent /run to a denied address";
 }
 
 }  // namespace

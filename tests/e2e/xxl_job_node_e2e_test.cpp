@@ -167,7 +167,7 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
   jobs.reserve(kJobs);
   for (int i = 0; i < kJobs; ++i)
     jobs.push_back(c.AddJob(group, kCron, "FIRST", "DO_NOTHING", kHandler, start));
-  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr)->NextFireMs(start).value();
+  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC")->NextFireMs(start).value();
   const auto last = first + (kSeconds - 1) * 1000;  // kSeconds instants per job
   SleepUntil(last + 1500);
   c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
@@ -228,7 +228,7 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
   std::vector<std::int64_t> lags_ms;     // received - scheduled
   std::vector<std::int64_t> to_send_ms;  // trigger start - scheduled
   std::vector<std::int64_t> on_wire_ms;  // received - trigger start
-  const auto schedule = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr).value();
+  const auto schedule = ringwheel::Schedule::Parse("CRON", kCron, "UTC").value();
   for (int job : jobs) {
     for (auto at = schedule.NextFireMs(first - 1); at && *at <= last; at = schedule.NextFireMs(*at)) {
       ++expected;

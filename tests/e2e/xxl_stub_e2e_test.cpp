@@ -54,7 +54,7 @@ Tally Check(Cluster& c, const std::vector<int>& jobs, std::int64_t first, std::i
     }
   }
   Tally t;
-  const auto schedule = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr).value();
+  const auto schedule = ringwheel::Schedule::Parse("CRON", kCron, "UTC").value();
   for (int job : jobs) {
     std::map<std::int64_t, std::int64_t> fire;        // instant -> log id
     std::map<std::int64_t, std::int64_t> trigger_ms;  // log id -> trigger start
@@ -112,6 +112,7 @@ void Print(const char* name, Tally& t) {
 std::vector<int> AddJobs(Cluster& c, int n, const std::string& route, std::int64_t start_ms) {
   const int group = c.AddGroup();
   std::vector<int> jobs;
+  jobs.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     jobs.push_back(c.AddJob(group, kCron, route, "DO_NOTHING", "stubHandler", start_ms));
   return jobs;
@@ -122,7 +123,7 @@ TEST(XxlStubE2E, ThirtyJobsEveryTwoSecondsReachABacklogFiveExecutorOnceAndOnTime
   XxlStub stub(c, "stub", {});
   const auto start = Cluster::NowMs() + 2000;
   const auto jobs = AddJobs(c, 30, "FIRST", start);
-  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr)->NextFireMs(start).value();
+  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC")->NextFireMs(start).value();
   const auto last = first + 30'000;
   SleepUntil(last + 1500);
   c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
@@ -143,7 +144,7 @@ TEST(XxlStubE2E, FailoverAroundAKilledForeignExecutorDeliversEveryInstantOnceToT
   XxlStub b(c, "stub-b", {});
   const auto start = Cluster::NowMs() + 2000;
   const auto jobs = AddJobs(c, 10, "FAILOVER", start);
-  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC", nullptr)->NextFireMs(start).value();
+  const auto first = ringwheel::Schedule::Parse("CRON", kCron, "UTC")->NextFireMs(start).value();
   const auto kill_at = first + 10'000 + 1000;  // between two instants
   const auto last = first + 24'000;
   SleepUntil(kill_at);

@@ -8,7 +8,7 @@
 
 namespace cwtest {
 
-XxlStub::XxlStub(Cluster& cluster, const std::string& name, Settings settings)
+XxlStub::XxlStub(Cluster& cluster, const std::string& name, const Settings& settings)
     : cluster_(cluster), port_(FreeTcpPort()), trace_(cluster.dir() / (name + ".trace")) {
   std::string admin;
   for (int i = 0; i < cluster.admin_count(); ++i)

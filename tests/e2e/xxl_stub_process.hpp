@@ -40,7 +40,7 @@ class XxlStub {
 
   // Starts stub `name` (its files under the cluster's folder), registered with every admin of the cluster
   // (callbacks go to the first that answers), and waits until the registry lists it.
-  XxlStub(Cluster& cluster, const std::string& name, Settings settings);
+  XxlStub(Cluster& cluster, const std::string& name, const Settings& settings);
   ~XxlStub();
   XxlStub(const XxlStub&) = delete;
   XxlStub& operator=(const XxlStub&) = delete;

@@ -16,6 +16,7 @@
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -41,7 +42,8 @@ class ApiServerFixture : public PgFixture {
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
     scheduler_ =
         std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink);
-    registry_ = std::make_unique<RegistryService>(*clock_, *pool_);
+    registry_store_ = std::make_unique<PgRegistryStore>(*pool_);
+    registry_ = std::make_unique<RegistryService>(*clock_, *registry_store_);
     result_store_ = std::make_unique<PgResultStore>(*pool_);
     callbacks_ =
         std::make_unique<CallbackService>(*clock_, *result_store_, "node-a", std::move(on_child_fires));
@@ -104,6 +106,7 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::LogRepository> logs_;
   std::unique_ptr<cronwheel::admin::PgSchedulerStore> store_;
   std::unique_ptr<cronwheel::admin::Scheduler> scheduler_;
+  std::unique_ptr<cronwheel::admin::PgRegistryStore> registry_store_;
   std::unique_ptr<cronwheel::admin::RegistryService> registry_;
   std::unique_ptr<cronwheel::admin::PgResultStore> result_store_;
   std::unique_ptr<cronwheel::admin::CallbackService> callbacks_;

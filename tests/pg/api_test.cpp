@@ -369,6 +369,32 @@ TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {
   EXPECT_EQ(r.body.at("code"), 500);
 }
 
+// Issue 21: registration was an SSRF. Any holder of a group's or the global token could register any
+// address, and the admin then sent /run (with the token and the job's data) to it: the cloud metadata
+// service, loopback services, the admin itself. The guard's defaults refuse link-local and unspecified
+// addresses at registration, naming the address and the setting; nothing is stored.
+TEST_F(ApiTest, RegistryRefusesAnAddressTheRegistrationGuardRefusesNamingItAndTheSetting) {
+  for (const char* value :
+       {"http://169.254.169.254/", "http://169.254.169.254:80/latest/meta-data", "http://[fe80::1]:9999/",
+        "http://[::ffff:169.254.169.254]/", "http://0.0.0.0:9999/"}) {
+    const json reg{{"registryGroup", "EXECUTOR"}, {"registryKey", "sample-app"}, {"registryValue", value}};
+    const auto r = Executor("/api/registry", reg.dump());
+    EXPECT_EQ(r.body.at("code"), 500) << value;
+    const auto msg = r.body.value("msg", "");
+    EXPECT_THAT(msg, HasSubstr(value)) << msg;
+    EXPECT_THAT(msg, HasSubstr("registry_deny")) << msg;
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM executor_registry"), 0);
+  // Loopback and private addresses stay allowed by default, and a host name is stored: the admin checks
+  // what it resolves to each time it connects.
+  for (const char* value :
+       {"http://127.0.0.1:9999/", "http://10.0.0.5:9999/", "http://executor.internal:9999/"}) {
+    const json reg{{"registryGroup", "EXECUTOR"}, {"registryKey", "sample-app"}, {"registryValue", value}};
+    EXPECT_EQ(Executor("/api/registry", reg.dump()).body.at("code"), 200) << value;
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM executor_registry"), 3);
+}
+
 // Found by the bad-input e2e suite: registrations with any registryKey and registryValue were stored.
 TEST_F(ApiTest, RegistryRefusesAKeyThatIsNoAppNameAndAValueThatIsNoAddress) {
   for (const auto& [key, value, field] : std::vector<std::tuple<std::string, std::string, std::string>>{

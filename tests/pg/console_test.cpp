@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "admin/api/server.hpp"
 #include "admin/dispatch/job_catalog.hpp"
@@ -317,6 +318,7 @@ TEST_F(ConsoleTest, ParallelWrongGuessesAreCheckedAtMostTheAllowedNumber) {
     std::vector<std::thread> threads;
     std::atomic<int> checked{0};
     std::atomic<int> throttled{0};
+    threads.reserve(30);
     for (int i = 0; i < 30; ++i) {
       threads.emplace_back([&, i] {
         const auto r = LoginFrom(source(i), "admin", fmt::format("wrong-password-{}", i));
@@ -727,7 +729,7 @@ TEST_F(ConsoleTest, DashboardCountsTheGroupsTheCallerMaySee) {
   Exec(
       "INSERT INTO log_report (day, running_count, success_count, failed_count, updated_ms) VALUES"
       " ('2026-01-01', 1, 2, 3, 1), ('2025-12-30', 0, 5, 0, 1), ('2025-12-01', 9, 9, 9, 1)");
-  registry_->Register({.registry_key = "other-app", .registry_value = "http://127.0.0.1:9999/"});
+  ASSERT_TRUE(registry_->Register({.registry_key = "other-app", .registry_value = "http://127.0.0.1:9999/"}));
   catalog_->RefreshRegistry();
   auto r = Call("GET", "/api/v1/dashboard?days=7");
   ASSERT_EQ(r.status, 200) << r.body.dump();
@@ -1082,6 +1084,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
 
   // --- the world ---------------------------------------------------------------------------------------
   std::vector<int> groups;
+  groups.reserve(4);
   for (int i = 0; i < 4; ++i)
     groups.push_back(CreateGroup(fmt::format("world-{}-app", i)));
   struct Actor {
@@ -1116,6 +1119,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   }
   actors.push_back(Actor{.name = "nobody"});  // no credentials
   std::vector<int> victims;                   // users the admin routes may change and delete
+  victims.reserve(3);
   for (int v = 0; v < 3; ++v)
     victims.push_back(CreateUser(fmt::format("victim{}", v), {groups[pick(groups.size())]}));
   for (int j = 0; j < 12; ++j) {
@@ -1243,7 +1247,9 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     return body;
   };
   std::map<std::string, std::function<Request(const Actor&)>> routes;
-  const auto admin_only = [&](const Actor& a, Expect allowed) { return a.admin ? allowed : only({403}); };
+  const auto admin_only = [&](const Actor& a, Expect allowed) {
+    return a.admin ? std::move(allowed) : only({403});
+  };
   routes["GET /api/v1/health"] = [&](const Actor& a) {
     return Request{"/api/v1/health", "", Expect{.statuses = {200}, .also = [a](const Reply& r) {
                                                   EXPECT_EQ(r.body.contains("node_id"), a.admin)
@@ -1480,13 +1486,13 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   for (std::size_t round = 0; round < 12; ++round) {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < served.size(); ++i) {
-      const auto key = served[i].first + " " + served[i].second;
+      const auto key = fmt::format("{} {}", served[i].first, served[i].second);
       order.insert(order.end(), naming.contains(key) ? 6 : 1, i);
     }
     std::shuffle(order.begin(), order.end(), rng);
     for (const auto i : order) {
       const auto& [method, path] = served[i];
-      const auto key = method + " " + path;
+      const auto key = fmt::format("{} {}", method, path);
       const auto& kind = kinds[(i + visits[i]++) % kinds.size()];
       const auto& a = actors[kind[pick(kind.size())]];
       auto req = routes.at(key)(a);
@@ -1506,7 +1512,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     }
   }
   for (const auto& [method, path] : served) {
-    EXPECT_EQ(callers_seen[method + " " + path].size(), 3u)
+    EXPECT_EQ(callers_seen[fmt::format("{} {}", method, path)].size(), 3u)
         << method << " " << path << " was not called by every kind";
   }
   const auto took = std::chrono::steady_clock::now() - started;

@@ -40,6 +40,7 @@ TEST(Migrations, ThreeAdminsStartingTogetherApplyEachMigrationOnce) {
   cwtest::TestDatabase db;
   const auto migrations = BuiltInMigrations();
   std::vector<std::future<int>> admins;
+  admins.reserve(3);
   for (int i = 0; i < 3; ++i) {
     admins.push_back(std::async(std::launch::async, [&] {
       pqxx::connection conn(db.dsn());

@@ -8,6 +8,7 @@
 #include "admin/results/report_monitor.hpp"
 #include "admin/store/fire_log.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/answering_executor_client.hpp"
@@ -71,10 +72,11 @@ class MonitorsPg : public cwtest::PgFixture {
 };
 
 TEST_F(MonitorsPg, RegistrationsOlderThanNinetySecondsExpire) {
-  RegistryService registry(clock_, *pool_);
-  registry.Register({"EXECUTOR", "app", "http://127.0.0.1:1/"});
+  PgRegistryStore registry_store(*pool_);
+  RegistryService registry(clock_, registry_store);
+  ASSERT_TRUE(registry.Register({"EXECUTOR", "app", "http://127.0.0.1:1/"}));
   clock_.Advance(std::chrono::seconds(60));
-  registry.Register({"EXECUTOR", "app", "http://127.0.0.1:2"});
+  ASSERT_TRUE(registry.Register({"EXECUTOR", "app", "http://127.0.0.1:2"}));
   clock_.Advance(std::chrono::seconds(31));
   EXPECT_EQ(registry.ExpireDead(), 1u);
   EXPECT_EQ(Exec("SELECT registry_value FROM executor_registry")[0][0].as<std::string>(),
@@ -126,15 +128,16 @@ TEST_F(MonitorsPg, ResultsLostOnGoneExecutorsAreFailedButNotOnLiveOnes) {
                                ", 'MANUAL', '{http://127.0.0.1:7001/,http://127.0.0.1:7002/}'");
   const int ja = AddJob(autog, "* * * * * ?", 0);
   const int jm = AddJob(manualg, "* * * * * ?", 0);
-  const auto old = clock_.NowMs() - 11 * 60'000;
+  const auto old = clock_.NowMs() - std::int64_t{11} * 60'000;
   const auto gone_auto = AddLog(ja, autog, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7000/");
   const auto live_auto = AddLog(ja, autog, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7003/");
   const auto gone_manual = AddLog(jm, manualg, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7001/");
   const auto live_manual = AddLog(jm, manualg, "MANUAL", old, 200, 0, 0, "http://127.0.0.1:7002/");
   const auto recent =
       AddLog(ja, autog, "MANUAL", clock_.NowMs() - 60'000, 200, 0, 0, "http://127.0.0.1:7000/");
-  RegistryService registry(clock_, *pool_);
-  registry.Register({"EXECUTOR", "auto-app", "http://127.0.0.1:7003/"});
+  PgRegistryStore registry_store(*pool_);
+  RegistryService registry(clock_, registry_store);
+  ASSERT_TRUE(registry.Register({"EXECUTOR", "auto-app", "http://127.0.0.1:7003/"}));
   PgCatalogSource catalog_source(*pool_);
   JobCatalog catalog({.listen = false}, clock_, catalog_source);
   catalog.RefreshRegistry();
@@ -211,7 +214,7 @@ TEST_F(MonitorsPg, NoAlarmConfiguredMeansStatusOneAndStuckClaimsAreReleased) {
   RecordingAlarms alarms;
   PgResultStore store(*pool_);
   FailureMonitor monitor({.node_id = "node-a"}, clock_, store, alarms,
-                         [](Fire, std::chrono::milliseconds) {});
+                         [](const Fire&, std::chrono::milliseconds) {});
   const auto id = AddLog(j, g, "CRON", clock_.NowMs(), 500, 0);
   monitor.RunOnce();
   EXPECT_EQ(Exec(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", id))[0][0].as<int>(), 1);

@@ -124,7 +124,7 @@ TEST_F(PartitionsPg, ADeadAdminsPartitionsAreTakenOverWithinTheTakeoverTime) {
     clock.Advance(1s);
     Beat("node-a", clock.NowMs());
     held = a.Scan("node-a", 1000, clock, pa).partitions_held;
-    if (held == 60) taken_after_ms = s * 1000;
+    if (held == 60) taken_after_ms = std::int64_t{s} * 1000;
   }
   ASSERT_GT(taken_after_ms, 0) << "node-a never took node-b's partitions (held " << held << ")";
   // The takeover of a partition nobody scans (1.5 s) comes before the liveness grace (2.5 s) ends.

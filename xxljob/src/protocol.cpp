@@ -17,10 +17,6 @@ using cronwheel::ParseJson;
 using cronwheel::Shown;
 using nlohmann::json;
 
-void SetError(std::string* error, std::string msg) {
-  if (error != nullptr) *error = std::move(msg);
-}
-
 // Reads typed fields out of one JSON object, recording the first error. `prefix` locates the object
 // within the body ("" or "callbackList[2].").
 class FieldReader {
@@ -109,32 +105,26 @@ class FieldReader {
   std::string error_;
 };
 
-std::optional<json> ParseObject(std::string_view body, std::string* error) {
-  auto parsed = ParseJson(body, error);
-  if (!parsed) return std::nullopt;
-  json j = std::move(*parsed);
+absl::StatusOr<json> ParseObject(std::string_view body) {
+  auto parsed = ParseJson(body);
+  if (!parsed.ok()) return parsed.status();
+  json j = *std::move(parsed);
   if (!j.is_object()) {
-    SetError(error, fmt::format("body must be a JSON object, got {}", Shown(j)));
-    return std::nullopt;
+    return absl::InvalidArgumentError(fmt::format("body must be a JSON object, got {}", Shown(j)));
   }
   return j;
 }
 
 template <class T>
-std::optional<T> Finish(const FieldReader& r, T value, std::string* error) {
-  if (!r.ok()) {
-    SetError(error, r.error());
-    return std::nullopt;
-  }
+absl::StatusOr<T> Finish(const FieldReader& r, T value) {
+  if (!r.ok()) return absl::InvalidArgumentError(r.error());
   return value;
 }
 
-std::optional<HandleCallbackParam> ReadCallback(const json& item, const std::string& prefix,
-                                                std::string* error) {
+absl::StatusOr<HandleCallbackParam> ReadCallback(const json& item, const std::string& prefix) {
   if (!item.is_object()) {
-    SetError(error,
-             fmt::format("'{}' must be an object, got {}", prefix.substr(0, prefix.size() - 1), Shown(item)));
-    return std::nullopt;
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' must be an object, got {}", prefix.substr(0, prefix.size() - 1), Shown(item)));
   }
   FieldReader r(item, prefix);
   HandleCallbackParam p;
@@ -142,7 +132,7 @@ std::optional<HandleCallbackParam> ReadCallback(const json& item, const std::str
   r.Integer({"logDateTim", "logDateTime"}, p.log_date_tim, false);
   r.Integer({"handleCode"}, p.handle_code, true);
   r.String({"handleMsg"}, p.handle_msg, false);
-  return Finish(r, std::move(p), error);
+  return Finish(r, std::move(p));
 }
 
 // Ids are positive (XXL-JOB's are database keys); instants are epoch ms from 1970 to the end of 9999.
@@ -230,9 +220,9 @@ nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list) {
 // --- Parsing
 // ------------------------------------------------------------------------------------------------
 
-std::optional<Envelope> ParseEnvelope(std::string_view body, std::string* error) {
-  auto j = ParseObject(body, error);
-  if (!j) return std::nullopt;
+absl::StatusOr<Envelope> ParseEnvelope(std::string_view body) {
+  auto j = ParseObject(body);
+  if (!j.ok()) return j.status();
   FieldReader r(*j, "");
   Envelope e;
   e.code = 0;
@@ -247,12 +237,12 @@ std::optional<Envelope> ParseEnvelope(std::string_view body, std::string* error)
   } else if (const auto d = j->find("data"); d != j->end()) {
     e.content = *d;
   }
-  return Finish(r, std::move(e), error);
+  return Finish(r, std::move(e));
 }
 
-std::optional<TriggerParam> ParseTriggerParam(std::string_view body, std::string* error) {
-  auto j = ParseObject(body, error);
-  if (!j) return std::nullopt;
+absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body) {
+  auto j = ParseObject(body);
+  if (!j.ok()) return j.status();
   FieldReader r(*j, "");
   TriggerParam p;
   r.Integer({"jobId"}, p.job_id, true);
@@ -280,22 +270,22 @@ std::optional<TriggerParam> ParseTriggerParam(std::string_view body, std::string
     r.Fail(fmt::format("shard {}/{} is not valid: need 0 <= index < total", p.broadcast_index,
                        p.broadcast_total));
   }
-  return Finish(r, std::move(p), error);
+  return Finish(r, std::move(p));
 }
 
-std::optional<JobIdParam> ParseJobIdParam(std::string_view body, std::string* error) {
-  auto j = ParseObject(body, error);
-  if (!j) return std::nullopt;
+absl::StatusOr<JobIdParam> ParseJobIdParam(std::string_view body) {
+  auto j = ParseObject(body);
+  if (!j.ok()) return j.status();
   FieldReader r(*j, "");
   JobIdParam p;
   r.Integer({"jobId"}, p.job_id, true);
   CheckId(r, "jobId", p.job_id);
-  return Finish(r, p, error);
+  return Finish(r, p);
 }
 
-std::optional<LogParam> ParseLogParam(std::string_view body, std::string* error) {
-  auto j = ParseObject(body, error);
-  if (!j) return std::nullopt;
+absl::StatusOr<LogParam> ParseLogParam(std::string_view body) {
+  auto j = ParseObject(body);
+  if (!j.ok()) return j.status();
   FieldReader r(*j, "");
   LogParam p;
   r.Integer({"logDateTim", "logDateTime"}, p.log_date_tim, false);
@@ -304,13 +294,12 @@ std::optional<LogParam> ParseLogParam(std::string_view body, std::string* error)
   CheckId(r, "logId", p.log_id);
   CheckInstant(r, {"logDateTim", "logDateTime"}, p.log_date_tim);
   if (r.ok() && p.from_line_num < 1) p.from_line_num = 1;  // XXL-JOB clients send 0 for "from the start"
-  return Finish(r, p, error);
+  return Finish(r, p);
 }
 
-std::optional<LogResult> ParseLogResult(const nlohmann::json& content, std::string* error) {
+absl::StatusOr<LogResult> ParseLogResult(const nlohmann::json& content) {
   if (!content.is_object()) {
-    SetError(error, fmt::format("log result must be an object, got {}", Shown(content)));
-    return std::nullopt;
+    return absl::InvalidArgumentError(fmt::format("log result must be an object, got {}", Shown(content)));
   }
   FieldReader r(content, "");
   LogResult res;
@@ -318,41 +307,39 @@ std::optional<LogResult> ParseLogResult(const nlohmann::json& content, std::stri
   r.Integer({"toLineNum"}, res.to_line_num, false);
   r.String({"logContent"}, res.log_content, false);
   r.Boolean({"isEnd", "end"}, res.is_end);
-  return Finish(r, std::move(res), error);
+  return Finish(r, std::move(res));
 }
 
-std::optional<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_view body, std::string* error) {
-  auto parsed = ParseJson(body, error);
-  if (!parsed) return std::nullopt;
-  const json j = std::move(*parsed);
+absl::StatusOr<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_view body) {
+  auto parsed = ParseJson(body);
+  if (!parsed.ok()) return parsed.status();
+  const json j = *std::move(parsed);
   const json* list = &j;
   std::string name;
   if (j.is_object()) {
     auto it = j.find("callbackList");
     if (it == j.end() || !it->is_array()) {
-      SetError(error, "body must be an array of callbacks or {\"callbackList\": [...]}");
-      return std::nullopt;
+      return absl::InvalidArgumentError("body must be an array of callbacks or {\"callbackList\": [...]}");
     }
     list = &*it;
     name = "callbackList";
   } else if (!j.is_array()) {
-    SetError(error, fmt::format("body must be an array of callbacks or {{\"callbackList\": [...]}}, got {}",
-                                Shown(j)));
-    return std::nullopt;
+    return absl::InvalidArgumentError(
+        fmt::format("body must be an array of callbacks or {{\"callbackList\": [...]}}, got {}", Shown(j)));
   }
   std::vector<HandleCallbackParam> out;
   out.reserve(list->size());
   for (std::size_t i = 0; i < list->size(); ++i) {
-    auto p = ReadCallback((*list)[i], fmt::format("{}[{}].", name, i), error);
-    if (!p) return std::nullopt;
-    out.push_back(std::move(*p));
+    auto p = ReadCallback((*list)[i], fmt::format("{}[{}].", name, i));
+    if (!p.ok()) return p.status();
+    out.push_back(*std::move(p));
   }
   return out;
 }
 
-std::optional<RegistryParam> ParseRegistryParam(std::string_view body, std::string* error) {
-  auto j = ParseObject(body, error);
-  if (!j) return std::nullopt;
+absl::StatusOr<RegistryParam> ParseRegistryParam(std::string_view body) {
+  auto j = ParseObject(body);
+  if (!j.ok()) return j.status();
   FieldReader r(*j, "");
   RegistryParam p;
   r.String({"registryGroup"}, p.registry_group, false);
@@ -374,7 +361,7 @@ std::optional<RegistryParam> ParseRegistryParam(std::string_view body, std::stri
     r.Find({p.registry_key.size() > 255 ? "registryKey" : "registryValue"});
     r.Fail("must be at most 255 characters");
   }
-  return Finish(r, std::move(p), error);
+  return Finish(r, std::move(p));
 }
 
 }  // namespace cronwheel::xxljob

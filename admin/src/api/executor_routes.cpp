@@ -34,11 +34,10 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
   };
   const auto registration = [&](bool remove) {
     return [&, remove, count_registration](const net::Request& req, net::Response& res) {
-      std::string error;
-      const auto p = xxljob::ParseRegistryParam(req.body, &error);
-      if (!p) {
+      const auto p = xxljob::ParseRegistryParam(req.body);
+      if (!p.ok()) {
         count_registration(remove, "invalid");
-        return SendEnvelope(res, xxljob::Envelope::Fail(error));
+        return SendEnvelope(res, xxljob::Envelope::Fail(p.status()));
       }
       if (const auto ok = CheckRegistration(*p); !ok) {
         count_registration(remove, "invalid");
@@ -52,8 +51,10 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
       }
       if (remove) {
         registry.Remove(*p);
-      } else {
-        registry.Register(*p);
+      } else if (auto stored = registry.Register(*p); !stored) {
+        // An address the registration guard refuses (issue 21): the executor learns why, nothing is stored.
+        count_registration(remove, "refused");
+        return SendEnvelope(res, xxljob::Envelope::Fail(stored.error().message));
       }
       count_registration(remove, "ok");
       SendEnvelope(res, xxljob::Envelope::Success());
@@ -66,11 +67,10 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
   server.Post(
       prefix + "/api/callback",
       [&, m](const net::Request& req, net::Response& res) {
-        std::string error;
-        const auto list = xxljob::ParseCallbackList(req.body, &error);
-        if (!list) {
+        const auto list = xxljob::ParseCallbackList(req.body);
+        if (!list.ok()) {
           if (m != nullptr) m->callbacks_invalid.Inc();
-          return SendEnvelope(res, xxljob::Envelope::Fail(error));
+          return SendEnvelope(res, xxljob::Envelope::Fail(list.status()));
         }
         const auto token = req.get_header_value(xxljob::kAccessTokenHeader);
         if (!callbacks.Authorized(*list, token, global_token)) {

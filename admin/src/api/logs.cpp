@@ -46,12 +46,12 @@ void SendOutput(const RouteContext& ctx, const JobLog& log, int from_line, net::
   const auto env = ctx.services.console->executors.Log(
       log.executor_address, ctx.ExecutorToken(log.group_id),
       xxljob::LogParam{.log_date_tim = log.trigger_ms, .log_id = log.id, .from_line_num = from_line});
-  std::string why;
-  const auto result = env.ok() ? xxljob::ParseLogResult(env.content, &why) : std::nullopt;
-  if (!result) {
+  const absl::StatusOr<xxljob::LogResult> result =
+      env.ok() ? xxljob::ParseLogResult(env.content) : absl::UnavailableError(env.msg.value_or("no message"));
+  if (!result.ok()) {
     return SendError(res, 502,
                      fmt::format("the executor {} did not return the output: {}", log.executor_address,
-                                 env.ok() ? why : env.msg.value_or("no message")));
+                                 std::string(result.status().message())));
   }
   out["to_line"] = result->to_line_num;
   out["content"] = result->log_content;

@@ -37,9 +37,8 @@ void SendEnvelope(net::Response& res, const xxljob::Envelope& e) {
 
 Result<json> ParseBody(const net::Request& req, bool allow_empty) {
   if (req.body.empty() && allow_empty) return json::object();
-  std::string error;
-  auto body = ParseJson(req.body, &error);
-  if (!body) return Error::Invalid(error);
+  auto body = ParseJson(req.body);
+  if (!body.ok()) return Error::Invalid(std::string(body.status().message()));
   return *std::move(body);
 }
 

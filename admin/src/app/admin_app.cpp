@@ -35,6 +35,7 @@
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
+#include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
@@ -51,6 +52,7 @@ struct AdminApp::Parts {
   Parts(const AdminConfig& c, ringwheel::Clock& clock)
       : clock_(clock),
         metrics(metrics_registry),
+        guard(std::make_shared<const RegistryGuard>(c.MakeRegistryGuard())),
         pool({.dsn = c.dsn, .size = c.db_pool_size}),
         catalog_source(pool),
         catalog({}, clock, catalog_source),
@@ -59,7 +61,8 @@ struct AdminApp::Parts {
         client({.connect_timeout = c.executor_timeout,
                 .read_timeout = c.executor_timeout,
                 .max_connections_per_origin = static_cast<std::size_t>(c.executor_connections),
-                .threads = c.executor_client_threads},
+                .threads = c.executor_client_threads,
+                .guard = guard},
                clock),
         metered_client(client, metrics, clock),
         routers(metered_client),
@@ -83,7 +86,8 @@ struct AdminApp::Parts {
         groups(clock, pool),
         jobs(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
-        registry(clock, pool),
+        registry_store(pool),
+        registry(clock, registry_store, std::chrono::seconds(90), *guard),
         result_store(pool),
         callbacks(clock, result_store, c.node_id,
                   [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
@@ -122,10 +126,11 @@ struct AdminApp::Parts {
   void ScheduleRetry(Fire fire, std::chrono::milliseconds delay) {
     metrics.fires_retried.Inc();
     if (delay.count() > 0) {
-      std::string error;
       auto f = std::make_shared<Fire>(fire);
-      if (wheel.NewTimeout([this, f] { scheduler.Submit({*f}); }, delay, &error)) return;
-      spdlog::warn("retry timer refused fire {} ({}); the time ring keeps it", fire.log_id, error);
+      const auto timeout = wheel.NewTimeout([this, f] { scheduler.Submit({*f}); }, delay);
+      if (timeout.ok()) return;
+      spdlog::warn("retry timer refused fire {} ({}); the time ring keeps it", fire.log_id,
+                   std::string(timeout.status().message()));
     }
     scheduler.Submit({std::move(fire)});
   }
@@ -133,10 +138,11 @@ struct AdminApp::Parts {
   // A fire that could not reach its executor waits in the hashed wheel timer, then goes back to the trigger
   // pools (it is claimed already). If the timer refuses it, it is sent again at once.
   void SendAgain(Fire fire, std::chrono::milliseconds delay) {
-    std::string error;
     auto f = std::make_shared<Fire>(std::move(fire));
-    if (wheel.NewTimeout([this, f] { pools.Dispatch({*f}); }, delay, &error)) return;
-    spdlog::warn("resend timer refused fire {} ({}); sending it again now", f->log_id, error);
+    const auto timeout = wheel.NewTimeout([this, f] { pools.Dispatch({*f}); }, delay);
+    if (timeout.ok()) return;
+    spdlog::warn("resend timer refused fire {} ({}); sending it again now", f->log_id,
+                 std::string(timeout.status().message()));
     pools.Dispatch({*f});
   }
 
@@ -180,6 +186,7 @@ struct AdminApp::Parts {
   ringwheel::Clock& clock_;
   metrics::Registry metrics_registry;
   AdminMetrics metrics;
+  std::shared_ptr<const RegistryGuard> guard;  // where the admin sends: registry and executor client
   PgPool pool;
   PgCatalogSource catalog_source;
   JobCatalog catalog;
@@ -198,6 +205,7 @@ struct AdminApp::Parts {
   GroupRepository groups;
   JobRepository jobs;
   LogRepository logs;
+  PgRegistryStore registry_store;
   RegistryService registry;
   PgResultStore result_store;
   CallbackService callbacks;
@@ -267,7 +275,8 @@ void AdminApp::Start() {
   // GET /metrics: the allowed addresses, the metrics token, or a signed-in console administrator.
   p.metrics_endpoint = std::make_unique<MetricsEndpoint>(
       p.metrics_registry,
-      MetricsEndpoint::Settings{.allow = config_.metrics_allow, .token = config_.metrics_token},
+      MetricsEndpoint::Settings{
+          .allow = config_.metrics_allow, .token = config_.metrics_token, .hosts = config_.metrics_hosts},
       xxljob::TokenMatches, [&p](const net::Request& req) {
         const auto who = p.auth.Authenticate(req);
         return who && who->admin;
@@ -284,7 +293,7 @@ void AdminApp::Start() {
   p.lease.Start();
   p.scheduler.Start();
   p.StartMonitors();
-  const auto address = net::ParseHostPort(config_.listen, nullptr).value();
+  const auto address = net::ParseHostPort(config_.listen).value();
   p.api =
       std::make_unique<ApiServer>(
           ApiServer::Settings{.host = address.host,

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "admin/model/validation.hpp"
 #include "cronwheel/net/address_allow_list.hpp"
@@ -74,8 +75,16 @@ void AdminConfig::Declare(ConfigLoader& s) {
       .AddSecret("smtp_password", &smtp_password, "SMTP password")
       .Add("smtp_starttls", &smtp_starttls, "require STARTTLS on smtp:// servers")
       .Add("alarm_webhook_allow", &alarm_webhook_allow,
-           "URL prefixes a job's alarm webhook may start with (none = webhooks off), e.g. "
-           "https://hooks.example.com/")
+           "URL prefixes a job's alarm webhook must be under (none = webhooks off), e.g. "
+           "https://hooks.example.com/alerts: the same scheme, host and port (the scheme's default when "
+           "not given) and a path at or below the prefix's, at a '/'")
+      .Add("registry_allow", &registry_allow,
+           "networks (CIDR) executor addresses may be in, checked at registration and when the admin "
+           "connects, e.g. 10.0.0.0/8,fd00::/8; empty = any network registry_deny does not name")
+      .Add("registry_deny", &registry_deny,
+           "networks (CIDR) the admin never sends requests to, whatever registry_allow says (the cloud "
+           "metadata service's link-local networks, and 0.0.0.0/8 and ::/128, which reach this host); the "
+           "admin's own listen address is always refused")
       .AddSecret(
           "admin_password", &admin_password,
           "password of the console user 'admin', created at the first start only (when no user exists); "
@@ -105,7 +114,11 @@ void AdminConfig::Declare(ConfigLoader& s) {
            "127.0.0.1/8,::1,10.0.0.0/8; empty = none")
       .AddSecret("metrics_token", &metrics_token,
                  "bearer token that may read GET /metrics from any address (Authorization: Bearer <token>); "
-                 "empty = none");
+                 "empty = none")
+      .Add("metrics_hosts", &metrics_hosts,
+           "host names a request allowed by metrics_allow may name in its Host header besides IP addresses "
+           "and localhost, e.g. admin-1 when Prometheus scrapes by that name (a guard against DNS "
+           "rebinding); empty = none");
 }
 
 Result<void> AdminConfig::Validate() {
@@ -120,9 +133,8 @@ Result<void> AdminConfig::Validate() {
         "the "
         "executors the same one, or use --mode dev on a private machine");
   }
-  std::string error;
-  const auto address = net::ParseHostPort(listen, &error);
-  if (!address) return Error::Invalid(fmt::format("listen {}", error));
+  const auto address = net::ParseHostPort(listen);
+  if (!address.ok()) return Error::Invalid(fmt::format("listen {}", std::string(address.status().message())));
   if (node_id.empty()) {
     char name[256] = {};
     if (gethostname(name, sizeof name - 1) != 0) std::snprintf(name, sizeof name, "admin");
@@ -133,13 +145,29 @@ Result<void> AdminConfig::Validate() {
     if (auto ok = CheckPasswordPolicy(admin_password); !ok)
       return Error::Invalid(fmt::format("admin_password {}", ok.error().message));
   }
-  {
-    std::string allow_error;
-    if (!net::AddressAllowList::Parse(metrics_allow, &allow_error))
-      return Error::Invalid(fmt::format("metrics_allow {}", allow_error));
+  if (const auto allow = net::AddressAllowList::Parse(metrics_allow); !allow.ok()) {
+    return Error::Invalid(fmt::format("metrics_allow {}", std::string(allow.status().message())));
+  }
+  if (const absl::Status hosts = MetricsEndpoint::CheckHostNames(metrics_hosts); !hosts.ok()) {
+    return Error::Invalid(std::string(hosts.message()));
+  }
+  if (auto ok = CheckWebhookAllow(alarm_webhook_allow); !ok) return ok;
+  if (auto guard = RegistryGuard::Make({.allow = registry_allow, .deny = registry_deny}); !guard) {
+    return guard.error();
   }
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};
+}
+
+RegistryGuard AdminConfig::MakeRegistryGuard() const {
+  const auto address = net::ParseHostPort(listen);
+  if (!address.ok()) throw std::invalid_argument("listen " + std::string(address.status().message()));
+  auto guard = RegistryGuard::Make({.allow = registry_allow,
+                                    .deny = registry_deny,
+                                    .self = RegistryGuard::SelfAddresses(*address),
+                                    .self_port = address->port});
+  if (!guard) throw std::invalid_argument(guard.error().message);
+  return std::move(guard).value();
 }
 
 }  // namespace cronwheel::admin

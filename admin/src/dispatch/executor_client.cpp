@@ -27,9 +27,12 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "cronwheel/net/address_allow_list.hpp"
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/throttled_log.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -73,6 +76,39 @@ std::optional<milliseconds> KeepAliveHeader(std::string_view value) {
   return milliseconds(std::int64_t{seconds} * 1000);
 }
 
+// Why no connection could be made, in words a user can act on (issue 21: the socket's own text, for any
+// address a registration named, is for the admin's log).
+std::string Unreachable(const ErrorCode& e) {
+  if (e == asio::error::connection_refused) return "connection refused";
+  if (e == asio::error::timed_out) return "timed out";
+  if (e == asio::error::host_not_found || e == asio::error::host_not_found_try_again ||
+      e == asio::error::no_data || e == asio::error::no_recovery) {
+    return "its host name did not resolve";
+  }
+  if (e == asio::error::network_unreachable || e == asio::error::host_unreachable) return "no route to it";
+  return "the connection failed";
+}
+
+// Why no answer came after the request was written, in the same spirit.
+std::string NoAnswer(const ErrorCode& e) {
+  if (e == http::error::end_of_stream || e == asio::error::eof || e == asio::error::connection_reset ||
+      e == asio::error::broken_pipe || e == asio::error::connection_aborted) {
+    return "the connection closed without an answer";
+  }
+  if (&e.category() == &http::make_error_code(http::error::end_of_stream).category()) {
+    return "the answer was not an executor's";
+  }
+  return "the connection failed";
+}
+
+// An address as the registration guard reads it: IPv6 without its scope ("fe80::1%eth0" is fe80::1).
+std::string IpText(const asio::ip::address& a) {
+  if (!a.is_v6()) return a.to_string();
+  auto v6 = a.to_v6();
+  v6.scope_id(0);
+  return v6.to_string();
+}
+
 }  // namespace
 
 // One of the client's threads and the connections it runs: its share of every executor's connections
@@ -96,7 +132,7 @@ class HttpExecutorClient::Engine {
   // `attempts`: connection attempts it may start per kAttemptWindow to one executor; `configured`: the
   // client's whole executor_connections (for messages).
   Engine(Settings settings, std::size_t attempts, std::size_t configured, ringwheel::Clock& clock)
-      : settings_(settings),
+      : settings_(std::move(settings)),
         attempts_per_window_(attempts),
         configured_connections_(configured),
         clock_(clock),
@@ -180,7 +216,16 @@ class HttpExecutorClient::Engine {
     std::optional<milliseconds> keep_alive;
     ringwheel::SteadyTime keep_alive_learned{};
     OriginStats* stats = nullptr;  // its entry in stats_, written under stats_mu_
+    ThrottledLog failures;         // what failed, in detail, for the admin's log
   };
+
+  // Logs what went wrong with a request in detail (users see less, see the header): once per streak of
+  // failures to this executor, then at most once a minute.
+  void Detail(Origin& origin, const Request& r, std::string_view detail) {
+    if (const auto n = origin.failures.Failure(clock_.SteadyNow())) {
+      spdlog::warn("request to {}{}: {} ({} failure(s) to it in a row)", r.origin, r.path, detail, *n);
+    }
+  }
 
   template <class F>
   void Count(Origin& o, F&& f) {
@@ -369,10 +414,33 @@ class HttpExecutorClient::Engine {
                                 Connected(c, e);
                                 return;
                               }
-                              asio::async_connect(
-                                  c->Socket(), found,
-                                  [this, c](const ErrorCode& e2, const tcp::endpoint&) { Connected(c, e2); });
+                              Resolved(c, found);
                             });
+  }
+
+  // A host name resolved: connects to the addresses the registration guard allows, now (DNS rebinding: what
+  // a name resolves to can change after its registration was checked).
+  void Resolved(const ConnPtr& c, const tcp::resolver::results_type& found) {
+    std::vector<tcp::endpoint> allowed;
+    std::string refused;
+    for (const auto& entry : found) {
+      const auto& endpoint = entry.endpoint();
+      if (settings_.guard) {
+        if (auto why = settings_.guard->CheckEndpoint(IpText(endpoint.address()), endpoint.port())) {
+          if (refused.empty()) refused = std::move(*why);
+          continue;
+        }
+      }
+      allowed.push_back(endpoint);
+    }
+    if (allowed.empty()) {
+      Fail(c, Delivery::kInvalid,
+           fmt::format("refused: {} resolves to no address the admin sends to: {}", c->request->host,
+                       refused));
+      return;
+    }
+    asio::async_connect(c->Socket(), allowed,
+                        [this, c](const ErrorCode& e, const tcp::endpoint&) { Connected(c, e); });
   }
 
   ssl::context& TlsContext() {
@@ -386,13 +454,15 @@ class HttpExecutorClient::Engine {
 
   // The handler of one asynchronous step of a busy connection: nothing once the client has closed it (a
   // timeout or the shutdown failed its request already); on an error, the request fails with `delivery`
-  // and `what` (a format string; {} is the error); else `next`.
-  template <class Next>
-  auto Step(const ConnPtr& c, Delivery delivery, const char* what, Next next) {
+  // and `what(error)` (users' words; the error's own text goes to the log); else `next`.
+  template <class What, class Next>
+  auto Step(const ConnPtr& c, Delivery delivery, What what, Next next) {
     return [this, c, delivery, what, next](const ErrorCode& e, auto&&... /*bytes*/) {
       if (c->closed) return;
       if (e) {
-        Fail(c, delivery, fmt::format(fmt::runtime(what), e.message()));
+        const std::string text = what(e);
+        Detail(*c->origin, *c->request, fmt::format("{} ({})", text, e.message()));
+        Fail(c, delivery, text);
         return;
       }
       next(c);
@@ -403,7 +473,9 @@ class HttpExecutorClient::Engine {
     if (c->closed) return;
     const auto& r = *c->request;
     if (e) {
-      Fail(c, Delivery::kNotSent, fmt::format("not sent: cannot connect: {}", e.message()));
+      const auto text = fmt::format("not sent: the executor could not be reached ({})", Unreachable(e));
+      Detail(*c->origin, r, fmt::format("cannot connect: {}", e.message()));
+      Fail(c, Delivery::kNotSent, text);
       return;
     }
     ErrorCode ignored;
@@ -420,9 +492,16 @@ class HttpExecutorClient::Engine {
       return;
     }
     c->tls->set_verify_callback(ssl::host_name_verification(r.host));
-    c->tls->async_handshake(ssl::stream_base::client,
-                            Step(c, Delivery::kNotSent, "not sent: TLS handshake failed: {}",
-                                 [this](const ConnPtr& k) { Write(k); }));
+    c->tls->async_handshake(
+        ssl::stream_base::client,
+        Step(
+            c, Delivery::kNotSent,
+            [](const ErrorCode&) {
+              return std::string(
+                  "not sent: the TLS handshake failed (is it an https executor with a certificate "
+                  "this host trusts?)");
+            },
+            [this](const ConnPtr& k) { Write(k); }));
   }
 
   void Write(const ConnPtr& c) {
@@ -430,9 +509,14 @@ class HttpExecutorClient::Engine {
     c->deadline = TransportClock::now() + settings_.read_timeout;
     // An HTTP server acts on a request only once it has read all of it: one not written whole was not sent.
     c->WithStream([&](auto& stream) {
-      http::async_write(stream, c->request->message,
-                        Step(c, Delivery::kNotSent, "not sent: writing it failed: {}",
-                             [this](const ConnPtr& k) { Read(k); }));
+      http::async_write(
+          stream, c->request->message,
+          Step(
+              c, Delivery::kNotSent,
+              [](const ErrorCode&) {
+                return std::string("not sent: the connection closed while the request was written");
+              },
+              [this](const ConnPtr& k) { Read(k); }));
     });
   }
 
@@ -443,10 +527,15 @@ class HttpExecutorClient::Engine {
     c->parser.emplace();
     c->parser->body_limit(kMaxAnswerBytes);
     c->WithStream([&](auto& stream) {
-      http::async_read(
-          stream, c->buffer, *c->parser,
-          Step(c, Delivery::kUnknown, "failed after it was sent ({}): the executor may have received it",
-               [this](const ConnPtr& k) { Answered(k); }));
+      http::async_read(stream, c->buffer, *c->parser,
+                       Step(
+                           c, Delivery::kUnknown,
+                           [](const ErrorCode& e) {
+                             return fmt::format(
+                                 "failed after it was sent ({}): the executor may have received it",
+                                 NoAnswer(e));
+                           },
+                           [this](const ConnPtr& k) { Answered(k); }));
     });
   }
 
@@ -466,21 +555,26 @@ class HttpExecutorClient::Engine {
     RemoveBusy(origin, *c);
     Release(origin, c, reusable, now);
     Pump(origin);
+    // Anything but XXL-JOB's envelope: the user learns that much, the log what it was (see the header).
+    const auto not_an_executor = [&](const std::string& detail) {
+      Detail(origin, *r, detail);
+      Complete(*r,
+               xxljob::Envelope::Fail(fmt::format(
+                   "{}{} answered, but not as an XXL-JOB executor (is it the executor's address?)", r->origin,
+                   r->path)),
+               Delivery::kAnswered);
+    };
     const unsigned status = answer.result_int();
     if (status != 200) {
-      Complete(*r, xxljob::Envelope::Fail(fmt::format("{}{} answered HTTP {}", r->origin, r->path, status)),
-               Delivery::kAnswered);
+      not_an_executor(fmt::format("answered HTTP {}", status));
       return;
     }
-    std::string error;
-    auto envelope = xxljob::ParseEnvelope(answer.body(), &error);
-    if (!envelope) {
-      Complete(
-          *r,
-          xxljob::Envelope::Fail(fmt::format("{}{}: response not understood: {}", r->origin, r->path, error)),
-          Delivery::kAnswered);
+    auto envelope = xxljob::ParseEnvelope(answer.body());
+    if (!envelope.ok()) {
+      not_an_executor("response not understood: " + std::string(envelope.status().message()));
       return;
     }
+    origin.failures.Success();
     Finish(*r, {std::move(*envelope), Delivery::kAnswered});
   }
 
@@ -588,7 +682,8 @@ class HttpExecutorClient::Engine {
     switch (c->phase) {
       case Conn::Phase::kConnecting:
         Fail(c, Delivery::kNotSent,
-             fmt::format("not sent: no connection within {} ms", settings_.connect_timeout.count()));
+             fmt::format("not sent: the executor could not be reached (no connection within {} ms)",
+                         settings_.connect_timeout.count()));
         return;
       case Conn::Phase::kWriting:
         Fail(c, Delivery::kNotSent,
@@ -648,7 +743,8 @@ class HttpExecutorClient::Engine {
   std::thread thread_;  // last: started once everything above exists
 };
 
-HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& clock) {
+HttpExecutorClient::HttpExecutorClient(const Settings& settings, ringwheel::Clock& clock)
+    : guard_(settings.guard) {
   // Each thread runs its share of every executor's connections: no more threads than connections, and the
   // shares add up to executor_connections exactly.
   const auto cap = std::max<std::size_t>(settings.max_connections_per_origin, 1);
@@ -657,7 +753,7 @@ HttpExecutorClient::HttpExecutorClient(Settings settings, ringwheel::Clock& cloc
   for (std::size_t i = 0; i < n; ++i) {
     Settings share = settings;
     share.max_connections_per_origin = cap / n + (i < cap % n ? 1 : 0);
-    engines_.push_back(std::make_unique<Engine>(share, attempts, cap, clock));
+    engines_.push_back(std::make_unique<Engine>(std::move(share), attempts, cap, clock));
   }
 }
 
@@ -665,11 +761,18 @@ HttpExecutorClient::~HttpExecutorClient() = default;
 
 void HttpExecutorClient::Post(const std::string& address, const char* method, const std::string& token,
                               std::string body, RunDone done) {
-  std::string error;
-  const auto addr = cronwheel::net::ParseHttpAddress(address, &error);
-  if (!addr) {
-    done({xxljob::Envelope::Fail(error), Delivery::kInvalid});
+  const auto addr = cronwheel::net::ParseHttpAddress(address);
+  if (!addr.ok()) {
+    done({xxljob::Envelope::Fail(addr.status()), Delivery::kInvalid});
     return;
+  }
+  if (guard_ && cronwheel::net::ParseIpAddress(addr->host)) {
+    if (auto why = guard_->CheckEndpoint(addr->host, addr->port)) {
+      done({xxljob::Envelope::Fail(
+                fmt::format("request to {}{} refused: {}", addr->origin, addr->Path(method), *why)),
+            Delivery::kInvalid});
+      return;
+    }
   }
   auto r = std::make_unique<Engine::Request>();
   r->origin = addr->origin;
@@ -741,8 +844,8 @@ xxljob::Envelope HttpExecutorClient::Log(const std::string& address, const std::
 }
 
 HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& address) const {
-  const auto addr = cronwheel::net::ParseHttpAddress(address, nullptr);
-  if (!addr) return {};
+  const auto addr = cronwheel::net::ParseHttpAddress(address);
+  if (!addr.ok()) return {};
   OriginStats total;
   for (const auto& e : engines_)
     Add(total, e->Stats(addr->origin));

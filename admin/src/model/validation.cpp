@@ -13,6 +13,13 @@
 namespace cronwheel::admin {
 namespace {
 
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 bool NameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
 }
@@ -61,9 +68,10 @@ Result<void> CheckPasswordPolicy(std::string_view password) {
 }
 
 void CheckJobFields(Job& job, FieldErrors& errors) {
-  ringwheel::ScheduleError se;
-  if (!ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone, &se)) {
-    errors.push_back({se.field, se.message, "schedule"});
+  const auto schedule = ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone);
+  if (!schedule.ok()) {
+    errors.push_back(
+        {ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"});
   }
   if (job.time_zone.empty()) job.time_zone = "UTC";
   if (job.glue_type == GlueType::kBean && job.handler.empty()) {
@@ -83,15 +91,56 @@ void CheckJobFields(Job& job, FieldErrors& errors) {
                       {{"what", "email"}}});
   }
   if (!job.alarm_webhook.empty()) {
-    std::string why;
-    if (!net::ParseHttpAddress(job.alarm_webhook, &why))
-      errors.push_back({"alarm_webhook", why, "format", {{"what", "url"}}});
+    if (const auto url = net::ParseHttpAddress(job.alarm_webhook); !url.ok()) {
+      errors.push_back({"alarm_webhook", std::string(url.status().message()), "format", {{"what", "url"}}});
+    }
   }
 }
 
+Result<WebhookUrl> ParseWebhookUrl(std::string_view url) {
+  const auto a = net::ParseHttpAddress(url);
+  if (!a.ok()) return Error::Invalid(std::string(a.status().message()));
+  // A server may decode and resolve these before it routes: "/hooks/%2e%2e/admin" is "/admin" to it.
+  const auto lower = Lower(a->base_path);
+  if (lower.find("%2e") != std::string::npos || lower.find("%2f") != std::string::npos ||
+      lower.find("%5c") != std::string::npos || lower.find("/./") != std::string::npos ||
+      lower.ends_with("/.")) {
+    return Error::Invalid(
+        fmt::format("URL '{}' is not valid: its path must not hold '.' segments or encoded '.', '/' or "
+                    "'\\'",
+                    url.substr(0, 200)));
+  }
+  WebhookUrl u;
+  u.https = a->origin.starts_with("https://");
+  u.host = Lower(a->host);
+  u.port = a->port;
+  u.path = a->base_path;
+  return u;
+}
+
 bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow) {
-  return std::any_of(allow.begin(), allow.end(),
-                     [&](const std::string& p) { return !p.empty() && url.starts_with(p); });
+  const auto u = ParseWebhookUrl(url);
+  if (!u.ok()) return false;
+  return std::any_of(allow.begin(), allow.end(), [&](const std::string& entry) {
+    const auto p = ParseWebhookUrl(Trim(entry));
+    if (!p.ok() || p->https != u->https || p->host != u->host || p->port != u->port) return false;
+    // The path at or below the prefix's, at a '/' boundary: "/hooks" covers "/hooks" and "/hooks/x", not
+    // "/hooksX".
+    return p->path.empty() || u->path == p->path || u->path.starts_with(p->path + "/");
+  });
+}
+
+Result<void> CheckWebhookAllow(const std::vector<std::string>& allow) {
+  for (const auto& entry : allow) {
+    if (Trim(entry).empty()) continue;
+    if (const auto url = ParseWebhookUrl(Trim(entry)); !url.ok()) {
+      return Error::Invalid(
+          fmt::format("alarm_webhook_allow: {} (each entry is a URL prefix such as "
+                      "https://hooks.example.com/alerts)",
+                      url.error().message));
+    }
+  }
+  return {};
 }
 
 void CheckWebhook(const Job& job, const Job* before, const std::vector<std::string>& allow,
@@ -103,7 +152,8 @@ void CheckWebhook(const Job& job, const Job* before, const std::vector<std::stri
                         ? fmt::format("'{}' is not allowed: webhooks are off until the operator allows URL "
                                       "prefixes (setting alarm_webhook_allow)",
                                       job.alarm_webhook)
-                        : fmt::format("'{}' is not allowed: it must start with one of {} (setting "
+                        : fmt::format("'{}' is not allowed: it must be under one of {} (the same scheme, "
+                                      "host and port, and a path at or below the prefix's; setting "
                                       "alarm_webhook_allow)",
                                       job.alarm_webhook, fmt::join(allow, ", "))});
 }

@@ -121,10 +121,9 @@ bool DefaultAlarmSender::SendWebhook(const AlarmEvent& e, std::string& message) 
                     e.alarm_webhook);
     return false;
   }
-  std::string error;
-  const auto addr = net::ParseHttpAddress(e.alarm_webhook, &error);
-  if (!addr) {
-    message += fmt::format("webhook: {}\n", error);
+  const auto addr = net::ParseHttpAddress(e.alarm_webhook);
+  if (!addr.ok()) {
+    message += fmt::format("webhook: {}\n", std::string(addr.status().message()));
     return false;
   }
   httplib::Client client(addr->origin);

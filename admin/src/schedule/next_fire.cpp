@@ -7,15 +7,15 @@ namespace cronwheel::admin {
 std::optional<std::int64_t> FirstFireOnStart(std::string_view schedule_type, std::string_view schedule_conf,
                                              std::string_view time_zone, std::int64_t now_ms,
                                              std::chrono::milliseconds pre_read) {
-  const auto s = ringwheel::Schedule::Parse(schedule_type, schedule_conf, time_zone, nullptr);
-  if (!s) return std::nullopt;
+  const auto s = ringwheel::Schedule::Parse(schedule_type, schedule_conf, time_zone);
+  if (!s.ok()) return std::nullopt;
   return s->NextFireMs(now_ms + pre_read.count());
 }
 
 std::int64_t NextAfterCompletion(std::string_view schedule_conf, std::string_view time_zone,
                                  std::int64_t finished_ms) {
-  const auto s = ringwheel::Schedule::Parse("FIX_DELAY", schedule_conf, time_zone, nullptr);
-  const auto next = s ? s->NextFireMs(finished_ms) : std::nullopt;
+  const auto s = ringwheel::Schedule::Parse("FIX_DELAY", schedule_conf, time_zone);
+  const auto next = s.ok() ? s->NextFireMs(finished_ms) : std::nullopt;
   return next.value_or(finished_ms + 1000);
 }
 

@@ -17,9 +17,15 @@ const ScanPlanner::CachedSchedule& ScanPlanner::ScheduleOf(const DueJob& job) {
     c.type = job.schedule_type;
     c.conf = job.schedule_conf;
     c.zone = job.time_zone;
-    ringwheel::ScheduleError error;
-    c.schedule = ringwheel::Schedule::Parse(c.type, c.conf, c.zone, &error);
-    c.error = c.schedule ? "" : fmt::format("{}: {}", error.field, error.message);
+    auto parsed = ringwheel::Schedule::Parse(c.type, c.conf, c.zone);
+    if (parsed.ok()) {
+      c.schedule = *std::move(parsed);
+      c.error.clear();
+    } else {
+      c.schedule.reset();
+      c.error = fmt::format("{}: {}", ringwheel::ErrorField(parsed.status()),
+                            std::string(parsed.status().message()));
+    }
   }
   return c;
 }

@@ -3,6 +3,8 @@
 //
 // Thread-safety: pure functions.
 
+#include <absl/status/statusor.h>
+
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,10 +17,12 @@ namespace cronwheel {
 // overflowed the stack of a request thread and killed the process. Real bodies nest at most 3 levels.
 inline constexpr int kMaxJsonDepth = 64;
 
-// Parses a request body as JSON. nullopt, with *error (when non-null) saying why, for a syntax error
-// ("body is not valid JSON: ..."), a number outside the range of a double (1e400) and nesting deeper
-// than kMaxJsonDepth. Every body either process reads goes through it.
-std::optional<nlohmann::json> ParseJson(std::string_view body, std::string* error);
+// Parses a request body as JSON. An InvalidArgument status saying why for a syntax error ("body is not
+// valid JSON: [json.exception.parse_error.101] ..."), a number outside the range of a double (1e400) and
+// nesting deeper than kMaxJsonDepth ("body nests JSON arrays and objects deeper than 64 levels"). Every
+// body either process reads goes through it, and so does JSON found inside one (a job's param read by a
+// handler); `what` names the text in the error ("body", "the param").
+absl::StatusOr<nlohmann::json> ParseJson(std::string_view body, std::string_view what = "body");
 
 // `j` as compact text; invalid UTF-8 in its strings is replaced by U+FFFD instead of throwing (text from
 // job output and user input is not guaranteed to be UTF-8).

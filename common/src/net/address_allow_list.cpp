@@ -31,8 +31,7 @@ std::optional<std::array<unsigned char, 16>> ParseIpAddress(std::string_view tex
   return std::nullopt;
 }
 
-std::optional<AddressAllowList> AddressAllowList::Parse(const std::vector<std::string>& entries,
-                                                        std::string* error) {
+absl::StatusOr<AddressAllowList> AddressAllowList::Parse(const std::vector<std::string>& entries) {
   AddressAllowList list;
   for (const auto& raw : entries) {
     const auto entry = Trim(raw);
@@ -40,13 +39,10 @@ std::optional<AddressAllowList> AddressAllowList::Parse(const std::vector<std::s
     const auto slash = entry.find('/');
     const auto host = entry.substr(0, slash);
     const auto bad = [&](std::string_view why) {
-      if (error != nullptr) {
-        *error = fmt::format(
-            "'{}' is not valid ({}): use an IPv4 or IPv6 address or address/prefix, e.g. 127.0.0.1, "
-            "10.0.0.0/8, ::1, fd00::/8",
-            entry, why);
-      }
-      return std::nullopt;
+      return absl::InvalidArgumentError(fmt::format(
+          "'{}' is not valid ({}): use an IPv4 or IPv6 address or address/prefix, e.g. 127.0.0.1, "
+          "10.0.0.0/8, ::1, fd00::/8",
+          entry, why));
     };
     const auto address = ParseIpAddress(host);
     if (!address) return bad("not an IP address");

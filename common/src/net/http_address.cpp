@@ -5,13 +5,7 @@
 #include <charconv>
 
 namespace cronwheel::net {
-namespace {
-
-void SetError(std::string* error, std::string msg) {
-  if (error != nullptr) *error = std::move(msg);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string HttpAddress::Path(std::string_view method) const {
   std::string out = base_path;
@@ -20,11 +14,10 @@ std::string HttpAddress::Path(std::string_view method) const {
   return out;
 }
 
-std::optional<HttpAddress> ParseHttpAddress(std::string_view address, std::string* error) {
-  auto fail = [&](std::string_view why) -> std::optional<HttpAddress> {
-    SetError(error, fmt::format("address '{}' is not valid: {}; expected http(s)://host[:port][/path]",
-                                address.substr(0, 200), why));
-    return std::nullopt;
+absl::StatusOr<HttpAddress> ParseHttpAddress(std::string_view address) {
+  auto fail = [&](std::string_view why) {
+    return absl::InvalidArgumentError(fmt::format(
+        "address '{}' is not valid: {}; expected http(s)://host[:port][/path]", address.substr(0, 200), why));
   };
   HttpAddress a;
   std::string_view rest = address;
@@ -84,17 +77,17 @@ std::optional<HttpAddress> ParseHttpAddress(std::string_view address, std::strin
 }
 
 std::string NormalizeAddress(std::string_view address) {
-  const auto a = ParseHttpAddress(address, nullptr);
-  if (!a) return std::string(address);
+  const auto a = ParseHttpAddress(address);
+  if (!a.ok()) return std::string(address);
   return a->origin + a->base_path + "/";
 }
 
-std::optional<HostPort> ParseHostPort(std::string_view listen, std::string* error) {
-  const auto fail = [&](std::string_view why) -> std::optional<HostPort> {
-    SetError(error, fmt::format("'{}' is not valid: {}; use host:port, e.g. 127.0.0.1:8080, 0.0.0.0:0 or "
-                                "[::1]:9999 (port 0 = any free port)",
-                                listen.substr(0, 200), why));
-    return std::nullopt;
+absl::StatusOr<HostPort> ParseHostPort(std::string_view listen) {
+  const auto fail = [&](std::string_view why) {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not valid: {}; use host:port, e.g. 127.0.0.1:8080, "
+                    "0.0.0.0:0 or [::1]:9999 (port 0 = any free port)",
+                    listen.substr(0, 200), why));
   };
   const auto colon = listen.rfind(':');
   if (colon == std::string_view::npos) return fail("there is no port");

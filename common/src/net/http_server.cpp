@@ -603,8 +603,8 @@ int HttpServer::Start(const std::string& host, int port) {
   if (!ec) s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor->bind(endpoint, ec);
   if (!ec) {
-    s.acceptor->listen(s.settings.backlog > 0 ? s.settings.backlog : asio::socket_base::max_listen_connections,
-                       ec);
+    s.acceptor->listen(
+        s.settings.backlog > 0 ? s.settings.backlog : asio::socket_base::max_listen_connections, ec);
   }
   if (ec) {
     s.acceptor.reset();

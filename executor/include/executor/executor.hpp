@@ -64,6 +64,9 @@ class Executor final {
     std::filesystem::path log_dir = "executor-logs";
     int log_retention_days = 30;  // day folders older than this are deleted daily; < 3 = keep all
     bool enable_scripts = false;  // run GLUE_SHELL/PYTHON/NODEJS/PHP/POWERSHELL jobs
+    // Variables of the executor's environment a script gets too, by name (script_env_pass). Scripts get a
+    // minimal environment of their own otherwise (src/script_runner.hpp); CRONWHEEL_* names are refused.
+    std::vector<std::string> script_env_pass;
     std::chrono::seconds heartbeat_interval{30};
     int server_threads = 2;  // threads reading, answering and writing HTTP connections (none waits on one)
     std::chrono::seconds keep_alive_timeout{2};        // idle keep-alive connections are closed after
@@ -84,6 +87,7 @@ class Executor final {
     // and a bearer token that may ("" = none). cronwheel/metrics_endpoint.hpp.
     std::vector<std::string> metrics_allow = {"127.0.0.1/8", "::1"};
     std::string metrics_token;
+    std::vector<std::string> metrics_hosts;  // Host names accepted with access by address (metrics_hosts)
   };
 
   Executor(Settings settings, ringwheel::Clock& clock);

@@ -29,7 +29,8 @@
 //   6#3     the third Friday of the month (n#k, k = 1..5; no fire in a month without a fifth one).
 //   L, W and # take a single day: they cannot be combined with lists or ranges (as Quartz).
 //
-// Errors: Parse() returns nullopt with a message naming the field, the token and what is allowed, e.g.
+// Errors: Parse() returns an InvalidArgument status whose message names the field, the token and what is
+// allowed, e.g.
 //   "day-of-week field: token '8' is out of range; allowed are 1-7 or SUN-SAT, with , - * / ? L #".
 //
 // Time zones and daylight-saving time. The fields are matched against the wall-clock time of the
@@ -66,6 +67,8 @@
 // typical expression costs a few hundred nanoseconds. An expression that never fires again ("0 0 0 30
 // 2 ?", a past year) is detected by a search bounded by the year 2199: a few thousand cheap steps.
 
+#include <absl/status/statusor.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -82,9 +85,9 @@ namespace ringwheel {
 
 class CronExpression {
  public:
-  // Returns nullopt and fills *error (when non-null) with e.g.
+  // The expression, or an InvalidArgument status whose message is e.g.
   //   "day-of-week field: token '8' is out of range; allowed are 1-7 or SUN-SAT, with , - * / ? L #".
-  static std::optional<CronExpression> Parse(std::string_view text, std::string* error);
+  static absl::StatusOr<CronExpression> Parse(std::string_view text);
 
   // First fire strictly after `after_ms` (epoch ms) with the fields read as wall time in `zone`
   // (nullptr = UTC), following the DST rule above. Fire instants are whole seconds. nullopt when the

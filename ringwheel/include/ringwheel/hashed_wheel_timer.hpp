@@ -22,7 +22,7 @@
 //     TimerHandle::Cancel() decides at once whether the task will run; the worker unlinks the cancelled
 //     node at its next tick (Netty's cancelledTimeouts queue), freeing the task early.
 //   * At most Settings::max_pending timeouts may be pending (scheduled, not yet run or cancelled); beyond
-//     that NewTimeout() refuses with a message (Netty's maxPendingTimeouts; 0 = unlimited).
+//     that NewTimeout() refuses with a ResourceExhausted status (Netty's maxPendingTimeouts; 0 = unlimited).
 //   * Stop() stops the thread and returns the timeouts that did not run (Netty's stop()).
 //
 // Units: delays are std::chrono durations on the steady time line; deadlines are SteadyTime.
@@ -31,6 +31,8 @@
 // join the thread from itself; Stop() throws std::logic_error).
 // Errors: a task that throws is caught on the worker thread and counted in failed_tasks() (ringwheel does
 // no logging); it does not stop the timer.
+
+#include <absl/status/statusor.h>
 
 #include <atomic>
 #include <chrono>
@@ -108,12 +110,13 @@ class HashedWheelTimer final {
   HashedWheelTimer& operator=(HashedWheelTimer&&) = delete;
 
   // Runs `task` on the timer's thread once `delay` has passed on the clock's steady line (a negative
-  // delay counts as 0). Returns nullopt and fills *error (when non-null) when the task is empty, the
-  // timer is stopped, or max_pending timeouts are pending, e.g.
-  //   "HashedWheelTimer: 1000 timeouts are pending, the maximum (Settings::max_pending = 1000); new timeout
-  //   refused".
-  std::optional<TimerHandle> NewTimeout(std::function<void()> task, std::chrono::nanoseconds delay,
-                                        std::string* error = nullptr);
+  // delay counts as 0). Returns the timeout's handle, or refuses with a status:
+  //   InvalidArgument     the task is empty ("HashedWheelTimer: the task is empty");
+  //   FailedPrecondition  the timer is stopped ("HashedWheelTimer: the timer is stopped; new timeout
+  //   refused"); ResourceExhausted   max_pending timeouts are pending ("HashedWheelTimer: 1000 timeouts are
+  //   pending, the
+  //                       maximum (Settings::max_pending = 1000); new timeout refused").
+  absl::StatusOr<TimerHandle> NewTimeout(std::function<void()> task, std::chrono::nanoseconds delay);
 
   // Stops the worker thread (waiting for a task that is running) and returns the timeouts that did not
   // run and were not cancelled, ordered by deadline; their handles' Cancel() returns false afterwards.

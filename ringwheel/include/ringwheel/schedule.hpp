@@ -13,12 +13,15 @@
 //
 // Thread-safety: a Schedule is immutable after Parse; const members may be called concurrently.
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "ringwheel/cron.hpp"
+#include "ringwheel/status.hpp"
 
 namespace date {
 class time_zone;
@@ -32,28 +35,20 @@ enum class ScheduleType { kCron, kFixRate, kFixDelay, kNone };
 std::optional<ScheduleType> ParseScheduleType(std::string_view text);
 std::string_view ToString(ScheduleType type);
 
-// Why a schedule is invalid: `field` is the JSON/DB field to blame ("schedule_type", "schedule_conf" or
-// "time_zone"), `message` names the value and says what is valid.
-struct ScheduleError {
-  std::string field;
-  std::string message;
-};
-
 class Schedule {
  public:
   // Validates all three parts. The zone is an IANA name ("UTC", "Asia/Shanghai", "America/New_York")
   // looked up in the system tz database (date-tz); an empty zone means "UTC".
-  // Returns nullopt and fills *error (when non-null) on the first problem found, checked in the order
-  // type, conf, zone:
-  //   {"schedule_type", "unknown schedule type 'X'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE"}
-  //   {"schedule_conf", "invalid cron expression '0 0 25 * * ?': hour field: token '25' is out of range;
-  //   ..."}
-  //   {"schedule_conf", "FIX_RATE needs whole seconds >= 1 (at most 2147483647), got 'abc'"}
-  //   {"time_zone", "unknown time zone 'Mars/Base'; use an IANA name such as 'UTC' or 'Asia/Shanghai'"}
+  // On the first problem found, checked in the order type, conf, zone, returns an InvalidArgument status
+  // whose message names the value and says what is valid, and which names the JSON/DB field to blame
+  // (ErrorField of ringwheel/status.hpp), e.g. (field: message)
+  //   schedule_type: "unknown schedule type 'X'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE"
+  //   schedule_conf: "invalid cron expression '0 0 25 * * ?': hour field: token '25' is out of range; ..."
+  //   schedule_conf: "FIX_RATE needs whole seconds >= 1 (at most 2147483647), got 'abc'"
+  //   time_zone:     "unknown time zone 'Mars/Base'; use an IANA name such as 'UTC' or 'Asia/Shanghai'"
   // FIX_RATE / FIX_DELAY conf is plain decimal digits (no sign, blanks or fraction), 1..2147483647 (an int
   // in XXL-JOB). NONE ignores conf. Thread-safe (the tz database is loaded once, on first use).
-  static std::optional<Schedule> Parse(std::string_view type, std::string_view conf, std::string_view zone,
-                                       ScheduleError* error);
+  static absl::StatusOr<Schedule> Parse(std::string_view type, std::string_view conf, std::string_view zone);
 
   // The first fire instant strictly after `from_ms` (epoch ms), or nullopt when the schedule never fires
   // again (NONE; a cron expression that is exhausted, e.g. a past year). Never hangs: the cron search is

@@ -7,16 +7,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -67,9 +70,13 @@ std::string ReadAll(const std::filesystem::path& p) {
 // CRONWHEEL_* setting of the caller may change the executor under test. Stopped by the destructor.
 class ExecutorProcess : public cwtest::ChildProcess {
  public:
-  ExecutorProcess(const std::vector<std::string>& args, const std::filesystem::path& out)
-      : cwtest::ChildProcess(
-            {.program = CRONWHEEL_EXECUTOR_BIN, .args = args, .log_path = out.string(), .clean_env = true}) {}
+  ExecutorProcess(const std::vector<std::string>& args, const std::filesystem::path& out,
+                  std::map<std::string, std::string> env = {})
+      : cwtest::ChildProcess({.program = CRONWHEEL_EXECUTOR_BIN,
+                              .args = args,
+                              .env = std::move(env),
+                              .log_path = out.string(),
+                              .clean_env = true}) {}
   // SIGTERM (SIGKILL after 15 s) and wait; the exit code.
   int Stop() { return cwtest::ChildProcess::Stop(15s); }
   bool WaitExit(std::chrono::milliseconds timeout) { return Wait(timeout).has_value(); }
@@ -97,7 +104,9 @@ class ExecutorE2E : public ::testing::Test {
   }
 
   // Starts an executor registered with admin_ (listen on any free port unless given); extra flags last.
-  ExecutorProcess& StartExecutor(std::vector<std::string> extra = {}, const std::string& token = kToken) {
+  // `env`: the executor's environment besides PATH.
+  ExecutorProcess& StartExecutor(std::vector<std::string> extra = {}, const std::string& token = kToken,
+                                 std::map<std::string, std::string> env = {}) {
     std::vector<std::string> args{"--app-name",
                                   "e2e-app",
                                   "--admin-addresses",
@@ -118,7 +127,7 @@ class ExecutorE2E : public ::testing::Test {
     if (!token.empty()) args.insert(args.end(), {"--access-token", token});
     args.insert(args.end(), extra.begin(), extra.end());
     const auto out = dir_ / ("executor-" + std::to_string(executors_.size()) + ".out");
-    executors_.push_back(std::make_unique<ExecutorProcess>(args, out));
+    executors_.push_back(std::make_unique<ExecutorProcess>(args, out, std::move(env)));
     return *executors_.back();
   }
 
@@ -132,9 +141,8 @@ class ExecutorE2E : public ::testing::Test {
   // POSTs to the executor (dialect A/B style) and returns the envelope.
   static Envelope Call(const std::string& address, const std::string& method, const nlohmann::json& body,
                        const std::string& token = kToken) {
-    std::string error;
-    const auto a = cronwheel::net::ParseHttpAddress(address, &error);
-    EXPECT_TRUE(a) << error;
+    const auto a = cronwheel::net::ParseHttpAddress(address);
+    EXPECT_TRUE(a.ok()) << a.status();
     httplib::Client c(a->origin);
     c.set_tcp_nodelay(true);
     c.set_read_timeout(10s);
@@ -143,9 +151,9 @@ class ExecutorE2E : public ::testing::Test {
     const auto res = c.Post(a->Path(method), h, body.dump(), "application/json;charset=UTF-8");
     if (!res) return Envelope::Fail("transport: " + httplib::to_string(res.error()));
     EXPECT_EQ(res->status, 200);  // always HTTP 200, as XXL-JOB's executor
-    const auto e = cronwheel::xxljob::ParseEnvelope(res->body, &error);
-    EXPECT_TRUE(e) << error << ": " << res->body;
-    return e ? *e : Envelope::Fail(error);
+    const auto e = cronwheel::xxljob::ParseEnvelope(res->body);
+    EXPECT_TRUE(e.ok()) << e.status() << ": " << res->body;
+    return e.ok() ? *e : Envelope::Fail(e.status());
   }
 
   static nlohmann::json Trigger(int job, std::int64_t log, const std::string& handler,
@@ -333,6 +341,102 @@ TEST_F(ExecutorE2E, AShellScriptJobsOutputComesBackThroughLog) {
   ASSERT_TRUE(failed);
   EXPECT_EQ(failed->handle_code, 500);
   EXPECT_EQ(failed->handle_msg, "script exit value(7) is failed");
+}
+
+// Issue 21: a USER's GLUE_SHELL job printed the executor's CRONWHEEL_ACCESS_TOKEN. A script gets a minimal
+// environment of its own (docs/operations.md, "Script jobs"): none of the executor's variables but TZ and
+// those named by script_env_pass.
+TEST_F(ExecutorE2E, AScriptGetsAMinimalEnvironmentWithoutTheExecutorsToken) {
+  admin_.Start();
+  StartExecutor({"--enable-scripts", "true", "--script-env-pass", "CW_E2E_PASSED"}, "",
+                {{"CRONWHEEL_ACCESS_TOKEN", kToken},  // the token as operators set it: in the environment
+                 {"CW_E2E_PASSED", "passed through"},
+                 {"CW_E2E_PRIVATE", "executor-only"},
+                 {"TZ", "Asia/Tokyo"}});
+  const auto address = AwaitRegistered();  // the token from the environment works
+  auto t = Trigger(42, 4201, "", "the param");
+  t["glueType"] = "GLUE_SHELL";
+  t["glueUpdatetime"] = 1767225600123;
+  t["broadcastIndex"] = 1;
+  t["broadcastTotal"] = 3;
+  t["glueSource"] = "#!/bin/bash\necho '---- env'\nenv\necho '---- end'\n";
+  ASSERT_EQ(Call(address, "run", t).code, 200);
+  const auto cb = admin_.WaitCallbackFor(4201, kWait);
+  ASSERT_TRUE(cb);
+  EXPECT_EQ(cb->handle_code, 200) << cb->handle_msg;
+  const auto log = FetchLog(address, 4201);
+  EXPECT_THAT(log, ::testing::Not(HasSubstr(kToken))) << log;
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("CRONWHEEL_ACCESS_TOKEN"))) << log;
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("executor-only"))) << log;
+  const std::vector<std::string> expected{"PATH=/usr/local/bin:/usr/bin:/bin",
+                                          "LANG=C.UTF-8",
+                                          "LC_ALL=C.UTF-8",
+                                          "HOME=" + (log_dir_ / "scripthome").string(),
+                                          "TZ=Asia/Tokyo",
+                                          "CW_E2E_PASSED=passed through",
+                                          "CRONWHEEL_JOB_ID=42",
+                                          "CRONWHEEL_LOG_ID=4201",
+                                          "CRONWHEEL_LOG_DATE_TIME=" + std::to_string(kLogDate),
+                                          "CRONWHEEL_JOB_PARAM=the param",
+                                          "CRONWHEEL_SHARD_INDEX=1",
+                                          "CRONWHEEL_SHARD_TOTAL=3"};
+  for (const auto& line : expected) {
+    EXPECT_THAT(log, HasSubstr("\n" + line + "\n")) << log;
+  }
+}
+
+TEST_F(ExecutorE2E, AScriptEnvPassNamingACronwheelVariableStopsTheExecutor) {
+  auto& exec = StartExecutor({"--script-env-pass", "HTTP_PROXY,CRONWHEEL_ACCESS_TOKEN"});
+  ASSERT_TRUE(exec.WaitExit(kWait)) << "still running";
+  EXPECT_NE(exec.exit_code(), 0);
+  EXPECT_THAT(exec.Output(), HasSubstr("setting script_env_pass: 'CRONWHEEL_ACCESS_TOKEN' cannot be passed"));
+}
+
+// Issue 21: job logs were world-readable (0644). Everything the executor writes under its log dir (the
+// folder itself, day folders, log segments and their indexes, a script fire's own log, glue sources, the
+// script HOME, spooled callbacks, the run trace) is its user's only, whatever the umask it started with.
+TEST_F(ExecutorE2E, EverythingTheExecutorWritesIsItsUsersOnlyWhateverTheUmask) {
+  admin_.Start();
+  const mode_t old_umask = ::umask(0);  // inherited by the executor
+  auto& exec =
+      StartExecutor({"--enable-scripts", "true", "--run-trace-file", (log_dir_ / "trace.txt").string()});
+  ::umask(old_umask);
+  const auto address = AwaitRegistered();
+  auto script = Trigger(43, 4301, "", "p");
+  script["glueType"] = "GLUE_SHELL";
+  script["glueUpdatetime"] = 1767225600123;
+  script["glueSource"] = "echo from a script";
+  ASSERT_EQ(Call(address, "run", script).code, 200);
+  ASSERT_EQ(Call(address, "run", Trigger(44, 4401, "demoJobHandler", "x")).code, 200);
+  ASSERT_TRUE(admin_.WaitCallbackFor(4301, kWait));
+  ASSERT_TRUE(admin_.WaitCallbackFor(4401, kWait));
+  admin_.Stop();  // the next result cannot be sent: it is spooled
+  ASSERT_EQ(Call(address, "run", Trigger(44, 4402, "demoJobHandler", "y")).code, 200);
+  EXPECT_EQ(exec.Stop(), 0);  // the segments get their indexes, the queue goes to the spool
+  const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(
+      std::chrono::sys_time<std::chrono::milliseconds>(std::chrono::milliseconds(kLogDate)))};
+  char name[16];
+  std::snprintf(name, sizeof name, "%04d-%02u-%02u", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+  const auto day = log_dir_ / name;  // the fires' UTC day folder
+  for (const auto& p :
+       {log_dir_ / "trace.txt", day / "4301.log", day / "fires-000001.seg", day / "fires-000001.idx",
+        log_dir_ / "gluesource" / "43_1767225600123.sh", log_dir_ / "scripthome"}) {
+    EXPECT_TRUE(std::filesystem::exists(p)) << p;
+  }
+  EXPECT_FALSE(std::filesystem::is_empty(log_dir_ / "callbacklogs")) << "no callback was spooled";
+  std::vector<std::string> wide;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(log_dir_)) {
+    const auto mode = std::filesystem::status(e.path()).permissions();
+    if ((mode & (std::filesystem::perms::group_all | std::filesystem::perms::others_all)) !=
+        std::filesystem::perms::none) {
+      wide.push_back(e.path().string());
+    }
+  }
+  EXPECT_THAT(wide, ::testing::IsEmpty());
+  const auto top = std::filesystem::status(log_dir_).permissions();
+  EXPECT_EQ(top & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+            std::filesystem::perms::none);
 }
 
 TEST_F(ExecutorE2E, AScriptJobIsRefusedWhenScriptsAreOff) {

@@ -82,14 +82,13 @@ std::string FakeAdmin::Handle(const std::string& path, const std::string& token,
     if (!api.starts_with(options_.base_path + "/")) return refuse("no such path: " + path);
     api = api.substr(options_.base_path.size());
   }
-  std::string error;
   if (api == "/api/registry" || api == "/api/registryRemove") {
-    const auto p = cronwheel::xxljob::ParseRegistryParam(body, &error);
-    if (!p) return refuse("Illegal Argument.");
+    const auto p = cronwheel::xxljob::ParseRegistryParam(body);
+    if (!p.ok()) return refuse("Illegal Argument.");
     (api == "/api/registry" ? registries_ : removes_).push_back(*p);
   } else if (api == "/api/callback") {
-    const auto list = cronwheel::xxljob::ParseCallbackList(body, &error);
-    if (!list) return refuse(error);
+    const auto list = cronwheel::xxljob::ParseCallbackList(body);
+    if (!list.ok()) return refuse(std::string(list.status().message()));
     callbacks_.insert(callbacks_.end(), list->begin(), list->end());
     callback_bodies_.push_back(body);
   } else {

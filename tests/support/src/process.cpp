@@ -1,22 +1,22 @@
 #include "cwtest/process.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <httplib.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
-
-extern char** environ;
 
 namespace cwtest {
 
@@ -46,15 +46,18 @@ void ChildProcess::Spawn() {
   for (const auto& [k, v] : options_.env)
     env[k] = v;
   std::vector<std::string> env_store;
+  env_store.reserve(env.size());
   for (const auto& [k, v] : env)
-    env_store.push_back(k + "=" + v);
+    env_store.push_back(fmt::format("{}={}", k, v));
   std::vector<char*> envp;
+  envp.reserve(env_store.size());
   for (auto& s : env_store)
     envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_store{options_.program};
   argv_store.insert(argv_store.end(), options_.args.begin(), options_.args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_store.size());
   for (auto& s : argv_store)
     argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -83,7 +86,8 @@ void ChildProcess::Spawn() {
   const int rc = ::posix_spawn(&pid_, argv[0], &fa, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("cannot start " + options_.program + ": " + std::strerror(rc));
+  if (rc != 0)
+    throw std::runtime_error("cannot start " + options_.program + ": " + std::system_category().message(rc));
   reaped_ = false;
 }
 
@@ -104,7 +108,7 @@ bool ChildProcess::running() {
   return true;
 }
 
-void ChildProcess::Signal(int sig) {
+void ChildProcess::Signal(int sig) const {
   if (!reaped_) ::kill(pid_, sig);
 }
 
@@ -154,7 +158,10 @@ int FreeTcpPort() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    throw std::runtime_error("FreeTcpPort: cannot bind a loopback port");
+  }
   socklen_t len = sizeof addr;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   ::close(fd);

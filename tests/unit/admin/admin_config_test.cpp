@@ -12,9 +12,9 @@ using cronwheel::admin::AdminConfig;
 // loopback), and an explicit value wins either way.
 TEST(AdminConfig, TheSessionCookieIsSecureByDefaultInProductionMode) {
   const struct {
-    const char* mode;
+    const char* mode = nullptr;
     std::optional<bool> cookie_secure;
-    bool secure;
+    bool secure = false;
   } cases[] = {
       {"production", std::nullopt, true},
       {"dev", std::nullopt, false},

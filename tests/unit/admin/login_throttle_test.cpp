@@ -217,9 +217,10 @@ TEST(LoginThrottle, OtherPasswordChecksUseAKeyOfTheirOwn) {
 TEST(LoginThrottle, MemoryStaysWithinItsBounds) {
   LoginThrottle throttle(LoginThrottle::Settings{.max_keys = 100, .familiar_per_user = 2, .max_users = 3});
   // 1,000 addresses guessing 1,000 names: at most 100 keys, the newest kept.
-  for (int i = 0; i < 1000; ++i)
+  for (int i = 0; i < 1000; ++i) {
     throttle.BeginLogin(fmt::format("user{}", i), fmt::format("10.{}.{}.1", i / 256, i % 256), kT0 + i)
         .ticket->Failed(kT0 + i);
+  }
   EXPECT_LE(throttle.KeyCount(), 100u);
   // Successes leave no key behind.
   LoginThrottle clean(LoginThrottle::Settings{});

@@ -99,6 +99,7 @@ class MemoryLeaseStore final : public LeaseStore {
 
 std::vector<ClaimedFire> Fires(std::int64_t first, int n) {
   std::vector<ClaimedFire> out;
+  out.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     out.push_back({.log_id = first + i});
   return out;

@@ -90,10 +90,11 @@ TEST(Routers, FirstLastRandom) {
 TEST(Routers, RoundCyclesPerJobFromARandomStart) {
   RoundRouter r;
   std::vector<std::string> seen;
+  seen.reserve(6);
   for (int i = 0; i < 6; ++i)
     seen.push_back(*Route(r, 7, kThree).address);
   // Consecutive calls walk the list: i and i+3 are the same address, i and i+1 differ.
-  for (int i = 0; i < 3; ++i) {
+  for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(seen[i], seen[i + 3]);
     EXPECT_NE(seen[i], seen[i + 1]);
   }

@@ -23,7 +23,7 @@ class RecordingSink final : public FireSink {
   void Dispatch(std::vector<Fire> fires) override {
     std::lock_guard lock(mu_);
     for (auto& f : fires)
-      sent_.push_back({std::move(f), clock_.NowMs()});
+      sent_.emplace_back(std::move(f), clock_.NowMs());
   }
   std::vector<std::pair<Fire, std::int64_t>> sent() {
     std::lock_guard lock(mu_);

@@ -8,6 +8,7 @@
 //  * a fire whose job or group is gone, or whose group has no executor, is recorded failed saying so.
 #include "admin/dispatch/trigger_service.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -15,7 +15,6 @@
 namespace {
 
 using cronwheel::cli::ApiReply;
-using cronwheel::cli::Invocation;
 using nlohmann::json;
 using ::testing::HasSubstr;
 

@@ -137,10 +137,8 @@ TEST(JobFile, TheFormatComesFromTheExtensionOrTheFlag) {
 // The client's job fields are JobInput's in web/openapi.json, with the same types: when the API gains or
 // changes a field, this fails until the client knows it too.
 TEST(JobInputFields, AreTheFieldsOfJobInputInTheOpenApiDocument) {
-  std::string error;
-  const auto text =
-      cronwheel::cli::ReadTextFile(std::string(CRONWHEEL_SOURCE_DIR) + "/web/openapi.json", &error);
-  ASSERT_TRUE(text) << error;
+  const auto text = cronwheel::cli::ReadTextFile(std::string(CRONWHEEL_SOURCE_DIR) + "/web/openapi.json");
+  ASSERT_TRUE(text.ok()) << text.status();
   const auto doc = json::parse(*text);
   const auto& props = doc.at("components").at("schemas").at("JobInput").at("properties");
   std::set<std::string> documented;

@@ -4,6 +4,7 @@
 // of GET /metrics (cronwheel/metrics_endpoint.hpp).
 #include "cronwheel/metrics.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -175,6 +176,7 @@ TEST(Metrics, ConcurrentUpdatesAreAllCountedAndCountersOnlyGrow) {
   std::vector<std::string> scrapes;
   {
     std::vector<std::jthread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&] {
         for (int i = 0; i < kEach; ++i) {
@@ -262,7 +264,8 @@ TEST(MonitoringChecks, RefuseABrokenDashboardAndAnUnknownSeries) {
   misspelt["panels"][0]["targets"][0]["exprr"] = "x";
   for (const auto& [what, broken] :
        {std::pair{"data source", other_source}, std::pair{"grid", no_grid}, std::pair{"key", misspelt}}) {
-    EXPECT_NE(RunOn(broken.dump(), tool + " dashboard --schema " + schema + " {}").exit_code, 0) << what;
+    EXPECT_NE(RunOn(broken.dump(), fmt::format("{} dashboard --schema {} {{}}", tool, schema)).exit_code, 0)
+        << what;
   }
 
   Sample s;
@@ -280,10 +283,9 @@ TEST(MonitoringChecks, RefuseABrokenDashboardAndAnUnknownSeries) {
 }
 
 TEST(AddressAllowList, MatchesAddressesAndRanges) {
-  std::string error;
-  const auto list = net::AddressAllowList::Parse(
-      {"127.0.0.1/8", " ::1 ", "10.1.0.0/16", "192.168.5.7", "fd00::/8"}, &error);
-  ASSERT_TRUE(list) << error;
+  const auto list =
+      net::AddressAllowList::Parse({"127.0.0.1/8", " ::1 ", "10.1.0.0/16", "192.168.5.7", "fd00::/8"});
+  ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_TRUE(list->Allows("127.0.0.1"));
   EXPECT_TRUE(list->Allows("127.200.3.4"));
   EXPECT_TRUE(list->Allows("::1"));
@@ -298,20 +300,22 @@ TEST(AddressAllowList, MatchesAddressesAndRanges) {
   EXPECT_FALSE(list->Allows("localhost"));  // never resolved
   EXPECT_FALSE(list->Allows(""));
 
-  const auto everyone = net::AddressAllowList::Parse({"0.0.0.0/0"}, &error);
-  ASSERT_TRUE(everyone);
+  const auto everyone = net::AddressAllowList::Parse({"0.0.0.0/0"});
+  ASSERT_TRUE(everyone.ok()) << everyone.status();
   EXPECT_TRUE(everyone->Allows("8.8.8.8"));
   EXPECT_FALSE(everyone->Allows("2001:db8::1"));  // an IPv4 range does not cover IPv6
 
-  const auto none = net::AddressAllowList::Parse({}, &error);
-  ASSERT_TRUE(none);
+  const auto none = net::AddressAllowList::Parse({});
+  ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_FALSE(none->Allows("127.0.0.1"));
 }
 
 TEST(AddressAllowList, BadEntriesAreNamed) {
   for (const char* bad : {"localhost", "10.0.0.0/33", "::1/129", "10.0.0.1/", "10.0.0/8", "1.2.3.4/x"}) {
-    std::string error;
-    EXPECT_FALSE(net::AddressAllowList::Parse({"127.0.0.1", bad}, &error)) << bad;
+    const auto list = net::AddressAllowList::Parse({"127.0.0.1", bad});
+    ASSERT_FALSE(list.ok()) << bad;
+    EXPECT_EQ(list.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    const std::string error(list.status().message());
     EXPECT_NE(error.find(std::string("'") + bad + "'"), std::string::npos) << error;
   }
 }
@@ -323,21 +327,30 @@ bool Equal(std::string_view a, std::string_view b) {
 TEST(MetricsEndpoint, AddressOrBearerTokenAndNothingElse) {
   metrics::Registry r;
   MetricsEndpoint loopback_only(r, {}, Equal);
-  EXPECT_EQ(loopback_only.Check("127.0.0.1", ""), MetricsEndpoint::Decision::kAllowedByAddress);
-  EXPECT_EQ(loopback_only.Check("::1", ""), MetricsEndpoint::Decision::kAllowedByAddress);
-  EXPECT_EQ(loopback_only.Check("10.0.0.5", ""), MetricsEndpoint::Decision::kForbidden);
+  EXPECT_EQ(loopback_only.Check("127.0.0.1", "127.0.0.1:8080", ""),
+            MetricsEndpoint::Decision::kAllowedByAddress);
+  EXPECT_EQ(loopback_only.Check("::1", "127.0.0.1:8080", ""), MetricsEndpoint::Decision::kAllowedByAddress);
+  EXPECT_EQ(loopback_only.Check("10.0.0.5", "127.0.0.1:8080", ""), MetricsEndpoint::Decision::kForbidden);
   // No metrics_token configured: no token opens it, not even an empty one.
-  EXPECT_EQ(loopback_only.Check("10.0.0.5", "Bearer "), MetricsEndpoint::Decision::kForbidden);
-  EXPECT_EQ(loopback_only.Check("10.0.0.5", "Bearer anything"), MetricsEndpoint::Decision::kForbidden);
+  EXPECT_EQ(loopback_only.Check("10.0.0.5", "127.0.0.1:8080", "Bearer "),
+            MetricsEndpoint::Decision::kForbidden);
+  EXPECT_EQ(loopback_only.Check("10.0.0.5", "127.0.0.1:8080", "Bearer anything"),
+            MetricsEndpoint::Decision::kForbidden);
 
   MetricsEndpoint with_token(r, {.allow = {"172.16.0.0/12"}, .token = "s3cret"}, Equal);
-  EXPECT_EQ(with_token.Check("172.20.0.3", ""), MetricsEndpoint::Decision::kAllowedByAddress);
-  EXPECT_EQ(with_token.Check("127.0.0.1", ""), MetricsEndpoint::Decision::kForbidden);  // not in this list
-  EXPECT_EQ(with_token.Check("10.0.0.5", "Bearer s3cret"), MetricsEndpoint::Decision::kAllowedByToken);
-  EXPECT_EQ(with_token.Check("10.0.0.5", "bearer  s3cret "), MetricsEndpoint::Decision::kAllowedByToken);
-  EXPECT_EQ(with_token.Check("10.0.0.5", "Bearer s3cre"), MetricsEndpoint::Decision::kForbidden);
-  EXPECT_EQ(with_token.Check("10.0.0.5", "Basic czNjcmV0"), MetricsEndpoint::Decision::kForbidden);
-  EXPECT_EQ(with_token.Check("10.0.0.5", "s3cret"), MetricsEndpoint::Decision::kForbidden);
+  EXPECT_EQ(with_token.Check("172.20.0.3", "127.0.0.1:8080", ""),
+            MetricsEndpoint::Decision::kAllowedByAddress);
+  EXPECT_EQ(with_token.Check("127.0.0.1", "127.0.0.1:8080", ""),
+            MetricsEndpoint::Decision::kForbidden);  // not in this list
+  EXPECT_EQ(with_token.Check("10.0.0.5", "127.0.0.1:8080", "Bearer s3cret"),
+            MetricsEndpoint::Decision::kAllowedByToken);
+  EXPECT_EQ(with_token.Check("10.0.0.5", "127.0.0.1:8080", "bearer  s3cret "),
+            MetricsEndpoint::Decision::kAllowedByToken);
+  EXPECT_EQ(with_token.Check("10.0.0.5", "127.0.0.1:8080", "Bearer s3cre"),
+            MetricsEndpoint::Decision::kForbidden);
+  EXPECT_EQ(with_token.Check("10.0.0.5", "127.0.0.1:8080", "Basic czNjcmV0"),
+            MetricsEndpoint::Decision::kForbidden);
+  EXPECT_EQ(with_token.Check("10.0.0.5", "127.0.0.1:8080", "s3cret"), MetricsEndpoint::Decision::kForbidden);
 
   EXPECT_THROW(MetricsEndpoint(r, {.allow = {"not-an-ip"}}, Equal), std::invalid_argument);
 }
@@ -364,6 +377,67 @@ TEST(MetricsEndpoint, ServesTheTextOrAClear403) {
   EXPECT_EQ(ok.status, 200);
   EXPECT_EQ(ok.get_header_value("Content-Type"), metrics::kContentType);
   EXPECT_NE(ok.body.find("cronwheel_up 1\n"), std::string::npos) << ok.body;
+}
+
+// A GET /metrics from `remote` with the given Host header ("" = none) and Authorization header; the status.
+int ServeWithHost(const MetricsEndpoint& e, const std::string& remote, const std::string& host,
+                  const std::string& authorization = "") {
+  net::Request req;
+  req.remote_addr = remote;
+  if (!host.empty()) req.headers.emplace("Host", host);
+  if (!authorization.empty()) req.headers.emplace("Authorization", authorization);
+  net::Response res;
+  e.Serve(req, res);
+  return res.status;
+}
+
+// Issue 21: DNS rebinding. A page on http://rebound.attacker.test:8080/ whose name the attacker points at
+// 127.0.0.1 makes the victim's browser a loopback peer; the Host header still names the attacker's domain.
+// Access by address needs a Host that no one can rebind: an IP literal or localhost.
+TEST(MetricsEndpoint, AccessByAddressNeedsAHostThatCannotBeRebound) {
+  metrics::Registry r;
+  const MetricsEndpoint e(r, {.token = "t"}, Equal);
+  for (const char* host : {"127.0.0.1:8080", "127.0.0.1", "[::1]:9999", "localhost:8080", "LOCALHOST",
+                           "localhost", "10.0.0.5:8080"}) {
+    EXPECT_EQ(ServeWithHost(e, "127.0.0.1", host), 200) << host;
+  }
+  for (const char* host : {"rebound.attacker.test:8080", "rebound.attacker.test", "localhost.attacker.test",
+                           "127.0.0.1.attacker.test", "attacker.test:127", ""}) {
+    EXPECT_EQ(ServeWithHost(e, "127.0.0.1", host), 403) << host;
+  }
+  // The token is no browser's: it opens /metrics whatever the Host.
+  EXPECT_EQ(ServeWithHost(e, "127.0.0.1", "rebound.attacker.test:8080", "Bearer t"), 200);
+  // The 403 says what to do.
+  net::Request req;
+  req.remote_addr = "127.0.0.1";
+  req.headers.emplace("Host", "rebound.attacker.test:8080");
+  net::Response res;
+  e.Serve(req, res);
+  EXPECT_NE(res.body.find("Host"), std::string::npos) << res.body;
+  EXPECT_NE(res.body.find("metrics_hosts"), std::string::npos) << res.body;
+}
+
+TEST(MetricsEndpoint, NamesInMetricsHostsAreAcceptedToo) {
+  metrics::Registry r;
+  const MetricsEndpoint e(r, {.allow = {"172.28.0.9"}, .hosts = {"admin-1", " Metrics.Internal "}}, Equal);
+  EXPECT_EQ(ServeWithHost(e, "172.28.0.9", "admin-1:8080"), 200);  // Prometheus scraping by service name
+  EXPECT_EQ(ServeWithHost(e, "172.28.0.9", "ADMIN-1"), 200);
+  EXPECT_EQ(ServeWithHost(e, "172.28.0.9", "metrics.internal:9999"), 200);
+  EXPECT_EQ(ServeWithHost(e, "172.28.0.9", "admin-2:8080"), 403);
+  EXPECT_EQ(ServeWithHost(e, "172.28.0.9", "admin-1.attacker.test:8080"), 403);
+  EXPECT_EQ(ServeWithHost(e, "10.0.0.1", "admin-1:8080"), 403);  // the address still decides first
+  EXPECT_EQ(e.Check("172.28.0.9", "evil.test", ""), MetricsEndpoint::Decision::kForbiddenHost);
+  EXPECT_EQ(e.Check("10.0.0.1", "evil.test", ""), MetricsEndpoint::Decision::kForbidden);
+
+  EXPECT_TRUE(MetricsEndpoint::CheckHostNames({"admin-1", "a.b.example", ""}).ok());
+  for (const char* bad : {"admin-1:8080", "http://admin-1", "a b", "-x", "*.example.com"}) {
+    const absl::Status status = MetricsEndpoint::CheckHostNames({"ok", bad});
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    const std::string why(status.message());
+    EXPECT_NE(why.find(std::string("'") + bad + "'"), std::string::npos) << why;
+    EXPECT_NE(why.find("metrics_hosts"), std::string::npos) << why;
+    EXPECT_THROW(MetricsEndpoint(r, {.hosts = {bad}}, Equal), std::invalid_argument) << bad;
+  }
 }
 
 }  // namespace

@@ -65,6 +65,53 @@ TEST(BuiltinHandlers, HttpJobHandlerRefusesUrlsNotAllowed) {
   EXPECT_THAT(bad.result()->msg, HasSubstr("the param must be a URL"));
 }
 
+// Issue 21: a 400,000-level nested httpJobHandler param crashed the executor (SIGSEGV: printing the body
+// recursed once per level). The param is parsed with the depth bound of every JSON body (kMaxJsonDepth).
+TEST(BuiltinHandlers, HttpJobHandlerRefusesAParamNestedTooDeep) {
+  cwtest::FakeClock clock;
+  MemorySink sink;
+  const std::stop_source stop;
+  const BuiltinHandlerOptions options{{"http://127.0.0.1:1/"}, 1s, 100};
+  // The param object is level 0, so a body of n nested arrays reaches level n.
+  const auto param = [](std::size_t levels) {
+    return R"({"url":"http://127.0.0.1:1/x","body":)" + std::string(levels, '[') + std::string(levels, ']') +
+           "}";
+  };
+  for (const std::size_t levels : {std::size_t{64}, std::size_t{400'000}}) {
+    JobContext ctx(FireInfo{1, 1, 0, param(levels), 0, 0, 0}, sink, stop.get_token(), clock);
+    cronwheel::executor::HttpJobHandler(options)(ctx);
+    ASSERT_TRUE(ctx.result()) << levels;
+    EXPECT_EQ(ctx.result()->code, 500) << levels;
+    EXPECT_THAT(ctx.result()->msg, HasSubstr("httpJobHandler: the param nests JSON arrays and objects deeper "
+                                             "than 64 levels"))
+        << levels;
+  }
+  // At the bound the param is used: the request is made (and fails: nothing listens on port 1).
+  JobContext ctx(FireInfo{1, 2, 0, param(63), 0, 0, 0}, sink, stop.get_token(), clock);
+  cronwheel::executor::HttpJobHandler(options)(ctx);
+  ASSERT_TRUE(ctx.result());
+  EXPECT_THAT(ctx.result()->msg, HasSubstr("httpJobHandler: request failed"));
+}
+
+// A field of the param object with the wrong type is named, not an exception's text.
+TEST(BuiltinHandlers, HttpJobHandlerNamesAParamFieldOfTheWrongType) {
+  cwtest::FakeClock clock;
+  MemorySink sink;
+  const std::stop_source stop;
+  const BuiltinHandlerOptions options{{"http://127.0.0.1:1/"}, 1s, 100};
+  for (const auto& [param, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"url":"http://127.0.0.1:1/x","method":1})", "method"},
+           {R"({"url":"http://127.0.0.1:1/x","contentType":["a"]})", "contentType"},
+           {R"({"url":7})", "url"}}) {
+    JobContext ctx(FireInfo{1, 1, 0, param, 0, 0, 0}, sink, stop.get_token(), clock);
+    cronwheel::executor::HttpJobHandler(options)(ctx);
+    ASSERT_TRUE(ctx.result()) << param;
+    EXPECT_EQ(ctx.result()->code, 500) << param;
+    EXPECT_THAT(ctx.result()->msg, HasSubstr("'" + field + "'")) << param;
+    EXPECT_THAT(ctx.result()->msg, ::testing::Not(HasSubstr("json.exception"))) << param;
+  }
+}
+
 TEST(BuiltinHandlers, DemoJobHandlerSleepsOnTheClockAndStopsEarly) {
   cwtest::FakeClock clock;
   MemorySink sink;

@@ -309,6 +309,27 @@ TEST(JobLog, ASegmentLogIsReadInPiecesAtLineBoundariesAndALongLineIsCut) {
   EXPECT_THAT(all, HasSubstr(" [... line cut at 100 bytes]\n"));
 }
 
+// Issue 21: job logs were world-readable (0644). Every file the job log writes (segments, their indexes,
+// a fire's own file) is the owner's only, and so is every folder it makes, whatever the umask.
+TEST(JobLog, FilesAndFoldersAreTheOwnersOnlyWhateverTheUmask) {
+  const cwtest::ZeroUmask umask0;
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock(kDay + 1000);
+  const auto logs_dir = dir.path() / "logs" / "executor";  // neither exists yet
+  {
+    JobLogFiles logs({.dir = logs_dir, .segment_bytes = 200}, clock);
+    for (int i = 1; i <= 10; ++i)  // rotates past 200 bytes: closed segments get their index files
+      logs.Append(kDay, i, "a line of a fire in a segment");
+    JobLogFile own(logs, kDay, 42);
+    own.Write("before the script");
+    ASSERT_FALSE(own.Path().empty());  // the fire's own file, as a script job gets
+    own.Write("after it");
+  }
+  ASSERT_TRUE(std::filesystem::exists(logs_dir / "2026-01-01" / "42.log"));
+  ASSERT_TRUE(std::filesystem::exists(logs_dir / "2026-01-01" / "fires-000001.idx"));
+  EXPECT_THAT(cwtest::NotOwnerOnly(dir.path() / "logs"), ::testing::IsEmpty());
+}
+
 TEST(JobLog, RetentionDeletesOnlyOldDayFolders) {
   cwtest::TempDir dir;
   cwtest::FakeClock clock(kDay + 12LL * 3600 * 1000);  // 2026-01-01 noon

@@ -152,6 +152,7 @@ TEST_F(LogSegmentsTest, ConcurrentWritersAndReadersAcrossRotations) {
     }
   });
   std::vector<std::thread> writers;
+  writers.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     writers.emplace_back([&s, t] {
       for (int n = 1; n <= kLines; ++n) {

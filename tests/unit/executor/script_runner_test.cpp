@@ -11,9 +11,14 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <future>
+#include <map>
+#include <optional>
+#include <sstream>
 
 #include "cwtest/fake_clock.hpp"
+#include "cwtest/status_testing.hpp"
 #include "posix_util.hpp"
 #include "test_util.hpp"
 
@@ -33,10 +38,9 @@ class ScriptRunnerTest : public ::testing::Test {
 
   // Writes `source` as a script and returns its path.
   std::filesystem::path Script(const std::string& source) {
-    std::string error;
-    auto p = runner_.WriteSource(++version_, 1, kShell, source, &error);
-    EXPECT_FALSE(p.empty()) << error;
-    return p;
+    auto p = runner_.WriteSource(++version_, 1, kShell, source);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.value_or(std::filesystem::path());
   }
 
   cwtest::TempDir dir_;
@@ -69,8 +73,8 @@ pid_t ReadPid(const std::filesystem::path& fifo) {
 
 TEST_F(ScriptRunnerTest, ExitValueZeroIsSuccessOtherwiseFailure) {
   const std::stop_source stop;
-  EXPECT_EQ(runner_.Run(kShell, Script("exit 0"), {}, log_, stop.get_token()).code, 200);
-  const JobResult r = runner_.Run(kShell, Script("exit 3"), {}, log_, stop.get_token());
+  EXPECT_EQ(runner_.Run(kShell, Script("exit 0"), {}, {}, log_, stop.get_token()).code, 200);
+  const JobResult r = runner_.Run(kShell, Script("exit 3"), {}, {}, log_, stop.get_token());
   EXPECT_EQ(r.code, 500);
   EXPECT_EQ(r.msg, "script exit value(3) is failed");
 }
@@ -79,7 +83,7 @@ TEST_F(ScriptRunnerTest, ParamAndShardArgsAndBothOutputStreamsReachTheLog) {
   const std::stop_source stop;
   const auto r =
       runner_.Run(kShell, Script(R"(echo "args:$1|$2|$3"; echo oops >&2; read -t 1 x; echo "stdin:$?")"),
-                  {"hello world", "2", "5"}, log_, stop.get_token());
+                  {"hello world", "2", "5"}, {}, log_, stop.get_token());
   EXPECT_EQ(r.code, 200) << r.msg;
   const auto log = cwtest::ReadAll(log_);
   EXPECT_THAT(log, HasSubstr("args:hello world|2|5\n"));
@@ -95,10 +99,127 @@ TEST_F(ScriptRunnerTest, TheScriptGetsNoExecutorFileDescriptors) {
   const cronwheel::executor::Fd leaked(::fcntl(devnull.get(), F_DUPFD, 100));
   ASSERT_TRUE(leaked.ok());
   const std::stop_source stop;
-  const auto r = runner_.Run(kShell, Script("ls /proc/$$/fd | tr '\\n' ' '"), {}, log_, stop.get_token());
+  const auto r = runner_.Run(kShell, Script("ls /proc/$$/fd | tr '\\n' ' '"), {}, {}, log_, stop.get_token());
   EXPECT_EQ(r.code, 200);
   const auto log = cwtest::ReadAll(log_);
   EXPECT_THAT(log, ::testing::Not(HasSubstr(" " + std::to_string(leaked.get()) + " ")));
+}
+
+// Sets an environment variable of the test process for one test and restores it after. Only while no
+// other thread of the test runs (setenv is not thread-safe).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);  // NOLINT(concurrency-mt-unsafe)
+    if (old != nullptr) old_ = old;
+    ::setenv(name, value, 1);  // NOLINT(concurrency-mt-unsafe)
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+    } else {
+      ::unsetenv(name_.c_str());  // NOLINT(concurrency-mt-unsafe)
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// The variables `env` printed (NAME=value per line), without those the shell itself exports (PWD, SHLVL, _).
+std::map<std::string, std::string> PrintedEnvironment(const std::string& log) {
+  std::map<std::string, std::string> vars;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    const auto eq = line.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const auto name = line.substr(0, eq);
+    if (name == "PWD" || name == "OLDPWD" || name == "SHLVL" || name == "_") continue;
+    vars[name] = line.substr(eq + 1);
+  }
+  return vars;
+}
+
+// Issue 21: a USER's GLUE_SHELL job printed the executor's CRONWHEEL_ACCESS_TOKEN. A script gets a fixed,
+// minimal environment: nothing of the executor's but TZ and the variables named by script_env_pass.
+TEST_F(ScriptRunnerTest, TheScriptGetsAMinimalEnvironmentAndNoneOfTheExecutorsSecrets) {
+  const ScopedEnv token("CRONWHEEL_ACCESS_TOKEN", "s3cret-token-of-the-executor");
+  const ScopedEnv other("CW_TEST_NOT_PASSED", "private");
+  const ScopedEnv passed("CW_TEST_PASSED", "passed through");
+  const ScopedEnv tz("TZ", "Europe/Berlin");
+  const ScopedEnv path("PATH", "/opt/executor-only/bin:/usr/local/bin:/usr/bin:/bin");
+  const ScriptRunner runner({.source_dir = dir_.path() / "gluesource",
+                             .kill_grace = 1s,
+                             .home = dir_.path() / "scripthome",
+                             .env_pass = {"CW_TEST_PASSED", "CW_TEST_UNSET"}},
+                            clock_);
+  const auto script = runner.WriteSource(70, 1, kShell, "env");
+  ASSERT_TRUE(script.ok()) << script.status();
+  const FireInfo fire{.job_id = 70,
+                      .log_id = 7001,
+                      .log_date_time_ms = 1767225600123,
+                      .param = "a b=c",
+                      .shard_index = 2,
+                      .shard_total = 5};
+  const std::stop_source stop;
+  const auto r = runner.Run(kShell, *script, {fire.param, "2", "5"}, ScriptRunner::FireEnvironment(fire),
+                            log_, stop.get_token());
+  ASSERT_EQ(r.code, 200) << r.msg;
+  const auto log = cwtest::ReadAll(log_);
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("s3cret-token-of-the-executor")));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("private")));
+  const std::map<std::string, std::string> expected{
+      {"PATH", "/usr/local/bin:/usr/bin:/bin"},
+      {"LANG", "C.UTF-8"},
+      {"LC_ALL", "C.UTF-8"},
+      {"HOME", (dir_.path() / "scripthome").string()},
+      {"TZ", "Europe/Berlin"},
+      {"CW_TEST_PASSED", "passed through"},
+      {"CRONWHEEL_JOB_ID", "70"},
+      {"CRONWHEEL_LOG_ID", "7001"},
+      {"CRONWHEEL_LOG_DATE_TIME", "1767225600123"},
+      {"CRONWHEEL_JOB_PARAM", "a b=c"},
+      {"CRONWHEEL_SHARD_INDEX", "2"},
+      {"CRONWHEEL_SHARD_TOTAL", "5"},
+  };
+  EXPECT_EQ(PrintedEnvironment(log), expected) << log;
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_.path() / "scripthome").c_str(), &st), 0);  // HOME exists, the executor's own
+  EXPECT_EQ(st.st_mode & 0777, 0700U);
+}
+
+// Issue 21: the log file a script's output goes to, its source and the folders around them are the
+// executor user's only, whatever the umask.
+TEST(ScriptRunner, WhatAScriptRunMakesIsTheOwnersOnlyWhateverTheUmask) {
+  const cwtest::ZeroUmask umask0;
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock;
+  const ScriptRunner runner({.source_dir = dir.path() / "logs" / "gluesource",
+                             .kill_grace = 1s,
+                             .home = dir.path() / "logs" / "home"},
+                            clock);
+  const auto script = runner.WriteSource(1, 1, kShell, "echo hello");
+  ASSERT_TRUE(script.ok()) << script.status();
+  const std::stop_source stop;
+  ASSERT_EQ(runner.Run(kShell, *script, {}, {}, dir.path() / "logs" / "1.log", stop.get_token()).code, 200);
+  EXPECT_EQ(cwtest::ReadAll(dir.path() / "logs" / "1.log"), "hello\n");
+  EXPECT_THAT(cwtest::NotOwnerOnly(dir.path() / "logs"), ::testing::IsEmpty());
+}
+
+TEST(ScriptRunner, OnlyVariableNamesThatAreNotCronwheelsOwnMayBePassed) {
+  for (const char* ok : {"HTTP_PROXY", "_x", "PATH", "lower_case1"}) {
+    EXPECT_EQ(ScriptRunner::CheckPassName(ok), absl::OkStatus()) << ok;
+  }
+  for (const char* bad : {"", "1ABC", "A-B", "A=B", "A B"}) {
+    EXPECT_THAT(cwtest::ErrorOf(ScriptRunner::CheckPassName(bad)), HasSubstr("is not a variable name"))
+        << bad;
+  }
+  EXPECT_THAT(cwtest::ErrorOf(ScriptRunner::CheckPassName("CRONWHEEL_ACCESS_TOKEN"),
+                              absl::StatusCode::kPermissionDenied),
+              HasSubstr("'CRONWHEEL_ACCESS_TOKEN' cannot be passed to scripts"));
 }
 
 TEST_F(ScriptRunnerTest, StopEndsTheWholeProcessGroup) {
@@ -107,7 +228,7 @@ TEST_F(ScriptRunnerTest, StopEndsTheWholeProcessGroup) {
   std::stop_source stop;
   pid_t leader = -1;
   auto run = std::async(std::launch::async, [&] {
-    return runner_.Run(kShell, Script("sleep 30 & echo $! > \"$1\"; wait"), {fifo.string()}, log_,
+    return runner_.Run(kShell, Script("sleep 30 & echo $! > \"$1\"; wait"), {fifo.string()}, {}, log_,
                        stop.get_token(), [&](pid_t p) { leader = p; });
   });
   const pid_t child = ReadPid(fifo);
@@ -126,7 +247,7 @@ TEST_F(ScriptRunnerTest, AGroupIgnoringSigtermGetsSigkillAfterTheGracePeriod) {
   std::stop_source stop;
   auto run = std::async(std::launch::async, [&] {
     return runner_.Run(kShell, Script("trap '' TERM; sleep 30 & echo $! > \"$1\"; wait; wait"),
-                       {fifo.string()}, log_, stop.get_token());
+                       {fifo.string()}, {}, log_, stop.get_token());
   });
   const pid_t child = ReadPid(fifo);
   ASSERT_GT(child, 0);
@@ -142,7 +263,7 @@ TEST_F(ScriptRunnerTest, AGroupIgnoringSigtermGetsSigkillAfterTheGracePeriod) {
 TEST_F(ScriptRunnerTest, AStoppedFireStartsNothing) {
   std::stop_source stop;
   stop.request_stop();
-  const auto r = runner_.Run(kShell, Script("echo ran"), {}, log_, stop.get_token());
+  const auto r = runner_.Run(kShell, Script("echo ran"), {}, {}, log_, stop.get_token());
   EXPECT_EQ(r.code, 500);
   EXPECT_FALSE(std::filesystem::exists(log_));
 }
@@ -151,26 +272,30 @@ TEST_F(ScriptRunnerTest, AMissingInterpreterIsAClearFailure) {
   ScriptRunner runner({dir_.path() / "gluesource", 1s, (dir_.path() / "empty-bin").string()}, clock_);
   const std::stop_source stop;
   const auto r =
-      runner.Run(*FindScriptGlue("GLUE_NODEJS"), Script("console.log(1)"), {}, log_, stop.get_token());
+      runner.Run(*FindScriptGlue("GLUE_NODEJS"), Script("console.log(1)"), {}, {}, log_, stop.get_token());
   EXPECT_EQ(r.code, 500);
   EXPECT_THAT(r.msg, HasSubstr("interpreter 'node' for glueType[GLUE_NODEJS] was not found on PATH"));
 }
 
 TEST_F(ScriptRunnerTest, SourceIsWrittenOncePerVersionAndOldVersionsAreDeleted) {
-  std::string error;
-  const auto v1 = runner_.WriteSource(1, 100, kShell, "echo one", &error);
-  EXPECT_EQ(v1, dir_.path() / "gluesource" / "1_100.sh");
-  EXPECT_EQ(runner_.WriteSource(1, 100, kShell, "echo changed?", &error), v1);
-  EXPECT_EQ(cwtest::ReadAll(v1), "echo one");
-  const auto other = runner_.WriteSource(12, 100, kShell, "echo twelve", &error);
-  const auto v2 = runner_.WriteSource(1, 200, kShell, "echo two", &error);
-  EXPECT_FALSE(std::filesystem::exists(v1));
-  EXPECT_TRUE(std::filesystem::exists(v2));
-  EXPECT_TRUE(std::filesystem::exists(other));  // job 12 is not job 1
+  const auto v1 = runner_.WriteSource(1, 100, kShell, "echo one");
+  ASSERT_TRUE(v1.ok()) << v1.status();
+  EXPECT_EQ(*v1, dir_.path() / "gluesource" / "1_100.sh");
+  const auto again = runner_.WriteSource(1, 100, kShell, "echo changed?");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *v1);
+  EXPECT_EQ(cwtest::ReadAll(*v1), "echo one");
+  const auto other = runner_.WriteSource(12, 100, kShell, "echo twelve");
+  const auto v2 = runner_.WriteSource(1, 200, kShell, "echo two");
+  ASSERT_TRUE(other.ok() && v2.ok()) << other.status() << "; " << v2.status();
+  EXPECT_FALSE(std::filesystem::exists(*v1));
+  EXPECT_TRUE(std::filesystem::exists(*v2));
+  EXPECT_TRUE(std::filesystem::exists(*other));  // job 12 is not job 1
   // An older version written late (a replaced thread) does not delete the newer one.
-  const auto late = runner_.WriteSource(1, 150, kShell, "echo late", &error);
-  EXPECT_TRUE(std::filesystem::exists(late));
-  EXPECT_TRUE(std::filesystem::exists(v2));
+  const auto late = runner_.WriteSource(1, 150, kShell, "echo late");
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_TRUE(std::filesystem::exists(*late));
+  EXPECT_TRUE(std::filesystem::exists(*v2));
   struct stat st {};
   ASSERT_EQ(::stat((dir_.path() / "gluesource").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700U);

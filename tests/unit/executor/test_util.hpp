@@ -3,9 +3,11 @@
 // admin client. They synchronise on condition variables (bounded real-time waits), never on sleeps.
 
 #include <gmock/gmock.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +43,38 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Sets the process's umask to 0 for one test (the most permissive: a mode the executor asks for is what a
+// file gets) and restores it after.
+class ZeroUmask {
+ public:
+  ZeroUmask() : old_(::umask(0)) {}
+  ~ZeroUmask() { ::umask(old_); }
+  ZeroUmask(const ZeroUmask&) = delete;
+  ZeroUmask& operator=(const ZeroUmask&) = delete;
+
+ private:
+  mode_t old_;
+};
+
+// Every file and folder under `root` (itself included) that its group or others may read, write or enter,
+// as "path mode" lines; empty when all are the owner's only.
+inline std::vector<std::string> NotOwnerOnly(const std::filesystem::path& root) {
+  std::vector<std::string> found;
+  const auto check = [&](const std::filesystem::path& p) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) return;
+    if ((st.st_mode & 077) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      found.push_back(p.string() + " " + mode);
+    }
+  };
+  check(root);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+    check(e.path());
+  return found;
+}
 
 inline std::string ReadAll(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -22,9 +22,8 @@ using rwtest::UtcText;
 
 std::vector<std::string> Fires(const std::string& text, const char* zone, const std::string& after,
                                std::size_t n) {
-  std::string error;
-  const auto expr = ringwheel::CronExpression::Parse(text, &error);
-  if (!expr) return {"parse error: " + error};
+  const auto expr = ringwheel::CronExpression::Parse(text);
+  if (!expr.ok()) return {"parse error: " + std::string(expr.status().message())};
   std::vector<std::string> out;
   for (const std::int64_t ms : expr->NextFiresMs(Utc(after), date::locate_zone(zone), n))
     out.push_back(UtcText(ms));
@@ -149,8 +148,8 @@ TEST(CronDst, LordHoweHalfHourOverlap) {
 TEST(CronDst, DailyJobRunsExactlyOncePerDayAcrossBothTransitions) {
   // A whole year of a 00:30 / 01:30 / 02:30 daily job in New York: one fire per calendar day.
   for (const char* text : {"0 30 0 * * ?", "0 30 1 * * ?", "0 30 2 * * ?"}) {
-    const auto expr = ringwheel::CronExpression::Parse(text, nullptr);
-    ASSERT_TRUE(expr);
+    const auto expr = ringwheel::CronExpression::Parse(text);
+    ASSERT_TRUE(expr.ok()) << expr.status();
     const auto fires =
         expr->NextFiresMs(Utc("2026-01-01T05:00:00Z"), date::locate_zone("America/New_York"), 365);
     ASSERT_EQ(fires.size(), 365U);
@@ -166,8 +165,8 @@ TEST(CronDst, DailyJobRunsExactlyOncePerDayAcrossBothTransitions) {
 
 TEST(CronDst, IntervalJobKeepsItsRealTimeCadence) {
   // Every 15 minutes on the fall-back day in New York: 25 h of real time = 100 fires, 15 min apart.
-  const auto expr = ringwheel::CronExpression::Parse("0 0/15 * * * ?", nullptr);
-  ASSERT_TRUE(expr);
+  const auto expr = ringwheel::CronExpression::Parse("0 0/15 * * * ?");
+  ASSERT_TRUE(expr.ok()) << expr.status();
   const auto fires =
       expr->NextFiresMs(Utc("2026-11-01T04:00:00Z") - 1, date::locate_zone("America/New_York"), 100);
   ASSERT_EQ(fires.size(), 100U);

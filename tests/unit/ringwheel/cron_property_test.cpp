@@ -330,10 +330,9 @@ std::vector<std::int64_t> FromNextFire(const ringwheel::CronExpression& e, const
 
 // Returns how many fires the window held (so a test can check it exercised something).
 std::size_t CheckWindow(const Spec& spec, const date::time_zone* zone, std::int64_t w0, std::int64_t w1) {
-  std::string error;
-  const auto expr = ringwheel::CronExpression::Parse(spec.text, &error);
-  if (!expr) {
-    ADD_FAILURE() << spec.text << ": " << error;
+  const auto expr = ringwheel::CronExpression::Parse(spec.text);
+  if (!expr.ok()) {
+    ADD_FAILURE() << spec.text << ": " << expr.status();
     return 0;
   }
   EXPECT_EQ(expr->interval(), spec.interval) << spec.text;
@@ -396,9 +395,8 @@ TEST(CronProperty, RandomDayRulesMatchBruteForceOverYears) {
   std::size_t fires = 0;
   for (int i = 0; i < 150; ++i) {
     const Spec spec = gen.Next(/*random_time=*/false, /*all_months=*/false);
-    std::string error;
-    const auto expr = ringwheel::CronExpression::Parse(spec.text, &error);
-    ASSERT_TRUE(expr) << spec.text << ": " << error;
+    const auto expr = ringwheel::CronExpression::Parse(spec.text);
+    ASSERT_TRUE(expr.ok()) << spec.text << ": " << expr.status();
     const int y0 = gen.Uniform(2020, 2034);
     for (const date::time_zone* zone :
          {static_cast<const date::time_zone*>(nullptr), date::locate_zone("America/New_York")}) {

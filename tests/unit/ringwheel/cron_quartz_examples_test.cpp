@@ -30,9 +30,8 @@ void PrintTo(const Example& ex, std::ostream* os) {
 }
 
 std::vector<std::string> Fires(const Example& ex) {
-  std::string error;
-  const auto expr = ringwheel::CronExpression::Parse(ex.expr, &error);
-  if (!expr) return {"parse error: " + error};
+  const auto expr = ringwheel::CronExpression::Parse(ex.expr);
+  if (!expr.ok()) return {"parse error: " + std::string(expr.status().message())};
   std::vector<std::string> out;
   const std::size_t n = ex.ask != 0 ? ex.ask : ex.expected.size();
   for (const std::int64_t ms : expr->NextFiresMs(Utc(ex.after), nullptr, n))
@@ -192,15 +191,15 @@ std::string ExampleName(const ::testing::TestParamInfo<Example>& info) {
 INSTANTIATE_TEST_SUITE_P(Cron, QuartzExample, ::testing::ValuesIn(Examples()), ExampleName);
 
 TEST(CronExamples, MillisecondsBeforeAFireStillReturnIt) {
-  const auto expr = ringwheel::CronExpression::Parse("0 0 12 * * ?", nullptr);
-  ASSERT_TRUE(expr);
+  const auto expr = ringwheel::CronExpression::Parse("0 0 12 * * ?");
+  ASSERT_TRUE(expr.ok()) << expr.status();
   EXPECT_EQ(expr->NextFireMs(Utc("2026-01-01T12:00:00Z") - 1, nullptr), Utc("2026-01-01T12:00:00Z"));
   EXPECT_EQ(expr->NextFireMs(Utc("2026-01-01T12:00:00Z") + 1, nullptr), Utc("2026-01-02T12:00:00Z"));
 }
 
 TEST(CronExamples, BeforeNineteenSeventyStartsAtNineteenSeventy) {
-  const auto expr = ringwheel::CronExpression::Parse("0 0 12 * * ?", nullptr);
-  ASSERT_TRUE(expr);
+  const auto expr = ringwheel::CronExpression::Parse("0 0 12 * * ?");
+  ASSERT_TRUE(expr.ok()) << expr.status();
   EXPECT_EQ(expr->NextFireMs(Utc("1960-06-01T00:00:00Z"), nullptr), Utc("1970-01-01T12:00:00Z"));
   EXPECT_EQ(expr->NextFireMs(std::numeric_limits<std::int64_t>::min(), nullptr), Utc("1970-01-01T12:00:00Z"));
   EXPECT_EQ(expr->NextFireMs(std::numeric_limits<std::int64_t>::max(), nullptr), std::nullopt);

@@ -37,7 +37,7 @@ TEST(HashedWheelTimer, NeverRunsBeforeTheDeadline) {
         ran = true;
       },
       250ms);
-  ASSERT_TRUE(handle);
+  ASSERT_TRUE(handle.ok()) << handle.status();
   Step(clock, 200ms);
   EXPECT_FALSE(ran);
   EXPECT_EQ(timer.pending(), 1U);
@@ -55,7 +55,7 @@ TEST(HashedWheelTimer, DelaysBeyondOneTurnWaitTheirRounds) {
   ASSERT_TRUE(clock.AwaitWaiters(1));
   std::atomic<int> ran_at_tick{-1};
   std::atomic<int> tick{0};
-  ASSERT_TRUE(timer.NewTimeout([&] { ran_at_tick = tick.load(); }, 2050ms));
+  ASSERT_TRUE(timer.NewTimeout([&] { ran_at_tick = tick.load(); }, 2050ms).ok());
   for (int t = 1; t <= 25; ++t) {
     tick = t;
     Step(clock, 100ms);
@@ -70,7 +70,7 @@ TEST(HashedWheelTimer, CancelPreventsTheRunAndIsReportedOnce) {
   std::atomic<int> runs{0};
   auto early = timer.NewTimeout([&] { ++runs; }, 50ms);
   auto cancelled = timer.NewTimeout([&] { runs += 100; }, 1s);
-  ASSERT_TRUE(early && cancelled);
+  ASSERT_TRUE(early.ok() && cancelled.ok());
   Step(clock, 100ms);  // `early` runs; `cancelled` is in the wheel now
   EXPECT_EQ(runs, 1);
   EXPECT_TRUE(cancelled->Cancel());
@@ -82,7 +82,7 @@ TEST(HashedWheelTimer, CancelPreventsTheRunAndIsReportedOnce) {
   EXPECT_EQ(runs, 1);
   // Cancelled before it was ever moved into the wheel.
   auto never = timer.NewTimeout([&] { runs += 1000; }, 0ms);
-  ASSERT_TRUE(never);
+  ASSERT_TRUE(never.ok()) << never.status();
   EXPECT_TRUE(never->Cancel());
   Step(clock, 200ms);
   EXPECT_EQ(runs, 1);
@@ -94,17 +94,18 @@ TEST(HashedWheelTimer, RefusesBeyondMaxPendingWithAClearMessage) {
   HashedWheelTimer timer(clock, {.max_pending = 2});
   auto a = timer.NewTimeout([] {}, 1s);
   auto b = timer.NewTimeout([] {}, 1s);
-  ASSERT_TRUE(a && b);
-  std::string error;
-  EXPECT_FALSE(timer.NewTimeout([] {}, 1s, &error));
-  EXPECT_EQ(error,
+  ASSERT_TRUE(a.ok() && b.ok());
+  const auto full = timer.NewTimeout([] {}, 1s);
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.status().message(),
             "HashedWheelTimer: 2 timeouts are pending, the maximum (Settings::max_pending = 2); new timeout "
             "refused");
   EXPECT_TRUE(a->Cancel());
-  EXPECT_TRUE(timer.NewTimeout([] {}, 1s, &error));
-  EXPECT_FALSE(timer.NewTimeout([] {}, 1s));  // a null error pointer is fine
-  EXPECT_FALSE(timer.NewTimeout(nullptr, 1s, &error));
-  EXPECT_EQ(error, "HashedWheelTimer: the task is empty");
+  EXPECT_TRUE(timer.NewTimeout([] {}, 1s).ok());
+  EXPECT_FALSE(timer.NewTimeout([] {}, 1s).ok());
+  const auto empty = timer.NewTimeout(nullptr, 1s);
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(empty.status().message(), "HashedWheelTimer: the task is empty");
 }
 
 TEST(HashedWheelTimer, StopReturnsTheTimeoutsThatDidNotRun) {
@@ -119,14 +120,14 @@ TEST(HashedWheelTimer, StopReturnsTheTimeoutsThatDidNotRun) {
       ran.push_back(i);
     };
   };
-  ASSERT_TRUE(timer.NewTimeout(record(1), 100ms));
+  ASSERT_TRUE(timer.NewTimeout(record(1), 100ms).ok());
   auto in_wheel = timer.NewTimeout(record(2), 5s);
   auto cancelled = timer.NewTimeout(record(3), 3s);
-  ASSERT_TRUE(in_wheel && cancelled);
+  ASSERT_TRUE(in_wheel.ok() && cancelled.ok());
   Step(clock, 100ms);
   EXPECT_TRUE(cancelled->Cancel());
   auto queued = timer.NewTimeout(record(4), 1s);  // still in the submission queue at Stop()
-  ASSERT_TRUE(queued);
+  ASSERT_TRUE(queued.ok()) << queued.status();
   auto unrun = timer.Stop();
   ASSERT_EQ(unrun.size(), 2U);
   EXPECT_EQ(unrun[0].deadline, queued->deadline());  // ordered by deadline
@@ -135,9 +136,9 @@ TEST(HashedWheelTimer, StopReturnsTheTimeoutsThatDidNotRun) {
   EXPECT_EQ(ran, (std::vector<int>{1, 4}));
   EXPECT_FALSE(in_wheel->Cancel());  // returned by Stop()
   EXPECT_EQ(timer.pending(), 0U);
-  std::string error;
-  EXPECT_FALSE(timer.NewTimeout(record(5), 1s, &error));
-  EXPECT_EQ(error, "HashedWheelTimer: the timer is stopped; new timeout refused");
+  const auto stopped = timer.NewTimeout(record(5), 1s);
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(stopped.status().message(), "HashedWheelTimer: the timer is stopped; new timeout refused");
   EXPECT_TRUE(timer.Stop().empty());
 }
 
@@ -147,7 +148,7 @@ TEST(HashedWheelTimer, TransfersAtMostTheConfiguredNumberPerTick) {
   ASSERT_TRUE(clock.AwaitWaiters(1));
   std::atomic<int> runs{0};
   for (int i = 0; i < 25; ++i)
-    ASSERT_TRUE(timer.NewTimeout([&] { ++runs; }, 0ms));
+    ASSERT_TRUE(timer.NewTimeout([&] { ++runs; }, 0ms).ok());
   Step(clock, 100ms);
   EXPECT_EQ(runs, 10);
   Step(clock, 100ms);
@@ -161,13 +162,15 @@ TEST(HashedWheelTimer, ATaskCanScheduleAnotherAndAThrowingTaskIsCounted) {
   HashedWheelTimer timer(clock);
   ASSERT_TRUE(clock.AwaitWaiters(1));
   std::atomic<int> runs{0};
-  ASSERT_TRUE(timer.NewTimeout(
-      [&] {
-        ++runs;
-        ASSERT_TRUE(timer.NewTimeout([&] { ++runs; }, 100ms));
-      },
-      100ms));
-  ASSERT_TRUE(timer.NewTimeout([] { throw std::runtime_error("boom"); }, 100ms));
+  ASSERT_TRUE(timer
+                  .NewTimeout(
+                      [&] {
+                        ++runs;
+                        ASSERT_TRUE(timer.NewTimeout([&] { ++runs; }, 100ms).ok());
+                      },
+                      100ms)
+                  .ok());
+  ASSERT_TRUE(timer.NewTimeout([] { throw std::runtime_error("boom"); }, 100ms).ok());
   Step(clock, 100ms);
   EXPECT_EQ(runs, 1);
   EXPECT_EQ(timer.failed_tasks(), 1U);
@@ -190,7 +193,7 @@ TEST(HashedWheelTimer, ManyProducersLoseNothing) {
       producers.emplace_back([&, p] {
         for (int i = 0; i < kEach; ++i) {
           auto h = timer.NewTimeout([&] { ++runs; }, std::chrono::milliseconds((p * kEach + i) % 3'000));
-          ASSERT_TRUE(h);
+          ASSERT_TRUE(h.ok()) << h.status();
           if (i % 10 == 0 && h->Cancel()) ++cancelled;
         }
       });

@@ -4,12 +4,13 @@
 #include <date/tz.h>
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include "test_time.hpp"
 
 namespace {
 
 using ringwheel::Schedule;
-using ringwheel::ScheduleError;
 using ringwheel::ScheduleType;
 using rwtest::Utc;
 
@@ -25,9 +26,8 @@ TEST(ScheduleType, ParsesAndPrintsXxlJobSpelling) {
 }
 
 TEST(Schedule, CronInTheScheduleZone) {
-  ScheduleError error;
-  const auto s = Schedule::Parse("CRON", "0 0 9 * * ?", "Asia/Shanghai", &error);
-  ASSERT_TRUE(s) << error.field << ": " << error.message;
+  const auto s = Schedule::Parse("CRON", "0 0 9 * * ?", "Asia/Shanghai");
+  ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->type(), ScheduleType::kCron);
   EXPECT_EQ(s->conf(), "0 0 9 * * ?");
   EXPECT_EQ(s->zone_name(), "Asia/Shanghai");
@@ -38,71 +38,85 @@ TEST(Schedule, CronInTheScheduleZone) {
 }
 
 TEST(Schedule, EmptyZoneIsUtc) {
-  const auto s = Schedule::Parse("CRON", "0 0 9 * * ?", "", nullptr);
-  ASSERT_TRUE(s);
+  const auto s = Schedule::Parse("CRON", "0 0 9 * * ?", "");
+  ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->zone_name(), "UTC");
   ASSERT_NE(s->zone(), nullptr);
   EXPECT_EQ(s->NextFireMs(Utc("2026-01-01T00:00:00Z")), Utc("2026-01-01T09:00:00Z"));
 }
 
 TEST(Schedule, ExhaustedCronHasNoNextFire) {
-  const auto s = Schedule::Parse("CRON", "0 0 0 1 1 ? 2020", "UTC", nullptr);
-  ASSERT_TRUE(s);
+  const auto s = Schedule::Parse("CRON", "0 0 0 1 1 ? 2020", "UTC");
+  ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->NextFireMs(Utc("2026-01-01T00:00:00Z")), std::nullopt);
 }
 
 TEST(Schedule, FixRateAddsWholeSecondsAndRoundsUp) {
-  const auto s = Schedule::Parse("FIX_RATE", "30", "UTC", nullptr);
-  ASSERT_TRUE(s);
+  const auto s = Schedule::Parse("FIX_RATE", "30", "UTC");
+  ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->NextFireMs(1'000'000), 1'030'000);
   EXPECT_EQ(s->NextFireMs(1'000'001), 1'031'000);  // XXL-JOB 3.4+: a result with milliseconds rounds up
   EXPECT_EQ(s->NextFireMs(1'000'999), 1'031'000);
 }
 
 TEST(Schedule, FixDelayCountsFromTheGivenFinishTime) {
-  const auto s = Schedule::Parse("FIX_DELAY", "5", "Europe/Berlin", nullptr);
-  ASSERT_TRUE(s);
+  const auto s = Schedule::Parse("FIX_DELAY", "5", "Europe/Berlin");
+  ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->type(), ScheduleType::kFixDelay);
   EXPECT_EQ(s->NextFireMs(Utc("2026-03-29T00:59:58Z") + 250), Utc("2026-03-29T01:00:04Z"));
 }
 
 TEST(Schedule, NoneNeverFires) {
-  const auto s = Schedule::Parse("NONE", "", "UTC", nullptr);
-  ASSERT_TRUE(s);
+  const auto s = Schedule::Parse("NONE", "", "UTC");
+  ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->NextFireMs(0), std::nullopt);
 }
 
 TEST(Schedule, ErrorsNameTheField) {
   const auto error_of = [](const char* type, const char* conf, const char* zone) {
-    ScheduleError error;
-    EXPECT_FALSE(Schedule::Parse(type, conf, zone, &error));
-    return error;
+    const auto parsed = Schedule::Parse(type, conf, zone);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    return parsed.status();
   };
-  ScheduleError e = error_of("CRONTAB", "0 0 9 * * ?", "UTC");
-  EXPECT_EQ(e.field, "schedule_type");
-  EXPECT_EQ(e.message, "unknown schedule type 'CRONTAB'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE");
+  absl::Status e = error_of("CRONTAB", "0 0 9 * * ?", "UTC");
+  EXPECT_EQ(ringwheel::ErrorField(e), "schedule_type");
+  EXPECT_EQ(e.message(), "unknown schedule type 'CRONTAB'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE");
 
   e = error_of("FIX_RATE", "abc", "UTC");
-  EXPECT_EQ(e.field, "schedule_conf");
-  EXPECT_EQ(e.message, "FIX_RATE needs whole seconds >= 1 (at most 2147483647), got 'abc'");
+  EXPECT_EQ(ringwheel::ErrorField(e), "schedule_conf");
+  EXPECT_EQ(e.message(), "FIX_RATE needs whole seconds >= 1 (at most 2147483647), got 'abc'");
   for (const char* bad : {"0", "-5", "1.5", "", " 5", "2147483648", "99999999999"}) {
     e = error_of("FIX_DELAY", bad, "UTC");
-    EXPECT_EQ(e.field, "schedule_conf") << bad;
-    EXPECT_EQ(e.message,
+    EXPECT_EQ(ringwheel::ErrorField(e), "schedule_conf") << bad;
+    EXPECT_EQ(e.message(),
               std::string("FIX_DELAY needs whole seconds >= 1 (at most 2147483647), got '") + bad + "'");
   }
 
   e = error_of("CRON", "0 0 25 * * ?", "UTC");
-  EXPECT_EQ(e.field, "schedule_conf");
-  EXPECT_EQ(e.message,
+  EXPECT_EQ(ringwheel::ErrorField(e), "schedule_conf");
+  EXPECT_EQ(e.message(),
             "invalid cron expression '0 0 25 * * ?': hour field: token '25' is out of range; allowed are "
             "0-23, with , - * /");
 
   e = error_of("CRON", "0 0 9 * * ?", "Mars/Base");
-  EXPECT_EQ(e.field, "time_zone");
-  EXPECT_EQ(e.message, "unknown time zone 'Mars/Base'; use an IANA name such as 'UTC' or 'Asia/Shanghai'");
+  EXPECT_EQ(ringwheel::ErrorField(e), "time_zone");
+  EXPECT_EQ(e.message(), "unknown time zone 'Mars/Base'; use an IANA name such as 'UTC' or 'Asia/Shanghai'");
+}
 
-  EXPECT_FALSE(Schedule::Parse("CRON", "bad", "UTC", nullptr));  // a null error pointer is allowed
+TEST(Status, FieldErrorNamesItsField) {
+  const absl::Status e = ringwheel::FieldError("time_zone", "unknown time zone 'X'");
+  EXPECT_EQ(e.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(e.message(), "unknown time zone 'X'");
+  EXPECT_EQ(ringwheel::ErrorField(e), "time_zone");
+  EXPECT_EQ(ringwheel::ErrorField(absl::InvalidArgumentError("no field")), "");
+  EXPECT_EQ(ringwheel::ErrorField(absl::OkStatus()), "");
+}
+
+TEST(Status, ErrnoErrorFollowsErrnoAndIsNeverOk) {
+  EXPECT_EQ(ringwheel::ErrnoError(ENOENT, "cannot read 'x'").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ringwheel::ErrnoError(EACCES, "cannot read 'x'").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ringwheel::ErrnoError(EACCES, "cannot read 'x'").message(), "cannot read 'x'");
+  EXPECT_EQ(ringwheel::ErrnoError(0, "a read error").code(), absl::StatusCode::kUnknown);
 }
 
 }  // namespace

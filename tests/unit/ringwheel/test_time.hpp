@@ -2,10 +2,12 @@
 // Test helpers: instants written as ISO-8601 UTC text, so expected fire times in the tests read as a
 // calendar does. Independent of ringwheel's own parsing/formatting (built on date::sys_days only).
 
+#include <absl/status/statusor.h>
 #include <date/date.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -41,6 +43,12 @@ inline std::string UtcText(std::int64_t ms) {
                 static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), sod / 3600,
                 sod / 60 % 60, sod % 60);
   return buf;
+}
+
+// The value `r` holds, or nullopt when it holds an error: EXPECT_EQ(Value(ParseInstantMs(...)), ms).
+template <typename T>
+std::optional<T> Value(const absl::StatusOr<T>& r) {
+  return r.ok() ? std::optional<T>(*r) : std::nullopt;
 }
 
 }  // namespace rwtest

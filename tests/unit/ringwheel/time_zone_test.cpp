@@ -8,14 +8,16 @@
 namespace {
 
 using rwtest::Utc;
+using rwtest::Value;
 
 TEST(TimeZone, FindsIanaNamesAndDefaultsToUtc) {
-  std::string error;
-  EXPECT_EQ(ringwheel::FindTimeZone("America/New_York", &error), date::locate_zone("America/New_York"));
-  EXPECT_EQ(ringwheel::FindTimeZone("", &error), date::locate_zone("UTC"));
-  EXPECT_EQ(ringwheel::FindTimeZone("Mars/Base", &error), nullptr);
-  EXPECT_EQ(error, "unknown time zone 'Mars/Base'; use an IANA name such as 'UTC' or 'Asia/Shanghai'");
-  EXPECT_EQ(ringwheel::FindTimeZone("../../etc/passwd", nullptr), nullptr);
+  EXPECT_EQ(Value(ringwheel::FindTimeZone("America/New_York")), date::locate_zone("America/New_York"));
+  EXPECT_EQ(Value(ringwheel::FindTimeZone("")), date::locate_zone("UTC"));
+  const auto mars = ringwheel::FindTimeZone("Mars/Base");
+  EXPECT_EQ(mars.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(mars.status().message(),
+            "unknown time zone 'Mars/Base'; use an IANA name such as 'UTC' or 'Asia/Shanghai'");
+  EXPECT_FALSE(ringwheel::FindTimeZone("../../etc/passwd").ok());
 }
 
 TEST(TimeZone, FormatsWithTheOffsetInForce) {
@@ -31,31 +33,31 @@ TEST(TimeZone, FormatsWithTheOffsetInForce) {
 
 TEST(TimeZone, ParsesIsoAndEpochMilliseconds) {
   const auto* ny = date::locate_zone("America/New_York");
-  std::string error;
-  EXPECT_EQ(ringwheel::ParseInstantMs("1772953200000", ny, &error), Utc("2026-03-08T07:00:00Z"));
-  EXPECT_EQ(ringwheel::ParseInstantMs("-1000", nullptr, &error), -1000);
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-03-08T07:00:00Z", ny, &error), Utc("2026-03-08T07:00:00Z"));
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-03-08T03:00:00-04:00", nullptr, &error),
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("1772953200000", ny)), Utc("2026-03-08T07:00:00Z"));
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("-1000", nullptr)), -1000);
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-03-08T07:00:00Z", ny)), Utc("2026-03-08T07:00:00Z"));
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-03-08T03:00:00-04:00", nullptr)),
             Utc("2026-03-08T07:00:00Z"));
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-03-08T03:00:00-0400", nullptr, &error),
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-03-08T03:00:00-0400", nullptr)),
             Utc("2026-03-08T07:00:00Z"));
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-03-08 03:00+05:30", nullptr, &error),
-            Utc("2026-03-07T21:30:00Z"));
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-03-08T07:00:00.5Z", nullptr, &error),
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-03-08 03:00+05:30", nullptr)), Utc("2026-03-07T21:30:00Z"));
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-03-08T07:00:00.5Z", nullptr)),
             Utc("2026-03-08T07:00:00Z") + 500);
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-03-08", nullptr, &error), Utc("2026-03-08T00:00:00Z"));
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-03-08", nullptr)), Utc("2026-03-08T00:00:00Z"));
   // Wall time in the zone: plain, inside the gap (-> end of gap), inside the overlap (-> first occurrence).
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-03-08T01:30:00", ny, &error), Utc("2026-03-08T06:30:00Z"));
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-03-08T02:30:00", ny, &error), Utc("2026-03-08T07:00:00Z"));
-  EXPECT_EQ(ringwheel::ParseInstantMs("2026-11-01T01:30:00", ny, &error), Utc("2026-11-01T05:30:00Z"));
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-03-08T01:30:00", ny)), Utc("2026-03-08T06:30:00Z"));
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-03-08T02:30:00", ny)), Utc("2026-03-08T07:00:00Z"));
+  EXPECT_EQ(Value(ringwheel::ParseInstantMs("2026-11-01T01:30:00", ny)), Utc("2026-11-01T05:30:00Z"));
 }
 
 TEST(TimeZone, RejectsWhatIsNotAnInstant) {
   for (const char* bad : {"", "tomorrow", "2026-13-01", "2026-02-30", "2026-03-08T25:00",
                           "2026-03-08T03:00:00+", "2026-03-08T03:00:00Zjunk", "2026-3-8", "12:00"}) {
-    std::string error;
-    EXPECT_FALSE(ringwheel::ParseInstantMs(bad, nullptr, &error)) << bad;
-    EXPECT_NE(error.find("invalid instant '" + std::string(bad) + "'"), std::string::npos) << error;
+    const auto parsed = ringwheel::ParseInstantMs(bad, nullptr);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    const std::string message(parsed.status().message());
+    EXPECT_NE(message.find("invalid instant '" + std::string(bad) + "'"), std::string::npos) << message;
   }
 }
 
@@ -63,7 +65,7 @@ TEST(TimeZone, FormatAndParseRoundTrip) {
   const auto* lh = date::locate_zone("Australia/Lord_Howe");
   for (std::int64_t ms = Utc("2026-04-04T14:00:00Z"); ms < Utc("2026-04-04T16:00:00Z");
        ms += 7 * 60 * 1000 + 1) {
-    EXPECT_EQ(ringwheel::ParseInstantMs(ringwheel::FormatIso8601(ms, lh), lh, nullptr), ms);
+    EXPECT_EQ(Value(ringwheel::ParseInstantMs(ringwheel::FormatIso8601(ms, lh), lh)), ms);
   }
 }
 

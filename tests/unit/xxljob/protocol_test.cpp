@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "cronwheel/json.hpp"
+#include "cwtest/status_testing.hpp"
 #include "xxljob/framing.hpp"
 #include "xxljob/token.hpp"
 
 namespace {
 
 using namespace cronwheel::xxljob;
+using cwtest::ErrorOf;
 using ::testing::HasSubstr;
 
 TEST(Protocol, TriggerParamRoundTripsWithJavaFieldNames) {
@@ -30,8 +32,8 @@ TEST(Protocol, TriggerParamRoundTripsWithJavaFieldNames) {
   EXPECT_EQ(j.at("logDateTime"), 1767225600000);
   EXPECT_EQ(j.at("glueUpdatetime"), 1767225600001);
   std::string err;
-  const auto back = ParseTriggerParam(j.dump(), &err);
-  ASSERT_TRUE(back) << err;
+  const auto back = ParseTriggerParam(j.dump());
+  ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->job_id, 7);
   EXPECT_EQ(back->log_id, 1234567890123);
   EXPECT_EQ(back->executor_params, "a=b");
@@ -43,9 +45,8 @@ TEST(Protocol, TriggerParamIsLiberalLikeGson) {
   std::string err;
   // Unknown fields ignored, nulls are zero values, a numeric string is a number, escaped HTML decoded.
   const auto p = ParseTriggerParam(
-      R"({"jobId":"12","logId":5,"executorParams":null,"extra":{"x":1},"glueSource":"echo \u003cb\u003e"})",
-      &err);
-  ASSERT_TRUE(p) << err;
+      R"({"jobId":"12","logId":5,"executorParams":null,"extra":{"x":1},"glueSource":"echo \u003cb\u003e"})");
+  ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->job_id, 12);
   EXPECT_EQ(p->executor_params, "");
   EXPECT_EQ(p->glue_source, "echo <b>");
@@ -53,58 +54,57 @@ TEST(Protocol, TriggerParamIsLiberalLikeGson) {
 
 TEST(Protocol, WrongTypesAreRejectedNamingTheField) {
   std::string err;
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":"abc","logId":1})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":"abc","logId":1})"));
   EXPECT_THAT(err, HasSubstr("field 'jobId'"));
   EXPECT_THAT(err, HasSubstr("\"abc\""));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorTimeout":{}})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorTimeout":{}})"));
   EXPECT_THAT(err, HasSubstr("field 'executorTimeout'"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":4294967296,"logId":1})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":4294967296,"logId":1})"));
   EXPECT_THAT(err, HasSubstr("out of range"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1.5,"logId":1})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1.5,"logId":1})"));
   EXPECT_THAT(err, HasSubstr("32-bit integer"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorHandler":5})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorHandler":5})"));
   EXPECT_THAT(err, HasSubstr("field 'executorHandler': expected a string"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1})"));
   EXPECT_THAT(err, HasSubstr("field 'logId': is required"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorTimeout":-3})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":1,"executorTimeout":-3})"));
   EXPECT_THAT(err, HasSubstr("executorTimeout"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"broadcastIndex":3,"broadcastTotal":3})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":1,"broadcastIndex":3,"broadcastTotal":3})"));
   EXPECT_THAT(err, HasSubstr("broadcastIndex"));
-  EXPECT_FALSE(ParseTriggerParam("[1,2]", &err));
+  err = ErrorOf(ParseTriggerParam("[1,2]"));
   EXPECT_THAT(err, HasSubstr("must be a JSON object"));
-  EXPECT_FALSE(ParseTriggerParam("{\"jobId\":", &err));
+  err = ErrorOf(ParseTriggerParam("{\"jobId\":"));
   EXPECT_THAT(err, HasSubstr("not valid JSON"));
 }
 
 TEST(Protocol, CallbackBodyInBothDialects) {
   std::string err;
   const auto a = ParseCallbackList(R"([{"logId":1,"logDateTim":100,"handleCode":200,"handleMsg":"ok"},
-                                      {"logId":2,"logDateTim":101,"handleCode":500}])",
-                                   &err);
-  ASSERT_TRUE(a) << err;
+                                      {"logId":2,"logDateTim":101,"handleCode":500}])");
+  ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_EQ(a->size(), 2u);
   EXPECT_EQ((*a)[0].log_date_tim, 100);
   EXPECT_EQ((*a)[1].handle_code, 500);
   EXPECT_EQ((*a)[1].handle_msg, "");
   const auto c = ParseCallbackList(
-      R"({"callbackList":[{"logId":3,"logDateTime":102,"handleCode":502,"handleMsg":"timeout"}]})", &err);
-  ASSERT_TRUE(c) << err;
+      R"({"callbackList":[{"logId":3,"logDateTime":102,"handleCode":502,"handleMsg":"timeout"}]})");
+  ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->size(), 1u);
   EXPECT_EQ((*c)[0].log_date_tim, 102);
   EXPECT_EQ((*c)[0].handle_code, 502);
-  EXPECT_TRUE(ParseCallbackList("[]", &err));
+  EXPECT_TRUE(ParseCallbackList("[]").ok());
 }
 
 TEST(Protocol, BadCallbackElementNamesItsIndex) {
   std::string err;
-  EXPECT_FALSE(ParseCallbackList(
-      R"({"callbackList":[{"logId":1,"handleCode":200},{"logId":2,"handleCode":"x"}]})", &err));
+  err = ErrorOf(
+      ParseCallbackList(R"({"callbackList":[{"logId":1,"handleCode":200},{"logId":2,"handleCode":"x"}]})"));
   EXPECT_THAT(err, HasSubstr("callbackList[1].handleCode"));
-  EXPECT_FALSE(ParseCallbackList(R"([{"logId":1,"handleCode":200}, 7])", &err));
+  err = ErrorOf(ParseCallbackList(R"([{"logId":1,"handleCode":200}, 7])"));
   EXPECT_THAT(err, HasSubstr("[1]"));
-  EXPECT_FALSE(ParseCallbackList(R"({"list":[]})", &err));
+  err = ErrorOf(ParseCallbackList(R"({"list":[]})"));
   EXPECT_THAT(err, HasSubstr("callbackList"));
-  EXPECT_FALSE(ParseCallbackList(R"([{"handleCode":200}])", &err));
+  err = ErrorOf(ParseCallbackList(R"([{"handleCode":200}])"));
   EXPECT_THAT(err, HasSubstr("[0].logId': is required"));
 }
 
@@ -118,26 +118,25 @@ TEST(Protocol, CallbackIsSentAsDialectAArray) {
 TEST(Protocol, RegistryParamNeedsNonBlankFields) {
   std::string err;
   const auto p = ParseRegistryParam(
-      R"({"registryGroup":"EXECUTOR","registryKey":"app","registryValue":"http://127.0.0.1:9999/"})", &err);
-  ASSERT_TRUE(p) << err;
+      R"({"registryGroup":"EXECUTOR","registryKey":"app","registryValue":"http://127.0.0.1:9999/"})");
+  ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->registry_key, "app");
-  EXPECT_FALSE(ParseRegistryParam(R"({"registryKey":" ","registryValue":"http://a:1/"})", &err));
+  err = ErrorOf(ParseRegistryParam(R"({"registryKey":" ","registryValue":"http://a:1/"})"));
   EXPECT_THAT(err, HasSubstr("registryKey"));
-  EXPECT_FALSE(
-      ParseRegistryParam(R"({"registryGroup":"OTHER","registryKey":"a","registryValue":"v"})", &err));
+  err = ErrorOf(ParseRegistryParam(R"({"registryGroup":"OTHER","registryKey":"a","registryValue":"v"})"));
   EXPECT_THAT(err, HasSubstr("EXECUTOR or ADMIN"));
-  EXPECT_FALSE(ParseRegistryParam(R"({"registryKey":"a"})", &err));
+  err = ErrorOf(ParseRegistryParam(R"({"registryKey":"a"})"));
   EXPECT_THAT(err, HasSubstr("registryValue"));
 }
 
 TEST(Protocol, LogParamAcceptsBothDateSpellings) {
   std::string err;
-  auto p = ParseLogParam(R"({"logDateTim":5,"logId":9,"fromLineNum":3})", &err);
-  ASSERT_TRUE(p) << err;
+  auto p = ParseLogParam(R"({"logDateTim":5,"logId":9,"fromLineNum":3})");
+  ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->log_date_tim, 5);
   EXPECT_EQ(p->from_line_num, 3);
-  p = ParseLogParam(R"({"logDateTime":6,"logId":9,"fromLineNum":0})", &err);
-  ASSERT_TRUE(p) << err;
+  p = ParseLogParam(R"({"logDateTime":6,"logId":9,"fromLineNum":0})");
+  ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->log_date_tim, 6);
   EXPECT_EQ(p->from_line_num, 1);
 }
@@ -148,17 +147,17 @@ TEST(Protocol, EnvelopeCarriesContentAndDataAndReadsEither) {
   EXPECT_TRUE(j.at("msg").is_null());
   std::string err;
   auto e = ParseEnvelope(
-      R"({"code":200,"msg":null,"data":{"fromLineNum":1,"toLineNum":0,"logContent":"","end":true}})", &err);
-  ASSERT_TRUE(e) << err;
+      R"({"code":200,"msg":null,"data":{"fromLineNum":1,"toLineNum":0,"logContent":"","end":true}})");
+  ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_TRUE(e->ok());
-  const auto r = ParseLogResult(e->content, &err);
-  ASSERT_TRUE(r) << err;
+  const auto r = ParseLogResult(e->content);
+  ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->is_end);
-  e = ParseEnvelope(R"({"code":500,"msg":"The access token is wrong."})", &err);
-  ASSERT_TRUE(e) << err;
+  e = ParseEnvelope(R"({"code":500,"msg":"The access token is wrong."})");
+  ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_FALSE(e->ok());
   EXPECT_EQ(e->msg, "The access token is wrong.");
-  EXPECT_FALSE(ParseEnvelope(R"({"msg":"no code"})", &err));
+  EXPECT_FALSE(ParseEnvelope(R"({"msg":"no code"})").ok());
 }
 
 }  // namespace
@@ -183,11 +182,11 @@ namespace {
 // double; every parser must turn that into an error, not an exception.
 TEST(Protocol, AnOverflowingNumberIsAnErrorNotAnException) {
   std::string err;
-  EXPECT_FALSE(cronwheel::xxljob::ParseCallbackList(R"({"callbackList":[{"logId":12E888834}]})", &err));
+  err = ErrorOf(cronwheel::xxljob::ParseCallbackList(R"({"callbackList":[{"logId":12E888834}]})"));
   EXPECT_THAT(err, ::testing::HasSubstr("not valid JSON"));
-  EXPECT_FALSE(cronwheel::xxljob::ParseTriggerParam(R"({"jobId":1e999,"logId":1})", &err));
+  err = ErrorOf(cronwheel::xxljob::ParseTriggerParam(R"({"jobId":1e999,"logId":1})"));
   EXPECT_THAT(err, ::testing::HasSubstr("not valid JSON"));
-  EXPECT_FALSE(cronwheel::xxljob::ParseEnvelope(R"({"code":-1e400})", &err));
+  EXPECT_FALSE(cronwheel::xxljob::ParseEnvelope(R"({"code":-1e400})").ok());
 }
 
 // Found by the bad-input e2e suite: a body of 100 000 '[' crashed the executor (printing it for the error
@@ -211,26 +210,26 @@ TEST(Protocol, DeepNestingIsAnErrorNotACrash) {
   using cronwheel::kMaxJsonDepth;
   std::string err;
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
-  EXPECT_FALSE(cronwheel::xxljob::ParseTriggerParam(deep, &err));
+  err = ErrorOf(cronwheel::xxljob::ParseTriggerParam(deep));
   EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
-  EXPECT_FALSE(cronwheel::xxljob::ParseCallbackList(deep, &err));
+  err = ErrorOf(cronwheel::xxljob::ParseCallbackList(deep));
   EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
   std::string objects;
   for (int i = 0; i < 100'000; ++i)
     objects += "{\"a\":";
-  EXPECT_FALSE(cronwheel::xxljob::ParseJobIdParam("{\"jobId\":" + objects, &err));
+  err = ErrorOf(cronwheel::xxljob::ParseJobIdParam("{\"jobId\":" + objects));
   EXPECT_THAT(err, ::testing::HasSubstr("deeper than 64 levels"));
   // At the limit it parses; brackets in strings (escaped quotes included) are text.
   const std::string limit =
       "{\"a\":" + std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']') + "}";
-  EXPECT_TRUE(cronwheel::ParseJson(limit, &err)) << err;
-  EXPECT_FALSE(cronwheel::ParseJson("[" + limit + "]", &err));
-  const auto text = cronwheel::ParseJson(R"({"a":"[[[[\"[[[[","b":"{{{{"})", &err);
-  ASSERT_TRUE(text) << err;
+  EXPECT_EQ(cronwheel::ParseJson(limit).status(), absl::OkStatus());
+  EXPECT_FALSE(cronwheel::ParseJson("[" + limit + "]").ok());
+  const auto text = cronwheel::ParseJson(R"({"a":"[[[[\"[[[[","b":"{{{{"})");
+  ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(text->at("b"), "{{{{");
-  EXPECT_TRUE(
-      cronwheel::xxljob::ParseJobIdParam(R"({"jobId":1,"x":")" + std::string(1000, '[') + "\"}", &err))
-      << err;
+  EXPECT_EQ(
+      cronwheel::xxljob::ParseJobIdParam(R"({"jobId":1,"x":")" + std::string(1000, '[') + "\"}").status(),
+      absl::OkStatus());
 }
 
 }  // namespace
@@ -241,20 +240,21 @@ namespace {
 TEST(Protocol, IdsArePositiveAndInstantsWithinYearsZeroToNineThousandNineHundredNinetyNine) {
   using namespace cronwheel::xxljob;
   std::string err;
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":0,"logId":1})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":0,"logId":1})"));
   EXPECT_THAT(err, ::testing::HasSubstr("'jobId': must be a positive id, got 0"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":-1})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":-1})"));
   EXPECT_THAT(err, ::testing::HasSubstr("'logId'"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTime":-1})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTime":-1})"));
   EXPECT_THAT(err, ::testing::HasSubstr("'logDateTime'"));
-  EXPECT_FALSE(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTim":9223372036854775807})", &err));
+  err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTim":9223372036854775807})"));
   EXPECT_THAT(err, ::testing::HasSubstr("'logDateTim'"));
-  EXPECT_TRUE(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTime":253402300799999})", &err)) << err;
-  EXPECT_FALSE(ParseJobIdParam(R"({"jobId":-2147483648})", &err));
+  EXPECT_EQ(ParseTriggerParam(R"({"jobId":1,"logId":1,"logDateTime":253402300799999})").status(),
+            absl::OkStatus());
+  err = ErrorOf(ParseJobIdParam(R"({"jobId":-2147483648})"));
   EXPECT_THAT(err, ::testing::HasSubstr("'jobId'"));
-  EXPECT_FALSE(ParseLogParam(R"({"logId":0,"logDateTim":1})", &err));
+  err = ErrorOf(ParseLogParam(R"({"logId":0,"logDateTim":1})"));
   EXPECT_THAT(err, ::testing::HasSubstr("'logId'"));
-  EXPECT_FALSE(ParseLogParam(R"({"logId":1,"logDateTim":-1})", &err));
+  err = ErrorOf(ParseLogParam(R"({"logId":1,"logDateTim":-1})"));
   EXPECT_THAT(err, ::testing::HasSubstr("'logDateTim'"));
 }
 

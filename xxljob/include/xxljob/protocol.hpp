@@ -17,6 +17,8 @@
 // Field names and Java widths: `int` fields are 32-bit and checked; `long` fields are int64.
 // Thread-safety: plain values and pure functions.
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -38,6 +40,8 @@ struct Envelope {
     return {kCodeSuccess, std::nullopt, std::move(content)};
   }
   static Envelope Fail(std::string msg) { return {kCodeFail, std::move(msg), nullptr}; }
+  // The wire form of a refusal (docs/architecture.md, "Errors"): code 500, msg = the status's message.
+  static Envelope Fail(const absl::Status& status) { return Fail(std::string(status.message())); }
   [[nodiscard]] bool ok() const { return code == kCodeSuccess; }
 };
 
@@ -104,21 +108,21 @@ nlohmann::json ToJson(const RegistryParam& p);
 nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list);
 
 // --- Parsing (liberal) ---------------------------------------------------------------------------------
-// Each returns nullopt and sets *error (when non-null) to a message naming the field, e.g.
+// Each returns the parsed value, or an InvalidArgument status whose message names the field, e.g.
 //   "field 'jobId': expected a 32-bit integer, got \"abc\"" or "body is not valid JSON: ...".
 // Required fields (absent or null is an error): TriggerParam jobId and logId; JobIdParam jobId;
 // LogParam logId; HandleCallbackParam logId and handleCode; RegistryParam registryKey and registryValue
 // (non-blank) and registryGroup (EXECUTOR or ADMIN, default EXECUTOR). The jobId and logId of a trigger,
 // an idleBeat/kill and a log request are positive; their logDateTime/logDateTim is epoch ms from 0 to the
 // end of year 9999 (0 when absent).
-std::optional<Envelope> ParseEnvelope(std::string_view body, std::string* error);
-std::optional<TriggerParam> ParseTriggerParam(std::string_view body, std::string* error);
-std::optional<JobIdParam> ParseJobIdParam(std::string_view body, std::string* error);
-std::optional<LogParam> ParseLogParam(std::string_view body, std::string* error);
-std::optional<LogResult> ParseLogResult(const nlohmann::json& content, std::string* error);
+absl::StatusOr<Envelope> ParseEnvelope(std::string_view body);
+absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body);
+absl::StatusOr<JobIdParam> ParseJobIdParam(std::string_view body);
+absl::StatusOr<LogParam> ParseLogParam(std::string_view body);
+absl::StatusOr<LogResult> ParseLogResult(const nlohmann::json& content);
 // An array of callbacks, or {"callbackList": [...]}. An error in one element fails the whole body and
 // names its index: "callbackList[2].handleCode: ...".
-std::optional<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_view body, std::string* error);
-std::optional<RegistryParam> ParseRegistryParam(std::string_view body, std::string* error);
+absl::StatusOr<std::vector<HandleCallbackParam>> ParseCallbackList(std::string_view body);
+absl::StatusOr<RegistryParam> ParseRegistryParam(std::string_view body);
 
 }  // namespace cronwheel::xxljob

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/result.hpp"
 #include "cronwheel/config.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
@@ -44,6 +45,10 @@ struct AdminConfig {
   std::string smtp_password;
   bool smtp_starttls = false;
   std::vector<std::string> alarm_webhook_allow;
+  // The registration guard (dispatch/registry_guard.hpp): networks executors may be in (empty = any not
+  // denied) and networks the admin never sends to.
+  std::vector<std::string> registry_allow;
+  std::vector<std::string> registry_deny = RegistryGuard::DefaultDeny();
   // Console (auth_service.hpp).
   std::string admin_password;  // password of the user `admin` created at the first start; "" = generate
   std::string web_dir;         // serve web/ from this folder instead of the copy in the binary
@@ -60,6 +65,7 @@ struct AdminConfig {
   // bearer token that may ("" = none).
   std::vector<std::string> metrics_allow = DefaultMetricsAllow();
   std::string metrics_token;
+  std::vector<std::string> metrics_hosts;  // Host names accepted with access by address (DNS rebinding)
 
   // Declares every key on `config` (see --help).
   void Declare(ConfigLoader& config);
@@ -69,6 +75,10 @@ struct AdminConfig {
   // Whether the session cookie is marked Secure: cookie_secure when set, else on in production mode (a
   // console there is expected behind TLS) and off in dev (plain HTTP on loopback).
   [[nodiscard]] bool CookieSecure() const { return cookie_secure.value_or(mode == "production"); }
+  // The registration guard of registry_allow, registry_deny and this admin's own listen address (after
+  // Validate; reads the host's interfaces when listen is a wildcard). Throws std::invalid_argument for a
+  // setting Validate would refuse.
+  [[nodiscard]] RegistryGuard MakeRegistryGuard() const;
 };
 
 }  // namespace cronwheel::admin

@@ -42,6 +42,21 @@
 // burst of fires to an executor costs the admin a thread waking for many answers, not a thread and two
 // context switches per fire.
 //
+// Where it sends (issue 21: registration was an SSRF): with a RegistryGuard (`guard`), a request goes only to
+// an address the guard allows. An IP address is checked before anything happens; a host name is checked on
+// every address it resolves to, each time a connection is opened (so a name rebound to 169.254.169.254
+// after its registration is caught), and only allowed addresses are connected to. Refused: kInvalid, with a
+// message naming the address and the setting.
+//
+// What a failure says (issue 21): the envelope of a failure is shown to users (a fire's trigger message in
+// the console), and the address may be anything a token holder registered. So it says what a user needs,
+// in words of its own: "the executor could not be reached (connection refused | timed out | its host name
+// did not resolve | no route to it)", "answered, but not as an XXL-JOB executor", "the connection closed
+// without an answer" - never the other side's status code, bytes of its body or the socket's error text.
+// Those details go to the admin's log (warn, once per failure streak per executor, then at most once a
+// minute), where the operator finds them. An executor's own envelope (HTTP 200 with XXL-JOB's JSON) is
+// passed on as it is.
+//
 // Retries (XXL-JOB's client sends once and records any failure): this client never sends a request twice.
 // A reply says kNotSent when nothing of the request can have reached the executor (the connection could not
 // be made, no connection was free, the request could not be written whole: an HTTP server cannot act on a
@@ -62,6 +77,7 @@
 #include <utility>
 #include <vector>
 
+#include "admin/dispatch/registry_guard.hpp"
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -122,6 +138,8 @@ class HttpExecutorClient final : public ExecutorClient {
     // than max_connections_per_origin are started); a request goes to the least loaded one. Two spread a
     // burst's sending and reading over two cores.
     int threads = 2;
+    // Which addresses requests may go to (see above); nullptr = any.
+    std::shared_ptr<const RegistryGuard> guard;
   };
   // What the pool of one executor origin did so far (tests, diagnostics).
   struct OriginStats {
@@ -138,7 +156,7 @@ class HttpExecutorClient final : public ExecutorClient {
 
   // Starts the client's threads. `clock` times keep-alive ages and connection attempts (a fake clock in
   // tests); transport timeouts run on the real steady clock.
-  HttpExecutorClient(Settings settings, ringwheel::Clock& clock);
+  HttpExecutorClient(const Settings& settings, ringwheel::Clock& clock);
   HttpExecutorClient() : HttpExecutorClient(Settings{}, ringwheel::RealClock::Instance()) {}
   // Fails what is still waiting or in flight (kNotSent / kUnknown, "the admin is shutting down"), closes
   // every connection and joins the threads.
@@ -172,6 +190,7 @@ class HttpExecutorClient final : public ExecutorClient {
   RunReply PostAndWait(const std::string& address, const char* method, const std::string& token,
                        std::string body);
 
+  std::shared_ptr<const RegistryGuard> guard_;  // checks IP addresses before a request is handed over
   std::vector<std::unique_ptr<Engine>> engines_;
 };
 

@@ -6,6 +6,7 @@
 // Thread-safety: pure functions.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,9 +33,28 @@ Result<void> CheckPasswordPolicy(std::string_view password);
 // Strips '\r' from a shell script (XXL-JOB does, §10). Appends one FieldError per problem.
 void CheckJobFields(Job& job, FieldErrors& errors);
 
-// Whether the admin may POST to `url`: it starts with one of the operator's non-empty `allow` prefixes
-// (setting alarm_webhook_allow). O(prefixes x prefix length).
+// A URL as the webhook allow-list compares it (issue 21: a string prefix let
+// "https://hooks.example.com.attacker.test" and "https://hooks.example.com:8443" past
+// "https://hooks.example.com").
+struct WebhookUrl {
+  bool https = false;
+  std::string host;  // lower case, without brackets
+  int port = 0;      // explicit or the scheme's default (80, 443)
+  std::string path;  // "" or "/a/b" (never ends in '/')
+};
+// Error::Invalid naming the URL and what is wrong for anything net::ParseHttpAddress refuses (no http(s)
+// scheme, user info, query, fragment, "//" or ".." in the path, a bad port) and for a path with '.'
+// segments or an encoded '.', '/' or '\' (%2e, %2f, %5c), which a server may resolve before it routes,
+// e.g. "URL 'https://h/a/%2e%2e/b' is not valid: its path must not hold '.' segments or encoded '.', '/'
+// or '\'".
+Result<WebhookUrl> ParseWebhookUrl(std::string_view url);
+// Whether the admin may POST to `url`: it parses, and one of the operator's `allow` entries (setting
+// alarm_webhook_allow) parses and has its scheme, host (case-insensitive) and port (the scheme's default
+// when not given), and a path equal to the URL's or a prefix of it ending at a '/' ("/hooks" allows
+// "/hooks/x", not "/hooksX"). Entries that do not parse allow nothing. O(entries x URL length).
 bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow);
+// kInvalid naming the first entry of alarm_webhook_allow that does not parse (checked at start).
+Result<void> CheckWebhookAllow(const std::vector<std::string>& allow);
 // A job's alarm_webhook that is new or changed (before == nullptr: a new job) must be allowed: appends an
 // alarm_webhook error when it is not. Checked when a job is saved and again when an alarm is sent, since
 // the operator may change the list.

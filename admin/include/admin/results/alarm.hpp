@@ -4,8 +4,10 @@
 // alarm_webhook. The alarm succeeds only if every configured channel succeeds.
 //
 // Security: the admin never sends a request to an address a user typed without the operator's consent:
-// a webhook URL must start with one of the operator's `webhook_allow` prefixes (none by default, so
-// webhooks are off until allowed); e-mail goes only through the operator's SMTP server.
+// a webhook URL must be under one of the operator's `webhook_allow` URLs, compared as URLs (scheme, host,
+// port, a path prefix at a '/': WebhookAllowed, admin/model/validation.hpp; none by default, so webhooks
+// are off until allowed), checked again when the alarm is sent; e-mail goes only through the operator's
+// SMTP server.
 //
 // Thread-safety: Send() may be called from several threads.
 
@@ -57,7 +59,7 @@ class DefaultAlarmSender final : public AlarmSender {
     std::string smtp_user;
     std::string smtp_password;
     bool smtp_starttls = false;              // require STARTTLS on smtp://
-    std::vector<std::string> webhook_allow;  // URL prefixes a webhook may start with
+    std::vector<std::string> webhook_allow;  // URLs a webhook must be under (alarm_webhook_allow)
     std::chrono::milliseconds timeout{5000};
   };
   explicit DefaultAlarmSender(Settings settings);

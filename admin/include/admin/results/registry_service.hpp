@@ -5,7 +5,13 @@
 // "http://h:1/" are one executor); a removal deletes it; ExpireDead deletes registrations not renewed within
 // `dead_after` (90 s, XXL-JOB's DEAD_TIMEOUT). Routing reads the live registry through JobCatalog.
 //
-// Thread-safety: safe from any thread (pooled connections; the token cache under its own mutex).
+// A heartbeat naming an address the registration guard refuses (dispatch/registry_guard.hpp: settings
+// registry_allow and registry_deny, the admin's own address) stores nothing and says why (issue 21).
+//
+// The rows are the store's (results/registry_store.hpp; PgRegistryStore on PostgreSQL, fakes in the unit
+// tests); the rules are here.
+//
+// Thread-safety: safe from any thread (the store is; the token cache is under its own mutex).
 
 #include <chrono>
 #include <cstddef>
@@ -16,7 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "admin/store/pg_pool.hpp"
+#include "admin/dispatch/registry_guard.hpp"
+#include "admin/model/result.hpp"
+#include "admin/results/registry_store.hpp"
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -24,9 +32,11 @@ namespace cronwheel::admin {
 
 class RegistryService {
  public:
-  RegistryService(ringwheel::Clock& clock, PgPool& pool,
-                  std::chrono::milliseconds dead_after = std::chrono::seconds(90));
-  void Register(const xxljob::RegistryParam& p);
+  RegistryService(ringwheel::Clock& clock, RegistryStore& store,
+                  std::chrono::milliseconds dead_after = std::chrono::seconds(90),
+                  RegistryGuard guard = RegistryGuard());
+  // Stores the heartbeat; Error::Forbidden, naming the address and the setting, when the guard refuses it.
+  Result<void> Register(const xxljob::RegistryParam& p);
   void Remove(const xxljob::RegistryParam& p);
   // Deletes registrations not renewed within dead_after; returns how many.
   std::size_t ExpireDead();
@@ -40,11 +50,12 @@ class RegistryService {
 
  private:
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  RegistryStore& store_;
   std::chrono::milliseconds dead_after_;
   std::mutex tokens_mu_;
   std::vector<std::string> group_tokens_;  // guarded by tokens_mu_
   std::int64_t tokens_read_ms_ = INT64_MIN / 2;
+  RegistryGuard guard_;
 };
 
 }  // namespace cronwheel::admin

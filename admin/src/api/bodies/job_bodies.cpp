@@ -31,9 +31,8 @@ Result<void> CheckRegistration(const xxljob::RegistryParam& p) {
                     "with a letter or digit",
                     p.registry_key.substr(0, 80)));
   }
-  std::string why;
-  if (!net::ParseHttpAddress(p.registry_value, &why)) {
-    return Error::Invalid(fmt::format("field 'registryValue': {}", why));
+  if (const auto address = net::ParseHttpAddress(p.registry_value); !address.ok()) {
+    return Error::Invalid(fmt::format("field 'registryValue': {}", std::string(address.status().message())));
   }
   return {};
 }
@@ -85,9 +84,9 @@ Result<JobGroup> ReadGroupBody(const json& body, JobGroup g, bool create) {
          {{"what", "app_name"}}});
   }
   for (auto& a : g.addresses) {
-    std::string why;
-    if (!net::ParseHttpAddress(a, &why)) {
-      errors.push_back({"addresses", why, "format", {{"what", "address"}}});
+    if (const auto address = net::ParseHttpAddress(a); !address.ok()) {
+      errors.push_back(
+          {"addresses", std::string(address.status().message()), "format", {{"what", "address"}}});
     } else {
       a = net::NormalizeAddress(a);
     }
@@ -113,9 +112,12 @@ Result<PreviewBody> ReadPreviewBody(const json& body) {
 }
 
 Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms) {
-  ringwheel::ScheduleError se;
-  const auto schedule = ringwheel::Schedule::Parse(p.schedule_type, p.schedule_conf, p.time_zone, &se);
-  if (!schedule) return Error::Invalid("the schedule is not valid", {{se.field, se.message, "schedule"}});
+  const auto schedule = ringwheel::Schedule::Parse(p.schedule_type, p.schedule_conf, p.time_zone);
+  if (!schedule.ok()) {
+    return Error::Invalid(
+        "the schedule is not valid",
+        {{ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"}});
+  }
   json fires = json::array();
   std::int64_t at = p.from_ms.value_or(now_ms);
   for (int i = 0; i < p.count; ++i) {

@@ -2,7 +2,7 @@
 // A list of IP addresses and CIDR ranges a request's peer address is checked against (who may read
 // /metrics without credentials: the setting metrics_allow of the admin and the executor).
 //
-//   auto list = AddressAllowList::Parse({"127.0.0.1/8", "::1", "10.0.0.0/8"}, &error);
+//   auto list = AddressAllowList::Parse({"127.0.0.1/8", "::1", "10.0.0.0/8"});  // absl::StatusOr
 //   list->Allows("10.1.2.3")   // true
 //
 // Entries: an IPv4 or IPv6 address (one host) or address/prefix length ("10.0.0.0/8", "fd00::/8"). An
@@ -12,6 +12,8 @@
 //
 // Thread-safety: immutable after Parse; Allows may be called from any thread. Complexity: Allows is
 // O(entries).
+
+#include <absl/status/statusor.h>
 
 #include <array>
 #include <optional>
@@ -23,8 +25,10 @@ namespace cronwheel::net {
 
 class AddressAllowList final {
  public:
-  // nullopt, with `*error` naming the entry and what is valid, when an entry does not parse.
-  static std::optional<AddressAllowList> Parse(const std::vector<std::string>& entries, std::string* error);
+  // The list, or an InvalidArgument status naming the first entry that does not parse and what is valid:
+  //   "'10.0.0.0/33' is not valid (the prefix length must be 0..32): use an IPv4 or IPv6 address or
+  //   address/prefix, e.g. 127.0.0.1, 10.0.0.0/8, ::1, fd00::/8".
+  static absl::StatusOr<AddressAllowList> Parse(const std::vector<std::string>& entries);
 
   // Whether `address` (a peer address as the HTTP server reports it, without port) is in the list. An
   // address that does not parse is not.

@@ -2,6 +2,8 @@
 // HTTP addresses as cronwheel reads them: an admin's or executor's base URL, and a "host:port" to
 // listen on. Pure functions; thread-safe.
 
+#include <absl/status/statusor.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,10 +22,12 @@ struct HttpAddress {
   [[nodiscard]] std::string Path(std::string_view method) const;
 };
 
-// nullopt (with *error, when non-null, naming the address and what is wrong) for anything but
+// The parsed address, or an InvalidArgument status naming the address and what is wrong for anything but
 // http(s)://host[:port][/path]: no scheme, user info, query, fragment, white space, backslashes, a port
-// outside 1..65535, an IPv6 host without brackets, "//" or ".." in the path.
-std::optional<HttpAddress> ParseHttpAddress(std::string_view address, std::string* error);
+// outside 1..65535, an IPv6 host without brackets, "//" or ".." in the path, e.g.
+//   "address 'ftp://x' is not valid: the scheme must be http:// or https://; expected
+//   http(s)://host[:port][/path]".
+absl::StatusOr<HttpAddress> ParseHttpAddress(std::string_view address);
 
 // Canonical spelling used as the registry and routing key: origin + base_path + "/", so "http://a:1" and
 // "http://a:1/" name the same executor. Returns the input unchanged if it does not parse.
@@ -35,9 +39,10 @@ struct HostPort {
   int port = 0;      // 0..65535; 0 = any free port
 };
 
-// "127.0.0.1:8080", "0.0.0.0:0", "[::1]:9999" -> HostPort. nullopt (with *error naming the value and the
-// forms that are valid) for anything else: no port, a port outside 0..65535, an empty host, an IPv6 host
-// without brackets.
-std::optional<HostPort> ParseHostPort(std::string_view listen, std::string* error);
+// "127.0.0.1:8080", "0.0.0.0:0", "[::1]:9999" -> HostPort. An InvalidArgument status naming the value and
+// the forms that are valid for anything else: no port, a port outside 0..65535, an empty host, an IPv6 host
+// without brackets, e.g. "'localhost' is not valid: there is no port; use host:port, e.g. 127.0.0.1:8080,
+// 0.0.0.0:0 or [::1]:9999 (port 0 = any free port)".
+absl::StatusOr<HostPort> ParseHostPort(std::string_view listen);
 
 }  // namespace cronwheel::net

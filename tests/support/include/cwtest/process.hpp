@@ -35,7 +35,7 @@ class ChildProcess {
 
   [[nodiscard]] pid_t pid() const { return pid_; }
   [[nodiscard]] bool running();
-  void Signal(int sig);
+  void Signal(int sig) const;
   // Waits until it exits; returns its exit code (128 + signal when killed by one), or nullopt at the
   // timeout. After it has exited, returns the same code again.
   std::optional<int> Wait(std::chrono::milliseconds timeout);

@@ -1,0 +1,125 @@
+#include "admin/dispatch/registry_guard.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
+#include <array>
+#include <memory>
+
+namespace cronwheel::admin {
+namespace {
+
+struct IfaddrsFree {
+  void operator()(ifaddrs* a) const { freeifaddrs(a); }
+};
+struct AddrinfoFree {
+  void operator()(addrinfo* a) const { freeaddrinfo(a); }
+};
+
+// The text of an interface address (IPv4 or IPv6), or "".
+std::string AddressText(const sockaddr* sa) {
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);  // NOLINT: the socket API's own cast
+    if (inet_ntop(AF_INET, &in->sin_addr, text.data(), text.size()) != nullptr) return text.data();
+  } else if (sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);  // NOLINT: the socket API's own cast
+    if (inet_ntop(AF_INET6, &in6->sin6_addr, text.data(), text.size()) != nullptr) return text.data();
+  }
+  return {};
+}
+
+// What a listen host name resolves to (the addresses the server binds), or nothing.
+std::vector<std::string> Resolve(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* raw = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &raw) != 0) return {};
+  const std::unique_ptr<addrinfo, AddrinfoFree> found(raw);
+  std::vector<std::string> out;
+  for (const addrinfo* a = found.get(); a != nullptr; a = a->ai_next) {
+    if (auto text = AddressText(a->ai_addr); !text.empty()) out.push_back(std::move(text));
+  }
+  return out;
+}
+
+Result<net::AddressAllowList> ParseList(std::string_view setting, const std::vector<std::string>& list) {
+  auto parsed = net::AddressAllowList::Parse(list);
+  if (!parsed.ok())
+    return Error::Invalid(fmt::format("setting {}: {}", setting, std::string(parsed.status().message())));
+  return *std::move(parsed);
+}
+
+}  // namespace
+
+std::vector<std::string> RegistryGuard::DefaultDeny() {
+  return {"169.254.0.0/16", "fe80::/10", "0.0.0.0/8", "::/128"};
+}
+
+std::vector<std::string> RegistryGuard::SelfAddresses(const net::HostPort& listen) {
+  if (listen.host == "localhost") return {"127.0.0.0/8", "::1"};
+  if (net::ParseIpAddress(listen.host)) {
+    if (listen.host != "0.0.0.0" && listen.host != "::") return {listen.host};
+  } else {
+    return Resolve(listen.host);
+  }
+  // A wildcard listener answers on every address of the host: loopback, the unspecified address (which
+  // connects to this host) and each interface's.
+  std::vector<std::string> out{"127.0.0.0/8", "::1", "0.0.0.0", "::"};
+  ifaddrs* raw = nullptr;
+  if (getifaddrs(&raw) != 0) return out;
+  const std::unique_ptr<ifaddrs, IfaddrsFree> list(raw);
+  for (const ifaddrs* a = list.get(); a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr) continue;
+    if (auto text = AddressText(a->ifa_addr); !text.empty()) out.push_back(std::move(text));
+  }
+  return out;
+}
+
+RegistryGuard::RegistryGuard() : RegistryGuard(*Make(Settings{})) {}
+
+Result<RegistryGuard> RegistryGuard::Make(const Settings& settings) {
+  auto allow = ParseList("registry_allow", settings.allow);
+  if (!allow) return allow.error();
+  auto deny = ParseList("registry_deny", settings.deny);
+  if (!deny) return deny.error();
+  // The admin's own addresses come from its listen setting and its interfaces, never from a user.
+  auto self = ParseList("listen", settings.self);
+  if (!self) return self.error();
+  RegistryGuard g(Empty{});
+  g.allow_ = std::move(*allow);
+  g.deny_ = std::move(*deny);
+  g.self_ = std::move(*self);
+  g.allow_all_ = g.allow_.empty();
+  g.self_port_ = settings.self_port;
+  return g;
+}
+
+std::optional<std::string> RegistryGuard::CheckAddress(std::string_view address) const {
+  const auto a = net::ParseHttpAddress(address);
+  if (!a.ok() || !net::ParseIpAddress(a->host)) return std::nullopt;
+  if (auto why = CheckEndpoint(a->host, a->port)) {
+    return fmt::format("executor address '{}' is refused: {}", address.substr(0, 200), *why);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> RegistryGuard::CheckEndpoint(std::string_view ip, int port) const {
+  if (!net::ParseIpAddress(ip)) return fmt::format("'{}' is not an IP address", ip.substr(0, 64));
+  if (deny_.Allows(ip)) {
+    return fmt::format("{} is in a network the admin does not send to (setting registry_deny)", ip);
+  }
+  if (!allow_all_ && !allow_.Allows(ip)) {
+    return fmt::format("{} is not in a network executors may be in (setting registry_allow)", ip);
+  }
+  if (self_port_ != 0 && port == self_port_ && self_.Allows(ip)) {
+    return fmt::format("{} port {} is this admin's own address (setting listen)", ip, port);
+  }
+  return std::nullopt;
+}
+
+}  // namespace cronwheel::admin
