@@ -144,7 +144,8 @@ std::optional<JobDocument> ReadCronwheelDocument(const json& doc, Problems& prob
 // --- XXL-JOB -----------------------------------------------------------------------------------------------
 
 // XxlJobInfo -> a job field. `type` is the field's type in XXL-JOB's JSON. The description (jobDesc, or
-// name from XXL-JOB 3.5) and the time zone (scheduleTimezone) are read apart.
+// name from XXL-JOB 3.5) is read apart. No XXL-JOB release has a job time zone (its cron runs in the admin
+// JVM's zone), so every job gets ReadOptions::xxl_time_zone.
 struct XxlField {
   std::string_view xxl;
   std::string_view ours;
@@ -239,12 +240,6 @@ std::optional<JobDocument> ReadXxlList(const XxlList& in, const ReadOptions& opt
           continue;
         }
         job.fields["description"] = value;
-      } else if (name == "scheduleTimezone") {  // empty: the XXL-JOB admin's own zone, so --time-zone
-        if (CheckFieldType(JobField{"scheduleTimezone", FieldType::kString}, value, path(i, name),
-                           problems) &&
-            !value.get<std::string>().empty()) {
-          job.fields["time_zone"] = value;
-        }
       } else if (name == "jobCron") {  // XXL-JOB before 2.3: a cron expression, no scheduleType
         if (CheckFieldType(JobField{"jobCron", FieldType::kString}, value, path(i, name), problems) &&
             !x.contains("scheduleType")) {
