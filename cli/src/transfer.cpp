@@ -143,14 +143,15 @@ std::optional<JobDocument> ReadCronwheelDocument(const json& doc, Problems& prob
 
 // --- XXL-JOB -----------------------------------------------------------------------------------------------
 
-// XxlJobInfo (XXL-JOB 2.x) -> a job field. `type` is the field's type in XXL-JOB's JSON.
+// XxlJobInfo -> a job field. `type` is the field's type in XXL-JOB's JSON. The description (jobDesc, or
+// name from XXL-JOB 3.5) is read apart. No XXL-JOB release has a job time zone (its cron runs in the admin
+// JVM's zone), so every job gets ReadOptions::xxl_time_zone.
 struct XxlField {
   std::string_view xxl;
   std::string_view ours;
   FieldType type;
 };
-constexpr std::array<XxlField, 15> kXxlFields = {{
-    {"jobDesc", "description", FieldType::kString},
+constexpr std::array<XxlField, 14> kXxlFields = {{
     {"author", "author", FieldType::kString},
     {"alarmEmail", "alarm_email", FieldType::kString},
     {"scheduleType", "schedule_type", FieldType::kString},
@@ -182,20 +183,39 @@ std::optional<std::vector<std::int64_t>> ParseIdList(const std::string& text) {
   return out;
 }
 
-std::optional<JobDocument> ReadXxlList(const json& list, const ReadOptions& options,
+// Where an XXL-JOB job list was found and what it is called, for problems and the import's summary.
+struct XxlList {
+  const json* jobs = nullptr;
+  std::string path;    // of the list in the input: "" (the input is the list), "data", "data.data"
+  std::string source;  // JobDocument::source
+};
+
+// The key of the description in XXL-JOB's jobs: `name` from 3.5 on (its migration renamed job_desc), else
+// `jobDesc`. A list is of one version, so one job with `name` decides it.
+std::string_view XxlDescriptionKey(const json& list) {
+  const bool named = std::any_of(list.begin(), list.end(), [](const json& x) {
+    return x.is_object() && x.contains("name") && !x.at("name").is_null();
+  });
+  return named ? "name" : "jobDesc";
+}
+
+std::optional<JobDocument> ReadXxlList(const XxlList& in, const ReadOptions& options,
                                        std::vector<std::string>& warnings, Problems& problems) {
   const auto before = problems.size();
+  const json& list = *in.jobs;
   JobDocument out;
-  out.source = "XXL-JOB job list";
-  const PathOf path = [](std::size_t i, std::string_view f) { return fmt::format("[{}].{}", i, f); };
-  std::map<std::int64_t, std::string> description_of;  // XXL-JOB id -> jobDesc
+  out.source = in.source;
+  const PathOf path = [&in](std::size_t i, std::string_view f) {
+    return fmt::format("{}[{}]{}{}", in.path, i, f.empty() ? "" : ".", f);
+  };
+  const auto description_key = XxlDescriptionKey(list);
+  std::map<std::int64_t, std::string> description_of;  // XXL-JOB id -> description
   std::vector<std::vector<std::int64_t>> child_ids(list.size());
   std::set<std::string> ignored;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const auto& x = list[i];
     if (!x.is_object()) {
-      problems.push_back(
-          {fmt::format("[{}]", i), fmt::format("expected an XxlJobInfo object, got {}", Shown(x))});
+      problems.push_back({path(i, ""), fmt::format("expected an XxlJobInfo object, got {}", Shown(x))});
       continue;
     }
     PortableJob job;
@@ -208,6 +228,18 @@ std::optional<JobDocument> ReadXxlList(const json& list, const ReadOptions& opti
         if (CheckFieldType(JobField{mapped->xxl, mapped->type}, value, path(i, name), problems)) {
           job.fields[std::string(mapped->ours)] = value;
         }
+      } else if (name == "jobDesc" || name == "name") {  // XXL-JOB before 3.5, and from 3.5
+        if (!CheckFieldType(JobField{"description", FieldType::kString}, value, path(i, name), problems))
+          continue;
+        if (const auto other = job.fields.find("description"); other != job.fields.end() && *other != value) {
+          problems.push_back(
+              {path(i, name),
+               fmt::format("{} differs from the other description field {}: a job has jobDesc (XXL-JOB "
+                           "before 3.5) or name (3.5 and later), so which one is meant is unknown",
+                           Shown(value), Shown(*other))});
+          continue;
+        }
+        job.fields["description"] = value;
       } else if (name == "jobCron") {  // XXL-JOB before 2.3: a cron expression, no scheduleType
         if (CheckFieldType(JobField{"jobCron", FieldType::kString}, value, path(i, name), problems) &&
             !x.contains("scheduleType")) {
@@ -234,8 +266,11 @@ std::optional<JobDocument> ReadXxlList(const json& list, const ReadOptions& opti
     if (x.contains("id") && x.at("id").is_number_integer() && job.fields.contains("description")) {
       description_of[x.at("id").get<std::int64_t>()] = job.fields.at("description").get<std::string>();
     }
-    if (!job.fields.contains("description"))
-      problems.push_back({path(i, "jobDesc"), "missing: every job needs it"});
+    if (!job.fields.contains("description")) {
+      problems.push_back(
+          {path(i, description_key),
+           "missing: every job needs a description (jobDesc before XXL-JOB 3.5, name from 3.5 on)"});
+    }
     if (!job.fields.contains("schedule_type")) {
       job.fields["schedule_type"] = "NONE";  // XXL-JOB 2.3+ always has one; a job with neither never fires
     }
@@ -256,10 +291,54 @@ std::optional<JobDocument> ReadXxlList(const json& list, const ReadOptions& opti
     }
   }
   CheckKeys(
-      out.jobs, [](std::size_t i, std::string_view) { return fmt::format("[{}].jobDesc", i); },
-      [](std::size_t i, std::size_t) { return fmt::format("[{}].childJobId", i); }, problems);
+      out.jobs, [&](std::size_t i, std::string_view) { return path(i, description_key); },
+      [&](std::size_t i, std::size_t) { return path(i, "childJobId"); }, problems);
   if (problems.size() != before) return std::nullopt;
   return out;
+}
+
+// A pageList answer holds one page: says so when its total counts more jobs than it holds.
+void WarnIfOnePage(const json& total, std::size_t held, std::string_view total_path,
+                   std::string_view size_parameter, std::vector<std::string>& warnings) {
+  if (!total.is_number_integer() || total.get<std::int64_t>() <= static_cast<std::int64_t>(held)) return;
+  warnings.push_back(
+      fmt::format("the answer holds {} of the {} jobs its {} counts: it is one page of "
+                  "/jobinfo/pageList; ask for {}={} to import them all",
+                  held, total.get<std::int64_t>(), total_path, size_parameter, total.get<std::int64_t>()));
+}
+
+// "an object with keys "code", "data"", "an array of 3 values", "a string": what an input is, for the
+// message that refuses it. `depth` 1 also describes an object's "data".
+std::string DescribeShape(const json& v, int depth = 1) {
+  switch (v.type()) {
+    case json::value_t::object: {
+      if (v.empty()) return "an empty object";
+      std::string keys;
+      std::size_t n = 0;
+      for (const auto& [k, _] : v.items()) {
+        if (n++ == 8) {
+          keys += ", ...";
+          break;
+        }
+        keys += fmt::format("{}\"{}\"", keys.empty() ? "" : ", ", Utf8Truncate(k, 40));
+      }
+      auto out = fmt::format("an object with the key{} {}", v.size() == 1 ? "" : "s", keys);
+      if (const auto data = v.find("data"); depth > 0 && data != v.end()) {
+        out += fmt::format(" whose \"data\" is {}", DescribeShape(*data, depth - 1));
+      }
+      return out;
+    }
+    case json::value_t::array:
+      return fmt::format("an array of {} value{}", v.size(), v.size() == 1 ? "" : "s");
+    case json::value_t::string:
+      return fmt::format("a string ({})", Shown(v, 40));
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return fmt::format("{}", v.get<bool>());
+    default:
+      return fmt::format("a number ({})", v.dump());
+  }
 }
 
 }  // namespace
@@ -335,17 +414,48 @@ std::optional<ordered_json> MakeDocument(const json& group, const std::vector<js
 
 std::optional<JobDocument> ReadDocument(const json& doc, const ReadOptions& options,
                                         std::vector<std::string>& warnings, Problems& problems) {
-  if (doc.is_array()) return ReadXxlList(doc, options, warnings, problems);
-  if (doc.is_object() && !doc.contains("format") && doc.contains("data") && doc.at("data").is_array()) {
-    return ReadXxlList(doc.at("data"), options, warnings, problems);
+  if (doc.is_array()) {
+    const bool named = XxlDescriptionKey(doc) == "name";
+    return ReadXxlList({&doc, "", named ? "XXL-JOB 3.5+ job list" : "XXL-JOB job list"}, options, warnings,
+                       problems);
   }
   if (doc.is_object() && doc.contains("format")) return ReadCronwheelDocument(doc, problems);
+  if (doc.is_object()) {
+    const auto data = doc.find("data");
+    if (data != doc.end() && data->is_array()) {  // 2.x: {"recordsTotal", "recordsFiltered", "data"}
+      WarnIfOnePage(doc.value("recordsTotal", json()), data->size(), "recordsTotal", "length", warnings);
+      return ReadXxlList({&*data, "data", "XXL-JOB 2.x /jobinfo/pageList answer"}, options, warnings,
+                         problems);
+    }
+    // 3.3+: Response {"code", "msg", "data": PageModel {"offset", "pagesize", "data", "total"}}.
+    if (const auto code = doc.find("code");
+        code != doc.end() && code->is_number_integer() && code->get<std::int64_t>() != 200) {
+      problems.push_back(
+          {"code", fmt::format("XXL-JOB answered code {} ({}): that is a refusal, not a job list; a "
+                               "/jobinfo/pageList answer that lists jobs has code 200",
+                               code->get<std::int64_t>(), Shown(doc.value("msg", json()), 200))});
+      return std::nullopt;
+    }
+    if (data != doc.end() && data->is_object()) {
+      if (const auto list = data->find("data"); list != data->end() && list->is_array()) {
+        WarnIfOnePage(data->value("total", json()), list->size(), "data.total", "pagesize", warnings);
+        const bool named = XxlDescriptionKey(*list) == "name";
+        return ReadXxlList(
+            {&*list, "data.data",
+             named ? "XXL-JOB 3.5+ /jobinfo/pageList answer" : "XXL-JOB 3.3+ /jobinfo/pageList answer"},
+            options, warnings, problems);
+      }
+    }
+  }
   problems.push_back(
-      {"",
-       fmt::format("not a job document: expected {{\"format\": \"{}\", \"version\": {}, \"jobs\": [...]}} "
-                   "or an XXL-JOB job list (an array of XxlJobInfo, or /jobinfo/pageList's {{\"data\": "
-                   "[...]}}), got {}",
-                   kDocumentFormat, kDocumentVersion, Shown(doc, 60))});
+      {"", fmt::format(
+               "not a job document: found {}. import reads:\n"
+               "    a cronwheel export: {{\"format\": \"{}\", \"version\": {}, \"jobs\": [...]}}\n"
+               "    XXL-JOB 2.x /jobinfo/pageList: {{\"recordsTotal\": n, \"data\": [XxlJobInfo...]}}\n"
+               "    XXL-JOB 3.3+ /jobinfo/pageList: {{\"code\": 200, \"data\": {{\"data\": [XxlJobInfo...], "
+               "\"total\": n}}}} (3.5: jobs with name instead of jobDesc)\n"
+               "    a list of XxlJobInfo: [{{\"jobDesc\" or \"name\": ..., ...}}, ...]",
+               DescribeShape(doc), kDocumentFormat, kDocumentVersion)});
   return std::nullopt;
 }
 

@@ -3,6 +3,7 @@
 // - 50 varied jobs created through `jobs create` (JSON and TOML files), exported, imported into a second
 //   group, and equal there field by field (apart from ids and the group); a second import with
 //   --on-conflict skip creates nothing, one without it changes nothing and exits 1;
+// - XXL-JOB's /jobinfo/pageList answers of 2.x, 3.3 and 3.5 (tests/unit/cli/fixtures/) are imported;
 // - a bad job file exits 1 naming the field, an admin's refusal exits 1 with its field errors, an
 //   unreachable admin exits 3, a usage error 2;
 // - `jobs trigger` then `logs tail --follow` prints the fire's output from a cronwheel-executor and ends
@@ -294,6 +295,45 @@ TEST_F(CliE2E, FiftyJobsCreatedExportedAndImportedIntoAnotherGroupAreEqualFieldB
   EXPECT_THAT(run.err, HasSubstr("exists in the target group"));
   EXPECT_THAT(run.err, HasSubstr("nothing was changed"));
   EXPECT_EQ(GroupJobs(target).size(), static_cast<std::size_t>(kJobs));
+}
+
+TEST_F(CliE2E, XxlJobPageListAnswersOfEachVersionAreImported) {
+  // tests/unit/cli/fixtures/: one /jobinfo/pageList answer of XXL-JOB 2.x, 3.3 and 3.5, with two jobs each,
+  // the first the parent of the second. The admin takes every mapped job as it is, child link included.
+  struct Case {
+    std::string fixture;
+    std::string source;
+    std::string parent;
+    std::string child;
+  };
+  const std::vector<Case> cases = {
+      {"xxl-job-2.x-pagelist.json", "XXL-JOB 2.x /jobinfo/pageList answer", "测试任务1",
+       "clean up temp files"},
+      {"xxl-job-3.3-pagelist.json", "XXL-JOB 3.3+ /jobinfo/pageList answer", "nightly invoices",
+       "send invoices"},
+      {"xxl-job-3.5-pagelist.json", "XXL-JOB 3.5+ /jobinfo/pageList answer", "daily report",
+       "archive report"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    const int group = CreateGroup(fmt::format("cli-xxl-import-{}", ++n));
+    const auto file = std::string(CRONWHEEL_SOURCE_DIR) + "/tests/unit/cli/fixtures/" + c.fixture;
+    const auto run = Cli({"import", file, "--group", std::to_string(group), "--time-zone", "Europe/Berlin"});
+    EXPECT_EQ(run.code, 0) << c.fixture << ": " << run.err;
+    EXPECT_THAT(run.err, HasSubstr(fmt::format("from {}: 2 created, 0 updated, 0 skipped", c.source)));
+    EXPECT_THAT(run.err, ::testing::Not(HasSubstr("warning"))) << c.fixture;
+    std::map<std::string, json> by_description;
+    for (const auto& j : GroupJobs(group))
+      by_description[j.at("description").get<std::string>()] = j;
+    ASSERT_EQ(by_description.size(), 2U) << c.fixture;
+    const auto& parent = by_description[c.parent];
+    const auto& child = by_description[c.child];
+    EXPECT_EQ(parent.at("child_job_ids"), json::array({child.at("id")})) << c.fixture;
+    EXPECT_EQ(parent.at("time_zone"), "Europe/Berlin")
+        << c.fixture << ": --time-zone (no XXL-JOB version has a job time zone)";
+    EXPECT_EQ(parent.at("enabled"), true) << c.fixture << ": triggerStatus 1";
+    EXPECT_EQ(child.at("enabled"), false) << c.fixture << ": triggerStatus 0";
+  }
 }
 
 TEST_F(CliE2E, BadInputAndAnUnreachableAdminGiveTheirExitCodes) {

@@ -15,8 +15,11 @@
 // Versions: `version` changes when a reader of the old version would misread a new document (a field
 // renamed or given another meaning); a reader refuses a version it does not know and says which it reads.
 //
-// `import` also reads an XXL-JOB job list (XxlJobInfo objects as XXL-JOB's /jobinfo/pageList returns them
-// in "data", or a plain array of them); ReadDocument maps their fields (docs/cli.md lists the mapping).
+// `import` also reads XXL-JOB's job list as its admin's /jobinfo/pageList answers it: 2.x's
+// {"recordsTotal", "recordsFiltered", "data": [XxlJobInfo...]}, 3.3+'s Response {"code": 200, "msg",
+// "data": {"data": [XxlJobInfo...], "total"}}, whose jobs have `name` instead of `jobDesc` from 3.5 on, or
+// a plain array of XxlJobInfo. ReadDocument maps their fields (docs/cli.md lists the mapping); the fixtures
+// in tests/unit/cli/fixtures/ are each version's answer, with the sources they follow.
 //
 // Pure functions; thread-safe.
 
@@ -45,7 +48,7 @@ struct PortableJob {
 struct JobDocument {
   nlohmann::json group = nlohmann::json::object();  // {"app_name", "title"} of the source, when known
   std::vector<PortableJob> jobs;
-  std::string source;  // "cronwheel.jobs version 1" or "XXL-JOB job list"
+  std::string source;  // "cronwheel.jobs version 1", "XXL-JOB 3.3+ /jobinfo/pageList answer", ...
 };
 
 // The document of one group. `group` is GET /api/v1/groups/{id}; `jobs` every job of the group as the API
@@ -65,7 +68,10 @@ struct ReadOptions {
 // type, description and schedule_type present, descriptions unique, child_jobs naming jobs of the document;
 // other top-level keys are ignored (room for a comment). An XXL-JOB list: mapped field by field; fields
 // without an equivalent are reported as warnings, child job ids outside the list are dropped with a
-// warning. Problems name the place ("jobs[3].timeout_s", "[3].executorTimeout").
+// warning, and a pageList answer whose total counts more jobs than it holds (one page) is a warning.
+// Problems name the place ("jobs[3].timeout_s", "data.data[3].executorTimeout"); any other input is one
+// problem that describes what was found and lists the shapes read; so is an XXL-JOB answer with a code
+// other than 200 (a refusal).
 std::optional<JobDocument> ReadDocument(const nlohmann::json& doc, const ReadOptions& options,
                                         std::vector<std::string>& warnings, Problems& problems);
 

@@ -3,10 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <functional>
+#include <sstream>
+
 namespace {
 
 using namespace cronwheel::cli;
 using nlohmann::json;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // A job as GET /api/v1/jobs returns it.
@@ -200,7 +205,7 @@ TEST(ReadDocument, AnXxlJobListIsMappedFieldByField) {
   Problems problems;
   const auto doc = ReadDocument(page, {.xxl_time_zone = "Asia/Shanghai"}, warnings, problems);
   ASSERT_TRUE(doc) << cronwheel::cli::FormatProblems(problems);
-  EXPECT_EQ(doc->source, "XXL-JOB job list");
+  EXPECT_EQ(doc->source, "XXL-JOB 2.x /jobinfo/pageList answer");
   ASSERT_EQ(doc->jobs.size(), 2U);
   EXPECT_EQ(doc->jobs[0].fields, json({{"description", "测试任务"},
                                        {"author", "XXL"},
@@ -231,6 +236,225 @@ TEST(ReadDocument, AnXxlJobListIsMappedFieldByField) {
   EXPECT_FALSE(
       ReadDocument(json::array({{{"jobDesc", "a"}, {"executorTimeout", "10"}}}), {}, warnings, problems));
   EXPECT_EQ(problems.at(0).field, "[0].executorTimeout");
+}
+
+// A fixture of tests/unit/cli/fixtures/: one XXL-JOB version's /jobinfo/pageList answer (its "//" key
+// names the version and the sources it follows).
+json Fixture(const std::string& name) {
+  std::ifstream in(std::string(CRONWHEEL_SOURCE_DIR) + "/tests/unit/cli/fixtures/" + name, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty()) << name;
+  return json::parse(text.str());
+}
+
+// What `import` reads from `doc`; a test failure names every problem.
+JobDocument ReadOk(const json& doc, std::vector<std::string>& warnings,
+                   const std::string& time_zone = "UTC") {
+  Problems problems;
+  auto read = ReadDocument(doc, {.xxl_time_zone = time_zone}, warnings, problems);
+  EXPECT_TRUE(read) << cronwheel::cli::FormatProblems(problems);
+  return read.value_or(JobDocument{});
+}
+
+TEST(ReadDocument, XxlJob2xPageListAnswer) {
+  std::vector<std::string> warnings;
+  const auto doc = ReadOk(Fixture("xxl-job-2.x-pagelist.json"), warnings, "Asia/Shanghai");
+  EXPECT_EQ(doc.source, "XXL-JOB 2.x /jobinfo/pageList answer");
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings) << ": every XxlJobInfo field is known";
+  ASSERT_EQ(doc.jobs.size(), 2U);
+  EXPECT_EQ(doc.jobs[0].fields, json({{"description", "测试任务1"},
+                                      {"author", "XXL"},
+                                      {"alarm_email", ""},
+                                      {"schedule_type", "CRON"},
+                                      {"schedule_conf", "0 0 0 * * ? *"},
+                                      {"time_zone", "Asia/Shanghai"},
+                                      {"misfire_strategy", "DO_NOTHING"},
+                                      {"route_strategy", "FIRST"},
+                                      {"handler", "demoJobHandler"},
+                                      {"param", ""},
+                                      {"block_strategy", "SERIAL_EXECUTION"},
+                                      {"timeout_s", 0},
+                                      {"retry_count", 0},
+                                      {"glue_type", "BEAN"},
+                                      {"glue_source", ""},
+                                      {"glue_remark", "GLUE代码初始化"},
+                                      {"enabled", true}}));
+  EXPECT_EQ(doc.jobs[0].child_jobs, std::vector<std::string>{"clean up temp files"}) << "childJobId 2";
+  EXPECT_EQ(doc.jobs[1].fields, json({{"description", "clean up temp files"},
+                                      {"author", "ops"},
+                                      {"alarm_email", "ops@example.com"},
+                                      {"schedule_type", "FIX_RATE"},
+                                      {"schedule_conf", "3600"},
+                                      {"time_zone", "Asia/Shanghai"},
+                                      {"misfire_strategy", "FIRE_ONCE_NOW"},
+                                      {"route_strategy", "ROUND"},
+                                      {"handler", ""},
+                                      {"param", "/tmp/billing"},
+                                      {"block_strategy", "DISCARD_LATER"},
+                                      {"timeout_s", 600},
+                                      {"retry_count", 2},
+                                      {"glue_type", "GLUE_SHELL"},
+                                      {"glue_source", "#!/bin/bash\nfind \"$1\" -mtime +7 -delete\n"},
+                                      {"glue_remark", "first version"},
+                                      {"enabled", false}}));
+  EXPECT_TRUE(doc.jobs[1].child_jobs.empty());
+}
+
+TEST(ReadDocument, XxlJob33PageListAnswer) {
+  std::vector<std::string> warnings;
+  const auto doc = ReadOk(Fixture("xxl-job-3.3-pagelist.json"), warnings);
+  EXPECT_EQ(doc.source, "XXL-JOB 3.3+ /jobinfo/pageList answer");
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings);
+  ASSERT_EQ(doc.jobs.size(), 2U);
+  EXPECT_EQ(doc.jobs[0].description(), "nightly invoices");
+  EXPECT_EQ(doc.jobs[0].fields.at("route_strategy"), "CONSISTENT_HASH");
+  EXPECT_EQ(doc.jobs[0].fields.at("timeout_s"), 1800);
+  EXPECT_EQ(doc.jobs[0].fields.at("time_zone"), "UTC") << "no zone in the answer: --time-zone";
+  EXPECT_EQ(doc.jobs[0].fields.at("enabled"), true);
+  EXPECT_EQ(doc.jobs[0].child_jobs, std::vector<std::string>{"send invoices"}) << "childJobId 9";
+  EXPECT_EQ(doc.jobs[1].fields, json({{"description", "send invoices"},
+                                      {"author", "billing"},
+                                      {"schedule_type", "NONE"},
+                                      {"schedule_conf", ""},
+                                      {"time_zone", "UTC"},
+                                      {"misfire_strategy", "DO_NOTHING"},
+                                      {"route_strategy", "FIRST"},
+                                      {"handler", ""},
+                                      {"block_strategy", "SERIAL_EXECUTION"},
+                                      {"timeout_s", 0},
+                                      {"retry_count", 0},
+                                      {"glue_type", "GLUE_PYTHON"},
+                                      {"glue_source", "#!/usr/bin/env python3\nprint('sending')\n"},
+                                      {"glue_remark", "python3"},
+                                      {"enabled", false}}))
+      << "alarmEmail and executorParam are null: absent, so cronwheel's defaults";
+}
+
+TEST(ReadDocument, XxlJob35PageListAnswerNamesTheDescriptionName) {
+  std::vector<std::string> warnings;
+  const auto doc = ReadOk(Fixture("xxl-job-3.5-pagelist.json"), warnings, "Europe/Berlin");
+  EXPECT_EQ(doc.source, "XXL-JOB 3.5+ /jobinfo/pageList answer");
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings) << ": name is known";
+  ASSERT_EQ(doc.jobs.size(), 2U);
+  EXPECT_EQ(doc.jobs[0].description(), "daily report");
+  EXPECT_EQ(doc.jobs[0].fields.at("time_zone"), "Europe/Berlin") << "3.5 has no zone either: --time-zone";
+  EXPECT_EQ(doc.jobs[0].fields.at("route_strategy"), "SHARDING_BROADCAST");
+  EXPECT_EQ(doc.jobs[0].fields.at("block_strategy"), "COVER_EARLY");
+  EXPECT_EQ(doc.jobs[0].child_jobs, std::vector<std::string>{"archive report"}) << "childJobId 12, by name";
+  EXPECT_EQ(doc.jobs[1].description(), "archive report");
+  EXPECT_EQ(doc.jobs[1].fields.at("time_zone"), "Europe/Berlin");
+  EXPECT_EQ(doc.jobs[1].fields.at("glue_type"), "GLUE_NODEJS");
+  // The plain list of a 3.5 answer reads the same.
+  const auto plain = ReadOk(Fixture("xxl-job-3.5-pagelist.json").at("data").at("data"), warnings);
+  EXPECT_EQ(plain.source, "XXL-JOB 3.5+ job list");
+  ASSERT_EQ(plain.jobs.size(), 2U);
+  EXPECT_EQ(plain.jobs[1].description(), "archive report");
+}
+
+TEST(ReadDocument, AScheduleTimezoneIsNoXxlJobFieldAndIsIgnored) {
+  // No XXL-JOB release has a job time zone; a list that carries one (a patched admin) keeps --time-zone.
+  auto answer = Fixture("xxl-job-3.5-pagelist.json");
+  answer["data"]["data"][0]["scheduleTimezone"] = "Asia/Shanghai";
+  std::vector<std::string> warnings;
+  const auto doc = ReadOk(answer, warnings, "Europe/Berlin");
+  EXPECT_EQ(doc.jobs.at(0).fields.at("time_zone"), "Europe/Berlin");
+  EXPECT_THAT(warnings, ElementsAre("XXL-JOB field 'scheduleTimezone' has no cronwheel equivalent: ignored"));
+}
+
+TEST(ReadDocument, AnXxlJobProblemNamesItsPlaceInTheAnswer) {
+  struct Case {
+    std::string fixture;
+    std::function<void(json&)> spoil;
+    std::string place;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"xxl-job-2.x-pagelist.json", [](json& d) { d["data"][1]["executorTimeout"] = "10"; },
+       "data[1].executorTimeout", "expected an integer"},
+      {"xxl-job-3.3-pagelist.json", [](json& d) { d["data"]["data"][0]["executorTimeout"] = "10"; },
+       "data.data[0].executorTimeout", "expected an integer"},
+      {"xxl-job-3.3-pagelist.json", [](json& d) { d["data"]["data"][1].erase("jobDesc"); },
+       "data.data[1].jobDesc", "missing"},
+      {"xxl-job-3.5-pagelist.json", [](json& d) { d["data"]["data"][1]["name"] = nullptr; },
+       "data.data[1].name", "missing"},
+      {"xxl-job-3.5-pagelist.json", [](json& d) { d["data"]["data"][1]["name"] = "daily report"; },
+       "data.data[1].name", "also the description of the job at index 0"},
+      {"xxl-job-3.5-pagelist.json", [](json& d) { d["data"]["data"][0]["jobDesc"] = "other"; },
+       "data.data[0].name", "differs from the other description field \"other\""},
+  };
+  for (const auto& c : cases) {
+    auto doc = Fixture(c.fixture);
+    c.spoil(doc);
+    std::vector<std::string> warnings;
+    Problems problems;
+    EXPECT_FALSE(ReadDocument(doc, {}, warnings, problems)) << c.place;
+    ASSERT_EQ(problems.size(), 1U) << c.place << ": " << cronwheel::cli::FormatProblems(problems);
+    EXPECT_EQ(problems[0].field, c.place);
+    EXPECT_THAT(problems[0].message, HasSubstr(c.says)) << c.place;
+  }
+}
+
+TEST(ReadDocument, OnePageOfAPageListAnswerIsAWarning) {
+  auto v3 = Fixture("xxl-job-3.3-pagelist.json");
+  v3["data"]["total"] = 57;
+  std::vector<std::string> warnings;
+  ReadOk(v3, warnings);
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_THAT(warnings[0], HasSubstr("holds 2 of the 57 jobs its data.total counts"));
+  EXPECT_THAT(warnings[0], HasSubstr("pagesize=57"));
+
+  auto v2 = Fixture("xxl-job-2.x-pagelist.json");
+  v2["recordsTotal"] = 40;
+  warnings.clear();
+  ReadOk(v2, warnings);
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_THAT(warnings[0], HasSubstr("holds 2 of the 40 jobs its recordsTotal counts"));
+  EXPECT_THAT(warnings[0], HasSubstr("length=40"));
+}
+
+TEST(ReadDocument, AnUnknownShapeIsRefusedNamingWhatWasFoundAndTheShapesRead) {
+  struct Case {
+    json doc;
+    std::string found;
+  };
+  const std::vector<Case> cases = {
+      // xxl-tool's other PageModel (pageData, totalCount): no XXL-JOB release of ours answers it.
+      {{{"code", 200}, {"data", {{"pageData", json::array()}, {"totalCount", 0}}}},
+       R"(found an object with the keys "code", "data" whose "data" is an object with the keys "pageData", "totalCount")"},
+      {{{"content", {{"data", json::array()}}}}, R"(found an object with the key "content")"},
+      {{{"data", {{"rows", json::array()}}}}, R"(whose "data" is an object with the key "rows")"},
+      {json("jobs"), R"(found a string ("jobs"))"},
+      {json(), "found null"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> warnings;
+    Problems problems;
+    EXPECT_FALSE(ReadDocument(c.doc, {}, warnings, problems)) << c.doc;
+    ASSERT_EQ(problems.size(), 1U) << c.doc;
+    EXPECT_EQ(problems[0].field, "") << c.doc;
+    const auto& m = problems[0].message;
+    EXPECT_THAT(m, HasSubstr(c.found)) << c.doc;
+    EXPECT_THAT(m, HasSubstr(R"({"format": "cronwheel.jobs", "version": 1, "jobs": [...]})"));
+    EXPECT_THAT(m,
+                HasSubstr(R"(XXL-JOB 2.x /jobinfo/pageList: {"recordsTotal": n, "data": [XxlJobInfo...]})"));
+    EXPECT_THAT(
+        m,
+        HasSubstr(
+            R"(XXL-JOB 3.3+ /jobinfo/pageList: {"code": 200, "data": {"data": [XxlJobInfo...], "total": n}})"));
+    EXPECT_THAT(m, HasSubstr("3.5: jobs with name instead of jobDesc"));
+  }
+}
+
+TEST(ReadDocument, AnXxlJobRefusalIsNotAJobList) {
+  std::vector<std::string> warnings;
+  Problems problems;
+  EXPECT_FALSE(
+      ReadDocument(json{{"code", 500}, {"msg", "权限拦截"}, {"data", nullptr}}, {}, warnings, problems));
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_EQ(problems[0].field, "code");
+  EXPECT_THAT(problems[0].message, HasSubstr("XXL-JOB answered code 500 (\"权限拦截\")"));
+  EXPECT_THAT(problems[0].message, HasSubstr("code 200"));
 }
 
 cronwheel::cli::JobDocument Doc(const std::vector<std::string>& descriptions) {
