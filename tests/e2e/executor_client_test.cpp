@@ -7,6 +7,7 @@
 // another's; the registration guard is checked on the addresses a name resolves to.
 #include "admin/dispatch/executor_client.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -328,8 +330,10 @@ TEST(ExecutorClient, BurstsOpenFewConnectionsGraduallyAndReuseThemAcrossBursts) 
   }
   const auto stats = client.Stats(loopback.address());
   std::printf(
-      "[burst] 90 requests in 3 bursts of 30: %zu connections opened, most open at once %zu, %llu reused\n",
-      ports.size(), stats.most_open, static_cast<unsigned long long>(stats.reused));
+      "[burst] 90 requests in 3 bursts of 30: %zu connections opened, most open at once %zu, %llu reused, "
+      "%llu yielded, %llu slowed\n",
+      ports.size(), stats.most_open, static_cast<unsigned long long>(stats.reused),
+      static_cast<unsigned long long>(stats.yielded), static_cast<unsigned long long>(stats.evidence));
   EXPECT_EQ(ok, 90);
   EXPECT_EQ(runs, 90);
   // Gradual: a burst of 30 never gets a connection each (the stall rule opens one per stalled first request;
@@ -457,6 +461,43 @@ TEST(ExecutorClient, ARequestWaitingForAFreeConnectionTimesOutWithAClearFailure)
   EXPECT_TRUE(third.envelope.ok()) << third.envelope.msg.value_or("");
 }
 
+// A fire (RunAsync with send_by_ms) is not failed for the admin's own congestion: it waits for a free
+// connection past connect_timeout, until its misfire threshold, and is sent as soon as one frees.
+TEST(ExecutorClient, AFireWaitsForAFreeConnectionUntilItsThresholdAndIsSentWhenOneFrees) {
+  GatedExecutor executor;
+  admin::HttpExecutorClient client({.connect_timeout = std::chrono::milliseconds(200),
+                                    .read_timeout = std::chrono::seconds(30),
+                                    .max_connections_per_origin = 1},
+                                   ringwheel::RealClock::Instance());
+  xxljob::TriggerParam p;
+  p.job_id = 1;
+  p.log_id = 1;
+  std::thread first([&] { EXPECT_TRUE(client.Run(executor.address(), "", p).envelope.ok()); });
+  ASSERT_TRUE(executor.AwaitInFlight(1, std::chrono::seconds(20)));
+
+  std::promise<admin::ExecutorClient::RunReply> waited;
+  std::promise<admin::ExecutorClient::RunReply> expired;
+  const auto now_ms = ringwheel::RealClock::Instance().NowMs();
+  p.log_id = 2;  // its threshold 30 s away: it waits for the connection however long the first holds it
+  client.RunAsync(executor.address(), "", p, now_ms + 30'000,
+                  [&](admin::ExecutorClient::RunReply r) { waited.set_value(std::move(r)); });
+  p.log_id = 3;  // its threshold 400 ms away: it fails then, saying so
+  client.RunAsync(executor.address(), "", p, now_ms + 400,
+                  [&](admin::ExecutorClient::RunReply r) { expired.set_value(std::move(r)); });
+  auto waiting = waited.get_future();
+  const auto failed = expired.get_future().get();
+  EXPECT_EQ(failed.delivery, admin::ExecutorClient::Delivery::kNotSent);
+  EXPECT_THAT(failed.envelope.msg.value_or(""), ::testing::HasSubstr("until the fire's misfire threshold"));
+  // Past connect_timeout twice over, the other still waits; it is sent once the first is answered.
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  EXPECT_EQ(executor.received(), 1);
+  executor.Open();
+  first.join();
+  const auto sent = waiting.get();
+  EXPECT_TRUE(sent.envelope.ok()) << sent.envelope.msg.value_or("");
+  EXPECT_EQ(executor.received(), 2);
+}
+
 TEST(ExecutorClient, AFailedRequestGivesItsSlotBack) {
   // A port nothing listens on: every request fails at connect.
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -514,12 +555,12 @@ TEST(ExecutorClient, RequestsHandedOverQueuePerExecutorSoASlowOneHoldsUpNoOther)
   p.job_id = 1;
   for (int i = 0; i < kSlow; ++i) {
     p.log_id = i + 1;
-    client.RunAsync(slow.address(), "", p, count(slow_ok));
+    client.RunAsync(slow.address(), "", p, 0, count(slow_ok));
   }
   ASSERT_TRUE(slow.AwaitInFlight(kBound, std::chrono::seconds(20)));
   for (int i = 0; i < kFast; ++i) {
     p.log_id = 100 + i;
-    client.RunAsync(fast.address(), "", p, count(fast_ok));
+    client.RunAsync(fast.address(), "", p, 0, count(fast_ok));
   }
   {
     std::unique_lock lock(mu);

@@ -23,6 +23,8 @@ XxlStub::XxlStub(Cluster& cluster, const std::string& name, const Settings& sett
             std::to_string(settings.listen_backlog),
             "--keep-alive-timeout-s",
             std::to_string(settings.keep_alive_timeout_s),
+            "--keep-alive-max-count",
+            std::to_string(settings.keep_alive_max_count),
             "--dedupe",
             settings.dedupe,
             "--admin",

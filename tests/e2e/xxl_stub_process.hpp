@@ -26,7 +26,8 @@ class XxlStub {
     int threads = 8;
     int listen_backlog = 5;
     int keep_alive_timeout_s = 2;
-    std::string dedupe = "none";  // "none" or "running" (XXL-JOB's Java executor)
+    int keep_alive_max_count = 100;  // answers per connection before the stub closes it (cpp-httplib's 5)
+    std::string dedupe = "none";     // "none" or "running" (XXL-JOB's Java executor)
     int heartbeat_s = 2;
     std::string app_name = "e2e-app";  // the group it registers in
   };

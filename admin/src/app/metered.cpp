@@ -38,9 +38,10 @@ auto MeteredExecutorClient::Measure(AdminMetrics::Method& method, Call&& call) {
 }
 
 void MeteredExecutorClient::RunAsync(const std::string& address, const std::string& token,
-                                     const xxljob::TriggerParam& param, RunDone done) {
+                                     const xxljob::TriggerParam& param, std::int64_t send_by_ms,
+                                     RunDone done) {
   const auto start = clock_.SteadyNow();
-  inner_.RunAsync(address, token, param, [this, start, done = std::move(done)](RunReply reply) {
+  inner_.RunAsync(address, token, param, send_by_ms, [this, start, done = std::move(done)](RunReply reply) {
     m_.run.duration.Observe(clock_.SteadyNow() - start);
     (reply.envelope.code == xxljob::kCodeSuccess ? m_.run.success : m_.run.failure).Inc();
     done(std::move(reply));

@@ -40,7 +40,7 @@ class MeteredExecutorClient final : public ExecutorClient {
   MeteredExecutorClient(ExecutorClient& inner, AdminMetrics& m, ringwheel::Clock& clock)
       : inner_(inner), m_(m), clock_(clock) {}
   void RunAsync(const std::string& address, const std::string& token, const xxljob::TriggerParam& param,
-                RunDone done) override;
+                std::int64_t send_by_ms, RunDone done) override;
   RunReply Run(const std::string& address, const std::string& token,
                const xxljob::TriggerParam& param) override;
   xxljob::Envelope Beat(const std::string& address, const std::string& token) override;

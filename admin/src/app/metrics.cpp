@@ -186,14 +186,16 @@ void AdminMetrics::WatchExecutorConnections(const HttpExecutorClient& client) {
       "What the pools of connections to executors did, by event: opened (a new connection), reused (a "
       "request sent on a pooled one), found_closed (a pooled one the executor had closed), retired (closed "
       "by the admin, idle past the executor's keep-alive), yielded (closed to free an executor thread for a "
-      "new connection's first request).",
+      "new connection's first request), slowed (a sign the executor did not keep up with new connections: a "
+      "refused or timed-out connect, a SYN sent again, a new connection lost before its first answer).",
       {"event"}, [&client] {
         const auto s = client.TotalStats();
         return std::vector<metrics::Sample>{{{"opened"}, static_cast<double>(s.opened)},
                                             {{"reused"}, static_cast<double>(s.reused)},
                                             {{"found_closed"}, static_cast<double>(s.found_closed)},
                                             {{"retired"}, static_cast<double>(s.retired)},
-                                            {{"yielded"}, static_cast<double>(s.yielded)}};
+                                            {{"yielded"}, static_cast<double>(s.yielded)},
+                                            {{"slowed"}, static_cast<double>(s.evidence)}};
       });
 }
 

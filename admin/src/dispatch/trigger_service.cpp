@@ -90,8 +90,9 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
     return;
   }
   auto param = RunParam(fire, *job, result);
-  // The rest happens when the executor answers (on the client's thread): nothing here waits for it.
-  client_.RunAsync(*address, token, param,
+  // The rest happens when the executor answers (on the client's thread): nothing here waits for it. While
+  // the admin's connections to the executor are all busy, the fire waits for one until its misfire threshold.
+  client_.RunAsync(*address, token, param, fire.scheduled_ms + settings_.misfire_threshold.count(),
                    [this, fire, job, group, addresses = std::move(addresses), address = *address,
                     result = std::move(result), msg = std::move(msg),
                     done = std::move(done)](const ExecutorClient::RunReply& reply) mutable {

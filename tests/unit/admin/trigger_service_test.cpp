@@ -42,7 +42,16 @@ class ScriptedExecutors final : public cwtest::AnsweringExecutorClient {
   std::vector<std::string> runs;
   std::vector<xxljob::TriggerParam> params;
   std::set<std::string> dead;
+  std::vector<std::int64_t> send_by_ms;  // what each RunAsync was told
 
+  void RunAsync(const std::string& address, const std::string& token, const xxljob::TriggerParam& p,
+                std::int64_t send_by, RunDone done) override {
+    {
+      std::lock_guard lock(mu_);
+      send_by_ms.push_back(send_by);
+    }
+    done(Run(address, token, p));
+  }
   RunReply Run(const std::string& address, const std::string&, const xxljob::TriggerParam& p) override {
     std::lock_guard lock(mu_);
     runs.push_back(address);
@@ -183,6 +192,18 @@ TEST_F(TriggerServiceTest, AResendWaitsNoLongerThanTheThresholdAllowsForAnOldFir
   ASSERT_EQ(results_.recorded.size(), 1u);
   EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr("not sent within the misfire threshold"));
   EXPECT_THAT(results_.recorded[0].trigger_msg, Not(HasSubstr("sent again after")));
+}
+
+TEST_F(TriggerServiceTest, AFireMayWaitForTheAdminsOwnConnectionsUntilItsMisfireThresholdAndNoLonger) {
+  // The client holds a fire while its connections to the executor are busy: until the fire's instant plus
+  // the misfire threshold, however late the fire already is.
+  auto late = FireDueNow();
+  late.scheduled_ms -= 1200;
+  service_.Trigger(late, {});
+  service_.Trigger(FireDueNow(), {});
+  ASSERT_EQ(executors_.send_by_ms.size(), 2u);
+  EXPECT_EQ(executors_.send_by_ms[0], kT0 - 1200 + 5000);
+  EXPECT_EQ(executors_.send_by_ms[1], kT0 + 5000);
 }
 
 TEST_F(TriggerServiceTest, FailoverSendsToTheFirstExecutorThatAnswersItsBeat) {

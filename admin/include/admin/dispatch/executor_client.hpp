@@ -20,10 +20,12 @@
 //    Connections idle for more than 3/4 of it are closed by the admin instead, so a request is never
 //    written into a connection the executor is closing at that moment. Until it is known, connections
 //    idle up to `max_idle` are reused. A learned value is forgotten after `keep_alive_memory`;
-//  * new connections are opened gradually: only when no pooled connection is free and the oldest request
-//    has waited 2 ms for one (or none is open), and at most 2 attempts started per 5 ms, so the pool grows
-//    with demand (to 32 in 80 ms when a burst needs them) and a burst of 30 fires to a fast executor uses a
-//    few connections, not 30, while the SYNs in flight at once stay well within a listen backlog of 5;
+//  * new connections are opened as fast as the executor accepts and answers on them, and slower only on
+//    evidence that it does not keep up (refused or timed-out connects, a connect slow by a SYN
+//    retransmission, a new connection reset before its first answer), recovering when the evidence stops:
+//    ConnectionPolicy (admin/dispatch/connection_policy.hpp) has the rules. A connection is opened only when
+//    no pooled one is free and the oldest request has waited 2 ms for one (or none is open), so a burst of 30
+//    fires to a fast executor uses a few connections, not 30;
 //  * a new connection whose first request has waited more than 20 ms for its answer (written, and nothing
 //    to read yet) is taken to wait for a server thread that the admin's own idle connections hold (a
 //    thread-per-connection server gives each open connection a thread until its keep-alive runs out): for
@@ -31,9 +33,12 @@
 //    that comes back, which frees a thread at once rather than after the executor's keep-alive timeout (2 s
 //    of lag, measured against a server with 8 threads);
 //  * at most `max_connections_per_origin` (setting executor_connections) are open; requests beyond wait in
-//    the origin's own queue, in order, for a free connection at most `connect_timeout` (real time: a
-//    transport timeout, like connect_timeout itself), then fail as not sent, naming the origin, the bound
-//    and the wait. Each executor has its own queue, so a slow executor delays only its own fires.
+//    the origin's own queue, in order, for a free connection: a fire (RunAsync with `send_by_ms`) until its
+//    misfire threshold (the admin's own congestion never fails a fire sooner), any other request at most
+//    `connect_timeout` (real time: a transport timeout, like connect_timeout itself); then they fail as not
+//    sent, naming the origin, the bound and the wait. At most `max_waiting_per_origin` wait per executor
+//    (bounded memory): one beyond fails at once as not sent. Each executor has its own queue, so a slow
+//    executor delays only its own fires.
 //
 // Event-driven (docs/architecture.md, "Delivery to executors"): threads of the client's own (`threads`, 2)
 // run every connection (Boost.Asio; HTTP/1.1 framing by Boost.Beast), each its share of them, and no caller
@@ -101,11 +106,13 @@ class ExecutorClient {
 
   virtual ~ExecutorClient() = default;
   // `token` empty = send no token header.
-  // Sends /run and returns without waiting for the answer; `done` gets the reply. Where `done` runs is the
+  // Sends /run and returns without waiting for the answer; `done` gets the reply. `send_by_ms` (epoch ms):
+  // the instant after which it is no longer worth sending (the fire's misfire threshold): a request that
+  // waits for a free connection waits until then; 0 = the client's own bound. Where `done` runs is the
   // implementation's: HttpExecutorClient calls it on its own thread, and this default (for clients that
   // answer at once, such as the tests' fakes) calls Run and then `done` before returning.
   virtual void RunAsync(const std::string& address, const std::string& token,
-                        const xxljob::TriggerParam& param, RunDone done) {
+                        const xxljob::TriggerParam& param, std::int64_t /*send_by_ms*/, RunDone done) {
     const RunDone answer = std::move(done);
     answer(Run(address, token, param));
   }
@@ -127,8 +134,10 @@ class HttpExecutorClient final : public ExecutorClient {
  public:
   struct Settings {
     std::chrono::milliseconds connect_timeout{3000};  // XXL-JOB: 3 s; also the wait for a free connection
+                                                      // of a request without send_by_ms
     std::chrono::milliseconds read_timeout{3000};     // XXL-JOB: xxl.job.timeout = 3 s; also the write's
     std::size_t max_connections_per_origin = 32;      // open connections to one executor (0 is taken as 1)
+    std::size_t max_waiting_per_origin = 100'000;     // requests waiting for a connection to one executor
     // Reuse limit while the executor's keep-alive is unknown (XXL-JOB's Netty executor closes connections
     // idle for 90 s).
     std::chrono::milliseconds max_idle{60'000};
@@ -148,6 +157,7 @@ class HttpExecutorClient final : public ExecutorClient {
     std::uint64_t found_closed = 0;  // pooled connections the executor had closed, dropped before use
     std::uint64_t retired = 0;       // pooled connections closed by the admin (idle past the reuse limit)
     std::uint64_t yielded = 0;       // connections closed, not pooled, to free an executor thread
+    std::uint64_t evidence = 0;      // signs the executor did not keep up with new connections (see above)
     std::size_t open = 0;            // open now (idle, in use or connecting)
     std::size_t most_open = 0;       // the most open at once (with several threads: the sum of their peaks)
     std::size_t waiting = 0;         // requests waiting for a free connection now
@@ -165,7 +175,7 @@ class HttpExecutorClient final : public ExecutorClient {
   HttpExecutorClient& operator=(const HttpExecutorClient&) = delete;
 
   void RunAsync(const std::string& address, const std::string& token, const xxljob::TriggerParam& param,
-                RunDone done) override;
+                std::int64_t send_by_ms, RunDone done) override;
   RunReply Run(const std::string& address, const std::string& token,
                const xxljob::TriggerParam& param) override;
   xxljob::Envelope Beat(const std::string& address, const std::string& token) override;
@@ -179,13 +189,16 @@ class HttpExecutorClient final : public ExecutorClient {
   // The sums over every origin (metrics); `keep_alive` and `most_open` are not summed (left empty / 0).
   [[nodiscard]] OriginStats TotalStats() const;
 
+  // A thread and its connections (admin/src/dispatch/executor_engine.hpp; Boost stays out of this header).
+  // Not for use outside the client.
+  class Engine;
+
  private:
-  class Engine;  // a thread and its connections (executor_client.cpp): Boost stays out of this header
   static void Add(OriginStats& total, const OriginStats& share);
 
   // Sends POST <address's base path>/<method> with `body`; `done` gets the reply.
   void Post(const std::string& address, const char* method, const std::string& token, std::string body,
-            RunDone done);
+            std::int64_t send_by_ms, RunDone done);
   // The same, waited for.
   RunReply PostAndWait(const std::string& address, const char* method, const std::string& token,
                        std::string body);
