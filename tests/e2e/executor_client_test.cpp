@@ -430,17 +430,42 @@ TEST(ExecutorClient, RequestsInFlightToOneExecutorNeverExceedTheBound) {
   EXPECT_EQ(executor.max_in_flight(), kBound);
 }
 
-TEST(ExecutorClient, ARequestWaitingForAFreeConnectionTimesOutWithAClearFailure) {
+// The client's one connection to a gated executor (connect_timeout 200 ms), held by a first request until
+// Release(): what the later requests of a test wait for.
+class HeldConnection {
+ public:
+  HeldConnection() {
+    xxljob::TriggerParam p;
+    p.job_id = 1;
+    p.log_id = 1;
+    first_ = std::thread([this, p] { EXPECT_TRUE(client.Run(executor.address(), "", p).envelope.ok()); });
+    EXPECT_TRUE(executor.AwaitInFlight(1, std::chrono::seconds(20)));
+  }
+  ~HeldConnection() { Release(); }
+  HeldConnection(const HeldConnection&) = delete;
+  HeldConnection& operator=(const HeldConnection&) = delete;
+  void Release() {
+    executor.Open();
+    if (first_.joinable()) first_.join();
+  }
+
   GatedExecutor executor;
-  admin::HttpExecutorClient client({.connect_timeout = std::chrono::milliseconds(200),
+  admin::HttpExecutorClient client{{.connect_timeout = std::chrono::milliseconds(200),
                                     .read_timeout = std::chrono::seconds(30),
                                     .max_connections_per_origin = 1},
-                                   ringwheel::RealClock::Instance());
+                                   ringwheel::RealClock::Instance()};
+
+ private:
+  std::thread first_;
+};
+
+TEST(ExecutorClient, ARequestWaitingForAFreeConnectionTimesOutWithAClearFailure) {
+  HeldConnection held;
+  auto& executor = held.executor;
+  auto& client = held.client;
   xxljob::TriggerParam p;
   p.job_id = 1;
   p.log_id = 1;
-  std::thread first([&] { EXPECT_TRUE(client.Run(executor.address(), "", p).envelope.ok()); });
-  ASSERT_TRUE(executor.AwaitInFlight(1, std::chrono::seconds(20)));
 
   xxljob::TriggerParam second = p;
   second.log_id = 2;
@@ -453,8 +478,7 @@ TEST(ExecutorClient, ARequestWaitingForAFreeConnectionTimesOutWithAClearFailure)
   EXPECT_NE(msg.find("200 ms"), std::string::npos) << msg;
   EXPECT_EQ(executor.received(), 1);  // the waiter never reached the executor
 
-  executor.Open();
-  first.join();
+  held.Release();
   // The slot is free again: the next request goes through.
   second.log_id = 3;
   const auto third = client.Run(executor.address(), "", second);
@@ -464,16 +488,11 @@ TEST(ExecutorClient, ARequestWaitingForAFreeConnectionTimesOutWithAClearFailure)
 // A fire (RunAsync with send_by_ms) is not failed for the admin's own congestion: it waits for a free
 // connection past connect_timeout, until its misfire threshold, and is sent as soon as one frees.
 TEST(ExecutorClient, AFireWaitsForAFreeConnectionUntilItsThresholdAndIsSentWhenOneFrees) {
-  GatedExecutor executor;
-  admin::HttpExecutorClient client({.connect_timeout = std::chrono::milliseconds(200),
-                                    .read_timeout = std::chrono::seconds(30),
-                                    .max_connections_per_origin = 1},
-                                   ringwheel::RealClock::Instance());
+  HeldConnection held;
+  auto& executor = held.executor;
+  auto& client = held.client;
   xxljob::TriggerParam p;
   p.job_id = 1;
-  p.log_id = 1;
-  std::thread first([&] { EXPECT_TRUE(client.Run(executor.address(), "", p).envelope.ok()); });
-  ASSERT_TRUE(executor.AwaitInFlight(1, std::chrono::seconds(20)));
 
   std::promise<admin::ExecutorClient::RunReply> waited;
   std::promise<admin::ExecutorClient::RunReply> expired;
@@ -491,8 +510,7 @@ TEST(ExecutorClient, AFireWaitsForAFreeConnectionUntilItsThresholdAndIsSentWhenO
   // Past connect_timeout twice over, the other still waits; it is sent once the first is answered.
   EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
   EXPECT_EQ(executor.received(), 1);
-  executor.Open();
-  first.join();
+  held.Release();
   const auto sent = waiting.get();
   EXPECT_TRUE(sent.envelope.ok()) << sent.envelope.msg.value_or("");
   EXPECT_EQ(executor.received(), 2);
