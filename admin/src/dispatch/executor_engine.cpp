@@ -25,9 +25,9 @@ constexpr milliseconds kTick{5};
 
 using Engine = HttpExecutorClient::Engine;
 
-Engine::Engine(const Settings& settings, const ConnectionPolicy::Settings& policy, std::size_t configured,
+Engine::Engine(Settings settings, const ConnectionPolicy::Settings& policy, std::size_t configured,
                std::size_t max_waiting, ringwheel::Clock& clock)
-    : settings_(settings),
+    : settings_(std::move(settings)),
       policy_settings_(policy),
       configured_connections_(configured),
       max_waiting_(std::max<std::size_t>(max_waiting, 1)),
@@ -246,13 +246,13 @@ void Engine::RemoveBusy(Origin& origin, Conn& c) {
 }
 
 bool Engine::Readable(Conn& c) {
-  pollfd p{.fd = c.Socket().native_handle(), .events = POLLIN, .revents = 0};
-  return ::poll(&p, 1, 0) != 0;
+  return !Silent(c.Id());
 }
 
-// The policy names connections by Conn::Id(); those it asks about carry their first request (busy, alive).
+// Whether the socket `id` (Conn::Id()) has nothing to read: no answer, no end of stream, no error.
 bool Engine::Silent(std::uintptr_t id) {
-  return !Readable(*reinterpret_cast<Conn*>(id));
+  pollfd p{.fd = static_cast<int>(id), .events = POLLIN, .revents = 0};
+  return ::poll(&p, 1, 0) == 0;
 }
 
 // Gives an answered connection back: pooled if it is still open and `reusable`, else closed. A new

@@ -56,7 +56,7 @@ class HttpExecutorClient::Engine {
   // `policy`: the connection policy's settings for each executor origin (this engine's share of them);
   // `configured`: the client's whole executor_connections; `max_waiting`: requests that may wait for a
   // connection per executor origin in this engine.
-  Engine(const Settings& settings, const ConnectionPolicy::Settings& policy, std::size_t configured,
+  Engine(Settings settings, const ConnectionPolicy::Settings& policy, std::size_t configured,
          std::size_t max_waiting, ringwheel::Clock& clock);
   ~Engine();
   Engine(const Engine&) = delete;
@@ -97,7 +97,9 @@ class HttpExecutorClient::Engine {
     std::optional<boost::beast::http::response_parser<boost::beast::http::string_body>> parser;
 
     boost::asio::ip::tcp::socket& Socket() { return tls ? tls->next_layer() : *plain; }
-    [[nodiscard]] std::uintptr_t Id() const { return reinterpret_cast<std::uintptr_t>(this); }
+    // The connection's name for the policy: its socket's descriptor (unique among open sockets; the policy
+    // forgets it before the socket is closed).
+    std::uintptr_t Id() { return static_cast<std::uintptr_t>(Socket().native_handle()); }
     // Calls f with the stream requests go through (the TLS stream or the socket).
     template <class F>
     void WithStream(F&& f) {

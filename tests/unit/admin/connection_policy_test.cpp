@@ -114,6 +114,7 @@ TEST_F(ConnectionPolicyTest, ASynRetransmissionHalvesTheWindowSetsACeilingAndHol
   Saturate(p, 12);
   ASSERT_EQ(p.window(), 16u);
   std::vector<std::size_t> places;
+  places.reserve(10);
   for (int i = 0; i < 10; ++i)
     places.push_back(p.OnAttempt(Now()));
   EXPECT_EQ(places.back(), 10u);
