@@ -29,9 +29,10 @@
 //  * a new connection whose first request has waited more than 20 ms for its answer (written, and nothing
 //    to read yet) is taken to wait for a server thread that the admin's own idle connections hold (a
 //    thread-per-connection server gives each open connection a thread until its keep-alive runs out): for
-//    each such request one connection is closed ("yielded"), the least recently used idle one or the next
-//    that comes back, which frees a thread at once rather than after the executor's keep-alive timeout (2 s
-//    of lag, measured against a server with 8 threads);
+//    each such request one connection is closed ("yielded"), the least recently used idle one (of this
+//    client thread, else of another) or the next that comes back, which frees a thread at once rather than
+//    after the executor's keep-alive timeout (2 s of lag, measured against a server with 8 threads); and the
+//    open connections are capped at what the executor served at once, for a minute;
 //  * at most `max_connections_per_origin` (setting executor_connections) are open; requests beyond wait in
 //    the origin's own queue, in order, for a free connection: a fire (RunAsync with `send_by_ms`) until its
 //    misfire threshold (the admin's own congestion never fails a fire sooner), any other request at most
