@@ -92,7 +92,7 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
   auto param = RunParam(fire, *job, result);
   // The rest happens when the executor answers (on the client's thread): nothing here waits for it. While
   // the admin's connections to the executor are all busy, the fire waits for one until its misfire threshold.
-  client_.RunAsync(*address, token, param, fire.scheduled_ms + settings_.misfire_threshold.count(),
+  client_.RunAsync(*address, token, param, SendByMs(fire),
                    [this, fire, job, group, addresses = std::move(addresses), address = *address,
                     result = std::move(result), msg = std::move(msg),
                     done = std::move(done)](const ExecutorClient::RunReply& reply) mutable {
@@ -239,12 +239,16 @@ xxljob::TriggerParam TriggerService::RunParam(const Fire& fire, const Job& job, 
   return p;
 }
 
+std::int64_t TriggerService::SendByMs(const Fire& fire) const {
+  return fire.scheduled_ms + settings_.misfire_threshold.count();
+}
+
 bool TriggerService::SendAgainLater(const Fire& fire, const std::string& address,
                                     const ExecutorClient::RunReply& reply) {
   if (!resend_) return false;
   const auto delay = std::chrono::milliseconds(std::min(100 << std::min(fire.unsent_attempts, 4), 1000));
   const auto now = clock_.NowMs();
-  if (now + delay.count() > fire.scheduled_ms + settings_.misfire_threshold.count()) return false;
+  if (now + delay.count() > SendByMs(fire)) return false;
   Fire again = fire;
   again.unsent_attempts = fire.unsent_attempts + 1;
   again.unsent_notes +=

@@ -51,7 +51,8 @@
 // a connection the executor is closing at that moment), up to `max_idle` while it is unknown.
 //
 // Units: instants are ringwheel::SteadyTime, durations std::chrono. Thread-safety: none; one instance per
-// origin per client thread, used on that thread only. Every call is O(1) but TakeStall (O(stalled + 1)).
+// origin per client thread, used on that thread only. Every call is O(1) but FirstWritten and FirstOver
+// (O(log n) in the awaited first requests) and TakeStall (O(n)); n is at most the open connections.
 
 #include <chrono>
 #include <cstddef>
@@ -150,7 +151,6 @@ class ConnectionPolicy {
   [[nodiscard]] std::optional<std::size_t> open_cap() const { return open_cap_; }
   // The window's learned ceiling, while remembered.
   [[nodiscard]] std::optional<std::size_t> ceiling() const { return ceiling_; }
-  [[nodiscard]] std::size_t max_open() const { return settings_.max_open; }
   [[nodiscard]] std::optional<Millis> keep_alive() const { return keep_alive_; }
   // Until when new attempts are held off after evidence (a past instant when none are).
   [[nodiscard]] Time hold_until() const { return hold_until_; }

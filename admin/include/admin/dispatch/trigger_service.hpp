@@ -81,6 +81,8 @@ class TriggerService final : public FireTrigger {
   static xxljob::TriggerParam RunParam(const Fire& fire, const Job& job, const TriggerResult& result);
   // A /run not sent: hands the fire to resend_ when it can still arrive within the misfire threshold.
   bool SendAgainLater(const Fire& fire, const std::string& address, const ExecutorClient::RunReply& reply);
+  // The last instant (epoch ms) at which `fire` may still be sent: its instant plus the misfire threshold.
+  [[nodiscard]] std::int64_t SendByMs(const Fire& fire) const;
 
   Settings settings_;
   ringwheel::Clock& clock_;
