@@ -2,6 +2,8 @@
 // One HTTP/1.1 connection to 127.0.0.1 driven by hand, for tests of framing and of hostile peers: requests
 // are the exact bytes given (in as many pieces as the test likes); answers are read by their
 // Content-Length (cronwheel's servers always send one). Blocking, with a receive timeout. Not copyable.
+// `from` (optional) is the loopback source address, e.g. "127.0.0.2": a client the servers' per-address
+// connection limit counts apart from the ones connecting from 127.0.0.1.
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -30,9 +32,19 @@ class RawConnection {
     [[nodiscard]] nlohmann::json Json() const { return nlohmann::json::parse(body, nullptr, false); }
   };
 
-  explicit RawConnection(int port, std::chrono::milliseconds timeout = std::chrono::seconds(10))
+  explicit RawConnection(int port, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                         const char* from = nullptr)
       : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
     if (fd_ < 0) throw std::runtime_error("socket() failed");
+    if (from != nullptr) {
+      sockaddr_in source{};
+      source.sin_family = AF_INET;
+      if (::inet_pton(AF_INET, from, &source.sin_addr) != 1 ||
+          ::bind(fd_, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+        ::close(fd_);
+        throw std::runtime_error(fmt::format("cannot bind to the source address {}", from));
+      }
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
