@@ -218,7 +218,8 @@ void JobDispatcher::BeginDrain(std::chrono::milliseconds timeout) {
 }
 
 bool JobDispatcher::Draining() const {
-  return draining_.load();
+  std::lock_guard lock(mu_);
+  return draining_;
 }
 
 bool JobDispatcher::IdleLocked() const {
