@@ -37,8 +37,8 @@ long RssKiB(pid_t pid) {
   return -1;
 }
 
-// The time one GET takes to be answered (or -1 ms when it is not, within 5 s).
-// -1 ms = no 200 answer within 5 s. `from`: the source address (RawConnection).
+// The time one request takes to be answered 200 (or -1 ms when it is not, within 5 s), sent from the
+// loopback address `from` (RawConnection; nullptr = 127.0.0.1).
 std::chrono::milliseconds TimeOf(int port, const std::string& request, const char* from = nullptr) {
   const auto start = SteadyClock::now();
   RawConnection conn(port, std::chrono::seconds(5), from);
