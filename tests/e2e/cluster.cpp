@@ -259,9 +259,10 @@ void AddDayRuns(const fs::path& day, std::map<std::int64_t, int>& out) {
 
 }  // namespace
 
-std::map<std::int64_t, int> Cluster::ExecutedLogIds() const {
+std::map<std::int64_t, int> Cluster::ExecutedLogIds(std::optional<int> only) const {
   std::map<std::int64_t, int> out;
   for (int i = 0; i < options_.executors; ++i) {
+    if (only && *only != i) continue;
     const auto log_dir = dir_ / fmt::format("executor-{}", i + 1);
     std::error_code ec;
     if (!fs::exists(log_dir, ec)) continue;

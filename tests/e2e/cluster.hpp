@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -69,8 +70,9 @@ class Cluster {
              const std::string& misfire = "DO_NOTHING", const std::string& handler = "noopJobHandler",
              std::int64_t first_after_ms = 0, const std::string& extra_sets = "");
 
-  // log id -> number of times executors ran it, read from every executor's log directory.
-  std::map<std::int64_t, int> ExecutedLogIds() const;
+  // log id -> number of times executors ran it, read from every executor's log directory (or from
+  // executor `only`'s alone, 0-based).
+  std::map<std::int64_t, int> ExecutedLogIds(std::optional<int> only = std::nullopt) const;
 
   static std::int64_t NowMs();
 

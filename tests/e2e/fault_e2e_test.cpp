@@ -67,6 +67,43 @@ class PrivatePostgres {
   std::string dsn_;
 };
 
+// Prints what each executor ran and what the database holds for the first few instants run more than once:
+// enough to tell a fire sent twice from one run twice by an executor, and which admin did it.
+void Explain(Cluster& c, const std::vector<std::vector<std::int64_t>>& suspects,
+             const std::map<std::int64_t, std::int64_t>& root) {
+  if (suspects.empty()) return;
+  std::vector<std::map<std::int64_t, int>> per_executor;
+  for (int e = 0; e < 3; ++e)
+    per_executor.push_back(c.ExecutedLogIds(e));
+  for (std::size_t s = 0; s < std::min<std::size_t>(suspects.size(), 8); ++s) {
+    std::set<std::int64_t> roots(suspects[s].begin(), suspects[s].end());
+    std::string ids;
+    for (const auto& [id, r] : root)
+      if (roots.count(r) != 0) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    std::printf("[fault] instant run more than once; its fires and retries:\n");
+    for (const auto& r :
+         c.Exec("SELECT id, job_id, trigger_type, scheduled_ms, owner_node, dispatch_ms, executor_address,"
+                " trigger_ms, trigger_code, replace(trigger_msg, E'\\n', ' | '), handle_ms, handle_code,"
+                " replace(handle_msg, E'\\n', ' | '),"
+                " created_ms FROM job_log WHERE id IN (" +
+                ids + ") ORDER BY id")) {
+      const auto id = r[0].as<std::int64_t>();
+      std::string ran;
+      for (int e = 0; e < 3; ++e) {
+        const auto it = per_executor[static_cast<std::size_t>(e)].find(id);
+        if (it != per_executor[static_cast<std::size_t>(e)].end())
+          ran += fmt::format(" executor-{}:{}", e + 1, it->second);
+      }
+      std::printf(
+          "[fault]   id %s job %s %s scheduled %s owner %s dispatch %s created %s address %s"
+          " trigger %s code %s msg '%s' handle %s code %s msg '%s'; ran:%s\n",
+          r[0].c_str(), r[1].c_str(), r[2].c_str(), r[3].c_str(), r[4].c_str(), r[5].c_str(), r[13].c_str(),
+          r[6].c_str(), r[7].c_str(), r[8].c_str(), r[9].c_str(), r[10].c_str(), r[11].c_str(), r[12].c_str(),
+          ran.empty() ? " none" : ran.c_str());
+    }
+  }
+}
+
 TEST(FaultE2E, KillsAndADatabaseOutageLoseNoFireAndDuplicateNone) {
   PrivatePostgres pg;
   Cluster c({.admins = 3, .executors = 3, .server_dsn = pg.dsn()});
@@ -99,11 +136,13 @@ TEST(FaultE2E, KillsAndADatabaseOutageLoseNoFireAndDuplicateNone) {
     const auto rel = t - start;
     if ((rel - 5500) % 10'000 == 0) {  // every 10 s: a random admin
       const int victim = static_cast<int>(rng() % 3);
+      std::printf("[fault] %lld: SIGKILL admin-%d\n", static_cast<long long>(Cluster::NowMs()), victim + 1);
       c.admin(victim).Kill();
       c.admin(victim).Restart();  // it waits for PostgreSQL itself if the database is down
       ++admin_kills;
     }
     if (!executor_killed && rel >= 40'000) {
+      std::printf("[fault] %lld: SIGKILL executor-1\n", static_cast<long long>(Cluster::NowMs()));
       c.executor(0).Kill();
       std::this_thread::sleep_for(2s);
       c.executor(0).Restart();
@@ -167,6 +206,7 @@ TEST(FaultE2E, KillsAndADatabaseOutageLoseNoFireAndDuplicateNone) {
   const auto window_from = outage_from - 1000;
   const auto window_to = outage_to + 7000;
   int expected = 0, handled = 0, missed = 0, duplicated = 0;
+  std::vector<std::vector<std::int64_t>> suspects;  // the fires of instants run more than once
   int outage_instants = 0, outage_handled = 0, outage_not_run = 0;
   for (const auto& job : jobs) {
     const auto schedule = ringwheel::Schedule::Parse("CRON", job.cron, "UTC").value();
@@ -182,6 +222,7 @@ TEST(FaultE2E, KillsAndADatabaseOutageLoseNoFireAndDuplicateNone) {
         }
         for (auto id : it->second)
           n += runs_by_root[id];
+        if (n > 1 || it->second.size() > 1) suspects.push_back(it->second);
       }
       if (in_outage) {
         ++outage_instants;
@@ -210,6 +251,7 @@ TEST(FaultE2E, KillsAndADatabaseOutageLoseNoFireAndDuplicateNone) {
           << "job " << job.id << " (DO_NOTHING) missed instants but recorded no skip";
     }
   }
+  Explain(c, suspects, root);
   int compensations = 0;
   for (const auto& r :
        c.Exec(fmt::format("SELECT count(*) FROM job_log WHERE trigger_type = 'MISFIRE' AND NOT skipped")))
