@@ -46,8 +46,12 @@ class SchedulerStorePg : public cwtest::PgFixture {
       const std::string& node_id,
       NodeLease::OnRecovered on_recovered = [](const std::vector<ClaimedFire>&) {}, PgPool* pool = nullptr) {
     lease_stores_.push_back(std::make_unique<PgLeaseStore>(pool ? *pool : *pool_));
-    auto lease = std::make_unique<NodeLease>(NodeLease::Settings{.node_id = node_id, .heartbeat = kManual},
-                                             clock_, *lease_stores_.back(), std::move(on_recovered));
+    // It judges its peers from its first round: these tests are about the SQL (NodeLeaseTest checks that a
+    // node waits a lease first).
+    auto lease = std::make_unique<NodeLease>(
+        NodeLease::Settings{
+            .node_id = node_id, .heartbeat = kManual, .judge_after = std::chrono::milliseconds(0)},
+        clock_, *lease_stores_.back(), std::move(on_recovered));
     lease->Start();
     return lease;
   }

@@ -56,6 +56,10 @@ void NodeLease::TakeAll(FireOwner whose, const std::string& owner, std::vector<C
 void NodeLease::Start() {
   store_.HoldLock(settings_.node_id, lock_key_);
   Heartbeat();
+  {
+    std::lock_guard lock(tick_mu_);
+    in_contact_since_ = clock_.SteadyNow();
+  }
   // Rows a previous run of this node left pending are ours again: send or misfire them now.
   std::vector<ClaimedFire> own;
   TakeAll(FireOwner::kSelf, settings_.node_id, own);
@@ -77,9 +81,12 @@ void NodeLease::Tick() {
   try {
     store_.HoldLock(settings_.node_id, lock_key_);
     Heartbeat();
-    Recover();
+    const auto now = clock_.SteadyNow();
+    if (!in_contact_since_) in_contact_since_ = now;
+    Recover(now - *in_contact_since_ >= settings_.judge_after.value_or(settings_.lease));
     failures_.Success();
   } catch (const NodeConflict& e) {
+    in_contact_since_.reset();
     // The connection holding our lock broke and someone else holds it now: only possible if another
     // process uses our node id. Keep trying; log loudly.
     if (const auto n = failures_.Failure(clock_.SteadyNow())) {
@@ -87,15 +94,17 @@ void NodeLease::Tick() {
     }
   } catch (const std::exception& e) {
     store_.ReleaseLock();
+    in_contact_since_.reset();
     if (const auto n = failures_.Failure(clock_.SteadyNow())) {
       spdlog::warn("node heartbeat failed ({} time(s) in a row), retrying: {}", *n, e.what());
     }
   }
 }
 
-void NodeLease::Recover() {
+void NodeLease::Recover(bool judge_peers) {
   const auto now = clock_.NowMs();
-  const auto dead = store_.DeadNodes(settings_.node_id, now, now - settings_.lock_grace.count());
+  std::vector<std::string> dead;
+  if (judge_peers) dead = store_.DeadNodes(settings_.node_id, now, now - settings_.lock_grace.count());
   std::vector<ClaimedFire> recovered;
   TakeAll(FireOwner::kHandedOver, "", recovered);
   for (const auto& node : dead) {

@@ -137,7 +137,9 @@ TEST_F(NodeLeaseTest, ATickTakesHandedOverFiresAndADeadNodesThenForgetsItOnceItI
   std::vector<ClaimedFire> recovered;
   NodeLease lease({.node_id = "admin-a", .heartbeat = kManual}, clock_, store_, Into(recovered));
   lease.Start();
-  store_.nodes["admin-b"] = {.heartbeat_ms = kT0, .lease_until_ms = kT0 + 10'000, .locked = true};
+  clock_.Advance(milliseconds(10'000));  // A has been in contact for a lease: it judges its peers
+  const auto t = kT0 + 10'000;
+  store_.nodes["admin-b"] = {.heartbeat_ms = t, .lease_until_ms = t + 10'000, .locked = true};
   store_.pending["admin-b"] = Fires(10, 3);
   store_.pending[""] = Fires(20, 2);
   lease.Tick();
@@ -155,6 +157,79 @@ TEST_F(NodeLeaseTest, ATickTakesHandedOverFiresAndADeadNodesThenForgetsItOnceItI
   clock_.Advance(milliseconds(70'000));
   lease.Tick();
   EXPECT_FALSE(store_.nodes.contains("admin-b"));
+}
+
+// PostgreSQL down for longer than the lease, then restarted: every lease ended and every lock is gone. A node
+// back first must not declare its live peers dead (it would send again the fires they are sending); it
+// judges them only once it has been in contact for a lease, by when a live peer has come back too.
+TEST_F(NodeLeaseTest, AfterADatabaseOutageANodeJudgesItsPeersOnlyOnceItHasBeenBackForALease) {
+  std::vector<ClaimedFire> recovered;
+  NodeLease lease({.node_id = "admin-a", .heartbeat = kManual}, clock_, store_, Into(recovered));
+  lease.Start();
+  clock_.Advance(milliseconds(10'000));
+  lease.Tick();
+  // B, alive, with fires it is about to send.
+  const auto b_alive = [&] {
+    store_.nodes["admin-b"] = {
+        .heartbeat_ms = clock_.NowMs(), .lease_until_ms = clock_.NowMs() + 10'000, .locked = true};
+  };
+  b_alive();
+  store_.pending["admin-b"] = Fires(10, 3);
+  // The outage: 12 s of failed rounds; the restart drops B's lock.
+  store_.broken = true;
+  for (int s = 0; s < 12; ++s) {
+    clock_.Advance(milliseconds(1000));
+    lease.Tick();
+  }
+  store_.nodes["admin-b"].locked = false;
+  store_.broken = false;
+  store_.pending[""] = Fires(20, 2);  // handed over by a node that stopped meanwhile
+  clock_.Advance(milliseconds(1000));
+  lease.Tick();
+  EXPECT_EQ(recovered.size(), 2u) << "back first, A takes handed-over fires at once, but none of B's, whose "
+                                     "lease ended and whose lock is free";
+  clock_.Advance(milliseconds(1000));
+  b_alive();  // B's next round: its lock again, its lease renewed
+  for (int s = 0; s < 9; ++s) {
+    lease.Tick();
+    EXPECT_EQ(recovered.size(), 2u);
+    clock_.Advance(milliseconds(1000));
+    b_alive();
+  }
+  lease.Tick();
+  EXPECT_EQ(recovered.size(), 2u) << "A judges B now, and B is alive";
+  EXPECT_TRUE(lease.AnotherNodeAlive());
+  // B really dies: its lock goes; past the grace A takes its fires.
+  store_.nodes["admin-b"].locked = false;
+  clock_.Advance(milliseconds(3000));
+  lease.Tick();
+  EXPECT_EQ(recovered.size(), 5u);
+}
+
+// A node that has just started waits a lease too before it declares a peer dead; at once when its Settings
+// say so.
+TEST_F(NodeLeaseTest, ANodeJustStartedJudgesItsPeersAfterALeaseOrAtOnceIfConfigured) {
+  store_.nodes["admin-b"] = {.heartbeat_ms = kT0 - 20'000, .lease_until_ms = kT0 - 10'000};
+  store_.pending["admin-b"] = Fires(10, 3);
+  std::vector<ClaimedFire> recovered;
+  NodeLease lease({.node_id = "admin-a", .heartbeat = kManual}, clock_, store_, Into(recovered));
+  lease.Start();
+  clock_.Advance(milliseconds(9'999));
+  lease.Tick();
+  EXPECT_TRUE(recovered.empty());
+  clock_.Advance(milliseconds(1));
+  lease.Tick();
+  EXPECT_EQ(recovered.size(), 3u);
+
+  MemoryLeaseStore other;
+  other.nodes["admin-b"] = {.heartbeat_ms = kT0 - 20'000, .lease_until_ms = kT0 - 10'000};
+  other.pending["admin-b"] = Fires(10, 3);
+  std::vector<ClaimedFire> at_once;
+  NodeLease eager({.node_id = "admin-c", .heartbeat = kManual, .judge_after = milliseconds(0)}, clock_, other,
+                  Into(at_once));
+  eager.Start();
+  eager.Tick();
+  EXPECT_EQ(at_once.size(), 3u);
 }
 
 TEST_F(NodeLeaseTest, AFailedRoundLetsTheLockGoAndTheNextRoundTakesItAgain) {

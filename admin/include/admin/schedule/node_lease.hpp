@@ -10,6 +10,15 @@
 //                        OR (its advisory lock is free AND heartbeat_ms < now - lock_grace).
 // The grace keeps a live node whose connection merely blipped from being declared dead at once.
 //
+// A node judges its peers only once it has itself been in contact with the database for a whole `lease`
+// (heartbeats without a failure since its start or its last failed round). A database outage longer than
+// the lease makes every lease end and, when PostgreSQL restarts, drops every lock: a node back first would
+// otherwise declare its live peers dead, re-own the fires they were sending that very moment and send them
+// a second time (the executor answers "repeat trigger job" while the first run is queued or running, and a
+// fire with retries then ran twice: the fault e2e test met this). After a lease every live peer has taken
+// its lock again and renewed its lease. The cost: a node that has just started or reconnected recovers a
+// dead peer's fires at most one lease later; handed-over fires (owner NULL) it takes at once.
+//
 // Recovery, every heartbeat: the pending rows (trigger_code 0, not skipped) of dead nodes, and orphaned
 // rows handed over at shutdown (owner NULL), are re-owned with FOR UPDATE SKIP LOCKED, so two live nodes
 // never take the same row, and given to `on_recovered` (the Scheduler: sent at once if on time, else
@@ -31,6 +40,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -51,6 +61,9 @@ class NodeLease final {
     std::chrono::milliseconds heartbeat{1000};
     std::chrono::milliseconds lease{10'000};
     std::chrono::milliseconds lock_grace{2500};
+    // How long this node must have been in contact with the database before it judges its peers (above);
+    // nullopt: the lease. (The pg tests of the recovery SQL set 0.)
+    std::optional<std::chrono::milliseconds> judge_after;
     int claim_batch = 5000;  // rows re-owned per statement
   };
   using OnRecovered = std::function<void(std::vector<ClaimedFire>)>;
@@ -65,7 +78,8 @@ class NodeLease final {
   // another live process holds this node id, the store's errors when the database is unreachable.
   void Start();
 
-  // One heartbeat + recovery round now (the thread runs this every `heartbeat`; tests call it).
+  // One heartbeat + recovery round now (the thread runs this every `heartbeat`; tests call it): handed-over
+  // fires are taken; dead peers' fires only once this node has been in contact for a lease (above).
   // Safe to call while the thread runs (rounds are serialised).
   void Tick();
 
@@ -86,7 +100,8 @@ class NodeLease final {
  private:
   void Loop(const std::stop_token& stop);
   void Heartbeat();
-  void Recover();
+  // Takes handed-over fires, and the fires of dead peers when `judge_peers`.
+  void Recover(bool judge_peers);
   // Takes every pending fire of `whose` (batch by batch) into `out`.
   void TakeAll(FireOwner whose, const std::string& owner, std::vector<ClaimedFire>& out);
 
@@ -95,8 +110,10 @@ class NodeLease final {
   LeaseStore& store_;
   OnRecovered on_recovered_;
   int lock_key_;
-  std::mutex tick_mu_;  // serialises rounds and the store's lock; guards failures_
+  std::mutex tick_mu_;  // serialises rounds and the store's lock; guards failures_ and in_contact_since_
   ThrottledLog failures_;
+  // Since when this node's rounds have all succeeded (nullopt after a failed round, until the next good one).
+  std::optional<ringwheel::SteadyTime> in_contact_since_;
   std::jthread thread_;
 };
 
