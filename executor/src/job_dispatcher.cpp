@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cronwheel/text.hpp"
+#include "xxljob/vocabulary.hpp"
 
 namespace cronwheel::executor {
 namespace {
@@ -96,8 +97,7 @@ xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
     if (stopped_) return xxljob::Envelope::Fail("executor is stopping: trigger refused");
     PruneLogIdsLocked();
     if (const auto it = log_ids_.find(p.log_id); it != log_ids_.end()) {
-      if (it->second.active)
-        return xxljob::Envelope::Fail(fmt::format("repeat trigger job, logId:{}", p.log_id));
+      if (it->second.active) return xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(p.log_id));
       return {
           xxljob::kCodeSuccess,
           fmt::format("logId:{} was already run by this executor; the redelivery is not run again", p.log_id),

@@ -1,6 +1,7 @@
 #include "xxljob/vocabulary.hpp"
 
 #include <array>
+#include <string>
 #include <utility>
 
 namespace cronwheel::xxljob {
@@ -127,6 +128,21 @@ std::string ValidValues(AddressType) {
 }
 std::string_view Title(TriggerType v) {
   return Name(kTriggerTitle, v);
+}
+
+std::string RepeatTriggerMsg(std::int64_t log_id) {
+  return "repeat trigger job, logId:" + std::to_string(log_id);
+}
+
+bool IsRepeatTrigger(std::string_view msg, std::int64_t log_id) {
+  const auto id = std::to_string(log_id);
+  for (const std::string_view head : {"repeat trigger job, logId:", "repeate trigger job, logId:"}) {
+    if (msg.size() == head.size() + id.size() && msg.substr(0, head.size()) == head &&
+        msg.substr(head.size()) == id) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace cronwheel::xxljob

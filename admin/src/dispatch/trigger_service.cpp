@@ -112,13 +112,22 @@ void TriggerService::Answered(const Fire& fire, const Job& job, const JobGroup& 
   result.executor_address = address;
   result.trigger_code = env.code;
   msg += fire.unsent_notes;
-  if (env.code == xxljob::kCodeSuccess) {
+  // "repeat trigger job" for this very log id: the executor holds the fire already, queued or running (an
+  // earlier send of it arrived: this admin's, or a peer's that recovered it). It runs there once and calls
+  // back; recorded as a failure, the job's retry would run it a second time.
+  if (env.code != xxljob::kCodeSuccess && env.msg && xxljob::IsRepeatTrigger(*env.msg, fire.log_id)) {
+    result.trigger_code = xxljob::kCodeSuccess;
+    msg =
+        "recorded as accepted: the executor holds this fire already, queued or running, and runs it once\n" +
+        msg;
+  }
+  if (result.trigger_code == xxljob::kCodeSuccess) {
     // A sent fire's row records where it went in one line (the same facts are in its columns), which keeps
     // the row small enough for its updates to stay HOT (sql/005_fire_tables.sql); the full context is
     // written only for a fire that failed.
     result.trigger_msg =
-        fmt::format("{} fire sent by {} to {} ({}{}), code 200{}{}\n{}", Title(fire.type), settings_.node_id,
-                    address, ToString(job.route_strategy), ShardNote(fire),
+        fmt::format("{} fire sent by {} to {} ({}{}), code {}{}{}\n{}", Title(fire.type), settings_.node_id,
+                    address, ToString(job.route_strategy), ShardNote(fire), env.code,
                     env.msg && !env.msg->empty() ? ": " : "", env.msg.value_or(""), msg);
     while (!result.trigger_msg.empty() && result.trigger_msg.back() == '\n')
       result.trigger_msg.pop_back();

@@ -14,6 +14,7 @@
 
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "admin/dispatch/job_catalog.hpp"
@@ -42,7 +43,8 @@ class ScriptedExecutors final : public cwtest::AnsweringExecutorClient {
   std::vector<std::string> runs;
   std::vector<xxljob::TriggerParam> params;
   std::set<std::string> dead;
-  std::vector<std::int64_t> send_by_ms;  // what each RunAsync was told
+  std::vector<std::int64_t> send_by_ms;    // what each RunAsync was told
+  std::optional<xxljob::Envelope> answer;  // the answer of a /run that arrived (else success)
 
   void RunAsync(const std::string& address, const std::string& token, const xxljob::TriggerParam& p,
                 std::int64_t send_by, RunDone done) override {
@@ -56,7 +58,7 @@ class ScriptedExecutors final : public cwtest::AnsweringExecutorClient {
     std::lock_guard lock(mu_);
     runs.push_back(address);
     params.push_back(p);
-    if (script.empty()) return {xxljob::Envelope::Success(), Delivery::kAnswered};
+    if (script.empty()) return {answer.value_or(xxljob::Envelope::Success()), Delivery::kAnswered};
     const auto d = script.front();
     script.pop_front();
     if (d == Delivery::kNotSent) return {xxljob::Envelope::Fail("the executor could not be reached"), d};
@@ -180,6 +182,35 @@ TEST_F(TriggerServiceTest, AFireTheExecutorMayHaveReceivedIsRecordedFailedAndNev
   EXPECT_NE(results_.recorded[0].trigger_code, 200);
   EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr("not sent again (the executor may have run it)"));
   EXPECT_EQ(executors_.runs.size(), 1u);
+}
+
+// An executor that holds the fire's log id already (queued or running: an earlier send of it arrived, this
+// admin's or a peer's that recovered it) refuses the /run with "repeat trigger job". The fire runs there
+// once: it is recorded accepted, so no retry runs it a second time. Another log id's refusal is a failure.
+TEST_F(TriggerServiceTest, AnExecutorThatHoldsTheFireAlreadyHasItRecordedAcceptedInEitherSpelling) {
+  const auto fire = FireDueNow();
+  executors_.answer = xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(fire.log_id));
+  EXPECT_EQ(TriggerUntilRecorded(fire), 1);
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_EQ(results_.recorded[0].trigger_code, 200);
+  EXPECT_THAT(results_.recorded[0].trigger_msg,
+              HasSubstr(fmt::format("code 500: repeat trigger job, logId:{}", fire.log_id)));
+  EXPECT_THAT(results_.recorded[0].trigger_msg,
+              HasSubstr("recorded as accepted: the executor holds this fire"));
+
+  const auto old_spelling = FireDueNow();
+  executors_.answer =
+      xxljob::Envelope::Fail(fmt::format("repeate trigger job, logId:{}", old_spelling.log_id));
+  TriggerUntilRecorded(old_spelling);
+  ASSERT_EQ(results_.recorded.size(), 2u);
+  EXPECT_EQ(results_.recorded[1].trigger_code, 200);
+
+  const auto other = FireDueNow();
+  executors_.answer = xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(other.log_id + 1000));
+  TriggerUntilRecorded(other);
+  ASSERT_EQ(results_.recorded.size(), 3u);
+  EXPECT_EQ(results_.recorded[2].trigger_code, 500);
+  EXPECT_THAT(results_.recorded[2].trigger_msg, Not(HasSubstr("recorded as accepted")));
 }
 
 TEST_F(TriggerServiceTest, AResendWaitsNoLongerThanTheThresholdAllowsForAnOldFire) {

@@ -258,4 +258,15 @@ TEST(Protocol, IdsArePositiveAndInstantsWithinYearsZeroToNineThousandNineHundred
   EXPECT_THAT(err, ::testing::HasSubstr("'logDateTim'"));
 }
 
+// The refusal of a log id an executor holds already: either spelling, this id only, nothing around it.
+TEST(Protocol, ARepeatTriggerRefusalIsRecognisedForItsLogIdInEitherSpelling) {
+  EXPECT_EQ(RepeatTriggerMsg(42), "repeat trigger job, logId:42");
+  EXPECT_TRUE(IsRepeatTrigger("repeat trigger job, logId:42", 42));
+  EXPECT_TRUE(IsRepeatTrigger("repeate trigger job, logId:42", 42));
+  EXPECT_FALSE(IsRepeatTrigger("repeat trigger job, logId:421", 42));
+  EXPECT_FALSE(IsRepeatTrigger("repeat trigger job, logId:4", 42));
+  EXPECT_FALSE(IsRepeatTrigger("job handler [x] not found. repeat trigger job, logId:42", 42));
+  EXPECT_FALSE(IsRepeatTrigger("", 42));
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 //
 // Thread-safety: constants and pure functions.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,5 +66,11 @@ std::string ValidValues(GlueType);
 std::string ValidValues(AddressType);
 // The English titles XXL-JOB shows for trigger types ("Cron trigger", "Fail retry trigger", ...).
 std::string_view Title(TriggerType v);
+
+// An executor's refusal of a /run whose log id it holds already, queued or running (code 500; §9):
+// "repeat trigger job, logId:N" (XXL-JOB 3.x and cronwheel's executor; 2.x spells it "repeate").
+std::string RepeatTriggerMsg(std::int64_t log_id);
+// Whether `msg` is that refusal for `log_id`, in either spelling.
+bool IsRepeatTrigger(std::string_view msg, std::int64_t log_id);
 
 }  // namespace cronwheel::xxljob
