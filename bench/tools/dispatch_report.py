@@ -54,7 +54,8 @@ def main():
     with open(a.trace) as f:
         for line in f:
             p = line.split()
-            if len(p) != 3:
+            # cronwheel-executor's run trace: logId jobId received_ms started_ms (3 fields before it had a start)
+            if len(p) not in (3, 4):
                 continue
             lid, ms = int(p[0]), int(p[2])
             if a.wrk_first_log <= lid < a.wrk_first_log + 10**12:

@@ -130,6 +130,7 @@ def main():
             owner[lid] = r.get("owner_node") or ""
 
     received = defaultdict(list)  # log id -> receive times
+    started = defaultdict(list)  # log id -> handler start times (cronwheel-executor's trace: 4th column)
     all_times = []  # every /run received, whenever it was scheduled
     with open(a.trace) as f:
         for line in f:
@@ -140,12 +141,15 @@ def main():
             all_times.append(int(parts[2]))
             if lid in rows:
                 received[lid].append(int(parts[2]))
+                if len(parts) > 3 and parts[3].isdigit() and int(parts[3]) > 0:
+                    started[lid].append(int(parts[3]))
     all_times.sort()
 
     expected = [(j, s) for j in jobs for s in range(t0, t1, 1000)]
     lags, early, dup = [], 0, 0
     missed = {"no_row": 0, "not_claimed": 0, "skipped_late": 0, "trigger_failed": 0, "not_in_trace": 0}
     queue_wait, http = [], []  # scheduled -> trigger start, trigger start -> received
+    start_lags = []  # scheduled -> the handler's first start (executors whose trace has it)
     per_second_max = defaultdict(int)
     for inst in expected:
         lids = by_instant.get(inst, [])
@@ -165,6 +169,9 @@ def main():
                 missed["not_in_trace"] += 1
             continue
         dup += len(times) - 1
+        starts = sorted(t for lid in lids for t in started[lid])
+        if starts:
+            start_lags.append(starts[0] - inst[1])
         lag = times[0] - inst[1]
         if lag < 0:
             early += 1
@@ -175,6 +182,7 @@ def main():
             http.append(times[0] - rec[3])
         per_second_max[inst[1]] = max(per_second_max[inst[1]], lag)
     lags.sort()
+    start_lags.sort()
     queue_wait.sort()
     http.sort()
     n_missed = sum(missed.values())
@@ -240,6 +248,8 @@ def main():
         "within_50ms_pct": 100.0 * within50 / len(expected) if expected else 0,
         "p50_ms": pct(lags, 50), "p90_ms": pct(lags, 90), "p99_ms": pct(lags, 99), "max_ms": lags[-1] if lags else None,
         "early": early, "missed": n_missed, "missed_detail": missed, "duplicates": dup,
+        "started": len(start_lags), "start_p50_ms": pct(start_lags, 50), "start_p99_ms": pct(start_lags, 99),
+        "start_max_ms": start_lags[-1] if start_lags else None,
         "queue_wait_p50_ms": pct(queue_wait, 50), "queue_wait_p99_ms": pct(queue_wait, 99),
         "http_p50_ms": pct(http, 50), "http_p99_ms": pct(http, 99),
         "burst_end_p50_ms": pct(burst, 50), "burst_end_max_ms": burst[-1] if burst else None,
@@ -260,6 +270,9 @@ def main():
           f"on time (0..{ON_TIME_MS} ms) {res['on_time_pct']:.2f}%, within 50 ms {res['within_50ms_pct']:.2f}%; "
           f"lag p50 {res['p50_ms']} ms, p90 {res['p90_ms']} ms, p99 {res['p99_ms']} ms, max {res['max_ms']} ms; "
           f"missed {n_missed} {missed}, duplicates {dup}, early {early}")
+    if start_lags:
+        print(f"  scheduled->handler start ({len(start_lags)} instants): p50 {res['start_p50_ms']} ms, "
+              f"p99 {res['start_p99_ms']} ms, max {res['start_max_ms']} ms")
     print(f"  parts: scheduled->trigger start p50 {res['queue_wait_p50_ms']} p99 {res['queue_wait_p99_ms']} ms; "
           f"trigger start->executor p50 {res['http_p50_ms']} p99 {res['http_p99_ms']} ms; "
           f"last fire of a second: p50 {res['burst_end_p50_ms']} ms, max {res['burst_end_max_ms']} ms")

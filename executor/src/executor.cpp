@@ -94,8 +94,8 @@ struct Executor::Impl {
   std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   std::unique_ptr<CallbackSender> callbacks;
   std::unique_ptr<Timer> timer;
+  std::unique_ptr<RunTrace> trace;  // before the dispatcher, which writes it
   std::unique_ptr<JobDispatcher> dispatcher;
-  std::unique_ptr<RunTrace> trace;
   std::unique_ptr<ExecutorService> service;
   std::unique_ptr<HttpServer> server;
   std::unique_ptr<RegistryHeartbeat> registry;
@@ -117,8 +117,8 @@ struct Executor::Impl {
     registry.reset();
     server.reset();
     service.reset();
-    trace.reset();
     dispatcher.reset();
+    trace.reset();  // after the dispatcher, which writes it
     timer.reset();
     callbacks.reset();
     metered_admin.reset();
@@ -173,6 +173,7 @@ void Executor::Start() {
         *m.metered_admin, m.logs.get(), m.clock);
     m.callbacks->Start();
     m.timer = std::make_unique<WheelTimer>(m.clock);
+    if (!s.run_trace_file.empty()) m.trace = std::make_unique<RunTrace>(s.run_trace_file);
     m.dispatcher = std::make_unique<JobDispatcher>(
         JobDispatcher::Settings{.idle_timeout = s.idle_thread_timeout,
                                 .redelivery_window = s.redelivery_window,
@@ -184,10 +185,8 @@ void Executor::Start() {
           if (r.handler) r.handler = m.metrics.Meter(std::move(r.handler), m.clock);
           return r;
         },
-        *m.logs, *m.callbacks, *m.timer, m.clock);
-    if (!s.run_trace_file.empty()) m.trace = std::make_unique<RunTrace>(s.run_trace_file);
-    m.service =
-        std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, m.trace.get(), &m.clock, &m.metrics);
+        *m.logs, *m.callbacks, *m.timer, m.clock, m.trace.get());
+    m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, &m.metrics);
     m.metrics.WatchCallbacks(*m.callbacks);  // once: an Executor starts once
     m.metrics.WatchDispatcher(*m.dispatcher);
     m.metrics_endpoint = std::make_unique<MetricsEndpoint>(

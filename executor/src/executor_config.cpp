@@ -85,9 +85,11 @@ void ExecutorConfig::Declare(ConfigLoader& config) {
            "host names a request allowed by metrics_allow may name in its Host header besides IP addresses "
            "and localhost, e.g. executor-1 when Prometheus scrapes by that name (a guard against DNS "
            "rebinding); empty = none")
-      .Add("run_trace_file", &run_trace_file,
-           "append '<logId> <jobId> <received epoch ms>' for every /run received (diagnostics, benchmarks); "
-           "empty = off");
+      .Add(
+          "run_trace_file", &run_trace_file,
+          "append '<logId> <jobId> <received epoch ms> <started epoch ms>' for every /run received, when the "
+          "fire starts (or 0 as its start when it never does: refused, killed or replaced in the queue); "
+          "diagnostics, benchmarks; empty = off");
 }
 
 absl::Status ExecutorConfig::Validate() {

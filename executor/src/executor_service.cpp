@@ -13,8 +13,6 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
   }
   if (method == "/run" || method == "/trigger") {
     const auto p = xxljob::ParseTriggerParam(body);
-    if (p.ok() && trace_ != nullptr && clock_ != nullptr)
-      trace_->Record(p->log_id, p->job_id, clock_->NowMs());
     auto e = p.ok() ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(p.status());
     if (metrics_ != nullptr) metrics_->CountRun(p.ok(), e.code, e.msg.value_or(""));
     return e;

@@ -11,17 +11,16 @@
 #include "job_log.hpp"
 #include "metrics.hpp"
 #include "ringwheel/clock.hpp"
-#include "run_trace.hpp"
 #include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
 
 class ExecutorService final {
  public:
-  // `trace` (optional) records every /run received, on `clock`; `metrics` (optional) counts them by result.
-  ExecutorService(JobDispatcher& dispatcher, JobLogFiles& logs, RunTrace* trace = nullptr,
-                  ringwheel::Clock* clock = nullptr, ExecutorMetrics* metrics = nullptr)
-      : dispatcher_(dispatcher), logs_(logs), trace_(trace), clock_(clock), metrics_(metrics) {}
+  // `metrics` (optional) counts the /runs by result. (The run trace is the dispatcher's: it knows when a
+  // fire starts.)
+  ExecutorService(JobDispatcher& dispatcher, JobLogFiles& logs, ExecutorMetrics* metrics = nullptr)
+      : dispatcher_(dispatcher), logs_(logs), metrics_(metrics) {}
 
   // `method` is "/beat", "/idleBeat", "/run", "/trigger", "/kill" or "/log"; anything else is
   // 500 "invalid request, uri-mapping(<uri>) not found." (`uri` is what the client asked for).
@@ -34,8 +33,6 @@ class ExecutorService final {
  private:
   JobDispatcher& dispatcher_;
   JobLogFiles& logs_;
-  RunTrace* trace_;
-  ringwheel::Clock* clock_;
   ExecutorMetrics* metrics_;
 };
 

@@ -43,8 +43,10 @@ std::string Truncated(const std::string& msg) {
 struct JobDispatcher::Fire {
   xxljob::TriggerParam param;
   std::stop_source stop;
-  bool claimed = false;   // its result has been reported (guarded by mu_)
-  Timer::Handle timeout;  // used by the job thread only
+  std::int64_t received_ms = 0;  // when /run brought it (epoch ms)
+  std::int64_t started_ms = 0;   // when a worker took it to run; 0 = not started (guarded by mu_)
+  bool claimed = false;          // its result has been reported (guarded by mu_)
+  Timer::Handle timeout;         // used by the job thread only
 };
 
 // A job's "thread" in XXL-JOB's words: its handler and its FIFO queue of fires. Its fires run on the
@@ -73,19 +75,29 @@ struct JobDispatcher::Worker {
 };
 
 JobDispatcher::JobDispatcher(Settings settings, HandlerResolver resolver, JobLogFiles& logs,
-                             CallbackSink& sink, Timer& timer, ringwheel::Clock& clock)
+                             CallbackSink& sink, Timer& timer, ringwheel::Clock& clock, RunTrace* trace)
     : settings_(settings),
       resolver_(std::move(resolver)),
       logs_(logs),
       sink_(sink),
       timer_(timer),
-      clock_(clock) {}
+      clock_(clock),
+      trace_(trace) {}
 
 JobDispatcher::~JobDispatcher() {
   Stop();
 }
 
 xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
+  const std::int64_t received_ms = clock_.NowMs();
+  bool queued = false;
+  auto answer = Accept(p, received_ms, queued);
+  if (!queued && trace_ != nullptr) trace_->Record(p.log_id, p.job_id, received_ms, 0);
+  return answer;
+}
+
+xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64_t received_ms,
+                                       bool& queued) {
   Resolution res = resolver_(p);
   if (!res.error.empty()) return xxljob::Envelope::Fail(res.error);
 
@@ -131,7 +143,9 @@ xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
     }
     auto fire = std::make_shared<Fire>();
     fire->param = p;
+    fire->received_ms = received_ms;
     t->queue.push_back(std::move(fire));
+    queued = true;
     log_ids_[p.log_id] = LogIdState{};
     if (!t->scheduled) {
       t->scheduled = true;
@@ -240,12 +254,15 @@ void JobDispatcher::WorkerLoop(Worker* w) {
     auto fire = std::move(t->queue.front());
     t->queue.pop_front();
     t->running = fire;
+    fire->started_ms = clock_.NowMs();
     w->busy = true;
     w->busy_since = clock_.SteadyNow();
     // More jobs wait: wake the next idle worker (one at a time), so the ready jobs run in parallel.
     const bool chain = WakeIdleLocked();
     lock.unlock();
     if (chain) work_cv_.notify_one();
+    if (trace_ != nullptr)
+      trace_->Record(fire->param.log_id, fire->param.job_id, fire->received_ms, fire->started_ms);
 
     {
       // The fire's log stays open from its first line to its end line: one open per fire.
@@ -463,7 +480,18 @@ void JobDispatcher::Deliver(const std::vector<Report>& reports) {
     const auto& p = r.fire->param;
     if (!r.logged) logs_.Append(p.log_date_time, p.log_id, EndLine(r));
     if (r.stop_fire) r.fire->stop.request_stop();
-    sink_.Push(xxljob::HandleCallbackParam{p.log_id, p.log_date_time, r.code, Truncated(r.msg)});
+    // A fire that never started (killed or replaced in the queue) has its trace line written here; a
+    // started one's was written when it started. started_ms was set under mu_ before the claim that put
+    // this report here.
+    const std::int64_t started_ms = r.fire->started_ms;
+    if (started_ms == 0 && trace_ != nullptr) trace_->Record(p.log_id, p.job_id, r.fire->received_ms, 0);
+    sink_.Push(xxljob::HandleCallbackParam{
+        .log_id = p.log_id,
+        .log_date_tim = p.log_date_time,
+        .handle_code = r.code,
+        .handle_msg = Truncated(r.msg),
+        .handle_start_ms = started_ms,
+    });
   }
 }
 

@@ -60,6 +60,7 @@
 #include "executor/job_context.hpp"
 #include "job_log.hpp"
 #include "ringwheel/clock.hpp"
+#include "run_trace.hpp"
 #include "timer.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -99,13 +100,17 @@ class JobDispatcher final {
     std::chrono::milliseconds blocked_after{100};  // a handler running this long counts as blocked
   };
 
+  // `trace` (optional, outliving the dispatcher) gets one line per /run: when a worker starts the fire, or
+  // when the fire ends without starting (refused, a redelivery, killed or replaced in the queue) with
+  // started_ms 0.
   JobDispatcher(Settings settings, HandlerResolver resolver, JobLogFiles& logs, CallbackSink& sink,
-                Timer& timer, ringwheel::Clock& clock);
+                Timer& timer, ringwheel::Clock& clock, RunTrace* trace = nullptr);
   ~JobDispatcher();
   JobDispatcher(const JobDispatcher&) = delete;
   JobDispatcher& operator=(const JobDispatcher&) = delete;
 
-  // /run: 200 = accepted (queued or started), not finished.
+  // /run: 200 = accepted (queued or started), not finished. The fire's start (when a worker takes it, on
+  // the clock, epoch ms) goes back in its callback as handleStartTime.
   xxljob::Envelope Run(const xxljob::TriggerParam& p);
   // /idleBeat: 500 "job thread is running or has trigger queue." when busy.
   xxljob::Envelope IdleBeat(int job_id);
@@ -137,6 +142,8 @@ class JobDispatcher final {
     bool logged = false;     // its end line is in the job log already (written by the job thread)
   };
 
+  // Run's work: `queued` tells whether the fire was queued (else it is answered at once).
+  xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued);
   void WorkerLoop(Worker* w);
   // The following need mu_ held. A job was made ready: true if an idle worker should be notified;
   // otherwise starts a worker (below `workers`) or arms the starvation check.
@@ -178,6 +185,7 @@ class JobDispatcher final {
   CallbackSink& sink_;
   Timer& timer_;
   ringwheel::Clock& clock_;
+  RunTrace* trace_;
 
   mutable std::mutex mu_;
   std::condition_variable threads_changed_;

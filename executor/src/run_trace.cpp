@@ -31,10 +31,10 @@ RunTrace::~RunTrace() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void RunTrace::Record(std::int64_t log_id, int job_id, std::int64_t received_ms) {
+void RunTrace::Record(std::int64_t log_id, int job_id, std::int64_t received_ms, std::int64_t started_ms) {
   std::lock_guard lock(mu_);
-  std::fprintf(file_, "%lld %d %lld\n", static_cast<long long>(log_id), job_id,
-               static_cast<long long>(received_ms));
+  std::fprintf(file_, "%lld %d %lld %lld\n", static_cast<long long>(log_id), job_id,
+               static_cast<long long>(received_ms), static_cast<long long>(started_ms));
 }
 
 void RunTrace::Flush() {

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cluster.hpp"
 #include "cwtest/shell.hpp"
@@ -175,6 +176,13 @@ TEST(MetricsE2E, BothProcessesExposeMetricsThatParseAndCountEveryFire) {
   EXPECT_EQ(a.Value("cronwheel_executor_requests_waiting"), 0) << "nothing left waiting for a connection";
   EXPECT_GT(a.Value("cronwheel_fire_lag_seconds_count"), 0);
   EXPECT_GT(a.Value("cronwheel_fire_lag_seconds_bucket", {{"le", "60"}}), 0);
+  // cronwheel-executor reports when each fire started (handleStartTime): every CRON fire's row has it, and
+  // the start-lag histogram counted each.
+  const auto started = c.Scalar("SELECT count(*) FROM job_log WHERE trigger_type = 'CRON' AND start_ms > 0");
+  EXPECT_EQ(started,
+            c.Scalar("SELECT count(*) FROM job_log WHERE trigger_type = 'CRON' AND handle_code <> 0"));
+  EXPECT_GT(started, 0);
+  EXPECT_EQ(a.Value("cronwheel_fire_start_lag_seconds_count"), static_cast<double>(started));
   EXPECT_GT(a.Value("cronwheel_scans_total", {{"result", "ok"}}), 0);
   EXPECT_GT(a.Value("cronwheel_scan_duration_seconds_count"), 0);
   EXPECT_GT(a.Value("cronwheel_scan_last_success_timestamp_seconds"), 1.7e9);
@@ -219,6 +227,17 @@ TEST(MetricsE2E, BothProcessesExposeMetricsThatParseAndCountEveryFire) {
       "fires sent by the admin %.0f, /run accepted by the executor %.0f, /run in its trace file %ld\n",
       admin_sent, executor_accepted, static_cast<long>(traced));
   EXPECT_EQ(admin_sent, static_cast<double>(traced));
+  // Each line: logId jobId received_ms started_ms, started no earlier than received (same clock).
+  std::ifstream in(trace);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::int64_t log_id = 0;
+    int job_id = 0;
+    std::int64_t received_ms = 0;
+    std::int64_t started_ms = 0;
+    ASSERT_TRUE(fields >> log_id >> job_id >> received_ms >> started_ms) << line;
+    EXPECT_GE(started_ms, received_ms) << line;
+  }
   fs::remove(trace);
 }
 

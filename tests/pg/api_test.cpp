@@ -564,6 +564,37 @@ TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {
   EXPECT_EQ(r.body.at("msg"), "The access token is wrong.");
 }
 
+// Issue 26, item 4: the executor's start instant (cronwheel's handleStartTime) is stored with the result and
+// shown with the fire; a callback without it (an XXL-JOB executor) leaves 0; a bad one is refused whole,
+// naming the field, and records nothing.
+TEST_F(ApiTest, ACallbackRecordsWhenTheExecutorStartedTheFire) {
+  const int g = CreateGroup("sample-app");
+  const int job = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  const auto fire = [&] {
+    return Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job)).body.at("log_id").get<std::int64_t>();
+  };
+  const std::int64_t started = fire();
+  const std::int64_t plain = fire();
+  const std::int64_t refused = fire();
+  auto r = Executor("/api/callback",
+                    json::array({{{"logId", started}, {"handleCode", 200}, {"handleStartTime", kT0 + 12}},
+                                 {{"logId", plain}, {"handleCode", 200}}})
+                        .dump());
+  EXPECT_EQ(r.body.at("code"), 200);
+  r = Executor("/api/callback",
+               json::array({{{"logId", refused}, {"handleCode", 200}, {"handleStartTime", "later"}}}).dump());
+  EXPECT_EQ(r.body.at("code"), 500);
+  EXPECT_THAT(r.body.at("msg").get<std::string>(), HasSubstr("[0].handleStartTime"));
+  const auto start_of = [&](std::int64_t log) {
+    return Exec(fmt::format("SELECT start_ms FROM job_log WHERE id = {}", log))[0][0].as<std::int64_t>();
+  };
+  EXPECT_EQ(start_of(started), kT0 + 12);
+  EXPECT_EQ(start_of(plain), 0);
+  EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", refused)), 0);
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/logs/{}", started)).body.at("start_ms"), kT0 + 12);
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/logs/{}", plain)).body.at("start_ms"), 0);
+}
+
 TEST_F(ApiTest, FixDelayWaitsForTheRunToFinish) {
   const int g = CreateGroup("sample-app");
   auto body = JobBody(g);

@@ -376,6 +376,14 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   check((await page.locator('script:not([src])').count()) === 0, 'no inline <script> element exists');
   const scheduled = await page.locator('[data-testid=log-fields] .kv', { hasText: msg(lang, 'logs.col.scheduled') }).locator('dd').innerText();
   check(/^\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}:\d{2}\s[AP]M$/.test(scheduled.trim()), `en-US: times in the browser's locale (${scheduled.trim()})`);
+  // When the executor started it (cronwheel-executor reports it), and for a CRON fire how long after its instant.
+  const shown = (await pageApi(page, 'GET', `/api/v1/logs/${logId}`)).body;
+  const started = (await page.getByTestId('started').innerText()).trim();
+  check(shown.start_ms > 0 && /^\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}:\d{2}\s[AP]M/.test(started),
+    `the executor's start of the fire is shown (${started})`);
+  if (shown.trigger_type === 'CRON') {
+    check(started.endsWith('after its instant)'), `a CRON fire's start says how long after its instant (${started})`);
+  }
   await checkTranslated(page, lang, 'log detail', seen.missing);
   await shot(page, 'log-detail');
 

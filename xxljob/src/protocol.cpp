@@ -121,20 +121,6 @@ absl::StatusOr<T> Finish(const FieldReader& r, T value) {
   return value;
 }
 
-absl::StatusOr<HandleCallbackParam> ReadCallback(const json& item, const std::string& prefix) {
-  if (!item.is_object()) {
-    return absl::InvalidArgumentError(
-        fmt::format("'{}' must be an object, got {}", prefix.substr(0, prefix.size() - 1), Shown(item)));
-  }
-  FieldReader r(item, prefix);
-  HandleCallbackParam p;
-  r.Integer({"logId"}, p.log_id, true);
-  r.Integer({"logDateTim", "logDateTime"}, p.log_date_tim, false);
-  r.Integer({"handleCode"}, p.handle_code, true);
-  r.String({"handleMsg"}, p.handle_msg, false);
-  return Finish(r, std::move(p));
-}
-
 // Ids are positive (XXL-JOB's are database keys); instants are epoch ms from 1970 to the end of 9999.
 constexpr std::int64_t kMaxInstantMs = 253'402'300'799'999;
 
@@ -151,6 +137,22 @@ void CheckInstant(FieldReader& r, std::initializer_list<const char*> names, std:
     r.Fail(fmt::format("must be epoch milliseconds from 0 to {} (the end of year 9999), got {}",
                        kMaxInstantMs, v));
   }
+}
+
+absl::StatusOr<HandleCallbackParam> ReadCallback(const json& item, const std::string& prefix) {
+  if (!item.is_object()) {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' must be an object, got {}", prefix.substr(0, prefix.size() - 1), Shown(item)));
+  }
+  FieldReader r(item, prefix);
+  HandleCallbackParam p;
+  r.Integer({"logId"}, p.log_id, true);
+  r.Integer({"logDateTim", "logDateTime"}, p.log_date_tim, false);
+  r.Integer({"handleCode"}, p.handle_code, true);
+  r.String({"handleMsg"}, p.handle_msg, false);
+  r.Integer({"handleStartTime"}, p.handle_start_ms, false);
+  CheckInstant(r, {"handleStartTime"}, p.handle_start_ms);
+  return Finish(r, std::move(p));
 }
 
 }  // namespace
@@ -198,10 +200,12 @@ nlohmann::json ToJson(const LogResult& r) {
 }
 
 nlohmann::json ToJson(const HandleCallbackParam& p) {
-  return {{"logId", p.log_id},
-          {"logDateTim", p.log_date_tim},
-          {"handleCode", p.handle_code},
-          {"handleMsg", p.handle_msg}};
+  json j{{"logId", p.log_id},
+         {"logDateTim", p.log_date_tim},
+         {"handleCode", p.handle_code},
+         {"handleMsg", p.handle_msg}};
+  if (p.handle_start_ms > 0) j["handleStartTime"] = p.handle_start_ms;
+  return j;
 }
 
 nlohmann::json ToJson(const RegistryParam& p) {

@@ -2,6 +2,8 @@
 // /api/callback, answered with XXL-JOB's envelope (HTTP 200; code 500 and a message for bad input, which
 // changes nothing). A request whose token is neither the global one nor any group's is refused before its
 // body is read; the exact rule (the group's own token where it has one) is checked once the body is parsed.
+#include <algorithm>
+
 #include "admin/api/request_bodies.hpp"
 #include "admin/app/metrics.hpp"
 #include "api/routes.hpp"
@@ -81,6 +83,8 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
         if (m != nullptr) {
           m->callbacks_recorded.Inc(static_cast<std::uint64_t>(outcome.recorded));
           m->callbacks_ignored.Inc(static_cast<std::uint64_t>(outcome.ignored));
+          for (const auto lag_ms : outcome.start_lags_ms)
+            m->fire_start_lag.Observe(static_cast<double>(std::max<std::int64_t>(lag_ms, 0)) / 1000.0);
         }
         SendEnvelope(res, xxljob::Envelope::Success());
       },

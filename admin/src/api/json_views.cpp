@@ -67,6 +67,7 @@ nlohmann::json ToJson(const JobLog& l) {
           {"trigger_ms", l.trigger_ms},
           {"trigger_code", l.trigger_code},
           {"trigger_msg", l.trigger_msg},
+          {"start_ms", l.start_ms},
           {"handle_ms", l.handle_ms},
           {"handle_code", l.handle_code},
           {"handle_msg", l.handle_msg},

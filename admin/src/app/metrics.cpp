@@ -36,6 +36,13 @@ AdminMetrics::AdminMetrics(Registry& r)
                               "From a CRON fire's scheduled instant to the executor's answer to /run.", {},
                               metrics::LatencyBuckets())
                    .Labels({})),
+      fire_start_lag(r.AddHistogram("cronwheel_fire_start_lag_seconds",
+                                    "From a CRON fire's scheduled instant to its handler's start on the "
+                                    "executor, as the executor's callback reports it (cronwheel-executor's "
+                                    "handleStartTime; XXL-JOB executors do not report it). On the executor's "
+                                    "clock: a start before the instant counts as 0.",
+                                    {}, metrics::LatencyBuckets())
+                         .Labels({})),
       scans(
           r.AddCounter("cronwheel_scans_total",
                        "Scan transactions, by result: ok, full_batch (read pre_read_count jobs: more may be "

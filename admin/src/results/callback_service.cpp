@@ -50,10 +50,17 @@ CallbackService::Outcome CallbackService::Handle(std::span<const xxljob::HandleC
     // handle_code 0 would read as "no result yet": a callback must carry a final code.
     results.push_back({.log_id = id,
                        .handle_code = c->handle_code == 0 ? xxljob::kCodeFail : c->handle_code,
-                       .handle_msg = Utf8Truncate(c->handle_msg, kMaxHandleMsg)});
+                       .handle_msg = Utf8Truncate(c->handle_msg, kMaxHandleMsg),
+                       .start_ms = c->handle_start_ms});
   }
   auto recorded = store_.RecordCallbacks(results, node_id_, clock_.NowMs());
   out.recorded = static_cast<int>(recorded.recorded.size());
+  for (const auto& r : recorded.recorded) {
+    // A CRON fire's instant is its schedule's; other types carry another instant (a manual fire's creation,
+    // a retry's original instant), as for the fire lag (app/metered.cpp).
+    if (r.type == TriggerType::kCron && r.start_ms > 0)
+      out.start_lags_ms.push_back(r.start_ms - r.scheduled_ms);
+  }
   out.ignored += static_cast<int>(latest.size() - recorded.recorded.size());
   auto& children = recorded.children;
   out.children = static_cast<int>(children.size());

@@ -263,23 +263,24 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
   json rows = json::array();
   for (const auto& r : results) {
     if (const auto it = instant.find(r.log_id); it != instant.end()) {
-      rows.push_back({{"i", r.log_id}, {"s", it->second}, {"c", r.handle_code}, {"m", r.handle_msg}});
+      rows.push_back(
+          {{"i", r.log_id}, {"s", it->second}, {"c", r.handle_code}, {"m", r.handle_msg}, {"t", r.start_ms}});
     }
   }
   if (rows.empty()) return {};
   const auto done = tx.exec_params(R"sql(
     WITH l AS (
       UPDATE job_log l
-         SET handle_code = v.c, handle_ms = $2,
+         SET handle_code = v.c, handle_ms = $2, start_ms = v.t,
              handle_msg = CASE WHEN l.handle_msg = '' THEN v.m ELSE l.handle_msg || E'\n' || v.m END
-        FROM json_to_recordset($1::json) AS v(i bigint, s bigint, c int, m text)
+        FROM json_to_recordset($1::json) AS v(i bigint, s bigint, c int, m text, t bigint)
        WHERE l.id = v.i AND l.scheduled_ms = v.s AND l.handle_code = 0
-      RETURNING l.id, l.job_id, l.scheduled_ms, l.handle_code),
+      RETURNING l.id, l.job_id, l.scheduled_ms, l.handle_code, l.trigger_type, l.start_ms),
     failed AS (
       INSERT INTO fire_alarm (log_id, scheduled_ms)
       SELECT id, scheduled_ms FROM l WHERE handle_code <> 200
       ON CONFLICT (log_id) DO NOTHING)
-    SELECT id, job_id, scheduled_ms, handle_code FROM l ORDER BY id
+    SELECT id, job_id, scheduled_ms, handle_code, trigger_type, start_ms FROM l ORDER BY id
   )sql",
                                    Rows(rows), now_ms);
   std::vector<HandledFire> out;
@@ -288,7 +289,9 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
     out.push_back({.log_id = r["id"].as<std::int64_t>(),
                    .job_id = r["job_id"].as<int>(),
                    .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
-                   .handle_code = r["handle_code"].as<int>()});
+                   .handle_code = r["handle_code"].as<int>(),
+                   .type = ParseTriggerType(r["trigger_type"].c_str()).value_or(TriggerType::kCron),
+                   .start_ms = r["start_ms"].as<std::int64_t>()});
   }
   return out;
 }

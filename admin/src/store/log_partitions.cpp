@@ -16,7 +16,7 @@ constexpr std::int64_t kLockKey = 0x63776c6f67706172;  // "cwlogpar"
 constexpr const char* kColumns =
     "id, job_id, group_id, trigger_type, scheduled_ms, owner_node, dispatch_ms, skipped, executor_address, "
     "executor_handler, executor_param, shard_index, shard_total, retry_count, parent_log_id, trigger_ms, "
-    "trigger_code, trigger_msg, handle_ms, handle_code, handle_msg, alarm_status, created_ms";
+    "trigger_code, trigger_msg, handle_ms, handle_code, handle_msg, alarm_status, created_ms, start_ms";
 
 std::int64_t DayStart(std::int64_t ms) {
   return ms - ((ms % kDayMs) + kDayMs) % kDayMs;

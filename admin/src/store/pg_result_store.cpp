@@ -54,7 +54,8 @@ CallbacksRecorded PgResultStore::RecordCallbacks(std::span<const HandleResult> r
     std::vector<fire_log::HandledFire> succeeded;
     std::vector<int> finished_jobs;
     for (const auto& d : done) {
-      out.recorded.push_back(d.log_id);
+      out.recorded.push_back(
+          {.log_id = d.log_id, .type = d.type, .scheduled_ms = d.scheduled_ms, .start_ms = d.start_ms});
       finished_jobs.push_back(d.job_id);
       if (d.handle_code == xxljob::kCodeSuccess) succeeded.push_back(d);
     }

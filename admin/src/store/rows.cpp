@@ -117,6 +117,7 @@ JobLog LogFromRow(const pqxx::row& r) {
   l.trigger_code = r["trigger_code"].as<int>();
   l.trigger_msg = r["trigger_msg"].as<std::string>();
   l.handle_ms = r["handle_ms"].as<std::int64_t>();
+  l.start_ms = r["start_ms"].as<std::int64_t>();
   l.handle_code = r["handle_code"].as<int>();
   l.handle_msg = r["handle_msg"].as<std::string>();
   l.alarm_status = r["alarm_status"].as<int>();

@@ -80,8 +80,9 @@ class Executor final {
     std::chrono::seconds redelivery_window{600};                // a finished log id is remembered this long
     std::size_t redelivery_capacity = 100000;                   // ... and at most this many of them
     std::size_t log_read_max_bytes = std::size_t{1024} * 1024;  // per /log answer
-    // Appends "<logId> <jobId> <received epoch ms>" for every /run received; empty = off. For diagnosing
-    // lateness and for the fire-lag benchmark.
+    // Appends "<logId> <jobId> <received epoch ms> <started epoch ms>" for every /run received (started 0
+    // for a fire that never started), written when it starts or ends unstarted; empty = off. For diagnosing
+    // lateness and for the benchmarks (src/run_trace.hpp).
     std::filesystem::path run_trace_file;
     // GET /metrics: addresses that may read it without credentials (IPs, CIDR ranges; default loopback),
     // and a bearer token that may ("" = none). cronwheel/metrics_endpoint.hpp.

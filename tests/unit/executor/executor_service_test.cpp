@@ -153,7 +153,7 @@ class MeteredServiceTest : public ExecutorPartsTest {
                             sink_,
                             timer_,
                             clock_};
-  ExecutorService service_{dispatcher_, logs_, nullptr, &clock_, &metrics_};
+  ExecutorService service_{dispatcher_, logs_, &metrics_};
 
   void TearDown() override {
     dispatcher_.Stop();

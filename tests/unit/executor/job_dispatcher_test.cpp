@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <latch>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "cwtest/fake_clock.hpp"
@@ -78,7 +80,7 @@ class DispatcherTest : public ::testing::Test {
     if (d_) d_->Stop();
     timer_.Stop();
   }
-  void Make(JobDispatcher::Settings s) {
+  void Make(JobDispatcher::Settings s, RunTrace* trace = nullptr) {
     d_ = std::make_unique<JobDispatcher>(
         s,
         [this](const TriggerParam& p) {
@@ -93,7 +95,7 @@ class DispatcherTest : public ::testing::Test {
           }
           return r;
         },
-        logs_, sink_, timer_, clock_);
+        logs_, sink_, timer_, clock_, trace);
   }
   void Register(const std::string& name, JobHandler h) {
     std::lock_guard lock(mu_);
@@ -251,6 +253,52 @@ TEST_F(DispatcherTest, KillReportsTheRunningAndQueuedFiresAtOnce) {
   d_->Stop();
   EXPECT_EQ(gate.SawStop(), (std::vector<bool>{true}));
   EXPECT_EQ(sink_.Get().size(), 3U);
+}
+
+// Issue 26, item 4: each callback carries when its fire started (a worker took it, on the clock), 0 for a
+// fire that never started; the run trace has one line per /run with both instants, written when the fire
+// starts or ends unstarted.
+TEST_F(DispatcherTest, EachFireReportsWhenItStartedAndTheTraceHasOneLinePerRun) {
+  const auto path = dir_.path() / "trace.txt";
+  auto trace = std::make_unique<RunTrace>(path);
+  Make(JobDispatcher::Settings{}, trace.get());
+  RunOneAndQueueOne();  // fire 1 starts at kDay; fire 2 is received at kDay and queued
+  clock_.Advance(5ms);
+  EXPECT_EQ(d_->Run(Fire(1, 3, "DISCARD_LATER")).code, 500);  // refused at kDay + 5
+  Gate killed;
+  Register("g", killed.Handler());
+  EXPECT_EQ(d_->Run(Fire(2, 10, "SERIAL_EXECUTION", "g")).code, 200);  // starts at kDay + 5
+  ASSERT_TRUE(killed.AwaitEntered(1));
+  EXPECT_EQ(d_->Run(Fire(2, 11, "SERIAL_EXECUTION", "g")).code, 200);  // queued, then killed
+  EXPECT_EQ(d_->Kill(2).code, 200);
+  killed.Open();
+  clock_.Advance(20ms);
+  gate_.Open();  // fire 1 ends; fire 2 starts at kDay + 25
+  ASSERT_TRUE(sink_.WaitFor(4));
+  d_->Stop();
+  EXPECT_EQ(sink_.For(1).handle_start_ms, kDay);
+  EXPECT_EQ(sink_.For(2).handle_start_ms, kDay + 25);
+  EXPECT_EQ(sink_.For(10).handle_start_ms, kDay + 5) << "killed while running: it did start";
+  EXPECT_EQ(sink_.For(11).handle_start_ms, 0) << "killed in the queue: it never started";
+  d_.reset();
+  trace.reset();  // flushes
+  std::map<std::int64_t, std::vector<std::int64_t>> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::int64_t log_id = 0;
+    std::int64_t job_id = 0;
+    std::int64_t received = 0;
+    std::int64_t started = -1;
+    ASSERT_TRUE(fields >> log_id >> job_id >> received >> started) << line;
+    EXPECT_TRUE(lines.emplace(log_id, std::vector<std::int64_t>{job_id, received, started}).second)
+        << "one line per /run: " << line;
+  }
+  EXPECT_EQ(lines, (std::map<std::int64_t, std::vector<std::int64_t>>{{1, {1, kDay, kDay}},
+                                                                      {2, {1, kDay, kDay + 25}},
+                                                                      {3, {1, kDay + 5, 0}},
+                                                                      {10, {2, kDay + 5, kDay + 5}},
+                                                                      {11, {2, kDay + 5, 0}}}));
 }
 
 TEST_F(DispatcherTest, ALogIdQueuedOrRunningIsRefusedAsARepeat) {

@@ -13,6 +13,7 @@ namespace {
 using namespace cronwheel::xxljob;
 using cwtest::ErrorOf;
 using ::testing::HasSubstr;
+using json = nlohmann::json;
 
 TEST(Protocol, TriggerParamRoundTripsWithJavaFieldNames) {
   TriggerParam p;
@@ -113,6 +114,28 @@ TEST(Protocol, CallbackIsSentAsDialectAArray) {
   ASSERT_TRUE(j.is_array());
   EXPECT_EQ(j[0].at("logDateTim"), 100);
   EXPECT_FALSE(j[0].contains("logDateTime"));
+  // Without a start instant, the four fields XXL-JOB's executors send, nothing else.
+  EXPECT_EQ(j[0].size(), 4u) << j.dump();
+}
+
+// cronwheel's extension: the executor's start instant travels as handleStartTime, sent only when known,
+// read back, and checked as an instant (a callback without it is XXL-JOB's, start 0).
+TEST(Protocol, CallbackCarriesTheHandlerStartAsAnExtensionField) {
+  const auto j = ToJson(HandleCallbackParam{
+      .log_id = 7, .log_date_tim = 1000, .handle_code = 200, .handle_msg = "", .handle_start_ms = 1012});
+  EXPECT_EQ(j.at("handleStartTime"), 1012);
+  const auto back = ParseCallbackList(json::array({j}).dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)[0].handle_start_ms, 1012);
+  const auto plain = ParseCallbackList(R"([{"logId":1,"handleCode":200}])");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)[0].handle_start_ms, 0);
+  auto err = ErrorOf(ParseCallbackList(R"([{"logId":1,"handleCode":200,"handleStartTime":-5}])"));
+  EXPECT_THAT(err, HasSubstr("[0].handleStartTime"));
+  EXPECT_THAT(err, HasSubstr("epoch milliseconds"));
+  EXPECT_THAT(err, HasSubstr("-5"));
+  err = ErrorOf(ParseCallbackList(R"([{"logId":1,"handleCode":200,"handleStartTime":"soon"}])"));
+  EXPECT_THAT(err, HasSubstr("handleStartTime"));
 }
 
 TEST(Protocol, RegistryParamNeedsNonBlankFields) {

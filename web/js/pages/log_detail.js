@@ -92,6 +92,7 @@ export function LogDetailPage({ id }) {
         <${Row} label=${t('logs.col.triggerType')}><span title=${l.trigger_type}>${tOr(`enum.trigger.${l.trigger_type}`, l.trigger_type)}</span>${l.retry_count ? ` ${t('log.retriesLeft', { count: l.retry_count, n: formatNumber(l.retry_count) })}` : ''}</${Row}>
         <${Row} label=${t('logs.col.scheduled')}>${formatMs(l.scheduled_ms)}</${Row}>
         <${Row} label=${t('log.sent')}>${formatMs(l.trigger_ms)}</${Row}>
+        <${Row} label=${t('log.started')}><span data-testid="started">${l.start_ms ? formatMs(l.start_ms) : ''}${l.start_ms && l.trigger_type === 'CRON' ? ` ${t('log.startLag', { lag: formatDuration(Math.max(0, l.start_ms - l.scheduled_ms)) })}` : ''}</span></${Row}>
         <${Row} label=${t('log.finished')}>${formatMs(l.handle_ms)}</${Row}>
         <${Row} label=${t('log.duration')}><span data-testid="duration">${l.trigger_ms && l.handle_ms ? formatDuration(l.handle_ms - l.trigger_ms) : ''}</span></${Row}>
         <${Row} label=${t('field.address')}><span class="mono">${l.executor_address}</span></${Row}>

@@ -87,6 +87,10 @@ struct HandleCallbackParam {
   std::int64_t log_date_tim = 0;  // logDateTim | logDateTime: epoch ms of the fire
   int handle_code = 0;            // handleCode: 200, 500, 502, ...
   std::string handle_msg;         // handleMsg
+  // handleStartTime, cronwheel's extension: epoch ms at which the executor started the handler, on the
+  // executor's clock; 0 = not reported (sent only when set). XXL-JOB executors never send it and XXL-JOB
+  // admins ignore it (Gson and Jackson skip unknown fields), so the callback stays compatible both ways.
+  std::int64_t handle_start_ms = 0;
 };
 
 // executor -> admin /api/registry and /api/registryRemove.
@@ -114,7 +118,7 @@ nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list);
 // LogParam logId; HandleCallbackParam logId and handleCode; RegistryParam registryKey and registryValue
 // (non-blank) and registryGroup (EXECUTOR or ADMIN, default EXECUTOR). The jobId and logId of a trigger,
 // an idleBeat/kill and a log request are positive; their logDateTime/logDateTim is epoch ms from 0 to the
-// end of year 9999 (0 when absent).
+// end of year 9999 (0 when absent), as is a callback's handleStartTime.
 absl::StatusOr<Envelope> ParseEnvelope(std::string_view body);
 absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body);
 absl::StatusOr<JobIdParam> ParseJobIdParam(std::string_view body);

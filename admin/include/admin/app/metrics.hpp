@@ -42,6 +42,9 @@ struct AdminMetrics {
   metrics::Counter& fires_retried;          // a failed fire that gets another attempt (retry_count)
   // Scheduled instant -> /run answered, CRON fires only.
   metrics::Histogram& fire_lag;
+  // Scheduled instant -> the executor started the handler, CRON fires whose executor reports its start
+  // (cronwheel-executor's handleStartTime); a start before the instant (clocks apart) counts as 0.
+  metrics::Histogram& fire_start_lag;
 
   // Scans (schedule/scheduler.hpp): one transaction per scan.
   metrics::CounterFamily& scans;  // {result: ok | full_batch | error}

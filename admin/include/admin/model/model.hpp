@@ -101,6 +101,7 @@ struct JobLog {
   int trigger_code = 0;
   std::string trigger_msg;
   std::int64_t handle_ms = 0;
+  std::int64_t start_ms = 0;  // when the executor started it (its clock, its callback); 0 = not reported
   int handle_code = 0;
   std::string handle_msg;
   int alarm_status = 0;

@@ -2,7 +2,8 @@
 // Results reported by executors (docs/xxl-job-protocol.md §3 "callback", §11 "Callback processing"),
 // recorded in one transaction per callback batch (ResultStore::RecordCallbacks):
 //  * handle_code, handle_msg (cut to 15,000 bytes on a UTF-8 boundary, as XXL-JOB cuts at 15,000
-//    characters), handle_ms; a callback for a fire that already has a result is ignored (XXL-JOB "log
+//    characters), handle_ms, and start_ms when the executor reported when it started the fire (cronwheel's
+//    handleStartTime extension); a callback for a fire that already has a result is ignored (XXL-JOB "log
 //    repeate callback"), as is an unknown log id;
 //  * on success, the job's child jobs are triggered (new rows of type PARENT, parent_log_id set) in the
 //    same transaction, so a crash cannot lose them; a child that appears in its own ancestry (a cycle
@@ -36,6 +37,9 @@ class CallbackService {
     int recorded = 0;  // results written
     int ignored = 0;   // repeats and unknown log ids
     int children = 0;  // child fires created
+    // For each CRON fire recorded with the executor's start instant: start − scheduled instant, in ms (the
+    // executor's clock against the admin's; negative if the executor's clock is behind).
+    std::vector<std::int64_t> start_lags_ms;
   };
   // Throws on the store's failure (the executor keeps the batch and retries).
   Outcome Handle(std::span<const xxljob::HandleCallbackParam> callbacks);

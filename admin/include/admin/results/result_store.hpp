@@ -24,12 +24,21 @@ struct HandleResult {
   std::int64_t log_id = 0;
   int handle_code = 0;  // never 0 (0 means "no result yet")
   std::string handle_msg;
+  std::int64_t start_ms = 0;  // when the executor started the fire (epoch ms); 0 = not reported
 };
 
-// What recording a batch of results did: the fires recorded (by log id; a repeat or an unknown id is not)
+// A fire whose result was recorded: what the start-lag metric needs of it.
+struct RecordedResult {
+  std::int64_t log_id = 0;
+  TriggerType type = TriggerType::kCron;
+  std::int64_t scheduled_ms = 0;
+  std::int64_t start_ms = 0;  // as reported; 0 = not reported
+};
+
+// What recording a batch of results did: the fires recorded, by log id (a repeat or an unknown id is not),
 // and the child fires it wrote.
 struct CallbacksRecorded {
-  std::vector<std::int64_t> recorded;
+  std::vector<RecordedResult> recorded;
   std::vector<Fire> children;
 };
 

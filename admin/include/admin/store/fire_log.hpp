@@ -100,10 +100,12 @@ struct HandledFire {
   int job_id = 0;
   std::int64_t scheduled_ms = 0;
   int handle_code = 0;
+  TriggerType type = TriggerType::kCron;
+  std::int64_t start_ms = 0;  // when the executor started it; 0 = not reported
 };
-// Records results on fires that have none yet (a repeated callback changes nothing, XXL-JOB "log repeate
-// callback"), closes them and queues the failed ones for the failure monitor. `results` must be sorted by
-// log id. Returns the fires recorded, by log id.
+// Records results (code, message, the executor's start instant) on fires that have none yet (a repeated
+// callback changes nothing, XXL-JOB "log repeate callback"), closes them and queues the failed ones for the
+// failure monitor. `results` must be sorted by log id. Returns the fires recorded, by log id.
 std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
                                              std::span<const HandleResult> results, std::int64_t now_ms);
 
