@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 #include <stdexcept>
+#include <thread>
 
 #include "cronwheel/config.hpp"
 #include "executor/builtin_handlers.hpp"
@@ -19,10 +20,12 @@
 int main(int argc, char** argv) {
   // SIGTERM/SIGINT are taken by sigwait() below: block them before any thread starts (threads inherit the
   // mask; script children get a clean mask and default dispositions from the script runner).
+  // SIGUSR1 is this process's own: the drain thread's "done".
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // NOLINT(cert-err33-c): a closed connection is an error result, not death
 
@@ -47,8 +50,27 @@ int main(int argc, char** argv) {
     cronwheel::executor::RegisterBuiltinHandlers(executor, config.builtin);
     executor.Start();
     int sig = 0;
-    sigwait(&signals, &sig);
-    spdlog::info("signal {} received: stopping", sig);
+    do {
+      sigwait(&signals, &sig);
+    } while (sig == SIGUSR1);
+    if (config.drain_timeout.count() > 0) {
+      // Drain on a thread of its own, so that a second signal can end it (docs/operations.md).
+      spdlog::info("signal {} received: draining for at most {} s (a second signal stops at once)", sig,
+                   config.drain_timeout.count());
+      const pthread_t main_thread = pthread_self();
+      std::thread drain([&] {
+        executor.Drain(config.drain_timeout);
+        pthread_kill(main_thread, SIGUSR1);
+      });
+      sigwait(&signals, &sig);
+      if (sig != SIGUSR1) {
+        spdlog::info("signal {} received while draining: stopping now", sig);
+        executor.AbandonDrain();
+      }
+      drain.join();
+    } else {
+      spdlog::info("signal {} received: stopping", sig);
+    }
     executor.Stop();
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

@@ -230,6 +230,26 @@ void Executor::Stop() {
   spdlog::info("executor {} stopped", m.settings.app_name);
 }
 
+bool Executor::Drain(std::chrono::milliseconds timeout) {
+  auto& m = *impl_;
+  if (!m.started || m.stopped) return true;
+  spdlog::info("executor {} draining: no new fires; waiting up to {} ms for the running ones",
+               m.settings.app_name, timeout.count());
+  // Refuse first, then deregister: a fire sent between the two is refused (and sent elsewhere), never run
+  // after the admins were told this executor is gone.
+  m.dispatcher->BeginDrain(timeout);
+  m.registry->Stop();
+  const bool drained = m.dispatcher->AwaitDrained();
+  spdlog::info("executor {} {}", m.settings.app_name,
+               drained ? "drained: every fire finished" : "drain ended with fires still running");
+  return drained;
+}
+
+void Executor::AbandonDrain() {
+  auto& m = *impl_;
+  if (m.dispatcher) m.dispatcher->AbandonDrain();
+}
+
 int Executor::port() const {
   return impl_->port;
 }

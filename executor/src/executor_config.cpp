@@ -67,6 +67,10 @@ void ExecutorConfig::Declare(ConfigLoader& config) {
       .Add("script_kill_grace_ms", &settings.script_kill_grace,
            "a stopped script's process group gets SIGTERM, then SIGKILL after this",
            std::chrono::milliseconds(0), std::chrono::milliseconds(600000))
+      .Add("drain_timeout_s", &drain_timeout,
+           "on SIGTERM or SIGINT: refuse new fires and let the running ones finish for at most this long, "
+           "then stop (a second signal stops at once); 0 = stop at once, killing running fires",
+           std::chrono::seconds(0), std::chrono::seconds(86400))
       .Add("redelivery_window_s", &settings.redelivery_window,
            "a finished log id delivered again within this time is answered without running again",
            std::chrono::seconds(0), std::chrono::seconds(86400))

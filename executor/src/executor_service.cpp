@@ -1,11 +1,15 @@
 #include "executor_service.hpp"
 
 #include "xxljob/framing.hpp"
+#include "xxljob/vocabulary.hpp"
 
 namespace cronwheel::executor {
 
 xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_view body,
                                          std::string_view uri) {
+  // A draining executor says so to the beats too: FAILOVER (/beat) and BUSYOVER (/idleBeat) move on.
+  if ((method == "/beat" || method == "/idleBeat") && dispatcher_.Draining())
+    return xxljob::Envelope::Fail(std::string(xxljob::kDrainingMsg));
   if (method == "/beat") return xxljob::Envelope::Success();
   if (method == "/idleBeat") {
     const auto p = xxljob::ParseJobIdParam(body);

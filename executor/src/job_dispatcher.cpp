@@ -106,7 +106,8 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   bool join = false;
   {
     std::lock_guard lock(mu_);
-    if (stopped_) return xxljob::Envelope::Fail("executor is stopping: trigger refused");
+    if (stopped_) return xxljob::Envelope::Fail(std::string(xxljob::kStoppingMsg));
+    if (draining_) return xxljob::Envelope::Fail(std::string(xxljob::kDrainingMsg));
     PruneLogIdsLocked();
     if (const auto it = log_ids_.find(p.log_id); it != log_ids_.end()) {
       if (it->second.active) return xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(p.log_id));
@@ -198,13 +199,51 @@ void JobDispatcher::Stop(std::string_view reason) {
     pool_stopping_ = true;
     workers.swap(workers_);
     starvation_check_.Cancel();
+    drain_deadline_.Cancel();
   }
   work_cv_.notify_all();
+  drained_.notify_all();
   Deliver(reports);
   // Each worker ends after the fire it runs (a handler that ignores its stop token delays this).
   for (const auto& w : workers) {
     if (w->thread.joinable()) w->thread.join();
   }
+}
+
+void JobDispatcher::BeginDrain(std::chrono::milliseconds timeout) {
+  std::lock_guard lock(mu_);
+  if (draining_) return;
+  draining_ = true;
+  drain_deadline_ = timer_.After(timeout, [this] { AbandonDrain(); });
+}
+
+bool JobDispatcher::Draining() const {
+  std::lock_guard lock(mu_);
+  return draining_;
+}
+
+bool JobDispatcher::IdleLocked() const {
+  return std::all_of(threads_.begin(), threads_.end(),
+                     [](const auto& entry) { return !entry.second->running && entry.second->queue.empty(); });
+}
+
+bool JobDispatcher::AwaitDrained() {
+  // The deadline is a task on the timer (BeginDrain), so the wait follows the injected clock.
+  std::unique_lock lock(mu_);
+  drained_.wait(lock, [this] { return drain_abandoned_ || stopped_ || IdleLocked(); });
+  const bool idle = IdleLocked();
+  auto deadline = std::move(drain_deadline_);
+  lock.unlock();
+  deadline.Cancel();
+  return idle;
+}
+
+void JobDispatcher::AbandonDrain() {
+  {
+    std::lock_guard lock(mu_);
+    drain_abandoned_ = true;
+  }
+  drained_.notify_all();
 }
 
 std::size_t JobDispatcher::JobThreads() const {
@@ -272,6 +311,7 @@ void JobDispatcher::WorkerLoop(Worker* w) {
       lock.lock();
       t->running.reset();
       w->busy = false;
+      if (draining_) drained_.notify_all();
       const bool claimed = ClaimLocked(fire);
       if (!t->stop && t->queue.empty()) ArmIdleLocked(*t);
       lock.unlock();
@@ -442,6 +482,7 @@ void JobDispatcher::RetireLocked(JobThread& t, const std::string& reason, std::v
       reports.push_back(Report{q, xxljob::kCodeFail, reason + std::string(kQueuedKilled), false});
   }
   t.queue.clear();
+  if (draining_) drained_.notify_all();
 }
 
 bool JobDispatcher::ClaimLocked(const std::shared_ptr<Fire>& fire) {

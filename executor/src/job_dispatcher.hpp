@@ -120,6 +120,17 @@ class JobDispatcher final {
   // and joins the threads (a handler that ignores its stop token delays this). Idempotent.
   void Stop(std::string_view reason = "executor is stopping.");
 
+  // Drain: refuses every later /run with xxljob::kDrainingMsg (the fire is not run: a cronwheel admin
+  // sends it elsewhere) while the fires running and queued go on, and arms the drain's end `timeout` from
+  // now on the timer (the injected clock). Once.
+  void BeginDrain(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool Draining() const;
+  // Blocks until no fire is running or queued, the drain's timeout has passed, AbandonDrain() or Stop();
+  // true if the dispatcher went idle. Call after BeginDrain().
+  bool AwaitDrained();
+  // Ends the drain's wait at once (a second signal: stop now). Idempotent; any thread.
+  void AbandonDrain();
+
   // For tests and metrics.
   [[nodiscard]] std::size_t JobThreads() const;
   // Blocks (real time, at most `timeout`) until there are exactly `n` job threads (tests).
@@ -190,6 +201,12 @@ class JobDispatcher final {
   mutable std::mutex mu_;
   std::condition_variable threads_changed_;
   bool stopped_ = false;
+  // Drain: guarded by mu_; drained_ is notified when a fire ends, the queues change or the wait ends.
+  bool draining_ = false;
+  bool drain_abandoned_ = false;
+  std::condition_variable drained_;
+  Timer::Handle drain_deadline_;
+  [[nodiscard]] bool IdleLocked() const;
   std::unordered_map<int, std::shared_ptr<JobThread>> threads_;
   std::uint64_t created_ = 0;
   // The worker pool.

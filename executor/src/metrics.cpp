@@ -101,6 +101,10 @@ void ExecutorMetrics::WatchDispatcher(const JobDispatcher& dispatcher) {
       "cronwheel_executor_workers",
       "Worker threads running the fires (job_workers, plus those added for blocked handlers).",
       [&dispatcher] { return static_cast<double>(dispatcher.Workers()); });
+  registry.AddGaugeCallback("cronwheel_executor_draining",
+                            "1 while the executor drains (refuses new fires, lets the running ones finish, "
+                            "then stops), else 0.",
+                            [&dispatcher] { return dispatcher.Draining() ? 1.0 : 0.0; });
 }
 
 AdminReply MeteredAdminClient::Call(std::string_view api, const nlohmann::json& body) {

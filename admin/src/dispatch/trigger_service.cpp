@@ -8,6 +8,7 @@
 
 #include "cronwheel/net/http_address.hpp"
 #include "xxljob/protocol.hpp"
+#include "xxljob/vocabulary.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -79,10 +80,15 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
   result.executor_param = fire.param ? *fire.param : job->param;
   result.retry_count = fire.retry_count >= 0 ? fire.retry_count : job->retry_count;
 
-  auto addresses = catalog_.Addresses(*group);
+  const auto listed = catalog_.Addresses(*group);
+  auto addresses = RouteAroundDraining(listed);
   if (ExpandBroadcast(fire, *job, addresses, result, done)) return;
   // What the trigger met (route notes, failures).
   std::string msg;
+  if (addresses.empty() && !listed.empty()) {
+    msg += fmt::format("Trigger failed: every executor address of the group is draining: {}\n",
+                       JoinAddresses(listed));
+  }
   const auto address = ChooseAddress(fire, *job, *group, addresses, token, msg);
   if (!address) {
     result.trigger_msg = Context(fire, *job, *group, addresses, result.retry_count) + msg;
@@ -109,6 +115,11 @@ void TriggerService::Answered(const Fire& fire, const Job& job, const JobGroup& 
                               TriggerResult result, std::string msg, const ExecutorClient::RunReply& reply) {
   if (reply.delivery == ExecutorClient::Delivery::kNotSent && SendAgainLater(fire, address, reply)) return;
   const auto& env = reply.envelope;
+  // A draining executor did not run it: elsewhere, at once.
+  if (xxljob::RefusedWhileDraining(env.code, env.msg.value_or(""))) {
+    Drains(address);
+    if (SendAgainLater(fire, address, reply, /*at_once=*/true)) return;
+  }
   result.executor_address = address;
   result.trigger_code = env.code;
   msg += fire.unsent_notes;
@@ -253,9 +264,11 @@ std::int64_t TriggerService::SendByMs(const Fire& fire) const {
 }
 
 bool TriggerService::SendAgainLater(const Fire& fire, const std::string& address,
-                                    const ExecutorClient::RunReply& reply) {
+                                    const ExecutorClient::RunReply& reply, bool at_once) {
   if (!resend_) return false;
-  const auto delay = std::chrono::milliseconds(std::min(100 << std::min(fire.unsent_attempts, 4), 1000));
+  const auto delay =
+      at_once ? std::chrono::milliseconds(0)
+              : std::chrono::milliseconds(std::min(100 << std::min(fire.unsent_attempts, 4), 1000));
   const auto now = clock_.NowMs();
   if (now + delay.count() > SendByMs(fire)) return false;
   Fire again = fire;
@@ -265,6 +278,20 @@ bool TriggerService::SendAgainLater(const Fire& fire, const std::string& address
                   reply.envelope.msg.value_or(""), delay.count());
   resend_(std::move(again), delay);
   return true;
+}
+
+void TriggerService::Drains(const std::string& address) {
+  std::lock_guard lock(draining_mu_);
+  draining_until_ms_[address] = clock_.NowMs() + settings_.draining_hold.count();
+}
+
+std::vector<std::string> TriggerService::RouteAroundDraining(std::vector<std::string> addresses) {
+  std::lock_guard lock(draining_mu_);
+  if (draining_until_ms_.empty()) return addresses;
+  const auto now = clock_.NowMs();
+  std::erase_if(draining_until_ms_, [now](const auto& mark) { return mark.second <= now; });
+  std::erase_if(addresses, [this](const std::string& a) { return draining_until_ms_.contains(a); });
+  return addresses;
 }
 
 }  // namespace cronwheel::admin

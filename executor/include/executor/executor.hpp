@@ -10,6 +10,7 @@
 //   executor.Register("settleJob", [](cronwheel::executor::JobContext& ctx) { ... });
 //   executor.Start();   // binds, replays spooled callbacks, registers with the admins
 //   ...
+//   executor.Drain(std::chrono::seconds(30));  // optional: let the running fires finish first
 //   executor.Stop();    // registryRemove, stop job threads, flush callbacks (also done by the destructor)
 //
 // Wire protocol (docs/xxl-job-protocol.md §1-3; dialect A/B, with C's spellings accepted): an HTTP server
@@ -101,6 +102,17 @@ class Executor final {
 
   void Start();
   void Stop();
+
+  // Drain, for scale-in and deploys (docs/operations.md "Draining an executor"): sends registryRemove to the
+  // admins, answers every later /run, /beat and /idleBeat with code 500 xxljob::kDrainingMsg (the fire is not
+  // run; a cronwheel admin sends it to another executor at once, FAILOVER and BUSYOVER move on), and waits
+  // until the fires running and queued have finished and called back, for at most `timeout` on the clock,
+  // or until AbandonDrain(). /kill and /log are served throughout. Returns true if every fire finished;
+  // then call Stop(), which stops what still runs (reported "executor is stopping.") and flushes the
+  // callbacks. Call after Start(), from the thread that calls Stop(), at most once.
+  bool Drain(std::chrono::milliseconds timeout);
+  // Ends a Drain() at once (a second signal). Any thread; before or during Drain().
+  void AbandonDrain();
 
   // The bound port (after Start()).
   [[nodiscard]] int port() const;

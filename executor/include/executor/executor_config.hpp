@@ -11,6 +11,7 @@
 #include <absl/status/status.h>
 #include <spdlog/common.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct ExecutorConfig {
   std::string log_level = "info";         // trace, debug, info, warn, error (or off)
   std::string run_trace_file;             // "" = off
   int callback_batch_size = 0;            // default: settings.callback_batch_size's
+  // On SIGTERM/SIGINT the executor drains (Executor::Drain) for at most this long, then stops; a second
+  // signal stops it at once. 0 = stop at once, killing running fires (before drains existed).
+  std::chrono::seconds drain_timeout{30};
 
   // Declares every key on `config` (see --help).
   void Declare(ConfigLoader& config);

@@ -5,7 +5,8 @@
 //  * a /run the executor may have received is recorded as failed at once and never sent again;
 //  * FAILOVER sends to the first executor that answers its beat; a SHARDING_BROADCAST fire becomes one row
 //    per executor, shard i to executor i; a manual trigger reaches only an address of the job's group;
-//  * a fire whose job or group is gone, or whose group has no executor, is recorded failed saying so.
+//  * a fire whose job or group is gone, or whose group has no executor, is recorded failed saying so;
+//  * a fire a draining executor refused unrun goes elsewhere at once, and that executor is routed around.
 #include "admin/dispatch/trigger_service.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "cwtest/fake_clock.hpp"
 #include "cwtest/memory_catalog_source.hpp"
 #include "cwtest/memory_scheduler_store.hpp"
+#include "xxljob/vocabulary.hpp"
 
 namespace {
 
@@ -36,13 +38,15 @@ const std::string kExecutorA = "http://127.0.0.1:9001/";
 const std::string kExecutorB = "http://127.0.0.1:9002/";
 
 // Answers each /run with the next scripted delivery (then kAnswered), and records where each went; /beat
-// fails for the addresses in `dead`.
+// fails for the addresses in `dead`; an address in `draining` answers /run and /beat as a draining
+// cronwheel-executor does.
 class ScriptedExecutors final : public cwtest::AnsweringExecutorClient {
  public:
   std::deque<Delivery> script;
   std::vector<std::string> runs;
   std::vector<xxljob::TriggerParam> params;
   std::set<std::string> dead;
+  std::set<std::string> draining;
   std::vector<std::int64_t> send_by_ms;    // what each RunAsync was told
   std::optional<xxljob::Envelope> answer;  // the answer of a /run that arrived (else success)
 
@@ -58,6 +62,8 @@ class ScriptedExecutors final : public cwtest::AnsweringExecutorClient {
     std::lock_guard lock(mu_);
     runs.push_back(address);
     params.push_back(p);
+    if (draining.contains(address))
+      return {xxljob::Envelope::Fail(std::string(xxljob::kDrainingMsg)), Delivery::kAnswered};
     if (script.empty()) return {answer.value_or(xxljob::Envelope::Success()), Delivery::kAnswered};
     const auto d = script.front();
     script.pop_front();
@@ -143,6 +149,38 @@ class TriggerServiceTest : public ::testing::Test {
       store_,
       [this](Fire f, std::chrono::milliseconds delay) { resent_.emplace_back(std::move(f), delay); }};
 };
+
+// Issue 25, item 5: a draining executor refuses /run without running the fire. The fire goes to another
+// executor at once (no back-off), and the draining one is left out of every route for the hold (FIRST
+// would choose it every time), then asked again; with every address draining the fire is recorded failed.
+TEST_F(TriggerServiceTest, AFireADrainingExecutorRefusedGoesElsewhereAtOnceAndItIsRoutedAround) {
+  SetRoute(RouteStrategy::kFirst);
+  executors_.draining = {kExecutorA};
+  EXPECT_EQ(TriggerUntilRecorded(FireDueNow()), 2);
+  EXPECT_EQ(executors_.runs, (std::vector<std::string>{kExecutorA, kExecutorB}));
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_EQ(results_.recorded[0].trigger_code, 200);
+  EXPECT_EQ(results_.recorded[0].executor_address, kExecutorB);
+  EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr("sent again after 0 ms"));
+  EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr(std::string(xxljob::kDrainingMsg)));
+
+  executors_.runs.clear();
+  clock_.Advance(std::chrono::seconds(29));
+  EXPECT_EQ(TriggerUntilRecorded(FireDueNow()), 1);
+  EXPECT_EQ(executors_.runs, (std::vector<std::string>{kExecutorB})) << "routed around while draining";
+
+  executors_.draining.clear();  // restarted, say
+  clock_.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(TriggerUntilRecorded(FireDueNow()), 1);
+  EXPECT_EQ(executors_.runs.back(), kExecutorA) << "asked again once the hold has passed";
+
+  executors_.draining = {kExecutorA, kExecutorB};
+  results_.recorded.clear();
+  EXPECT_EQ(TriggerUntilRecorded(FireDueNow()), 3);
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_NE(results_.recorded[0].trigger_code, 200);
+  EXPECT_THAT(results_.recorded[0].trigger_msg, HasSubstr("every executor address of the group is draining"));
+}
 
 TEST_F(TriggerServiceTest, AFireThatCouldNotReachTheExecutorIsSentAgainRoutedAfreshAndRecordedOnce) {
   executors_.script = {ExecutorClient::Delivery::kNotSent, ExecutorClient::Delivery::kNotSent};

@@ -11,6 +11,7 @@
 #include "handler_registry.hpp"
 #include "metrics.hpp"
 #include "test_util.hpp"
+#include "xxljob/vocabulary.hpp"
 
 namespace {
 
@@ -60,8 +61,31 @@ TEST_F(ServiceTest, BeatRunLogAndKill) {
   // Dialect C spellings: /trigger and logDateTime.
   EXPECT_EQ(Call("/trigger", R"({"jobId":1,"logId":11,"executorHandler":"hello"})").code, 200);
   EXPECT_EQ(Call("/log", R"({"logDateTime":1767225600000,"logId":10,"fromLineNum":1})").code, 200);
-  EXPECT_EQ(Call("/idleBeat", R"({"jobId":1})").code == 200 || true, true);
+  ASSERT_TRUE(sink_.WaitFor(2));  // both fires finished: job 1 is idle
+  EXPECT_EQ(Call("/idleBeat", R"({"jobId":1})").code, 200);
   EXPECT_EQ(Call("/kill", R"({"jobId":1})").code, 200);
+}
+
+// Issue 25, item 5: while the executor drains, /run, /beat and /idleBeat answer code 500 with the draining
+// message (so FAILOVER and BUSYOVER move on and a cronwheel admin sends the fire elsewhere); /log and
+// /kill are served as before.
+TEST_F(ServiceTest, ADrainingExecutorRefusesRunsAndBeatsSayingSo) {
+  handlers_.Register("hello", [](JobContext& ctx) { ctx.Log("hello {}", ctx.param()); });
+  ASSERT_EQ(
+      Call("/run", R"({"jobId":1,"logId":10,"executorHandler":"hello","logDateTime":1767225600000})").code,
+      200);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  dispatcher_.BeginDrain(std::chrono::minutes(1));
+  for (const auto& [method, body] :
+       {std::pair{"/beat", ""}, std::pair{"/idleBeat", R"({"jobId":1})"},
+        std::pair{"/run", R"({"jobId":1,"logId":11,"executorHandler":"hello"})"}}) {
+    const auto answer = Call(method, body);
+    EXPECT_EQ(answer.code, 500) << method;
+    EXPECT_EQ(answer.msg, std::string(cronwheel::xxljob::kDrainingMsg)) << method;
+  }
+  EXPECT_EQ(Call("/log", R"({"logDateTim":1767225600000,"logId":10,"fromLineNum":1})").code, 200);
+  EXPECT_EQ(Call("/kill", R"({"jobId":1})").code, 200);
+  EXPECT_EQ(sink_.Get().size(), 1u) << "the refused fire was not run";
 }
 
 TEST_F(ServiceTest, XxlJobMessagesForRefusals) {

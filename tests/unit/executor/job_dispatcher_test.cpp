@@ -13,6 +13,7 @@
 
 #include "cwtest/fake_clock.hpp"
 #include "test_util.hpp"
+#include "xxljob/vocabulary.hpp"
 
 namespace {
 
@@ -299,6 +300,58 @@ TEST_F(DispatcherTest, EachFireReportsWhenItStartedAndTheTraceHasOneLinePerRun) 
                                                                       {3, {1, kDay + 5, 0}},
                                                                       {10, {2, kDay + 5, kDay + 5}},
                                                                       {11, {2, kDay + 5, 0}}}));
+}
+
+// Issue 25, item 5: a drain refuses new fires with the draining message (not run: an admin sends them
+// elsewhere; the beats say so too, ExecutorServiceTest) while the running and queued fires finish; the
+// wait ends when they have.
+TEST_F(DispatcherTest, ADrainRefusesNewFiresAndWaitsForTheRunningAndQueuedOnes) {
+  RunOneAndQueueOne();  // fire 1 runs (held by the gate), fire 2 waits behind it
+  d_->BeginDrain(std::chrono::minutes(1));
+  EXPECT_TRUE(d_->Draining());
+  const auto refused = d_->Run(Fire(3, 3));
+  EXPECT_EQ(refused.code, 500);
+  EXPECT_EQ(refused.msg, std::string(cronwheel::xxljob::kDrainingMsg));
+  EXPECT_TRUE(cronwheel::xxljob::RefusedWhileDraining(refused.code, refused.msg.value_or("")));
+  std::atomic<int> drained{-1};
+  std::thread waiter([&] { drained = d_->AwaitDrained() ? 1 : 0; });
+  EXPECT_EQ(drained, -1) << "fire 1 still runs";
+  gate_.Open();
+  waiter.join();
+  EXPECT_EQ(drained, 1);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(1).handle_code, 200);
+  EXPECT_EQ(sink_.For(2).handle_code, 200) << "a queued fire was accepted: it runs too";
+  EXPECT_EQ(sink_.For(3).handle_code, -1) << "the refused fire has no callback: it was never accepted";
+}
+
+// The drain's wait ends at its timeout on the clock (the fake one here), with the fire still running, or
+// at once when abandoned (a second signal); Stop() then reports what still runs.
+TEST_F(DispatcherTest, ADrainEndsAtItsTimeoutOnTheClockOrWhenAbandoned) {
+  Register("h", gate_.Handler());
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(gate_.AwaitEntered(1));
+  d_->BeginDrain(std::chrono::seconds(30));
+  std::atomic<int> drained{-1};
+  std::thread waiter([&] { drained = d_->AwaitDrained() ? 1 : 0; });
+  clock_.Advance(std::chrono::seconds(29));
+  EXPECT_EQ(drained, -1) << "the timeout has not passed";
+  clock_.Advance(std::chrono::milliseconds(1100));  // 30 s and one timer tick
+  waiter.join();
+  EXPECT_EQ(drained, 0) << "the fire still runs";
+  d_->Stop();
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(1).handle_msg, Cat("executor is stopping.", kRunningKilled));
+
+  Make(JobDispatcher::Settings{});
+  Gate second;
+  Register("g", second.Handler());
+  EXPECT_EQ(d_->Run(Fire(2, 2, "SERIAL_EXECUTION", "g")).code, 200);
+  ASSERT_TRUE(second.AwaitEntered(1));
+  d_->BeginDrain(std::chrono::hours(1));
+  d_->AbandonDrain();
+  EXPECT_FALSE(d_->AwaitDrained()) << "abandoned: returns at once, the fire still running";
+  d_->Stop();
 }
 
 TEST_F(DispatcherTest, ALogIdQueuedOrRunningIsRefusedAsARepeat) {

@@ -25,6 +25,16 @@ inline constexpr const char* kAccessTokenHeader = "XXL-JOB-ACCESS-TOKEN";
 inline constexpr const char* kAppNameHeader = "XXL-JOB-APPNAME";
 // The message of a wrong or missing token, which admins and executors answer alike (§1).
 inline constexpr std::string_view kWrongTokenMsg = "The access token is wrong.";
+// cronwheel's words, not XXL-JOB's: a cronwheel-executor that is draining (stopping after its running fires)
+// or stopping answers /run, /beat and /idleBeat with code 500 and a message starting with one of these. The
+// fire was not run: a cronwheel admin sends it to another executor at once (dispatch/trigger_service.hpp);
+// an XXL-JOB admin sees a failed trigger and applies its failover and retry rules.
+inline constexpr std::string_view kDrainingMsg = "executor is draining: trigger refused, not run";
+inline constexpr std::string_view kStoppingMsg = "executor is stopping: trigger refused, not run";
+// Whether an executor's answer says it refused the fire unrun because it is draining or stopping.
+[[nodiscard]] inline bool RefusedWhileDraining(int code, std::string_view msg) {
+  return code == kCodeFail && (msg.starts_with(kDrainingMsg) || msg.starts_with(kStoppingMsg));
+}
 
 enum class MisfireStrategy { kDoNothing, kFireOnceNow };  // §5
 enum class RouteStrategy {                                // §8

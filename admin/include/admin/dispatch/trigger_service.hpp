@@ -22,6 +22,13 @@
 // row stays claimed by this admin, so a crash leaves it to recovery. A /run that may have reached the
 // executor (kUnknown) is never sent again here: it is recorded as failed and the job's retry rules apply.
 //
+// A draining (or stopping) cronwheel-executor answers /run with code 500 and xxljob::kDrainingMsg: it did
+// not run the fire. The fire is then sent again at once, routed afresh, and that address is left out of
+// every route for `draining_hold` (renewed by each such answer), which covers the second or so until the
+// registry drops the executor (it sends registryRemove when it starts draining) and, for a group with
+// configured addresses, which never drop it, the rest of the drain. A fire whose group has no other address
+// is recorded as failed, saying so.
+//
 // Thread-safety: Trigger() is called concurrently from the trigger pools; the outcomes are recorded on the
 // executor client's thread.
 
@@ -29,8 +36,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
@@ -48,6 +57,7 @@ class TriggerService final : public FireTrigger {
     std::string node_id;                                // named in trigger messages
     std::string access_token;                           // global token; a group's own token takes precedence
     std::chrono::milliseconds misfire_threshold{5000};  // XXL-JOB: 5 s
+    std::chrono::milliseconds draining_hold{30000};     // a draining executor is routed around this long
   };
   // Sends `fire` again after `delay` (the admin's hashed wheel timer, then the trigger pools).
   using ResendLater = std::function<void(Fire fire, std::chrono::milliseconds delay)>;
@@ -79,8 +89,14 @@ class TriggerService final : public FireTrigger {
                                            const std::vector<std::string>& addresses,
                                            const std::string& token, std::string& msg);
   static xxljob::TriggerParam RunParam(const Fire& fire, const Job& job, const TriggerResult& result);
-  // A /run not sent: hands the fire to resend_ when it can still arrive within the misfire threshold.
-  bool SendAgainLater(const Fire& fire, const std::string& address, const ExecutorClient::RunReply& reply);
+  // A /run not sent (or refused unrun by a draining executor: `at_once`): hands the fire to resend_ when it
+  // can still arrive within the misfire threshold.
+  bool SendAgainLater(const Fire& fire, const std::string& address, const ExecutorClient::RunReply& reply,
+                      bool at_once = false);
+  // Draining executors: Drains() marks one for draining_hold; RouteAroundDraining() drops the marked ones
+  // from `addresses` (and forgets expired marks). O(addresses + marks) under a mutex of its own.
+  void Drains(const std::string& address);
+  [[nodiscard]] std::vector<std::string> RouteAroundDraining(std::vector<std::string> addresses);
   // The last instant (epoch ms) at which `fire` may still be sent: its instant plus the misfire threshold.
   [[nodiscard]] std::int64_t SendByMs(const Fire& fire) const;
 
@@ -92,6 +108,8 @@ class TriggerService final : public FireTrigger {
   RouterFor routers_;
   SchedulerStore& store_;  // writes the extra rows of a sharding broadcast
   ResendLater resend_;
+  std::mutex draining_mu_;
+  std::map<std::string, std::int64_t> draining_until_ms_;  // address -> routed around until (epoch ms)
 };
 
 }  // namespace cronwheel::admin
