@@ -218,8 +218,7 @@ void JobDispatcher::BeginDrain(std::chrono::milliseconds timeout) {
 }
 
 bool JobDispatcher::Draining() const {
-  std::lock_guard lock(mu_);
-  return draining_;
+  return draining_.load();
 }
 
 bool JobDispatcher::IdleLocked() const {
