@@ -34,7 +34,8 @@
 //  * metrics: GET /metrics in Prometheus's text format (src/metrics.hpp, docs/operations.md), readable from
 //    metrics_allow or with metrics_token.
 //
-// Thread-safety: Register() may be called from any thread at any time; Start()/Stop() from one thread.
+// Thread-safety: Register() may be called from any thread at any time; Start()/Stop() from one thread;
+// Drain() from any thread between them, AbandonDrain() from any thread.
 // Errors: Start() throws std::invalid_argument for a bad setting (the message names it and says what is
 // valid) and std::runtime_error when the port cannot be bound or the log dir cannot be created. Handler
 // failures are results (500), never exceptions out of the executor.
@@ -106,10 +107,12 @@ class Executor final {
   // Drain, for scale-in and deploys (docs/operations.md "Draining an executor"): sends registryRemove to the
   // admins, answers every later /run, /beat and /idleBeat with code 500 xxljob::kDrainingMsg (the fire is not
   // run; a cronwheel admin sends it to another executor at once, FAILOVER and BUSYOVER move on), and waits
-  // until the fires running and queued have finished and called back, for at most `timeout` on the clock,
-  // or until AbandonDrain(). /kill and /log are served throughout. Returns true if every fire finished;
+  // until the fires running and queued have finished (their results queued for the admins), for at most
+  // `timeout` on the clock, or until AbandonDrain(). /kill and /log are served throughout. Returns true if
+  // every fire finished;
   // then call Stop(), which stops what still runs (reported "executor is stopping.") and flushes the
-  // callbacks. Call after Start(), from the thread that calls Stop(), at most once.
+  // callbacks. Call after Start(), at most once, from any thread but never concurrently with Stop() (which
+  // follows it); blocks the caller.
   bool Drain(std::chrono::milliseconds timeout);
   // Ends a Drain() at once (a second signal). Any thread; before or during Drain().
   void AbandonDrain();
