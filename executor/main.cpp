@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <exception>
@@ -45,6 +46,13 @@ int main(int argc, char** argv) {
   for (const auto& warning : config.Warnings())
     spdlog::warn("{}", warning);
 
+  // An admin's drain request (POST /drain) is a SIGTERM to this process: the drain below, as for a signal.
+  // Without a drain timeout there is no drain to ask for.
+  if (config.drain_timeout.count() > 0) {
+    config.settings.on_drain_request = [] {
+      if (::kill(::getpid(), SIGTERM) != 0) spdlog::error("a drain request could not signal this process");
+    };
+  }
   try {
     cronwheel::executor::Executor executor(config.settings, ringwheel::RealClock::Instance());
     cronwheel::executor::RegisterBuiltinHandlers(executor, config.builtin);

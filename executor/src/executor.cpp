@@ -186,7 +186,7 @@ void Executor::Start() {
           return r;
         },
         *m.logs, *m.callbacks, *m.timer, m.clock, m.trace.get());
-    m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, &m.metrics);
+    m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, &m.metrics, s.on_drain_request);
     m.metrics.WatchCallbacks(*m.callbacks);  // once: an Executor starts once
     m.metrics.WatchDispatcher(*m.dispatcher);
     m.metrics_endpoint = std::make_unique<MetricsEndpoint>(

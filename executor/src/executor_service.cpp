@@ -25,6 +25,15 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
     const auto p = xxljob::ParseJobIdParam(body);
     return p.ok() ? dispatcher_.Kill(p->job_id) : xxljob::Envelope::Fail(p.status());
   }
+  if (method == "/drain") {
+    if (!drain_request_) return xxljob::Envelope::Fail(std::string(xxljob::kNoDrainRequestsMsg));
+    // Once: a second request (or one after SIGTERM) starts nothing new.
+    if (dispatcher_.Draining() || drain_requested_.exchange(true)) {
+      return {xxljob::kCodeSuccess, std::string(xxljob::kAlreadyDrainingMsg), nullptr};
+    }
+    drain_request_();
+    return {xxljob::kCodeSuccess, std::string(xxljob::kDrainStartedMsg), nullptr};
+  }
   if (method == "/log") {
     const auto p = xxljob::ParseLogParam(body);
     if (!p.ok()) return xxljob::Envelope::Fail(p.status());

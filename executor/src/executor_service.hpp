@@ -5,6 +5,8 @@
 //
 // Thread-safety: Handle() may be called from many threads at once.
 
+#include <atomic>
+#include <functional>
 #include <string_view>
 
 #include "job_dispatcher.hpp"
@@ -18,11 +20,14 @@ namespace cronwheel::executor {
 class ExecutorService final {
  public:
   // `metrics` (optional) counts the /runs by result. (The run trace is the dispatcher's: it knows when a
-  // fire starts.)
-  ExecutorService(JobDispatcher& dispatcher, JobLogFiles& logs, ExecutorMetrics* metrics = nullptr)
-      : dispatcher_(dispatcher), logs_(logs), metrics_(metrics) {}
+  // fire starts.) `drain_request` (optional) starts a drain when an admin asks for one (POST /drain); it
+  // must return at once (the drain runs elsewhere).
+  ExecutorService(JobDispatcher& dispatcher, JobLogFiles& logs, ExecutorMetrics* metrics = nullptr,
+                  std::function<void()> drain_request = nullptr)
+      : dispatcher_(dispatcher), logs_(logs), metrics_(metrics), drain_request_(std::move(drain_request)) {}
 
-  // `method` is "/beat", "/idleBeat", "/run", "/trigger", "/kill" or "/log"; anything else is
+  // `method` is "/beat", "/idleBeat", "/run", "/trigger", "/kill", "/log" or "/drain" (cronwheel's: starts
+  // a drain, xxljob::kDrainStartedMsg; 500 kNoDrainRequestsMsg without `drain_request`); anything else is
   // 500 "invalid request, uri-mapping(<uri>) not found." (`uri` is what the client asked for).
   xxljob::Envelope Handle(std::string_view method, std::string_view body, std::string_view uri);
   // A request the HTTP server refused for a wrong access token (counted).
@@ -34,6 +39,8 @@ class ExecutorService final {
   JobDispatcher& dispatcher_;
   JobLogFiles& logs_;
   ExecutorMetrics* metrics_;
+  std::function<void()> drain_request_;
+  std::atomic<bool> drain_requested_{false};
 };
 
 }  // namespace cronwheel::executor

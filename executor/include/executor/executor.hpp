@@ -44,6 +44,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,6 +92,11 @@ class Executor final {
     std::vector<std::string> metrics_allow = {"127.0.0.1/8", "::1"};
     std::string metrics_token;
     std::vector<std::string> metrics_hosts;  // Host names accepted with access by address (metrics_hosts)
+    // Called once, on a server thread, when an admin asks this executor to drain (POST /drain with the access
+    // token, a cronwheel extension of the protocol): start a drain as on SIGTERM (call Drain() on a thread
+    // of your own; it must not block). The cronwheel-executor binary raises SIGTERM to itself. Empty: /drain
+    // is answered 500 xxljob::kNoDrainRequestsMsg.
+    std::function<void()> on_drain_request;
   };
 
   Executor(Settings settings, ringwheel::Clock& clock);

@@ -88,6 +88,32 @@ TEST_F(ServiceTest, ADrainingExecutorRefusesRunsAndBeatsSayingSo) {
   EXPECT_EQ(sink_.Get().size(), 1u) << "the refused fire was not run";
 }
 
+// POST /drain (cronwheel's extension): an admin's request starts the embedder's drain once; an executor
+// whose embedder gave no way to drain says so, and one that drains already starts nothing new.
+TEST_F(ServiceTest, ADrainRequestStartsTheDrainOnceOrSaysWhyNot) {
+  EXPECT_EQ(Call("/drain", "{}").code, 500);
+  EXPECT_EQ(Call("/drain", "{}").msg, std::string(cronwheel::xxljob::kNoDrainRequestsMsg));
+
+  int requested = 0;
+  ExecutorService drainable(dispatcher_, logs_, nullptr, [&] { ++requested; });
+  const auto first = drainable.Handle("/drain", "{}", "/drain");
+  EXPECT_EQ(first.code, 200);
+  EXPECT_EQ(first.msg, std::string(cronwheel::xxljob::kDrainStartedMsg));
+  EXPECT_EQ(requested, 1);
+  const auto again = drainable.Handle("/drain", "{}", "/drain");
+  EXPECT_EQ(again.code, 200);
+  EXPECT_EQ(again.msg, std::string(cronwheel::xxljob::kAlreadyDrainingMsg));
+  EXPECT_EQ(requested, 1);
+
+  // A drain that began another way (SIGTERM) is not started a second time either.
+  int other = 0;
+  ExecutorService after_signal(dispatcher_, logs_, nullptr, [&] { ++other; });
+  dispatcher_.BeginDrain(std::chrono::minutes(1));
+  EXPECT_EQ(after_signal.Handle("/drain", "{}", "/drain").msg,
+            std::string(cronwheel::xxljob::kAlreadyDrainingMsg));
+  EXPECT_EQ(other, 0);
+}
+
 TEST_F(ServiceTest, XxlJobMessagesForRefusals) {
   EXPECT_EQ(Call("/run", R"({"jobId":1,"logId":1,"executorHandler":"missing"})").msg,
             "job handler [missing] not found.");

@@ -32,6 +32,15 @@ inline constexpr std::string_view kWrongTokenMsg = "The access token is wrong.";
 inline constexpr std::string_view kDrainingMsg = "executor is draining: trigger refused, not run";
 inline constexpr std::string_view kStoppingMsg = "executor is stopping: trigger refused, not run";
 // Whether an executor's answer says it refused the fire unrun because it is draining or stopping.
+// POST /drain, a cronwheel extension of the executor protocol (an admin asks the executor to drain, as
+// SIGTERM does; docs/operations.md "Draining an executor"): its answers. XXL-JOB's executors answer the
+// unknown path with 500 "invalid request, uri-mapping(/drain) not found.".
+inline constexpr std::string_view kDrainStartedMsg =
+    "drain started: no new fires; the running ones finish and call back, then the executor exits";
+inline constexpr std::string_view kAlreadyDrainingMsg = "the executor is draining already";
+inline constexpr std::string_view kNoDrainRequestsMsg =
+    "this executor takes no drain requests (its embedder did not enable them)";
+
 [[nodiscard]] inline bool RefusedWhileDraining(int code, std::string_view msg) {
   return code == kCodeFail && (msg.starts_with(kDrainingMsg) || msg.starts_with(kStoppingMsg));
 }
