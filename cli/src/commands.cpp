@@ -185,6 +185,13 @@ void JobsTrigger(const Invocation& inv, Api& api, Console& c) {
                        log_id, log_id);
 }
 
+void ExecutorsDrain(const Invocation& inv, Api& api, Console& c) {
+  const auto r = Call(api, "POST", fmt::format("/api/v1/groups/{}/drain", inv.group_id.value_or(0)),
+                      json{{"address", inv.address.value_or("")}});
+  if (inv.json) return PrintJson(c, r);
+  c.out << fmt::format("{}: {}\n", Text(r, "address"), Text(r, "msg"));
+}
+
 void JobsDelete(const Invocation& inv, Api& api, Console& c) {
   if (!inv.yes) {
     if (!c.interactive) {
@@ -476,6 +483,8 @@ void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
       return GroupsList(inv, api, c);
     case Command::kExecutorsList:
       return ExecutorsList(inv, api, c);
+    case Command::kExecutorsDrain:
+      return ExecutorsDrain(inv, api, c);
     case Command::kLogsTail:
       return LogsTail(inv, api, clock, c);
     case Command::kLogsList:

@@ -154,6 +154,17 @@ void AddOtherCommands(CLI::App& app, Invocation& inv) {
       ->type_name("ID")
       ->check(CLI::PositiveNumber);
   Selects(elist, inv, Command::kExecutorsList);
+  auto* drain = executors->add_subcommand(
+      "drain",
+      "Ask an executor to drain and exit: it takes no new fires, lets its running ones finish (ADMIN)");
+  drain->add_option("--group", inv.group_id, "the executor's group (id)")
+      ->type_name("ID")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  drain->add_option("ADDRESS", inv.address, "the executor's address, as `executors list` shows it")
+      ->type_name("URL")
+      ->required();
+  Selects(drain, inv, Command::kExecutorsDrain);
 
   auto* logs = app.add_subcommand("logs", "Fires and their output");
   logs->require_subcommand(1);

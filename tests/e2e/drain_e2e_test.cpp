@@ -5,7 +5,10 @@
 //    draining executor after the signal. The group's addresses are configured (MANUAL), so the registry
 //    never drops the draining executor: the admin meets its refusals and routes around it;
 //  * a second signal stops a draining executor at once: the running fire is reported "executor is
-//    stopping." and the executor's /metrics said it was draining.
+//    stopping." and the executor's /metrics said it was draining;
+//  * an administrator drains an executor through the admin (POST /api/v1/groups/{id}/drain): the executor
+//    leaves the registry, lets its running fire finish and call back, and exits 0; an address that is not
+//    one of the group's online executors is refused naming it, and nothing is sent to it.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -174,6 +177,46 @@ TEST(DrainE2E, ASecondSignalStopsADrainingExecutorAtOnce) {
   const auto row = c.Exec(fmt::format("SELECT handle_code, handle_msg FROM job_log WHERE id = {}", log));
   EXPECT_EQ(row[0][0].as<int>(), 500);
   EXPECT_THAT(row[0][1].as<std::string>(), HasSubstr("executor is stopping."));
+}
+
+TEST(DrainE2E, AnAdministratorDrainsAnExecutorThroughTheAdminAndItExitsOnceItsFireIsCalledBack) {
+  constexpr const char* kPassword = "drain-e2e-password";
+  Cluster c({.admins = 1, .executors = 1, .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+  const int group = c.AddGroup();
+  c.AwaitRegistered(0);
+  const std::int64_t log = StartLongFire(c, group, 4).second;
+  ASSERT_GT(log, 0);
+  HttpCaller http(c.admin_port(0));
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session.has_value());
+  const auto as_admin = cwtest::SessionHeaders(*session);
+  const auto path = fmt::format("/api/v1/groups/{}/drain", group);
+
+  auto r = http.Send("POST", path, as_admin, R"({"address":"http://127.0.0.1:1/"})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("is not an online executor of group"));
+  EXPECT_THAT(r.body, HasSubstr(c.executor_address(0)));
+
+  const auto asked_ms = Cluster::NowMs();
+  r = http.Send("POST", path, as_admin, nlohmann::json{{"address", c.executor_address(0)}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("drain started"));
+  // It leaves the registry at once (registryRemove), and exits once the 4 s fire has finished.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return c.Scalar(fmt::format("SELECT count(*) FROM executor_registry WHERE registry_value = '{}'",
+                                    c.executor_address(0))) == 0;
+      },
+      10s, 100ms));
+  const auto exit_code = c.executor(0).Wait(30s);
+  const auto exited_ms = Cluster::NowMs();
+  ASSERT_TRUE(exit_code.has_value()) << c.executor(0).LogTail();
+  EXPECT_EQ(*exit_code, 0);
+  const auto row = c.Exec(fmt::format("SELECT handle_code, handle_ms FROM job_log WHERE id = {}", log));
+  EXPECT_EQ(row[0][0].as<int>(), 200) << "the running fire finished and was called back before the exit";
+  EXPECT_GE(row[0][1].as<std::int64_t>(), asked_ms - 1000);
+  std::printf("drain: asked through the admin -> exit %lld ms later, its fire called back SUCCESS\n",
+              static_cast<long long>(exited_ms - asked_ms));
 }
 
 }  // namespace

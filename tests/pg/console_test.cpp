@@ -60,6 +60,11 @@ class FakeExecutors final : public cwtest::AnsweringExecutorClient {
     if (on_kill) on_kill();  // what the executor does meanwhile (its callback may come first)
     return kill_reply;
   }
+  Envelope Drain(const std::string& address, const std::string& token) override {
+    std::lock_guard lock(mu);
+    drains.push_back(address + " " + token);
+    return drain_reply;
+  }
   Envelope Log(const std::string& address, const std::string& token,
                const cronwheel::xxljob::LogParam& p) override {
     std::lock_guard lock(mu);
@@ -68,6 +73,8 @@ class FakeExecutors final : public cwtest::AnsweringExecutorClient {
   }
   std::mutex mu;
   std::vector<std::string> kills;
+  std::vector<std::string> drains;
+  Envelope drain_reply = Envelope::Success();
   std::vector<std::string> logs;
   Envelope kill_reply = Envelope::Success();
   std::function<void()> on_kill;
@@ -633,6 +640,53 @@ TEST_F(ConsoleTest, OutputComesFromTheFiresOwnExecutorUntilTheEnd) {
   EXPECT_EQ(executors_.logs.size(), 4u) << "no request for a fire without an executor";
 }
 
+// An admin asks one executor of a group to drain (issue 25, item 5): the request goes to the address the
+// group holds (normalised), with the group's token; any other address is a 400 naming the field and the
+// online ones, and nothing is sent; the executor's refusal is a 502 with its answer; users may not.
+TEST_F(ConsoleTest, ADrainRequestGoesOnlyToAnOnlineExecutorOfTheGroupWithItsToken) {
+  const int g = CreateGroup("drained-app");
+  ASSERT_EQ(Call("PUT", fmt::format("/api/v1/groups/{}", g),
+                 json{{"address_type", "MANUAL"},
+                      {"addresses", {"http://127.0.0.1:9999/", "http://127.0.0.1:9998/"}},
+                      {"access_token", "group-token-123"}}
+                     .dump())
+                .status,
+            200);
+  const auto path = fmt::format("/api/v1/groups/{}/drain", g);
+  auto r = Call("POST", path, json{{"address", "http://127.0.0.1:9999"}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("address"), "http://127.0.0.1:9999/");
+  {
+    std::lock_guard lock(executors_.mu);
+    EXPECT_EQ(executors_.drains, std::vector<std::string>{"http://127.0.0.1:9999/ group-token-123"});
+  }
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/audit?action=executor.drain")).body.at("total"), 1);
+
+  r = Call("POST", path, json{{"address", "http://10.1.2.3:9999/"}}.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body.dump(), HasSubstr("'http://10.1.2.3:9999/' is not an online executor of group"));
+  EXPECT_THAT(r.body.dump(), HasSubstr("http://127.0.0.1:9998/"));
+  EXPECT_EQ(Call("POST", path, "{}").status, 400);
+  EXPECT_EQ(Call("POST", path, R"({"address":7})").status, 400);
+  EXPECT_EQ(Call("POST", path, R"({"address":"http://127.0.0.1:9999/","now":true})").status, 400);
+  {
+    std::lock_guard lock(executors_.mu);
+    EXPECT_EQ(executors_.drains.size(), 1u) << "nothing sent for a refused request";
+  }
+  executors_.drain_reply = Envelope::Fail("invalid request, uri-mapping(/drain) not found.");
+  r = Call("POST", path, json{{"address", "http://127.0.0.1:9998/"}}.dump());
+  EXPECT_EQ(r.status, 502);
+  EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("uri-mapping(/drain) not found"));
+
+  CreateUser("alice", {g});
+  const auto alice = Login("alice", kUserPassword);
+  EXPECT_EQ(Call("POST", path, alice, json{{"address", "http://127.0.0.1:9999/"}}.dump()).status, 403);
+  EXPECT_EQ(Call("POST", fmt::format("/api/v1/groups/{}/drain", g + 1000),
+                 json{{"address", "http://127.0.0.1:9999/"}}.dump())
+                .status,
+            404);
+}
+
 TEST_F(ConsoleTest, KillStopsTheRunOnItsExecutorAndTheLaterCallbackIsARepeat) {
   const int g = CreateGroup("sample-app");
   Exec(fmt::format("UPDATE job_group SET access_token = 'group-token-123' WHERE id = {}", g));
@@ -984,6 +1038,8 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"GET", "/api/v1/groups/{id}", "/api/v1/groups/" + id(other), "", 401, 404},
       {"PUT", "/api/v1/groups/{id}", "/api/v1/groups/" + id(other), R"({"title":"x"})", 401, 403},
       {"DELETE", "/api/v1/groups/{id}", "/api/v1/groups/" + id(other), "", 401, 403},
+      {"POST", "/api/v1/groups/{id}/drain", "/api/v1/groups/" + id(other) + "/drain",
+       R"({"address":"http://127.0.0.1:9999/"})", 401, 403},
       {"GET", "/api/v1/jobs", "/api/v1/jobs", "", 401, 0},
       {"POST", "/api/v1/jobs", "/api/v1/jobs", job_body, 401, 403},
       {"GET", "/api/v1/jobs/{id}", "/api/v1/jobs/" + id(job), "", 401, 404},
@@ -1297,6 +1353,12 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
                    admin_only(a, only({!group_exists(g) ? 404
                                        : empty          ? 200
                                                         : 409}))};
+  };
+  routes["POST /api/v1/groups/{id}/drain"] = [&](const Actor& a) {
+    const auto g = some_group();
+    // No group here has that executor online: 400 naming it, for an admin.
+    return Request{"/api/v1/groups/" + id(g) + "/drain", R"({"address":"http://127.0.0.1:9999/"})",
+                   admin_only(a, only({group_exists(g) ? 400 : 404}))};
   };
   routes["GET /api/v1/jobs"] = [&](const Actor& a) {
     return Request{coin(2) ? "/api/v1/jobs" : "/api/v1/jobs?group_id=" + id(some_group()), "",

@@ -1,9 +1,60 @@
 // /api/v1/groups: executor groups. Read: the groups the caller may see; write: admins.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
 #include "api/routes.hpp"
+#include "cronwheel/net/http_address.hpp"
 
 namespace cronwheel::admin::api {
+
+namespace {
+
+// Asks one of the group's online executors to drain (POST /drain, docs/operations.md "Draining an
+// executor"): the address must be one the registry or the group's configuration holds, and the request
+// goes to that stored address, never to what the caller typed.
+void RegisterDrainRoute(Routes& s, const RouteContext& ctx) {
+  auto& catalog = ctx.services.catalog;
+  s.Post(
+      "/api/v1/groups/{id}/drain",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const auto g = ctx.VisibleGroup(who, req.matches[1], res);
+        if (!g) return;
+        const auto body = ParseBody(req, false);
+        if (Failed(res, body)) return;
+        const auto drain = ReadDrainBody(*body);
+        if (Failed(res, drain)) return;
+        const auto online = catalog.Addresses(*g);
+        const auto wanted = net::NormalizeAddress(drain->address);
+        const auto it = std::find(online.begin(), online.end(), wanted);
+        if (it == online.end()) {
+          const auto list = online.empty() ? std::string("none") : fmt::format("{}", fmt::join(online, ", "));
+          return SendError(res, Error::Invalid("the drain request is not valid",
+                                               {{"address",
+                                                 fmt::format("'{}' is not an online executor of group {}; "
+                                                             "online: {}",
+                                                             drain->address.substr(0, 200), g->id, list),
+                                                 "not_found",
+                                                 {{"online", list}}}}));
+        }
+        const std::string& address = *it;
+        const auto env = ctx.services.console->executors.Drain(address, ctx.ExecutorToken(g->id));
+        if (!env.ok()) {
+          return SendError(res, 502,
+                           fmt::format("the executor {} did not start a drain: {}", address,
+                                       env.msg.value_or("no message")));
+        }
+        ctx.Audit(who, "executor.drain", "group", std::to_string(g->id), nullptr,
+                  {{"address", address}, {"msg", env.msg.value_or("")}});
+        SendJson(res, 200, {{"address", address}, {"msg", env.msg.value_or("")}});
+      },
+      Access::kAdmin);
+}
+
+}  // namespace
 
 void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
   auto& groups = ctx.services.groups;
@@ -57,6 +108,9 @@ void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
         SendJson(res, 200, ToJson(*g));
       },
       Access::kAdmin);
+  // Asks one of the group's online executors to drain (with the console's services: they hold the
+  // executor client).
+  if (ctx.services.console != nullptr) RegisterDrainRoute(s, ctx);
   s.Delete(
       "/api/v1/groups/{id}",
       [&](const Principal& who, const net::Request& req, net::Response& res) {

@@ -130,6 +130,10 @@ xxljob::Envelope HttpExecutorClient::Log(const std::string& address, const std::
   return PostAndWait(address, "log", token, xxljob::ToJson(param).dump()).envelope;
 }
 
+xxljob::Envelope HttpExecutorClient::Drain(const std::string& address, const std::string& token) {
+  return PostAndWait(address, "drain", token, "{}").envelope;
+}
+
 HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& address) const {
   const auto addr = cronwheel::net::ParseHttpAddress(address);
   if (!addr.ok()) return {};

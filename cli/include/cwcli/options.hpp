@@ -37,6 +37,7 @@ enum class Command {
   kJobsDelete,
   kGroupsList,
   kExecutorsList,
+  kExecutorsDrain,
   kLogsTail,
   kLogsList,
   kExport,
@@ -58,7 +59,7 @@ struct Invocation {
   std::string file;                               // jobs create|update FILE, import FILE
   FileFormat format = FileFormat::kAuto;          // --format
   std::optional<std::string> param;               // jobs trigger --param
-  std::optional<std::string> address;             // jobs trigger --address
+  std::optional<std::string> address;             // jobs trigger --address; executors drain ADDRESS
   bool yes = false;                               // jobs delete --yes
   bool follow = false;                            // logs tail --follow
   int from_line = 1;                              // logs tail --from-line

@@ -46,6 +46,9 @@ class FakeExecutors final : public ExecutorClient {
   xxljob::Envelope Log(const std::string&, const std::string&, const xxljob::LogParam&) override {
     return xxljob::Envelope::Success();
   }
+  xxljob::Envelope Drain(const std::string&, const std::string&) override {
+    return xxljob::Envelope::Success();
+  }
 };
 
 TEST(Routers, XxlHashIsMd5BytesZeroToThreeLittleEndian) {

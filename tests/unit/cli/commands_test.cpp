@@ -204,6 +204,19 @@ TEST(Commands, ExecutorsListShowsEachGroupsAddresses) {
             "    2  app-b     configured  (none)\n");
 }
 
+TEST(Commands, ExecutorsDrainAsksTheAdminAndPrintsTheExecutorsAnswer) {
+  Harness h;
+  h.api.On("POST", "/api/v1/groups/1/drain", 200,
+           {{"address", "http://10.0.0.1:9999/"}, {"msg", "drain started: no new fires"}});
+  EXPECT_EQ(h.Run({"executors", "drain", "--group", "1", "http://10.0.0.1:9999"}), 0);
+  ASSERT_EQ(h.api.sent.size(), 1u);
+  EXPECT_EQ(h.api.sent[0].body, (json{{"address", "http://10.0.0.1:9999"}}));
+  EXPECT_EQ(h.out.str(), "http://10.0.0.1:9999/: drain started: no new fires\n");
+  Harness bad;
+  bad.api.On("POST", "/api/v1/groups/1/drain", 400, {{"error", "the drain request is not valid"}});
+  EXPECT_NE(bad.Run({"executors", "drain", "--group", "1", "http://10.9.9.9:1/"}), 0);
+}
+
 TEST(Commands, LogsTailFollowsUntilTheEndPagingByLine) {
   Harness h;
   h.api.On("GET", "/api/v1/logs/9/output?from_line=1", 200,

@@ -82,6 +82,10 @@ TEST(ParseCommandLine, LogsExecutorsExportImport) {
   inv = Parsed({"executors", "list", "--group", "2"});
   EXPECT_EQ(inv.command, Command::kExecutorsList);
   EXPECT_EQ(inv.group_id, 2);
+  inv = Parsed({"executors", "drain", "--group", "2", "http://10.0.0.1:9999/"});
+  EXPECT_EQ(inv.command, Command::kExecutorsDrain);
+  EXPECT_EQ(inv.group_id, 2);
+  EXPECT_EQ(inv.address, "http://10.0.0.1:9999/");
   inv = Parsed({"export", "--group", "2", "-o", "out.json"});
   EXPECT_EQ(inv.command, Command::kExport);
   EXPECT_EQ(inv.output, "out.json");
@@ -118,6 +122,8 @@ TEST(ParseCommandLine, UsageErrorsNameTheProblemAndExit2) {
       {{"logs", "tail", "1", "--interval", "1"}, "--interval"},
       {{"jobs", "create", "x.json", "--format", "yaml"}, "yaml"},
       {{"jobs", "list", "--timeout", "0"}, "--timeout"},
+      {{"executors", "drain", "http://10.0.0.1:9999/"}, "--group"},
+      {{"executors", "drain", "--group", "1"}, "ADDRESS"},
   };
   for (const auto& c : cases) {
     const auto r = ParseCommandLine(c.args, {});

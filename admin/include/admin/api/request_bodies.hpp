@@ -77,6 +77,12 @@ struct TriggerBody {
 // POST /api/v1/jobs/{id}/trigger (an empty body is {}).
 Result<TriggerBody> ReadTriggerBody(const nlohmann::json& body);
 
+// POST /api/v1/groups/{id}/drain: {"address": "<an online executor of the group>"} (1 to 255 bytes).
+struct DrainBody {
+  std::string address;
+};
+Result<DrainBody> ReadDrainBody(const nlohmann::json& body);
+
 // POST /api/v1/logs/clear: exactly one of older_than_days and keep_last; optional group_id, job_id.
 Result<LogClear> ReadLogClearBody(const nlohmann::json& body);
 

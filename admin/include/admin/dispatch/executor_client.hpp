@@ -124,6 +124,9 @@ class ExecutorClient {
   virtual xxljob::Envelope Kill(const std::string& address, const std::string& token, int job_id) = 0;
   virtual xxljob::Envelope Log(const std::string& address, const std::string& token,
                                const xxljob::LogParam& param) = 0;
+  // POST /drain, cronwheel's extension: asks the executor to drain and exit (xxljob::kDrainStartedMsg); an
+  // XXL-JOB executor answers 500 "uri-mapping(/drain) not found".
+  virtual xxljob::Envelope Drain(const std::string& address, const std::string& token) = 0;
 
  protected:
   ExecutorClient() = default;
@@ -184,6 +187,7 @@ class HttpExecutorClient final : public ExecutorClient {
   xxljob::Envelope Kill(const std::string& address, const std::string& token, int job_id) override;
   xxljob::Envelope Log(const std::string& address, const std::string& token,
                        const xxljob::LogParam& param) override;
+  xxljob::Envelope Drain(const std::string& address, const std::string& token) override;
 
   // The pool of `address`'s origin; all zero for an origin never used.
   [[nodiscard]] OriginStats Stats(const std::string& address) const;

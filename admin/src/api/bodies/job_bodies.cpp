@@ -129,6 +129,16 @@ Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms) {
   return json{{"time_zone", schedule->zone_name()}, {"fires", fires}};
 }
 
+Result<DrainBody> ReadDrainBody(const json& body) {
+  DrainBody out;
+  FieldErrors errors;
+  BodyReader r(body, errors);
+  r.String("address", out.address, true, 255, 1);
+  r.RejectUnknown();
+  if (!errors.empty()) return Error::Invalid("the drain request is not valid", std::move(errors));
+  return out;
+}
+
 Result<TriggerBody> ReadTriggerBody(const json& body) {
   TriggerBody out;
   FieldErrors errors;

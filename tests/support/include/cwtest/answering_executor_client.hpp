@@ -18,6 +18,7 @@ class AnsweringExecutorClient : public cronwheel::admin::ExecutorClient {
   cronwheel::xxljob::Envelope Beat(const std::string&, const std::string&) override { return Ok(); }
   cronwheel::xxljob::Envelope IdleBeat(const std::string&, const std::string&, int) override { return Ok(); }
   cronwheel::xxljob::Envelope Kill(const std::string&, const std::string&, int) override { return Ok(); }
+  cronwheel::xxljob::Envelope Drain(const std::string&, const std::string&) override { return Ok(); }
   cronwheel::xxljob::Envelope Log(const std::string&, const std::string&,
                                   const cronwheel::xxljob::LogParam&) override {
     return Ok();
