@@ -72,9 +72,9 @@ class PrivatePostgres {
 void Explain(Cluster& c, const std::vector<std::vector<std::int64_t>>& suspects,
              const std::map<std::int64_t, std::int64_t>& root) {
   if (suspects.empty()) return;
-  std::vector<std::map<std::int64_t, int>> per_executor;
+  std::vector<std::map<std::int64_t, int>> per_executor(3);
   for (int e = 0; e < 3; ++e)
-    per_executor.push_back(c.ExecutedLogIds(e));
+    per_executor[static_cast<std::size_t>(e)] = c.ExecutedLogIds(e);
   for (std::size_t s = 0; s < std::min<std::size_t>(suspects.size(), 8); ++s) {
     std::set<std::int64_t> roots(suspects[s].begin(), suspects[s].end());
     std::string ids;
