@@ -2,12 +2,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
 #include "api/routes.hpp"
-#include "cronwheel/net/http_address.hpp"
 
 namespace cronwheel::admin::api {
 
@@ -27,10 +24,9 @@ void RegisterDrainRoute(Routes& s, const RouteContext& ctx) {
         if (Failed(res, body)) return;
         const auto drain = ReadDrainBody(*body);
         if (Failed(res, drain)) return;
-        const auto online = catalog.Addresses(*g);
-        const auto wanted = net::NormalizeAddress(drain->address);
-        const auto it = std::find(online.begin(), online.end(), wanted);
-        if (it == online.end()) {
+        const auto address = ctx.GroupAddress(*g, drain->address);
+        if (!address) {
+          const auto online = catalog.Addresses(*g);
           const auto list = online.empty() ? std::string("none") : fmt::format("{}", fmt::join(online, ", "));
           return SendError(res, Error::Invalid("the drain request is not valid",
                                                {{"address",
@@ -40,16 +36,15 @@ void RegisterDrainRoute(Routes& s, const RouteContext& ctx) {
                                                  "not_found",
                                                  {{"online", list}}}}));
         }
-        const std::string& address = *it;
-        const auto env = ctx.services.console->executors.Drain(address, ctx.ExecutorToken(g->id));
+        const auto env = ctx.services.console->executors.Drain(*address, ctx.ExecutorToken(g->id));
         if (!env.ok()) {
           return SendError(res, 502,
-                           fmt::format("the executor {} did not start a drain: {}", address,
+                           fmt::format("the executor {} did not start a drain: {}", *address,
                                        env.msg.value_or("no message")));
         }
         ctx.Audit(who, "executor.drain", "group", std::to_string(g->id), nullptr,
-                  {{"address", address}, {"msg", env.msg.value_or("")}});
-        SendJson(res, 200, {{"address", address}, {"msg", env.msg.value_or("")}});
+                  {{"address", *address}, {"msg", env.msg.value_or("")}});
+        SendJson(res, 200, {{"address", *address}, {"msg", env.msg.value_or("")}});
       },
       Access::kAdmin);
 }

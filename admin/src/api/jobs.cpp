@@ -9,7 +9,6 @@
 #include "admin/api/request_bodies.hpp"
 #include "admin/model/validation.hpp"
 #include "api/routes.hpp"
-#include "cronwheel/net/http_address.hpp"
 #include "cronwheel/text.hpp"
 
 namespace cronwheel::admin::api {
@@ -100,12 +99,12 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
     if (Failed(res, body)) return;
     const auto trigger = ReadTriggerBody(*body);
     if (Failed(res, trigger)) return;
+    std::optional<std::string> address;
     if (trigger->address) {
       // Only an address registered for or configured on the job's group: never one the caller typed.
       const auto group = ctx.services.catalog.GetGroup(job->group_id);
-      const auto allowed = group ? ctx.services.catalog.Addresses(*group) : std::vector<std::string>{};
-      const auto wanted = net::NormalizeAddress(*trigger->address);
-      if (std::find(allowed.begin(), allowed.end(), wanted) == allowed.end()) {
+      if (group) address = ctx.GroupAddress(*group, *trigger->address);
+      if (!address) {
         return SendError(
             res, Error::Invalid("the trigger request is not valid",
                                 {{"address", fmt::format("'{}' is not an online or configured address "
@@ -117,7 +116,7 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
     if (Failed(res, fire)) return;
     const auto log_id = fire->log_id;
     if (!fire->param) fire->param = job->param;
-    fire->address = trigger->address;
+    fire->address = address;
     ctx.services.scheduler.Submit({std::move(*fire)});
     ctx.Audit(who, "job.trigger", "job", std::to_string(job->id), nullptr,
               {{"log_id", log_id},

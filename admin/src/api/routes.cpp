@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "admin/api/json_views.hpp"
 #include "cronwheel/json.hpp"
+#include "cronwheel/net/http_address.hpp"
 #include "cronwheel/text.hpp"
 
 namespace cronwheel::admin::api {
@@ -180,6 +182,13 @@ std::optional<JobGroup> RouteContext::VisibleGroup(const Principal& who, const s
 std::string RouteContext::ExecutorToken(int group_id) const {
   const auto group = services.catalog.GetGroup(group_id);
   return group && group->access_token ? *group->access_token : settings.access_token;
+}
+
+std::optional<std::string> RouteContext::GroupAddress(const JobGroup& group, const std::string& typed) const {
+  const auto online = services.catalog.Addresses(group);
+  const auto it = std::find(online.begin(), online.end(), net::NormalizeAddress(typed));
+  if (it == online.end()) return std::nullopt;
+  return *it;
 }
 
 }  // namespace cronwheel::admin::api

@@ -120,6 +120,9 @@ struct RouteContext {
                                        net::Response& res) const;
   // The token a group's executors expect: the group's own, else the global one.
   std::string ExecutorToken(int group_id) const;
+  // The group's online or configured executor address that `typed` names (compared normalised), as the
+  // admin holds it: requests go there, never to what a caller typed. nullopt when none matches.
+  std::optional<std::string> GroupAddress(const JobGroup& group, const std::string& typed) const;
 };
 
 // Registration of each resource's routes (one file each).
