@@ -185,6 +185,44 @@ void JobsTrigger(const Invocation& inv, Api& api, Console& c) {
                        log_id, log_id);
 }
 
+void JobsRunOnce(const Invocation& inv, Api& api, Console& c) {
+  if (!inv.at_ms && !inv.delay_ms) {
+    throw CommandError(kExitUsage, "jobs run-once: say when, with --at INSTANT or --in DURATION");
+  }
+  json body = json::object();
+  if (inv.at_ms) body["at_ms"] = *inv.at_ms;
+  if (inv.delay_ms) body["delay_ms"] = *inv.delay_ms;
+  if (inv.param) body["param"] = *inv.param;
+  const auto r = Call(api, "POST", fmt::format("{}/run-once", JobPath(inv.job_id)), body);
+  if (inv.json) return PrintJson(c, r);
+  const auto id = Text(r, "id");
+  c.out << fmt::format(
+      "run once {} of job {}: fires at {} (cancel it: cronwheel jobs run-once-cancel {} {})\n", id,
+      inv.job_id, FormatUtcMs(r.value("fire_at_ms", std::int64_t{0})), inv.job_id, id);
+}
+
+void JobsRunOnceList(const Invocation& inv, Api& api, Console& c) {
+  const auto r = Call(api, "GET", fmt::format("{}/run-once?limit={}", JobPath(inv.job_id), inv.limit));
+  if (inv.json) return PrintJson(c, r);
+  Table t({"ID", "FIRE AT (UTC)", "STATE", "FIRE", "PARAM", "BY"});
+  t.AlignRight(0).AlignRight(3).LimitWidth(4, 40);
+  for (const auto& o : r.at("items")) {
+    const auto param = o.value("param", json());
+    t.AddRow({Text(o, "id"), FormatUtcMs(o.value("fire_at_ms", std::int64_t{0})), Text(o, "state"),
+              o.value("log_id", json()).is_null() ? "-" : Text(o, "log_id"),
+              param.is_string() ? param.get<std::string>() : "(the job's)",
+              Text(o, Text(o, "state") == "CANCELLED" ? "cancelled_by" : "created_by")});
+  }
+  c.out << t.Render();
+}
+
+void JobsRunOnceCancel(const Invocation& inv, Api& api, Console& c) {
+  const auto r = Call(api, "DELETE", fmt::format("{}/run-once/{}", JobPath(inv.job_id), inv.run_id));
+  if (inv.json) return PrintJson(c, r);
+  c.out << fmt::format("run once {} of job {} cancelled (it was to fire at {})\n", inv.run_id, inv.job_id,
+                       FormatUtcMs(r.value("fire_at_ms", std::int64_t{0})));
+}
+
 void ExecutorsDrain(const Invocation& inv, Api& api, Console& c) {
   const auto r = Call(api, "POST", fmt::format("/api/v1/groups/{}/drain", inv.group_id.value_or(0)),
                       json{{"address", inv.address.value_or("")}});
@@ -477,6 +515,12 @@ void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
       return JobsStartStop(inv, api, c, false);
     case Command::kJobsTrigger:
       return JobsTrigger(inv, api, c);
+    case Command::kJobsRunOnce:
+      return JobsRunOnce(inv, api, c);
+    case Command::kJobsRunOnceList:
+      return JobsRunOnceList(inv, api, c);
+    case Command::kJobsRunOnceCancel:
+      return JobsRunOnceCancel(inv, api, c);
     case Command::kJobsDelete:
       return JobsDelete(inv, api, c);
     case Command::kGroupsList:

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cwcli/api.hpp"
+#include "cwcli/text_util.hpp"
 
 namespace cronwheel::cli {
 namespace {
@@ -134,6 +135,48 @@ void AddJobCommands(CLI::App& app, Invocation& inv) {
                    "run it on this executor, one of the group's addresses (see `executors list`)")
       ->type_name("URL");
   Selects(trigger, inv, Command::kJobsTrigger);
+
+  auto* once = AddJobId(jobs->add_subcommand("run-once",
+                                             "Fire a job once at an instant or after a delay (durable, "
+                                             "cancellable until it fires); prints the request's id"),
+                        inv);
+  auto* at = once->add_option_function<std::string>(
+                     "--at",
+                     [&inv](const std::string& text) {
+                       const auto ms = ParseInstantMs(text);
+                       if (!ms.ok()) throw CLI::ValidationError("--at", std::string(ms.status().message()));
+                       inv.at_ms = *ms;
+                     },
+                     "when, ISO 8601 with an offset: 2026-11-27T18:30:00Z, 2026-11-27T18:30+01:00")
+                 ->type_name("INSTANT");
+  auto* in = once->add_option_function<std::string>(
+                     "--in",
+                     [&inv](const std::string& text) {
+                       const auto ms = ParseDurationMs(text);
+                       if (!ms.ok()) throw CLI::ValidationError("--in", std::string(ms.status().message()));
+                       inv.delay_ms = *ms;
+                     },
+                     "after this delay from now: 90s, 10m, 1h30m, 2d")
+                 ->type_name("DURATION");
+  at->excludes(in);  // one of them is required: checked when the command runs (CLI11 has no "one of")
+  once->add_option("--param", inv.param, "the parameter for this fire (default: the job's own when it fires)")
+      ->type_name("TEXT");
+  Selects(once, inv, Command::kJobsRunOnce);
+
+  auto* once_list = AddJobId(
+      jobs->add_subcommand("run-once-list", "List a job's run-once requests, latest instant first"), inv);
+  once_list->add_option("--limit", inv.limit, "at most this many (default 20)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000));
+  Selects(once_list, inv, Command::kJobsRunOnceList);
+
+  auto* once_cancel = AddJobId(
+      jobs->add_subcommand("run-once-cancel", "Cancel a run-once request that has not been sent yet"), inv);
+  once_cancel->add_option("RUN_ID", inv.run_id, "the request's id (`jobs run-once` prints it)")
+      ->type_name("RUN_ID")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  Selects(once_cancel, inv, Command::kJobsRunOnceCancel);
 
   auto* del = AddJobId(jobs->add_subcommand("delete", "Delete a job with its fires and glue versions"), inv);
   del->add_flag("-y,--yes", inv.yes, "do not ask; required when stdin is not a terminal");

@@ -1,5 +1,6 @@
 #include "cwcli/text_util.hpp"
 
+#include <date/date.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -79,6 +80,79 @@ std::string FormatUtcMs(std::int64_t ms) {
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", static_cast<int>(ymd.year()),
                      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
                      hms.hours().count(), hms.minutes().count(), hms.seconds().count());
+}
+
+absl::StatusOr<std::int64_t> ParseInstantMs(std::string_view text) {
+  const auto invalid = [&] {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not an instant: use ISO 8601 with an offset, e.g. 2026-11-27T18:30:00Z or "
+                    "2026-11-27T18:30+01:00",
+                    text.substr(0, 100)));
+  };
+  std::string s(text);
+  if (s.size() < 16) return invalid();
+  if (s[10] == ' ') s[10] = 'T';
+  if (s.back() == 'Z' || s.back() == 'z') {
+    s.pop_back();
+    s += "+00:00";
+  }
+  for (const char* format : {"%FT%T%Ez", "%FT%R%Ez"}) {
+    std::istringstream in(s);
+    date::sys_time<std::chrono::milliseconds> t;
+    in >> date::parse(format, t);
+    if (!in.fail() && in.peek() == std::char_traits<char>::eof()) return t.time_since_epoch().count();
+  }
+  return invalid();
+}
+
+absl::StatusOr<std::int64_t> ParseDurationMs(std::string_view text) {
+  const auto invalid = [&] {
+    return absl::InvalidArgumentError(fmt::format(
+        "'{}' is not a duration: use <integer><unit>..., units ms, s, m, h, d (e.g. 90s, 10m, 1h30m)",
+        text.substr(0, 100)));
+  };
+  if (text.empty()) return invalid();
+  std::int64_t total = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::int64_t n = 0;
+    const auto digits = i;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      if (n > (INT64_MAX - 9) / 10)
+        return absl::OutOfRangeError(fmt::format("'{}' is too long a duration", text));
+      n = n * 10 + (text[i] - '0');
+    }
+    if (i == digits) return invalid();
+    std::int64_t unit = 0;
+    if (text.substr(i, 2) == "ms") {
+      unit = 1;
+      i += 2;
+    } else if (i < text.size()) {
+      switch (text[i]) {
+        case 's':
+          unit = 1000;
+          break;
+        case 'm':
+          unit = 60'000;
+          break;
+        case 'h':
+          unit = 3'600'000;
+          break;
+        case 'd':
+          unit = 86'400'000;
+          break;
+        default:
+          return invalid();
+      }
+      ++i;
+    } else {
+      return invalid();
+    }
+    if (n > (INT64_MAX - total) / unit)
+      return absl::OutOfRangeError(fmt::format("'{}' is too long a duration", text));
+    total += n * unit;
+  }
+  return total;
 }
 
 }  // namespace cronwheel::cli

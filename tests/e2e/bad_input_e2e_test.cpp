@@ -606,6 +606,8 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
       return j;
     }
     if (r.schema == "TriggerRequest") return json::object();
+    // An hour ahead: a request that got through would be a new run_once row.
+    if (r.schema == "RunOnceRequest") return {{"delay_ms", 3'600'000}, {"param", "p"}};
     // The group's executor: a request that got through would drain it.
     if (r.schema == "DrainRequest") return {{"address", cluster_->executor_address(0)}};
     if (r.schema == "LogClear") return {{"older_than_days", 36500}, {"job_id", ids_["job"]}};

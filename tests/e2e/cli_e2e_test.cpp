@@ -12,10 +12,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "cluster.hpp"
 #include "http_client.hpp"
@@ -409,3 +412,61 @@ TEST_F(CliE2E, TriggerThenTailFollowPrintsTheFiresOutputUntilItsResult) {
 }
 
 }  // namespace
+
+// Run once through the CLI on a real admin and executor: a request fires once, at its second, with its
+// parameter; a cancelled one never fires.
+TEST_F(CliE2E, RunOnceFiresOnceAtItsInstantWithItsParameterAndACancelledOneNever) {
+  const auto file = WriteFile("once.toml",
+                              "description = \"run once\"\nschedule_type = \"NONE\"\n"
+                              "handler = \"demoJobHandler\"\n");
+  auto run = Cli({"jobs", "create", "--group", std::to_string(group_), "--json", file});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto job = std::to_string(json::parse(run.out).at("id").get<int>());
+
+  run = Cli({"jobs", "run-once", job, "--in", "3s", "--param", "0", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto asked = json::parse(run.out);
+  const std::int64_t fire_at = asked.at("fire_at_ms");
+  EXPECT_EQ(fire_at % 1000, 0) << "a whole second";
+  run = Cli({"jobs", "run-once", job, "--in", "4s", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto cancelled_id = std::to_string(json::parse(run.out).at("id").get<std::int64_t>());
+  run = Cli({"jobs", "run-once-cancel", job, cancelled_id});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("cancelled"));
+
+  // Wait (at most 30 s) for the first to be fired, then for its result.
+  json listed;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    run = Cli({"jobs", "run-once-list", job, "--json"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    listed = json::parse(run.out).at("items");
+    if (listed.size() == 2 && listed[1].value("state", "") == "FIRED") break;
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(listed.size(), 2u) << listed.dump();
+  EXPECT_EQ(listed[0].value("state", ""), "CANCELLED") << listed.dump();
+  ASSERT_EQ(listed[1].value("state", ""), "FIRED") << listed.dump();
+  const auto log = std::to_string(listed[1].at("log_id").get<std::int64_t>());
+  run = Cli({"logs", "tail", log, "--follow", "--interval", "200"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("demoJobHandler: param '0'"));
+  EXPECT_THAT(run.err, HasSubstr(fmt::format("fire {}: SUCCESS (handle_code 200)", log)));
+
+  // After the cancelled one's instant has passed too: one fire in all, at its instant, sent at its second.
+  const auto wall_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(std::max<std::int64_t>(0, fire_at + 3000 - wall_ms())));
+  run = Cli({"logs", "list", "--job", job, "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto fires = json::parse(run.out).at("items");
+  ASSERT_EQ(fires.size(), 1u) << fires.dump();
+  EXPECT_EQ(fires[0].value("trigger_type", ""), "MANUAL");
+  EXPECT_EQ(fires[0].at("scheduled_ms").get<std::int64_t>(), fire_at);
+  EXPECT_GE(fires[0].at("trigger_ms").get<std::int64_t>(), fire_at - 1000) << "not sent a second early";
+}

@@ -347,6 +347,57 @@ TEST_F(ApiTest, ManualTriggerWritesAFireAndSendsItOnlyToAKnownAddress) {
   EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 1);
 }
 
+TEST_F(ApiTest, RunOnceIsAskedListedAndCancelledAndABadRequestNamesItsFieldAndWritesNothing) {
+  const int g = CreateGroup("sample-app");
+  const int job = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  const auto path = fmt::format("/api/v1/jobs/{}/run-once", job);
+  const std::vector<std::pair<json, std::string>> bad = {
+      {json::object(), "at_ms"},
+      {{{"at_ms", kT0 - 1}}, "at_ms"},
+      {{{"at_ms", kT0 + 367LL * 86'400'000}}, "at_ms"},
+      {{{"at_ms", kT0 + 1000}, {"delay_ms", 5}}, "delay_ms"},
+      {{{"delay_ms", -1}}, "delay_ms"},
+      {{{"delay_ms", 1.5}}, "delay_ms"},
+      {{{"delay_ms", 1000}, {"param", 5}}, "param"},
+      {{{"delay_ms", 1000}, {"param", std::string(65537, 'p')}}, "param"},
+      {{{"delay_ms", 1000}, {"when", "now"}}, "when"},
+  };
+  for (const auto& [body, field] : bad) {
+    const auto r = Call("POST", path, body.dump());
+    EXPECT_EQ(r.status, 400) << body.dump().substr(0, 100);
+    EXPECT_THAT(Fields(r.body), ::testing::Contains(field)) << r.body.dump().substr(0, 300);
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM run_once"), 0) << "no bad request wrote anything";
+
+  auto r = Call("POST", path, json{{"delay_ms", 60'000}, {"param", "p"}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const std::int64_t id = r.body.at("id");
+  EXPECT_EQ(r.body.at("fire_at_ms"), kT0 + 60'000);
+  EXPECT_EQ(r.body.at("state"), "WAITING");
+  EXPECT_EQ(r.body.at("param"), "p");
+  EXPECT_TRUE(r.body.at("log_id").is_null());
+  r = Call("POST", path, json{{"at_ms", kT0 + 3'600'000}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_TRUE(r.body.at("param").is_null()) << "the job's own when it fires";
+  r = Call("GET", path);
+  ASSERT_EQ(r.status, 200);
+  ASSERT_EQ(r.body.at("items").size(), 2u);
+  EXPECT_EQ(r.body.at("items")[0].at("fire_at_ms"), kT0 + 3'600'000) << "latest instant first";
+  EXPECT_EQ(Call("GET", path + "?limit=0").status, 400);
+
+  r = Call("DELETE", fmt::format("{}/{}", path, id));
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("state"), "CANCELLED");
+  EXPECT_EQ(Call("DELETE", fmt::format("{}/{}", path, id)).status, 409) << "cancelled before";
+  EXPECT_EQ(Call("DELETE", path + "/abc").status, 404);
+  EXPECT_EQ(Call("DELETE", path + "/999999").status, 404);
+  const int other = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  EXPECT_EQ(Call("DELETE", fmt::format("/api/v1/jobs/{}/run-once/{}", other, id)).status, 404)
+      << "through its own job only";
+  EXPECT_EQ(Call("POST", "/api/v1/jobs/999999/run-once", json{{"delay_ms", 1}}.dump()).status, 404);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 0) << "nothing fired yet";
+}
+
 TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {
   const json reg{{"registryGroup", "EXECUTOR"},
                  {"registryKey", "sample-app"},

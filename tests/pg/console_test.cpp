@@ -1048,6 +1048,11 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"POST", "/api/v1/jobs/{id}/start", "/api/v1/jobs/" + id(job) + "/start", "", 401, 404},
       {"POST", "/api/v1/jobs/{id}/stop", "/api/v1/jobs/" + id(job) + "/stop", "", 401, 404},
       {"POST", "/api/v1/jobs/{id}/trigger", "/api/v1/jobs/" + id(job) + "/trigger", "", 401, 404},
+      {"POST", "/api/v1/jobs/{id}/run-once", "/api/v1/jobs/" + id(job) + "/run-once", R"({"delay_ms":60000})",
+       401, 404},
+      {"GET", "/api/v1/jobs/{id}/run-once", "/api/v1/jobs/" + id(job) + "/run-once", "", 401, 404},
+      {"DELETE", "/api/v1/jobs/{id}/run-once/{run_id}", "/api/v1/jobs/" + id(job) + "/run-once/1", "", 401,
+       404},
       {"POST", "/api/v1/jobs/{id}/copy", "/api/v1/jobs/" + id(job) + "/copy", "", 401, 404},
       {"GET", "/api/v1/jobs/{id}/glue", "/api/v1/jobs/" + id(job) + "/glue", "", 401, 404},
       {"GET", "/api/v1/logs", "/api/v1/logs", "", 401, 0},
@@ -1084,8 +1089,8 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
     return Exec(
                "SELECT (SELECT count(*) FROM job) || '/' || (SELECT count(*) FROM job_group) || '/' ||"
                " (SELECT count(*) FROM app_user) || '/' || (SELECT count(*) FROM api_token) || '/' ||"
-               " (SELECT count(*) FROM job_log) || '/' || (SELECT string_agg(role, ',' ORDER BY id) FROM "
-               "app_user)")[0][0]
+               " (SELECT count(*) FROM job_log) || '/' || (SELECT count(*) FROM run_once) || '/' ||"
+               " (SELECT string_agg(role, ',' ORDER BY id) FROM app_user)")[0][0]
         .as<std::string>();
   };
   const auto before = changes();
@@ -1426,6 +1431,17 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
       on_job("/stop", "", [&](const Actor&, std::int64_t) { return only({200}); });
   routes["POST /api/v1/jobs/{id}/trigger"] =
       on_job("/trigger", "", [&](const Actor&, std::int64_t) { return only({202}); });
+  routes["POST /api/v1/jobs/{id}/run-once"] = on_job("/run-once", R"({"delay_ms":3600000,"param":"p"})",
+                                                     [&](const Actor&, std::int64_t) { return only({201}); });
+  routes["GET /api/v1/jobs/{id}/run-once"] =
+      on_job("/run-once", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  // Some of the requests made above, on this job or another: a request of another job is not found through
+  // this one; one cancelled before is a conflict.
+  routes["DELETE /api/v1/jobs/{id}/run-once/{run_id}"] = [&](const Actor& a) {
+    const auto job = some_job();
+    return Request{"/api/v1/jobs/" + id(job) + "/run-once/" + std::to_string(1 + pick(20)), "",
+                   may_see(a, group_of_job(job)) ? only({200, 404, 409}) : only({404})};
+  };
   routes["POST /api/v1/jobs/{id}/copy"] = on_job("/copy", "", [&](const Actor& a, std::int64_t job) {
     return job_change(a, job, json::object(), true);
   });

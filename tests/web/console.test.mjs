@@ -570,6 +570,33 @@ async function chineseScenario(context, base, adminPassword) {
   await checkTranslated(page, lang, 'jobs', seen.missing);
   await shot(page, 'jobs-zh-CN');
 
+  // Run it once an hour from now, see the request waiting, cancel it.
+  await row.getByRole('button', { name: msg(lang, 'jobs.runOnce') }).click();
+  const once = page.getByRole('dialog');
+  await once.waitFor();
+  check((await once.locator('h2').innerText()) === msg(lang, 'runOnce.title', { description: '每日对账' }), 'zh-CN: the run-once dialog is in Chinese');
+  await once.getByRole('button', { name: msg(lang, 'runOnce.submit'), exact: true }).click();
+  await once.locator('.field-error').first().waitFor();
+  check((await pageApi(page, 'GET', `/api/v1/jobs/${jobId}/run-once`)).body.items.length === 0, 'zh-CN: run once without a time is refused and nothing is written');
+  await once.locator('input[name=minutes]').fill('60');
+  await once.locator('input[name=use-own]').uncheck();
+  await once.locator('textarea[name=param]').fill('一次');
+  const asked = Date.now();
+  await once.getByRole('button', { name: msg(lang, 'runOnce.submit'), exact: true }).click();
+  const waitingRow = once.locator('[data-testid=run-once-table] tr[data-state=WAITING]');
+  await waitingRow.waitFor();
+  const request = (await pageApi(page, 'GET', `/api/v1/jobs/${jobId}/run-once`)).body.items[0];
+  check(request.state === 'WAITING' && request.param === '一次' && Math.abs(request.fire_at_ms - (asked + 3_600_000)) < 60_000,
+    `zh-CN: run once ${request.id} waits for ${new Date(request.fire_at_ms).toISOString()} with its parameter`);
+  check((await waitingRow.innerText()).includes(msg(lang, 'enum.runOnce.WAITING')), 'zh-CN: the request shows as waiting');
+  await checkTranslated(page, lang, 'run-once dialog', seen.missing);
+  await shot(page, 'run-once-zh-CN');
+  await waitingRow.getByRole('button', { name: msg(lang, 'runOnce.cancel') }).click();
+  await once.locator(`[data-testid=run-once-table] tr[data-run-id="${request.id}"][data-state=CANCELLED]`).waitFor();
+  check((await pageApi(page, 'GET', `/api/v1/jobs/${jobId}/run-once`)).body.items[0].state === 'CANCELLED', 'zh-CN: the request is cancelled');
+  await once.getByRole('button', { name: msg(lang, 'runOnce.done'), exact: true }).click();
+  await once.waitFor({ state: 'detached' });
+
   await page.goto(`${base}/#/logs?job=${jobId}`);
   const table = page.locator('[data-testid=logs-table]');
   const fireRow = table.locator(`tr[data-log-id="${logId}"]`);

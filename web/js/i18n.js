@@ -212,7 +212,12 @@ export function fieldErrorText(e) {
         ? t('error.lengthBetween', { min: formatNumber(p.min), max: formatNumber(p.max), actual: formatNumber(p.actual) })
         : t('error.lengthMax', { max: formatNumber(p.max), actual: formatNumber(p.actual) });
     case 'range':
-      return t('error.range', { min: formatNumber(p.min), max: formatNumber(p.max) });
+      // An instant (a run once's at_ms, epoch ms) reads as a date and time.
+      return e.field === 'at_ms'
+        ? t('error.instantRange', { min: formatDateTime(p.min), max: formatDateTime(p.max) })
+        : t('error.range', { min: formatNumber(p.min), max: formatNumber(p.max) });
+    case 'one_of':
+      return t('error.oneOf', { fields: String(p.fields || '').split(', ').map(fieldLabel).join(t('common.listSeparator')) });
     case 'enum':
       return t('error.enum', { allowed: p.allowed });
     case 'unknown_field':

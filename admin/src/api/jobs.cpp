@@ -78,6 +78,50 @@ Result<JobQuery> ReadJobQuery(const net::Request& req) {
   return q;
 }
 
+// Run once (docs/operations.md, "Run once"): ask for one fire of a job at an instant or after a delay, list a
+// job's requests, cancel one. Whoever may trigger the job may do each.
+void RegisterRunOnce(Routes& s, const RouteContext& ctx) {
+  auto& jobs = ctx.services.jobs;
+  s.Post("/api/v1/jobs/{id}/run-once",
+         [&](const Principal& who, const net::Request& req, net::Response& res) {
+           const auto job = ctx.VisibleJob(who, req.matches[1], res);
+           if (!job) return;
+           const auto body = ParseBody(req, false);
+           if (Failed(res, body)) return;
+           const auto asked = ReadRunOnceBody(*body, ctx.clock.NowMs());
+           if (Failed(res, asked)) return;
+           const auto created = jobs.CreateRunOnce(job->id, asked->fire_at_ms, asked->param, who.username);
+           if (Failed(res, created)) return;
+           ctx.Audit(who, "job.run_once", "job", std::to_string(job->id), nullptr, ToJson(*created));
+           SendJson(res, 201, ToJson(*created));
+         });
+  s.Get("/api/v1/jobs/{id}/run-once", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const auto job = ctx.VisibleJob(who, req.matches[1], res);
+    if (!job) return;
+    FieldErrors errors;
+    const auto limit = QueryInt(req, "limit", 1, 1000, errors).value_or(100);
+    if (!errors.empty()) return SendError(res, Error::Invalid("invalid query", std::move(errors)));
+    json items = json::array();
+    for (const auto& r : jobs.ListRunOnce(job->id, static_cast<int>(limit)))
+      items.push_back(ToJson(r));
+    SendJson(res, 200, {{"items", items}});
+  });
+  s.Delete("/api/v1/jobs/{id}/run-once/{run_id}", [&](const Principal& who, const net::Request& req,
+                                                      net::Response& res) {
+    const auto job = ctx.VisibleJob(who, req.matches[1], res);
+    if (!job) return;
+    const auto id = ParseId(req.matches[2], INT64_MAX);
+    if (!id) {
+      return SendError(res, Error::NotFound(fmt::format("run once '{}' of job {} not found",
+                                                        Shorten(req.matches[2]), job->id)));
+    }
+    const auto cancelled = jobs.CancelRunOnce(job->id, *id, who.username);
+    if (Failed(res, cancelled)) return;
+    ctx.Audit(who, "job.run_once_cancel", "job", std::to_string(job->id), nullptr, ToJson(*cancelled));
+    SendJson(res, 200, ToJson(*cancelled));
+  });
+}
+
 void RegisterJobActions(Routes& s, const RouteContext& ctx) {
   auto& jobs = ctx.services.jobs;
   const auto change = [&](const char* action, Result<void> (JobRepository::*op)(int)) {
@@ -124,6 +168,7 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
                {"address", trigger->address ? json(*trigger->address) : json(nullptr)}});
     SendJson(res, 202, {{"log_id", log_id}});
   });
+  RegisterRunOnce(s, ctx);
 }
 
 // The console's job extras: copy, and the glue versions of a script job.

@@ -50,6 +50,19 @@ nlohmann::json ToJson(const Job& j) {
           {"updated_ms", j.updated_ms}};
 }
 
+nlohmann::json ToJson(const RunOnce& r) {
+  return {{"id", r.id},
+          {"job_id", r.job_id},
+          {"fire_at_ms", r.fire_at_ms},
+          {"param", r.param ? nlohmann::json(*r.param) : nlohmann::json(nullptr)},
+          {"state", r.State()},
+          {"log_id", r.log_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(r.log_id)},
+          {"cancelled_ms", r.cancelled_ms},
+          {"cancelled_by", r.cancelled_by},
+          {"created_by", r.created_by},
+          {"created_ms", r.created_ms}};
+}
+
 nlohmann::json ToJson(const JobLog& l) {
   return {{"id", l.id},
           {"job_id", l.job_id},

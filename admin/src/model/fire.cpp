@@ -5,7 +5,11 @@
 namespace cronwheel::admin {
 
 Fire FireFromCommitted(const CommittedFire& c) {
-  return Fire{.log_id = c.log_id, .job_id = c.job_id, .scheduled_ms = c.scheduled_ms, .type = c.type};
+  return Fire{.log_id = c.log_id,
+              .job_id = c.job_id,
+              .scheduled_ms = c.scheduled_ms,
+              .type = c.type,
+              .param = c.param};
 }
 
 Fire FireFromRecovered(ClaimedFire c) {

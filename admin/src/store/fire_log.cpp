@@ -73,6 +73,43 @@ std::vector<CommittedFire> InsertPlanned(pqxx::transaction_base& tx, std::span<c
   return out;
 }
 
+std::vector<CommittedFire> InsertRunOnce(pqxx::transaction_base& tx, std::span<const DueRunOnce> due,
+                                         std::string_view node_id, std::int64_t now_ms) {
+  if (due.empty()) return {};
+  json rows = json::array();
+  for (const auto& d : due) {
+    rows.push_back({{"i", d.log_id},
+                    {"j", d.job_id},
+                    {"s", d.fire_at_ms},
+                    {"p", d.param ? json(*d.param) : json(nullptr)},
+                    {"n", fmt::format("Run once {}, asked by {}", d.run_id, d.created_by)}});
+  }
+  const auto inserted = tx.exec_params(R"sql(
+    WITH ins AS (
+      INSERT INTO job_log (id, job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
+                           retry_count, trigger_msg, created_ms)
+      SELECT v.i, j.id, j.group_id, 'MANUAL', v.s, $2, COALESCE(v.p, j.param), j.retry_count, v.n, $3
+        FROM json_to_recordset($1::json) AS v(i bigint, j int, s bigint, p text, n text)
+        JOIN job j ON j.id = v.j
+      RETURNING id, job_id, group_id, scheduled_ms, trigger_type, executor_param),
+    open AS (
+      INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node)
+      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $2 FROM ins)
+    SELECT id, job_id, scheduled_ms, executor_param FROM ins
+  )sql",
+                                       Rows(rows), std::string(node_id), now_ms);
+  std::vector<CommittedFire> out;
+  out.reserve(inserted.size());
+  for (const auto& r : inserted) {
+    out.push_back({.log_id = r["id"].as<std::int64_t>(),
+                   .job_id = r["job_id"].as<int>(),
+                   .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
+                   .type = TriggerType::kManual,
+                   .param = r["executor_param"].as<std::string>()});
+  }
+  return out;
+}
+
 std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::string_view node_id,
                                           std::span<const std::int64_t> log_ids, std::int64_t now_ms) {
   if (log_ids.empty()) return {};

@@ -214,6 +214,17 @@ void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_m
                  job_id, after_ms);
 }
 
+bool WithdrawUnclaimed(pqxx::transaction_base& tx, std::int64_t log_id) {
+  return tx.exec_params(R"sql(
+    WITH o AS (
+      DELETE FROM fire_open WHERE log_id = $1 AND trigger_ms = 0 AND dispatch_ms = 0
+      RETURNING log_id, scheduled_ms)
+    DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
+  )sql",
+                        log_id)
+             .affected_rows() > 0;
+}
+
 bool MarkKilled(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t now_ms,
                 std::string_view executor_msg) {
   const auto msg = "Manual operation, kill job: " + std::string(executor_msg.substr(0, 10'000));

@@ -23,6 +23,22 @@ using nlohmann::json;
 
 constexpr int kGlueHistoryKept = 30;
 
+constexpr const char* kRunOnceColumns =
+    "id, job_id, fire_at_ms, executor_param, log_id, cancelled_ms, cancelled_by, created_by, created_ms";
+
+RunOnce RunOnceFromRow(const pqxx::row& r) {
+  RunOnce o{.id = r["id"].as<std::int64_t>(),
+            .job_id = r["job_id"].as<int>(),
+            .fire_at_ms = r["fire_at_ms"].as<std::int64_t>(),
+            .log_id = r["log_id"].as<std::int64_t>(),
+            .cancelled_ms = r["cancelled_ms"].as<std::int64_t>(),
+            .cancelled_by = r["cancelled_by"].as<std::string>(),
+            .created_by = r["created_by"].as<std::string>(),
+            .created_ms = r["created_ms"].as<std::int64_t>()};
+  if (!r["executor_param"].is_null()) o.param = r["executor_param"].as<std::string>();
+  return o;
+}
+
 // A cycle through `job` in the child graph as it would be with `job` saved: the jobs on it from `job` back
 // to it ({1, 2, 1}), or empty.
 std::vector<int> ChildCycle(pqxx::transaction_base& tx, const Job& job) {
@@ -333,6 +349,68 @@ Result<Fire> JobRepository::CreateManualFire(int job_id, TriggerType type,
   });
 }
 
+Result<RunOnce> JobRepository::CreateRunOnce(int job_id, std::int64_t fire_at_ms,
+                                             const std::optional<std::string>& param,
+                                             const std::string& who) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<RunOnce> {
+    pqxx::work tx(conn);
+    const auto rows = tx.exec_params(fmt::format(R"sql(
+      INSERT INTO run_once (job_id, fire_at_ms, executor_param, created_by, created_ms)
+      SELECT id, $2, $3, $4, $5 FROM job WHERE id = $1
+      RETURNING {}
+    )sql",
+                                                 kRunOnceColumns),
+                                     job_id, fire_at_ms, param, who, clock_.NowMs());
+    if (rows.empty()) return Error::NotFound(fmt::format("job {} not found", job_id));
+    tx.commit();
+    return RunOnceFromRow(rows[0]);
+  });
+}
+
+std::vector<RunOnce> JobRepository::ListRunOnce(int job_id, int limit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::vector<RunOnce> out;
+    for (
+        const auto& r : tx.exec_params(
+            fmt::format(
+                R"sql(SELECT {} FROM run_once WHERE job_id = $1 ORDER BY fire_at_ms DESC, id DESC LIMIT $2)sql",
+                kRunOnceColumns),
+            job_id, limit)) {
+      out.push_back(RunOnceFromRow(r));
+    }
+    return out;
+  });
+}
+
+Result<RunOnce> JobRepository::CancelRunOnce(int job_id, std::int64_t id, const std::string& who) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<RunOnce> {
+    pqxx::work tx(conn);
+    // The lock orders this with the scan's taking of the request (job_table::TakeDueRunOnce).
+    const auto found = tx.exec_params(
+        fmt::format(R"sql(SELECT {} FROM run_once WHERE id = $1 AND job_id = $2 FOR UPDATE)sql",
+                    kRunOnceColumns),
+        id, job_id);
+    if (found.empty()) return Error::NotFound(fmt::format("run once {} of job {} not found", id, job_id));
+    const auto before = RunOnceFromRow(found[0]);
+    if (before.cancelled_ms != 0) {
+      return Error::Conflict(
+          fmt::format("run once {} was cancelled already, by {}", id, before.cancelled_by));
+    }
+    if (before.log_id != 0 && !fire_log::WithdrawUnclaimed(tx, before.log_id)) {
+      return Error::Conflict(
+          fmt::format("run once {} has fired already: fire {} is being sent or was sent", id, before.log_id));
+    }
+    const auto rows = tx.exec_params(fmt::format(R"sql(
+      UPDATE run_once SET cancelled_ms = $2, cancelled_by = $3, log_id = 0 WHERE id = $1 RETURNING {}
+    )sql",
+                                                 kRunOnceColumns),
+                                     id, clock_.NowMs(), who);
+    tx.commit();
+    return RunOnceFromRow(rows[0]);
+  });
+}
+
 namespace job_table {
 
 void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances) {
@@ -368,6 +446,32 @@ void ResumeFixDelay(pqxx::transaction_base& tx, std::span<const int> job_ids, st
         R"sql(UPDATE job SET next_fire_ms = $2 WHERE id = $1 AND next_fire_ms = $3)sql", r["id"].as<int>(),
         NextAfterCompletion(r["schedule_conf"].c_str(), r["time_zone"].c_str(), now_ms), kAwaitingCompletion);
   }
+}
+
+std::vector<DueRunOnce> TakeDueRunOnce(pqxx::transaction_base& tx, std::int64_t horizon_ms, int total,
+                                       std::span<const int> held, int limit) {
+  std::vector<DueRunOnce> out;
+  if (held.empty() || total <= 0) return out;
+  for (const auto& r : tx.exec_params(R"sql(
+         UPDATE run_once r SET log_id = nextval(pg_get_serial_sequence('job_log', 'id'))
+           FROM (SELECT id FROM run_once
+                  WHERE log_id = 0 AND cancelled_ms = 0 AND fire_at_ms <= $1 AND job_id % $2 = ANY($3::int[])
+                  ORDER BY fire_at_ms
+                  LIMIT $4
+                    FOR UPDATE SKIP LOCKED) d
+          WHERE r.id = d.id
+         RETURNING r.id, r.log_id, r.job_id, r.fire_at_ms, r.executor_param, r.created_by
+       )sql",
+                                      horizon_ms, total, PgArray<int>(held), limit)) {
+    DueRunOnce d{.run_id = r["id"].as<std::int64_t>(),
+                 .log_id = r["log_id"].as<std::int64_t>(),
+                 .job_id = r["job_id"].as<int>(),
+                 .fire_at_ms = r["fire_at_ms"].as<std::int64_t>(),
+                 .created_by = r["created_by"].as<std::string>()};
+    if (!r["executor_param"].is_null()) d.param = r["executor_param"].as<std::string>();
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 }  // namespace job_table

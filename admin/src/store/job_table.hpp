@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <pqxx/pqxx>
 #include <span>
+#include <vector>
 
+#include "admin/model/fire.hpp"
 #include "admin/schedule/scheduler_store.hpp"
 
 namespace cronwheel::admin::job_table {
@@ -18,5 +20,13 @@ void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances);
 // get their next fire: the finish (`now_ms`) plus their delay (schedule/next_fire.hpp). A callback and a
 // failed trigger (which brings no callback) both end a run.
 void ResumeFixDelay(pqxx::transaction_base& tx, std::span<const int> job_ids, std::int64_t now_ms);
+
+// Takes the waiting run-once requests (table run_once) due at or before `horizon_ms` whose jobs are in the
+// schedule partitions `held` (job_id % `total`), at most `limit`, earliest first: each gets the id of the
+// fire it becomes (job_log's sequence) and is marked as fired with it. The caller writes those fires in the
+// same transaction (fire_log::InsertRunOnce). A request being cancelled meanwhile is skipped, never waited
+// for.
+std::vector<DueRunOnce> TakeDueRunOnce(pqxx::transaction_base& tx, std::int64_t horizon_ms, int total,
+                                       std::span<const int> held, int limit);
 
 }  // namespace cronwheel::admin::job_table

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -89,6 +90,14 @@ ScanOutcome PgSchedulerStore::Scan(std::string_view node_id, int limit, ringwhee
       const auto plan = planner.Plan(due, out.now_ms);
       out.fires = fire_log::InsertPlanned(tx, plan.fires, node_id, out.now_ms);
       job_table::Advance(tx, plan.advances);
+    }
+    // Run-once requests of the same partitions due within the same horizon become MANUAL fires.
+    const auto run_once = job_table::TakeDueRunOnce(tx, horizon, total, held, limit);
+    if (!run_once.empty()) {
+      auto fires = fire_log::InsertRunOnce(tx, run_once, node_id, out.now_ms);
+      out.fires.insert(out.fires.end(), std::make_move_iterator(fires.begin()),
+                       std::make_move_iterator(fires.end()));
+      out.full_batch = out.full_batch || static_cast<int>(run_once.size()) >= limit;
     }
     tx.exec_params(
         R"sql(UPDATE schedule_partition SET scanned_ms = $2, owner_node = $3 WHERE id = ANY($1::int[]))sql",

@@ -34,6 +34,9 @@ enum class Command {
   kJobsStart,
   kJobsStop,
   kJobsTrigger,
+  kJobsRunOnce,
+  kJobsRunOnceList,
+  kJobsRunOnceCancel,
   kJobsDelete,
   kGroupsList,
   kExecutorsList,
@@ -58,7 +61,10 @@ struct Invocation {
   std::int64_t log_id = 0;                        // logs tail LOG_ID
   std::string file;                               // jobs create|update FILE, import FILE
   FileFormat format = FileFormat::kAuto;          // --format
-  std::optional<std::string> param;               // jobs trigger --param
+  std::optional<std::string> param;               // jobs trigger|run-once --param
+  std::optional<std::int64_t> at_ms;              // jobs run-once --at (epoch ms)
+  std::optional<std::int64_t> delay_ms;           // jobs run-once --in
+  std::int64_t run_id = 0;                        // jobs run-once-cancel ID RUN_ID
   std::optional<std::string> address;             // jobs trigger --address; executors drain ADDRESS
   bool yes = false;                               // jobs delete --yes
   bool follow = false;                            // logs tail --follow

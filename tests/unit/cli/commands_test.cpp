@@ -217,6 +217,46 @@ TEST(Commands, ExecutorsDrainAsksTheAdminAndPrintsTheExecutorsAnswer) {
   EXPECT_NE(bad.Run({"executors", "drain", "--group", "1", "http://10.9.9.9:1/"}), 0);
 }
 
+TEST(Commands, RunOnceAsksListsAndCancelsThroughTheJobsRequests) {
+  Harness h;
+  const json waiting{{"id", 12},          {"job_id", 4},        {"fire_at_ms", 1767225600000},
+                     {"param", "x"},      {"state", "WAITING"}, {"log_id", nullptr},
+                     {"cancelled_ms", 0}, {"cancelled_by", ""}, {"created_by", "alice"},
+                     {"created_ms", 1}};
+  json fired = waiting;
+  fired.update({{"id", 11}, {"param", nullptr}, {"state", "FIRED"}, {"log_id", 900}});
+  json cancelled = waiting;
+  cancelled.update({{"state", "CANCELLED"}, {"cancelled_ms", 2}, {"cancelled_by", "bob"}});
+  h.api.On("POST", "/api/v1/jobs/4/run-once", 201, waiting);
+  h.api.On("GET", "/api/v1/jobs/4/run-once?limit=20", 200, {{"items", {waiting, fired}}});
+  h.api.On("DELETE", "/api/v1/jobs/4/run-once/12", 200, cancelled);
+  EXPECT_EQ(h.Run({"jobs", "run-once", "4", "--in", "10m", "--param", "x"}), 0) << h.err.str();
+  EXPECT_EQ(h.Run({"jobs", "run-once", "4", "--at", "2026-01-01T00:00:00Z"}), 0) << h.err.str();
+  EXPECT_EQ(h.Run({"jobs", "run-once-list", "4"}), 0) << h.err.str();
+  EXPECT_EQ(h.Run({"jobs", "run-once-cancel", "4", "12"}), 0) << h.err.str();
+  ASSERT_EQ(h.api.sent.size(), 4U);
+  EXPECT_EQ(h.api.sent[0].body, (json{{"delay_ms", 600'000}, {"param", "x"}}));
+  EXPECT_EQ(h.api.sent[1].body, (json{{"at_ms", 1767225600000}}));
+  const auto text = h.out.str();
+  EXPECT_THAT(text,
+              HasSubstr("run once 12 of job 4: fires at 2026-01-01T00:00:00Z (cancel it: cronwheel jobs "
+                        "run-once-cancel 4 12)"));
+  EXPECT_THAT(text, HasSubstr("ID  FIRE AT (UTC)         STATE    FIRE  PARAM        BY"));
+  EXPECT_THAT(text, HasSubstr("12  2026-01-01T00:00:00Z  WAITING     -  x            alice"));
+  EXPECT_THAT(text, HasSubstr("11  2026-01-01T00:00:00Z  FIRED     900  (the job's)  alice"));
+  EXPECT_THAT(text, HasSubstr("run once 12 of job 4 cancelled (it was to fire at 2026-01-01T00:00:00Z)"));
+
+  Harness none;
+  EXPECT_EQ(none.Run({"jobs", "run-once", "4"}), 2) << "when is required";
+  EXPECT_THAT(none.err.str(), HasSubstr("--at INSTANT or --in DURATION"));
+  EXPECT_TRUE(none.api.sent.empty());
+  Harness late;
+  late.api.On("DELETE", "/api/v1/jobs/4/run-once/12", 409,
+              {{"error", "run once 12 has fired already: fire 900 is being sent or was sent"}});
+  EXPECT_EQ(late.Run({"jobs", "run-once-cancel", "4", "12"}), 1);
+  EXPECT_THAT(late.err.str(), HasSubstr("fire 900"));
+}
+
 TEST(Commands, LogsTailFollowsUntilTheEndPagingByLine) {
   Harness h;
   h.api.On("GET", "/api/v1/logs/9/output?from_line=1", 200,

@@ -61,6 +61,21 @@ TEST(ParseCommandLine, EveryJobCommand) {
   EXPECT_EQ(inv.param, "a b");
   EXPECT_EQ(inv.address, "http://e:1/");
   EXPECT_FALSE(Parsed({"jobs", "trigger", "5"}).param.has_value());
+  inv = Parsed({"jobs", "run-once", "5", "--at", "2026-11-27T18:30+01:00", "--param", "x"});
+  EXPECT_EQ(inv.command, Command::kJobsRunOnce);
+  EXPECT_EQ(inv.at_ms, 1795800600000);  // 17:30 UTC
+  EXPECT_FALSE(inv.delay_ms.has_value());
+  EXPECT_EQ(inv.param, "x");
+  inv = Parsed({"jobs", "run-once", "5", "--in", "1h30m"});
+  EXPECT_EQ(inv.delay_ms, 5'400'000);
+  EXPECT_FALSE(inv.at_ms.has_value());
+  inv = Parsed({"jobs", "run-once-list", "5", "--limit", "3"});
+  EXPECT_EQ(inv.command, Command::kJobsRunOnceList);
+  EXPECT_EQ(inv.limit, 3);
+  inv = Parsed({"jobs", "run-once-cancel", "5", "12"});
+  EXPECT_EQ(inv.command, Command::kJobsRunOnceCancel);
+  EXPECT_EQ(inv.job_id, 5);
+  EXPECT_EQ(inv.run_id, 12);
   inv = Parsed({"jobs", "delete", "5", "-y"});
   EXPECT_EQ(inv.command, Command::kJobsDelete);
   EXPECT_TRUE(inv.yes);
@@ -124,6 +139,12 @@ TEST(ParseCommandLine, UsageErrorsNameTheProblemAndExit2) {
       {{"jobs", "list", "--timeout", "0"}, "--timeout"},
       {{"executors", "drain", "http://10.0.0.1:9999/"}, "--group"},
       {{"executors", "drain", "--group", "1"}, "ADDRESS"},
+      {{"jobs", "run-once", "1", "--at", "2026-11-27 18:30"}, "with an offset"},
+      {{"jobs", "run-once", "1", "--at", "tomorrow"}, "'tomorrow' is not an instant"},
+      {{"jobs", "run-once", "1", "--in", "10"}, "'10' is not a duration"},
+      {{"jobs", "run-once", "1", "--in", "5w"}, "units ms, s, m, h, d"},
+      {{"jobs", "run-once", "1", "--in", "10m", "--at", "2026-11-27T18:30Z"}, "excludes"},
+      {{"jobs", "run-once-cancel", "1"}, "RUN_ID"},
   };
   for (const auto& c : cases) {
     const auto r = ParseCommandLine(c.args, {});
@@ -144,6 +165,9 @@ TEST(ParseCommandLine, HelpOnEveryCommandIsPrintedAndExits0) {
                                                           {"jobs", "start"},
                                                           {"jobs", "stop"},
                                                           {"jobs", "trigger"},
+                                                          {"jobs", "run-once"},
+                                                          {"jobs", "run-once-list"},
+                                                          {"jobs", "run-once-cancel"},
                                                           {"jobs", "delete"},
                                                           {"groups", "list"},
                                                           {"executors", "list"},

@@ -63,3 +63,32 @@ TEST(FormatUtcMs, IsoInUtcAndADashForNever) {
 }
 
 }  // namespace
+
+TEST(ParseInstantMs, IsoWithAnOffsetOrZToEpochMs) {
+  using cronwheel::cli::ParseInstantMs;
+  EXPECT_EQ(ParseInstantMs("2026-01-01T00:00:00Z").value(), 1767225600000);
+  EXPECT_EQ(ParseInstantMs("2026-01-01T00:00Z").value(), 1767225600000);
+  EXPECT_EQ(ParseInstantMs("2026-01-01 01:00:00+01:00").value(), 1767225600000);
+  EXPECT_EQ(ParseInstantMs("2025-12-31T19:00:00.250-05:00").value(), 1767225600250);
+  for (const char* bad : {"", "2026-01-01", "2026-01-01T00:00:00", "2026-01-01T00:00:00+0100x",
+                          "2026-13-01T00:00Z", "tomorrow 18:30", "2026-01-01T00:00:00Z trailing"}) {
+    const auto r = ParseInstantMs(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(ParseDurationMs, UnitsAddUpAndAnythingElseIsRefused) {
+  using cronwheel::cli::ParseDurationMs;
+  EXPECT_EQ(ParseDurationMs("250ms").value(), 250);
+  EXPECT_EQ(ParseDurationMs("90s").value(), 90'000);
+  EXPECT_EQ(ParseDurationMs("10m").value(), 600'000);
+  EXPECT_EQ(ParseDurationMs("1h30m").value(), 5'400'000);
+  EXPECT_EQ(ParseDurationMs("2d").value(), 172'800'000);
+  EXPECT_EQ(ParseDurationMs("0s").value(), 0);
+  for (const char* bad : {"", "10", "m", "5w", "1.5h", "-1s", "10 m", "1h 30m"}) {
+    const auto r = ParseDurationMs(bad);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(ParseDurationMs("999999999999999999d").status().code(), absl::StatusCode::kOutOfRange);
+}

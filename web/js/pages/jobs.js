@@ -3,7 +3,7 @@ import { api, query } from '../api.js';
 import {
   ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Pager, Select, navigate, useLoad,
 } from '../components.js';
-import { formatMs, relativeMs } from '../util.js';
+import { formatMs, localInputToMs, relativeMs } from '../util.js';
 import { formatUnit, t } from '../i18n.js';
 
 const LIMIT = 50;
@@ -51,6 +51,82 @@ function TriggerDialog({ job, group, onClose, onDone }) {
   </div>`;
 }
 
+// Run once later: at an instant (the browser's zone) or after some minutes, with a parameter; the job's
+// requests below, each cancellable until an admin claims its fire for sending (docs/operations.md, "Run once").
+function RunOnceDialog({ job, onClose }) {
+  const [at, setAt] = useState('');
+  const [minutes, setMinutes] = useState('');
+  const [param, setParam] = useState('');
+  const [useOwn, setUseOwn] = useState(true);
+  const [error, setError] = useState(null);
+  const [done, setDone] = useState('');
+  const list = useLoad(() => api.get(`/api/v1/jobs/${job.id}/run-once?limit=20`), [job.id]);
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    const body = {};
+    if (at) body.at_ms = localInputToMs(at);
+    if (minutes !== '') body.delay_ms = Math.round(Number(minutes) * 60000);
+    if (!useOwn) body.param = param;
+    try {
+      const r = await api.post(`/api/v1/jobs/${job.id}/run-once`, body);
+      setDone(t('runOnce.created', { id: r.id, at: formatMs(r.fire_at_ms) }));
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const cancel = async (r) => {
+    setError(null);
+    try {
+      await api.del(`/api/v1/jobs/${job.id}/run-once/${r.id}`);
+      setDone(t('runOnce.cancelled', { id: r.id }));
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const items = (list.data && list.data.items) || [];
+  return html`<div class="overlay" role="dialog" aria-modal="true" aria-label=${t('runOnce.dialog')}>
+    <form class="card dialog" onSubmit=${submit}>
+      <h2>${t('runOnce.title', { description: job.description })}</h2>
+      <${ErrorBanner} error=${error || list.error} shownFields=${['at_ms', 'delay_ms', 'param']} />
+      <${Notice} text=${done} onClose=${() => setDone('')} />
+      <${Field} label=${t('runOnce.at')} error=${error && error.field('at_ms')} hint=${t('runOnce.atHint')}>
+        <input name="at" type="datetime-local" value=${at} onInput=${(e) => setAt(e.target.value)} />
+      </${Field}>
+      <${Field} label=${t('runOnce.in')} error=${error && error.field('delay_ms')} hint=${t('runOnce.inHint')}>
+        <input name="minutes" type="number" min="0" step="any" value=${minutes} onInput=${(e) => setMinutes(e.target.value)} />
+      </${Field}>
+      <${Field} label=${t('field.param')} error=${error && error.field('param')} wide>
+        <label class="inline"><input type="checkbox" name="use-own" checked=${useOwn} onChange=${(e) => setUseOwn(e.target.checked)} /> ${t('runOnce.ownParam')}</label>
+        ${!useOwn && html`<textarea name="param" rows="2" value=${param} onInput=${(e) => setParam(e.target.value)}></textarea>`}
+      </${Field}>
+      <div class="form-actions">
+        <button type="button" onClick=${onClose}>${t('runOnce.done')}</button>
+        <button type="submit" class="primary">${t('runOnce.submit')}</button>
+      </div>
+      <h3>${t('runOnce.requests')}</h3>
+      ${!list.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="run-once-table">
+        <thead><tr><th>${t('common.id')}</th><th>${t('runOnce.col.at')}</th><th>${t('field.status')}</th><th>${t('logs.col.fire')}</th><th>${t('field.param')}</th><th>${t('runOnce.col.by')}</th><th></th></tr></thead>
+        <tbody>
+          ${items.length === 0 && html`<tr><td colspan="7" class="muted">${t('runOnce.empty')}</td></tr>`}
+          ${items.map((r) => html`<tr key=${r.id} data-run-id=${r.id} data-state=${r.state}>
+            <td>${r.id}</td>
+            <td class="nowrap"><span title=${relativeMs(r.fire_at_ms)}>${formatMs(r.fire_at_ms)}</span></td>
+            <td class="nowrap">${t(`enum.runOnce.${r.state}`)}</td>
+            <td>${r.log_id ? html`<a href=${`#/logs/${r.log_id}`}>${r.log_id}</a>` : ''}</td>
+            <td class="mono small">${r.param === null ? html`<span class="muted">${t('runOnce.ownParam')}</span>` : r.param}</td>
+            <td class="small">${r.state === 'CANCELLED' ? r.cancelled_by : r.created_by}</td>
+            <td>${r.state !== 'CANCELLED' && (r.state === 'WAITING' || r.fire_at_ms > Date.now())
+              ? html`<button type="button" onClick=${() => cancel(r)}>${t('runOnce.cancel')}</button>` : ''}</td>
+          </tr>`)}
+        </tbody>
+      </table></div>`}
+    </form>
+  </div>`;
+}
+
 export function JobsPage({ route }) {
   const p = route.params;
   const offset = Number(p.offset || 0);
@@ -58,6 +134,7 @@ export function JobsPage({ route }) {
   const [notice, setNotice] = useState('');
   const [actionError, setActionError] = useState(null);
   const [triggering, setTriggering] = useState(null);
+  const [runningOnce, setRunningOnce] = useState(null);
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
   const jobs = useLoad(
     () => api.get(`/api/v1/jobs${query({ group_id: p.group, enabled: p.enabled, q: p.q, offset, limit: LIMIT })}`),
@@ -120,6 +197,7 @@ export function JobsPage({ route }) {
                 ? html`<button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/stop`), t('jobs.stopped', { id: j.id }))}>${t('jobs.stop')}</button>`
                 : html`<button type="button" disabled=${j.schedule_type === 'NONE'} onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/start`), t('jobs.started', { id: j.id }))}>${t('jobs.start')}</button>`}
               <button type="button" onClick=${() => setTriggering(j)}>${t('jobs.trigger')}</button>
+              <button type="button" onClick=${() => setRunningOnce(j)}>${t('jobs.runOnce')}</button>
               <a class="button" href=${`#/logs?job=${j.id}&group=${j.group_id}`}>${t('jobs.logs')}</a>
               <button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/copy`), t('jobs.copied', { id: j.id }))}>${t('jobs.copy')}</button>
               <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => act(() => api.del(`/api/v1/jobs/${j.id}`), t('jobs.deleted', { id: j.id }))} />
@@ -133,5 +211,6 @@ export function JobsPage({ route }) {
     ${triggering && html`<${TriggerDialog} job=${triggering} group=${groupById[triggering.group_id]}
       onClose=${() => setTriggering(null)}
       onDone=${(logId) => { setTriggering(null); setNotice(t('jobs.triggered', { id: triggering.id, log: logId })); }} />`}
+    ${runningOnce && html`<${RunOnceDialog} job=${runningOnce} onClose=${() => setRunningOnce(null)} />`}
   </section>`;
 }

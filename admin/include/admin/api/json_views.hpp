@@ -15,6 +15,7 @@ namespace cronwheel::admin {
 nlohmann::json ToJson(const JobGroup& g, bool include_token = false);
 nlohmann::json ToJson(const Job& j);
 nlohmann::json ToJson(const JobLog& l);
+nlohmann::json ToJson(const RunOnce& r);
 nlohmann::json ToJson(const User& u);
 nlohmann::json ToJson(const ApiToken& t);
 nlohmann::json ToJson(const AuditEntry& e);

@@ -77,6 +77,16 @@ struct TriggerBody {
 // POST /api/v1/jobs/{id}/trigger (an empty body is {}).
 Result<TriggerBody> ReadTriggerBody(const nlohmann::json& body);
 
+// POST /api/v1/jobs/{id}/run-once: when, as an instant (`at_ms`, epoch ms, from `now_ms` on) or a delay from
+// `now_ms` (`delay_ms`), exactly one, at most kMaxRunOnceAheadMs ahead, rounded up to a whole second (the
+// time ring sends in seconds: never early); and `param` (nullopt = the job's own).
+inline constexpr std::int64_t kMaxRunOnceAheadMs = std::int64_t{366} * 24 * 3600 * 1000;
+struct RunOnceBody {
+  std::int64_t fire_at_ms = 0;
+  std::optional<std::string> param;  // at most 64 KiB
+};
+Result<RunOnceBody> ReadRunOnceBody(const nlohmann::json& body, std::int64_t now_ms);
+
 // POST /api/v1/groups/{id}/drain: {"address": "<an online executor of the group>"} (1 to 255 bytes).
 struct DrainBody {
   std::string address;

@@ -3,6 +3,7 @@
 // fire"), and the conversions between them. A fire is one job_log row; these are views of it at each step:
 //
 //   PlannedFire    the scan planner decided to write it (schedule/scan_planner.hpp)
+//   DueRunOnce     or the scan took a run-once request due within pre_read (table run_once), its id chosen
 //   CommittedFire  the scan transaction wrote it (id known) and it goes to the time ring or is sent at once
 //   Fire           on its way to an executor: what the trigger needs to send it
 //   ClaimedFire    a pending row this admin claimed for sending, or re-owned from a dead admin: enough to
@@ -29,6 +30,17 @@ struct PlannedFire {
   std::string note;      // for trigger_msg, e.g. "3 fire(s) from ... missed"
 };
 
+// A run-once request the scan took (job_table::TakeDueRunOnce): the job_log id it is to be written with
+// (allocated from job_log's sequence as it was taken, so the request records its fire in the same statement).
+struct DueRunOnce {
+  std::int64_t run_id = 0;
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  std::int64_t fire_at_ms = 0;
+  std::optional<std::string> param;  // nullopt = the job's own
+  std::string created_by;
+};
+
 // A row the scan wrote.
 struct CommittedFire {
   std::int64_t log_id = 0;
@@ -36,6 +48,7 @@ struct CommittedFire {
   std::int64_t scheduled_ms = 0;
   TriggerType type = TriggerType::kCron;
   bool skipped = false;
+  std::optional<std::string> param;  // the row's executor_param when it overrides the job's (a run once)
 };
 
 // A fire on its way to an executor: a job_log row id plus what the trigger needs to send it.

@@ -110,4 +110,24 @@ struct JobLog {
   std::string status;  // PENDING, RUNNING, SUCCESS, FAILED, SKIPPED (derived in the database)
 };
 
+// A request to fire a job once at an instant (table run_once, sql/009_run_once.sql; docs/operations.md, "Run
+// once"). It waits until the scan of its job's schedule partition writes it as a MANUAL fire (log_id), or
+// until it is cancelled (cancelled_ms): never both.
+struct RunOnce {
+  std::int64_t id = 0;
+  int job_id = 0;
+  std::int64_t fire_at_ms = 0;       // the instant it is to fire
+  std::optional<std::string> param;  // nullopt = the job's own parameter when it fires
+  std::int64_t log_id = 0;           // the fire written for it; 0 while it waits (or once cancelled)
+  std::int64_t cancelled_ms = 0;     // 0 = not cancelled
+  std::string cancelled_by;
+  std::string created_by;
+  std::int64_t created_ms = 0;
+  // "WAITING", "FIRED" or "CANCELLED".
+  [[nodiscard]] std::string_view State() const {
+    if (cancelled_ms != 0) return "CANCELLED";
+    return log_id != 0 ? "FIRED" : "WAITING";
+  }
+};
+
 }  // namespace cronwheel::admin

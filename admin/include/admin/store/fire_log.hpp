@@ -155,6 +155,17 @@ std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id,
                                          const std::optional<std::string>& param, std::string_view node_id,
                                          std::int64_t now_ms);
 
+// Writes the fires of run-once requests the scan took (job_table::TakeDueRunOnce): MANUAL fires with the ids
+// chosen there, owned by `node_id`, at each request's instant, with its parameter (else the job's) and the
+// job's retry count; the trigger message says which request and who made it. A request whose job is gone
+// writes nothing. Returns the rows written, their param set.
+std::vector<CommittedFire> InsertRunOnce(pqxx::transaction_base& tx, std::span<const DueRunOnce> due,
+                                         std::string_view node_id, std::int64_t now_ms);
+
+// Withdraws fire `log_id` (deletes its job_log and fire_open rows) when no admin has claimed it for sending
+// and it has no trigger result. False when it is being sent, sent, or gone.
+bool WithdrawUnclaimed(pqxx::transaction_base& tx, std::int64_t log_id);
+
 // Withdraws the CRON fires of `job_id` written for instants after `after_ms` and not being sent yet (the job
 // was stopped or its schedule changed).
 void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);

@@ -26,6 +26,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "admin/model/fire.hpp"
 #include "admin/model/model.hpp"
@@ -69,6 +70,21 @@ class JobRepository {
   // kNotFound.
   Result<Fire> CreateManualFire(int job_id, TriggerType type, const std::optional<std::string>& param,
                                 const std::string& node_id);
+
+  // Run once (table run_once, sql/009_run_once.sql): a durable request to fire the job once at `fire_at_ms`
+  // with `param` (nullopt = the job's own when it fires), made by `who`. The scan of the job's schedule
+  // partition writes it as a MANUAL fire within pre_read of its instant (job_table::TakeDueRunOnce), so
+  // any live admin fires it, once. The caller checks the instant (the REST API: not in the past, at most a
+  // year ahead). kNotFound when the job does not exist.
+  Result<RunOnce> CreateRunOnce(int job_id, std::int64_t fire_at_ms, const std::optional<std::string>& param,
+                                const std::string& who);
+  // The job's run-once requests, newest instant first, at most `limit` (waiting, fired and cancelled).
+  std::vector<RunOnce> ListRunOnce(int job_id, int limit);
+  // Cancels run once `id` of job `job_id`, by `who`. A waiting one is cancelled; one already written as a
+  // fire has that fire withdrawn (deleted) while no admin has claimed it for sending. kNotFound (no such run
+  // once of this job); kConflict when it was cancelled before or its fire is already being sent or sent
+  // (the message names the fire).
+  Result<RunOnce> CancelRunOnce(int job_id, std::int64_t id, const std::string& who);
 
  private:
   ringwheel::Clock& clock_;

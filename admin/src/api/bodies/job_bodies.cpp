@@ -170,6 +170,39 @@ Result<TriggerBody> ReadTriggerBody(const json& body) {
   return Checked(std::move(out), std::move(errors), "the trigger request is not valid");
 }
 
+Result<RunOnceBody> ReadRunOnceBody(const json& body, std::int64_t now_ms) {
+  RunOnceBody out;
+  FieldErrors errors;
+  constexpr const char* kMessage = "the run-once request is not valid";
+  if (!CheckObject(body, {"at_ms", "delay_ms", "param"}, errors))
+    return Error::Invalid(kMessage, std::move(errors));
+  const auto at = IntField(body, "at_ms", now_ms, now_ms + kMaxRunOnceAheadMs, errors);
+  const auto delay = IntField(body, "delay_ms", 0, kMaxRunOnceAheadMs, errors);
+  out.param = StringField(body, "param", false, errors);
+  if (out.param && out.param->size() > kMaxJobParamBytes) {
+    errors.push_back({"param",
+                      fmt::format("must be at most {} bytes, got {}", kMaxJobParamBytes, out.param->size()),
+                      "length",
+                      {{"min", 0}, {"max", kMaxJobParamBytes}, {"actual", out.param->size()}}});
+  }
+  const bool has_at = body.contains("at_ms") && !body["at_ms"].is_null();
+  const bool has_delay = body.contains("delay_ms") && !body["delay_ms"].is_null();
+  if (has_at == has_delay) {
+    errors.push_back(
+        {has_at ? "delay_ms" : "at_ms",
+         fmt::format("give exactly one of at_ms (an instant in epoch ms, from now, {}, to a year "
+                     "ahead) and delay_ms (milliseconds from now)",
+                     now_ms),
+         "one_of",
+         {{"fields", "at_ms, delay_ms"}}});
+  }
+  if (at) out.fire_at_ms = *at;
+  if (delay) out.fire_at_ms = now_ms + *delay;
+  // The time ring sends in whole seconds: an instant between two seconds fires at the later one, never early.
+  out.fire_at_ms = (out.fire_at_ms + 999) / 1000 * 1000;
+  return Checked(std::move(out), std::move(errors), kMessage);
+}
+
 Result<LogClear> ReadLogClearBody(const json& body) {
   LogClear c;
   FieldErrors errors;
