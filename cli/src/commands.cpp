@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <istream>
 #include <map>
 #include <ostream>
@@ -230,27 +231,80 @@ void ExecutorsDrain(const Invocation& inv, Api& api, Console& c) {
   c.out << fmt::format("{}: {}\n", Text(r, "address"), Text(r, "msg"));
 }
 
+// Whether the user confirms `question` on the terminal ("y" or "yes"); prints "not deleted" when not. A usage
+// error saying `what` needs --yes when stdin is not a terminal to ask on.
+bool ConfirmDelete(Console& c, const std::string& what, const std::string& question) {
+  if (!c.interactive) {
+    throw CommandError(
+        kExitUsage,
+        fmt::format("refusing to delete {} without --yes: stdin is not a terminal to ask on", what));
+  }
+  c.err << question << " [y/N] ";
+  c.err.flush();
+  std::string answer;
+  std::getline(c.in, answer);
+  if (answer == "y" || answer == "Y" || answer == "yes") return true;
+  c.err << "not deleted\n";
+  return false;
+}
+
 void JobsDelete(const Invocation& inv, Api& api, Console& c) {
   if (!inv.yes) {
-    if (!c.interactive) {
-      throw CommandError(kExitUsage, fmt::format("refusing to delete job {} without --yes: stdin is not a "
-                                                 "terminal to ask on",
-                                                 inv.job_id));
-    }
+    const auto what = fmt::format("job {}", inv.job_id);
+    if (!c.interactive) ConfirmDelete(c, what, "");
     const auto job = Call(api, "GET", JobPath(inv.job_id));
-    c.err << fmt::format("Delete job {} '{}' with its fires and glue versions? [y/N] ", inv.job_id,
-                         Text(job, "description"));
-    c.err.flush();
-    std::string answer;
-    std::getline(c.in, answer);
-    if (answer != "y" && answer != "Y" && answer != "yes") {
-      c.err << "not deleted\n";
+    if (!ConfirmDelete(c, what,
+                       fmt::format("Delete job {} '{}' with its fires and glue versions?", inv.job_id,
+                                   Text(job, "description")))) {
       return;
     }
   }
   const auto r = Call(api, "DELETE", JobPath(inv.job_id));
   if (inv.json) return PrintJson(c, r);
   c.out << fmt::format("deleted job {}\n", inv.job_id);
+}
+
+void JobsBulk(const Invocation& inv, Api& api, Console& c) {
+  if (inv.bulk_action == "delete" && !inv.yes &&
+      !ConfirmDelete(
+          c, fmt::format("{} job(s)", inv.job_ids.size()),
+          fmt::format("Delete {} job(s) with their fires and glue versions?", inv.job_ids.size()))) {
+    return;
+  }
+  std::string action = inv.bulk_action;
+  std::transform(action.begin(), action.end(), action.begin(),
+                 [](unsigned char ch) { return std::toupper(ch); });
+  json body{{"action", action}, {"job_ids", inv.job_ids}};
+  if (inv.param) body["param"] = *inv.param;
+  const auto r = Call(api, "POST", "/api/v1/jobs/bulk", body);
+  const auto failed = r.value("failed", 0);
+  if (inv.json) {
+    PrintJson(c, r);
+  } else {
+    Table t({"JOB", "STATUS", "RESULT"});
+    t.AlignRight(0).AlignRight(1).LimitWidth(2, 100);
+    for (const auto& item : r.at("results")) {
+      const auto status = item.value("status", 0);
+      std::string result;
+      if (status >= 400) {
+        result = Text(item, "error");
+        for (const auto& e : item.value("errors", json::array()))
+          result += fmt::format("; {}: {}", Text(e, "field"), Text(e, "message"));
+      } else if (item.contains("log_id")) {
+        result = fmt::format("fire {}", Text(item, "log_id"));
+      } else if (item.contains("deleted")) {
+        result = "deleted";
+      } else {
+        const auto job = item.value("job", json::object());
+        result = job.value("enabled", false) ? "running" : "stopped";
+      }
+      t.AddRow({Text(item, "job_id"), std::to_string(status), result});
+    }
+    c.out << t.Render();
+    c.err << fmt::format("{}: {} of {} job(s) done, {} failed\n", inv.bulk_action, r.value("succeeded", 0),
+                         inv.job_ids.size(), failed);
+  }
+  if (failed > 0) throw CommandError(kExitRefused, fmt::format("{} job(s) failed", failed));
 }
 
 // --- groups, executors -------------------------------------------------------------------------------------
@@ -521,6 +575,8 @@ void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
       return JobsRunOnceList(inv, api, c);
     case Command::kJobsRunOnceCancel:
       return JobsRunOnceCancel(inv, api, c);
+    case Command::kJobsBulk:
+      return JobsBulk(inv, api, c);
     case Command::kJobsDelete:
       return JobsDelete(inv, api, c);
     case Command::kGroupsList:

@@ -178,6 +178,22 @@ void AddJobCommands(CLI::App& app, Invocation& inv) {
       ->check(CLI::PositiveNumber);
   Selects(once_cancel, inv, Command::kJobsRunOnceCancel);
 
+  auto* bulk = jobs->add_subcommand(
+      "bulk",
+      "Start, stop, trigger or delete many jobs at once; prints each job's outcome (exit 1 if any failed)");
+  bulk->add_option("ACTION", inv.bulk_action, "start, stop, trigger or delete")
+      ->type_name("ACTION")
+      ->required()
+      ->check(CLI::IsMember({"start", "stop", "trigger", "delete"}));
+  bulk->add_option("ID", inv.job_ids, "the jobs' ids (at most 1000)")
+      ->type_name("ID...")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  bulk->add_option("--param", inv.param, "trigger: the parameter for these fires (default: each job's own)")
+      ->type_name("TEXT");
+  bulk->add_flag("-y,--yes", inv.yes, "delete: do not ask; required when stdin is not a terminal");
+  Selects(bulk, inv, Command::kJobsBulk);
+
   auto* del = AddJobId(jobs->add_subcommand("delete", "Delete a job with its fires and glue versions"), inv);
   del->add_flag("-y,--yes", inv.yes, "do not ask; required when stdin is not a terminal");
   Selects(del, inv, Command::kJobsDelete);

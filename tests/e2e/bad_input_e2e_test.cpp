@@ -606,6 +606,8 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
       return j;
     }
     if (r.schema == "TriggerRequest") return json::object();
+    // A request that got through would stop the job.
+    if (r.schema == "BulkRequest") return {{"action", "STOP"}, {"job_ids", {ids_["job"]}}};
     // An hour ahead: a request that got through would be a new run_once row.
     if (r.schema == "RunOnceRequest") return {{"delay_ms", 3'600'000}, {"param", "p"}};
     // The group's executor: a request that got through would drain it.

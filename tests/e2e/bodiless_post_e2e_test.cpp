@@ -177,6 +177,7 @@ TEST_F(BodilessPostE2E, ARouteThatNeedsABodyRefusesOneSentWithoutALength) {
       {"/api/v1/jobs",
        json{{"group_id", group_}, {"description", "never"}, {"schedule_type", "NONE"}, {"handler", "h"}}
            .dump()},
+      {"/api/v1/jobs/bulk", json{{"action", "STOP"}, {"job_ids", {1}}}.dump()},
       {"/api/v1/jobs/{id}/run-once", json{{"delay_ms", 60'000}}.dump()},
       {"/api/v1/logs/clear", json{{"keep_last", 0}}.dump()},
   };

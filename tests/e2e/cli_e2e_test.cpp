@@ -470,3 +470,37 @@ TEST_F(CliE2E, RunOnceFiresOnceAtItsInstantWithItsParameterAndACancelledOneNever
   EXPECT_EQ(fires[0].at("scheduled_ms").get<std::int64_t>(), fire_at);
   EXPECT_GE(fires[0].at("trigger_ms").get<std::int64_t>(), fire_at - 1000) << "not sent a second early";
 }
+
+// Bulk through the CLI: a hundred running jobs stopped in one command, each answered; an id that is no job's
+// makes the command exit 1 and is the only failure.
+TEST_F(CliE2E, BulkStopOfAHundredRunningJobsStopsEachAndNamesTheOneThatFailed) {
+  const int group = CreateGroup("cli-bulk");
+  HttpCaller http(cluster_->admin_port(0));
+  std::vector<std::string> args = {"jobs", "bulk", "stop"};
+  for (int i = 0; i < 100; ++i) {
+    const auto r = http.Send("POST", "/api/v1/jobs", cwtest::BearerHeaders(*token_),
+                             json{{"group_id", group},
+                                  {"description", fmt::format("bulk {}", i)},
+                                  {"schedule_type", "CRON"},
+                                  {"schedule_conf", "0 0 3 * * ?"},
+                                  {"handler", "demoJobHandler"},
+                                  {"enabled", true}}
+                                 .dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+    args.push_back(std::to_string(r.Json()->at("id").get<int>()));
+  }
+  const auto running = [&] {
+    int n = 0;
+    for (const auto& job : GroupJobs(group))
+      n += job.value("enabled", false) ? 1 : 0;
+    return n;
+  };
+  ASSERT_EQ(running(), 100);
+  args.emplace_back("999999");
+  const auto run = Cli(args);
+  EXPECT_EQ(run.code, 1) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("999999     404  job 999999 not found"));
+  EXPECT_THAT(run.err, HasSubstr("stop: 100 of 101 job(s) done, 1 failed"));
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 102) << "a header and a line per job";
+  EXPECT_EQ(running(), 0);
+}

@@ -398,6 +398,74 @@ TEST_F(ApiTest, RunOnceIsAskedListedAndCancelledAndABadRequestNamesItsFieldAndWr
   EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 0) << "nothing fired yet";
 }
 
+TEST_F(ApiTest, BulkActionsAnswerEachJobAsItsOwnRouteWouldAndABadRequestChangesNothing) {
+  const int g = CreateGroup("sample-app");
+  std::vector<int> ids;
+  for (int i = 0; i < 5; ++i) {
+    auto body = JobBody(g);
+    body["description"] = fmt::format("bulk {}", i);
+    ids.push_back(Call("POST", "/api/v1/jobs", body.dump()).body.at("id"));
+  }
+  const auto running = [&] { return Count("SELECT count(*) FROM job WHERE enabled"); };
+  auto started = Call("POST", "/api/v1/jobs/bulk", json{{"action", "START"}, {"job_ids", ids}}.dump());
+  ASSERT_EQ(started.status, 200) << started.body.dump();
+  EXPECT_EQ(started.body.at("succeeded"), 5) << started.body.dump();
+  const int before = running();
+  ASSERT_EQ(before, 5);
+  const std::vector<std::pair<json, std::string>> bad = {
+      {{{"action", "PAUSE"}, {"job_ids", ids}}, "action"},
+      {{{"action", "stop"}, {"job_ids", ids}}, "action"},
+      {{{"action", ""}, {"job_ids", ids}}, "action"},
+      {{{"job_ids", ids}}, "action"},
+      {{{"action", "STOP"}}, "job_ids"},
+      {{{"action", "STOP"}, {"job_ids", json::array()}}, "job_ids"},
+      {{{"action", "STOP"}, {"job_ids", {ids[0], ids[0]}}}, "job_ids"},
+      {{{"action", "STOP"}, {"job_ids", {ids[0], -1}}}, "job_ids"},
+      {{{"action", "STOP"}, {"job_ids", std::vector<int>(1001, 1)}}, "job_ids"},
+      {{{"action", "STOP"}, {"job_ids", ids}, {"param", "p"}}, "param"},
+      {{{"action", "STOP"}, {"job_ids", ids}, {"force", true}}, "force"},
+  };
+  for (const auto& [body, field] : bad) {
+    const auto r = Call("POST", "/api/v1/jobs/bulk", body.dump());
+    EXPECT_EQ(r.status, 400) << body.dump().substr(0, 100);
+    EXPECT_THAT(Fields(r.body), ::testing::Contains(field)) << r.body.dump().substr(0, 300);
+  }
+  EXPECT_EQ(running(), before) << "no bad request changed anything";
+
+  // Stop three and a job that does not exist: each answered on its own, in the order given.
+  auto r = Call("POST", "/api/v1/jobs/bulk",
+                json{{"action", "STOP"}, {"job_ids", {ids[0], 999999, ids[1], ids[2]}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("succeeded"), 3);
+  EXPECT_EQ(r.body.at("failed"), 1);
+  const auto& results = r.body.at("results");
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0].at("job_id"), ids[0]);
+  EXPECT_EQ(results[0].at("status"), 200);
+  EXPECT_EQ(results[0].at("job").at("enabled"), false);
+  EXPECT_EQ(results[1].at("job_id"), 999999);
+  EXPECT_EQ(results[1].at("status"), 404);
+  EXPECT_EQ(results[1].at("code"), "not_found");
+  EXPECT_EQ(running(), before - 3);
+
+  r = Call("POST", "/api/v1/jobs/bulk",
+           json{{"action", "TRIGGER"}, {"job_ids", {ids[3], ids[4]}}, {"param", "bp"}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  for (const auto& item : r.body.at("results")) {
+    EXPECT_EQ(item.at("status"), 202);
+    EXPECT_EQ(Exec(fmt::format("SELECT executor_param FROM job_log WHERE id = {}",
+                               item.at("log_id").get<std::int64_t>()))[0][0]
+                  .as<std::string>(),
+              "bp");
+  }
+  r = Call("POST", "/api/v1/jobs/bulk", json{{"action", "START"}, {"job_ids", {ids[0], ids[1]}}}.dump());
+  EXPECT_EQ(r.body.at("succeeded"), 2) << r.body.dump();
+  EXPECT_EQ(running(), before - 1);
+  r = Call("POST", "/api/v1/jobs/bulk", json{{"action", "DELETE"}, {"job_ids", {ids[2], ids[3]}}}.dump());
+  EXPECT_EQ(r.body.at("results")[1].at("deleted"), ids[3]) << r.body.dump();
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job WHERE id IN ({}, {})", ids[2], ids[3])), 0);
+}
+
 TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {
   const json reg{{"registryGroup", "EXECUTOR"},
                  {"registryKey", "sample-app"},

@@ -1042,6 +1042,9 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
        R"({"address":"http://127.0.0.1:9999/"})", 401, 403},
       {"GET", "/api/v1/jobs", "/api/v1/jobs", "", 401, 0},
       {"POST", "/api/v1/jobs", "/api/v1/jobs", job_body, 401, 403},
+      // Alice may use the route: the other group's job in her request is not found, and nothing changes.
+      {"POST", "/api/v1/jobs/bulk", "/api/v1/jobs/bulk", json{{"action", "STOP"}, {"job_ids", {job}}}.dump(),
+       401, 0},
       {"GET", "/api/v1/jobs/{id}", "/api/v1/jobs/" + id(job), "", 401, 404},
       {"PUT", "/api/v1/jobs/{id}", "/api/v1/jobs/" + id(job), R"({"param":"x"})", 401, 404},
       {"DELETE", "/api/v1/jobs/{id}", "/api/v1/jobs/" + id(job), "", 401, 404},
@@ -1431,6 +1434,26 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
       on_job("/stop", "", [&](const Actor&, std::int64_t) { return only({200}); });
   routes["POST /api/v1/jobs/{id}/trigger"] =
       on_job("/trigger", "", [&](const Actor&, std::int64_t) { return only({202}); });
+  // A few jobs, some of them ones the caller may not see or that do not exist: each of those is not found.
+  routes["POST /api/v1/jobs/bulk"] = [&](const Actor& a) {
+    static const std::vector<std::string> kActions = {"START", "STOP", "TRIGGER"};
+    std::vector<std::int64_t> ids;
+    for (int i = 0, n = 1 + pick(4); i < n; ++i) {
+      const auto j = some_job();
+      if (std::find(ids.begin(), ids.end(), j) == ids.end()) ids.push_back(j);
+    }
+    const auto& action = kActions[pick(kActions.size())];
+    return Request{"/api/v1/jobs/bulk", json{{"action", action}, {"job_ids", ids}}.dump(),
+                   Expect{.statuses = {200}, .also = [&, a, ids](const Reply& r) {
+                            const auto& results = r.body.at("results");
+                            ASSERT_EQ(results.size(), ids.size()) << r.body.dump();
+                            for (std::size_t i = 0; i < ids.size(); ++i) {
+                              if (!may_see(a, group_of_job(ids[i]))) {
+                                EXPECT_EQ(results[i].at("status"), 404) << r.body.dump();
+                              }
+                            }
+                          }}};
+  };
   routes["POST /api/v1/jobs/{id}/run-once"] = on_job("/run-once", R"({"delay_ms":3600000,"param":"p"})",
                                                      [&](const Actor&, std::int64_t) { return only({201}); });
   routes["GET /api/v1/jobs/{id}/run-once"] =

@@ -640,6 +640,27 @@ async function chineseScenario(context, base, adminPassword) {
   await page.getByText('预热商品缓存').waitFor();
   await checkTranslated(page, lang, 'jobs overview', seen.missing);
   await shot(page, 'jobs-overview-zh-CN');
+
+  // Select the two running jobs, stop them at once, start them again.
+  const runningIds = (await pageApi(page, 'GET', '/api/v1/jobs')).body.items.filter((j) => j.enabled).map((j) => j.id);
+  check(runningIds.length === 2, `zh-CN: two jobs run (${runningIds})`);
+  for (const id of runningIds) await page.locator(`tr[data-job-id="${id}"] input[name=select]`).check();
+  const bar = page.getByTestId('bulk-bar');
+  check((await bar.innerText()).includes(msg(lang, 'jobs.bulk.selected.other', { n: 2 })), 'zh-CN: the bulk bar counts the selection');
+  await checkTranslated(page, lang, 'bulk bar', seen.missing);
+  await shot(page, 'jobs-bulk-zh-CN');
+  await bar.getByRole('button', { name: msg(lang, 'jobs.stop'), exact: true }).click();
+  await page.getByText(msg(lang, 'jobs.bulk.done.stop', { done: 2, total: 2 })).waitFor();
+  const afterStop = (await pageApi(page, 'GET', '/api/v1/jobs')).body.items;
+  check(afterStop.every((j) => !j.enabled), 'zh-CN: both stopped at once');
+  check(await bar.count() === 0, 'zh-CN: the selection is cleared');
+  await page.locator('input[name=select-all]').check();
+  await bar.getByRole('button', { name: msg(lang, 'jobs.start'), exact: true }).click();
+  await page.getByText(msg(lang, 'jobs.bulk.done.start', { done: 3, total: 3 })).waitFor();
+  const restarted = (await pageApi(page, 'GET', '/api/v1/jobs')).body.items;
+  check(restarted.every((j) => j.enabled), 'zh-CN: the whole page, selected with one box, started at once');
+  for (const j of restarted.filter((x) => !runningIds.includes(x.id))) await pageApi(page, 'POST', `/api/v1/jobs/${j.id}/stop`);
+  await page.reload();
   await page.setViewportSize({ width: 390, height: 844 });
   await shot(page, 'jobs-phone-zh-CN');
   await page.locator('.menu-toggle').click();

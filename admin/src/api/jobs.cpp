@@ -122,51 +122,121 @@ void RegisterRunOnce(Routes& s, const RouteContext& ctx) {
   });
 }
 
-void RegisterJobActions(Routes& s, const RouteContext& ctx) {
+// What one action on one job answers: the single-job routes send it, the bulk route collects it per job. Each
+// action is checked, done, audited and answered alike both ways. `job` is one the caller may see.
+struct ActionAnswer {
+  int status = 200;
+  json body;
+};
+
+ActionAnswer Refused(const Error& e) {
+  return {HttpStatus(e.kind), ErrorBody(e)};
+}
+
+ActionAnswer StartOrStop(const RouteContext& ctx, const Principal& who, const Job& job, bool start) {
   auto& jobs = ctx.services.jobs;
-  const auto change = [&](const char* action, Result<void> (JobRepository::*op)(int)) {
-    return [&ctx, &jobs, action, op](const Principal& who, const net::Request& req, net::Response& res) {
-      const auto job = ctx.VisibleJob(who, req.matches[1], res);
-      if (!job || Failed(res, (jobs.*op)(job->id))) return;
-      const auto after = ToJson(*jobs.GetJob(job->id));
-      ctx.Audit(who, action, "job", std::to_string(job->id), ToJson(*job), after);
-      SendJson(res, 200, after);
+  if (const auto done = start ? jobs.StartJob(job.id) : jobs.StopJob(job.id); !done)
+    return Refused(done.error());
+  const auto now = jobs.GetJob(job.id);
+  if (!now) return Refused(Error::NotFound(fmt::format("job {} not found", job.id)));  // deleted meanwhile
+  const auto after = ToJson(*now);
+  ctx.Audit(who, start ? "job.start" : "job.stop", "job", std::to_string(job.id), ToJson(job), after);
+  return {200, after};
+}
+
+ActionAnswer TriggerOnce(const RouteContext& ctx, const Principal& who, const Job& job,
+                         const TriggerBody& trigger) {
+  std::optional<std::string> address;
+  if (trigger.address) {
+    // Only an address registered for or configured on the job's group: never one the caller typed.
+    const auto group = ctx.services.catalog.GetGroup(job.group_id);
+    if (group) address = ctx.GroupAddress(*group, *trigger.address);
+    if (!address) {
+      return Refused(Error::Invalid(
+          "the trigger request is not valid",
+          {{"address", fmt::format("'{}' is not an online or configured address of the job's group",
+                                   trigger.address->substr(0, 200))}}));
+    }
+  }
+  auto fire =
+      ctx.services.jobs.CreateManualFire(job.id, TriggerType::kManual, trigger.param, ctx.settings.node_id);
+  if (!fire) return Refused(fire.error());
+  const auto log_id = fire->log_id;
+  if (!fire->param) fire->param = job.param;
+  fire->address = address;
+  ctx.services.scheduler.Submit({std::move(*fire)});
+  ctx.Audit(who, "job.trigger", "job", std::to_string(job.id), nullptr,
+            {{"log_id", log_id},
+             {"param", trigger.param ? json(*trigger.param) : json(nullptr)},
+             {"address", trigger.address ? json(*trigger.address) : json(nullptr)}});
+  return {202, {{"log_id", log_id}}};
+}
+
+ActionAnswer DeleteOne(const RouteContext& ctx, const Principal& who, const Job& job) {
+  if (const auto done = ctx.services.jobs.DeleteJob(job.id); !done) return Refused(done.error());
+  ctx.Audit(who, "job.delete", "job", std::to_string(job.id), ToJson(job), nullptr);
+  return {200, {{"deleted", job.id}}};
+}
+
+void Send(net::Response& res, const ActionAnswer& a) {
+  SendJson(res, a.status, a.body);
+}
+
+void RegisterJobActions(Routes& s, const RouteContext& ctx) {
+  const auto start_stop = [&ctx](bool start) {
+    return [&ctx, start](const Principal& who, const net::Request& req, net::Response& res) {
+      if (const auto job = ctx.VisibleJob(who, req.matches[1], res))
+        Send(res, StartOrStop(ctx, who, *job, start));
     };
   };
-  s.Action("/api/v1/jobs/{id}/start", change("job.start", &JobRepository::StartJob));
-  s.Action("/api/v1/jobs/{id}/stop", change("job.stop", &JobRepository::StopJob));
-  s.Action("/api/v1/jobs/{id}/trigger", [&](const Principal& who, const net::Request& req,
-                                            net::Response& res) {
-    const auto job = ctx.VisibleJob(who, req.matches[1], res);
-    if (!job) return;
-    const auto body = ParseBody(req, true);
+  s.Action("/api/v1/jobs/{id}/start", start_stop(true));
+  s.Action("/api/v1/jobs/{id}/stop", start_stop(false));
+  s.Action("/api/v1/jobs/{id}/trigger",
+           [&](const Principal& who, const net::Request& req, net::Response& res) {
+             const auto job = ctx.VisibleJob(who, req.matches[1], res);
+             if (!job) return;
+             const auto body = ParseBody(req, true);
+             if (Failed(res, body)) return;
+             const auto trigger = ReadTriggerBody(*body);
+             if (Failed(res, trigger)) return;
+             Send(res, TriggerOnce(ctx, who, *job, *trigger));
+           });
+  // Many jobs at once (docs/operations.md, "Jobs in bulk"): each is done as its own route would do it, in the
+  // order given, and answered on its own; a job the caller may not see is not found, as on its own route.
+  s.Post("/api/v1/jobs/bulk", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const auto body = ParseBody(req, false);
     if (Failed(res, body)) return;
-    const auto trigger = ReadTriggerBody(*body);
-    if (Failed(res, trigger)) return;
-    std::optional<std::string> address;
-    if (trigger->address) {
-      // Only an address registered for or configured on the job's group: never one the caller typed.
-      const auto group = ctx.services.catalog.GetGroup(job->group_id);
-      if (group) address = ctx.GroupAddress(*group, *trigger->address);
-      if (!address) {
-        return SendError(
-            res, Error::Invalid("the trigger request is not valid",
-                                {{"address", fmt::format("'{}' is not an online or configured address "
-                                                         "of the job's group",
-                                                         trigger->address->substr(0, 200))}}));
+    const auto bulk = ReadBulkBody(*body);
+    if (Failed(res, bulk)) return;
+    json results = json::array();
+    int succeeded = 0;
+    for (const int id : bulk->job_ids) {
+      auto job = ctx.services.jobs.GetJob(id);
+      if (job && !who.CanAccessGroup(job->group_id)) job.reset();
+      ActionAnswer a;
+      if (!job) {
+        a = Refused(Error::NotFound(fmt::format("job {} not found", id)));
+      } else if (bulk->action == BulkAction::kStart || bulk->action == BulkAction::kStop) {
+        a = StartOrStop(ctx, who, *job, bulk->action == BulkAction::kStart);
+      } else if (bulk->action == BulkAction::kTrigger) {
+        a = TriggerOnce(ctx, who, *job, TriggerBody{.param = bulk->param});
+      } else {
+        a = DeleteOne(ctx, who, *job);
       }
+      json item{{"job_id", id}, {"status", a.status}};
+      if (a.status < 400) ++succeeded;
+      if (a.status < 400 && (bulk->action == BulkAction::kStart || bulk->action == BulkAction::kStop)) {
+        item["job"] = std::move(a.body);
+      } else {
+        item.update(a.body);
+      }
+      results.push_back(std::move(item));
     }
-    auto fire = jobs.CreateManualFire(job->id, TriggerType::kManual, trigger->param, ctx.settings.node_id);
-    if (Failed(res, fire)) return;
-    const auto log_id = fire->log_id;
-    if (!fire->param) fire->param = job->param;
-    fire->address = address;
-    ctx.services.scheduler.Submit({std::move(*fire)});
-    ctx.Audit(who, "job.trigger", "job", std::to_string(job->id), nullptr,
-              {{"log_id", log_id},
-               {"param", trigger->param ? json(*trigger->param) : json(nullptr)},
-               {"address", trigger->address ? json(*trigger->address) : json(nullptr)}});
-    SendJson(res, 202, {{"log_id", log_id}});
+    SendJson(res, 200,
+             {{"action", ToString(bulk->action)},
+              {"succeeded", succeeded},
+              {"failed", static_cast<int>(bulk->job_ids.size()) - succeeded},
+              {"results", std::move(results)}});
   });
   RegisterRunOnce(s, ctx);
 }
@@ -269,10 +339,7 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     SendJson(res, 200, ToJson(*updated));
   });
   s.Delete("/api/v1/jobs/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
-    const auto job = ctx.VisibleJob(who, req.matches[1], res);
-    if (!job || Failed(res, jobs.DeleteJob(job->id))) return;
-    ctx.Audit(who, "job.delete", "job", std::to_string(job->id), ToJson(*job), nullptr);
-    SendJson(res, 200, {{"deleted", job->id}});
+    if (const auto job = ctx.VisibleJob(who, req.matches[1], res)) Send(res, DeleteOne(ctx, who, *job));
   });
   RegisterJobActions(s, ctx);
   if (ctx.services.console != nullptr) RegisterJobExtras(s, ctx);

@@ -17,9 +17,14 @@ void SendJson(net::Response& res, int status, const json& body) {
   res.set_content(DumpLossy(body), "application/json");
 }
 
-void SendError(net::Response& res, const Error& error) {
+json ErrorBody(const Error& error) {
   json body{{"error", error.message}, {"code", ToString(error.kind)}};
   if (!error.fields.empty()) body["errors"] = ToJson(error.fields);
+  return body;
+}
+
+void SendError(net::Response& res, const Error& error) {
+  json body = ErrorBody(error);
   if (error.kind == ErrorKind::kThrottled) {
     const auto seconds = std::max<std::int64_t>(1, (error.retry_after.count() + 999) / 1000);
     res.set_header("Retry-After", std::to_string(seconds));

@@ -35,6 +35,8 @@ using nlohmann::json;
 void SendJson(net::Response& res, int status, const json& body);
 // The Error's HTTP status and {"error", "code", "errors"}; Retry-After for kThrottled.
 void SendError(net::Response& res, const Error& error);
+// {"error", "code", "errors"} of an Error, as SendError sends it (with HttpStatus(error.kind)).
+json ErrorBody(const Error& error);
 // For answers that are not an Error of the admin's own (a framing problem, an executor that failed).
 void SendError(net::Response& res, int status, const std::string& message);
 void SendEnvelope(net::Response& res, const xxljob::Envelope& e);

@@ -37,6 +37,7 @@ enum class Command {
   kJobsRunOnce,
   kJobsRunOnceList,
   kJobsRunOnceCancel,
+  kJobsBulk,
   kJobsDelete,
   kGroupsList,
   kExecutorsList,
@@ -65,6 +66,8 @@ struct Invocation {
   std::optional<std::int64_t> at_ms;              // jobs run-once --at (epoch ms)
   std::optional<std::int64_t> delay_ms;           // jobs run-once --in
   std::int64_t run_id = 0;                        // jobs run-once-cancel ID RUN_ID
+  std::string bulk_action;                        // jobs bulk ACTION: start, stop, trigger, delete
+  std::vector<int> job_ids;                       // jobs bulk ACTION ID...
   std::optional<std::string> address;             // jobs trigger --address; executors drain ADDRESS
   bool yes = false;                               // jobs delete --yes
   bool follow = false;                            // logs tail --follow

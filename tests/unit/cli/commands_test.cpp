@@ -257,6 +257,40 @@ TEST(Commands, RunOnceAsksListsAndCancelsThroughTheJobsRequests) {
   EXPECT_THAT(late.err.str(), HasSubstr("fire 900"));
 }
 
+TEST(Commands, BulkPrintsEachJobsOutcomeAndExits1WhenAnyFailed) {
+  Harness h;
+  h.api.On("POST", "/api/v1/jobs/bulk", 200,
+           {{"action", "STOP"},
+            {"succeeded", 1},
+            {"failed", 1},
+            {"results",
+             {{{"job_id", 4}, {"status", 200}, {"job", Job(4, "x", false)}},
+              {{"job_id", 9}, {"status", 404}, {"error", "job 9 not found"}, {"code", "not_found"}}}}});
+  EXPECT_EQ(h.Run({"jobs", "bulk", "stop", "4", "9"}), 1);
+  ASSERT_EQ(h.api.sent.size(), 1u);
+  EXPECT_EQ(h.api.sent[0].body, (json{{"action", "STOP"}, {"job_ids", {4, 9}}}));
+  EXPECT_EQ(h.out.str(),
+            "JOB  STATUS  RESULT\n"
+            "  4     200  stopped\n"
+            "  9     404  job 9 not found\n");
+  EXPECT_THAT(h.err.str(), HasSubstr("stop: 1 of 2 job(s) done, 1 failed"));
+
+  Harness ok;
+  ok.api.On("POST", "/api/v1/jobs/bulk", 200,
+            {{"action", "TRIGGER"},
+             {"succeeded", 1},
+             {"failed", 0},
+             {"results", {{{"job_id", 4}, {"status", 202}, {"log_id", 77}}}}});
+  EXPECT_EQ(ok.Run({"jobs", "bulk", "trigger", "4", "--param", "p"}), 0) << ok.err.str();
+  EXPECT_EQ(ok.api.sent[0].body, (json{{"action", "TRIGGER"}, {"job_ids", {4}}, {"param", "p"}}));
+  EXPECT_THAT(ok.out.str(), HasSubstr("4     202  fire 77"));
+
+  Harness del;
+  EXPECT_EQ(del.Run({"jobs", "bulk", "delete", "4", "5"}), 2) << "no --yes and no terminal";
+  EXPECT_THAT(del.err.str(), HasSubstr("refusing to delete 2 job(s) without --yes"));
+  EXPECT_TRUE(del.api.sent.empty());
+}
+
 TEST(Commands, LogsTailFollowsUntilTheEndPagingByLine) {
   Harness h;
   h.api.On("GET", "/api/v1/logs/9/output?from_line=1", 200,

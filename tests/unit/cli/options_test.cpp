@@ -76,6 +76,12 @@ TEST(ParseCommandLine, EveryJobCommand) {
   EXPECT_EQ(inv.command, Command::kJobsRunOnceCancel);
   EXPECT_EQ(inv.job_id, 5);
   EXPECT_EQ(inv.run_id, 12);
+  inv = Parsed({"jobs", "bulk", "stop", "5", "6", "7"});
+  EXPECT_EQ(inv.command, Command::kJobsBulk);
+  EXPECT_EQ(inv.bulk_action, "stop");
+  EXPECT_EQ(inv.job_ids, (std::vector<int>{5, 6, 7}));
+  inv = Parsed({"jobs", "bulk", "trigger", "5", "--param", "p"});
+  EXPECT_EQ(inv.param, "p");
   inv = Parsed({"jobs", "delete", "5", "-y"});
   EXPECT_EQ(inv.command, Command::kJobsDelete);
   EXPECT_TRUE(inv.yes);
@@ -145,6 +151,9 @@ TEST(ParseCommandLine, UsageErrorsNameTheProblemAndExit2) {
       {{"jobs", "run-once", "1", "--in", "5w"}, "units ms, s, m, h, d"},
       {{"jobs", "run-once", "1", "--in", "10m", "--at", "2026-11-27T18:30Z"}, "excludes"},
       {{"jobs", "run-once-cancel", "1"}, "RUN_ID"},
+      {{"jobs", "bulk", "pause", "1"}, "pause"},
+      {{"jobs", "bulk", "stop"}, "ID"},
+      {{"jobs", "bulk", "stop", "1", "x"}, "x"},
   };
   for (const auto& c : cases) {
     const auto r = ParseCommandLine(c.args, {});
@@ -168,6 +177,7 @@ TEST(ParseCommandLine, HelpOnEveryCommandIsPrintedAndExits0) {
                                                           {"jobs", "run-once"},
                                                           {"jobs", "run-once-list"},
                                                           {"jobs", "run-once-cancel"},
+                                                          {"jobs", "bulk"},
                                                           {"jobs", "delete"},
                                                           {"groups", "list"},
                                                           {"executors", "list"},

@@ -135,6 +135,7 @@ export function JobsPage({ route }) {
   const [actionError, setActionError] = useState(null);
   const [triggering, setTriggering] = useState(null);
   const [runningOnce, setRunningOnce] = useState(null);
+  const [selected, setSelected] = useState([]);
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
   const jobs = useLoad(
     () => api.get(`/api/v1/jobs${query({ group_id: p.group, enabled: p.enabled, q: p.q, offset, limit: LIMIT })}`),
@@ -154,6 +155,24 @@ export function JobsPage({ route }) {
       setActionError(err);
     }
   };
+
+  // Many jobs at once: each answered on its own; the notice counts them and names each failure.
+  const bulk = async (action) => {
+    setActionError(null);
+    try {
+      const r = await api.post('/api/v1/jobs/bulk', { action: action.toUpperCase(), job_ids: selected });
+      const failures = r.results.filter((x) => x.status >= 400)
+        .map((x) => t('jobs.bulk.failure', { id: x.job_id, error: x.error }));
+      setNotice([t(`jobs.bulk.done.${action}`, { done: r.succeeded, total: selected.length }), ...failures].join(' '));
+      setSelected([]);
+      jobs.reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+  const pageIds = jobs.data ? jobs.data.items.map((j) => j.id) : [];
+  const allSelected = pageIds.length > 0 && pageIds.every((id) => selected.includes(id));
+  const toggle = (id, on) => setSelected(on ? [...selected.filter((x) => x !== id), id] : selected.filter((x) => x !== id));
 
   return html`<section>
     <${PageHeader} title=${t('jobs.title')}>
@@ -175,13 +194,24 @@ export function JobsPage({ route }) {
     </form>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${actionError || jobs.error || groups.error} />
+    ${selected.length > 0 && html`<div class="bulk-bar" data-testid="bulk-bar">
+      <span>${t('jobs.bulk.selected', { count: selected.length, n: selected.length })}</span>
+      <button type="button" onClick=${() => bulk('start')}>${t('jobs.start')}</button>
+      <button type="button" onClick=${() => bulk('stop')}>${t('jobs.stop')}</button>
+      <button type="button" onClick=${() => bulk('trigger')}>${t('jobs.trigger')}</button>
+      <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => bulk('delete')} />
+      <button type="button" onClick=${() => setSelected([])}>${t('jobs.bulk.clear')}</button>
+    </div>`}
     ${!jobs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="jobs-table">
-      <thead><tr><th>${t('common.id')}</th><th>${t('field.description')}</th><th>${t('field.group_id')}</th><th>${t('jobs.col.schedule')}</th><th>${t('field.handler')}</th><th>${t('jobs.state')}</th><th>${t('jobs.col.nextFire')}</th><th>${t('common.actions')}</th></tr></thead>
+      <thead><tr><th><input type="checkbox" name="select-all" aria-label=${t('jobs.bulk.selectAll')} checked=${allSelected}
+        onChange=${(e) => setSelected(e.target.checked ? [...new Set([...selected, ...pageIds])] : selected.filter((id) => !pageIds.includes(id)))} /></th><th>${t('common.id')}</th><th>${t('field.description')}</th><th>${t('field.group_id')}</th><th>${t('jobs.col.schedule')}</th><th>${t('field.handler')}</th><th>${t('jobs.state')}</th><th>${t('jobs.col.nextFire')}</th><th>${t('common.actions')}</th></tr></thead>
       <tbody>
-        ${jobs.data.items.length === 0 && html`<tr><td colspan="8" class="muted">${t('jobs.empty')}</td></tr>`}
+        ${jobs.data.items.length === 0 && html`<tr><td colspan="9" class="muted">${t('jobs.empty')}</td></tr>`}
         ${jobs.data.items.map((j) => {
           const g = groupById[j.group_id];
           return html`<tr key=${j.id} data-job-id=${j.id}>
+            <td data-label=""><input type="checkbox" name="select" aria-label=${t('jobs.bulk.select', { id: j.id })} checked=${selected.includes(j.id)}
+              onChange=${(e) => toggle(j.id, e.target.checked)} /></td>
             <td data-label=${t('common.id')}>${j.id}</td>
             <td class="desc" data-label=${t('jobs.col.job')}><a href=${`#/jobs/${j.id}`}>${j.description}</a>${j.author && html`<div class="muted small">${j.author}</div>`}</td>
             <td data-label=${t('field.group_id')}>${g ? g.title : j.group_id}</td>

@@ -77,6 +77,17 @@ struct TriggerBody {
 // POST /api/v1/jobs/{id}/trigger (an empty body is {}).
 Result<TriggerBody> ReadTriggerBody(const nlohmann::json& body);
 
+// POST /api/v1/jobs/bulk: one action on up to kMaxBulkJobs jobs, each listed once; `param` only with TRIGGER.
+enum class BulkAction { kStart, kStop, kTrigger, kDelete };
+std::string_view ToString(BulkAction a);  // "START", "STOP", "TRIGGER", "DELETE"
+inline constexpr std::size_t kMaxBulkJobs = 1000;
+struct BulkBody {
+  BulkAction action = BulkAction::kStart;
+  std::vector<int> job_ids;          // 1 to kMaxBulkJobs, no id twice, in the order given
+  std::optional<std::string> param;  // trigger: the fires' parameter (nullopt = each job's own)
+};
+Result<BulkBody> ReadBulkBody(const nlohmann::json& body);
+
 // POST /api/v1/jobs/{id}/run-once: when, as an instant (`at_ms`, epoch ms, from `now_ms` on) or a delay from
 // `now_ms` (`delay_ms`), exactly one, at most kMaxRunOnceAheadMs ahead, rounded up to a whole second (the
 // time ring sends in seconds: never early); and `param` (nullopt = the job's own).

@@ -3,6 +3,8 @@
 #include <date/date.h>
 #include <date/tz.h>
 
+#include <set>
+
 #include "admin/api/request_bodies.hpp"
 #include "admin/model/validation.hpp"
 #include "api/bodies/body_reader.hpp"
@@ -168,6 +170,62 @@ Result<TriggerBody> ReadTriggerBody(const json& body) {
     }
   }
   return Checked(std::move(out), std::move(errors), "the trigger request is not valid");
+}
+
+std::string_view ToString(BulkAction a) {
+  switch (a) {
+    case BulkAction::kStart:
+      return "START";
+    case BulkAction::kStop:
+      return "STOP";
+    case BulkAction::kTrigger:
+      return "TRIGGER";
+    case BulkAction::kDelete:
+      return "DELETE";
+  }
+  return "START";
+}
+
+Result<BulkBody> ReadBulkBody(const json& body) {
+  BulkBody out;
+  FieldErrors errors;
+  BodyReader r(body, errors);
+  std::string action;
+  r.String("action", action, true, 16, 1);
+  r.IntArray("job_ids", out.job_ids, true, kMaxBulkJobs);
+  r.OptionalString("param", out.param, kMaxJobParamBytes);
+  r.RejectUnknown();
+  constexpr const char* kActions = "START, STOP, TRIGGER, DELETE";
+  bool known = false;
+  for (const auto a : {BulkAction::kStart, BulkAction::kStop, BulkAction::kTrigger, BulkAction::kDelete}) {
+    if (action == ToString(a)) {
+      out.action = a;
+      known = true;
+    }
+  }
+  if (!known && !action.empty()) {
+    errors.push_back({"action",
+                      fmt::format("'{}' is not valid; use one of {}", action, kActions),
+                      "enum",
+                      {{"allowed", kActions}}});
+  }
+  if (body.is_object() && body.contains("job_ids") && body["job_ids"].is_array() && body["job_ids"].empty()) {
+    errors.push_back({"job_ids",
+                      fmt::format("give 1 to {} job ids", kMaxBulkJobs),
+                      "length",
+                      {{"min", 1}, {"max", kMaxBulkJobs}, {"actual", 0}}});
+  }
+  std::set<int> seen;
+  for (const int id : out.job_ids) {
+    if (!seen.insert(id).second) {
+      errors.push_back({"job_ids", fmt::format("job {} is listed twice: list each job once", id)});
+      break;
+    }
+  }
+  if (out.param && known && out.action != BulkAction::kTrigger) {
+    errors.push_back({"param", fmt::format("only TRIGGER takes a param, not {}", action)});
+  }
+  return Checked(std::move(out), std::move(errors), "the bulk request is not valid");
 }
 
 Result<RunOnceBody> ReadRunOnceBody(const json& body, std::int64_t now_ms) {
