@@ -231,14 +231,16 @@ void ExecutorsDrain(const Invocation& inv, Api& api, Console& c) {
   c.out << fmt::format("{}: {}\n", Text(r, "address"), Text(r, "msg"));
 }
 
-// Whether the user confirms `question` on the terminal ("y" or "yes"); prints "not deleted" when not. A usage
-// error saying `what` needs --yes when stdin is not a terminal to ask on.
-bool ConfirmDelete(Console& c, const std::string& what, const std::string& question) {
-  if (!c.interactive) {
-    throw CommandError(
-        kExitUsage,
-        fmt::format("refusing to delete {} without --yes: stdin is not a terminal to ask on", what));
-  }
+// A usage error saying that deleting `what` needs --yes, when stdin is not a terminal to ask on.
+void NeedTerminal(const Console& c, const std::string& what) {
+  if (c.interactive) return;
+  throw CommandError(
+      kExitUsage,
+      fmt::format("refusing to delete {} without --yes: stdin is not a terminal to ask on", what));
+}
+
+// Whether the user answers `question` with "y" or "yes"; prints "not deleted" when not.
+bool Confirmed(Console& c, const std::string& question) {
   c.err << question << " [y/N] ";
   c.err.flush();
   std::string answer;
@@ -250,12 +252,10 @@ bool ConfirmDelete(Console& c, const std::string& what, const std::string& quest
 
 void JobsDelete(const Invocation& inv, Api& api, Console& c) {
   if (!inv.yes) {
-    const auto what = fmt::format("job {}", inv.job_id);
-    if (!c.interactive) ConfirmDelete(c, what, "");
+    NeedTerminal(c, fmt::format("job {}", inv.job_id));
     const auto job = Call(api, "GET", JobPath(inv.job_id));
-    if (!ConfirmDelete(c, what,
-                       fmt::format("Delete job {} '{}' with its fires and glue versions?", inv.job_id,
-                                   Text(job, "description")))) {
+    if (!Confirmed(c, fmt::format("Delete job {} '{}' with its fires and glue versions?", inv.job_id,
+                                  Text(job, "description")))) {
       return;
     }
   }
@@ -265,11 +265,12 @@ void JobsDelete(const Invocation& inv, Api& api, Console& c) {
 }
 
 void JobsBulk(const Invocation& inv, Api& api, Console& c) {
-  if (inv.bulk_action == "delete" && !inv.yes &&
-      !ConfirmDelete(
-          c, fmt::format("{} job(s)", inv.job_ids.size()),
-          fmt::format("Delete {} job(s) with their fires and glue versions?", inv.job_ids.size()))) {
-    return;
+  if (inv.bulk_action == "delete" && !inv.yes) {
+    NeedTerminal(c, fmt::format("{} job(s)", inv.job_ids.size()));
+    if (!Confirmed(c,
+                   fmt::format("Delete {} job(s) with their fires and glue versions?", inv.job_ids.size()))) {
+      return;
+    }
   }
   std::string action = inv.bulk_action;
   std::transform(action.begin(), action.end(), action.begin(),

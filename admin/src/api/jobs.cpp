@@ -211,8 +211,7 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
     json results = json::array();
     int succeeded = 0;
     for (const int id : bulk->job_ids) {
-      auto job = ctx.services.jobs.GetJob(id);
-      if (job && !who.CanAccessGroup(job->group_id)) job.reset();
+      const auto job = ctx.JobSeenBy(who, id);
       ActionAnswer a;
       if (!job) {
         a = Refused(Error::NotFound(fmt::format("job {} not found", id)));

@@ -152,11 +152,14 @@ void RouteContext::Audit(const Principal& who, std::string_view action, std::str
 std::optional<Job> RouteContext::VisibleJob(const Principal& who, const std::string& text,
                                             net::Response& res) const {
   const auto id = ParseId(text);
-  auto job = id ? services.jobs.GetJob(static_cast<int>(*id)) : std::nullopt;
-  if (!job || !who.CanAccessGroup(job->group_id)) {
-    SendError(res, Error::NotFound(fmt::format("job '{}' not found", Shorten(text))));
-    return std::nullopt;
-  }
+  auto job = id ? JobSeenBy(who, static_cast<int>(*id)) : std::nullopt;
+  if (!job) SendError(res, Error::NotFound(fmt::format("job '{}' not found", Shorten(text))));
+  return job;
+}
+
+std::optional<Job> RouteContext::JobSeenBy(const Principal& who, int id) const {
+  auto job = services.jobs.GetJob(id);
+  if (job && !who.CanAccessGroup(job->group_id)) return std::nullopt;
   return job;
 }
 

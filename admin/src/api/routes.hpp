@@ -117,6 +117,9 @@ struct RouteContext {
              const json& before, const json& after) const;
   // The job / fire / group if it exists and the caller may see it; otherwise answers 404 and returns nullopt.
   std::optional<Job> VisibleJob(const Principal& who, const std::string& text, net::Response& res) const;
+  // Job `id` if it exists and the caller may see it (no answer sent): what VisibleJob checks, for a route
+  // that handles many jobs and answers each itself.
+  std::optional<Job> JobSeenBy(const Principal& who, int id) const;
   std::optional<JobLog> VisibleLog(const Principal& who, const std::string& text, net::Response& res) const;
   std::optional<JobGroup> VisibleGroup(const Principal& who, const std::string& text,
                                        net::Response& res) const;
