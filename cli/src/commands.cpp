@@ -88,12 +88,22 @@ std::string State(const json& job) {
 
 // --- jobs --------------------------------------------------------------------------------------------------
 
+// "team:payments, nightly"; "-" for none.
+std::string Tags(const json& job) {
+  std::string out;
+  for (const auto& t : job.value("tags", json::array())) {
+    if (!out.empty()) out += ", ";
+    out += t.is_string() ? t.get<std::string>() : t.dump();
+  }
+  return out.empty() ? "-" : out;
+}
+
 void PrintJobTable(Console& c, const std::vector<json>& jobs) {
-  Table t({"ID", "GROUP", "DESCRIPTION", "SCHEDULE", "HANDLER", "STATE", "NEXT FIRE (UTC)"});
-  t.AlignRight(0).AlignRight(1).LimitWidth(2, 48).LimitWidth(3, 40).LimitWidth(4, 32);
+  Table t({"ID", "GROUP", "DESCRIPTION", "SCHEDULE", "HANDLER", "STATE", "NEXT FIRE (UTC)", "TAGS"});
+  t.AlignRight(0).AlignRight(1).LimitWidth(2, 48).LimitWidth(3, 40).LimitWidth(4, 32).LimitWidth(7, 40);
   for (const auto& j : jobs) {
     t.AddRow({Text(j, "id"), Text(j, "group_id"), Text(j, "description"), Schedule(j), Handler(j), State(j),
-              FormatUtcMs(j.value("next_fire_ms", std::int64_t{0}))});
+              FormatUtcMs(j.value("next_fire_ms", std::int64_t{0})), Tags(j)});
   }
   c.out << t.Render();
 }
@@ -134,7 +144,13 @@ json JobBodyFromFile(const Invocation& inv) {
 }
 
 void JobsList(const Invocation& inv, Api& api, Console& c) {
-  const auto jobs = inv.group_id ? GroupJobs(api, *inv.group_id) : FetchAll(api, "/api/v1/jobs");
+  std::string query;
+  if (inv.group_id) query += fmt::format("&group_id={}", *inv.group_id);
+  for (const auto& tag : inv.tags)
+    query += "&tag=" + EncodeQueryValue(tag);
+  if (inv.search) query += "&q=" + EncodeQueryValue(*inv.search);
+  if (!query.empty()) query[0] = '?';
+  const auto jobs = FetchAll(api, "/api/v1/jobs" + query);
   if (inv.json) return PrintJson(c, {{"total", jobs.size()}, {"items", jobs}});
   PrintJobTable(c, jobs);
 }
@@ -265,6 +281,14 @@ void JobsDelete(const Invocation& inv, Api& api, Console& c) {
 }
 
 void JobsBulk(const Invocation& inv, Api& api, Console& c) {
+  const bool tagging = inv.bulk_action == "tag" || inv.bulk_action == "untag";
+  if (tagging && inv.tags.empty()) {
+    throw CommandError(kExitUsage, fmt::format("jobs bulk {} needs at least one --tag TAG", inv.bulk_action));
+  }
+  if (!tagging && !inv.tags.empty()) {
+    throw CommandError(kExitUsage,
+                       fmt::format("--tag is for jobs bulk tag and untag, not {}", inv.bulk_action));
+  }
   if (inv.bulk_action == "delete" && !inv.yes) {
     NeedTerminal(c, fmt::format("{} job(s)", inv.job_ids.size()));
     if (!Confirmed(c,
@@ -277,6 +301,7 @@ void JobsBulk(const Invocation& inv, Api& api, Console& c) {
                  [](unsigned char ch) { return std::toupper(ch); });
   json body{{"action", action}, {"job_ids", inv.job_ids}};
   if (inv.param) body["param"] = *inv.param;
+  if (!inv.tags.empty()) body["tags"] = inv.tags;
   const auto r = Call(api, "POST", "/api/v1/jobs/bulk", body);
   const auto failed = r.value("failed", 0);
   if (inv.json) {
@@ -295,6 +320,8 @@ void JobsBulk(const Invocation& inv, Api& api, Console& c) {
         result = fmt::format("fire {}", Text(item, "log_id"));
       } else if (item.contains("deleted")) {
         result = "deleted";
+      } else if (inv.bulk_action == "tag" || inv.bulk_action == "untag") {
+        result = fmt::format("tags: {}", Tags(item.value("job", json::object())));
       } else {
         const auto job = item.value("job", json::object());
         result = job.value("enabled", false) ? "running" : "stopped";

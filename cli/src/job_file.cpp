@@ -83,7 +83,7 @@ const std::vector<JobField>& JobInputFields() {
       {"retry_count", FieldType::kInteger},     {"retry_backoff_s", FieldType::kInteger},
       {"glue_type", FieldType::kString},        {"glue_source", FieldType::kString},
       {"glue_remark", FieldType::kString},      {"child_job_ids", FieldType::kIntegerList},
-      {"enabled", FieldType::kBoolean},
+      {"tags", FieldType::kStringList},         {"enabled", FieldType::kBoolean},
   };
   return kFields;
 }
@@ -105,6 +105,8 @@ std::string_view Describe(FieldType type) {
       return "true or false";
     case FieldType::kIntegerList:
       return "a list of integers";
+    case FieldType::kStringList:
+      return "a list of strings";
   }
   return "a value";
 }
@@ -129,6 +131,18 @@ bool CheckFieldType(const JobField& field, const json& value, const std::string&
             problems.push_back(
                 {fmt::format("{}[{}]", path, i),
                  fmt::format("expected an integer (a job id), got {}", TypeAndValue(value[i]))});
+            return false;
+          }
+        }
+      }
+      break;
+    case FieldType::kStringList:
+      if (value.is_array()) {
+        ok = true;
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          if (!value[i].is_string()) {
+            problems.push_back({fmt::format("{}[{}]", path, i),
+                                fmt::format("expected a string, got {}", TypeAndValue(value[i]))});
             return false;
           }
         }

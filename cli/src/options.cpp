@@ -92,6 +92,10 @@ void AddJobCommands(CLI::App& app, Invocation& inv) {
   list->add_option("--group", inv.group_id, "only the jobs of this executor group (id)")
       ->type_name("ID")
       ->check(CLI::PositiveNumber);
+  list->add_option("--tag", inv.tags, "only the jobs with this tag (repeat it: jobs with every tag given)")
+      ->type_name("TAG");
+  list->add_option("--search", inv.search, "only the jobs whose description, handler or a tag holds TEXT")
+      ->type_name("TEXT");
   Selects(list, inv, Command::kJobsList);
 
   auto* show = AddJobId(jobs->add_subcommand("show", "Show one job, field by field"), inv);
@@ -178,19 +182,22 @@ void AddJobCommands(CLI::App& app, Invocation& inv) {
       ->check(CLI::PositiveNumber);
   Selects(once_cancel, inv, Command::kJobsRunOnceCancel);
 
-  auto* bulk = jobs->add_subcommand(
-      "bulk",
-      "Start, stop, trigger or delete many jobs at once; prints each job's outcome (exit 1 if any failed)");
-  bulk->add_option("ACTION", inv.bulk_action, "start, stop, trigger or delete")
+  auto* bulk = jobs->add_subcommand("bulk",
+                                    "Start, stop, trigger, delete, tag or untag many jobs at once; prints "
+                                    "each job's outcome (exit 1 if any "
+                                    "failed)");
+  bulk->add_option("ACTION", inv.bulk_action, "start, stop, trigger, delete, tag or untag")
       ->type_name("ACTION")
       ->required()
-      ->check(CLI::IsMember({"start", "stop", "trigger", "delete"}));
+      ->check(CLI::IsMember({"start", "stop", "trigger", "delete", "tag", "untag"}));
   bulk->add_option("ID", inv.job_ids, "the jobs' ids (at most 1000)")
       ->type_name("ID...")
       ->required()
       ->check(CLI::PositiveNumber);
   bulk->add_option("--param", inv.param, "trigger: the parameter for these fires (default: each job's own)")
       ->type_name("TEXT");
+  bulk->add_option("--tag", inv.tags, "tag, untag: a tag to add to or remove from each job (repeat it)")
+      ->type_name("TAG");
   bulk->add_flag("-y,--yes", inv.yes, "delete: do not ask; required when stdin is not a terminal");
   Selects(bulk, inv, Command::kJobsBulk);
 

@@ -618,8 +618,9 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
   };
   // String fields whose values are checked (enums, names, addresses, schedules): a SQL-looking string in
   // them is invalid. Free-text fields (description, password, ...) accept any text and are left out.
-  const std::set<std::string> checked_strings = {"app_name",    "addresses",     "schedule_conf", "time_zone",
-                                                 "alarm_email", "alarm_webhook", "username",      "address"};
+  const std::set<std::string> checked_strings = {"app_name",  "addresses",   "schedule_conf",
+                                                 "time_zone", "alarm_email", "alarm_webhook",
+                                                 "username",  "address",     "tags"};
 
   std::vector<Probe> probes;
   const auto add = [&](const std::string& category, const std::string& method, const std::string& target,

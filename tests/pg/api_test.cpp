@@ -466,6 +466,107 @@ TEST_F(ApiTest, BulkActionsAnswerEachJobAsItsOwnRouteWouldAndABadRequestChangesN
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job WHERE id IN ({}, {})", ids[2], ids[3])), 0);
 }
 
+TEST_F(ApiTest, TagsAreKeptInLowerCaseFilterAndSearchTheListAndAreCountedPerVisibleGroup) {
+  const int mine = CreateGroup("mine-app");
+  const int other = CreateGroup("other-app");
+  const auto create = [&](int group, const std::string& description, const json& tags) {
+    auto body = JobBody(group);
+    body["description"] = description;
+    body["tags"] = tags;
+    const auto r = Call("POST", "/api/v1/jobs", body.dump());
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    return r.body;
+  };
+  const auto pay = create(mine, "payments sweep", {"Team:Payments", "nightly", "team:payments"});
+  EXPECT_EQ(pay.at("tags"), (json{"team:payments", "nightly"}))
+      << "lower case, each once, in the order given";
+  const int pay_id = pay.at("id");
+  const int report_id = create(mine, "report", {"team:reports", "nightly"}).at("id");
+  const int other_id = create(other, "other", {"team:payments"}).at("id");
+  create(mine, "untagged", json::array());
+
+  const auto ids = [&](const std::string& query, const std::string& as = "admin") {
+    const auto r = Call("GET", "/api/v1/jobs?" + query, "", as);
+    EXPECT_EQ(r.status, 200) << query << " " << r.body.dump();
+    std::vector<int> out;
+    for (const auto& j : r.body.at("items"))
+      out.push_back(j.at("id"));
+    EXPECT_EQ(r.body.at("total"), out.size()) << query;
+    return out;
+  };
+  EXPECT_EQ(ids("tag=nightly"), (std::vector<int>{pay_id, report_id}));
+  EXPECT_EQ(ids("tag=NIGHTLY&tag=team:payments"), (std::vector<int>{pay_id})) << "every tag given";
+  EXPECT_EQ(ids("tag=nightly,team:reports"), (std::vector<int>{report_id})) << "comma-separated";
+  EXPECT_EQ(ids("tag=team:payments"), (std::vector<int>{pay_id, other_id}));
+  EXPECT_EQ(ids("tag=team:payments", fmt::format("user:{}", mine)), (std::vector<int>{pay_id}))
+      << "a user sees only its groups' jobs";
+  EXPECT_EQ(ids("tag=absent"), (std::vector<int>{}));
+  EXPECT_EQ(ids("q=REPORTS"), (std::vector<int>{report_id})) << "the search reads tags too";
+
+  auto r = Call("GET", "/api/v1/jobs?tag=" + std::string("bad%20tag"));
+  EXPECT_EQ(r.status, 400) << r.body.dump();
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"tag"}) << r.body.dump();
+
+  // The tags in use, counted over the jobs the caller may see.
+  r = Call("GET", "/api/v1/tags");
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("items"), (json{{{"tag", "nightly"}, {"jobs", 2}},
+                                      {{"tag", "team:payments"}, {"jobs", 2}},
+                                      {{"tag", "team:reports"}, {"jobs", 1}}}));
+  r = Call("GET", "/api/v1/tags", "", fmt::format("user:{}", other));
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("items"), (json{{{"tag", "team:payments"}, {"jobs", 1}}})) << r.body.dump();
+
+  // A tag that is not valid, or too many, names the field and the value, and changes nothing.
+  const auto stored = [&] {
+    return Exec("SELECT string_agg(id || ':' || tags::text, ',' ORDER BY id) FROM job")[0][0]
+        .as<std::string>();
+  };
+  const auto before = stored();
+  std::vector<std::string> many;
+  for (int i = 0; i < 21; ++i)
+    many.push_back(fmt::format("t{}", i));
+  for (const json& tags : {json{"ok", "has space"}, json{"-lead"}, json{std::string(41, 'a')}, json{""},
+                           json{"é"}, json{1}, json("nightly"), json(many)}) {
+    r = Call("PUT", fmt::format("/api/v1/jobs/{}", pay_id), json{{"tags", tags}}.dump());
+    EXPECT_EQ(r.status, 400) << tags.dump();
+    EXPECT_EQ(Fields(r.body), std::vector<std::string>{"tags"}) << r.body.dump();
+  }
+  r = Call("PUT", fmt::format("/api/v1/jobs/{}", pay_id), json{{"tags", {"ok", "has space"}}}.dump());
+  EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(), ::testing::HasSubstr("'has space'"));
+  EXPECT_EQ(stored(), before);
+
+  // Bulk: add and remove tags on many jobs, each answered with its job.
+  r = Call(
+      "POST", "/api/v1/jobs/bulk",
+      json{{"action", "TAG"}, {"job_ids", {pay_id, report_id}}, {"tags", {"Quarterly", "nightly"}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("succeeded"), 2);
+  EXPECT_EQ(r.body.at("results")[0].at("job").at("tags"), (json{"team:payments", "nightly", "quarterly"}));
+  EXPECT_EQ(ids("tag=quarterly"), (std::vector<int>{pay_id, report_id}));
+  r = Call("POST", "/api/v1/jobs/bulk",
+           json{{"action", "UNTAG"}, {"job_ids", {report_id}}, {"tags", {"nightly", "absent"}}}.dump());
+  EXPECT_EQ(r.body.at("results")[0].at("job").at("tags"), (json{"team:reports", "quarterly"}));
+  EXPECT_EQ(ids("tag=nightly"), (std::vector<int>{pay_id}));
+  for (const auto& [body, field] : std::vector<std::pair<json, std::string>>{
+           {{{"action", "TAG"}, {"job_ids", {pay_id}}}, "tags"},
+           {{{"action", "TAG"}, {"job_ids", {pay_id}}, {"tags", json::array()}}, "tags"},
+           {{{"action", "TAG"}, {"job_ids", {pay_id}}, {"tags", {"bad tag"}}}, "tags"},
+           {{{"action", "STOP"}, {"job_ids", {pay_id}}, {"tags", {"x"}}}, "tags"}}) {
+    r = Call("POST", "/api/v1/jobs/bulk", body.dump());
+    EXPECT_EQ(r.status, 400) << body.dump();
+    EXPECT_THAT(Fields(r.body), ::testing::Contains(field)) << r.body.dump();
+  }
+  // Past 20 tags the job is refused, on its own.
+  r = Call("POST", "/api/v1/jobs/bulk",
+           json{{"action", "TAG"},
+                {"job_ids", {pay_id}},
+                {"tags", std::vector<std::string>(many.begin(), many.begin() + 18)}}
+               .dump());
+  EXPECT_EQ(r.body.at("failed"), 1) << r.body.dump();
+  EXPECT_EQ(r.body.at("results")[0].at("status"), 400);
+}
+
 TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {
   const json reg{{"registryGroup", "EXECUTOR"},
                  {"registryKey", "sample-app"},

@@ -1041,6 +1041,7 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"POST", "/api/v1/groups/{id}/drain", "/api/v1/groups/" + id(other) + "/drain",
        R"({"address":"http://127.0.0.1:9999/"})", 401, 403},
       {"GET", "/api/v1/jobs", "/api/v1/jobs", "", 401, 0},
+      {"GET", "/api/v1/tags", "/api/v1/tags", "", 401, 0},
       {"POST", "/api/v1/jobs", "/api/v1/jobs", job_body, 401, 403},
       // Alice may use the route: the other group's job in her request is not found, and nothing changes.
       {"POST", "/api/v1/jobs/bulk", "/api/v1/jobs/bulk", json{{"action", "STOP"}, {"job_ids", {job}}}.dump(),
@@ -1290,7 +1291,11 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   };
   const auto job_body = [&](const Actor& a, bool create) {
     json body = json::object();
-    if (create || coin(3)) body["group_id"] = group_for(a);
+    if (create || coin(3)) {
+      body["group_id"] = group_for(a);
+      // A job's group in its tags: GET /api/v1/tags shows a caller only tags of groups it may see.
+      body["tags"] = {fmt::format("g{}", body["group_id"].get<int>())};
+    }
     if (create) {
       body["description"] = "property";
       body["schedule_type"] = "NONE";
@@ -1337,6 +1342,16 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   };
   routes["GET /api/v1/groups"] = [&](const Actor& a) {
     return Request{"/api/v1/groups", "", visible_items(a, "items", "id")};
+  };
+  routes["GET /api/v1/tags"] = [&](const Actor& a) {
+    return Request{"/api/v1/tags", "", Expect{.statuses = {200}, .also = [&, a](const Reply& r) {
+                                                for (const auto& item : r.body.at("items")) {
+                                                  const auto tag = item.at("tag").get<std::string>();
+                                                  if (tag.starts_with("g")) {
+                                                    EXPECT_TRUE(may_see(a, std::stoi(tag.substr(1)))) << tag;
+                                                  }
+                                                }
+                                              }}};
   };
   routes["POST /api/v1/groups"] = [&](const Actor& a) {
     return Request{"/api/v1/groups",
@@ -1436,14 +1451,16 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
       on_job("/trigger", "", [&](const Actor&, std::int64_t) { return only({202}); });
   // A few jobs, some of them ones the caller may not see or that do not exist: each of those is not found.
   routes["POST /api/v1/jobs/bulk"] = [&](const Actor& a) {
-    static const std::vector<std::string> kActions = {"START", "STOP", "TRIGGER"};
+    static const std::vector<std::string> kActions = {"START", "STOP", "TRIGGER", "TAG", "UNTAG"};
     std::vector<std::int64_t> ids;
     for (int i = 0, n = 1 + pick(4); i < n; ++i) {
       const auto j = some_job();
       if (std::find(ids.begin(), ids.end(), j) == ids.end()) ids.push_back(j);
     }
     const auto& action = kActions[pick(kActions.size())];
-    return Request{"/api/v1/jobs/bulk", json{{"action", action}, {"job_ids", ids}}.dump(),
+    json body{{"action", action}, {"job_ids", ids}};
+    if (action == "TAG" || action == "UNTAG") body["tags"] = {"bulk"};
+    return Request{"/api/v1/jobs/bulk", body.dump(),
                    Expect{.statuses = {200}, .also = [&, a, ids](const Reply& r) {
                             const auto& results = r.body.at("results");
                             ASSERT_EQ(results.size(), ids.size()) << r.body.dump();

@@ -204,7 +204,7 @@ const SAME_IN_CHINESE = /\b(cronwheel|JobHandler|AppName|Cron|Quartz|IANA|URL|JS
 async function englishChrome(page) {
   const texts = await page.evaluate(() =>
     [...document.querySelectorAll('nav a, h1, th, dt, legend, .field .label, .field .hint, button, .stat-label, .pager, .badge')]
-      .filter((e) => e.offsetParent !== null)
+      .filter((e) => e.offsetParent !== null && !e.closest('.tags')) // a job's tags are its users' words
       .map((e) => e.innerText.trim()),
   );
   return texts.filter((t) => /[A-Za-z]{2,}/.test(t.replace(SAME_IN_CHINESE, '')));
@@ -338,12 +338,21 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   await form.locator('select[name=glue_type]').selectOption('GLUE_SHELL');
   await form.locator('textarea[name=glue_source]').fill(SCRIPT);
   await form.locator('input[name=glue_remark]').fill('first version');
+  // A tag that is not valid is named next to the field; the corrected one is kept in lower case.
+  await form.locator('input[name=tags]').fill('Demo, bad tag');
+  await page.locator('[data-testid=save-job]').click();
+  const tagsField = form.locator('label.field', { has: page.locator('input[name=tags]') });
+  await tagsField.locator('.field-error').waitFor();
+  check((await tagsField.locator('.field-error').innerText()).includes('bad tag'), `the invalid tag is named next to the field (${await tagsField.locator('.field-error').innerText()})`);
+  await form.locator('input[name=tags]').fill('Demo, shell');
   await checkTranslated(page, lang, 'job form', seen.missing);
   await shot(page, 'job-form');
   await page.locator('[data-testid=save-job]').click();
   await page.waitForURL(/#\/jobs\/\d+$/);
   const jobId = Number(page.url().match(/#\/jobs\/(\d+)$/)[1]);
   check(jobId > 0, `the job was created (id ${jobId})`);
+  const createdJob = (await pageApi(page, 'GET', `/api/v1/jobs/${jobId}`)).body;
+  check(JSON.stringify(createdJob.tags) === '["demo","shell"]', `the job's tags are saved in lower case (${JSON.stringify(createdJob.tags)})`);
   await page.getByTestId('glue-history').waitFor();
   check((await page.getByTestId('glue-history').innerText()).includes('first version'), 'the script version history lists the saved version');
 
@@ -660,6 +669,28 @@ async function chineseScenario(context, base, adminPassword) {
   const restarted = (await pageApi(page, 'GET', '/api/v1/jobs')).body.items;
   check(restarted.every((j) => j.enabled), 'zh-CN: the whole page, selected with one box, started at once');
   for (const j of restarted.filter((x) => !runningIds.includes(x.id))) await pageApi(page, 'POST', `/api/v1/jobs/${j.id}/stop`);
+
+  // Tag the two jobs from the bulk bar, then find them by the tag: in the filter, and by clicking a tag.
+  await page.reload();
+  for (const id of runningIds) await page.locator(`tr[data-job-id="${id}"] input[name=select]`).check();
+  await bar.locator('input[name=bulk-tags]').fill('Team:Finance, nightly');
+  await bar.getByRole('button', { name: msg(lang, 'jobs.bulk.tag'), exact: true }).click();
+  await page.getByText(msg(lang, 'jobs.bulk.done.tag', { done: 2, total: 2 })).waitFor();
+  const tagged = (await pageApi(page, 'GET', '/api/v1/jobs?tag=team:finance')).body.items.map((j) => j.id).sort();
+  check(JSON.stringify(tagged) === JSON.stringify([...runningIds].sort()), `zh-CN: the two selected jobs are tagged team:finance, in lower case (${tagged})`);
+  await page.locator(`tr[data-job-id="${runningIds[0]}"] .tags`).getByRole('button', { name: 'team:finance', exact: true }).waitFor();
+  await checkTranslated(page, lang, 'tagged jobs', seen.missing);
+  await page.locator('select[name=tag]').selectOption('nightly');
+  await until('the table to show the tagged jobs only', async () => (await page.locator('tr[data-job-id]').count()) === 2);
+  check(page.url().includes('tag=nightly'), `zh-CN: the tag filter is in the address (${page.url()})`);
+  const optionText = await page.locator('select[name=tag] option[value=nightly]').innerText();
+  check(optionText === msg(lang, 'jobs.tagOption', { tag: 'nightly', n: 2 }), `zh-CN: the tag list counts the jobs (${optionText})`);
+  await shot(page, 'jobs-tag-filter-zh-CN');
+  await page.locator('select[name=tag]').selectOption('');
+  await until('every job to show again', async () => (await page.locator('tr[data-job-id]').count()) === 3);
+  await page.locator(`tr[data-job-id="${runningIds[1]}"] .tags`).getByRole('button', { name: 'nightly', exact: true }).click();
+  await until('a click on a tag to filter by it', async () => (await page.locator('tr[data-job-id]').count()) === 2 && page.url().includes('tag=nightly'));
+  await page.goto(`${base}/#/jobs`);
   await page.reload();
   await page.setViewportSize({ width: 390, height: 844 });
   await shot(page, 'jobs-phone-zh-CN');

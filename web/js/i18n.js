@@ -229,7 +229,7 @@ export function fieldErrorText(e) {
     case 'format':
       // The URL and address checks say what exactly is wrong: shown after the translated lead.
       return has(`error.format.${p.what}`)
-        ? withDetail(t(`error.format.${p.what}`), p.what === 'url' || p.what === 'address' ? e.message : '')
+        ? withDetail(t(`error.format.${p.what}`, p), p.what === 'url' || p.what === 'address' ? e.message : '')
         : withDetail(t('error.format'), e.message);
     case 'schedule':
       return withDetail(t('error.schedule'), e.message); // the parser's English detail says where

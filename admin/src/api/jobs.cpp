@@ -74,6 +74,26 @@ Result<JobQuery> ReadJobQuery(const net::Request& req) {
     }
   }
   if (req.has_param("q")) q.text = req.get_param_value("q").substr(0, 200);
+  // tag=a&tag=b or tag=a,b: jobs having every one of them.
+  const auto [first, last] = req.params.equal_range("tag");
+  for (auto it = first; it != last; ++it) {
+    for (const auto& tag : SplitCommas(it->second)) {
+      auto lower = NormalTag(tag);
+      if (!lower) {
+        errors.push_back({"tag",
+                          fmt::format("'{}' is not a tag: 1 to {} letters, digits, '-', '_', '.', ':' or '/'",
+                                      Shorten(tag), kMaxTagLength),
+                          "format",
+                          {{"what", "tag"}, {"tag", Shorten(tag)}}});
+        continue;
+      }
+      if (std::find(q.tags.begin(), q.tags.end(), *lower) == q.tags.end())
+        q.tags.push_back(std::move(*lower));
+    }
+  }
+  if (q.tags.size() > kMaxJobTags) {
+    errors.push_back({"tag", fmt::format("at most {} tags, got {}", kMaxJobTags, q.tags.size())});
+  }
   if (!errors.empty()) return Error::Invalid("invalid query", std::move(errors));
   return q;
 }
@@ -172,6 +192,31 @@ ActionAnswer TriggerOnce(const RouteContext& ctx, const Principal& who, const Jo
   return {202, {{"log_id", log_id}}};
 }
 
+// Adds `tags` to the job's (after its own, in the order given), or removes them; a job left unchanged is not
+// written. At most kMaxJobTags per job: adding past that is refused for that job.
+ActionAnswer Retag(const RouteContext& ctx, const Principal& who, const Job& job,
+                   const std::vector<std::string>& tags, bool add) {
+  const auto retagged = [&](std::vector<std::string> now) {
+    for (const auto& t : tags) {
+      const auto at = std::find(now.begin(), now.end(), t);
+      if (add && at == now.end()) now.push_back(t);
+      if (!add && at != now.end()) now.erase(at);
+    }
+    return now;
+  };
+  if (retagged(job.tags) == job.tags) return {200, ToJson(job)};
+  // As PUT /api/v1/jobs/{id}: a script job is an admin's to change.
+  if (auto refused = ScriptNeedsAdmin(who, job.glue_type)) return Refused(*refused);
+  const auto updated = ctx.services.jobs.UpdateJob(job.id, [&](Job& stored) -> Result<void> {
+    stored.tags = retagged(stored.tags);
+    return {};
+  });
+  if (!updated) return Refused(updated.error());
+  auto after = ToJson(*updated);
+  ctx.Audit(who, "job.update", "job", std::to_string(job.id), ToJson(job), after);
+  return {200, std::move(after)};
+}
+
 ActionAnswer DeleteOne(const RouteContext& ctx, const Principal& who, const Job& job) {
   if (const auto done = ctx.services.jobs.DeleteJob(job.id); !done) return Refused(done.error());
   ctx.Audit(who, "job.delete", "job", std::to_string(job.id), ToJson(job), nullptr);
@@ -219,12 +264,14 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
         a = StartOrStop(ctx, who, *job, bulk->action == BulkAction::kStart);
       } else if (bulk->action == BulkAction::kTrigger) {
         a = TriggerOnce(ctx, who, *job, TriggerBody{.param = bulk->param});
+      } else if (bulk->action == BulkAction::kTag || bulk->action == BulkAction::kUntag) {
+        a = Retag(ctx, who, *job, bulk->tags, bulk->action == BulkAction::kTag);
       } else {
         a = DeleteOne(ctx, who, *job);
       }
       json item{{"job_id", id}, {"status", a.status}};
       if (a.status < 400) ++succeeded;
-      if (a.status < 400 && (bulk->action == BulkAction::kStart || bulk->action == BulkAction::kStop)) {
+      if (a.status < 400 && bulk->action != BulkAction::kTrigger && bulk->action != BulkAction::kDelete) {
         item["job"] = std::move(a.body);
       } else {
         item.update(a.body);
@@ -295,6 +342,15 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     if (Failed(res, q)) return;
     if (!who.admin) q->group_ids = who.group_ids;
     SendPage(res, jobs.ListJobs(*q));
+  });
+  // The tags in use on the jobs the caller may see (docs/operations.md, "Tags").
+  s.Get("/api/v1/tags", [&](const Principal& who, const net::Request&, net::Response& res) {
+    auto items = json::array();
+    for (const auto& t :
+         jobs.ListTags(who.admin ? std::nullopt : std::optional<std::vector<int>>(who.group_ids))) {
+      items.push_back({{"tag", t.tag}, {"jobs", t.jobs}});
+    }
+    SendJson(res, 200, {{"items", items}});
   });
   s.Post("/api/v1/jobs", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto body = ParseBody(req, false);

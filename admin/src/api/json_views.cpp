@@ -42,6 +42,7 @@ nlohmann::json ToJson(const Job& j) {
           {"glue_remark", j.glue_remark},
           {"glue_updated_ms", j.glue_updated_ms},
           {"child_job_ids", j.child_job_ids},
+          {"tags", j.tags},
           {"enabled", j.enabled},
           {"next_fire_ms", j.next_fire_ms == kAwaitingCompletion ? 0 : j.next_fire_ms},
           {"last_fire_ms", j.last_fire_ms},

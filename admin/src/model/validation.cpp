@@ -67,7 +67,46 @@ Result<void> CheckPasswordPolicy(std::string_view password) {
   return {};
 }
 
+std::optional<std::string> NormalTag(std::string_view given) {
+  std::string tag = Lower(given);
+  const auto tag_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == ':' ||
+           c == '/';
+  };
+  const bool valid = !tag.empty() && tag.size() <= kMaxTagLength &&
+                     std::isalnum(static_cast<unsigned char>(tag[0])) &&
+                     std::all_of(tag.begin(), tag.end(), tag_char);
+  return valid ? std::optional<std::string>(std::move(tag)) : std::nullopt;
+}
+
+void CheckJobTags(std::vector<std::string>& tags, FieldErrors& errors) {
+  std::vector<std::string> kept;
+  for (const auto& tag : tags) {
+    auto lower = NormalTag(tag);
+    if (!lower) {
+      errors.push_back(
+          {"tags",
+           fmt::format("tag '{}' is not valid: 1 to {} letters, digits, '-', '_', '.', ':' or '/', "
+                       "starting with a letter or digit",
+                       Utf8Prefix(tag, 60), kMaxTagLength),
+           "format",
+           {{"what", "tag"}, {"tag", std::string(Utf8Prefix(tag, 60))}}});
+      return;
+    }
+    if (std::find(kept.begin(), kept.end(), *lower) == kept.end()) kept.push_back(std::move(*lower));
+  }
+  if (kept.size() > kMaxJobTags) {
+    errors.push_back({"tags",
+                      fmt::format("at most {} tags, got {}", kMaxJobTags, kept.size()),
+                      "length",
+                      {{"max", kMaxJobTags}, {"actual", kept.size()}}});
+    return;
+  }
+  tags = std::move(kept);
+}
+
 void CheckJobFields(Job& job, FieldErrors& errors) {
+  CheckJobTags(job.tags, errors);
   const auto schedule = ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone);
   if (!schedule.ok()) {
     errors.push_back(

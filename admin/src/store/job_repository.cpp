@@ -172,9 +172,9 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
       INSERT INTO job (group_id, description, author, alarm_email, alarm_webhook, schedule_type, schedule_conf,
                        time_zone, misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s,
                        retry_count, retry_backoff_s, glue_type, glue_source, glue_remark, glue_updated_ms,
-                       child_job_ids, enabled, next_fire_ms, last_fire_ms, created_ms, updated_ms)
+                       child_job_ids, tags, enabled, next_fire_ms, last_fire_ms, created_ms, updated_ms)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-              $21::int[], $22, $23, 0, $20, $20)
+              $21::int[], $24::text[], $22, $23, 0, $20, $20)
       RETURNING {}
     )sql",
                     kJobColumns),
@@ -183,7 +183,7 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
         std::string(ToString(job.route_strategy)), job.handler, job.param,
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, now,
-        PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms);
+        PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, PgTextArray(job.tags));
     Job created = JobFromRow(row);
     if (created.glue_type != GlueType::kBean) WriteGlueHistory(tx, created, now);
     tx.commit();
@@ -220,7 +220,8 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
              schedule_type = $7, schedule_conf = $8, time_zone = $9, misfire_strategy = $10, route_strategy = $11,
              handler = $12, param = $13, block_strategy = $14, timeout_s = $15, retry_count = $16,
              retry_backoff_s = $17, glue_type = $18, glue_source = $19, glue_remark = $20, glue_updated_ms = $21,
-             child_job_ids = $22::int[], enabled = $23, next_fire_ms = $24, stop_reason = $25, updated_ms = $26
+             child_job_ids = $22::int[], enabled = $23, next_fire_ms = $24, stop_reason = $25, updated_ms = $26,
+             tags = $27::text[]
        WHERE id = $1
       RETURNING {}
     )sql",
@@ -231,7 +232,7 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, job.glue_updated_ms,
         PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, job.stop_reason,
-        std::max(now, before.updated_ms + 1));
+        std::max(now, before.updated_ms + 1), PgTextArray(job.tags));
     Job updated = JobFromRow(row);
     if (glue_changed && updated.glue_type != GlueType::kBean) WriteGlueHistory(tx, updated, now);
     // Fires already written for the old schedule or a stopped job, and not yet being sent, are withdrawn.
@@ -275,8 +276,11 @@ JobPage JobRepository::ListJobs(const JobQuery& q) {
     if (q.group_ids) where += " AND group_id = ANY(" + tx.quote(PgArray<int>(*q.group_ids)) + "::int[])";
     if (q.text && !q.text->empty()) {
       const auto pattern = tx.quote("%" + tx.esc_like(*q.text) + "%");
-      where += fmt::format(" AND (description ILIKE {0} OR handler ILIKE {0})", pattern);
+      where += fmt::format(
+          " AND (description ILIKE {0} OR handler ILIKE {0} OR array_to_string(tags, ' ') ILIKE {0})",
+          pattern);
     }
+    if (!q.tags.empty()) where += " AND tags @> " + tx.quote(PgTextArray(q.tags)) + "::text[]";
     JobPage page;
     page.total = tx.exec1(R"sql(SELECT count(*) FROM job )sql" + where)[0].as<std::int64_t>();
     for (const auto& r : tx.exec_params(
@@ -285,6 +289,26 @@ JobPage JobRepository::ListJobs(const JobQuery& q) {
       page.items.push_back(JobFromRow(r));
     }
     return page;
+  });
+}
+
+std::vector<TagCount> JobRepository::ListTags(const std::optional<std::vector<int>>& group_ids) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    const auto rows = tx.exec_params(
+        R"sql(
+      SELECT t.tag, count(*) AS jobs
+        FROM job, unnest(job.tags) AS t(tag)
+       WHERE $1::int[] IS NULL OR job.group_id = ANY($1::int[])
+       GROUP BY t.tag
+       ORDER BY t.tag
+    )sql",
+        group_ids ? std::optional<std::string>(PgArray<int>(*group_ids)) : std::optional<std::string>());
+    std::vector<TagCount> tags;
+    tags.reserve(rows.size());
+    for (const auto& r : rows)
+      tags.push_back({r["tag"].as<std::string>(), r["jobs"].as<std::int64_t>()});
+    return tags;
   });
 }
 

@@ -7,7 +7,7 @@ namespace cronwheel::admin {
 const char* const kJobColumns = R"sql(
   id, group_id, description, author, alarm_email, alarm_webhook, schedule_type, schedule_conf, time_zone,
   misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s, retry_count, retry_backoff_s,
-  glue_type, glue_source, glue_remark, glue_updated_ms, to_json(child_job_ids) AS child_job_ids, enabled,
+  glue_type, glue_source, glue_remark, glue_updated_ms, to_json(child_job_ids) AS child_job_ids, to_json(tags) AS tags, enabled,
   next_fire_ms, last_fire_ms, stop_reason, created_ms, updated_ms
 )sql";
 
@@ -75,6 +75,7 @@ Job JobFromRow(const pqxx::row& r) {
   j.glue_remark = r["glue_remark"].as<std::string>();
   j.glue_updated_ms = r["glue_updated_ms"].as<std::int64_t>();
   j.child_job_ids = nlohmann::json::parse(r["child_job_ids"].c_str()).get<std::vector<int>>();
+  j.tags = nlohmann::json::parse(r["tags"].c_str()).get<std::vector<std::string>>();
   j.enabled = r["enabled"].as<bool>();
   j.next_fire_ms = r["next_fire_ms"].as<std::int64_t>();
   j.last_fire_ms = r["last_fire_ms"].as<std::int64_t>();

@@ -30,7 +30,7 @@ using Problems = std::vector<Problem>;
 // One line per problem, "  <field>: <message>" (or "  <message>" for the whole input).
 std::string FormatProblems(const Problems& problems);
 
-enum class FieldType { kString, kInteger, kBoolean, kIntegerList };
+enum class FieldType { kString, kInteger, kBoolean, kIntegerList, kStringList };
 
 struct JobField {
   std::string_view name;
@@ -42,7 +42,7 @@ struct JobField {
 const std::vector<JobField>& JobInputFields();
 // The field called `name`, or nullptr.
 const JobField* FindJobField(std::string_view name);
-// "a string", "an integer", "true or false", "a list of integers".
+// "a string", "an integer", "true or false", "a list of integers", "a list of strings".
 std::string_view Describe(FieldType type);
 
 // Whether `value` has the JSON type of `field`; otherwise adds a problem at `path` ("timeout_s: expected

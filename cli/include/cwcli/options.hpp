@@ -57,21 +57,23 @@ struct Invocation {
   bool json = false;       // --json: the API's JSON instead of a table
   std::chrono::milliseconds timeout{30000};  // --timeout (seconds on the command line)
   // Command arguments (those the command has).
-  std::optional<int> group_id;                    // --group
-  int job_id = 0;                                 // jobs show|update|start|stop|trigger|delete ID
-  std::int64_t log_id = 0;                        // logs tail LOG_ID
-  std::string file;                               // jobs create|update FILE, import FILE
-  FileFormat format = FileFormat::kAuto;          // --format
-  std::optional<std::string> param;               // jobs trigger|run-once --param
-  std::optional<std::int64_t> at_ms;              // jobs run-once --at (epoch ms)
-  std::optional<std::int64_t> delay_ms;           // jobs run-once --in
-  std::int64_t run_id = 0;                        // jobs run-once-cancel ID RUN_ID
-  std::string bulk_action;                        // jobs bulk ACTION: start, stop, trigger, delete
-  std::vector<int> job_ids;                       // jobs bulk ACTION ID...
-  std::optional<std::string> address;             // jobs trigger --address; executors drain ADDRESS
-  bool yes = false;                               // jobs delete --yes
-  bool follow = false;                            // logs tail --follow
-  int from_line = 1;                              // logs tail --from-line
+  std::optional<int> group_id;            // --group
+  int job_id = 0;                         // jobs show|update|start|stop|trigger|delete ID
+  std::int64_t log_id = 0;                // logs tail LOG_ID
+  std::string file;                       // jobs create|update FILE, import FILE
+  FileFormat format = FileFormat::kAuto;  // --format
+  std::optional<std::string> param;       // jobs trigger|run-once --param
+  std::optional<std::int64_t> at_ms;      // jobs run-once --at (epoch ms)
+  std::optional<std::int64_t> delay_ms;   // jobs run-once --in
+  std::int64_t run_id = 0;                // jobs run-once-cancel ID RUN_ID
+  std::string bulk_action;                // jobs bulk ACTION: start, stop, trigger, delete, tag, untag
+  std::vector<std::string> tags;          // jobs list --tag; jobs bulk tag|untag --tag
+  std::optional<std::string> search;      // jobs list --search
+  std::vector<int> job_ids;               // jobs bulk ACTION ID...
+  std::optional<std::string> address;     // jobs trigger --address; executors drain ADDRESS
+  bool yes = false;                       // jobs delete --yes
+  bool follow = false;                    // logs tail --follow
+  int from_line = 1;                      // logs tail --from-line
   std::chrono::milliseconds poll_interval{1000};  // logs tail --interval (ms)
   std::optional<std::string> status;              // logs list --status
   int limit = 20;                                 // logs list --limit

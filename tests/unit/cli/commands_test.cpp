@@ -107,6 +107,43 @@ TEST(Commands, JobsListReadsEveryPageAndPrintsATable) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1002);
 }
 
+TEST(Commands, JobsListFiltersByEveryTagGivenAndSearchesAndShowsTheTags) {
+  Harness h;
+  auto tagged = Job(7, "payments sweep", true);
+  tagged["tags"] = {"team:payments", "nightly"};
+  h.api.On("GET", "/api/v1/jobs?tag=team%3Apayments&tag=nightly&q=sweep%20all&limit=1000&offset=0", 200,
+           {{"total", 1}, {"items", {tagged}}});
+  EXPECT_EQ(h.Run({"jobs", "list", "--tag", "team:payments", "--tag", "nightly", "--search", "sweep all"}), 0)
+      << h.err.str();
+  ASSERT_EQ(h.api.sent.size(), 1U);
+  EXPECT_THAT(h.out.str(), HasSubstr("NEXT FIRE (UTC)       TAGS"));
+  EXPECT_THAT(h.out.str(), HasSubstr("2026-01-01T00:00:00Z  team:payments, nightly"));
+}
+
+TEST(Commands, BulkTagSendsTheTagsAndNeedsAtLeastOne) {
+  Harness h;
+  auto job = Job(4, "x");
+  job["tags"] = {"a", "b"};
+  h.api.On("POST", "/api/v1/jobs/bulk", 200,
+           {{"action", "TAG"},
+            {"succeeded", 1},
+            {"failed", 0},
+            {"results", {{{"job_id", 4}, {"status", 200}, {"job", job}}}}});
+  EXPECT_EQ(h.Run({"jobs", "bulk", "tag", "4", "--tag", "b"}), 0) << h.err.str();
+  ASSERT_EQ(h.api.sent.size(), 1U);
+  EXPECT_EQ(h.api.sent[0].body, (json{{"action", "TAG"}, {"job_ids", {4}}, {"tags", {"b"}}}));
+  EXPECT_THAT(h.out.str(), HasSubstr("4     200  tags: a, b"));
+
+  Harness none;
+  EXPECT_EQ(none.Run({"jobs", "bulk", "untag", "4"}), 2);
+  EXPECT_THAT(none.err.str(), HasSubstr("needs at least one --tag TAG"));
+  Harness wrong;
+  EXPECT_EQ(wrong.Run({"jobs", "bulk", "stop", "4", "--tag", "x"}), 2);
+  EXPECT_THAT(wrong.err.str(), HasSubstr("--tag is for jobs bulk tag and untag"));
+  EXPECT_TRUE(none.api.sent.empty());
+  EXPECT_TRUE(wrong.api.sent.empty());
+}
+
 TEST(Commands, JsonPrintsTheApisJson) {
   Harness h;
   h.api.On("GET", "/api/v1/jobs/4", 200, Job(4, "x"));

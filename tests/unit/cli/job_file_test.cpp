@@ -161,6 +161,10 @@ TEST(JobInputFields, AreTheFieldsOfJobInputInTheOpenApiDocument) {
         EXPECT_EQ(type, "array") << name;
         EXPECT_EQ(schema.at("items").at("type"), "integer") << name;
         break;
+      case cronwheel::cli::FieldType::kStringList:
+        EXPECT_EQ(type, "array") << name;
+        EXPECT_EQ(schema.at("items").at("type"), "string") << name;
+        break;
     }
   }
   for (const auto& f : cronwheel::cli::JobInputFields())

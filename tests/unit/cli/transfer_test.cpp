@@ -38,6 +38,7 @@ json ApiJob(int id, const std::string& description, std::vector<int> children = 
           {"glue_remark", ""},
           {"glue_updated_ms", 17},
           {"child_job_ids", children},
+          {"tags", {"team:billing", "nightly"}},
           {"enabled", true},
           {"next_fire_ms", 1767225600000},
           {"last_fire_ms", 0},
@@ -102,6 +103,7 @@ TEST(ReadDocument, AnExportReadsBackToTheBodiesThatRecreateIt) {
   ASSERT_TRUE(doc) << cronwheel::cli::FormatProblems(problems);
   ASSERT_EQ(doc->jobs.size(), 2U);
   EXPECT_EQ(doc->jobs[1].child_jobs, std::vector<std::string>{"a job"});
+  EXPECT_EQ(doc->jobs[1].fields.at("tags"), (json{"team:billing", "nightly"})) << "tags are kept";
   const auto body = cronwheel::cli::ImportBody(doc->jobs[1], 7, false);
   auto expected = ApiJob(0, "b job");
   for (const auto* owned : {"id", "glue_updated_ms", "next_fire_ms", "last_fire_ms", "stop_reason",

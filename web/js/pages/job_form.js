@@ -9,7 +9,7 @@ import { fieldErrorText, fieldLabel, formatNumber, t } from '../i18n.js';
 const EDITABLE = [
   'group_id', 'description', 'author', 'alarm_email', 'alarm_webhook', 'schedule_type', 'schedule_conf', 'time_zone',
   'misfire_strategy', 'route_strategy', 'handler', 'param', 'block_strategy', 'timeout_s', 'retry_count',
-  'retry_backoff_s', 'glue_type', 'glue_source', 'glue_remark', 'child_job_ids',
+  'retry_backoff_s', 'glue_type', 'glue_source', 'glue_remark', 'child_job_ids', 'tags',
 ];
 const NUMBERS = ['group_id', 'timeout_s', 'retry_count', 'retry_backoff_s'];
 const SHOWN_FIELDS = EDITABLE;
@@ -37,6 +37,7 @@ function blankJob(groups) {
     glue_source: '',
     glue_remark: '',
     child_job_ids: [],
+    tags: [],
   };
 }
 
@@ -120,6 +121,8 @@ export function JobFormPage({ id }) {
     for (const k of EDITABLE) {
       let v = job[k];
       if (NUMBERS.includes(k) && v !== '' && Number.isFinite(Number(v))) v = Number(v);
+      // Typed as "a, b": the API takes a list (and says which tag is not valid).
+      if (k === 'tags' && !Array.isArray(v)) v = String(v).split(',').map((s) => s.trim()).filter((s) => s !== '');
       body[k] = v;
     }
     try {
@@ -164,6 +167,9 @@ export function JobFormPage({ id }) {
           </${Field}>
           <${Field} label=${t('field.alarm_email')} error=${err('alarm_email')} hint=${t('job.hint.alarmEmail')}>
             <input name="alarm_email" value=${job.alarm_email} onInput=${input('alarm_email')} />
+          </${Field}>
+          <${Field} label=${t('field.tags')} error=${err('tags')} hint=${t('job.hint.tags')}>
+            <input name="tags" value=${Array.isArray(job.tags) ? job.tags.join(', ') : job.tags} onInput=${input('tags')} />
           </${Field}>
         </div>
       </fieldset>

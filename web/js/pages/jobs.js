@@ -136,14 +136,17 @@ export function JobsPage({ route }) {
   const [triggering, setTriggering] = useState(null);
   const [runningOnce, setRunningOnce] = useState(null);
   const [selected, setSelected] = useState([]);
+  const [bulkTags, setBulkTags] = useState('');
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
+  const tags = useLoad(() => api.get('/api/v1/tags'), []);
   const jobs = useLoad(
-    () => api.get(`/api/v1/jobs${query({ group_id: p.group, enabled: p.enabled, q: p.q, offset, limit: LIMIT })}`),
-    [p.group, p.enabled, p.q, offset],
+    () => api.get(`/api/v1/jobs${query({ group_id: p.group, enabled: p.enabled, q: p.q, tag: p.tag, offset, limit: LIMIT })}`),
+    [p.group, p.enabled, p.q, p.tag, offset],
   );
   const groupList = (groups.data && groups.data.items) || [];
   const groupById = Object.fromEntries(groupList.map((g) => [g.id, g]));
-  const setFilter = (changes) => navigate('/jobs', { group: p.group, enabled: p.enabled, q: p.q, ...changes, offset: '' });
+  const setFilter = (changes) => navigate('/jobs', { group: p.group, enabled: p.enabled, q: p.q, tag: p.tag, ...changes, offset: '' });
+  const tagList = (tags.data && tags.data.items) || [];
 
   const act = async (fn, message) => {
     setActionError(null);
@@ -160,12 +163,15 @@ export function JobsPage({ route }) {
   const bulk = async (action) => {
     setActionError(null);
     try {
-      const r = await api.post('/api/v1/jobs/bulk', { action: action.toUpperCase(), job_ids: selected });
+      const body = { action: action.toUpperCase(), job_ids: selected };
+      if (action === 'tag' || action === 'untag') body.tags = bulkTags.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const r = await api.post('/api/v1/jobs/bulk', body);
       const failures = r.results.filter((x) => x.status >= 400)
         .map((x) => t('jobs.bulk.failure', { id: x.job_id, error: x.error }));
       setNotice([t(`jobs.bulk.done.${action}`, { done: r.succeeded, total: selected.length }), ...failures].join(' '));
       setSelected([]);
       jobs.reload();
+      if (body.tags) tags.reload();
     } catch (err) {
       setActionError(err);
     }
@@ -187,6 +193,10 @@ export function JobsPage({ route }) {
         <${Select} name="enabled" value=${p.enabled || ''} onChange=${(v) => setFilter({ enabled: v })}
           options=${[['', t('common.any')], ['true', t('jobs.filter.running')], ['false', t('jobs.filter.stopped')]]} />
       </${Field}>
+      <${Field} label=${t('field.tags')}>
+        <${Select} name="tag" value=${p.tag || ''} onChange=${(v) => setFilter({ tag: v })}
+          options=${[['', t('common.any')], ...tagList.map((x) => [x.tag, t('jobs.tagOption', { tag: x.tag, n: x.jobs })])]} />
+      </${Field}>
       <${Field} label=${t('common.search')}>
         <input name="q" type="search" placeholder=${t('jobs.searchPlaceholder')} value=${text} onInput=${(e) => setText(e.target.value)} />
       </${Field}>
@@ -200,6 +210,9 @@ export function JobsPage({ route }) {
       <button type="button" onClick=${() => bulk('stop')}>${t('jobs.stop')}</button>
       <button type="button" onClick=${() => bulk('trigger')}>${t('jobs.trigger')}</button>
       <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => bulk('delete')} />
+      <input name="bulk-tags" aria-label=${t('jobs.bulk.tagsLabel')} placeholder=${t('jobs.bulk.tagsPlaceholder')} value=${bulkTags} onInput=${(e) => setBulkTags(e.target.value)} />
+      <button type="button" disabled=${bulkTags.trim() === ''} onClick=${() => bulk('tag')}>${t('jobs.bulk.tag')}</button>
+      <button type="button" disabled=${bulkTags.trim() === ''} onClick=${() => bulk('untag')}>${t('jobs.bulk.untag')}</button>
       <button type="button" onClick=${() => setSelected([])}>${t('jobs.bulk.clear')}</button>
     </div>`}
     ${!jobs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="jobs-table">
@@ -213,7 +226,8 @@ export function JobsPage({ route }) {
             <td data-label=""><input type="checkbox" name="select" aria-label=${t('jobs.bulk.select', { id: j.id })} checked=${selected.includes(j.id)}
               onChange=${(e) => toggle(j.id, e.target.checked)} /></td>
             <td data-label=${t('common.id')}>${j.id}</td>
-            <td class="desc" data-label=${t('jobs.col.job')}><a href=${`#/jobs/${j.id}`}>${j.description}</a>${j.author && html`<div class="muted small">${j.author}</div>`}</td>
+            <td class="desc" data-label=${t('jobs.col.job')}><a href=${`#/jobs/${j.id}`}>${j.description}</a>${j.author && html`<div class="muted small">${j.author}</div>`}
+              ${(j.tags || []).length > 0 && html`<div class="tags">${j.tags.map((x) => html`<button type="button" class="tag" key=${x} title=${t('jobs.tagFilter', { tag: x })} onClick=${() => setFilter({ tag: x })}>${x}</button>`)}</div>`}</td>
             <td data-label=${t('field.group_id')}>${g ? g.title : j.group_id}</td>
             <td class="mono" data-label=${t('jobs.col.schedule')}>${scheduleText(j)}</td>
             <td class="mono" data-label=${t('field.handler')}>${j.glue_type === 'BEAN' ? j.handler : j.glue_type}</td>

@@ -77,14 +77,16 @@ struct TriggerBody {
 // POST /api/v1/jobs/{id}/trigger (an empty body is {}).
 Result<TriggerBody> ReadTriggerBody(const nlohmann::json& body);
 
-// POST /api/v1/jobs/bulk: one action on up to kMaxBulkJobs jobs, each listed once; `param` only with TRIGGER.
-enum class BulkAction { kStart, kStop, kTrigger, kDelete };
-std::string_view ToString(BulkAction a);  // "START", "STOP", "TRIGGER", "DELETE"
+// POST /api/v1/jobs/bulk: one action on up to kMaxBulkJobs jobs, each listed once; `param` only with TRIGGER;
+// `tags` (1 to kMaxJobTags valid tags, lower-cased) with TAG and UNTAG only, and required by them.
+enum class BulkAction { kStart, kStop, kTrigger, kDelete, kTag, kUntag };
+std::string_view ToString(BulkAction a);  // "START", "STOP", "TRIGGER", "DELETE", "TAG", "UNTAG"
 inline constexpr std::size_t kMaxBulkJobs = 1000;
 struct BulkBody {
   BulkAction action = BulkAction::kStart;
   std::vector<int> job_ids;          // 1 to kMaxBulkJobs, no id twice, in the order given
   std::optional<std::string> param;  // trigger: the fires' parameter (nullopt = each job's own)
+  std::vector<std::string> tags;     // tag, untag: the tags added to or removed from each job
 };
 Result<BulkBody> ReadBulkBody(const nlohmann::json& body);
 

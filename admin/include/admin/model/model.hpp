@@ -73,6 +73,7 @@ struct Job {
   std::string glue_remark;
   std::int64_t glue_updated_ms = 0;
   std::vector<int> child_job_ids;
+  std::vector<std::string> tags;  // lower case, no duplicates, in the order given (CheckJobTags)
   bool enabled = false;
   std::int64_t next_fire_ms = 0;
   std::int64_t last_fire_ms = 0;

@@ -30,7 +30,8 @@ struct LogPage {
 struct JobQuery {
   std::optional<int> group_id;
   std::optional<bool> enabled;
-  std::optional<std::string> text;  // substring of description or handler
+  std::optional<std::string> text;  // substring of description, handler or a tag (case-insensitive)
+  std::vector<std::string> tags;    // jobs having every one of these tags (valid, lower case)
   std::optional<std::vector<int>> group_ids;
   int offset = 0;
   int limit = 50;
@@ -39,6 +40,12 @@ struct JobQuery {
 struct JobPage {
   std::int64_t total = 0;
   std::vector<Job> items;
+};
+
+// A tag in use and how many jobs carry it (GET /api/v1/tags).
+struct TagCount {
+  std::string tag;
+  std::int64_t jobs = 0;
 };
 
 // Which fires to delete. Exactly one of older_than_days / keep_last is set.

@@ -28,8 +28,19 @@ bool ValidUsername(std::string_view name);
 // The password policy: 10 to 1024 characters. kInvalid (no fields) saying what is wrong.
 Result<void> CheckPasswordPolicy(std::string_view password);
 
+// Tags on a job (docs/operations.md, "Tags"): at most kMaxJobTags, each 1 to kMaxTagLength characters of
+// ASCII letters, digits and '-', '_', '.', ':', '/', starting with a letter or digit ("team:payments",
+// "env/prod"). Tags are case-insensitive: CheckJobTags lower-cases them and drops repeats, keeping the first
+// place of each. Appends one `tags` FieldError naming the first tag that is not valid.
+inline constexpr std::size_t kMaxJobTags = 20;
+inline constexpr std::size_t kMaxTagLength = 40;
+// `tag` lower-cased when that is a valid tag, else nullopt.
+std::optional<std::string> NormalTag(std::string_view tag);
+void CheckJobTags(std::vector<std::string>& tags, FieldErrors& errors);
+
 // The checks of a job that need no database: the schedule parses in its time zone (an empty zone becomes
-// UTC), a BEAN job names a handler, a NONE schedule is not enabled, alarm e-mails and webhook are valid.
+// UTC), a BEAN job names a handler, a NONE schedule is not enabled, alarm e-mails and webhook are valid, the
+// tags are valid (CheckJobTags).
 // Strips '\r' from a shell script (XXL-JOB does, §10). Appends one FieldError per problem.
 void CheckJobFields(Job& job, FieldErrors& errors);
 

@@ -61,6 +61,9 @@ class JobRepository {
   Result<void> DeleteJob(int id);
   std::optional<Job> GetJob(int id);
   JobPage ListJobs(const JobQuery& q);
+  // Every tag on a job of `group_ids` (nullopt = every group) with its number of jobs, by tag. One
+  // statement over the jobs' tags (unnest); O(jobs x tags).
+  std::vector<TagCount> ListTags(const std::optional<std::vector<int>>& group_ids);
   // Enables the job with its first fire. kNotFound; kInvalid for NONE or a schedule that never fires.
   Result<void> StartJob(int id);
   // kNotFound.

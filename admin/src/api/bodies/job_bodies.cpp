@@ -62,6 +62,7 @@ Result<Job> ReadJobBody(const json& body, Job job, bool create) {
   r.String("glue_source", job.glue_source, false, kMaxGlueSourceBytes);
   r.String("glue_remark", job.glue_remark, false, 128);
   r.IntArray("child_job_ids", job.child_job_ids, false, 100);
+  r.StringArray("tags", job.tags, false, 100);
   r.Bool("enabled", job.enabled, false);
   r.RejectUnknown();
   return Checked(std::move(job), std::move(errors), "the job is not valid");
@@ -182,6 +183,10 @@ std::string_view ToString(BulkAction a) {
       return "TRIGGER";
     case BulkAction::kDelete:
       return "DELETE";
+    case BulkAction::kTag:
+      return "TAG";
+    case BulkAction::kUntag:
+      return "UNTAG";
   }
   return "START";
 }
@@ -194,10 +199,13 @@ Result<BulkBody> ReadBulkBody(const json& body) {
   r.String("action", action, true, 16, 1);
   r.IntArray("job_ids", out.job_ids, true, kMaxBulkJobs);
   r.OptionalString("param", out.param, kMaxJobParamBytes);
+  const bool has_tags = body.is_object() && body.contains("tags");
+  r.StringArray("tags", out.tags, false, kMaxBulkJobs);
   r.RejectUnknown();
-  constexpr const char* kActions = "START, STOP, TRIGGER, DELETE";
+  constexpr const char* kActions = "START, STOP, TRIGGER, DELETE, TAG, UNTAG";
   bool known = false;
-  for (const auto a : {BulkAction::kStart, BulkAction::kStop, BulkAction::kTrigger, BulkAction::kDelete}) {
+  for (const auto a : {BulkAction::kStart, BulkAction::kStop, BulkAction::kTrigger, BulkAction::kDelete,
+                       BulkAction::kTag, BulkAction::kUntag}) {
     if (action == ToString(a)) {
       out.action = a;
       known = true;
@@ -225,6 +233,18 @@ Result<BulkBody> ReadBulkBody(const json& body) {
   if (out.param && known && out.action != BulkAction::kTrigger) {
     errors.push_back({"param", fmt::format("only TRIGGER takes a param, not {}", action)});
   }
+  const bool tagging = out.action == BulkAction::kTag || out.action == BulkAction::kUntag;
+  if (known && tagging && !has_tags) errors.push_back(Required("tags"));
+  if (known && !tagging && has_tags) {
+    errors.push_back({"tags", fmt::format("only TAG and UNTAG take tags, not {}", action)});
+  }
+  if (known && tagging && has_tags && out.tags.empty()) {
+    errors.push_back({"tags",
+                      fmt::format("give 1 to {} tags", kMaxJobTags),
+                      "length",
+                      {{"min", 1}, {"max", kMaxJobTags}, {"actual", 0}}});
+  }
+  CheckJobTags(out.tags, errors);
   return Checked(std::move(out), std::move(errors), "the bulk request is not valid");
 }
 
