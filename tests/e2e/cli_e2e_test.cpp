@@ -163,6 +163,7 @@ json JobSpec(int i) {
          {"retry_count", i % 5},
          {"retry_backoff_s", (i % 3) * 10},
          {"param", i % 2 == 1 ? fmt::format("line one of {}\nline two ✓", i) : ""},
+         {"tags", i % 4 == 3 ? json::array() : json::array({fmt::format("team:{}", i % 3), "nightly"})},
          {"enabled", i % 8 == 0}};
   switch (i % 4) {
     case 0:
@@ -285,6 +286,14 @@ TEST_F(CliE2E, FiftyJobsCreatedExportedAndImportedIntoAnotherGroupAreEqualFieldB
       EXPECT_EQ(got.at(description).at(k), v) << description << " field " << k;
   }
   EXPECT_EQ(got.at("job 09 sync").at("child_job_ids"), json::array({"job 08 sync"}));
+  // The tags came along: the imported jobs are found by them.
+  run = Cli(
+      {"jobs", "list", "--group", std::to_string(target), "--tag", "team:1", "--tag", "NIGHTLY", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  int tagged = 0;
+  for (int i = 0; i < kJobs; ++i)
+    tagged += i % 4 != 3 && i % 3 == 1 ? 1 : 0;
+  EXPECT_EQ(json::parse(run.out).at("total"), tagged);
 
   // Again, skipping what exists: nothing new.
   run = Cli({"import", doc_path, "--group", std::to_string(target), "--on-conflict", "skip", "--json"});
