@@ -524,6 +524,7 @@ TEST_F(ApiTest, TagsAreKeptInLowerCaseFilterAndSearchTheListAndAreCountedPerVisi
   };
   const auto before = stored();
   std::vector<std::string> many;
+  many.reserve(21);
   for (int i = 0; i < 21; ++i)
     many.push_back(fmt::format("t{}", i));
   for (const json& tags : {json{"ok", "has space"}, json{"-lead"}, json{std::string(41, 'a')}, json{""},
