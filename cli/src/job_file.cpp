@@ -83,7 +83,8 @@ const std::vector<JobField>& JobInputFields() {
       {"retry_count", FieldType::kInteger},     {"retry_backoff_s", FieldType::kInteger},
       {"glue_type", FieldType::kString},        {"glue_source", FieldType::kString},
       {"glue_remark", FieldType::kString},      {"child_job_ids", FieldType::kIntegerList},
-      {"tags", FieldType::kStringList},         {"enabled", FieldType::kBoolean},
+      {"tags", FieldType::kStringList},         {"alert_channel_ids", FieldType::kIntegerList},
+      {"enabled", FieldType::kBoolean},
   };
   return kFields;
 }

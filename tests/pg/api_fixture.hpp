@@ -37,6 +37,7 @@ class ApiServerFixture : public PgFixture {
     catalog_source_ = std::make_unique<PgCatalogSource>(*pool_);
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *catalog_source_);
     groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
+    alert_channels_ = std::make_unique<AlertChannelRepository>(*clock_, *pool_);
     repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
     logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
@@ -59,6 +60,9 @@ class ApiServerFixture : public PgFixture {
     settings.port = 0;
     settings.threads = 4;
     settings.node_id = "node-a";
+    alarms_ = std::make_unique<DefaultAlarmSender>(
+        *clock_, DefaultAlarmSender::Settings{.webhook_allow = settings.webhook_allow,
+                                              .timeout = std::chrono::milliseconds(2000)});
     server_ = std::make_unique<ApiServer>(std::move(settings),
                                           ApiServer::Services{.groups = *groups_,
                                                               .jobs = *repo_,
@@ -69,7 +73,9 @@ class ApiServerFixture : public PgFixture {
                                                               .callbacks = *callbacks_,
                                                               .authenticator = authenticator,
                                                               .health_details = health_details_,
-                                                              .console = console},
+                                                              .console = console,
+                                                              .alert_channels = alert_channels_.get(),
+                                                              .alarms = alarms_.get()},
                                           *clock_);
     ASSERT_TRUE(server_->Start());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
@@ -102,6 +108,8 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::PgCatalogSource> catalog_source_;
   std::unique_ptr<cronwheel::admin::JobCatalog> catalog_;
   std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
+  std::unique_ptr<cronwheel::admin::AlertChannelRepository> alert_channels_;
+  std::unique_ptr<cronwheel::admin::DefaultAlarmSender> alarms_;
   std::unique_ptr<cronwheel::admin::JobRepository> repo_;
   std::unique_ptr<cronwheel::admin::LogRepository> logs_;
   std::unique_ptr<cronwheel::admin::PgSchedulerStore> store_;

@@ -1015,6 +1015,10 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
   const int alice_id = CreateUser("alice", {mine});
   const auto alice = Login("alice", kUserPassword);
   const int token_id = Call("POST", "/api/v1/tokens", json{{"name", "admin's"}}.dump()).body.at("id");
+  const int channel =
+      Call("POST", "/api/v1/alert-channels",
+           json{{"name", "ops mail"}, {"kind", "EMAIL"}, {"target", "ops@example.com"}}.dump())
+          .body.at("id");
 
   struct Case {
     std::string method;
@@ -1079,6 +1083,15 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"POST", "/api/v1/tokens", "/api/v1/tokens", R"({"name":"t"})", 401, 0},
       {"DELETE", "/api/v1/tokens/{id}", "/api/v1/tokens/" + id(token_id), "", 401, 404},
       {"GET", "/api/v1/audit", "/api/v1/audit", "", 401, 403},
+      {"GET", "/api/v1/alert-channels", "/api/v1/alert-channels", "", 401, 0},
+      {"POST", "/api/v1/alert-channels", "/api/v1/alert-channels",
+       R"({"name":"m","kind":"EMAIL","target":"mallory@example.com"})", 401, 403},
+      {"GET", "/api/v1/alert-channels/{id}", "/api/v1/alert-channels/" + id(channel), "", 401, 0},
+      {"PUT", "/api/v1/alert-channels/{id}", "/api/v1/alert-channels/" + id(channel),
+       R"({"target":"mallory@example.com"})", 401, 403},
+      {"DELETE", "/api/v1/alert-channels/{id}", "/api/v1/alert-channels/" + id(channel), "", 401, 403},
+      {"POST", "/api/v1/alert-channels/{id}/test", "/api/v1/alert-channels/" + id(channel) + "/test", "", 401,
+       403},
   };
   // The walk covers every registered route: a new route must be added here.
   std::set<std::string> walked;
@@ -1094,6 +1107,7 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
                "SELECT (SELECT count(*) FROM job) || '/' || (SELECT count(*) FROM job_group) || '/' ||"
                " (SELECT count(*) FROM app_user) || '/' || (SELECT count(*) FROM api_token) || '/' ||"
                " (SELECT count(*) FROM job_log) || '/' || (SELECT count(*) FROM run_once) || '/' ||"
+               " (SELECT string_agg(target, ',') FROM alert_channel) || '/' ||"
                " (SELECT string_agg(role, ',' ORDER BY id) FROM app_user)")[0][0]
         .as<std::string>();
   };
@@ -1123,6 +1137,12 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
   EXPECT_EQ(Call("GET", "/api/v1/logs", alice).body.at("total"), 0);
   EXPECT_EQ(Call("GET", "/api/v1/groups", alice).body.at("items").size(), 1u);
   EXPECT_EQ(Call("GET", "/api/v1/tokens", alice).body.at("items").size(), 0u);
+  // A USER sees a channel's name (to attach it), never where it sends.
+  const auto channels = Call("GET", "/api/v1/alert-channels", alice).body.at("items");
+  ASSERT_EQ(channels.size(), 1u);
+  EXPECT_EQ(channels[0].at("name"), "ops mail");
+  EXPECT_FALSE(channels[0].contains("target")) << channels.dump();
+  EXPECT_FALSE(Call("GET", "/api/v1/alert-channels/" + id(channel), alice).body.contains("target"));
 }
 
 // Issue 21, item 6: the access rule of admin/api/server.hpp, checked on random callers and objects. Random
@@ -1517,6 +1537,51 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   routes["POST /api/v1/schedules/preview"] = [&](const Actor&) {
     return Request{"/api/v1/schedules/preview", R"({"schedule_type":"CRON","schedule_conf":"0 * * * * ?"})",
                    only({200})};
+  };
+  // Alert channels: e-mail ones (no webhook is allowed here); anyone lists them, only admins change them.
+  const auto some_channel = [&] { return some("SELECT id FROM alert_channel ORDER BY id"); };
+  const auto channel_exists = [this](std::int64_t c) {
+    return Count(fmt::format("SELECT count(*) FROM alert_channel WHERE id = {}", c)) == 1;
+  };
+  const auto no_target_for_users = [](const Actor& a) {
+    return [a](const Reply& r) {
+      const auto items = r.body.contains("items") ? r.body.at("items") : json::array({r.body});
+      for (const auto& c : items)
+        EXPECT_EQ(c.contains("target"), a.admin) << c.dump();
+    };
+  };
+  routes["GET /api/v1/alert-channels"] = [&](const Actor& a) {
+    return Request{"/api/v1/alert-channels", "", Expect{.statuses = {200}, .also = no_target_for_users(a)}};
+  };
+  routes["POST /api/v1/alert-channels"] = [&](const Actor& a) {
+    return Request{"/api/v1/alert-channels",
+                   json{{"name", fmt::format("mail {}", rng() % 1'000'000)},
+                        {"kind", "EMAIL"},
+                        {"target", "ops@example.com"}}
+                       .dump(),
+                   admin_only(a, only({201}))};
+  };
+  routes["GET /api/v1/alert-channels/{id}"] = [&](const Actor& a) {
+    const auto c = some_channel();
+    return Request{
+        "/api/v1/alert-channels/" + id(c), "",
+        channel_exists(c) ? Expect{.statuses = {200}, .also = no_target_for_users(a)} : only({404})};
+  };
+  routes["PUT /api/v1/alert-channels/{id}"] = [&](const Actor& a) {
+    const auto c = some_channel();
+    return Request{"/api/v1/alert-channels/" + id(c), R"({"target":"dba@example.com"})",
+                   admin_only(a, only({channel_exists(c) ? 200 : 404}))};
+  };
+  routes["DELETE /api/v1/alert-channels/{id}"] = [&](const Actor& a) {
+    const auto c = some_channel();
+    return Request{"/api/v1/alert-channels/" + id(c), "",
+                   admin_only(a, only({channel_exists(c) ? 200 : 404}))};
+  };
+  // No SMTP server is configured here: a test answers 200 saying the e-mail was not sent.
+  routes["POST /api/v1/alert-channels/{id}/test"] = [&](const Actor& a) {
+    const auto c = some_channel();
+    return Request{"/api/v1/alert-channels/" + id(c) + "/test", "",
+                   admin_only(a, only({channel_exists(c) ? 200 : 404}))};
   };
   routes["GET /api/v1/users"] = [&](const Actor& a) {
     return Request{"/api/v1/users", "", admin_only(a, only({200}))};

@@ -13,9 +13,25 @@ nlohmann::json ToJson(const JobGroup& g, bool include_token) {
          {"address_type", ToString(g.address_type)},
          {"addresses", g.addresses},
          {"has_access_token", g.access_token.has_value()},
+         {"alert_channel_ids", g.alert_channel_ids},
          {"created_ms", g.created_ms},
          {"updated_ms", g.updated_ms}};
   if (include_token) j["access_token"] = g.access_token ? json(*g.access_token) : json(nullptr);
+  return j;
+}
+
+nlohmann::json ToJson(const AlertChannel& c, bool include_target) {
+  json j{{"id", c.id},
+         {"name", c.name},
+         {"kind", ToString(c.kind)},
+         {"preset", c.kind == AlertKind::kWebhook ? json(ToString(c.preset)) : json(nullptr)},
+         {"has_secret", !c.secret.empty()},
+         {"created_ms", c.created_ms},
+         {"updated_ms", c.updated_ms}};
+  if (include_target) {
+    j["target"] = c.target;
+    j["body_template"] = c.body_template;
+  }
   return j;
 }
 
@@ -43,6 +59,7 @@ nlohmann::json ToJson(const Job& j) {
           {"glue_updated_ms", j.glue_updated_ms},
           {"child_job_ids", j.child_job_ids},
           {"tags", j.tags},
+          {"alert_channel_ids", j.alert_channel_ids},
           {"enabled", j.enabled},
           {"next_fire_ms", j.next_fire_ms == kAwaitingCompletion ? 0 : j.next_fire_ms},
           {"last_fire_ms", j.last_fire_ms},

@@ -133,6 +133,7 @@ struct RouteContext {
 // Registration of each resource's routes (one file each).
 void RegisterHealthRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterGroupRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterAlertChannelRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterJobRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterLogRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterSessionRoutes(Routes& routes, const RouteContext& ctx);

@@ -102,6 +102,7 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
   }
   RegisterHealthRoutes(routes, ctx);
   RegisterGroupRoutes(routes, ctx);
+  RegisterAlertChannelRoutes(routes, ctx);
   RegisterJobRoutes(routes, ctx);
   RegisterLogRoutes(routes, ctx);
   if (services_.console != nullptr) {

@@ -84,6 +84,7 @@ struct AdminApp::Parts {
         lease({.node_id = c.node_id, .address = c.listen}, clock, lease_store,
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
         groups(clock, pool),
+        alert_channels(clock, pool),
         jobs(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
         registry_store(pool),
@@ -92,12 +93,12 @@ struct AdminApp::Parts {
         callbacks(clock, result_store, c.node_id,
                   [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
         wheel(clock),
-        alarms({.smtp_url = c.smtp_url,
-                .smtp_from = c.smtp_from,
-                .smtp_user = c.smtp_user,
-                .smtp_password = c.smtp_password,
-                .smtp_starttls = c.smtp_starttls,
-                .webhook_allow = c.alarm_webhook_allow}),
+        alarms(clock, {.smtp_url = c.smtp_url,
+                       .smtp_from = c.smtp_from,
+                       .smtp_user = c.smtp_user,
+                       .smtp_password = c.smtp_password,
+                       .smtp_starttls = c.smtp_starttls,
+                       .webhook_allow = c.alarm_webhook_allow}),
         metered_alarms(alarms, metrics),
         failures({.node_id = c.node_id}, clock, result_store, metered_alarms,
                  [this](Fire f, std::chrono::milliseconds delay) { ScheduleRetry(std::move(f), delay); }),
@@ -203,6 +204,7 @@ struct AdminApp::Parts {
   PgLeaseStore lease_store;
   NodeLease lease;
   GroupRepository groups;
+  AlertChannelRepository alert_channels;
   JobRepository jobs;
   LogRepository logs;
   PgRegistryStore registry_store;
@@ -333,7 +335,9 @@ void AdminApp::Start() {
                                   },
                               .console = &p.console,
                               .metrics = p.metrics_endpoint.get(),
-                              .admin_metrics = &p.metrics},
+                              .admin_metrics = &p.metrics,
+                              .alert_channels = &p.alert_channels,
+                              .alarms = &p.metered_alarms},
           clock_);
   if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
   p.started = true;

@@ -24,7 +24,8 @@ bool NameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
 }
 
-// "a@x, b@y": every comma-separated part (an empty one included) is one address.
+}  // namespace
+
 bool ValidEmailList(std::string_view list) {
   if (list.empty()) return true;
   while (true) {
@@ -43,8 +44,6 @@ bool ValidEmailList(std::string_view list) {
     list.remove_prefix(comma + 1);
   }
 }
-
-}  // namespace
 
 bool ValidAppName(std::string_view name) {
   return name.size() >= 4 && name.size() <= 64 && std::isalnum(static_cast<unsigned char>(name[0])) &&

@@ -3,10 +3,13 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sodium.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "admin/model/validation.hpp"
 #include "cronwheel/json.hpp"
@@ -41,6 +44,11 @@ std::size_t ReadUpload(char* buffer, std::size_t size, std::size_t count, void* 
   return n;
 }
 
+// The alarm's one-line summary: the e-mail subject, the `title` field.
+std::string Title(const AlarmEvent& e) {
+  return fmt::format("cronwheel: job {} ({}) failed", e.job_id, e.job_description);
+}
+
 // A header value without line breaks (no header injection through job descriptions).
 std::string HeaderSafe(std::string s) {
   for (auto& c : s) {
@@ -51,9 +59,12 @@ std::string HeaderSafe(std::string s) {
 
 }  // namespace
 
-DefaultAlarmSender::DefaultAlarmSender(Settings settings) : settings_(std::move(settings)) {
+DefaultAlarmSender::DefaultAlarmSender(ringwheel::Clock& clock, Settings settings)
+    : clock_(clock), settings_(std::move(settings)) {
   static const auto init = curl_global_init(CURL_GLOBAL_DEFAULT);
   (void)init;
+  static const int sodium = sodium_init();
+  if (sodium < 0) throw std::runtime_error("libsodium cannot be initialised");
 }
 
 std::string DefaultAlarmSender::Describe(const AlarmEvent& e) {
@@ -65,17 +76,85 @@ std::string DefaultAlarmSender::Describe(const AlarmEvent& e) {
       e.trigger_code, e.trigger_msg, e.handle_code, e.handle_msg);
 }
 
-bool DefaultAlarmSender::SendEmail(const AlarmEvent& e, std::string& message) {
+AlertValues AlarmValues(const AlarmEvent& e) {
+  return {{"event", "fire_failed"},
+          {"title", Title(e)},
+          {"text", DefaultAlarmSender::Describe(e)},
+          {"job_id", std::to_string(e.job_id)},
+          {"job_description", e.job_description},
+          {"app_name", e.app_name},
+          {"log_id", std::to_string(e.log_id)},
+          {"trigger_type", e.trigger_type},
+          {"scheduled", FormatUtc(e.scheduled_ms)},
+          {"scheduled_ms", std::to_string(e.scheduled_ms)},
+          {"trigger_code", std::to_string(e.trigger_code)},
+          {"trigger_msg", e.trigger_msg},
+          {"handle_code", std::to_string(e.handle_code)},
+          {"handle_msg", e.handle_msg}};
+}
+
+namespace {
+
+std::string HmacSha256Base64(std::string_view key, std::string_view data) {
+  crypto_auth_hmacsha256_state state;
+  crypto_auth_hmacsha256_init(&state, reinterpret_cast<const unsigned char*>(key.data()), key.size());
+  crypto_auth_hmacsha256_update(&state, reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  unsigned char mac[crypto_auth_hmacsha256_BYTES];
+  crypto_auth_hmacsha256_final(&state, mac);
+  char out[sodium_base64_ENCODED_LEN(crypto_auth_hmacsha256_BYTES, sodium_base64_VARIANT_ORIGINAL)];
+  sodium_bin2base64(out, sizeof out, mac, sizeof mac, sodium_base64_VARIANT_ORIGINAL);
+  return out;
+}
+
+// Percent-encodes everything but RFC 3986's unreserved characters (a Base64 signature in a query).
+std::string QueryEncode(std::string_view s) {
+  std::string out;
+  for (const unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+// What a service's answer says beyond its HTTP status: DingTalk and WeCom answer 200 with a non-zero
+// "errcode" on a refusal (a bad signature, a keyword missing), Feishu with a non-zero "code". "" = accepted.
+std::string Refusal(AlertPreset preset, const std::string& answer) {
+  const char* key = preset == AlertPreset::kFeishu                                      ? "code"
+                    : preset == AlertPreset::kDingTalk || preset == AlertPreset::kWeCom ? "errcode"
+                                                                                        : nullptr;
+  if (key == nullptr) return "";
+  const auto j = nlohmann::json::parse(answer, nullptr, false);
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer() || j[key].get<std::int64_t>() == 0) {
+    return "";
+  }
+  const auto msg = j.value(preset == AlertPreset::kFeishu ? "msg" : "errmsg", std::string());
+  return fmt::format("{} {}: {}", key, j[key].get<std::int64_t>(), Utf8Prefix(msg, 200));
+}
+
+}  // namespace
+
+std::string DefaultAlarmSender::DingTalkSign(std::int64_t timestamp_ms, std::string_view secret) {
+  return HmacSha256Base64(secret, fmt::format("{}\n{}", timestamp_ms, secret));
+}
+
+std::string DefaultAlarmSender::FeishuSign(std::int64_t timestamp_s, std::string_view secret) {
+  return HmacSha256Base64(fmt::format("{}\n{}", timestamp_s, secret), "");
+}
+
+bool DefaultAlarmSender::SendEmail(const std::string& to_list, const std::string& subject,
+                                   const std::string& body, std::string& message) {
   if (settings_.smtp_url.empty()) {
     message += "e-mail: not sent, no SMTP server is configured (smtp_url)\n";
     return false;
   }
-  const auto to = SplitCommas(e.alarm_email);
+  const auto to = SplitCommas(to_list);
   Upload up;
-  up.data = fmt::format(
-      "From: {}\r\nTo: {}\r\nSubject: {}\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n{}",
-      settings_.smtp_from, HeaderSafe(e.alarm_email),
-      HeaderSafe(fmt::format("cronwheel: job {} ({}) failed", e.job_id, e.job_description)), Describe(e));
+  up.data =
+      fmt::format("From: {}\r\nTo: {}\r\nSubject: {}\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n{}",
+                  settings_.smtp_from, HeaderSafe(to_list), HeaderSafe(subject), body);
   const CurlHandle handle(curl_easy_init());
   if (!handle) {
     message += "e-mail: libcurl could not start\n";
@@ -107,23 +186,24 @@ bool DefaultAlarmSender::SendEmail(const AlarmEvent& e, std::string& message) {
   if (settings_.smtp_starttls) curl_easy_setopt(curl, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_ALL));
   const auto rc = curl_easy_perform(curl);
   if (rc != CURLE_OK) {
-    message += fmt::format("e-mail to {}: failed: {}\n", e.alarm_email, curl_easy_strerror(rc));
+    message += fmt::format("e-mail to {}: failed: {}\n", to_list, curl_easy_strerror(rc));
     return false;
   }
-  message += fmt::format("e-mail to {}: sent\n", e.alarm_email);
+  message += fmt::format("e-mail to {}: sent\n", to_list);
   return true;
 }
 
-bool DefaultAlarmSender::SendWebhook(const AlarmEvent& e, std::string& message) const {
-  if (!WebhookAllowed(e.alarm_webhook, settings_.webhook_allow)) {
+bool DefaultAlarmSender::Post(const std::string& url, const std::string& query, const std::string& body,
+                              AlertPreset preset, const std::string& what, std::string& message) const {
+  // Checked again when sent: the operator may have narrowed the list since the URL was saved.
+  if (!WebhookAllowed(url, settings_.webhook_allow)) {
     message +=
-        fmt::format("webhook {}: not sent, the URL is not under an allowed prefix (alarm_webhook_allow)\n",
-                    e.alarm_webhook);
+        fmt::format("{}: not sent, the URL is not under an allowed prefix (alarm_webhook_allow)\n", what);
     return false;
   }
-  const auto addr = net::ParseHttpAddress(e.alarm_webhook);
+  const auto addr = net::ParseHttpAddress(url);
   if (!addr.ok()) {
-    message += fmt::format("webhook: {}\n", std::string(addr.status().message()));
+    message += fmt::format("{}: {}\n", what, std::string(addr.status().message()));
     return false;
   }
   httplib::Client client(addr->origin);
@@ -132,43 +212,91 @@ bool DefaultAlarmSender::SendWebhook(const AlarmEvent& e, std::string& message) 
   client.set_connection_timeout(secs, usecs);
   client.set_read_timeout(secs, usecs);
   client.set_write_timeout(secs, usecs);
-  const nlohmann::json body{{"event", "fire_failed"},
-                            {"log_id", e.log_id},
-                            {"job_id", e.job_id},
-                            {"job_description", e.job_description},
-                            {"app_name", e.app_name},
-                            {"trigger_type", e.trigger_type},
-                            {"scheduled_ms", e.scheduled_ms},
-                            {"trigger_code", e.trigger_code},
-                            {"trigger_msg", e.trigger_msg},
-                            {"handle_code", e.handle_code},
-                            {"handle_msg", e.handle_msg},
-                            {"text", Describe(e)}};
   // The path of the configured URL, as given (ParseHttpAddress drops a trailing '/').
-  const auto path_start = e.alarm_webhook.find('/', e.alarm_webhook.find("://") + 3);
-  const std::string path = path_start == std::string::npos ? "/" : e.alarm_webhook.substr(path_start);
-  auto res = client.Post(path, DumpLossy(body), "application/json");
+  const auto path_start = url.find('/', url.find("://") + 3);
+  std::string target = path_start == std::string::npos ? "/" : url.substr(path_start);
+  if (!query.empty()) target += "?" + query;
+  auto res = client.Post(target, body, "application/json");
   if (!res) {
-    message += fmt::format("webhook {}: failed: {}\n", e.alarm_webhook, httplib::to_string(res.error()));
+    message += fmt::format("{}: failed: {}\n", what, httplib::to_string(res.error()));
     return false;
   }
   if (res->status < 200 || res->status >= 300) {
-    message += fmt::format("webhook {}: answered HTTP {}\n", e.alarm_webhook, res->status);
+    message += fmt::format("{}: answered HTTP {}\n", what, res->status);
     return false;
   }
-  message += fmt::format("webhook {}: sent\n", e.alarm_webhook);
+  if (const auto refused = Refusal(preset, res->body); !refused.empty()) {
+    message += fmt::format("{}: refused: {}\n", what, refused);
+    return false;
+  }
+  message += fmt::format("{}: sent\n", what);
   return true;
+}
+
+bool DefaultAlarmSender::SendWebhook(const AlarmEvent& e, std::string& message) const {
+  const auto body = RenderAlertTemplate(*PresetTemplate(AlertPreset::kJson), AlarmValues(e), true);
+  if (!body) {
+    message += fmt::format("webhook {}: {}\n", e.alarm_webhook, body.error().message);
+    return false;
+  }
+  return Post(e.alarm_webhook, "", *body, AlertPreset::kJson, fmt::format("webhook {}", e.alarm_webhook),
+              message);
+}
+
+bool DefaultAlarmSender::SendChannel(const AlertChannel& c, const AlarmEvent& e, std::string& message) {
+  const auto values = AlarmValues(e);
+  const auto what = fmt::format("channel {} ({})", c.name,
+                                c.kind == AlertKind::kEmail ? "EMAIL" : std::string(ToString(c.preset)));
+  if (c.kind == AlertKind::kEmail) {
+    const auto body = c.body_template.empty() ? Result<std::string>(Describe(e))
+                                              : RenderAlertTemplate(c.body_template, values, false);
+    if (!body) {
+      message += fmt::format("{}: {}\n", what, body.error().message);
+      return false;
+    }
+    std::string sent;
+    const bool ok = SendEmail(c.target, Title(e), *body, sent);
+    message += fmt::format("{}: {}", what, sent);
+    return ok;
+  }
+  const auto tmpl = c.preset == AlertPreset::kCustom ? std::optional<std::string_view>(c.body_template)
+                                                     : PresetTemplate(c.preset);
+  auto body = RenderAlertTemplate(tmpl.value_or(""), values, true);
+  if (!body) {
+    message += fmt::format("{}: {}\n", what, body.error().message);
+    return false;
+  }
+  auto [url, query] = SplitQuery(c.target);
+  if (!c.secret.empty() && c.preset == AlertPreset::kDingTalk) {
+    const auto ms = clock_.NowMs();
+    query += fmt::format("{}timestamp={}&sign={}", query.empty() ? "" : "&", ms,
+                         QueryEncode(DingTalkSign(ms, c.secret)));
+  }
+  if (!c.secret.empty() && c.preset == AlertPreset::kFeishu) {
+    auto j = nlohmann::json::parse(*body, nullptr, false);
+    const auto s = clock_.NowMs() / 1000;
+    if (j.is_object()) {
+      j["timestamp"] = std::to_string(s);
+      j["sign"] = FeishuSign(s, c.secret);
+      *body = DumpLossy(j);
+    }
+  }
+  return Post(url, query, *body, c.preset, what, message);
 }
 
 AlarmOutcome DefaultAlarmSender::Send(const AlarmEvent& e) {
   AlarmOutcome out;
   if (!e.alarm_email.empty()) {
     out.attempted = true;
-    out.ok = SendEmail(e, out.message) && out.ok;
+    out.ok = SendEmail(e.alarm_email, Title(e), Describe(e), out.message) && out.ok;
   }
   if (!e.alarm_webhook.empty()) {
     out.attempted = true;
     out.ok = SendWebhook(e, out.message) && out.ok;
+  }
+  for (const auto& c : e.channels) {
+    out.attempted = true;
+    out.ok = SendChannel(c, e, out.message) && out.ok;
   }
   return out;
 }

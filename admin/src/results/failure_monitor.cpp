@@ -23,7 +23,8 @@ AlarmEvent EventOf(const FailedFire& f) {
                     .handle_code = f.handle_code,
                     .handle_msg = f.handle_msg,
                     .alarm_email = f.alarm_email,
-                    .alarm_webhook = f.alarm_webhook};
+                    .alarm_webhook = f.alarm_webhook,
+                    .channels = f.alert_channels};
 }
 
 }  // namespace

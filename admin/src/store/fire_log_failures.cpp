@@ -6,6 +6,7 @@
 
 #include "admin/store/fire_log.hpp"
 #include "cronwheel/json.hpp"
+#include "store/alert_channel_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
 
@@ -34,7 +35,8 @@ std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view
                                     int limit) {
   // A queued fire a person killed meanwhile (alarm_status set), or one whose row is gone (its job was
   // deleted), needs nothing: it leaves the queue.
-  const auto rows = tx.exec_params(R"sql(
+  const auto rows =
+      tx.exec_params(fmt::format(R"sql(
     WITH pick AS (
       SELECT log_id, scheduled_ms FROM fire_alarm WHERE claimed_ms = 0
        ORDER BY log_id LIMIT $1 FOR UPDATE SKIP LOCKED),
@@ -54,11 +56,13 @@ std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view
         FROM q JOIN job_log l ON l.id = q.log_id AND l.scheduled_ms = q.scheduled_ms)
     SELECT c.*, j.id IS NOT NULL AS job_exists, j.description, j.retry_count AS job_retry_count,
            j.retry_backoff_s, j.alarm_email, j.alarm_webhook, j.schedule_type, j.schedule_conf, j.time_zone,
-           j.enabled, j.next_fire_ms, g.app_name
+           j.enabled, j.next_fire_ms, g.app_name, {} AS alert_channels
       FROM c LEFT JOIN job j ON j.id = c.job_id LEFT JOIN job_group g ON g.id = c.group_id
      ORDER BY c.id
   )sql",
-                                   limit, std::string(node_id), now_ms);
+                                 alert_channel_table::JsonOf("coalesce(j.alert_channel_ids, '{}') || "
+                                                             "coalesce(g.alert_channel_ids, '{}')")),
+                     limit, std::string(node_id), now_ms);
   std::vector<FailedFire> out;
   out.reserve(rows.size());
   for (const auto& r : rows) {
@@ -84,6 +88,7 @@ std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view
       f.job_retry_backoff_s = r["retry_backoff_s"].as<int>();
       f.alarm_email = r["alarm_email"].as<std::string>();
       f.alarm_webhook = r["alarm_webhook"].as<std::string>();
+      f.alert_channels = alert_channel_table::FromJson(r["alert_channels"].c_str());
       f.schedule_type = r["schedule_type"].as<std::string>();
       f.schedule_conf = r["schedule_conf"].as<std::string>();
       f.time_zone = r["time_zone"].as<std::string>();

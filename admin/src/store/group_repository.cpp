@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "store/alert_channel_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
 
@@ -23,14 +24,19 @@ Result<JobGroup> GroupRepository::CreateGroup(const JobGroup& g) {
     if (!tx.exec_params(R"sql(SELECT 1 FROM job_group WHERE app_name = $1)sql", g.app_name).empty()) {
       return Error::Invalid("the group is not valid", {AppNameTaken(g.app_name)});
     }
-    const auto row = tx.exec_params1(fmt::format(R"sql(
-      INSERT INTO job_group (app_name, title, address_type, addresses, access_token, created_ms, updated_ms)
-      VALUES ($1, $2, $3, $4::text[], $5, $6, $6)
+    FieldErrors missing;
+    alert_channel_table::CheckExist(tx, g.alert_channel_ids, "alert_channel_ids", missing);
+    if (!missing.empty()) return Error::Invalid("the group is not valid", std::move(missing));
+    const auto row =
+        tx.exec_params1(fmt::format(R"sql(
+      INSERT INTO job_group (app_name, title, address_type, addresses, access_token, alert_channel_ids,
+                             created_ms, updated_ms)
+      VALUES ($1, $2, $3, $4::text[], $5, $7::int[], $6, $6)
       RETURNING {}
     )sql",
-                                                 kGroupColumns),
-                                     g.app_name, g.title, std::string(ToString(g.address_type)),
-                                     PgTextArray(g.addresses), g.access_token, clock_.NowMs());
+                                    kGroupColumns),
+                        g.app_name, g.title, std::string(ToString(g.address_type)), PgTextArray(g.addresses),
+                        g.access_token, clock_.NowMs(), PgArray<int>(g.alert_channel_ids));
     tx.commit();
     return GroupFromRow(row);
   });
@@ -48,16 +54,20 @@ Result<JobGroup> GroupRepository::UpdateGroup(int id, const Edit& edit) {
              .empty()) {
       return Error::Invalid("the group is not valid", {AppNameTaken(g.app_name)});
     }
+    FieldErrors missing;
+    alert_channel_table::CheckExist(tx, g.alert_channel_ids, "alert_channel_ids", missing);
+    if (!missing.empty()) return Error::Invalid("the group is not valid", std::move(missing));
     const auto row = tx.exec_params1(fmt::format(R"sql(
       UPDATE job_group
          SET app_name = $2, title = $3, address_type = $4, addresses = $5::text[], access_token = $6,
-             updated_ms = $7
+             updated_ms = $7, alert_channel_ids = $8::int[]
        WHERE id = $1
       RETURNING {}
     )sql",
                                                  kGroupColumns),
                                      id, g.app_name, g.title, std::string(ToString(g.address_type)),
-                                     PgTextArray(g.addresses), g.access_token, clock_.NowMs());
+                                     PgTextArray(g.addresses), g.access_token, clock_.NowMs(),
+                                     PgArray<int>(g.alert_channel_ids));
     tx.commit();
     return GroupFromRow(row);
   });

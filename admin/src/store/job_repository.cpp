@@ -12,6 +12,7 @@
 #include "admin/schedule/next_fire.hpp"
 #include "admin/store/fire_log.hpp"
 #include "cronwheel/json.hpp"
+#include "store/alert_channel_table.hpp"
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
@@ -80,8 +81,8 @@ std::map<int, int> GroupsOfJobs(pqxx::transaction_base& tx, const std::vector<in
   return out;
 }
 
-// CheckJobFields, then what needs the database: the group exists; child jobs exist, are visible to the caller
-// (but for the `kept` ones, which the job had) and form no cycle.
+// CheckJobFields, then what needs the database: the group exists; its alert channels exist; child jobs exist,
+// are visible to the caller (but for the `kept` ones, which the job had) and form no cycle.
 void ValidateJob(pqxx::transaction_base& tx, Job& job, const std::vector<int>& kept,
                  const JobRepository::Visible& visible, FieldErrors& errors) {
   CheckJobFields(job, errors);
@@ -92,6 +93,7 @@ void ValidateJob(pqxx::transaction_base& tx, Job& job, const std::vector<int>& k
                       "not_found",
                       {{"id", job.group_id}}});
   }
+  alert_channel_table::CheckExist(tx, job.alert_channel_ids, "alert_channel_ids", errors);
   if (job.child_job_ids.empty()) return;
   const auto group_of = GroupsOfJobs(tx, job.child_job_ids);
   const auto seen = [&](int c) {
@@ -172,9 +174,10 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
       INSERT INTO job (group_id, description, author, alarm_email, alarm_webhook, schedule_type, schedule_conf,
                        time_zone, misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s,
                        retry_count, retry_backoff_s, glue_type, glue_source, glue_remark, glue_updated_ms,
-                       child_job_ids, tags, enabled, next_fire_ms, last_fire_ms, created_ms, updated_ms)
+                       child_job_ids, tags, alert_channel_ids, enabled, next_fire_ms, last_fire_ms, created_ms,
+                       updated_ms)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-              $21::int[], $24::text[], $22, $23, 0, $20, $20)
+              $21::int[], $24::text[], $25::int[], $22, $23, 0, $20, $20)
       RETURNING {}
     )sql",
                     kJobColumns),
@@ -183,7 +186,8 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
         std::string(ToString(job.route_strategy)), job.handler, job.param,
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, now,
-        PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, PgTextArray(job.tags));
+        PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, PgTextArray(job.tags),
+        PgArray<int>(job.alert_channel_ids));
     Job created = JobFromRow(row);
     if (created.glue_type != GlueType::kBean) WriteGlueHistory(tx, created, now);
     tx.commit();
@@ -221,7 +225,7 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
              handler = $12, param = $13, block_strategy = $14, timeout_s = $15, retry_count = $16,
              retry_backoff_s = $17, glue_type = $18, glue_source = $19, glue_remark = $20, glue_updated_ms = $21,
              child_job_ids = $22::int[], enabled = $23, next_fire_ms = $24, stop_reason = $25, updated_ms = $26,
-             tags = $27::text[]
+             tags = $27::text[], alert_channel_ids = $28::int[]
        WHERE id = $1
       RETURNING {}
     )sql",
@@ -232,7 +236,7 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, job.glue_updated_ms,
         PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, job.stop_reason,
-        std::max(now, before.updated_ms + 1), PgTextArray(job.tags));
+        std::max(now, before.updated_ms + 1), PgTextArray(job.tags), PgArray<int>(job.alert_channel_ids));
     Job updated = JobFromRow(row);
     if (glue_changed && updated.glue_type != GlueType::kBean) WriteGlueHistory(tx, updated, now);
     // Fires already written for the old schedule or a stopped job, and not yet being sent, are withdrawn.

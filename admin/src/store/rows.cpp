@@ -7,12 +7,14 @@ namespace cronwheel::admin {
 const char* const kJobColumns = R"sql(
   id, group_id, description, author, alarm_email, alarm_webhook, schedule_type, schedule_conf, time_zone,
   misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s, retry_count, retry_backoff_s,
-  glue_type, glue_source, glue_remark, glue_updated_ms, to_json(child_job_ids) AS child_job_ids, to_json(tags) AS tags, enabled,
+  glue_type, glue_source, glue_remark, glue_updated_ms, to_json(child_job_ids) AS child_job_ids, to_json(tags) AS tags,
+  to_json(alert_channel_ids) AS alert_channel_ids, enabled,
   next_fire_ms, last_fire_ms, stop_reason, created_ms, updated_ms
 )sql";
 
 const char* const kGroupColumns = R"sql(
-  id, app_name, title, address_type, to_json(addresses) AS addresses, access_token, created_ms, updated_ms
+  id, app_name, title, address_type, to_json(addresses) AS addresses, access_token,
+  to_json(alert_channel_ids) AS alert_channel_ids, created_ms, updated_ms
 )sql";
 
 const char* const kClaimedColumns = R"sql(
@@ -76,6 +78,7 @@ Job JobFromRow(const pqxx::row& r) {
   j.glue_updated_ms = r["glue_updated_ms"].as<std::int64_t>();
   j.child_job_ids = nlohmann::json::parse(r["child_job_ids"].c_str()).get<std::vector<int>>();
   j.tags = nlohmann::json::parse(r["tags"].c_str()).get<std::vector<std::string>>();
+  j.alert_channel_ids = nlohmann::json::parse(r["alert_channel_ids"].c_str()).get<std::vector<int>>();
   j.enabled = r["enabled"].as<bool>();
   j.next_fire_ms = r["next_fire_ms"].as<std::int64_t>();
   j.last_fire_ms = r["last_fire_ms"].as<std::int64_t>();
@@ -93,6 +96,7 @@ JobGroup GroupFromRow(const pqxx::row& r) {
   g.address_type = ParseAddressType(r["address_type"].c_str()).value_or(AddressType::kAuto);
   g.addresses = nlohmann::json::parse(r["addresses"].c_str()).get<std::vector<std::string>>();
   if (!r["access_token"].is_null()) g.access_token = r["access_token"].as<std::string>();
+  g.alert_channel_ids = nlohmann::json::parse(r["alert_channel_ids"].c_str()).get<std::vector<int>>();
   g.created_ms = r["created_ms"].as<std::int64_t>();
   g.updated_ms = r["updated_ms"].as<std::int64_t>();
   return g;

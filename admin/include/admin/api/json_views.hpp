@@ -1,18 +1,21 @@
 #pragma once
 // The JSON shapes of the REST API (snake_case; enums as XXL-JOB spells them; instants as epoch ms). Never a
-// password hash, a token secret or a group's access token unless asked for (ToJson(group, true), admins).
+// password hash, a token secret or a channel's signing secret; a group's access token and a channel's
+// target (a webhook URL often holds its token) and template only when asked for (admins).
 //
 // Thread-safety: pure functions.
 
 #include <nlohmann/json.hpp>
 
 #include "admin/model/accounts.hpp"
+#include "admin/model/alert_channel.hpp"
 #include "admin/model/model.hpp"
 #include "admin/store/audit_log.hpp"
 
 namespace cronwheel::admin {
 
 nlohmann::json ToJson(const JobGroup& g, bool include_token = false);
+nlohmann::json ToJson(const AlertChannel& c, bool include_target);
 nlohmann::json ToJson(const Job& j);
 nlohmann::json ToJson(const JobLog& l);
 nlohmann::json ToJson(const RunOnce& r);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "admin/model/accounts.hpp"
+#include "admin/model/alert_channel.hpp"
 #include "admin/model/model.hpp"
 #include "admin/model/queries.hpp"
 #include "admin/model/result.hpp"
@@ -39,6 +40,12 @@ Result<Job> ReadJobBody(const nlohmann::json& body, Job base, bool create);
 // The group fields of `body` over `base` (app_name and title required on create), checked: an AppName,
 // http(s) addresses (normalised), a MANUAL group has addresses; an empty token is none.
 Result<JobGroup> ReadGroupBody(const nlohmann::json& body, JobGroup base, bool create);
+
+// POST (create: name, kind and target required) and PUT /api/v1/alert-channels: the fields over `base`,
+// then CheckAlertChannel with the operator's `webhook_allow`. `secret` absent keeps the stored one, "" clears
+// it. `preset` is for webhooks (JSON when not given).
+Result<AlertChannel> ReadAlertChannelBody(const nlohmann::json& body, AlertChannel base, bool create,
+                                          const std::vector<std::string>& webhook_allow);
 
 // --- console bodies ---
 

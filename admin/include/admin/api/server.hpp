@@ -36,9 +36,11 @@
 #include "admin/auth/authenticator.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
+#include "admin/results/alarm.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/results/registry_service.hpp"
 #include "admin/schedule/scheduler.hpp"
+#include "admin/store/alert_channel_repository.hpp"
 #include "admin/store/audit_log.hpp"
 #include "admin/store/console_repository.hpp"
 #include "admin/store/group_repository.hpp"
@@ -101,6 +103,9 @@ class ApiServer final {
     // GET /metrics (Prometheus); nullptr = not served. Also counts the executor API's calls.
     const MetricsEndpoint* metrics = nullptr;
     AdminMetrics* admin_metrics = nullptr;
+    // /api/v1/alert-channels; nullptr = not served. `alarms` sends a channel's test alarm.
+    AlertChannelRepository* alert_channels = nullptr;
+    AlarmSender* alarms = nullptr;
   };
 
   ApiServer(Settings settings, Services services, ringwheel::Clock& clock);

@@ -40,6 +40,7 @@ struct JobGroup {
   AddressType address_type = AddressType::kAuto;
   std::vector<std::string> addresses;  // configured (MANUAL groups)
   std::optional<std::string> access_token;
+  std::vector<int> alert_channel_ids;  // alerted for every job of the group (admin/model/alert_channel.hpp)
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
 };
@@ -73,7 +74,8 @@ struct Job {
   std::string glue_remark;
   std::int64_t glue_updated_ms = 0;
   std::vector<int> child_job_ids;
-  std::vector<std::string> tags;  // lower case, no duplicates, in the order given (CheckJobTags)
+  std::vector<std::string> tags;       // lower case, no duplicates, in the order given (CheckJobTags)
+  std::vector<int> alert_channel_ids;  // alerted on a failure, besides the group's
   bool enabled = false;
   std::int64_t next_fire_ms = 0;
   std::int64_t last_fire_ms = 0;

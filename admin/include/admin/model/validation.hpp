@@ -23,6 +23,9 @@ inline constexpr std::size_t kMaxPasswordLength = 1024;
 // '.', '_' or '-', starting with a letter or digit (XXL-JOB: 4 to 64 characters, docs/xxl-job-protocol.md
 // §12).
 bool ValidAppName(std::string_view name);
+// "a@x, b@y": every comma-separated part is one address (local@domain, no spaces inside, no <>"); "" is an
+// empty list.
+bool ValidEmailList(std::string_view list);
 // A username: 3 to 50 ASCII letters, digits, '.', '_' or '-'.
 bool ValidUsername(std::string_view name);
 // The password policy: 10 to 1024 characters. kInvalid (no fields) saying what is wrong.

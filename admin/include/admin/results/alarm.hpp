@@ -1,7 +1,9 @@
 #pragma once
 // Alarms for failed fires (XXL-JOB JobAlarmer, docs/xxl-job-protocol.md §11): an e-mail to the job's
-// alarm_email addresses through a configured SMTP server (libcurl), and a JSON POST to the job's
-// alarm_webhook. The alarm succeeds only if every configured channel succeeds.
+// alarm_email addresses through a configured SMTP server (libcurl), a JSON POST to the job's alarm_webhook,
+// and a message to each alert channel of the job and its group (admin/model/alert_channel.hpp: e-mail, or a
+// webhook with a Slack, DingTalk, WeCom, Feishu, JSON or custom body). The alarm succeeds only if every
+// channel succeeds.
 //
 // Security: the admin never sends a request to an address a user typed without the operator's consent:
 // a webhook URL must be under one of the operator's `webhook_allow` URLs, compared as URLs (scheme, host,
@@ -17,6 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "admin/model/alert_channel.hpp"
+#include "ringwheel/clock.hpp"
+
 namespace cronwheel::admin {
 
 struct AlarmEvent {
@@ -30,9 +35,13 @@ struct AlarmEvent {
   std::string trigger_msg;
   int handle_code = 0;
   std::string handle_msg;
-  std::string alarm_email;    // comma-separated; empty = no e-mail
-  std::string alarm_webhook;  // URL; empty = no webhook
+  std::string alarm_email;             // comma-separated; empty = no e-mail
+  std::string alarm_webhook;           // URL; empty = no webhook
+  std::vector<AlertChannel> channels;  // the job's and its group's alert channels, each once
 };
+
+// The values an alert template may name (AlertFields()) for `event`.
+AlertValues AlarmValues(const AlarmEvent& event);
 
 struct AlarmOutcome {
   bool attempted = false;  // at least one channel was configured on the job
@@ -62,15 +71,27 @@ class DefaultAlarmSender final : public AlarmSender {
     std::vector<std::string> webhook_allow;  // URLs a webhook must be under (alarm_webhook_allow)
     std::chrono::milliseconds timeout{5000};
   };
-  explicit DefaultAlarmSender(Settings settings);
+  // `clock` gives the signing timestamps of DingTalk and Feishu; it must outlive the sender.
+  DefaultAlarmSender(ringwheel::Clock& clock, Settings settings);
   AlarmOutcome Send(const AlarmEvent& event) override;
 
-  // The message body used for both channels (plain text).
+  // The message body of e-mails and the `text` field (plain text).
   static std::string Describe(const AlarmEvent& event);
 
+  // DingTalk's signature of `timestamp_ms` ("<ms>\n<secret>" signed by HMAC-SHA256 with the secret, Base64)
+  // and Feishu's ("<s>\n<secret>" as the HMAC-SHA256 key over no data, Base64), as each service documents
+  // its custom robots' security setting.
+  static std::string DingTalkSign(std::int64_t timestamp_ms, std::string_view secret);
+  static std::string FeishuSign(std::int64_t timestamp_s, std::string_view secret);
+
  private:
-  bool SendEmail(const AlarmEvent& event, std::string& message);
+  bool SendEmail(const std::string& to, const std::string& subject, const std::string& body,
+                 std::string& message);
   bool SendWebhook(const AlarmEvent& event, std::string& message) const;
+  bool SendChannel(const AlertChannel& channel, const AlarmEvent& event, std::string& message);
+  bool Post(const std::string& url, const std::string& query, const std::string& body, AlertPreset preset,
+            const std::string& what, std::string& message) const;
+  ringwheel::Clock& clock_;
   Settings settings_;
 };
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "admin/model/alert_channel.hpp"
 #include "admin/model/fire.hpp"
 
 namespace cronwheel::admin {
@@ -64,6 +65,7 @@ struct FailedFire {
   int job_retry_backoff_s = 0;
   std::string alarm_email;
   std::string alarm_webhook;
+  std::vector<AlertChannel> alert_channels;  // the job's and its group's, each once
   std::string schedule_type;
   std::string schedule_conf;
   std::string time_zone;

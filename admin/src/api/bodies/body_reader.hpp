@@ -118,7 +118,9 @@ class BodyReader {
     out = *e;
   }
 
-  void IntArray(const char* name, std::vector<int>& out, bool required, std::size_t max_items) {
+  // Positive ids, each `what` in messages ("a job id").
+  void IntArray(const char* name, std::vector<int>& out, bool required, std::size_t max_items,
+                const char* what = "a job id") {
     const json* v = Get(name, required);
     if (v == nullptr) return;
     if (!v->is_array()) return errors_.push_back(WrongType(name, *v, "array", "an array of ids"));
@@ -126,7 +128,7 @@ class BodyReader {
     std::vector<int> items;
     for (const auto& e : *v) {
       if (!e.is_number_integer() || e.get<std::int64_t>() <= 0 || e.get<std::int64_t>() > INT32_MAX) {
-        return Error(name, fmt::format("{} is not a job id (a positive integer)", Quote(e)));
+        return Error(name, fmt::format("{} is not {} (a positive integer)", Quote(e), what));
       }
       items.push_back(e.get<int>());
     }

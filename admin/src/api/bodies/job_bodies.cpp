@@ -63,9 +63,27 @@ Result<Job> ReadJobBody(const json& body, Job job, bool create) {
   r.String("glue_remark", job.glue_remark, false, 128);
   r.IntArray("child_job_ids", job.child_job_ids, false, 100);
   r.StringArray("tags", job.tags, false, 100);
+  r.IntArray("alert_channel_ids", job.alert_channel_ids, false, 50, "an alert channel id");
   r.Bool("enabled", job.enabled, false);
   r.RejectUnknown();
   return Checked(std::move(job), std::move(errors), "the job is not valid");
+}
+
+Result<AlertChannel> ReadAlertChannelBody(const json& body, AlertChannel c, bool create,
+                                          const std::vector<std::string>& webhook_allow) {
+  FieldErrors errors;
+  BodyReader r(body, errors);
+  r.String("name", c.name, create, 64, 1);
+  r.Enum("kind", c.kind, create, &ParseAlertKind);
+  r.Enum("preset", c.preset, false, &ParseAlertPreset);
+  r.String("target", c.target, create, 2048, 1);
+  r.String("body_template", c.body_template, false, 16 * 1024);
+  r.String("secret", c.secret, false, 1024);
+  r.RejectUnknown();
+  if (!errors.empty()) return Error::Invalid("the alert channel is not valid", std::move(errors));
+  if (c.kind == AlertKind::kEmail) c.preset = AlertPreset::kJson;
+  CheckAlertChannel(c, webhook_allow, errors);
+  return Checked(std::move(c), std::move(errors), "the alert channel is not valid");
 }
 
 Result<JobGroup> ReadGroupBody(const json& body, JobGroup g, bool create) {
@@ -76,6 +94,7 @@ Result<JobGroup> ReadGroupBody(const json& body, JobGroup g, bool create) {
   r.Enum("address_type", g.address_type, false, &ParseAddressType);
   r.StringArray("addresses", g.addresses, false, 1000);
   r.OptionalString("access_token", g.access_token, 255);
+  r.IntArray("alert_channel_ids", g.alert_channel_ids, false, 50, "an alert channel id");
   r.RejectUnknown();
   if (!g.app_name.empty() && !ValidAppName(g.app_name)) {
     errors.push_back(

@@ -1,0 +1,26 @@
+#pragma once
+// What other tables' owners ask of alert_channel (store/alert_channel_repository.cpp owns it). Private to
+// admin/src/store.
+
+#include <pqxx/pqxx>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "admin/model/alert_channel.hpp"
+#include "admin/model/result.hpp"
+
+namespace cronwheel::admin::alert_channel_table {
+
+// Appends one `field` error (code not_found) per id of `ids` that names no channel.
+void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char* field, FieldErrors& errors);
+
+// The channels as JSON (an array of objects with every column) -> values. For the alarm's claim, which
+// reads them in its own statement.
+std::vector<AlertChannel> FromJson(const std::string& json_text);
+
+// The SQL expression of the channels of `ids_expr` (an int[] expression) as a JSON array, for a SELECT
+// list.
+std::string JsonOf(const std::string& ids_expr);
+
+}  // namespace cronwheel::admin::alert_channel_table
