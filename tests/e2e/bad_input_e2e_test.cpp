@@ -370,6 +370,10 @@ class BadInputE2E : public ::testing::Test {
                       .dump());
     ASSERT_EQ(r.status, 201) << r.body;
     ids_["job"] = r.Json()->at("id").get<std::int64_t>();
+    r = http.Send("POST", "/api/v1/alert-channels", as_admin,
+                  json{{"name", "bad input"}, {"kind", "EMAIL"}, {"target", "ops@example.com"}}.dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+    ids_["channel"] = r.Json()->at("id").get<std::int64_t>();
     // A finished fire (accepted by the executor, succeeded): its output comes from the executor.
     const auto now = Cluster::NowMs();
     ids_["log"] = cluster_->Scalar(fmt::format(
@@ -558,7 +562,8 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
                                                           {"/api/v1/jobs/", "job"},
                                                           {"/api/v1/logs/", "log"},
                                                           {"/api/v1/users/", "user"},
-                                                          {"/api/v1/tokens/", "token"}}) {
+                                                          {"/api/v1/tokens/", "token"},
+                                                          {"/api/v1/alert-channels/", "channel"}}) {
       if (path.starts_with(prefix)) return name;
     }
     return std::string();
@@ -612,15 +617,20 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
     if (r.schema == "RunOnceRequest") return {{"delay_ms", 3'600'000}, {"param", "p"}};
     // The group's executor: a request that got through would drain it.
     if (r.schema == "DrainRequest") return {{"address", cluster_->executor_address(0)}};
+    // A request that got through would be a new channel, or change the test's one.
+    if (r.schema == "AlertChannelInput") {
+      return update ? json::object()
+                    : json{{"name", "bad-input-channel"}, {"kind", "EMAIL"}, {"target", "ops@example.com"}};
+    }
     if (r.schema == "LogClear") return {{"older_than_days", 36500}, {"job_id", ids_["job"]}};
     ADD_FAILURE() << "no valid base body for schema " << r.schema << ": add one";
     return json::object();
   };
   // String fields whose values are checked (enums, names, addresses, schedules): a SQL-looking string in
   // them is invalid. Free-text fields (description, password, ...) accept any text and are left out.
-  const std::set<std::string> checked_strings = {"app_name",  "addresses",   "schedule_conf",
-                                                 "time_zone", "alarm_email", "alarm_webhook",
-                                                 "username",  "address",     "tags"};
+  const std::set<std::string> checked_strings = {"app_name",    "addresses",     "schedule_conf", "time_zone",
+                                                 "alarm_email", "alarm_webhook", "username",      "address",
+                                                 "tags",        "target"};
 
   std::vector<Probe> probes;
   const auto add = [&](const std::string& category, const std::string& method, const std::string& target,

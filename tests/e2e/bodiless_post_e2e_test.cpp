@@ -106,6 +106,11 @@ TEST_F(BodilessPostE2E, EveryRouteWhoseBodyIsOptionalAnswersABodilessPostWith2xx
   ASSERT_TRUE(cwtest::Eventually(
       [&] { return Get(fmt::format("/api/v1/logs/{}", running)).value("status", "") == "RUNNING"; }, 30s))
       << cluster_->executor(0).LogTail();
+  // An e-mail channel to test (no SMTP server here: the answer says the e-mail was not sent).
+  r = http_->Send("POST", "/api/v1/alert-channels", cwtest::BearerHeaders(token_),
+                  json{{"name", "bodiless"}, {"kind", "EMAIL"}, {"target", "ops@example.com"}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  const auto channel = r.Json()->at("id").get<int>();
   // A console session to log out of.
   const auto session = cwtest::Login(*http_, "admin", kPassword);
   ASSERT_TRUE(session);
@@ -123,6 +128,8 @@ TEST_F(BodilessPostE2E, EveryRouteWhoseBodyIsOptionalAnswersABodilessPostWith2xx
       {"/api/v1/jobs/{id}/stop", fmt::format("/api/v1/jobs/{}/stop", job), bearer, 200},
       {"/api/v1/jobs/{id}/copy", fmt::format("/api/v1/jobs/{}/copy", job), bearer, 201},
       {"/api/v1/logs/{id}/kill", fmt::format("/api/v1/logs/{}/kill", running), bearer, 200},
+      {"/api/v1/alert-channels/{id}/test", fmt::format("/api/v1/alert-channels/{}/test", channel), bearer,
+       200},
       {"/api/v1/auth/logout", "/api/v1/auth/logout",
        fmt::format("Cookie: {}\r\nX-CSRF-Token: {}\r\n", session->cookie, session->csrf), 200},
   };
@@ -152,6 +159,7 @@ TEST_F(BodilessPostE2E, EveryRouteWhoseBodyIsOptionalAnswersABodilessPostWith2xx
   EXPECT_FALSE(Get(fmt::format("/api/v1/jobs/{}", job)).value("enabled", true)) << "stopped";
   EXPECT_EQ(answers["/api/v1/jobs/{id}/copy"].value("description", ""), "bodiless actions (copy)");
   EXPECT_EQ(answers["/api/v1/logs/{id}/kill"].value("handle_code", 0), 500);
+  EXPECT_THAT(answers["/api/v1/alert-channels/{id}/test"].value("message", ""), HasSubstr("no SMTP server"));
   EXPECT_EQ(answers["/api/v1/auth/logout"].value("logged_out", false), true);
   r = http_->Send("GET", "/api/v1/auth/me", {{"Cookie", session->cookie}}, "", "");
   EXPECT_EQ(r.status, 401) << "the session ended: " << r.body;
@@ -180,6 +188,8 @@ TEST_F(BodilessPostE2E, ARouteThatNeedsABodyRefusesOneSentWithoutALength) {
       {"/api/v1/jobs/bulk", json{{"action", "STOP"}, {"job_ids", {1}}}.dump()},
       {"/api/v1/jobs/{id}/run-once", json{{"delay_ms", 60'000}}.dump()},
       {"/api/v1/logs/clear", json{{"keep_last", 0}}.dump()},
+      {"/api/v1/alert-channels",
+       json{{"name", "never"}, {"kind", "EMAIL"}, {"target", "a@example.com"}}.dump()},
   };
   std::set<std::string> tested;
   for (const auto& [route, body] : bodies)
