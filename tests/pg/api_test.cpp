@@ -568,6 +568,108 @@ TEST_F(ApiTest, TagsAreKeptInLowerCaseFilterAndSearchTheListAndAreCountedPerVisi
   EXPECT_EQ(r.body.at("results")[0].at("status"), 400);
 }
 
+TEST_F(ApiTest, AlertChannelsAreCheckedKeptWithoutShowingTheirSecretAndLeaveTheJobsThatNamedThemWhenDeleted) {
+  const int g = CreateGroup("sample-app");
+  const std::string hook = std::string(kWebhookAllow) + "ding/robot/send?access_token=t0k";
+  auto r = Call("POST", "/api/v1/alert-channels",
+                json{{"name", "ops DingTalk"},
+                     {"kind", "WEBHOOK"},
+                     {"preset", "DINGTALK"},
+                     {"target", hook},
+                     {"secret", "SECabc"}}
+                    .dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int ding = r.body.at("id");
+  EXPECT_EQ(r.body.at("target"), hook);
+  EXPECT_EQ(r.body.at("has_secret"), true);
+  EXPECT_FALSE(r.body.contains("secret")) << "the secret is never shown";
+  r = Call("POST", "/api/v1/alert-channels",
+           json{{"name", "dba mail"},
+                {"kind", "EMAIL"},
+                {"target", "dba@example.com"},
+                {"body_template", "Job {{job_id}} failed: {{handle_msg}}"}}
+               .dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int mail = r.body.at("id");
+  EXPECT_EQ(r.body.at("preset"), nullptr);
+
+  // Bad input names the field and writes nothing.
+  const auto stored = [&] {
+    return Exec(
+               "SELECT count(*) || ':' || string_agg(name || target || secret, ',' ORDER BY id) FROM "
+               "alert_channel")[0][0]
+        .as<std::string>();
+  };
+  const auto before = stored();
+  for (const auto& [body, field] : std::vector<std::pair<json, std::string>>{
+           {{{"name", "x"}, {"kind", "WEBHOOK"}, {"target", "https://10.0.0.1/steal"}}, "target"},
+           {{{"name", "x"}, {"kind", "WEBHOOK"}, {"preset", "TEAMS"}, {"target", hook}}, "preset"},
+           {{{"name", "x"}, {"kind", "SMS"}, {"target", hook}}, "kind"},
+           {{{"name", "ops DingTalk"}, {"kind", "EMAIL"}, {"target", "a@example.com"}}, "name"},
+           {{{"name", "x"}, {"kind", "WEBHOOK"}, {"preset", "SLACK"}, {"target", hook}, {"secret", "s"}},
+            "secret"},
+           {{{"name", "x"}, {"kind", "WEBHOOK"}, {"preset", "CUSTOM"}, {"target", hook}}, "body_template"},
+           {{{"name", "x"},
+             {"kind", "WEBHOOK"},
+             {"preset", "CUSTOM"},
+             {"target", hook},
+             {"body_template", R"({"t": {{text}}})"}},
+            "body_template"},
+           {{{"name", "x"}, {"kind", "EMAIL"}, {"target", "a@example.com"}, {"body_template", "{{nope}}"}},
+            "body_template"},
+           {{{"kind", "EMAIL"}, {"target", "a@example.com"}}, "name"},
+           {{{"name", "x"}, {"kind", "EMAIL"}, {"target", "a@example.com"}, {"colour", "red"}}, "colour"}}) {
+    r = Call("POST", "/api/v1/alert-channels", body.dump());
+    EXPECT_EQ(r.status, 400) << body.dump();
+    EXPECT_THAT(Fields(r.body), ::testing::Contains(field)) << r.body.dump();
+  }
+  r = Call("PUT", fmt::format("/api/v1/alert-channels/{}", ding), json{{"preset", "SLACK"}}.dump());
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"secret"})
+      << "Slack is not signed: clear the secret first";
+  EXPECT_EQ(stored(), before);
+  r = Call("PUT", fmt::format("/api/v1/alert-channels/{}", ding), json{{"name", "ops ding"}}.dump());
+  EXPECT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(Exec(fmt::format("SELECT secret FROM alert_channel WHERE id = {}", ding))[0][0].as<std::string>(),
+            "SECabc")
+      << "an update without secret keeps it";
+
+  // Jobs and groups name channels; a channel that does not exist is not found, by id.
+  auto job = JobBody(g);
+  job["alert_channel_ids"] = {ding, 999};
+  r = Call("POST", "/api/v1/jobs", job.dump());
+  ASSERT_EQ(r.status, 400) << r.body.dump();
+  EXPECT_EQ(r.body.at("errors")[0].at("message"), "alert channel 999 not found");
+  job["alert_channel_ids"] = {ding, mail};
+  r = Call("POST", "/api/v1/jobs", job.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int job_id = r.body.at("id");
+  EXPECT_EQ(r.body.at("alert_channel_ids"), (json{ding, mail}));
+  r = Call("PUT", fmt::format("/api/v1/groups/{}", g), json{{"alert_channel_ids", {mail, 998}}}.dump());
+  EXPECT_EQ(r.status, 400) << r.body.dump();
+  r = Call("PUT", fmt::format("/api/v1/groups/{}", g), json{{"alert_channel_ids", {mail}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("alert_channel_ids"), (json{mail}));
+
+  // A test alarm says what happened: nothing listens on the allowed port here.
+  r = Call("POST", fmt::format("/api/v1/alert-channels/{}/test", ding), "");
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("ok"), false);
+  EXPECT_THAT(r.body.at("message").get<std::string>(), HasSubstr("channel ops ding (DINGTALK): failed"));
+  // A USER sees names only, and may not change or test channels.
+  const std::string user = fmt::format("user:{}", g);
+  r = Call("GET", "/api/v1/alert-channels", "", user);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_FALSE(r.body.at("items")[0].contains("target"));
+  EXPECT_EQ(Call("POST", fmt::format("/api/v1/alert-channels/{}/test", ding), "", user).status, 403);
+  EXPECT_EQ(Call("DELETE", fmt::format("/api/v1/alert-channels/{}", ding), "", user).status, 403);
+
+  // Deleted: it leaves the job and the group that named it.
+  EXPECT_EQ(Call("DELETE", fmt::format("/api/v1/alert-channels/{}", mail)).status, 200);
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/jobs/{}", job_id)).body.at("alert_channel_ids"), (json{ding}));
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/groups/{}", g)).body.at("alert_channel_ids"), json::array());
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/alert-channels/{}", mail)).status, 404);
+}
+
 TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {
   const json reg{{"registryGroup", "EXECUTOR"},
                  {"registryKey", "sample-app"},

@@ -27,7 +27,7 @@ class RecordingAlarms final : public AlarmSender {
  public:
   AlarmOutcome Send(const AlarmEvent& e) override {
     events.push_back(e);
-    if (e.alarm_email.empty() && e.alarm_webhook.empty()) return {};
+    if (e.alarm_email.empty() && e.alarm_webhook.empty() && e.channels.empty()) return {};
     return {.attempted = true, .ok = succeed, .message = succeed ? "sent" : "smtp down"};
   }
   bool succeed = true;
@@ -206,6 +206,37 @@ TEST_F(MonitorsPg, FailuresAreRetriedWithBackoffThenAlarmed) {
           .as<int>(),
       3);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_type = 'RETRY'"), 2);
+}
+
+TEST_F(MonitorsPg, AFailureAlertsTheChannelsOfItsJobAndOfItsGroupEachOnce) {
+  const int g = AddGroup();
+  const int j = AddJob(g, "* * * * * ?", 0);
+  const auto channel = [&](const std::string& name) {
+    return Count(
+        fmt::format("INSERT INTO alert_channel (name, kind, target, created_ms, updated_ms)"
+                    " VALUES ('{}', 'EMAIL', '{}@example.com', 0, 0) RETURNING id",
+                    name, name));
+  };
+  const int team = channel("team");
+  const int shared = channel("shared");
+  const int unused = channel("unused");
+  Exec(fmt::format("UPDATE job SET alert_channel_ids = '{{{},{}}}' WHERE id = {}", team, shared, j));
+  Exec(fmt::format("UPDATE job_group SET alert_channel_ids = '{{{}}}' WHERE id = {}", shared, g));
+  (void)unused;
+  RecordingAlarms alarms;
+  PgResultStore store(*pool_);
+  FailureMonitor monitor({.node_id = "node-a"}, clock_, store, alarms,
+                         [](const Fire&, std::chrono::milliseconds) {});
+  const auto id = AddLog(j, g, "CRON", clock_.NowMs(), 200, 500);
+  const auto round = monitor.RunOnce();
+  EXPECT_EQ(round.alarms_sent, 1);
+  ASSERT_EQ(alarms.events.size(), 1u);
+  std::vector<std::string> names;
+  for (const auto& c : alarms.events[0].channels)
+    names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"team", "shared"})) << "each once, by id";
+  EXPECT_EQ(alarms.events[0].channels[0].target, "team@example.com");
+  EXPECT_EQ(Exec(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", id))[0][0].as<int>(), 2);
 }
 
 TEST_F(MonitorsPg, NoAlarmConfiguredMeansStatusOneAndStuckClaimsAreReleased) {
