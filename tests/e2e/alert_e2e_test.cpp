@@ -1,0 +1,205 @@
+// Alert channels end to end (docs/operations.md, "Alert channels"): a real admin alerts a failed fire to a
+// receiver of each webhook preset that checks the body its service documents and the signatures DingTalk
+// and Feishu use (tests/tools/alert_receiver.py), and to a real SMTP server (Debian's aiosmtpd, writing a
+// Maildir). A channel whose secret is wrong is refused by the receiver as DingTalk refuses it (HTTP 200 with
+// an errcode), and the fire's row says so.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "cwtest/process.hpp"
+#include "http_client.hpp"
+
+namespace {
+
+using namespace cwtest::e2e;
+using cwtest::ChildProcess;
+using cwtest::Cluster;
+using cwtest::Eventually;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr const char* kPassword = "alert-e2e-password";
+constexpr const char* kSecret = "SECe2e-signing-secret";
+
+std::vector<json> ReadLines(const fs::path& path) {
+  std::vector<json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+std::vector<std::string> Mails(const fs::path& maildir) {
+  std::vector<std::string> out;
+  if (!fs::exists(maildir / "new")) return out;
+  for (const auto& f : fs::directory_iterator(maildir / "new")) {
+    std::ifstream in(f.path());
+    std::stringstream s;
+    s << in.rdbuf();
+    out.push_back(s.str());
+  }
+  return out;
+}
+
+TEST(AlertE2E, AFailedFireReachesEveryPresetsReceiverAndAnSmtpServerAndARefusalIsRecorded) {
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto dir = fs::temp_directory_path() / fmt::format("cronwheel-alert-e2e-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto port_file = dir / "receiver.port";
+  const auto log = dir / "receiver.jsonl";
+  ChildProcess receiver(
+      {.program = "/usr/bin/python3",
+       .args = {fmt::format("{}/tests/tools/alert_receiver.py", CRONWHEEL_SOURCE_DIR), "--port-file",
+                port_file.string(), "--log", log.string(), "--secret", kSecret, "--lifetime", "300"},
+       .log_path = (dir / "receiver.out").string()});
+  ASSERT_TRUE(Eventually([&] { return fs::exists(port_file); }, 20s)) << receiver.LogTail();
+  int port = 0;
+  std::ifstream(port_file) >> port;
+  ASSERT_GT(port, 0);
+  const int smtp_port = cwtest::FreeTcpPort();
+  const auto maildir = dir / "maildir";
+  ChildProcess smtp({.program = "/usr/bin/python3",
+                     .args = {"-m", "aiosmtpd", "-n", "-l", fmt::format("127.0.0.1:{}", smtp_port), "-c",
+                              "aiosmtpd.handlers.Mailbox", maildir.string()},
+                     .log_path = (dir / "smtp.out").string()});
+  ASSERT_TRUE(cwtest::WaitForTcp(smtp_port, 20s))
+      << "aiosmtpd did not start (scripts/setup installs python3-aiosmtpd): " << smtp.LogTail();
+
+  const auto base = fmt::format("http://127.0.0.1:{}", port);
+  Cluster c(
+      {.admins = 1,
+       .executors = 1,
+       .admin_args = {"--alarm-webhook-allow", base, "--smtp-url",
+                      fmt::format("smtp://127.0.0.1:{}", smtp_port), "--smtp-from", "cronwheel@example.com"},
+       .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+  const int group = c.AddGroup();
+  c.AwaitRegistered(0);
+  HttpCaller http(c.admin_port(0));
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session.has_value());
+  const auto as_admin = cwtest::SessionHeaders(*session);
+  const auto create = [&](const json& body) {
+    const auto r = http.Send("POST", "/api/v1/alert-channels", as_admin, body.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Json()->at("id").get<int>();
+  };
+  const auto webhook = [&](const std::string& name, const std::string& preset, const std::string& path,
+                           const std::string& secret = "") {
+    json body{{"name", name}, {"kind", "WEBHOOK"}, {"preset", preset}, {"target", base + path}};
+    if (!secret.empty()) body["secret"] = secret;
+    return create(body);
+  };
+  const std::vector<int> channels = {
+      webhook("slack", "SLACK", "/slack/T000/B000/XXXX"),
+      webhook("dingtalk", "DINGTALK", "/dingtalk/robot/send?access_token=signed", kSecret),
+      webhook("dingtalk, wrong secret", "DINGTALK", "/dingtalk/robot/send?access_token=signed", "SECwrong"),
+      webhook("wecom", "WECOM", "/wecom/cgi-bin/webhook/send?key=k-123"),
+      webhook("feishu", "FEISHU", "/feishu/open-apis/bot/v2/hook/signed", kSecret),
+      webhook("json", "JSON", "/json/alarms"),
+      create({{"name", "custom"},
+              {"kind", "WEBHOOK"},
+              {"preset", "CUSTOM"},
+              {"target", base + "/slack/custom"},
+              {"body_template", R"({"text": "{{title}} | {{handle_msg}}", "job": {{job_id}}})"}}),
+  };
+  const int mail =
+      create({{"name", "mail"},
+              {"kind", "EMAIL"},
+              {"target", "ops@example.com"},
+              {"body_template", "Job {{job_id}} ({{job_description}}) failed at {{scheduled}}."}});
+  // The job names the webhooks; its group names the e-mail (and one webhook again: sent once).
+  auto r = http.Send("PUT", fmt::format("/api/v1/groups/{}", group), as_admin,
+                     json{{"alert_channel_ids", {mail, channels[0]}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string description = "nightly \"billing\"\n}, {\"injected\": true";
+  r = http.Send("POST", "/api/v1/jobs", as_admin,
+                json{{"group_id", group},
+                     {"description", description},
+                     {"schedule_type", "NONE"},
+                     {"handler", "noSuchHandler"},
+                     {"alert_channel_ids", channels}}
+                    .dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  const int job = r.Json()->at("id").get<int>();
+  r = http.Send("POST", fmt::format("/api/v1/jobs/{}/trigger", job), as_admin, "{}");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const auto fire = r.Json()->at("log_id").get<std::int64_t>();
+
+  // Every channel once: 7 webhooks (the shared one once) and one e-mail.
+  ASSERT_TRUE(Eventually([&] { return ReadLines(log).size() >= channels.size() && !Mails(maildir).empty(); },
+                         60s, 200ms))
+      << ReadLines(log).size() << " webhook request(s), " << Mails(maildir).size() << " mail(s)\n"
+      << c.admin(0).LogTail();
+  ASSERT_TRUE(Eventually(
+      [&] { return c.Scalar(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", fire)) == 3; },
+      30s))
+      << "one channel was refused: the alarm failed";
+  const auto requests = ReadLines(log);
+  ASSERT_EQ(requests.size(), channels.size()) << json(requests).dump(1);
+  EXPECT_EQ(Mails(maildir).size(), 1U);
+  int accepted = 0;
+  for (const auto& q : requests) {
+    SCOPED_TRACE(q.dump());
+    const bool wrong = q.at("path") == "/dingtalk/robot/send" &&
+                       q.at("verdict").get<std::string>().find("signature") != std::string::npos;
+    if (q.at("verdict") == "accepted") ++accepted;
+    if (!wrong) {
+      EXPECT_EQ(q.at("verdict"), "accepted");
+    }
+  }
+  EXPECT_EQ(accepted, static_cast<int>(channels.size()) - 1) << "all but the wrong secret";
+  // The description, with its quotes, newline and braces, arrived as text inside each body.
+  for (const auto& q : requests) {
+    if (q.at("path") == "/slack/T000/B000/XXXX") {
+      EXPECT_THAT(q.at("body").at("text").get<std::string>(), HasSubstr(description));
+    }
+    if (q.at("path") == "/json/alarms") {
+      EXPECT_EQ(q.at("body").at("job_description"), description);
+      EXPECT_EQ(q.at("body").at("log_id"), fire);
+    }
+    if (q.at("path") == "/slack/custom") {
+      EXPECT_EQ(q.at("body").at("job"), job);
+      EXPECT_FALSE(q.at("body").contains("injected"));
+    }
+    if (q.at("path").get<std::string>().starts_with("/feishu/")) {
+      EXPECT_THAT(q.at("body").at("content").at("text").get<std::string>(), HasSubstr("noSuchHandler"));
+    }
+  }
+  const auto msg =
+      c.Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", fire))[0][0].as<std::string>();
+  EXPECT_THAT(msg, HasSubstr("channel dingtalk, wrong secret (DINGTALK): refused: errcode 310000"));
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("channel feishu (FEISHU): refused")));
+  const auto mails = Mails(maildir);
+  ASSERT_EQ(mails.size(), 1U);
+  EXPECT_THAT(mails[0], HasSubstr(fmt::format("Subject: cronwheel: job {} (nightly \"billing\" }}", job)))
+      << "the subject is one line";
+  EXPECT_THAT(mails[0], HasSubstr("To: ops@example.com"));
+  EXPECT_THAT(mails[0], HasSubstr(fmt::format("Job {} (nightly", job)));
+
+  // The console's test button: a test alarm through one channel, answered with what happened.
+  r = http.Send("POST", fmt::format("/api/v1/alert-channels/{}/test", channels[4]), as_admin, "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()->at("ok"), true) << r.body;
+  r = http.Send("POST", fmt::format("/api/v1/alert-channels/{}/test", channels[2]), as_admin, "");
+  EXPECT_EQ(r.Json()->at("ok"), false) << r.body;
+  EXPECT_THAT(r.Json()->at("message").get<std::string>(), HasSubstr("sign not match"));
+  receiver.Stop(5s);
+  smtp.Stop(5s);
+  fs::remove_all(dir);
+}
+
+}  // namespace
