@@ -14,6 +14,7 @@ import { UsersPage } from './pages/users.js';
 import { TokensPage } from './pages/tokens.js';
 import { AuditPage } from './pages/audit.js';
 import { AccountPage } from './pages/account.js';
+import { AlertsPage } from './pages/alerts.js';
 
 // [path, message key, admins only]
 const NAV = [
@@ -21,6 +22,7 @@ const NAV = [
   ['/jobs', 'nav.jobs', false],
   ['/logs', 'nav.logs', false],
   ['/groups', 'nav.groups', false],
+  ['/alerts', 'nav.alerts', true],
   ['/tokens', 'nav.tokens', false],
   ['/users', 'nav.users', true],
   ['/audit', 'nav.audit', true],
@@ -38,6 +40,8 @@ function Page({ route, user }) {
       return second ? html`<${LogDetailPage} ...${props} id=${second} />` : html`<${LogsPage} ...${props} />`;
     case 'groups':
       return html`<${GroupsPage} ...${props} />`;
+    case 'alerts':
+      return html`<${AlertsPage} ...${props} />`;
     case 'users':
       return html`<${UsersPage} ...${props} />`;
     case 'tokens':

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "store/alert_channel_table.hpp"
+#include "store/group_table.hpp"
+#include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 
 namespace cronwheel::admin {
@@ -129,18 +131,9 @@ Result<void> AlertChannelRepository::Delete(int id) {
     if (tx.exec_params(R"sql(DELETE FROM alert_channel WHERE id = $1)sql", id).affected_rows() == 0) {
       return Error::NotFound(fmt::format("alert channel {} not found", id));
     }
-    // The jobs' and groups' lists lose it in the same transaction (their owners' columns, this table's
-    // rule: docs/architecture.md "Who writes which table").
-    tx.exec_params(R"sql(
-      UPDATE job SET alert_channel_ids = array_remove(alert_channel_ids, $1), updated_ms = updated_ms + 1
-       WHERE $1 = ANY(alert_channel_ids)
-    )sql",
-                   id);
-    tx.exec_params(R"sql(
-      UPDATE job_group SET alert_channel_ids = array_remove(alert_channel_ids, $1), updated_ms = updated_ms + 1
-       WHERE $1 = ANY(alert_channel_ids)
-    )sql",
-                   id);
+    // The jobs' and groups' lists lose it in the same transaction, by their tables' owners.
+    job_table::RemoveAlertChannel(tx, id);
+    group_table::RemoveAlertChannel(tx, id);
     tx.commit();
     return {};
   });

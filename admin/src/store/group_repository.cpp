@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "store/alert_channel_table.hpp"
+#include "store/group_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
 
@@ -109,5 +110,17 @@ std::vector<JobGroup> GroupRepository::ListGroups() {
     return out;
   });
 }
+
+namespace group_table {
+
+void RemoveAlertChannel(pqxx::transaction_base& tx, int channel_id) {
+  tx.exec_params(R"sql(
+    UPDATE job_group SET alert_channel_ids = array_remove(alert_channel_ids, $1), updated_ms = updated_ms + 1
+     WHERE $1 = ANY(alert_channel_ids)
+  )sql",
+                 channel_id);
+}
+
+}  // namespace group_table
 
 }  // namespace cronwheel::admin

@@ -502,6 +502,14 @@ std::vector<DueRunOnce> TakeDueRunOnce(pqxx::transaction_base& tx, std::int64_t 
   return out;
 }
 
+void RemoveAlertChannel(pqxx::transaction_base& tx, int channel_id) {
+  tx.exec_params(R"sql(
+    UPDATE job SET alert_channel_ids = array_remove(alert_channel_ids, $1), updated_ms = updated_ms + 1
+     WHERE $1 = ANY(alert_channel_ids)
+  )sql",
+                 channel_id);
+}
+
 }  // namespace job_table
 
 }  // namespace cronwheel::admin

@@ -26,6 +26,9 @@ void ResumeFixDelay(pqxx::transaction_base& tx, std::span<const int> job_ids, st
 // fire it becomes (job_log's sequence) and is marked as fired with it. The caller writes those fires in the
 // same transaction (fire_log::InsertRunOnce). A request being cancelled meanwhile is skipped, never waited
 // for.
+// Removes alert channel `channel_id` from every job that names it (the channel is being deleted, in `tx`).
+void RemoveAlertChannel(pqxx::transaction_base& tx, int channel_id);
+
 std::vector<DueRunOnce> TakeDueRunOnce(pqxx::transaction_base& tx, std::int64_t horizon_ms, int total,
                                        std::span<const int> held, int limit);
 

@@ -2,9 +2,10 @@ import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
 import { ADDRESS_TYPES, enumOptions } from '../util.js';
+import { ChannelPicker } from './alerts.js';
 import { t } from '../i18n.js';
 
-const FIELDS = ['app_name', 'title', 'address_type', 'addresses', 'access_token'];
+const FIELDS = ['app_name', 'title', 'address_type', 'addresses', 'access_token', 'alert_channel_ids'];
 
 function GroupForm({ group, onDone, onCancel }) {
   const [g, setG] = useState({
@@ -14,7 +15,9 @@ function GroupForm({ group, onDone, onCancel }) {
     addresses: group ? group.addresses.join('\n') : '',
     access_token: '',
     change_token: !group,
+    alert_channel_ids: group ? group.alert_channel_ids || [] : [],
   });
+  const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
   const [error, setError] = useState(null);
   const err = (k) => (error ? error.field(k) : '');
   const save = async (e) => {
@@ -24,6 +27,7 @@ function GroupForm({ group, onDone, onCancel }) {
       title: g.title,
       address_type: g.address_type,
       addresses: g.addresses.split(/[\s,]+/).filter(Boolean),
+      alert_channel_ids: g.alert_channel_ids,
     };
     if (g.change_token) body.access_token = g.access_token || null;
     try {
@@ -55,6 +59,9 @@ function GroupForm({ group, onDone, onCancel }) {
           ? html`<button type="button" onClick=${() => setG({ ...g, change_token: true })}>${t('groups.changeToken')}</button>`
           : html`<input name="access_token" type="password" autocomplete="new-password" value=${g.access_token}
               onInput=${(e) => setG({ ...g, access_token: e.target.value })} />`}
+      </${Field}>
+      <${Field} label=${t('field.alert_channel_ids')} error=${err('alert_channel_ids')} hint=${t('groups.hint.channels')}>
+        <${ChannelPicker} channels=${(channels.data && channels.data.items) || []} value=${g.alert_channel_ids} onChange=${(v) => setG({ ...g, alert_channel_ids: v })} />
       </${Field}>
     </div>
     <div class="form-actions">

@@ -5,11 +5,13 @@ import {
   BLOCKS, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, debounce, enumOptions, formatMs, timeZones,
 } from '../util.js';
 import { fieldErrorText, fieldLabel, formatNumber, t } from '../i18n.js';
+import { ChannelPicker } from './alerts.js';
 
 const EDITABLE = [
   'group_id', 'description', 'author', 'alarm_email', 'alarm_webhook', 'schedule_type', 'schedule_conf', 'time_zone',
   'misfire_strategy', 'route_strategy', 'handler', 'param', 'block_strategy', 'timeout_s', 'retry_count',
   'retry_backoff_s', 'glue_type', 'glue_source', 'glue_remark', 'child_job_ids', 'tags',
+  'alert_channel_ids',
 ];
 const NUMBERS = ['group_id', 'timeout_s', 'retry_count', 'retry_backoff_s'];
 const SHOWN_FIELDS = EDITABLE;
@@ -38,6 +40,7 @@ function blankJob(groups) {
     glue_remark: '',
     child_job_ids: [],
     tags: [],
+    alert_channel_ids: [],
   };
 }
 
@@ -93,6 +96,7 @@ export function JobFormPage({ id }) {
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
   const loaded = useLoad(() => (isNew ? Promise.resolve(null) : api.get(`/api/v1/jobs/${id}`)), [id]);
   const others = useLoad(() => api.get('/api/v1/jobs?limit=1000'), []);
+  const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
   const [job, setJob] = useState(null);
   const [error, setError] = useState(null);
   const [notice, setNotice] = useState('');
@@ -218,6 +222,9 @@ export function JobFormPage({ id }) {
           </${Field}>
           <${Field} label=${t('field.alarm_webhook')} error=${err('alarm_webhook')} hint=${t('job.hint.webhook')}>
             <input name="alarm_webhook" value=${job.alarm_webhook} onInput=${input('alarm_webhook')} />
+          </${Field}>
+          <${Field} label=${t('field.alert_channel_ids')} error=${err('alert_channel_ids')} hint=${t('job.hint.channels')}>
+            <${ChannelPicker} channels=${(channels.data && channels.data.items) || []} value=${job.alert_channel_ids} onChange=${set('alert_channel_ids')} />
           </${Field}>
           <${Field} label=${t('field.param')} error=${err('param')} wide>
             <textarea name="param" rows="2" class="mono" value=${job.param} onInput=${input('param')}></textarea>

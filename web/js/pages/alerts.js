@@ -1,0 +1,139 @@
+// Alert channels (docs/operations.md, "Alert channels"): where alarms go. Admins create, change, test and
+// delete them; jobs and groups name them in their forms.
+import { html, useState } from '../lib.js';
+import { api } from '../api.js';
+import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
+import { enumOptions } from '../util.js';
+import { t } from '../i18n.js';
+
+export const ALERT_KINDS = ['WEBHOOK', 'EMAIL'];
+export const ALERT_PRESETS = ['SLACK', 'DINGTALK', 'WECOM', 'FEISHU', 'JSON', 'CUSTOM'];
+const SIGNED = ['DINGTALK', 'FEISHU'];
+const FIELDS = ['name', 'kind', 'preset', 'target', 'body_template', 'secret'];
+const TEMPLATE_FIELDS = '{{title}} {{text}} {{job_id}} {{job_description}} {{app_name}} {{log_id}} {{trigger_type}} '
+  + '{{scheduled}} {{scheduled_ms}} {{trigger_code}} {{trigger_msg}} {{handle_code}} {{handle_msg}} {{event}}';
+
+function ChannelForm({ channel, onDone, onCancel }) {
+  const [c, setC] = useState({
+    name: channel ? channel.name : '',
+    kind: channel ? channel.kind : 'WEBHOOK',
+    preset: channel && channel.preset ? channel.preset : 'SLACK',
+    target: channel ? channel.target : '',
+    body_template: channel ? channel.body_template : '',
+    secret: '',
+    change_secret: !channel,
+  });
+  const [error, setError] = useState(null);
+  const err = (k) => (error ? error.field(k) : '');
+  const set = (k) => (v) => setC({ ...c, [k]: v });
+  const webhook = c.kind === 'WEBHOOK';
+  const templated = !webhook || c.preset === 'CUSTOM';
+  const signed = webhook && SIGNED.includes(c.preset);
+  const save = async (e) => {
+    e.preventDefault();
+    const body = { name: c.name, kind: c.kind, target: c.target, body_template: templated ? c.body_template : '' };
+    if (webhook) body.preset = c.preset;
+    // A secret is sent only when typed (or cleared on a preset that does not sign).
+    if (signed && c.change_secret) body.secret = c.secret;
+    if (!signed && channel && channel.has_secret) body.secret = '';
+    try {
+      onDone(channel ? await api.put(`/api/v1/alert-channels/${channel.id}`, body) : await api.post('/api/v1/alert-channels', body));
+    } catch (ex) {
+      setError(ex);
+    }
+  };
+  return html`<form class="card form" onSubmit=${save} data-testid="channel-form">
+    <h2>${channel ? t('alerts.edit', { name: channel.name }) : t('alerts.new')}</h2>
+    <${ErrorBanner} error=${error} shownFields=${FIELDS} />
+    <div class="grid">
+      <${Field} label=${t('field.name')} error=${err('name')}>
+        <input name="channel_name" required maxlength="64" value=${c.name} onInput=${(e) => set('name')(e.target.value)} />
+      </${Field}>
+      <${Field} label=${t('field.kind')} error=${err('kind')}>
+        <${Select} name="kind" value=${c.kind} onChange=${set('kind')} options=${enumOptions(ALERT_KINDS, 'enum.alertKind')} />
+      </${Field}>
+      ${webhook && html`<${Field} label=${t('field.preset')} error=${err('preset')} hint=${t('alerts.hint.preset')}>
+        <${Select} name="preset" value=${c.preset} onChange=${set('preset')} options=${enumOptions(ALERT_PRESETS, 'enum.alertPreset')} />
+      </${Field}>`}
+      <${Field} label=${t('field.target')} error=${err('target')} hint=${webhook ? t('alerts.hint.url') : t('alerts.hint.email')} wide>
+        <input name="target" required class="mono" value=${c.target} onInput=${(e) => set('target')(e.target.value)} />
+      </${Field}>
+      ${templated && html`<${Field} label=${t('field.body_template')} error=${err('body_template')}
+        hint=${t(webhook ? 'alerts.hint.customTemplate' : 'alerts.hint.emailTemplate', { fields: TEMPLATE_FIELDS })} wide>
+        <textarea name="body_template" rows="4" class="mono" value=${c.body_template} onInput=${(e) => set('body_template')(e.target.value)}></textarea>
+      </${Field}>`}
+      ${signed && html`<${Field} label=${t('field.secret')} error=${err('secret')}
+        hint=${channel && !c.change_secret ? (channel.has_secret ? t('alerts.hint.secretSet') : t('alerts.hint.secretNone')) : t('alerts.hint.secret')}>
+        ${channel && !c.change_secret
+          ? html`<button type="button" onClick=${() => setC({ ...c, change_secret: true })}>${t('alerts.changeSecret')}</button>`
+          : html`<input name="secret" type="password" autocomplete="new-password" value=${c.secret} onInput=${(e) => set('secret')(e.target.value)} />`}
+      </${Field}>`}
+    </div>
+    <div class="form-actions">
+      <button type="button" onClick=${onCancel}>${t('common.cancel')}</button>
+      <button type="submit" class="primary" data-testid="save-channel">${channel ? t('common.save') : t('alerts.create')}</button>
+    </div>
+  </form>`;
+}
+
+export function AlertsPage({ user }) {
+  const admin = user.role === 'ADMIN';
+  const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
+  const [editing, setEditing] = useState(null); // null, 'new' or a channel
+  const [notice, setNotice] = useState({ text: '', kind: 'ok' });
+  const [error, setError] = useState(null);
+  const act = async (fn) => {
+    setError(null);
+    try {
+      await fn();
+    } catch (ex) {
+      setError(ex);
+    }
+  };
+  const test = (c) => act(async () => {
+    const r = await api.post(`/api/v1/alert-channels/${c.id}/test`);
+    setNotice({ text: t(r.ok ? 'alerts.testOk' : 'alerts.testFailed', { name: c.name, message: r.message }), kind: r.ok ? 'ok' : 'error' });
+  });
+  const remove = (c) => act(async () => {
+    await api.del(`/api/v1/alert-channels/${c.id}`);
+    setNotice({ text: t('alerts.deleted', { name: c.name }), kind: 'ok' });
+    channels.reload();
+  });
+  return html`<section>
+    <${PageHeader} title=${t('alerts.title')}>
+      ${admin && !editing && html`<button type="button" class="primary" onClick=${() => setEditing('new')} data-testid="new-channel">${t('alerts.newButton')}</button>`}
+    </${PageHeader}>
+    <p class="muted">${t('alerts.intro')}</p>
+    <${Notice} text=${notice.text} kind=${notice.kind} onClose=${() => setNotice({ text: '', kind: 'ok' })} />
+    <${ErrorBanner} error=${error || channels.error} />
+    ${editing && html`<${ChannelForm} key=${editing === 'new' ? 'new' : editing.id} channel=${editing === 'new' ? null : editing}
+      onCancel=${() => setEditing(null)}
+      onDone=${(c) => { setEditing(null); setNotice({ text: t('alerts.saved', { name: c.name }), kind: 'ok' }); channels.reload(); }} />`}
+    ${!channels.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="channels-table">
+      <thead><tr><th>${t('common.id')}</th><th>${t('field.name')}</th><th>${t('field.kind')}</th>${admin && html`<th>${t('field.target')}</th>`}<th>${t('alerts.col.signed')}</th>${admin && html`<th>${t('common.actions')}</th>`}</tr></thead>
+      <tbody>
+        ${channels.data.items.length === 0 && html`<tr><td colspan="6" class="muted">${t('alerts.empty')}</td></tr>`}
+        ${channels.data.items.map((c) => html`<tr key=${c.id} data-channel-id=${c.id}>
+          <td data-label=${t('common.id')}>${c.id}</td>
+          <td data-label=${t('field.name')}>${c.name}</td>
+          <td data-label=${t('field.kind')}>${c.kind === 'EMAIL' ? t('enum.alertKind.EMAIL') : t(`enum.alertPreset.${c.preset}`)}</td>
+          ${admin && html`<td class="mono" data-label=${t('field.target')}>${c.target}</td>`}
+          <td data-label=${t('alerts.col.signed')}>${c.has_secret ? t('alerts.signed.yes') : ''}</td>
+          ${admin && html`<td class="row-actions" data-label="">
+            <button type="button" onClick=${() => setEditing(c)}>${t('common.edit')}</button>
+            <button type="button" onClick=${() => test(c)}>${t('alerts.test')}</button>
+            <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(c)} />
+          </td>`}
+        </tr>`)}
+      </tbody>
+    </table></div>`}
+  </section>`;
+}
+
+// A multi-select of the alert channels, by name, for the job and group forms: `value` is a list of ids.
+export function ChannelPicker({ channels, value, onChange }) {
+  return html`<select name="alert_channel_ids" multiple size="3"
+    onChange=${(e) => onChange(Array.from(e.target.selectedOptions).map((o) => Number(o.value)))}>
+    ${channels.map((c) => html`<option value=${c.id} selected=${(value || []).includes(c.id)}>${c.name}</option>`)}
+  </select>`;
+}
