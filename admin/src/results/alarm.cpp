@@ -109,11 +109,11 @@ std::string HmacSha256Base64(std::string_view key, std::string_view data) {
 // Percent-encodes everything but RFC 3986's unreserved characters (a Base64 signature in a query).
 std::string QueryEncode(std::string_view s) {
   std::string out;
-  for (const unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
+  for (const char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
     } else {
-      out += fmt::format("%{:02X}", c);
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
     }
   }
   return out;

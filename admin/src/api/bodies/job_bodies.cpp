@@ -77,7 +77,7 @@ Result<AlertChannel> ReadAlertChannelBody(const json& body, AlertChannel c, bool
   r.Enum("kind", c.kind, create, &ParseAlertKind);
   r.Enum("preset", c.preset, false, &ParseAlertPreset);
   r.String("target", c.target, create, 2048, 1);
-  r.String("body_template", c.body_template, false, 16 * 1024);
+  r.String("body_template", c.body_template, false, std::size_t{16} * 1024);
   r.String("secret", c.secret, false, 1024);
   r.RejectUnknown();
   if (!errors.empty()) return Error::Invalid("the alert channel is not valid", std::move(errors));
