@@ -25,3 +25,44 @@ CREATE TABLE alert_channel (
 );
 ALTER TABLE job ADD COLUMN alert_channel_ids INTEGER[] NOT NULL DEFAULT '{}';
 ALTER TABLE job_group ADD COLUMN alert_channel_ids INTEGER[] NOT NULL DEFAULT '{}';
+
+-- Alert rules (admin/model/alert_rule.hpp; docs/operations.md, "Alert rules"), one per channel:
+-- events:    the kinds of final failure the channel alerts (FAILED, TIMEOUT, LOST)
+-- threshold: alert once a job has failed this many times in a row
+-- silence_s: after an alert, no other alert of the same job on the channel for this long
+ALTER TABLE alert_channel
+    ADD COLUMN events    TEXT[]  NOT NULL DEFAULT '{FAILED,TIMEOUT,LOST}',
+    ADD COLUMN threshold INTEGER NOT NULL DEFAULT 1 CHECK (threshold BETWEEN 1 AND 1000),
+    ADD COLUMN silence_s INTEGER NOT NULL DEFAULT 0 CHECK (silence_s BETWEEN 0 AND 604800);
+
+-- A job's state on a channel: its failures in a row, the silence window, what the window held back.
+CREATE TABLE alert_state (
+    job_id            INTEGER NOT NULL REFERENCES job (id) ON DELETE CASCADE,
+    channel_id        INTEGER NOT NULL REFERENCES alert_channel (id) ON DELETE CASCADE,
+    streak            INTEGER NOT NULL DEFAULT 0,
+    last_failure_ms   BIGINT  NOT NULL DEFAULT 0,
+    silenced_until_ms BIGINT  NOT NULL DEFAULT 0,
+    suppressed        INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (job_id, channel_id)
+);
+
+-- Every alert decided: sent, held back (SUPPRESSED, BELOW_THRESHOLD), or being delivered (SENDING, RETRYING
+-- at next_attempt_ms) until SENT or FAILED. Kept when the job or channel is deleted (the names are copied).
+-- alarm: the alarm's values (the fire, its job, its results) as JSON, to send a retry again
+CREATE TABLE alert_log (
+    id              BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job_id          INTEGER NOT NULL,
+    channel_id      INTEGER NOT NULL,
+    channel_name    TEXT    NOT NULL,
+    log_id          BIGINT  NOT NULL,
+    event           TEXT    NOT NULL,
+    outcome         TEXT    NOT NULL,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_ms BIGINT  NOT NULL DEFAULT 0,
+    message         TEXT    NOT NULL DEFAULT '',
+    alarm           JSONB   NOT NULL DEFAULT '{}',
+    created_ms      BIGINT  NOT NULL,
+    updated_ms      BIGINT  NOT NULL
+);
+CREATE INDEX alert_log_retry_idx ON alert_log (next_attempt_ms) WHERE outcome = 'RETRYING';
+CREATE INDEX alert_log_job_idx ON alert_log (job_id, id DESC);

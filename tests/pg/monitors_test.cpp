@@ -230,13 +230,72 @@ TEST_F(MonitorsPg, AFailureAlertsTheChannelsOfItsJobAndOfItsGroupEachOnce) {
   const auto id = AddLog(j, g, "CRON", clock_.NowMs(), 200, 500);
   const auto round = monitor.RunOnce();
   EXPECT_EQ(round.alarms_sent, 1);
-  ASSERT_EQ(alarms.events.size(), 1u);
   std::vector<std::string> names;
-  for (const auto& c : alarms.events[0].channels)
-    names.push_back(c.name);
+  for (const auto& e : alarms.events) {
+    for (const auto& c : e.channels)
+      names.push_back(c.name);
+  }
   EXPECT_EQ(names, (std::vector<std::string>{"team", "shared"})) << "each once, by id";
-  EXPECT_EQ(alarms.events[0].channels[0].target, "team@example.com");
+  ASSERT_EQ(alarms.events.size(), 3u) << "the job's own alarm settings (none), then a send per channel";
+  EXPECT_EQ(alarms.events[1].channels[0].target, "team@example.com");
   EXPECT_EQ(Exec(fmt::format("SELECT alarm_status FROM job_log WHERE id = {}", id))[0][0].as<int>(), 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'SENT'"), 2);
+}
+
+TEST_F(MonitorsPg, ASilenceWindowHoldsAlertsBackAndAFailedDeliveryIsSentAgainAfterABackOff) {
+  const int g = AddGroup();
+  const int j = AddJob(g, "* * * * * ?", 0);
+  const int ch = Count(
+      "INSERT INTO alert_channel (name, kind, target, threshold, silence_s, created_ms, updated_ms)"
+      " VALUES ('ops', 'EMAIL', 'ops@example.com', 2, 60, 0, 0) RETURNING id");
+  Exec(fmt::format("UPDATE job SET alert_channel_ids = '{{{}}}' WHERE id = {}", ch, j));
+  RecordingAlarms alarms;
+  PgResultStore store(*pool_);
+  FailureMonitor monitor({.node_id = "node-a"}, clock_, store, alarms,
+                         [](const Fire&, std::chrono::milliseconds) {});
+  const auto sends = [&] {
+    return std::count_if(alarms.events.begin(), alarms.events.end(),
+                         [](const AlarmEvent& e) { return !e.channels.empty(); });
+  };
+  // A job failing every second: the first failure is below the threshold of 2, the second alerts, the next
+  // ones are held back for a minute, and the alert after the minute says how many.
+  for (int s = 0; s < 65; ++s) {
+    AddLog(j, g, "CRON", clock_.NowMs(), 200, 500);
+    monitor.RunOnce();
+    clock_.Advance(std::chrono::seconds(1));
+  }
+  EXPECT_EQ(sends(), 2);
+  const auto last_alert = std::find_if(alarms.events.rbegin(), alarms.events.rend(),
+                                       [](const AlarmEvent& e) { return !e.channels.empty(); });
+  ASSERT_NE(last_alert, alarms.events.rend());
+  EXPECT_EQ(last_alert->suppressed, 59) << "the second alert counts what the window held back";
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'BELOW_THRESHOLD'"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'SUPPRESSED'"), 62);
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'SENT'"), 2);
+  // After a success the count starts again: the next failure is below the threshold, the one after alerts.
+  AddLog(j, g, "CRON", clock_.NowMs(), 200, 200);
+  clock_.Advance(std::chrono::seconds(61));
+  alarms.succeed = false;  // the SMTP server is down
+  AddLog(j, g, "CRON", clock_.NowMs(), 200, 500);
+  monitor.RunOnce();
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'BELOW_THRESHOLD'"), 2);
+  AddLog(j, g, "CRON", clock_.NowMs() + 1, 200, 500);
+  monitor.RunOnce();
+  // The delivery failed: recorded RETRYING, sent again after 10 s, then after 20 s more.
+  ASSERT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'RETRYING'"), 1);
+  const auto before = sends();
+  clock_.Advance(std::chrono::seconds(9));
+  EXPECT_EQ(monitor.RunOnce().alerts_retried, 0) << "not before its back-off";
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(monitor.RunOnce().alerts_retried, 1);
+  EXPECT_EQ(sends(), before + 1);
+  EXPECT_EQ(Count("SELECT attempts FROM alert_log WHERE outcome = 'RETRYING'"), 2);
+  alarms.succeed = true;
+  clock_.Advance(std::chrono::seconds(20));
+  EXPECT_EQ(monitor.RunOnce().alerts_retried, 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'RETRYING'"), 0);
+  EXPECT_EQ(Count("SELECT attempts FROM alert_log ORDER BY id DESC LIMIT 1"), 3);
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'SENT'"), 3);
 }
 
 TEST_F(MonitorsPg, NoAlarmConfiguredMeansStatusOneAndStuckClaimsAreReleased) {

@@ -26,6 +26,9 @@ nlohmann::json ToJson(const AlertChannel& c, bool include_target) {
          {"kind", ToString(c.kind)},
          {"preset", c.kind == AlertKind::kWebhook ? json(ToString(c.preset)) : json(nullptr)},
          {"has_secret", !c.secret.empty()},
+         {"events", c.events},
+         {"threshold", c.threshold},
+         {"silence_s", c.silence_s},
          {"created_ms", c.created_ms},
          {"updated_ms", c.updated_ms}};
   if (include_target) {

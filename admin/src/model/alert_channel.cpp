@@ -48,7 +48,8 @@ std::optional<E> Parse(const std::array<std::pair<E, std::string_view>, N>& tabl
 AlertValues HostileSample() {
   AlertValues values;
   for (const auto name : AlertFields()) {
-    const bool number = name.ends_with("_id") || name.ends_with("_code") || name.ends_with("_ms");
+    const bool number =
+        name.ends_with("_id") || name.ends_with("_code") || name.ends_with("_ms") || name == "suppressed";
     values.push_back(
         {name, number ? std::string("123") : std::string("x\" \\ }{ \n\t\x01 {{y}} \xE2\x9C\x93")});
   }
@@ -83,9 +84,9 @@ std::optional<AlertPreset> ParseAlertPreset(std::string_view s) {
 
 const std::vector<std::string_view>& AlertFields() {
   static const std::vector<std::string_view> kFields = {
-      "event",        "title",       "text",         "job_id",    "job_description",
-      "app_name",     "log_id",      "trigger_type", "scheduled", "scheduled_ms",
-      "trigger_code", "trigger_msg", "handle_code",  "handle_msg"};
+      "event",        "title",       "text",         "job_id",     "job_description",
+      "app_name",     "log_id",      "trigger_type", "scheduled",  "scheduled_ms",
+      "trigger_code", "trigger_msg", "handle_code",  "handle_msg", "suppressed"};
   return kFields;
 }
 
@@ -204,6 +205,32 @@ void CheckAlertChannel(const AlertChannel& c, const std::vector<std::string>& we
                      (c.preset == AlertPreset::kDingTalk || c.preset == AlertPreset::kFeishu);
   if (!c.secret.empty() && !signs) {
     errors.push_back({"secret", "only DINGTALK and FEISHU webhooks are signed with a secret"});
+  }
+  for (std::size_t i = 0; i < c.events.size(); ++i) {
+    const auto& e = c.events[i];
+    const auto& known = AlertEvents();
+    if (std::find(known.begin(), known.end(), e) == known.end() ||
+        std::find(c.events.begin(), c.events.begin() + static_cast<std::ptrdiff_t>(i), e) !=
+            c.events.begin() + static_cast<std::ptrdiff_t>(i)) {
+      errors.push_back({"events",
+                        fmt::format("'{}' is not valid or is listed twice; use each of {} at most once",
+                                    Utf8Prefix(e, 40), fmt::join(known, ", ")),
+                        "enum",
+                        {{"allowed", fmt::format("{}", fmt::join(known, ", "))}}});
+      break;
+    }
+  }
+  if (c.threshold < 1 || c.threshold > kMaxAlertThreshold) {
+    errors.push_back({"threshold",
+                      fmt::format("must be from 1 to {}, got {}", kMaxAlertThreshold, c.threshold),
+                      "range",
+                      {{"min", 1}, {"max", kMaxAlertThreshold}}});
+  }
+  if (c.silence_s < 0 || std::int64_t{c.silence_s} * 1000 > kMaxAlertSilenceMs) {
+    errors.push_back({"silence_s",
+                      fmt::format("must be from 0 to {}, got {}", kMaxAlertSilenceMs / 1000, c.silence_s),
+                      "range",
+                      {{"min", 0}, {"max", kMaxAlertSilenceMs / 1000}}});
   }
   if (c.secret.size() > 256) {
     errors.push_back({"secret",

@@ -69,11 +69,16 @@ DefaultAlarmSender::DefaultAlarmSender(ringwheel::Clock& clock, Settings setting
 
 std::string DefaultAlarmSender::Describe(const AlarmEvent& e) {
   return fmt::format(
-      "cronwheel alarm: job {} ({}) failed\n\nGroup: {}\nFire: {} ({}), scheduled {}\nTrigger: code "
-      "{}\n{}\n\n"
-      "Result: code {}\n{}\n",
-      e.job_id, e.job_description, e.app_name, e.log_id, e.trigger_type, FormatUtc(e.scheduled_ms),
-      e.trigger_code, e.trigger_msg, e.handle_code, e.handle_msg);
+             "cronwheel alarm: job {} ({}) failed\n\nGroup: {}\nFire: {} ({}), scheduled {}\nTrigger: code "
+             "{}\n{}\n\n"
+             "Result: code {}\n{}\n",
+             e.job_id, e.job_description, e.app_name, e.log_id, e.trigger_type, FormatUtc(e.scheduled_ms),
+             e.trigger_code, e.trigger_msg, e.handle_code, e.handle_msg) +
+         (e.suppressed > 0
+              ? fmt::format("\n{} more failure(s) of this job since the previous alert were held back "
+                            "(silence window)\n",
+                            e.suppressed)
+              : std::string());
 }
 
 AlertValues AlarmValues(const AlarmEvent& e) {
@@ -90,7 +95,8 @@ AlertValues AlarmValues(const AlarmEvent& e) {
           {"trigger_code", std::to_string(e.trigger_code)},
           {"trigger_msg", e.trigger_msg},
           {"handle_code", std::to_string(e.handle_code)},
-          {"handle_msg", e.handle_msg}};
+          {"handle_msg", e.handle_msg},
+          {"suppressed", std::to_string(e.suppressed)}};
 }
 
 namespace {

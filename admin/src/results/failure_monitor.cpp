@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
+#include "admin/model/alert_rule.hpp"
 #include "admin/schedule/next_fire.hpp"
 
 namespace cronwheel::admin {
@@ -24,7 +26,39 @@ AlarmEvent EventOf(const FailedFire& f) {
                     .handle_msg = f.handle_msg,
                     .alarm_email = f.alarm_email,
                     .alarm_webhook = f.alarm_webhook,
-                    .channels = f.alert_channels};
+                    .channels = {}};
+}
+
+// An alarm's values as alert_log keeps them, to send a retry again (channels aside).
+nlohmann::json ToJson(const AlarmEvent& e) {
+  return {{"log_id", e.log_id},
+          {"job_id", e.job_id},
+          {"job_description", e.job_description},
+          {"app_name", e.app_name},
+          {"trigger_type", e.trigger_type},
+          {"scheduled_ms", e.scheduled_ms},
+          {"trigger_code", e.trigger_code},
+          {"trigger_msg", e.trigger_msg},
+          {"handle_code", e.handle_code},
+          {"handle_msg", e.handle_msg},
+          {"suppressed", e.suppressed}};
+}
+
+AlarmEvent AlarmFromJson(const nlohmann::json& j) {
+  AlarmEvent e;
+  if (!j.is_object()) return e;
+  e.log_id = j.value("log_id", std::int64_t{0});
+  e.job_id = j.value("job_id", 0);
+  e.job_description = j.value("job_description", std::string());
+  e.app_name = j.value("app_name", std::string());
+  e.trigger_type = j.value("trigger_type", std::string());
+  e.scheduled_ms = j.value("scheduled_ms", std::int64_t{0});
+  e.trigger_code = j.value("trigger_code", 0);
+  e.trigger_msg = j.value("trigger_msg", std::string());
+  e.handle_code = j.value("handle_code", 0);
+  e.handle_msg = j.value("handle_msg", std::string());
+  e.suppressed = j.value("suppressed", 0);
+  return e;
 }
 
 }  // namespace
@@ -78,21 +112,71 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
 
   // Alarms, outside the transaction: they talk to mail servers and webhooks.
   std::vector<AlarmStatus> statuses;
+  std::vector<AlertDelivery> deliveries;
   statuses.reserve(claimed.size());
   for (std::size_t i = 0; i < claimed.size(); ++i) {
     AlarmStatus s{.log_id = claimed[i].log_id};  // 1: no alarm (no channel, job gone, retry follows)
-    if (claimed[i].job_exists && !retried[i]) {
-      const auto outcome = alarms_.Send(EventOf(claimed[i]));
-      if (outcome.attempted) {
-        s.status = outcome.ok ? 2 : 3;
-        s.note = "alarm: " + outcome.message;
-        (outcome.ok ? round.alarms_sent : round.alarms_failed)++;
-      }
-    }
+    if (claimed[i].job_exists && !retried[i]) Alarm(claimed[i], now, s, deliveries, round);
     statuses.push_back(std::move(s));
   }
   store_.SetAlarmStatus(statuses);
+  // Alerts whose delivery failed before, due again.
+  for (const auto& p : store_.ClaimAlertRetries(now, settings_.batch)) {
+    AlertDelivery d{.alert_id = p.alert_id, .attempts_before = p.attempts};
+    if (!p.channel) {
+      d.final = true;
+      d.message = "not sent: the channel was deleted";
+    } else {
+      auto event = AlarmFromJson(p.alarm);
+      event.channels = {*p.channel};
+      const auto outcome = alarms_.Send(event);
+      d.ok = outcome.ok;
+      d.message = outcome.message;
+    }
+    ++round.alerts_retried;
+    deliveries.push_back(std::move(d));
+  }
+  store_.FinishAlerts(deliveries, now);
   return round;
+}
+
+void FailureMonitor::Alarm(const FailedFire& f, std::int64_t now, AlarmStatus& status,
+                           std::vector<AlertDelivery>& deliveries, Round& round) {
+  bool attempted = false;
+  bool ok = true;
+  std::string note;
+  // The job's own alarm_email and alarm_webhook, as XXL-JOB's.
+  const auto event = EventOf(f);
+  if (auto outcome = alarms_.Send(event); outcome.attempted) {
+    attempted = true;
+    ok = outcome.ok;
+    note += outcome.message;
+  }
+  // The alert channels of the job and its group, each by its rule.
+  const auto kind = AlertEventOf(f.handle_code, f.handle_msg);
+  for (const auto& plan : store_.PlanAlerts(f, kind, ToJson(event), now)) {
+    if (plan.decision != AlertDecision::kSend) {
+      note += fmt::format("channel {}: {}\n", plan.channel.name,
+                          plan.decision == AlertDecision::kSuppress ? "held back (silence window)"
+                                                                    : "not yet (below its threshold)");
+      continue;
+    }
+    auto one = event;
+    one.channels = {plan.channel};
+    one.suppressed = plan.suppressed;
+    const auto outcome = alarms_.Send(one);
+    attempted = true;
+    ok = ok && outcome.ok;
+    note += outcome.message;
+    if (!outcome.ok) note += fmt::format("channel {}: will be sent again\n", plan.channel.name);
+    deliveries.push_back(
+        {.alert_id = plan.alert_id, .attempts_before = 0, .ok = outcome.ok, .message = outcome.message});
+  }
+  if (!note.empty()) status.note = "alarm: " + note;
+  if (attempted) {
+    status.status = ok ? 2 : 3;
+    (ok ? round.alarms_sent : round.alarms_failed)++;
+  }
 }
 
 }  // namespace cronwheel::admin

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "admin/model/alert_rule.hpp"
 #include "cronwheel/net/http_address.hpp"
 
 namespace cronwheel::admin {
@@ -43,7 +44,7 @@ int LostResultMonitor::RunOnce() {
     if (gone) lost.push_back(c.log_id);
   }
   if (lost.empty()) return 0;
-  store_.MarkLost(lost, now, "Job result lost, marked as failure: the executor is gone and sent no result");
+  store_.MarkLost(lost, now, std::string(kLostResultMessage));
   spdlog::warn("{} fire(s) marked failed: their executors are gone and sent no result", lost.size());
   return static_cast<int>(lost.size());
 }

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "cronwheel/json.hpp"
+#include "cronwheel/text.hpp"
 #include "store/alert_channel_table.hpp"
 #include "store/group_table.hpp"
 #include "store/job_table.hpp"
@@ -12,8 +15,12 @@
 namespace cronwheel::admin {
 namespace {
 
+// How long an alert being sent is the sending admin's: past it, another admin sends it again.
+constexpr std::int64_t kAlertLeaseMs = 600'000;
+
 constexpr const char* kColumns =
-    "id, name, kind, preset, target, body_template, secret, created_ms, updated_ms";
+    "id, name, kind, preset, target, body_template, secret, to_json(events) AS events, threshold, silence_s, "
+    "created_ms, updated_ms";
 
 AlertChannel FromRow(const pqxx::row& r) {
   AlertChannel c;
@@ -24,6 +31,9 @@ AlertChannel FromRow(const pqxx::row& r) {
   c.target = r["target"].as<std::string>();
   c.body_template = r["body_template"].as<std::string>();
   c.secret = r["secret"].as<std::string>();
+  c.events = nlohmann::json::parse(r["events"].c_str()).get<std::vector<std::string>>();
+  c.threshold = r["threshold"].as<int>();
+  c.silence_s = r["silence_s"].as<int>();
   c.created_ms = r["created_ms"].as<std::int64_t>();
   c.updated_ms = r["updated_ms"].as<std::int64_t>();
   return c;
@@ -53,7 +63,8 @@ void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char
 std::string JsonOf(const std::string& ids_expr) {
   return fmt::format(R"sql((SELECT coalesce(json_agg(json_build_object(
       'id', a.id, 'name', a.name, 'kind', a.kind, 'preset', a.preset, 'target', a.target,
-      'body_template', a.body_template, 'secret', a.secret) ORDER BY a.id), '[]')
+      'body_template', a.body_template, 'secret', a.secret, 'events', a.events, 'threshold', a.threshold,
+      'silence_s', a.silence_s) ORDER BY a.id), '[]')
     FROM alert_channel a WHERE a.id = ANY({})))sql",
                      ids_expr);
 }
@@ -71,7 +82,111 @@ std::vector<AlertChannel> FromJson(const std::string& json_text) {
     c.target = o.value("target", std::string());
     c.body_template = o.value("body_template", std::string());
     c.secret = o.value("secret", std::string());
+    c.events = o.value("events", std::vector<std::string>());
+    c.threshold = o.value("threshold", 1);
+    c.silence_s = o.value("silence_s", 0);
     out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<AlertPlan> PlanAlerts(pqxx::transaction_base& tx, const FailedFire& fire, std::string_view event,
+                                  const nlohmann::json& alarm, std::int64_t now_ms) {
+  std::vector<AlertPlan> plans;
+  for (const auto& c : fire.alert_channels) {
+    const auto rule = c.Rule();
+    if (std::find(rule.events.begin(), rule.events.end(), event) == rule.events.end()) continue;
+    tx.exec_params(R"sql(
+      INSERT INTO alert_state (job_id, channel_id) VALUES ($1, $2) ON CONFLICT DO NOTHING
+    )sql",
+                   fire.job_id, c.id);
+    // The lock orders the failures of one job on one channel, on any admin.
+    const auto row = tx.exec_params1(R"sql(
+      SELECT s.streak, s.last_failure_ms, s.silenced_until_ms, s.suppressed,
+             s.last_failure_ms > 0 AND EXISTS (
+               SELECT 1 FROM job_log l
+                WHERE l.job_id = s.job_id AND l.scheduled_ms > s.last_failure_ms AND l.handle_code = 200)
+               AS success_since
+        FROM alert_state s WHERE s.job_id = $1 AND s.channel_id = $2 FOR UPDATE
+    )sql",
+                                     fire.job_id, c.id);
+    const AlertState state{.streak = row[0].as<int>(),
+                           .last_failure_ms = row[1].as<std::int64_t>(),
+                           .silenced_until_ms = row[2].as<std::int64_t>(),
+                           .suppressed = row[3].as<int>()};
+    const auto step = DecideAlert(rule, state, event, fire.scheduled_ms, row[4].as<bool>(), now_ms);
+    tx.exec_params(R"sql(
+      UPDATE alert_state SET streak = $3, last_failure_ms = $4, silenced_until_ms = $5, suppressed = $6
+       WHERE job_id = $1 AND channel_id = $2
+    )sql",
+                   fire.job_id, c.id, step.next.streak, step.next.last_failure_ms,
+                   step.next.silenced_until_ms, step.next.suppressed);
+    std::string message;
+    if (step.decision == AlertDecision::kBelowThreshold) {
+      message = fmt::format("failure {} in a row of the {} the channel waits for", step.next.streak,
+                            rule.threshold);
+    } else if (step.decision == AlertDecision::kSuppress) {
+      message = fmt::format("held back: the silence window lasts until {} ms ({} held back so far)",
+                            state.silenced_until_ms, step.next.suppressed);
+    }
+    const bool send = step.decision == AlertDecision::kSend;
+    auto recorded = alarm;
+    if (recorded.is_object()) recorded["suppressed"] = step.suppressed;
+    const auto id = tx.exec_params1(R"sql(
+      INSERT INTO alert_log (job_id, channel_id, channel_name, log_id, event, outcome, next_attempt_ms, message,
+                             alarm, created_ms, updated_ms)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $10)
+      RETURNING id
+    )sql",
+                                    fire.job_id, c.id, c.name, fire.log_id, std::string(event),
+                                    send ? std::string("SENDING") : std::string(ToString(step.decision)),
+                                    send ? now_ms + kAlertLeaseMs : 0, message, DumpLossy(recorded), now_ms)[0]
+                        .as<std::int64_t>();
+    plans.push_back({.alert_id = id, .channel = c, .decision = step.decision, .suppressed = step.suppressed});
+  }
+  return plans;
+}
+
+void FinishAlerts(pqxx::transaction_base& tx, std::span<const AlertDelivery> deliveries,
+                  std::int64_t now_ms) {
+  for (const auto& d : deliveries) {
+    const int attempts = d.attempts_before + 1;
+    const bool again = !d.ok && !d.final && attempts < kMaxAlertAttempts;
+    const auto outcome = d.ok ? "SENT" : again ? "RETRYING" : "FAILED";
+    tx.exec_params(R"sql(
+      UPDATE alert_log SET outcome = $2, attempts = $3, next_attempt_ms = $4, message = $5, updated_ms = $6
+       WHERE id = $1
+    )sql",
+                   d.alert_id, std::string(outcome), attempts,
+                   again ? now_ms + AlertRetryDelayMs(attempts) : 0, std::string(Utf8Prefix(d.message, 2000)),
+                   now_ms);
+  }
+}
+
+std::vector<PendingAlert> ClaimAlertRetries(pqxx::transaction_base& tx, std::int64_t now_ms, int limit) {
+  const auto rows = tx.exec_params(fmt::format(R"sql(
+    WITH due AS (
+      SELECT id FROM alert_log
+       WHERE outcome IN ('RETRYING', 'SENDING') AND next_attempt_ms > 0 AND next_attempt_ms <= $1
+       ORDER BY next_attempt_ms LIMIT $2 FOR UPDATE SKIP LOCKED),
+    leased AS (
+      UPDATE alert_log a SET next_attempt_ms = $1 + $3, updated_ms = $1 FROM due WHERE a.id = due.id
+      RETURNING a.id, a.attempts, a.channel_id, a.alarm)
+    SELECT leased.id, leased.attempts, leased.alarm::text AS alarm, {} AS channel
+      FROM leased ORDER BY leased.id
+  )sql",
+                                               JsonOf("ARRAY[leased.channel_id]")),
+                                   now_ms, limit, kAlertLeaseMs);
+  std::vector<PendingAlert> out;
+  for (const auto& r : rows) {
+    PendingAlert p;
+    p.alert_id = r["id"].as<std::int64_t>();
+    p.attempts = r["attempts"].as<int>();
+    p.alarm = nlohmann::json::parse(r["alarm"].c_str(), nullptr, false);
+    auto channels = FromJson(r["channel"].c_str());
+    if (!channels.empty()) p.channel = std::move(channels[0]);
+    p.suppressed = p.alarm.is_object() ? p.alarm.value("suppressed", 0) : 0;
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -85,13 +200,15 @@ Result<AlertChannel> AlertChannelRepository::Create(const AlertChannel& c) {
       return Error::Invalid("the alert channel is not valid", {NameTaken(c.name)});
     }
     const auto row = tx.exec_params1(fmt::format(R"sql(
-      INSERT INTO alert_channel (name, kind, preset, target, body_template, secret, created_ms, updated_ms)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+      INSERT INTO alert_channel (name, kind, preset, target, body_template, secret, events, threshold, silence_s,
+                                 created_ms, updated_ms)
+      VALUES ($1, $2, $3, $4, $5, $6, $8::text[], $9, $10, $7, $7)
       RETURNING {}
     )sql",
                                                  kColumns),
                                      c.name, std::string(ToString(c.kind)), std::string(ToString(c.preset)),
-                                     c.target, c.body_template, c.secret, clock_.NowMs());
+                                     c.target, c.body_template, c.secret, clock_.NowMs(),
+                                     PgTextArray(c.events), c.threshold, c.silence_s);
     tx.commit();
     return FromRow(row);
   });
@@ -109,17 +226,17 @@ Result<AlertChannel> AlertChannelRepository::Update(int id, const Edit& edit) {
              .empty()) {
       return Error::Invalid("the alert channel is not valid", {NameTaken(c.name)});
     }
-    const auto row =
-        tx.exec_params1(fmt::format(R"sql(
+    const auto row = tx.exec_params1(fmt::format(R"sql(
       UPDATE alert_channel
          SET name = $2, kind = $3, preset = $4, target = $5, body_template = $6, secret = $7,
-             updated_ms = GREATEST($8, updated_ms + 1)
+             updated_ms = GREATEST($8, updated_ms + 1), events = $9::text[], threshold = $10, silence_s = $11
        WHERE id = $1
       RETURNING {}
     )sql",
-                                    kColumns),
-                        id, c.name, std::string(ToString(c.kind)), std::string(ToString(c.preset)), c.target,
-                        c.body_template, c.secret, clock_.NowMs());
+                                                 kColumns),
+                                     id, c.name, std::string(ToString(c.kind)),
+                                     std::string(ToString(c.preset)), c.target, c.body_template, c.secret,
+                                     clock_.NowMs(), PgTextArray(c.events), c.threshold, c.silence_s);
     tx.commit();
     return FromRow(row);
   });

@@ -9,6 +9,7 @@
 
 #include "admin/model/alert_channel.hpp"
 #include "admin/model/result.hpp"
+#include "admin/results/result_store.hpp"
 
 namespace cronwheel::admin::alert_channel_table {
 
@@ -18,6 +19,12 @@ void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char
 // The channels as JSON (an array of objects with every column) -> values. For the alarm's claim, which
 // reads them in its own statement.
 std::vector<AlertChannel> FromJson(const std::string& json_text);
+
+// ResultStore::PlanAlerts, FinishAlerts and ClaimAlertRetries (admin/results/result_store.hpp) in `tx`.
+std::vector<AlertPlan> PlanAlerts(pqxx::transaction_base& tx, const FailedFire& fire, std::string_view event,
+                                  const nlohmann::json& alarm, std::int64_t now_ms);
+void FinishAlerts(pqxx::transaction_base& tx, std::span<const AlertDelivery> deliveries, std::int64_t now_ms);
+std::vector<PendingAlert> ClaimAlertRetries(pqxx::transaction_base& tx, std::int64_t now_ms, int limit);
 
 // The SQL expression of the channels of `ids_expr` (an int[] expression) as a JSON array, for a SELECT
 // list.

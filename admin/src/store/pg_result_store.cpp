@@ -5,6 +5,7 @@
 #include "admin/store/fire_log.hpp"
 #include "admin/store/log_partitions.hpp"
 #include "store/job_table.hpp"
+#include "store/alert_channel_table.hpp"
 #include "store/pg_util.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -92,6 +93,35 @@ void PgResultStore::SetAlarmStatus(std::span<const AlarmStatus> statuses) {
     pqxx::work tx(conn);
     fire_log::SetAlarmStatus(tx, statuses);
     tx.commit();
+  });
+}
+
+std::vector<AlertPlan> PgResultStore::PlanAlerts(const FailedFire& fire, std::string_view event,
+                                                 const nlohmann::json& alarm, std::int64_t now_ms) {
+  if (fire.alert_channels.empty()) return {};
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    auto plans = alert_channel_table::PlanAlerts(tx, fire, event, alarm, now_ms);
+    tx.commit();
+    return plans;
+  });
+}
+
+void PgResultStore::FinishAlerts(std::span<const AlertDelivery> deliveries, std::int64_t now_ms) {
+  if (deliveries.empty()) return;
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    alert_channel_table::FinishAlerts(tx, deliveries, now_ms);
+    tx.commit();
+  });
+}
+
+std::vector<PendingAlert> PgResultStore::ClaimAlertRetries(std::int64_t now_ms, int limit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    auto pending = alert_channel_table::ClaimAlertRetries(tx, now_ms, limit);
+    tx.commit();
+    return pending;
   });
 }
 

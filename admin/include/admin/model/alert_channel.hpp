@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "admin/model/alert_rule.hpp"
 #include "admin/model/result.hpp"
 
 namespace cronwheel::admin {
@@ -52,13 +53,24 @@ struct AlertChannel {
   // EMAIL: the message body ("" = the standard text); CUSTOM: the JSON body; "" for the other presets.
   std::string body_template;
   std::string secret;  // DINGTALK, FEISHU: the signing secret ("" = unsigned); never shown by the API
+  // Its rule (admin/model/alert_rule.hpp): the kinds of failure it alerts, the failures in a row it waits
+  // for, and its silence window in seconds.
+  std::vector<std::string> events = {std::string(kAlertFailed), std::string(kAlertTimeout),
+                                     std::string(kAlertLost)};
+  int threshold = 1;
+  int silence_s = 0;
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
+
+  [[nodiscard]] AlertRule Rule() const {
+    return {.events = events, .threshold = threshold, .silence_ms = std::int64_t{silence_s} * 1000};
+  }
 };
 
 // The values a template may name, all as text: event ("fire_failed"), title (one line), text (the whole
 // alarm as lines), job_id, job_description, app_name, log_id, trigger_type, scheduled (ISO 8601 UTC),
-// scheduled_ms, trigger_code, trigger_msg, handle_code, handle_msg.
+// scheduled_ms, trigger_code, trigger_msg, handle_code, handle_msg, suppressed (failures a silence window
+// held back since the previous alert).
 struct AlertFieldValue {
   std::string_view name;
   std::string value;
@@ -78,7 +90,9 @@ Result<std::string> RenderAlertTemplate(std::string_view tmpl, const AlertValues
 // webhook's target parses as a webhook URL (ParseWebhookUrl, with an optional query of printable ASCII) and
 // is under `webhook_allow`; an e-mail's target is a list of addresses; only EMAIL and CUSTOM take a
 // template, and CUSTOM needs one; a template renders (unknown fields are named) and, for CUSTOM, renders
-// to a JSON object whatever the values hold; only DINGTALK and FEISHU take a secret (at most 256 bytes).
+// to a JSON object whatever the values hold; only DINGTALK and FEISHU take a secret (at most 256 bytes); the
+// rule's events are known kinds, each once, the threshold 1 to kMaxAlertThreshold and the silence 0 to 7
+// days.
 void CheckAlertChannel(const AlertChannel& channel, const std::vector<std::string>& webhook_allow,
                        FieldErrors& errors);
 

@@ -38,6 +38,7 @@ struct AlarmEvent {
   std::string alarm_email;             // comma-separated; empty = no e-mail
   std::string alarm_webhook;           // URL; empty = no webhook
   std::vector<AlertChannel> channels;  // the job's and its group's alert channels, each once
+  int suppressed = 0;  // failures of the job a silence window held back since the previous alert
 };
 
 // The values an alert template may name (AlertFields()) for `event`.

@@ -16,6 +16,11 @@
 // alarm says the job has failed for good. A fire left at -1 for 10 minutes (its admin died mid-alarm) is
 // marked 3.
 //
+// Alert channels (admin/model/alert_channel.hpp) are told by their rules (admin/model/alert_rule.hpp): the
+// store decides under a lock per job and channel and records each decision (alert_log); a delivery that fails
+// is tried again by later rounds after a back-off (AlertRetryDelayMs), on any admin, kMaxAlertAttempts times
+// in all. Nothing here blocks scheduling: rounds run on their own thread.
+//
 // Thread-safety: RunOnce is called from one thread at a time.
 
 #include <chrono>
@@ -47,10 +52,15 @@ class FailureMonitor {
     int retries = 0;
     int alarms_sent = 0;
     int alarms_failed = 0;
+    int alerts_retried = 0;  // alert deliveries attempted again
   };
   Round RunOnce();
 
  private:
+  // Alarms a final failure: the job's alarm_email and alarm_webhook, and its channels by their rules;
+  // sets `status` and collects the channels' deliveries.
+  void Alarm(const FailedFire& fire, std::int64_t now, AlarmStatus& status,
+             std::vector<AlertDelivery>& deliveries, Round& round);
   Settings settings_;
   ringwheel::Clock& clock_;
   ResultStore& store_;

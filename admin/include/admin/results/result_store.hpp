@@ -9,13 +9,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "admin/model/alert_channel.hpp"
+#include "admin/model/alert_rule.hpp"
 #include "admin/model/fire.hpp"
 
 namespace cronwheel::admin {
@@ -104,6 +107,31 @@ struct RunningFire {
   std::optional<std::string> group_token;  // the group's own access token, if it has one
 };
 
+// One alert decided for a final failure on one channel (tables alert_state, alert_log;
+// admin/model/alert_rule.hpp).
+struct AlertPlan {
+  std::int64_t alert_id = 0;  // its alert_log row
+  AlertChannel channel;
+  AlertDecision decision = AlertDecision::kSend;
+  int suppressed = 0;  // kSend: failures a silence window held back since the previous alert
+};
+// What one delivery attempt of an alert did.
+struct AlertDelivery {
+  std::int64_t alert_id = 0;
+  int attempts_before = 0;  // attempts before this one
+  bool ok = false;
+  bool final = false;  // no further attempt whatever happened (the channel was deleted)
+  std::string message;
+};
+// An alert whose delivery failed, due for another attempt.
+struct PendingAlert {
+  std::int64_t alert_id = 0;
+  int attempts = 0;
+  std::optional<AlertChannel> channel;  // nullopt: deleted meanwhile
+  nlohmann::json alarm;                 // the alarm's values as the failure monitor recorded them
+  int suppressed = 0;
+};
+
 // What retention removed.
 struct RetentionOutcome {
   int partitions = 0;             // whole days dropped
@@ -137,6 +165,17 @@ class ResultStore {
   virtual FailuresClaimed ClaimFailures(const std::string& node_id, std::int64_t now_ms, int limit,
                                         std::int64_t stuck_before_ms, const PlanRetries& plan) = 0;
   virtual void SetAlarmStatus(std::span<const AlarmStatus> statuses) = 0;
+  // For a final failure of kind `event` (AlertEventOf): under a lock of each of the fire's channels' state
+  // for its job, decides by the channel's rule (DecideAlert), keeps the new state and records the decision in
+  // alert_log with `alarm` (kSend: outcome SENDING, leased for 10 minutes). A channel that does not alert
+  // `event` is left out.
+  virtual std::vector<AlertPlan> PlanAlerts(const FailedFire& fire, std::string_view event,
+                                            const nlohmann::json& alarm, std::int64_t now_ms) = 0;
+  // Records deliveries: SENT, or RETRYING after AlertRetryDelayMs, or FAILED after kMaxAlertAttempts.
+  virtual void FinishAlerts(std::span<const AlertDelivery> deliveries, std::int64_t now_ms) = 0;
+  // Takes at most `limit` alerts due for another attempt (RETRYING, or SENDING past its lease: an admin died
+  // while sending), leasing each for 10 minutes.
+  virtual std::vector<PendingAlert> ClaimAlertRetries(std::int64_t now_ms, int limit) = 0;
 
   // --- lost results (results/lost_result_monitor.hpp)
   // At most `limit` fires sent at or before `sent_before_ms` that still have no result, by log id.

@@ -79,6 +79,9 @@ Result<AlertChannel> ReadAlertChannelBody(const json& body, AlertChannel c, bool
   r.String("target", c.target, create, 2048, 1);
   r.String("body_template", c.body_template, false, std::size_t{16} * 1024);
   r.String("secret", c.secret, false, 1024);
+  r.StringArray("events", c.events, false, 10);
+  r.Int("threshold", c.threshold, false, 1, kMaxAlertThreshold);
+  r.Int("silence_s", c.silence_s, false, 0, static_cast<int>(kMaxAlertSilenceMs / 1000));
   r.RejectUnknown();
   if (!errors.empty()) return Error::Invalid("the alert channel is not valid", std::move(errors));
   if (c.kind == AlertKind::kEmail) c.preset = AlertPreset::kJson;
