@@ -10,9 +10,11 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cluster.hpp"
@@ -54,22 +56,40 @@ std::vector<std::string> Mails(const fs::path& maildir) {
   return out;
 }
 
-TEST(AlertE2E, AFailedFireReachesEveryPresetsReceiverAndAnSmtpServerAndARefusalIsRecorded) {
-  std::signal(SIGPIPE, SIG_IGN);
-  const auto dir = fs::temp_directory_path() / fmt::format("cronwheel-alert-e2e-{}", ::getpid());
+// The webhook receivers (tests/tools/alert_receiver.py) in `dir`, stopping by themselves after 5 minutes;
+// their port, once they listen.
+struct Receiver {
+  std::unique_ptr<ChildProcess> process;
+  int port = 0;
+  fs::path log;
+};
+Receiver StartReceiver(const fs::path& dir) {
+  Receiver r;
+  const auto port_file = dir / "receiver.port";
+  r.log = dir / "receiver.jsonl";
+  r.process = std::make_unique<ChildProcess>(ChildProcess::Options{
+      .program = "/usr/bin/python3",
+      .args = {fmt::format("{}/tests/tools/alert_receiver.py", CRONWHEEL_SOURCE_DIR), "--port-file",
+               port_file.string(), "--log", r.log.string(), "--secret", kSecret, "--lifetime", "300"},
+      .log_path = (dir / "receiver.out").string()});
+  if (Eventually([&] { return fs::exists(port_file); }, 20s)) std::ifstream(port_file) >> r.port;
+  return r;
+}
+
+fs::path FreshDir(const std::string& name) {
+  const auto dir = fs::temp_directory_path() / fmt::format("cronwheel-{}-{}", name, ::getpid());
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const auto port_file = dir / "receiver.port";
-  const auto log = dir / "receiver.jsonl";
-  ChildProcess receiver(
-      {.program = "/usr/bin/python3",
-       .args = {fmt::format("{}/tests/tools/alert_receiver.py", CRONWHEEL_SOURCE_DIR), "--port-file",
-                port_file.string(), "--log", log.string(), "--secret", kSecret, "--lifetime", "300"},
-       .log_path = (dir / "receiver.out").string()});
-  ASSERT_TRUE(Eventually([&] { return fs::exists(port_file); }, 20s)) << receiver.LogTail();
-  int port = 0;
-  std::ifstream(port_file) >> port;
-  ASSERT_GT(port, 0);
+  return dir;
+}
+
+TEST(AlertE2E, AFailedFireReachesEveryPresetsReceiverAndAnSmtpServerAndARefusalIsRecorded) {
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto dir = FreshDir("alert-e2e");
+  auto receiver = StartReceiver(dir);
+  ASSERT_GT(receiver.port, 0) << receiver.process->LogTail();
+  const int port = receiver.port;
+  const auto& log = receiver.log;
   const int smtp_port = cwtest::FreeTcpPort();
   const auto maildir = dir / "maildir";
   ChildProcess smtp({.program = "/usr/bin/python3",
@@ -197,8 +217,84 @@ TEST(AlertE2E, AFailedFireReachesEveryPresetsReceiverAndAnSmtpServerAndARefusalI
   r = http.Send("POST", fmt::format("/api/v1/alert-channels/{}/test", channels[2]), as_admin, "");
   EXPECT_EQ(r.Json()->at("ok"), false) << r.body;
   EXPECT_THAT(r.Json()->at("message").get<std::string>(), HasSubstr("sign not match"));
-  receiver.Stop(5s);
+  receiver.process->Stop(5s);
   smtp.Stop(5s);
+  fs::remove_all(dir);
+}
+
+// Issue 25's "once per silence window": a job failing every second alerts Slack and DingTalk once, after
+// two failures in a row, and the next failures are held back and recorded.
+TEST(AlertE2E, AJobFailingEverySecondAlertsOncePerSilenceWindow) {
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto dir = FreshDir("alert-silence-e2e");
+  auto receiver = StartReceiver(dir);
+  ASSERT_GT(receiver.port, 0) << receiver.process->LogTail();
+  const auto base = fmt::format("http://127.0.0.1:{}", receiver.port);
+  Cluster c({.admins = 1,
+             .executors = 1,
+             .admin_args = {"--alarm-webhook-allow", base},
+             .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+  const int group = c.AddGroup();
+  c.AwaitRegistered(0);
+  HttpCaller http(c.admin_port(0));
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session.has_value());
+  const auto as_admin = cwtest::SessionHeaders(*session);
+  std::vector<int> channels;
+  for (const auto& [name, preset, path] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"slack", "SLACK", "/slack/T1/B1/X1"},
+           {"dingtalk", "DINGTALK", "/dingtalk/robot/send?access_token=signed"}}) {
+    json body{{"name", name},          {"kind", "WEBHOOK"}, {"preset", preset},
+              {"target", base + path}, {"threshold", 2},    {"silence_s", 3600}};
+    if (preset == "DINGTALK") body["secret"] = kSecret;
+    const auto r = http.Send("POST", "/api/v1/alert-channels", as_admin, body.dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+    channels.push_back(r.Json()->at("id").get<int>());
+  }
+  auto r = http.Send("POST", "/api/v1/jobs", as_admin,
+                     json{{"group_id", group},
+                          {"description", "fails every second"},
+                          {"schedule_type", "CRON"},
+                          {"schedule_conf", "* * * * * ?"},
+                          {"handler", "noSuchHandler"},
+                          {"alert_channel_ids", channels},
+                          {"enabled", true}}
+                         .dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  const int job = r.Json()->at("id").get<int>();
+  // Six failures or more on each channel: one below the threshold, one sent, the rest held back.
+  const auto held = [&] {
+    return c.Scalar(
+        fmt::format("SELECT count(*) FROM alert_log WHERE job_id = {} AND outcome = 'SUPPRESSED'", job));
+  };
+  ASSERT_TRUE(Eventually([&] { return held() >= 8; }, 60s, 200ms)) << c.admin(0).LogTail();
+  http.Send("POST", fmt::format("/api/v1/jobs/{}/stop", job), as_admin, "");
+  const auto requests = ReadLines(receiver.log);
+  int slack = 0;
+  int ding = 0;
+  for (const auto& q : requests) {
+    EXPECT_EQ(q.at("verdict"), "accepted") << q.dump();
+    slack += q.at("path").get<std::string>().starts_with("/slack/") ? 1 : 0;
+    ding += q.at("path") == "/dingtalk/robot/send" ? 1 : 0;
+  }
+  EXPECT_EQ(slack, 1) << json(requests).dump(1);
+  EXPECT_EQ(ding, 1) << json(requests).dump(1);
+  for (const int ch : channels) {
+    EXPECT_EQ(c.Scalar(fmt::format(
+                  "SELECT count(*) FROM alert_log WHERE channel_id = {} AND outcome = 'SENT'", ch)),
+              1);
+    EXPECT_EQ(
+        c.Scalar(fmt::format(
+            "SELECT count(*) FROM alert_log WHERE channel_id = {} AND outcome = 'BELOW_THRESHOLD'", ch)),
+        1);
+  }
+  // The history lists them, newest first.
+  r = http.Send("GET", fmt::format("/api/v1/alerts?job_id={}&limit=1000", job), as_admin, "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto items = r.Json()->at("items");
+  ASSERT_GE(items.size(), 12U);
+  EXPECT_GT(items[0].at("id").get<std::int64_t>(), items[1].at("id").get<std::int64_t>());
+  receiver.process->Stop(5s);
   fs::remove_all(dir);
 }
 

@@ -592,6 +592,14 @@ TEST_F(ApiTest, AlertChannelsAreCheckedKeptWithoutShowingTheirSecretAndLeaveTheJ
   ASSERT_EQ(r.status, 201) << r.body.dump();
   const int mail = r.body.at("id");
   EXPECT_EQ(r.body.at("preset"), nullptr);
+  EXPECT_EQ(r.body.at("events"), (json{"FAILED", "TIMEOUT", "LOST"})) << "every kind of failure by default";
+  EXPECT_EQ(r.body.at("threshold"), 1);
+  EXPECT_EQ(r.body.at("silence_s"), 0);
+  r = Call("PUT", fmt::format("/api/v1/alert-channels/{}", r.body.at("id").get<int>()),
+           json{{"events", {"TIMEOUT"}}, {"threshold", 3}, {"silence_s", 600}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("events"), (json{"TIMEOUT"}));
+  EXPECT_EQ(r.body.at("silence_s"), 600);
 
   // Bad input names the field and writes nothing.
   const auto stored = [&] {
@@ -618,6 +626,13 @@ TEST_F(ApiTest, AlertChannelsAreCheckedKeptWithoutShowingTheirSecretAndLeaveTheJ
            {{{"name", "x"}, {"kind", "EMAIL"}, {"target", "a@example.com"}, {"body_template", "{{nope}}"}},
             "body_template"},
            {{{"kind", "EMAIL"}, {"target", "a@example.com"}}, "name"},
+           {{{"name", "x"}, {"kind", "EMAIL"}, {"target", "a@example.com"}, {"events", {"FAILED", "BOGUS"}}},
+            "events"},
+           {{{"name", "x"}, {"kind", "EMAIL"}, {"target", "a@example.com"}, {"events", {"LOST", "LOST"}}},
+            "events"},
+           {{{"name", "x"}, {"kind", "EMAIL"}, {"target", "a@example.com"}, {"threshold", 0}}, "threshold"},
+           {{{"name", "x"}, {"kind", "EMAIL"}, {"target", "a@example.com"}, {"silence_s", 604801}},
+            "silence_s"},
            {{{"name", "x"}, {"kind", "EMAIL"}, {"target", "a@example.com"}, {"colour", "red"}}, "colour"}}) {
     r = Call("POST", "/api/v1/alert-channels", body.dump());
     EXPECT_EQ(r.status, 400) << body.dump();
@@ -668,6 +683,9 @@ TEST_F(ApiTest, AlertChannelsAreCheckedKeptWithoutShowingTheirSecretAndLeaveTheJ
   EXPECT_EQ(Call("GET", fmt::format("/api/v1/jobs/{}", job_id)).body.at("alert_channel_ids"), (json{ding}));
   EXPECT_EQ(Call("GET", fmt::format("/api/v1/groups/{}", g)).body.at("alert_channel_ids"), json::array());
   EXPECT_EQ(Call("GET", fmt::format("/api/v1/alert-channels/{}", mail)).status, 404);
+  r = Call("GET", "/api/v1/alerts?limit=0");
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"limit"});
+  EXPECT_EQ(Call("GET", "/api/v1/alerts", "", user).status, 200);
 }
 
 TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {

@@ -1084,6 +1084,7 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"DELETE", "/api/v1/tokens/{id}", "/api/v1/tokens/" + id(token_id), "", 401, 404},
       {"GET", "/api/v1/audit", "/api/v1/audit", "", 401, 403},
       {"GET", "/api/v1/alert-channels", "/api/v1/alert-channels", "", 401, 0},
+      {"GET", "/api/v1/alerts", "/api/v1/alerts", "", 401, 0},
       {"POST", "/api/v1/alert-channels", "/api/v1/alert-channels",
        R"({"name":"m","kind":"EMAIL","target":"mallory@example.com"})", 401, 403},
       {"GET", "/api/v1/alert-channels/{id}", "/api/v1/alert-channels/" + id(channel), "", 401, 0},
@@ -1549,6 +1550,15 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
       for (const auto& c : items)
         EXPECT_EQ(c.contains("target"), a.admin) << c.dump();
     };
+  };
+  // The alerts of jobs a caller may see only.
+  routes["GET /api/v1/alerts"] = [&](const Actor& a) {
+    return Request{"/api/v1/alerts", "",
+                   Expect{.statuses = {200}, .also = [&, a](const Reply& r) {
+                            for (const auto& e : r.body.at("items")) {
+                              EXPECT_TRUE(a.admin || may_see(a, group_of_job(e.at("job_id")))) << e.dump();
+                            }
+                          }}};
   };
   routes["GET /api/v1/alert-channels"] = [&](const Actor& a) {
     return Request{"/api/v1/alert-channels", "", Expect{.statuses = {200}, .also = no_target_for_users(a)}};

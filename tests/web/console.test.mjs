@@ -710,6 +710,9 @@ async function chineseScenario(context, base, adminPassword) {
   await channelForm.locator('select[name=kind]').selectOption('EMAIL');
   await channelForm.locator('input[name=target]').fill('ops@example.com');
   await channelForm.locator('textarea[name=body_template]').fill('任务 {{job_id}} 失败：{{handle_msg}}');
+  await channelForm.locator('input[name=event-LOST]').uncheck();
+  await channelForm.locator('input[name=threshold]').fill('3');
+  await channelForm.locator('input[name=silence_s]').fill('600');
   await checkTranslated(page, lang, 'alert channel form', seen.missing);
   await shot(page, 'alert-channel-zh-CN');
   await page.getByTestId('save-channel').click();
@@ -719,7 +722,10 @@ async function chineseScenario(context, base, adminPassword) {
   await page.getByText('no SMTP server is configured', { exact: false }).waitFor();
   check(true, 'zh-CN: a test alarm through the e-mail channel says why it was not sent');
   await checkTranslated(page, lang, 'alert channels', seen.missing);
-  const channelId = (await pageApi(page, 'GET', '/api/v1/alert-channels')).body.items.find((c) => c.name === '运维邮件').id;
+  const savedChannel = (await pageApi(page, 'GET', '/api/v1/alert-channels')).body.items.find((c) => c.name === '运维邮件');
+  check(JSON.stringify(savedChannel.events) === '["FAILED","TIMEOUT"]' && savedChannel.threshold === 3 && savedChannel.silence_s === 600,
+    `zh-CN: the channel's rule is saved (${JSON.stringify(savedChannel)})`);
+  const channelId = savedChannel.id;
   await page.goto(`${base}/#/jobs/${runningIds[0]}`);
   const editForm = page.locator('[data-testid=job-form]');
   await editForm.locator('select[name=alert_channel_ids]').selectOption(String(channelId));

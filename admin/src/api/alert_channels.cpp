@@ -101,6 +101,32 @@ void RegisterAlertChannelRoutes(Routes& s, const RouteContext& ctx) {
         SendJson(res, 200, {{"deleted", before->id}});
       },
       Access::kAdmin);
+  // The alerts decided, newest first: a USER sees those of its groups' jobs.
+  s.Get("/api/v1/alerts", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    FieldErrors errors;
+    const auto job = QueryInt(req, "job_id", 1, INT32_MAX, errors);
+    const auto limit = QueryInt(req, "limit", 1, 1000, errors).value_or(100);
+    if (!errors.empty()) return SendError(res, Error::Invalid("invalid query", std::move(errors)));
+    json items = json::array();
+    for (const auto& a :
+         channels.ListAlerts(job ? std::optional<int>(static_cast<int>(*job)) : std::nullopt,
+                             who.admin ? std::nullopt : std::optional<std::vector<int>>(who.group_ids),
+                             static_cast<int>(limit))) {
+      items.push_back({{"id", a.id},
+                       {"job_id", a.job_id},
+                       {"channel_id", a.channel_id},
+                       {"channel_name", a.channel_name},
+                       {"log_id", a.log_id},
+                       {"event", a.event},
+                       {"outcome", a.outcome},
+                       {"attempts", a.attempts},
+                       {"next_attempt_ms", a.next_attempt_ms},
+                       {"message", a.message},
+                       {"created_ms", a.created_ms},
+                       {"updated_ms", a.updated_ms}});
+    }
+    SendJson(res, 200, {{"items", items}});
+  });
   // Sends a test alarm through the channel now and says what happened (the service's refusal included).
   s.Action(
       "/api/v1/alert-channels/{id}/test",

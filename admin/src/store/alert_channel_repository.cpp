@@ -132,16 +132,17 @@ std::vector<AlertPlan> PlanAlerts(pqxx::transaction_base& tx, const FailedFire& 
     const bool send = step.decision == AlertDecision::kSend;
     auto recorded = alarm;
     if (recorded.is_object()) recorded["suppressed"] = step.suppressed;
-    const auto id = tx.exec_params1(R"sql(
+    const auto id =
+        tx.exec_params1(R"sql(
       INSERT INTO alert_log (job_id, channel_id, channel_name, log_id, event, outcome, next_attempt_ms, message,
                              alarm, created_ms, updated_ms)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $10)
       RETURNING id
     )sql",
-                                    fire.job_id, c.id, c.name, fire.log_id, std::string(event),
-                                    send ? std::string("SENDING") : std::string(ToString(step.decision)),
-                                    send ? now_ms + kAlertLeaseMs : 0, message, DumpLossy(recorded), now_ms)[0]
-                        .as<std::int64_t>();
+                        fire.job_id, c.id, c.name, fire.log_id, std::string(event),
+                        send ? std::string("SENDING") : std::string(ToString(step.decision)),
+                        send ? now_ms + kAlertLeaseMs : 0, message, DumpLossy(recorded), now_ms)[0]
+            .as<std::int64_t>();
     plans.push_back({.alert_id = id, .channel = c, .decision = step.decision, .suppressed = step.suppressed});
   }
   return plans;
@@ -271,6 +272,41 @@ std::vector<AlertChannel> AlertChannelRepository::List() {
     std::vector<AlertChannel> out;
     for (const auto& r : tx.exec(fmt::format("SELECT {} FROM alert_channel ORDER BY name", kColumns)))
       out.push_back(FromRow(r));
+    return out;
+  });
+}
+
+std::vector<AlertEntry> AlertChannelRepository::ListAlerts(std::optional<int> job_id,
+                                                           const std::optional<std::vector<int>>& group_ids,
+                                                           int limit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::vector<AlertEntry> out;
+    for (const auto& r : tx.exec_params(
+             R"sql(
+           SELECT a.id, a.job_id, a.channel_id, a.channel_name, a.log_id, a.event, a.outcome, a.attempts,
+                  a.next_attempt_ms, a.message, a.created_ms, a.updated_ms
+             FROM alert_log a LEFT JOIN job j ON j.id = a.job_id
+            WHERE ($1::int IS NULL OR a.job_id = $1)
+              AND ($2::int[] IS NULL OR j.group_id = ANY($2::int[]))
+            ORDER BY a.id DESC LIMIT $3
+         )sql",
+             job_id,
+             group_ids ? std::optional<std::string>(PgArray<int>(*group_ids)) : std::optional<std::string>(),
+             limit)) {
+      out.push_back({.id = r[0].as<std::int64_t>(),
+                     .job_id = r[1].as<int>(),
+                     .channel_id = r[2].as<int>(),
+                     .channel_name = r[3].as<std::string>(),
+                     .log_id = r[4].as<std::int64_t>(),
+                     .event = r[5].as<std::string>(),
+                     .outcome = r[6].as<std::string>(),
+                     .attempts = r[7].as<int>(),
+                     .next_attempt_ms = r[8].as<std::int64_t>(),
+                     .message = r[9].as<std::string>(),
+                     .created_ms = r[10].as<std::int64_t>(),
+                     .updated_ms = r[11].as<std::int64_t>()});
+    }
     return out;
   });
 }

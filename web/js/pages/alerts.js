@@ -3,13 +3,14 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
-import { enumOptions } from '../util.js';
+import { enumOptions, formatMs } from '../util.js';
 import { t } from '../i18n.js';
 
 export const ALERT_KINDS = ['WEBHOOK', 'EMAIL'];
 export const ALERT_PRESETS = ['SLACK', 'DINGTALK', 'WECOM', 'FEISHU', 'JSON', 'CUSTOM'];
 const SIGNED = ['DINGTALK', 'FEISHU'];
-const FIELDS = ['name', 'kind', 'preset', 'target', 'body_template', 'secret'];
+const FIELDS = ['name', 'kind', 'preset', 'target', 'body_template', 'secret', 'events', 'threshold', 'silence_s'];
+export const ALERT_EVENTS = ['FAILED', 'TIMEOUT', 'LOST'];
 const TEMPLATE_FIELDS = '{{title}} {{text}} {{job_id}} {{job_description}} {{app_name}} {{log_id}} {{trigger_type}} '
   + '{{scheduled}} {{scheduled_ms}} {{trigger_code}} {{trigger_msg}} {{handle_code}} {{handle_msg}} {{event}}';
 
@@ -22,6 +23,9 @@ function ChannelForm({ channel, onDone, onCancel }) {
     body_template: channel ? channel.body_template : '',
     secret: '',
     change_secret: !channel,
+    events: channel ? channel.events : [...ALERT_EVENTS],
+    threshold: channel ? channel.threshold : 1,
+    silence_s: channel ? channel.silence_s : 0,
   });
   const [error, setError] = useState(null);
   const err = (k) => (error ? error.field(k) : '');
@@ -31,7 +35,15 @@ function ChannelForm({ channel, onDone, onCancel }) {
   const signed = webhook && SIGNED.includes(c.preset);
   const save = async (e) => {
     e.preventDefault();
-    const body = { name: c.name, kind: c.kind, target: c.target, body_template: templated ? c.body_template : '' };
+    const body = {
+      name: c.name,
+      kind: c.kind,
+      target: c.target,
+      body_template: templated ? c.body_template : '',
+      events: c.events,
+      threshold: Number(c.threshold),
+      silence_s: Number(c.silence_s),
+    };
     if (webhook) body.preset = c.preset;
     // A secret is sent only when typed (or cleared on a preset that does not sign).
     if (signed && c.change_secret) body.secret = c.secret;
@@ -69,6 +81,22 @@ function ChannelForm({ channel, onDone, onCancel }) {
           : html`<input name="secret" type="password" autocomplete="new-password" value=${c.secret} onInput=${(e) => set('secret')(e.target.value)} />`}
       </${Field}>`}
     </div>
+    <fieldset><legend>${t('alerts.rule')}</legend>
+      <div class="grid">
+        <${Field} label=${t('field.events')} error=${err('events')} hint=${t('alerts.hint.events')}>
+          <div class="checks">${ALERT_EVENTS.map((ev) => html`<label class="inline" key=${ev}>
+            <input type="checkbox" name=${`event-${ev}`} checked=${c.events.includes(ev)}
+              onChange=${(e) => set('events')(e.target.checked ? ALERT_EVENTS.filter((x) => x === ev || c.events.includes(x)) : c.events.filter((x) => x !== ev))} />
+            ${t(`enum.alertEvent.${ev}`)}</label>`)}</div>
+        </${Field}>
+        <${Field} label=${t('field.threshold')} error=${err('threshold')} hint=${t('alerts.hint.threshold')}>
+          <input name="threshold" type="number" min="1" max="1000" value=${c.threshold} onInput=${(e) => set('threshold')(e.target.value)} />
+        </${Field}>
+        <${Field} label=${t('field.silence_s')} error=${err('silence_s')} hint=${t('alerts.hint.silence')}>
+          <input name="silence_s" type="number" min="0" max="604800" value=${c.silence_s} onInput=${(e) => set('silence_s')(e.target.value)} />
+        </${Field}>
+      </div>
+    </fieldset>
     <div class="form-actions">
       <button type="button" onClick=${onCancel}>${t('common.cancel')}</button>
       <button type="submit" class="primary" data-testid="save-channel">${channel ? t('common.save') : t('alerts.create')}</button>
@@ -79,6 +107,7 @@ function ChannelForm({ channel, onDone, onCancel }) {
 export function AlertsPage({ user }) {
   const admin = user.role === 'ADMIN';
   const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
+  const alerts = useLoad(() => api.get('/api/v1/alerts?limit=50'), []);
   const [editing, setEditing] = useState(null); // null, 'new' or a channel
   const [notice, setNotice] = useState({ text: '', kind: 'ok' });
   const [error, setError] = useState(null);
@@ -124,6 +153,23 @@ export function AlertsPage({ user }) {
             <button type="button" onClick=${() => test(c)}>${t('alerts.test')}</button>
             <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(c)} />
           </td>`}
+        </tr>`)}
+      </tbody>
+    </table></div>`}
+    <h2>${t('alerts.history')}</h2>
+    <${ErrorBanner} error=${alerts.error} />
+    ${!alerts.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="alerts-table">
+      <thead><tr><th>${t('alerts.col.when')}</th><th>${t('field.name')}</th><th>${t('alerts.col.job')}</th><th>${t('alerts.col.fire')}</th><th>${t('alerts.col.event')}</th><th>${t('alerts.col.outcome')}</th><th>${t('alerts.col.detail')}</th></tr></thead>
+      <tbody>
+        ${alerts.data.items.length === 0 && html`<tr><td colspan="7" class="muted">${t('alerts.historyEmpty')}</td></tr>`}
+        ${alerts.data.items.map((a) => html`<tr key=${a.id} data-outcome=${a.outcome}>
+          <td data-label=${t('alerts.col.when')}>${formatMs(a.created_ms)}</td>
+          <td data-label=${t('field.name')}>${a.channel_name}</td>
+          <td data-label=${t('alerts.col.job')}><a href=${`#/jobs/${a.job_id}`}>${a.job_id}</a></td>
+          <td data-label=${t('alerts.col.fire')}><a href=${`#/logs/${a.log_id}`}>${a.log_id}</a></td>
+          <td data-label=${t('alerts.col.event')}>${t(`enum.alertEvent.${a.event}`)}</td>
+          <td data-label=${t('alerts.col.outcome')}><span class=${`badge outcome-${a.outcome.toLowerCase()}`}>${t(`enum.alertOutcome.${a.outcome}`)}</span>${a.attempts > 1 ? html` <span class="muted small">${t('alerts.attempts', { count: a.attempts, n: a.attempts })}</span>` : ''}</td>
+          <td class="muted small" data-label=${t('alerts.col.detail')}>${a.message}</td>
         </tr>`)}
       </tbody>
     </table></div>`}

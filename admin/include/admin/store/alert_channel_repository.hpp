@@ -18,6 +18,22 @@
 
 namespace cronwheel::admin {
 
+// One alert decided (table alert_log): sent, held back, or being delivered.
+struct AlertEntry {
+  std::int64_t id = 0;
+  int job_id = 0;
+  int channel_id = 0;
+  std::string channel_name;
+  std::int64_t log_id = 0;
+  std::string event;    // FAILED, TIMEOUT, LOST
+  std::string outcome;  // SENT, FAILED, SENDING, RETRYING, SUPPRESSED, BELOW_THRESHOLD
+  int attempts = 0;
+  std::int64_t next_attempt_ms = 0;
+  std::string message;
+  std::int64_t created_ms = 0;
+  std::int64_t updated_ms = 0;
+};
+
 class AlertChannelRepository {
  public:
   // Edits a channel in place (an update's fields over the stored ones); an error is returned as it is.
@@ -34,6 +50,10 @@ class AlertChannelRepository {
   std::optional<AlertChannel> Get(int id);
   // By name.
   std::vector<AlertChannel> List();
+  // The newest `limit` alerts, of job `job_id` when given, of jobs of `group_ids` when given (nullopt = any,
+  // including deleted jobs'), newest first.
+  std::vector<AlertEntry> ListAlerts(std::optional<int> job_id,
+                                     const std::optional<std::vector<int>>& group_ids, int limit);
 
  private:
   ringwheel::Clock& clock_;
