@@ -77,7 +77,7 @@ Receiver StartReceiver(const fs::path& dir) {
 }
 
 fs::path FreshDir(const std::string& name) {
-  const auto dir = fs::temp_directory_path() / fmt::format("cronwheel-{}-{}", name, ::getpid());
+  auto dir = fs::temp_directory_path() / fmt::format("cronwheel-{}-{}", name, ::getpid());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

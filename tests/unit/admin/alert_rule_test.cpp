@@ -56,6 +56,7 @@ TEST(AlertRule, ASilenceWindowSendsOneAlertPerWindowAndTheNextOneCountsTheRest) 
   std::vector<int> suppressed;
   // A job failing every second for two and a half minutes: one alert a minute.
   std::vector<std::pair<int, bool>> failures;
+  failures.reserve(150);
   for (int s = 0; s < 150; ++s)
     failures.emplace_back(s, false);
   const auto got = Feed(rule, failures, state, &suppressed);
