@@ -27,11 +27,12 @@ ALTER TABLE job ADD COLUMN alert_channel_ids INTEGER[] NOT NULL DEFAULT '{}';
 ALTER TABLE job_group ADD COLUMN alert_channel_ids INTEGER[] NOT NULL DEFAULT '{}';
 
 -- Alert rules (admin/model/alert_rule.hpp; docs/operations.md, "Alert rules"), one per channel:
--- events:    the kinds of final failure the channel alerts (FAILED, TIMEOUT, LOST)
+-- events:    the kinds of final failure the channel alerts (FAILED, TIMEOUT, LOST), and RECOVERED: the job
+--            succeeded again after an alert
 -- threshold: alert once a job has failed this many times in a row
 -- silence_s: after an alert, no other alert of the same job on the channel for this long
 ALTER TABLE alert_channel
-    ADD COLUMN events    TEXT[]  NOT NULL DEFAULT '{FAILED,TIMEOUT,LOST}',
+    ADD COLUMN events    TEXT[]  NOT NULL DEFAULT '{FAILED,TIMEOUT,LOST,RECOVERED}',
     ADD COLUMN threshold INTEGER NOT NULL DEFAULT 1 CHECK (threshold BETWEEN 1 AND 1000),
     ADD COLUMN silence_s INTEGER NOT NULL DEFAULT 0 CHECK (silence_s BETWEEN 0 AND 604800);
 
@@ -43,8 +44,11 @@ CREATE TABLE alert_state (
     last_failure_ms   BIGINT  NOT NULL DEFAULT 0,
     silenced_until_ms BIGINT  NOT NULL DEFAULT 0,
     suppressed        INTEGER NOT NULL DEFAULT 0,
+    alerted           BOOLEAN NOT NULL DEFAULT false,  -- an alert was sent; the job has not succeeded since
     PRIMARY KEY (job_id, channel_id)
 );
+-- What the recovery check reads every second.
+CREATE INDEX alert_state_alerted_idx ON alert_state (job_id) WHERE alerted;
 
 -- Every alert decided: sent, held back (SUPPRESSED, BELOW_THRESHOLD), or being delivered (SENDING, RETRYING
 -- at next_attempt_ms) until SENT or FAILED. Kept when the job or channel is deleted (the names are copied).

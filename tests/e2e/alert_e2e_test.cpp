@@ -268,21 +268,38 @@ TEST(AlertE2E, AJobFailingEverySecondAlertsOncePerSilenceWindow) {
         fmt::format("SELECT count(*) FROM alert_log WHERE job_id = {} AND outcome = 'SUPPRESSED'", job));
   };
   ASSERT_TRUE(Eventually([&] { return held() >= 8; }, 60s, 200ms)) << c.admin(0).LogTail();
+  // The handler is fixed: the next fire succeeds, and each channel hears once that the job recovered.
+  r = http.Send("PUT", fmt::format("/api/v1/jobs/{}", job), as_admin,
+                json{{"handler", "noopJobHandler"}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return c.Scalar(fmt::format("SELECT count(*) FROM alert_log WHERE job_id = {} AND event = "
+                                    "'RECOVERED' AND outcome = 'SENT'",
+                                    job)) == 2;
+      },
+      30s, 200ms))
+      << c.admin(0).LogTail();
   http.Send("POST", fmt::format("/api/v1/jobs/{}/stop", job), as_admin, "");
   const auto requests = ReadLines(receiver.log);
   int slack = 0;
   int ding = 0;
+  int recovered = 0;
   for (const auto& q : requests) {
     EXPECT_EQ(q.at("verdict"), "accepted") << q.dump();
     slack += q.at("path").get<std::string>().starts_with("/slack/") ? 1 : 0;
     ding += q.at("path") == "/dingtalk/robot/send" ? 1 : 0;
+    recovered += q.dump().find("recovered") != std::string::npos ? 1 : 0;
   }
-  EXPECT_EQ(slack, 1) << json(requests).dump(1);
-  EXPECT_EQ(ding, 1) << json(requests).dump(1);
+  EXPECT_EQ(slack, 2) << "one failure alert and one recovery: " << json(requests).dump(1);
+  EXPECT_EQ(ding, 2) << json(requests).dump(1);
+  EXPECT_EQ(recovered, 2) << json(requests).dump(1);
   for (const int ch : channels) {
-    EXPECT_EQ(c.Scalar(fmt::format(
-                  "SELECT count(*) FROM alert_log WHERE channel_id = {} AND outcome = 'SENT'", ch)),
-              1);
+    EXPECT_EQ(
+        c.Scalar(fmt::format(
+            "SELECT count(*) FROM alert_log WHERE channel_id = {} AND outcome = 'SENT' AND event = 'FAILED'",
+            ch)),
+        1);
     EXPECT_EQ(
         c.Scalar(fmt::format(
             "SELECT count(*) FROM alert_log WHERE channel_id = {} AND outcome = 'BELOW_THRESHOLD'", ch)),

@@ -298,6 +298,39 @@ TEST_F(MonitorsPg, ASilenceWindowHoldsAlertsBackAndAFailedDeliveryIsSentAgainAft
   EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE outcome = 'SENT'"), 3);
 }
 
+TEST_F(MonitorsPg, AJobThatSucceedsAgainAfterAnAlertIsAnnouncedRecoveredOnceOnTheChannelsThatAskForIt) {
+  const int g = AddGroup();
+  const int j = AddJob(g, "* * * * * ?", 0);
+  const int told = Count(
+      "INSERT INTO alert_channel (name, kind, target, created_ms, updated_ms)"
+      " VALUES ('told', 'EMAIL', 'ops@example.com', 0, 0) RETURNING id");
+  const int quiet = Count(
+      "INSERT INTO alert_channel (name, kind, target, events, created_ms, updated_ms)"
+      " VALUES ('quiet', 'EMAIL', 'dba@example.com', '{FAILED}', 0, 0) RETURNING id");
+  Exec(fmt::format("UPDATE job SET alert_channel_ids = '{{{},{}}}' WHERE id = {}", told, quiet, j));
+  RecordingAlarms alarms;
+  PgResultStore store(*pool_);
+  FailureMonitor monitor({.node_id = "node-a"}, clock_, store, alarms,
+                         [](const Fire&, std::chrono::milliseconds) {});
+  AddLog(j, g, "CRON", clock_.NowMs(), 200, 500);
+  AddLog(j, g, "CRON", clock_.NowMs() + 1000, 500, 0);
+  monitor.RunOnce();
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_state WHERE alerted"), 2);
+  EXPECT_EQ(monitor.RunOnce().recoveries, 0) << "no success yet";
+  const auto ok = AddLog(j, g, "CRON", clock_.NowMs() + 2000, 200, 200);
+  alarms.events.clear();
+  EXPECT_EQ(monitor.RunOnce().recoveries, 1) << "the channel that asks for RECOVERED only";
+  ASSERT_EQ(alarms.events.size(), 1u);
+  const auto& e = alarms.events[0];
+  EXPECT_EQ(e.event, "job_recovered");
+  EXPECT_EQ(e.log_id, ok);
+  EXPECT_EQ(e.streak, 2);
+  EXPECT_EQ(e.channels.at(0).name, "told");
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_state WHERE alerted OR streak > 0"), 0) << "both states reset";
+  EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE event = 'RECOVERED' AND outcome = 'SENT'"), 1);
+  EXPECT_EQ(monitor.RunOnce().recoveries, 0) << "said once";
+}
+
 TEST_F(MonitorsPg, NoAlarmConfiguredMeansStatusOneAndStuckClaimsAreReleased) {
   const int g = AddGroup();
   const int j = AddJob(g, "* * * * * ?", 0);

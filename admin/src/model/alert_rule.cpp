@@ -5,7 +5,8 @@
 namespace cronwheel::admin {
 
 const std::vector<std::string_view>& AlertEvents() {
-  static const std::vector<std::string_view> kEvents = {kAlertFailed, kAlertTimeout, kAlertLost};
+  static const std::vector<std::string_view> kEvents = {kAlertFailed, kAlertTimeout, kAlertLost,
+                                                        kAlertRecovered};
   return kEvents;
 }
 
@@ -51,6 +52,7 @@ AlertStep DecideAlert(const AlertRule& rule, const AlertState& state, std::strin
   }
   step.suppressed = state.suppressed;
   step.next.suppressed = 0;
+  step.next.alerted = true;
   step.next.silenced_until_ms = now_ms + rule.silence_ms;
   return step;
 }

@@ -46,7 +46,8 @@ std::size_t ReadUpload(char* buffer, std::size_t size, std::size_t count, void* 
 
 // The alarm's one-line summary: the e-mail subject, the `title` field.
 std::string Title(const AlarmEvent& e) {
-  return fmt::format("cronwheel: job {} ({}) failed", e.job_id, e.job_description);
+  return fmt::format("cronwheel: job {} ({}) {}", e.job_id, e.job_description,
+                     e.event == "job_recovered" ? "recovered" : "failed");
 }
 
 // A header value without line breaks (no header injection through job descriptions).
@@ -68,6 +69,14 @@ DefaultAlarmSender::DefaultAlarmSender(ringwheel::Clock& clock, Settings setting
 }
 
 std::string DefaultAlarmSender::Describe(const AlarmEvent& e) {
+  if (e.event == "job_recovered") {
+    return fmt::format(
+        "cronwheel: job {} ({}) recovered\n\nGroup: {}\nFire: {} ({}), scheduled {}, succeeded after {} "
+        "failure(s) in "
+        "a row\n",
+        e.job_id, e.job_description, e.app_name, e.log_id, e.trigger_type, FormatUtc(e.scheduled_ms),
+        e.streak);
+  }
   return fmt::format(
              "cronwheel alarm: job {} ({}) failed\n\nGroup: {}\nFire: {} ({}), scheduled {}\nTrigger: code "
              "{}\n{}\n\n"
@@ -82,7 +91,7 @@ std::string DefaultAlarmSender::Describe(const AlarmEvent& e) {
 }
 
 AlertValues AlarmValues(const AlarmEvent& e) {
-  return {{"event", "fire_failed"},
+  return {{"event", e.event},
           {"title", Title(e)},
           {"text", DefaultAlarmSender::Describe(e)},
           {"job_id", std::to_string(e.job_id)},

@@ -31,7 +31,9 @@ AlarmEvent EventOf(const FailedFire& f) {
 
 // An alarm's values as alert_log keeps them, to send a retry again (channels aside).
 nlohmann::json ToJson(const AlarmEvent& e) {
-  return {{"log_id", e.log_id},
+  return {{"event", e.event},
+          {"streak", e.streak},
+          {"log_id", e.log_id},
           {"job_id", e.job_id},
           {"job_description", e.job_description},
           {"app_name", e.app_name},
@@ -47,6 +49,8 @@ nlohmann::json ToJson(const AlarmEvent& e) {
 AlarmEvent AlarmFromJson(const nlohmann::json& j) {
   AlarmEvent e;
   if (!j.is_object()) return e;
+  e.event = j.value("event", std::string("fire_failed"));
+  e.streak = j.value("streak", 0);
   e.log_id = j.value("log_id", std::int64_t{0});
   e.job_id = j.value("job_id", 0);
   e.job_description = j.value("job_description", std::string());
@@ -120,8 +124,12 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
     statuses.push_back(std::move(s));
   }
   store_.SetAlarmStatus(statuses);
-  // Alerts whose delivery failed before, due again.
-  for (const auto& p : store_.ClaimAlertRetries(now, settings_.batch)) {
+  // Jobs that succeeded again after an alert, then alerts whose delivery failed before, due again.
+  auto pending = store_.ClaimRecoveries(now, settings_.batch);
+  round.recoveries = static_cast<int>(pending.size());
+  for (auto& p : store_.ClaimAlertRetries(now, settings_.batch))
+    pending.push_back(std::move(p));
+  for (const auto& p : pending) {
     AlertDelivery d{.alert_id = p.alert_id, .attempts_before = p.attempts};
     if (!p.channel) {
       d.final = true;
@@ -133,7 +141,7 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
       d.ok = outcome.ok;
       d.message = outcome.message;
     }
-    ++round.alerts_retried;
+    if (d.attempts_before > 0) ++round.alerts_retried;
     deliveries.push_back(std::move(d));
   }
   store_.FinishAlerts(deliveries, now);

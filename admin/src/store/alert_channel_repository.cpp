@@ -102,7 +102,7 @@ std::vector<AlertPlan> PlanAlerts(pqxx::transaction_base& tx, const FailedFire& 
                    fire.job_id, c.id);
     // The lock orders the failures of one job on one channel, on any admin.
     const auto row = tx.exec_params1(R"sql(
-      SELECT s.streak, s.last_failure_ms, s.silenced_until_ms, s.suppressed,
+      SELECT s.streak, s.last_failure_ms, s.silenced_until_ms, s.suppressed, s.alerted,
              s.last_failure_ms > 0 AND EXISTS (
                SELECT 1 FROM job_log l
                 WHERE l.job_id = s.job_id AND l.scheduled_ms > s.last_failure_ms AND l.handle_code = 200)
@@ -113,14 +113,17 @@ std::vector<AlertPlan> PlanAlerts(pqxx::transaction_base& tx, const FailedFire& 
     const AlertState state{.streak = row[0].as<int>(),
                            .last_failure_ms = row[1].as<std::int64_t>(),
                            .silenced_until_ms = row[2].as<std::int64_t>(),
-                           .suppressed = row[3].as<int>()};
-    const auto step = DecideAlert(rule, state, event, fire.scheduled_ms, row[4].as<bool>(), now_ms);
+                           .suppressed = row[3].as<int>(),
+                           .alerted = row[4].as<bool>()};
+    const auto step =
+        DecideAlert(rule, state, event, fire.scheduled_ms, row["success_since"].as<bool>(), now_ms);
     tx.exec_params(R"sql(
-      UPDATE alert_state SET streak = $3, last_failure_ms = $4, silenced_until_ms = $5, suppressed = $6
+      UPDATE alert_state SET streak = $3, last_failure_ms = $4, silenced_until_ms = $5, suppressed = $6,
+                             alerted = $7
        WHERE job_id = $1 AND channel_id = $2
     )sql",
                    fire.job_id, c.id, step.next.streak, step.next.last_failure_ms,
-                   step.next.silenced_until_ms, step.next.suppressed);
+                   step.next.silenced_until_ms, step.next.suppressed, step.next.alerted);
     std::string message;
     if (step.decision == AlertDecision::kBelowThreshold) {
       message = fmt::format("failure {} in a row of the {} the channel waits for", step.next.streak,
@@ -162,6 +165,61 @@ void FinishAlerts(pqxx::transaction_base& tx, std::span<const AlertDelivery> del
                    again ? now_ms + AlertRetryDelayMs(attempts) : 0, std::string(Utf8Prefix(d.message, 2000)),
                    now_ms);
   }
+}
+
+std::vector<PendingAlert> ClaimRecoveries(pqxx::transaction_base& tx, std::int64_t now_ms, int limit) {
+  // The first success after the last failure counted, for the states whose alert was sent.
+  const auto rows = tx.exec_params(fmt::format(R"sql(
+    WITH r AS (
+      SELECT s.job_id, s.channel_id, s.streak, ok.id AS log_id, ok.scheduled_ms, ok.trigger_type
+        FROM alert_state s
+        CROSS JOIN LATERAL (
+          SELECT l.id, l.scheduled_ms, l.trigger_type FROM job_log l
+           WHERE l.job_id = s.job_id AND l.scheduled_ms > s.last_failure_ms AND l.handle_code = 200
+           ORDER BY l.scheduled_ms LIMIT 1) ok
+       WHERE s.alerted
+       LIMIT $1
+         FOR UPDATE OF s SKIP LOCKED),
+    reset AS (
+      UPDATE alert_state s SET alerted = false, streak = 0, suppressed = 0
+        FROM r WHERE s.job_id = r.job_id AND s.channel_id = r.channel_id)
+    SELECT r.*, j.description, g.app_name, {} AS channel
+      FROM r JOIN job j ON j.id = r.job_id JOIN job_group g ON g.id = j.group_id
+     ORDER BY r.job_id, r.channel_id
+  )sql",
+                                               JsonOf("ARRAY[r.channel_id]")),
+                                   limit);
+  std::vector<PendingAlert> out;
+  for (const auto& r : rows) {
+    auto channels = FromJson(r["channel"].c_str());
+    if (channels.empty()) continue;
+    const auto& events = channels[0].events;
+    if (std::find(events.begin(), events.end(), kAlertRecovered) == events.end()) continue;
+    PendingAlert p;
+    p.channel = std::move(channels[0]);
+    p.alarm = {{"event", "job_recovered"},
+               {"log_id", r["log_id"].as<std::int64_t>()},
+               {"job_id", r["job_id"].as<int>()},
+               {"job_description", r["description"].as<std::string>()},
+               {"app_name", r["app_name"].as<std::string>()},
+               {"trigger_type", r["trigger_type"].as<std::string>()},
+               {"scheduled_ms", r["scheduled_ms"].as<std::int64_t>()},
+               {"trigger_code", 200},
+               {"handle_code", 200},
+               {"streak", r["streak"].as<int>()}};
+    p.alert_id =
+        tx.exec_params1(R"sql(
+      INSERT INTO alert_log (job_id, channel_id, channel_name, log_id, event, outcome, next_attempt_ms, message,
+                             alarm, created_ms, updated_ms)
+      VALUES ($1, $2, $3, $4, 'RECOVERED', 'SENDING', $5, '', $6::jsonb, $7, $7)
+      RETURNING id
+    )sql",
+                        r["job_id"].as<int>(), p.channel->id, p.channel->name, r["log_id"].as<std::int64_t>(),
+                        now_ms + kAlertLeaseMs, DumpLossy(p.alarm), now_ms)[0]
+            .as<std::int64_t>();
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 std::vector<PendingAlert> ClaimAlertRetries(pqxx::transaction_base& tx, std::int64_t now_ms, int limit) {

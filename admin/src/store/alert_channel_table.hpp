@@ -25,6 +25,7 @@ std::vector<AlertPlan> PlanAlerts(pqxx::transaction_base& tx, const FailedFire& 
                                   const nlohmann::json& alarm, std::int64_t now_ms);
 void FinishAlerts(pqxx::transaction_base& tx, std::span<const AlertDelivery> deliveries, std::int64_t now_ms);
 std::vector<PendingAlert> ClaimAlertRetries(pqxx::transaction_base& tx, std::int64_t now_ms, int limit);
+std::vector<PendingAlert> ClaimRecoveries(pqxx::transaction_base& tx, std::int64_t now_ms, int limit);
 
 // The SQL expression of the channels of `ids_expr` (an int[] expression) as a JSON array, for a SELECT
 // list.

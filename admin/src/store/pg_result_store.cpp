@@ -4,8 +4,8 @@
 
 #include "admin/store/fire_log.hpp"
 #include "admin/store/log_partitions.hpp"
-#include "store/job_table.hpp"
 #include "store/alert_channel_table.hpp"
+#include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -122,6 +122,15 @@ std::vector<PendingAlert> PgResultStore::ClaimAlertRetries(std::int64_t now_ms, 
     auto pending = alert_channel_table::ClaimAlertRetries(tx, now_ms, limit);
     tx.commit();
     return pending;
+  });
+}
+
+std::vector<PendingAlert> PgResultStore::ClaimRecoveries(std::int64_t now_ms, int limit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    auto recovered = alert_channel_table::ClaimRecoveries(tx, now_ms, limit);
+    tx.commit();
+    return recovered;
   });
 }
 

@@ -74,6 +74,22 @@ TEST(AlertRule, ASilenceWindowSendsOneAlertPerWindowAndTheNextOneCountsTheRest) 
                                         AlertDecision::kSuppress, AlertDecision::kSend}));
 }
 
+TEST(AlertRule, OnlyASentAlertMarksTheJobAsAlertedForItsRecovery) {
+  AlertRule rule = kEvery;
+  rule.threshold = 2;
+  rule.silence_ms = 60'000;
+  AlertState state;
+  Feed(rule, {{0, false}}, state);
+  EXPECT_FALSE(state.alerted) << "below the threshold: nothing was sent";
+  Feed(rule, {{1, false}}, state);
+  EXPECT_TRUE(state.alerted);
+  // After a recovery (the store resets the state), a failure held back by the window marks nothing.
+  state.alerted = false;
+  state.streak = 0;
+  Feed(rule, {{5, true}, {6, false}}, state);
+  EXPECT_FALSE(state.alerted);
+}
+
 TEST(AlertRule, AKindTheChannelDoesNotAlertChangesNothing) {
   const AlertRule timeouts{.events = {"TIMEOUT"}, .threshold = 1, .silence_ms = 0};
   const AlertState state{.streak = 2, .last_failure_ms = kT0, .silenced_until_ms = 0, .suppressed = 0};

@@ -3,7 +3,8 @@
 // alert channel carries its rule:
 //   events     the kinds of final failure it alerts: FAILED (the trigger or the handler failed), TIMEOUT (the
 //              executor stopped the run at the job's timeout, handle code 502), LOST (the executor went away
-//              and sent no result)
+//              and sent no result); and RECOVERED: a job whose failure this channel was sent succeeded again
+//              (said once per alert sent: a flapping job's failures held back by a silence window bring none)
 //   threshold  alert only once a job has failed this many times in a row (1 = every failure); a success in
 //              between starts the count again
 //   silence    after an alert, at most one alert per job per window; the failures in the window are counted
@@ -23,7 +24,9 @@ namespace cronwheel::admin {
 inline constexpr std::string_view kAlertFailed = "FAILED";
 inline constexpr std::string_view kAlertTimeout = "TIMEOUT";
 inline constexpr std::string_view kAlertLost = "LOST";
-const std::vector<std::string_view>& AlertEvents();  // FAILED, TIMEOUT, LOST
+// Not a failure: a job that was alerted succeeded again.
+inline constexpr std::string_view kAlertRecovered = "RECOVERED";
+const std::vector<std::string_view>& AlertEvents();  // FAILED, TIMEOUT, LOST, RECOVERED
 
 // The message a fire gets when its executor went away without a result (LostResultMonitor), by which its
 // alarm is a LOST one.
@@ -48,6 +51,7 @@ struct AlertState {
   std::int64_t last_failure_ms = 0;    // the scheduled instant of the last failure counted
   std::int64_t silenced_until_ms = 0;  // no alert before this instant
   int suppressed = 0;                  // failures not alerted since the last alert (silenced)
+  bool alerted = false;                // an alert was sent and the job has not succeeded since
 };
 
 enum class AlertDecision {

@@ -53,6 +53,7 @@ class FailureMonitor {
     int alarms_sent = 0;
     int alarms_failed = 0;
     int alerts_retried = 0;  // alert deliveries attempted again
+    int recoveries = 0;      // RECOVERED alerts sent
   };
   Round RunOnce();
 

@@ -176,6 +176,11 @@ class ResultStore {
   // Takes at most `limit` alerts due for another attempt (RETRYING, or SENDING past its lease: an admin died
   // while sending), leasing each for 10 minutes.
   virtual std::vector<PendingAlert> ClaimAlertRetries(std::int64_t now_ms, int limit) = 0;
+  // For at most `limit` job-and-channel states whose alert was sent and whose job has a fire that succeeded
+  // since its last failure: resets the state (no failures in a row, not alerted) and, for the channels that
+  // alert RECOVERED, records a RECOVERED alert (SENDING, leased for 10 minutes) and returns it to send, with
+  // that fire in its alarm ("event": "job_recovered", "streak": the failures in a row before it).
+  virtual std::vector<PendingAlert> ClaimRecoveries(std::int64_t now_ms, int limit) = 0;
 
   // --- lost results (results/lost_result_monitor.hpp)
   // At most `limit` fires sent at or before `sent_before_ms` that still have no result, by log id.

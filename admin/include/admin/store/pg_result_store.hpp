@@ -22,10 +22,11 @@ class PgResultStore final : public ResultStore {
   FailuresClaimed ClaimFailures(const std::string& node_id, std::int64_t now_ms, int limit,
                                 std::int64_t stuck_before_ms, const PlanRetries& plan) override;
   void SetAlarmStatus(std::span<const AlarmStatus> statuses) override;
-  std::vector<AlertPlan> PlanAlerts(const FailedFire& fire, std::string_view event, const nlohmann::json& alarm,
-                                    std::int64_t now_ms) override;
+  std::vector<AlertPlan> PlanAlerts(const FailedFire& fire, std::string_view event,
+                                    const nlohmann::json& alarm, std::int64_t now_ms) override;
   void FinishAlerts(std::span<const AlertDelivery> deliveries, std::int64_t now_ms) override;
   std::vector<PendingAlert> ClaimAlertRetries(std::int64_t now_ms, int limit) override;
+  std::vector<PendingAlert> ClaimRecoveries(std::int64_t now_ms, int limit) override;
   std::vector<RunningFire> RunningSince(std::int64_t sent_before_ms, int limit) override;
   void MarkLost(std::span<const std::int64_t> log_ids, std::int64_t now_ms,
                 const std::string& message) override;
