@@ -726,8 +726,12 @@ async function chineseScenario(context, base, adminPassword) {
   check(JSON.stringify(savedChannel.events) === '["FAILED","TIMEOUT","RECOVERED"]' && savedChannel.threshold === 3 && savedChannel.silence_s === 600,
     `zh-CN: the channel's rule is saved (${JSON.stringify(savedChannel)})`);
   const channelId = savedChannel.id;
+  // A fresh load of the job's page, as elsewhere here after a change of page within the document.
   await page.goto(`${base}/#/jobs/${runningIds[0]}`);
+  await page.reload();
   const editForm = page.locator('[data-testid=job-form]');
+  await editForm.waitFor();
+  await editForm.locator(`select[name=alert_channel_ids] option[value="${channelId}"]`).waitFor({ state: 'attached' });
   await editForm.locator('select[name=alert_channel_ids]').selectOption(String(channelId));
   await page.locator('[data-testid=save-job]').click();
   await until('the job to name the channel', async () =>
