@@ -68,5 +68,6 @@ CREATE TABLE alert_log (
     created_ms      BIGINT  NOT NULL,
     updated_ms      BIGINT  NOT NULL
 );
-CREATE INDEX alert_log_retry_idx ON alert_log (next_attempt_ms) WHERE outcome = 'RETRYING';
+-- What the failure monitor reads every second: the deliveries to try again (and those an admin left mid-send).
+CREATE INDEX alert_log_retry_idx ON alert_log (next_attempt_ms) WHERE outcome IN ('RETRYING', 'SENDING');
 CREATE INDEX alert_log_job_idx ON alert_log (job_id, id DESC);
