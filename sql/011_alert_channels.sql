@@ -27,12 +27,13 @@ ALTER TABLE job ADD COLUMN alert_channel_ids INTEGER[] NOT NULL DEFAULT '{}';
 ALTER TABLE job_group ADD COLUMN alert_channel_ids INTEGER[] NOT NULL DEFAULT '{}';
 
 -- Alert rules (admin/model/alert_rule.hpp; docs/operations.md, "Alert rules"), one per channel:
--- events:    the kinds of final failure the channel alerts (FAILED, TIMEOUT, LOST), and RECOVERED: the job
+-- events:    the kinds of final failure the channel alerts (FAILED, TIMEOUT, LOST, MISFIRE: a skipped
+--            instant), and RECOVERED: the job
 --            succeeded again after an alert
 -- threshold: alert once a job has failed this many times in a row
 -- silence_s: after an alert, no other alert of the same job on the channel for this long
 ALTER TABLE alert_channel
-    ADD COLUMN events    TEXT[]  NOT NULL DEFAULT '{FAILED,TIMEOUT,LOST,RECOVERED}',
+    ADD COLUMN events    TEXT[]  NOT NULL DEFAULT '{FAILED,TIMEOUT,LOST,MISFIRE,RECOVERED}',
     ADD COLUMN threshold INTEGER NOT NULL DEFAULT 1 CHECK (threshold BETWEEN 1 AND 1000),
     ADD COLUMN silence_s INTEGER NOT NULL DEFAULT 0 CHECK (silence_s BETWEEN 0 AND 604800);
 

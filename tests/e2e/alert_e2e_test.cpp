@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -311,6 +312,124 @@ TEST(AlertE2E, AJobFailingEverySecondAlertsOncePerSilenceWindow) {
   const auto items = r.Json()->at("items");
   ASSERT_GE(items.size(), 12U);
   EXPECT_GT(items[0].at("id").get<std::int64_t>(), items[1].at("id").get<std::int64_t>());
+  receiver.process->Stop(5s);
+  fs::remove_all(dir);
+}
+
+// Issue 25's misfire alert, once per silence window. The admin is stopped (SIGSTOP) for 12 s, as a long
+// GC-like pause or a frozen VM would: on waking, the fires it had pre-read are more than the 5 s misfire
+// threshold late and are skipped (the ring's path), and so is the instant the scan finds late (the scan's
+// path). The Slack and DingTalk channels each get one MISFIRE alert for all of them, the rest are recorded
+// SUPPRESSED; after the window, the next pause alerts again, saying how many were held back.
+TEST(AlertE2E, SkippedInstantsAlertSlackAndDingTalkOncePerSilenceWindow) {
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto dir = FreshDir("alert-misfire-e2e");
+  auto receiver = StartReceiver(dir);
+  ASSERT_GT(receiver.port, 0) << receiver.process->LogTail();
+  const auto base = fmt::format("http://127.0.0.1:{}", receiver.port);
+  Cluster c({.admins = 1,
+             .executors = 1,
+             .admin_args = {"--alarm-webhook-allow", base},
+             .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+  const int group = c.AddGroup();
+  c.AwaitRegistered(0);
+  HttpCaller http(c.admin_port(0));
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session.has_value());
+  const auto as_admin = cwtest::SessionHeaders(*session);
+  constexpr int kSilenceS = 20;
+  std::vector<int> channels;
+  for (const auto& [name, preset, path] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"slack", "SLACK", "/slack/T2/B2/X2"},
+           {"dingtalk", "DINGTALK", "/dingtalk/robot/send?access_token=signed"}}) {
+    json body{{"name", name},          {"kind", "WEBHOOK"},     {"preset", preset},
+              {"target", base + path}, {"events", {"MISFIRE"}}, {"silence_s", kSilenceS}};
+    if (preset == "DINGTALK") body["secret"] = kSecret;
+    const auto r = http.Send("POST", "/api/v1/alert-channels", as_admin, body.dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+    channels.push_back(r.Json()->at("id").get<int>());
+  }
+  auto r = http.Send("POST", "/api/v1/jobs", as_admin,
+                     json{{"group_id", group},
+                          {"description", "every second"},
+                          {"schedule_type", "CRON"},
+                          {"schedule_conf", "* * * * * ?"},
+                          {"handler", "noopJobHandler"},
+                          {"misfire_strategy", "DO_NOTHING"},
+                          {"alert_channel_ids", channels},
+                          {"enabled", true}}
+                         .dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  const int job = r.Json()->at("id").get<int>();
+  const auto count = [&](const std::string& where) {
+    return c.Scalar(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND {}", job, where));
+  };
+  const auto alerts = [&](int channel, const std::string& outcome) {
+    return c.Scalar(fmt::format(
+        "SELECT count(*) FROM alert_log WHERE job_id = {} AND channel_id = {} AND event = 'MISFIRE' AND "
+        "outcome = '{}'",
+        job, channel, outcome));
+  };
+  ASSERT_TRUE(Eventually([&] { return count("status = 'SUCCESS'") >= 2; }, 30s, 200ms))
+      << c.admin(0).LogTail();
+  // The admin paused as a frozen VM would; back when it has run an instant due after the pause, and every
+  // instant skipped meanwhile is alerted or held back on both channels.
+  const auto pause_and_settle = [&] {
+    c.admin(0).Signal(SIGSTOP);
+    std::this_thread::sleep_for(12s);
+    c.admin(0).Signal(SIGCONT);
+    const auto resumed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+    return Eventually(
+        [&] {
+          const auto skipped = count("status = 'SKIPPED'");
+          return count(fmt::format("status = 'SUCCESS' AND scheduled_ms > {}", resumed_ms + 1000)) > 0 &&
+                 count("status = 'SKIPPED' AND alarm_status = 0") == 0 &&
+                 c.Scalar(fmt::format(
+                     "SELECT count(*) FROM alert_log WHERE job_id = {} AND event = 'MISFIRE'", job)) ==
+                     2 * skipped;
+        },
+        30s, 200ms);
+  };
+
+  ASSERT_TRUE(pause_and_settle()) << c.admin(0).LogTail();
+  const auto first_alert = std::chrono::steady_clock::now();
+  const auto skipped_first = count("status = 'SKIPPED'");
+  EXPECT_GE(skipped_first, 2) << "the pre-read fires and the scan's late instant";
+  EXPECT_GE(count("status = 'SKIPPED' AND trigger_type = 'MISFIRE'"), 1) << "the scan's path";
+  EXPECT_GE(count("status = 'SKIPPED' AND trigger_type = 'CRON'"), 1) << "the ring's path";
+  for (const int ch : channels) {
+    EXPECT_EQ(alerts(ch, "SENT"), 1) << "one alert in the window";
+    EXPECT_EQ(alerts(ch, "SUPPRESSED"), skipped_first - 1);
+  }
+
+  // After the window, the next pause alerts again and says how many the window held back.
+  std::this_thread::sleep_until(first_alert + std::chrono::seconds(kSilenceS + 1));
+  ASSERT_TRUE(pause_and_settle()) << c.admin(0).LogTail();
+  for (const int ch : channels)
+    EXPECT_EQ(alerts(ch, "SENT"), 2);
+  http.Send("POST", fmt::format("/api/v1/jobs/{}/stop", job), as_admin, "");
+  const auto requests = ReadLines(receiver.log);
+  std::vector<std::string> slack;
+  std::vector<std::string> ding;
+  for (const auto& q : requests) {
+    EXPECT_EQ(q.at("verdict"), "accepted") << q.dump();
+    const auto text = q.at("body").dump();
+    if (q.at("path").get<std::string>().starts_with("/slack/")) slack.push_back(text);
+    if (q.at("path") == "/dingtalk/robot/send") ding.push_back(text);
+  }
+  ASSERT_EQ(slack.size(), 2U) << json(requests).dump(1);
+  ASSERT_EQ(ding.size(), 2U) << json(requests).dump(1);
+  for (const auto* sent : {&slack, &ding}) {
+    EXPECT_THAT((*sent)[0],
+                HasSubstr(fmt::format("job {} (every second) missed its schedule (misfire)", job)));
+    EXPECT_THAT((*sent)[0], HasSubstr("misfire: "));
+    EXPECT_THAT((*sent)[1],
+                HasSubstr(fmt::format("{} more failure(s) of this job since the previous alert were "
+                                      "held back",
+                                      skipped_first - 1)));
+  }
   receiver.process->Stop(5s);
   fs::remove_all(dir);
 }

@@ -592,7 +592,8 @@ TEST_F(ApiTest, AlertChannelsAreCheckedKeptWithoutShowingTheirSecretAndLeaveTheJ
   ASSERT_EQ(r.status, 201) << r.body.dump();
   const int mail = r.body.at("id");
   EXPECT_EQ(r.body.at("preset"), nullptr);
-  EXPECT_EQ(r.body.at("events"), (json{"FAILED", "TIMEOUT", "LOST", "RECOVERED"})) << "every kind by default";
+  EXPECT_EQ(r.body.at("events"), (json{"FAILED", "TIMEOUT", "LOST", "MISFIRE", "RECOVERED"}))
+      << "every kind by default";
   EXPECT_EQ(r.body.at("threshold"), 1);
   EXPECT_EQ(r.body.at("silence_s"), 0);
   r = Call("PUT", fmt::format("/api/v1/alert-channels/{}", r.body.at("id").get<int>()),

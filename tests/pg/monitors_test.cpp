@@ -6,6 +6,8 @@
 #include "admin/results/lost_result_monitor.hpp"
 #include "admin/results/registry_service.hpp"
 #include "admin/results/report_monitor.hpp"
+#include "admin/schedule/next_fire.hpp"
+#include "admin/schedule/scan_planner.hpp"
 #include "admin/store/fire_log.hpp"
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_registry_store.hpp"
@@ -329,6 +331,65 @@ TEST_F(MonitorsPg, AJobThatSucceedsAgainAfterAnAlertIsAnnouncedRecoveredOnceOnTh
   EXPECT_EQ(Count("SELECT count(*) FROM alert_state WHERE alerted OR streak > 0"), 0) << "both states reset";
   EXPECT_EQ(Count("SELECT count(*) FROM alert_log WHERE event = 'RECOVERED' AND outcome = 'SENT'"), 1);
   EXPECT_EQ(monitor.RunOnce().recoveries, 0) << "said once";
+}
+
+// Issue 25's misfire alert. An instant the scan skips (DO_NOTHING, a minute late) and one skipped when it was
+// claimed late (the ring's path) are each alerted as MISFIRE to the channel that asks for it and no other,
+// never retried, and not sent to the job's own alarm address (XXL-JOB's alarm is for failures). A FIX_DELAY
+// job waiting for the fire that was skipped gets its next fire.
+TEST_F(MonitorsPg, ASkippedInstantIsAlertedAsAMisfireAndAFixedDelayJobWaitingForItResumes) {
+  const int g = AddGroup();
+  const int late = AddJob(g, "* * * * * ?", clock_.NowMs() - 60'000);
+  const int fixed = AddJob(g, "30", kAwaitingCompletion, "DO_NOTHING", "FIX_DELAY");
+  const int misfires = Count(
+      "INSERT INTO alert_channel (name, kind, target, created_ms, updated_ms)"
+      " VALUES ('misfires', 'EMAIL', 'ops@example.com', 0, 0) RETURNING id");
+  const int failures = Count(
+      "INSERT INTO alert_channel (name, kind, target, events, created_ms, updated_ms)"
+      " VALUES ('failures', 'EMAIL', 'dba@example.com', '{FAILED,RECOVERED}', 0, 0) RETURNING id");
+  Exec(
+      fmt::format("UPDATE job SET alert_channel_ids = '{{{},{}}}', alarm_email = 'legacy@example.com',"
+                  " retry_count = 3 WHERE id IN ({}, {})",
+                  misfires, failures, late, fixed));
+  PgSchedulerStore scheduler(*pool_);
+  ScanPlanner planner;
+  scheduler.Scan("node-a", 100, clock_, planner);
+  ASSERT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND status = 'SKIPPED'", late)),
+            1);
+  const auto pending = AddLog(fixed, g, "CRON", clock_.NowMs() - 10'000, 0, 0);
+  scheduler.MarkSkipped(std::vector<std::int64_t>{pending}, "misfire: claimed for sending late; skipped");
+
+  RecordingAlarms alarms;
+  PgResultStore store(*pool_);
+  int retried = 0;
+  FailureMonitor monitor({.node_id = "node-a"}, clock_, store, alarms,
+                         [&](const Fire&, std::chrono::milliseconds) { ++retried; });
+  const auto round = monitor.RunOnce();
+  EXPECT_EQ(round.claimed, 2);
+  EXPECT_EQ(round.retries, 0);
+  EXPECT_EQ(retried, 0) << "a skipped instant is not retried";
+  EXPECT_EQ(round.alarms_sent, 2);
+  int sent = 0;
+  for (const auto& e : alarms.events) {
+    EXPECT_EQ(e.event, "fire_skipped");
+    EXPECT_TRUE(e.alarm_email.empty()) << "the job's own alarm address is for failures";
+    EXPECT_THAT(e.trigger_msg, HasSubstr("misfire"));
+    if (e.channels.empty()) continue;
+    ++sent;
+    ASSERT_EQ(e.channels.size(), 1u);
+    EXPECT_EQ(e.channels[0].name, "misfires");
+  }
+  EXPECT_EQ(sent, 2);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM alert_log WHERE event = 'MISFIRE' AND outcome = 'SENT'"
+                              " AND channel_id = {}",
+                              misfires)),
+            2);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM alert_log WHERE channel_id = {}", failures)), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE status = 'SKIPPED' AND alarm_status = 2"), 2);
+  const auto next =
+      Exec(fmt::format("SELECT next_fire_ms FROM job WHERE id = {}", fixed))[0][0].as<std::int64_t>();
+  EXPECT_EQ(next, clock_.NowMs() + 30'000) << "the fixed delay counts from the skip";
+  EXPECT_EQ(monitor.RunOnce().claimed, 0) << "each skipped instant is alerted once";
 }
 
 TEST_F(MonitorsPg, NoAlarmConfiguredMeansStatusOneAndStuckClaimsAreReleased) {

@@ -723,7 +723,7 @@ async function chineseScenario(context, base, adminPassword) {
   check(true, 'zh-CN: a test alarm through the e-mail channel says why it was not sent');
   await checkTranslated(page, lang, 'alert channels', seen.missing);
   const savedChannel = (await pageApi(page, 'GET', '/api/v1/alert-channels')).body.items.find((c) => c.name === '运维邮件');
-  check(JSON.stringify(savedChannel.events) === '["FAILED","TIMEOUT","RECOVERED"]' && savedChannel.threshold === 3 && savedChannel.silence_s === 600,
+  check(JSON.stringify(savedChannel.events) === '["FAILED","TIMEOUT","MISFIRE","RECOVERED"]' && savedChannel.threshold === 3 && savedChannel.silence_s === 600,
     `zh-CN: the channel's rule is saved (${JSON.stringify(savedChannel)})`);
   const channelId = savedChannel.id;
   // A fresh load of the job's page, as elsewhere here after a change of page within the document.

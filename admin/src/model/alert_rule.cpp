@@ -6,11 +6,12 @@ namespace cronwheel::admin {
 
 const std::vector<std::string_view>& AlertEvents() {
   static const std::vector<std::string_view> kEvents = {kAlertFailed, kAlertTimeout, kAlertLost,
-                                                        kAlertRecovered};
+                                                        kAlertMisfire, kAlertRecovered};
   return kEvents;
 }
 
-std::string_view AlertEventOf(int handle_code, std::string_view handle_msg) {
+std::string_view AlertEventOf(bool skipped, int handle_code, std::string_view handle_msg) {
+  if (skipped) return kAlertMisfire;
   if (handle_code == 502) return kAlertTimeout;
   if (handle_msg.starts_with(kLostResultMessage)) return kAlertLost;
   return kAlertFailed;

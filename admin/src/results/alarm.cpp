@@ -47,7 +47,9 @@ std::size_t ReadUpload(char* buffer, std::size_t size, std::size_t count, void* 
 // The alarm's one-line summary: the e-mail subject, the `title` field.
 std::string Title(const AlarmEvent& e) {
   return fmt::format("cronwheel: job {} ({}) {}", e.job_id, e.job_description,
-                     e.event == "job_recovered" ? "recovered" : "failed");
+                     e.event == "job_recovered"  ? "recovered"
+                     : e.event == "fire_skipped" ? "missed its schedule (misfire)"
+                                                 : "failed");
 }
 
 // A header value without line breaks (no header injection through job descriptions).
@@ -77,17 +79,27 @@ std::string DefaultAlarmSender::Describe(const AlarmEvent& e) {
         e.job_id, e.job_description, e.app_name, e.log_id, e.trigger_type, FormatUtc(e.scheduled_ms),
         e.streak);
   }
+  const auto held_back = e.suppressed > 0
+                             ? fmt::format(
+                                   "\n{} more failure(s) of this job since the previous alert were held back "
+                                   "(silence window)\n",
+                                   e.suppressed)
+                             : std::string();
+  if (e.event == "fire_skipped") {
+    return fmt::format(
+               "cronwheel alarm: job {} ({}) missed its schedule (misfire)\n\nGroup: {}\nFire: {} ({}), "
+               "scheduled {}, skipped\n{}\n",
+               e.job_id, e.job_description, e.app_name, e.log_id, e.trigger_type, FormatUtc(e.scheduled_ms),
+               e.trigger_msg) +
+           held_back;
+  }
   return fmt::format(
              "cronwheel alarm: job {} ({}) failed\n\nGroup: {}\nFire: {} ({}), scheduled {}\nTrigger: code "
              "{}\n{}\n\n"
              "Result: code {}\n{}\n",
              e.job_id, e.job_description, e.app_name, e.log_id, e.trigger_type, FormatUtc(e.scheduled_ms),
              e.trigger_code, e.trigger_msg, e.handle_code, e.handle_msg) +
-         (e.suppressed > 0
-              ? fmt::format("\n{} more failure(s) of this job since the previous alert were held back "
-                            "(silence window)\n",
-                            e.suppressed)
-              : std::string());
+         held_back;
 }
 
 AlertValues AlarmValues(const AlarmEvent& e) {

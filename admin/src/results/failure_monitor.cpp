@@ -14,7 +14,8 @@ namespace {
 constexpr std::int64_t kStuckAlarmMs = 600'000;
 
 AlarmEvent EventOf(const FailedFire& f) {
-  return AlarmEvent{.log_id = f.log_id,
+  return AlarmEvent{.event = f.skipped ? "fire_skipped" : "fire_failed",
+                    .log_id = f.log_id,
                     .job_id = f.job_id,
                     .job_description = f.job_description,
                     .app_name = f.app_name,
@@ -24,8 +25,9 @@ AlarmEvent EventOf(const FailedFire& f) {
                     .trigger_msg = f.trigger_msg,
                     .handle_code = f.handle_code,
                     .handle_msg = f.handle_msg,
-                    .alarm_email = f.alarm_email,
-                    .alarm_webhook = f.alarm_webhook,
+                    // XXL-JOB's per-job alarm is for failures: a skipped instant goes to channels only.
+                    .alarm_email = f.skipped ? std::string() : f.alarm_email,
+                    .alarm_webhook = f.skipped ? std::string() : f.alarm_webhook,
                     .channels = {}};
 }
 
@@ -49,7 +51,7 @@ nlohmann::json ToJson(const AlarmEvent& e) {
 AlarmEvent AlarmFromJson(const nlohmann::json& j) {
   AlarmEvent e;
   if (!j.is_object()) return e;
-  e.event = j.value("event", std::string("fire_failed"));
+  e.event = j.value("event", std::string("fire_failed"));  // or fire_skipped, job_recovered
   e.streak = j.value("streak", 0);
   e.log_id = j.value("log_id", std::int64_t{0});
   e.job_id = j.value("job_id", 0);
@@ -86,7 +88,7 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
         std::vector<PlannedRetry> planned;
         for (std::size_t i = 0; i < claimed.size(); ++i) {
           const auto& f = claimed[i];
-          if (!f.job_exists || f.retries_left <= 0) continue;
+          if (!f.job_exists || f.skipped || f.retries_left <= 0) continue;
           const int attempt = std::max(1, f.job_retry_count - f.retries_left + 1);
           const auto delay = RetryBackoff(f.job_retry_backoff_s, attempt, settings_.max_backoff);
           planned.push_back(
@@ -161,7 +163,7 @@ void FailureMonitor::Alarm(const FailedFire& f, std::int64_t now, AlarmStatus& s
     note += outcome.message;
   }
   // The alert channels of the job and its group, each by its rule.
-  const auto kind = AlertEventOf(f.handle_code, f.handle_msg);
+  const auto kind = AlertEventOf(f.skipped, f.handle_code, f.handle_msg);
   for (const auto& plan : store_.PlanAlerts(f, kind, ToJson(event), now)) {
     if (plan.decision != AlertDecision::kSend) {
       note += fmt::format("channel {}: {}\n", plan.channel.name,

@@ -180,8 +180,9 @@ std::vector<PendingAlert> ClaimRecoveries(pqxx::transaction_base& tx, std::int64
        WHERE s.alerted
        LIMIT $1
          FOR UPDATE OF s SKIP LOCKED),
+    -- The streak starts again; what a silence window held back is still said by the next alert.
     reset AS (
-      UPDATE alert_state s SET alerted = false, streak = 0, suppressed = 0
+      UPDATE alert_state s SET alerted = false, streak = 0
         FROM r WHERE s.job_id = r.job_id AND s.channel_id = r.channel_id)
     SELECT r.*, j.description, g.app_name, {} AS channel
       FROM r JOIN job j ON j.id = r.job_id JOIN job_group g ON g.id = j.group_id

@@ -57,7 +57,10 @@ std::vector<CommittedFire> InsertPlanned(pqxx::transaction_base& tx, std::span<c
       RETURNING id, job_id, group_id, scheduled_ms, trigger_type, skipped),
     open AS (
       INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node)
-      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $2 FROM ins WHERE NOT skipped)
+      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $2 FROM ins WHERE NOT skipped),
+    -- A skipped instant is finished: the failure monitor alerts it (MISFIRE) and resumes a fixed delay.
+    alarm AS (
+      INSERT INTO fire_alarm (log_id, scheduled_ms) SELECT id, scheduled_ms FROM ins WHERE skipped)
     SELECT id, job_id, scheduled_ms, trigger_type, skipped FROM ins
   )sql",
                                        Rows(rows), std::string(node_id), now_ms);
@@ -128,11 +131,14 @@ void MarkSkipped(pqxx::transaction_base& tx, std::span<const std::int64_t> log_i
   if (log_ids.empty()) return;
   tx.exec_params(R"sql(
     WITH o AS (DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) AND trigger_ms = 0
-               RETURNING log_id, scheduled_ms)
-    UPDATE job_log l SET skipped = true,
-           trigger_msg = CASE WHEN l.trigger_msg = '' THEN $2 ELSE l.trigger_msg || E'\n' || $2 END
-      FROM o
-     WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.trigger_code = 0
+               RETURNING log_id, scheduled_ms),
+    l AS (
+      UPDATE job_log l SET skipped = true,
+             trigger_msg = CASE WHEN l.trigger_msg = '' THEN $2 ELSE l.trigger_msg || E'\n' || $2 END
+        FROM o
+       WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.trigger_code = 0
+      RETURNING l.id, l.scheduled_ms)
+    INSERT INTO fire_alarm (log_id, scheduled_ms) SELECT id, scheduled_ms FROM l ON CONFLICT (log_id) DO NOTHING
   )sql",
                  PgArray(log_ids), std::string(note));
 }

@@ -52,7 +52,7 @@ std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view
       RETURNING f.log_id, f.scheduled_ms),
     c AS (
       SELECT l.id, l.job_id, l.group_id, l.trigger_type, l.scheduled_ms, l.retry_count, l.executor_param,
-             l.shard_index, l.shard_total, l.trigger_code, l.trigger_msg, l.handle_code, l.handle_msg
+             l.shard_index, l.shard_total, l.trigger_code, l.trigger_msg, l.handle_code, l.handle_msg, l.skipped
         FROM q JOIN job_log l ON l.id = q.log_id AND l.scheduled_ms = q.scheduled_ms)
     SELECT c.*, j.id IS NOT NULL AS job_exists, j.description, j.retry_count AS job_retry_count,
            j.retry_backoff_s, j.alarm_email, j.alarm_webhook, j.schedule_type, j.schedule_conf, j.time_zone,
@@ -80,6 +80,7 @@ std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view
     f.trigger_msg = r["trigger_msg"].as<std::string>();
     f.handle_code = r["handle_code"].as<int>();
     f.handle_msg = r["handle_msg"].as<std::string>();
+    f.skipped = r["skipped"].as<bool>();
     f.job_exists = r["job_exists"].as<bool>();
     f.app_name = TextOrEmpty(r["app_name"]);
     if (f.job_exists) {

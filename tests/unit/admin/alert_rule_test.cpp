@@ -102,10 +102,26 @@ TEST(AlertRule, AKindTheChannelDoesNotAlertChangesNothing) {
 
 TEST(AlertRule, FailuresAreClassifiedByTheirResult) {
   using cronwheel::admin::AlertEventOf;
-  EXPECT_EQ(AlertEventOf(502, "job execute timeout"), "TIMEOUT");
-  EXPECT_EQ(AlertEventOf(500, std::string(cronwheel::admin::kLostResultMessage) + " (executor x)"), "LOST");
-  EXPECT_EQ(AlertEventOf(500, "exit 1"), "FAILED");
-  EXPECT_EQ(AlertEventOf(0, ""), "FAILED") << "a failed trigger";
+  EXPECT_EQ(AlertEventOf(false, 502, "job execute timeout"), "TIMEOUT");
+  EXPECT_EQ(AlertEventOf(false, 500, std::string(cronwheel::admin::kLostResultMessage) + " (executor x)"),
+            "LOST");
+  EXPECT_EQ(AlertEventOf(false, 500, "exit 1"), "FAILED");
+  EXPECT_EQ(AlertEventOf(false, 0, ""), "FAILED") << "a failed trigger";
+  EXPECT_EQ(AlertEventOf(true, 0, ""), "MISFIRE") << "a skipped instant: never triggered, no result";
+}
+
+TEST(AlertRule, AMisfireCountsIntoTheStreakAndItsOwnSilenceWindow) {
+  const AlertRule rule{.events = {"FAILED", "MISFIRE"}, .threshold = 2, .silence_ms = 60'000};
+  auto step = DecideAlert(rule, AlertState{}, "MISFIRE", kT0, false, kT0 + 6000);
+  EXPECT_EQ(step.decision, AlertDecision::kBelowThreshold) << "one skipped instant of the two in a row";
+  step = DecideAlert(rule, step.next, "FAILED", kT0 + 1000, false, kT0 + 6000);
+  EXPECT_EQ(step.decision, AlertDecision::kSend) << "a misfire then a failure: two in a row";
+  step = DecideAlert(rule, step.next, "MISFIRE", kT0 + 2000, false, kT0 + 7000);
+  EXPECT_EQ(step.decision, AlertDecision::kSuppress) << "inside the window";
+  EXPECT_EQ(step.next.suppressed, 1);
+  EXPECT_EQ(DecideAlert(AlertRule{.events = {"FAILED"}}, AlertState{}, "MISFIRE", kT0, false, kT0).decision,
+            AlertDecision::kNotSubscribed)
+      << "a channel that did not ask for misfires";
 }
 
 TEST(AlertRule, DeliveryRetriesBackOffUpToTenMinutes) {

@@ -10,7 +10,7 @@ export const ALERT_KINDS = ['WEBHOOK', 'EMAIL'];
 export const ALERT_PRESETS = ['SLACK', 'DINGTALK', 'WECOM', 'FEISHU', 'JSON', 'CUSTOM'];
 const SIGNED = ['DINGTALK', 'FEISHU'];
 const FIELDS = ['name', 'kind', 'preset', 'target', 'body_template', 'secret', 'events', 'threshold', 'silence_s'];
-export const ALERT_EVENTS = ['FAILED', 'TIMEOUT', 'LOST', 'RECOVERED'];
+export const ALERT_EVENTS = ['FAILED', 'TIMEOUT', 'LOST', 'MISFIRE', 'RECOVERED'];
 const TEMPLATE_FIELDS = '{{title}} {{text}} {{job_id}} {{job_description}} {{app_name}} {{log_id}} {{trigger_type}} '
   + '{{scheduled}} {{scheduled_ms}} {{trigger_code}} {{trigger_msg}} {{handle_code}} {{handle_msg}} {{event}}';
 

@@ -56,7 +56,8 @@ struct AlertChannel {
   // Its rule (admin/model/alert_rule.hpp): the kinds of failure it alerts, the failures in a row it waits
   // for, and its silence window in seconds.
   std::vector<std::string> events = {std::string(kAlertFailed), std::string(kAlertTimeout),
-                                     std::string(kAlertLost), std::string(kAlertRecovered)};
+                                     std::string(kAlertLost), std::string(kAlertMisfire),
+                                     std::string(kAlertRecovered)};
   int threshold = 1;
   int silence_s = 0;
   std::int64_t created_ms = 0;

@@ -3,12 +3,14 @@
 // alert channel carries its rule:
 //   events     the kinds of final failure it alerts: FAILED (the trigger or the handler failed), TIMEOUT (the
 //              executor stopped the run at the job's timeout, handle code 502), LOST (the executor went away
-//              and sent no result); and RECOVERED: a job whose failure this channel was sent succeeded again
-//              (said once per alert sent: a flapping job's failures held back by a silence window bring none)
-//   threshold  alert only once a job has failed this many times in a row (1 = every failure); a success in
-//              between starts the count again
+//              and sent no result), MISFIRE (an instant was skipped: a fire found more than the misfire
+//              threshold late, status SKIPPED; docs/xxl-job-protocol.md §5); and RECOVERED: a job whose
+//              failure this channel was sent succeeded again (said once per alert sent: a flapping job's
+//              failures held back by a silence window bring none)
+//   threshold  alert only once a job has failed this many times in a row (1 = every failure, a misfire
+//              counts as one); a success in between starts the count again
 //   silence    after an alert, at most one alert per job per window; the failures in the window are counted
-//              and the next alert says how many were not sent
+//              and the next alert says how many were not sent (a success in between does not clear it)
 // The state is kept per job and channel (table alert_state); each decision is recorded (table alert_log).
 //
 // Pure functions and plain values; thread-safe.
@@ -24,18 +26,19 @@ namespace cronwheel::admin {
 inline constexpr std::string_view kAlertFailed = "FAILED";
 inline constexpr std::string_view kAlertTimeout = "TIMEOUT";
 inline constexpr std::string_view kAlertLost = "LOST";
+inline constexpr std::string_view kAlertMisfire = "MISFIRE";
 // Not a failure: a job that was alerted succeeded again.
 inline constexpr std::string_view kAlertRecovered = "RECOVERED";
-const std::vector<std::string_view>& AlertEvents();  // FAILED, TIMEOUT, LOST, RECOVERED
+const std::vector<std::string_view>& AlertEvents();  // FAILED, TIMEOUT, LOST, MISFIRE, RECOVERED
 
 // The message a fire gets when its executor went away without a result (LostResultMonitor), by which its
 // alarm is a LOST one.
 inline constexpr std::string_view kLostResultMessage =
     "Job result lost, marked as failure: the executor is gone and sent no result";
 
-// Which kind of failure a failed fire is: TIMEOUT for handle code 502 (XXL-JOB's timeout code), LOST for
-// kLostResultMessage, FAILED otherwise.
-std::string_view AlertEventOf(int handle_code, std::string_view handle_msg);
+// Which kind of failure a finished fire is: MISFIRE for a skipped instant (`skipped`, status SKIPPED),
+// TIMEOUT for handle code 502 (XXL-JOB's timeout code), LOST for kLostResultMessage, FAILED otherwise.
+std::string_view AlertEventOf(bool skipped, int handle_code, std::string_view handle_msg);
 
 struct AlertRule {
   std::vector<std::string> events;  // empty = none

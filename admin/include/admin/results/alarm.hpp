@@ -25,8 +25,9 @@
 namespace cronwheel::admin {
 
 struct AlarmEvent {
-  // "fire_failed", or "job_recovered": the job succeeded again (log_id is the fire that did) after `streak`
-  // failures in a row, of which a channel was told.
+  // "fire_failed"; "fire_skipped": a misfire, instants skipped (trigger_msg says which and why); or
+  // "job_recovered": the job succeeded again (log_id is the fire that did) after `streak` failures in a row,
+  // of which a channel was told.
   std::string event = "fire_failed";
   int streak = 0;
   std::int64_t log_id = 0;

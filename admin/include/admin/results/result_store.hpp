@@ -46,8 +46,8 @@ struct CallbacksRecorded {
   std::vector<Fire> children;
 };
 
-// A failed fire claimed for retry and alarm, with what the failure monitor needs of its job and group
-// (job_* fields are unset when the job was deleted).
+// A failed or skipped fire claimed for retry and alarm, with what the failure monitor needs of its job and
+// group (job_* fields are unset when the job was deleted).
 struct FailedFire {
   std::int64_t log_id = 0;
   int job_id = 0;
@@ -62,6 +62,7 @@ struct FailedFire {
   std::string trigger_msg;
   int handle_code = 0;
   std::string handle_msg;
+  bool skipped = false;  // a misfire skipped (status SKIPPED): never sent, alerted as MISFIRE, never retried
   bool job_exists = false;
   std::string job_description;
   int job_retry_count = 0;
@@ -160,8 +161,9 @@ class ResultStore {
     std::vector<Fire> retries;  // as planned, in order, owned by the node
   };
   // In one transaction: gives up alarms claimed before `stuck_before_ms` and never finished; claims for
-  // `node_id` at most `limit` queued failed fires; writes the retries `plan` returns; gives a FIX_DELAY job
-  // waiting for a claimed fire its next fire (a failed trigger brings no callback).
+  // `node_id` at most `limit` queued failed or skipped fires; writes the retries `plan` returns; gives a
+  // FIX_DELAY job waiting for a claimed fire its next fire (a failed trigger or a skipped instant brings no
+  // callback).
   virtual FailuresClaimed ClaimFailures(const std::string& node_id, std::int64_t now_ms, int limit,
                                         std::int64_t stuck_before_ms, const PlanRetries& plan) = 0;
   virtual void SetAlarmStatus(std::span<const AlarmStatus> statuses) = 0;
