@@ -21,6 +21,8 @@ find_package(OpenSSL REQUIRED)
 # admin/src/dispatch/executor_client.cpp includes them.
 find_package(Boost 1.74 REQUIRED)
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+# libical (libical-dev): the iCalendar parser calendars are imported with (admin/model/ics_import.hpp).
+pkg_check_modules(ICAL REQUIRED IMPORTED_TARGET libical)
 if(CRONWHEEL_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -1,0 +1,141 @@
+#include "admin/model/ics_import.hpp"
+
+#include <date/date.h>
+#include <fmt/format.h>
+#include <libical/ical.h>
+
+#include <memory>
+#include <set>
+
+#include "cronwheel/text.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+constexpr int kMaxOccurrences = 10'000;
+
+struct ComponentFree {
+  void operator()(icalcomponent* c) const { icalcomponent_free(c); }
+};
+struct IteratorFree {
+  void operator()(icalrecur_iterator* i) const { icalrecur_iterator_free(i); }
+};
+
+// The wall date of `t` as written (days since 1970-01-01).
+std::int32_t DayOf(const icaltimetype& t) {
+  const date::year_month_day ymd{date::year{t.year}, date::month{static_cast<unsigned>(t.month)},
+                                 date::day{static_cast<unsigned>(t.day)}};
+  return static_cast<std::int32_t>(date::sys_days(ymd).time_since_epoch().count());
+}
+
+bool Valid(const icaltimetype& t) {
+  return !icaltime_is_null_time(t) && icaltime_is_valid_time(t) && t.year >= 1970 && t.year <= 2199 &&
+         date::year_month_day{date::year{t.year}, date::month{static_cast<unsigned>(t.month)},
+                              date::day{static_cast<unsigned>(t.day)}}
+             .ok();
+}
+
+std::string Summary(icalcomponent* event) {
+  const char* s = icalcomponent_get_summary(event);
+  return s == nullptr ? std::string() : std::string(Utf8Prefix(s, 200));
+}
+
+}  // namespace
+
+Result<IcsImport> ImportIcs(std::string_view text, std::int32_t from_day, std::int32_t to_day) {
+  if (text.size() > kMaxIcsBytes) {
+    return Error::Invalid(
+        fmt::format("the iCalendar file is {} bytes; at most {} are read", text.size(), kMaxIcsBytes));
+  }
+  if (text.find("BEGIN:VCALENDAR") == std::string_view::npos) {
+    return Error::Invalid(
+        "not an iCalendar file: it has no BEGIN:VCALENDAR line (export the calendar as .ics)");
+  }
+  const std::string copy(text);  // libical reads a NUL-terminated string
+  const std::unique_ptr<icalcomponent, ComponentFree> root(icalparser_parse_string(copy.c_str()));
+  if (!root) return Error::Invalid("not an iCalendar file: libical could not parse it");
+  icalcomponent* calendar = root.get();
+  if (icalcomponent_isa(calendar) != ICAL_VCALENDAR_COMPONENT) {
+    calendar = icalcomponent_get_first_component(root.get(), ICAL_VCALENDAR_COMPONENT);
+    if (calendar == nullptr) return Error::Invalid("not an iCalendar file: it holds no VCALENDAR");
+  }
+  IcsImport out;
+  for (auto* p = icalcomponent_get_first_property(calendar, ICAL_X_PROPERTY); p != nullptr;
+       p = icalcomponent_get_next_property(calendar, ICAL_X_PROPERTY)) {
+    const char* name = icalproperty_get_x_name(p);
+    const char* value = icalproperty_get_x(p);
+    if (name != nullptr && value != nullptr && std::string_view(name) == "X-WR-CALNAME")
+      out.calendar_name = Utf8Prefix(value, 64);
+  }
+  std::vector<CalendarDay> days;
+  for (auto* event = icalcomponent_get_first_component(calendar, ICAL_VEVENT_COMPONENT); event != nullptr;
+       event = icalcomponent_get_next_component(calendar, ICAL_VEVENT_COMPONENT)) {
+    ++out.events;
+    const auto summary = Summary(event);
+    if (icalcomponent_get_status(event) == ICAL_STATUS_CANCELLED) {
+      ++out.cancelled;
+      continue;
+    }
+    const auto start = icalcomponent_get_dtstart(event);
+    if (!Valid(start)) {
+      return Error::Invalid(
+          fmt::format("event {} ('{}') has no valid DTSTART: a date (YYYYMMDD) or date-time "
+                      "of the years 1970 to 2199 is needed",
+                      out.events, summary));
+    }
+    // An all-day event lasts to its DTEND, exclusive; any other gives the day it starts.
+    int length = 1;
+    if (start.is_date) {
+      const auto end = icalcomponent_get_dtend(event);
+      if (Valid(end) && end.is_date && DayOf(end) > DayOf(start)) length = DayOf(end) - DayOf(start);
+      length = std::min(length, 366);
+    }
+    const auto add = [&](std::int32_t first) {
+      for (int i = 0; i < length; ++i)
+        days.push_back({.day = first + i, .name = summary});
+    };
+    auto* rrule = icalcomponent_get_first_property(event, ICAL_RRULE_PROPERTY);
+    auto* rdate = icalcomponent_get_first_property(event, ICAL_RDATE_PROPERTY);
+    if (rrule == nullptr && rdate == nullptr) {
+      add(DayOf(start));
+      continue;
+    }
+    // A recurring event: its occurrences within [from_day, to_day], less its EXDATEs.
+    std::set<std::int32_t> excluded;
+    for (auto* p = icalcomponent_get_first_property(event, ICAL_EXDATE_PROPERTY); p != nullptr;
+         p = icalcomponent_get_next_property(event, ICAL_EXDATE_PROPERTY)) {
+      const auto t = icalproperty_get_exdate(p);
+      if (Valid(t)) excluded.insert(DayOf(t));
+    }
+    std::set<std::int32_t> occurrences;
+    if (rrule == nullptr) occurrences.insert(DayOf(start));  // RDATE adds to DTSTART, which always occurs
+    for (; rrule != nullptr; rrule = icalcomponent_get_next_property(event, ICAL_RRULE_PROPERTY)) {
+      const std::unique_ptr<icalrecur_iterator, IteratorFree> it(
+          icalrecur_iterator_new(icalproperty_get_rrule(rrule), start));
+      if (!it) {
+        return Error::Invalid(
+            fmt::format("event {} ('{}') has an RRULE libical cannot expand", out.events, summary));
+      }
+      for (int n = 0; n < kMaxOccurrences; ++n) {
+        const auto t = icalrecur_iterator_next(it.get());
+        if (!Valid(t) || DayOf(t) > to_day) break;
+        occurrences.insert(DayOf(t));
+      }
+    }
+    for (auto* p = icalcomponent_get_first_property(event, ICAL_RDATE_PROPERTY); p != nullptr;
+         p = icalcomponent_get_next_property(event, ICAL_RDATE_PROPERTY)) {
+      const auto t = icalproperty_get_rdate(p).time;
+      if (Valid(t)) occurrences.insert(DayOf(t));
+    }
+    for (const auto day : occurrences) {
+      if (day >= from_day && day <= to_day && !excluded.contains(day)) add(day);
+    }
+    if (days.size() > 4 * kMaxCalendarDays) break;
+  }
+  if (out.events == 0) return Error::Invalid("the iCalendar file has no events (VEVENT)");
+  NormaliseDays(days);
+  out.days = std::move(days);
+  return out;
+}
+
+}  // namespace cronwheel::admin
