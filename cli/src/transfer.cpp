@@ -348,8 +348,8 @@ const std::vector<std::string_view>& PortableJobFields() {
       "description",   "author",         "alarm_email",      "alarm_webhook",  "schedule_type",
       "schedule_conf", "time_zone",      "misfire_strategy", "route_strategy", "handler",
       "param",         "block_strategy", "timeout_s",        "retry_count",    "retry_backoff_s",
-      "glue_type",     "glue_source",    "glue_remark",      "tags",           "enabled",
-      kChildJobs};
+      "glue_type",     "glue_source",    "glue_remark",      "tags",           "start_ms",
+      "end_ms",        "enabled",        kChildJobs};
   return kFields;
 }
 

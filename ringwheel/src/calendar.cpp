@@ -78,6 +78,10 @@ std::optional<std::int64_t> Calendar::NextIncludedMs(std::int64_t ms) const {
   return std::nullopt;
 }
 
+std::int64_t Calendar::NextDayStartMs(std::int64_t ms) const {
+  return detail::LocalToInstant(zone_, (DayOf(ms) + 1) * kDaySeconds) * 1000;
+}
+
 bool FireWindow::Allows(std::int64_t ms) const {
   if (start_ms_ > 0 && ms < start_ms_) return false;
   if (end_ms_ > 0 && ms > end_ms_) return false;

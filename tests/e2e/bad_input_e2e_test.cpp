@@ -374,6 +374,10 @@ class BadInputE2E : public ::testing::Test {
                   json{{"name", "bad input"}, {"kind", "EMAIL"}, {"target", "ops@example.com"}}.dump());
     ASSERT_EQ(r.status, 201) << r.body;
     ids_["channel"] = r.Json()->at("id").get<std::int64_t>();
+    r = http.Send("POST", "/api/v1/calendars", as_admin,
+                  json{{"name", "bad input"}, {"days", {"2026-12-25"}}}.dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+    ids_["calendar"] = r.Json()->at("id").get<std::int64_t>();
     // A finished fire (accepted by the executor, succeeded): its output comes from the executor.
     const auto now = Cluster::NowMs();
     ids_["log"] = cluster_->Scalar(fmt::format(
@@ -563,7 +567,8 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
                                                           {"/api/v1/logs/", "log"},
                                                           {"/api/v1/users/", "user"},
                                                           {"/api/v1/tokens/", "token"},
-                                                          {"/api/v1/alert-channels/", "channel"}}) {
+                                                          {"/api/v1/alert-channels/", "channel"},
+                                                          {"/api/v1/calendars/", "calendar"}}) {
       if (path.starts_with(prefix)) return name;
     }
     return std::string();
@@ -622,15 +627,19 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
       return update ? json::object()
                     : json{{"name", "bad-input-channel"}, {"kind", "EMAIL"}, {"target", "ops@example.com"}};
     }
+    // A request that got through would be a new calendar, or change the test's one.
+    if (r.schema == "CalendarInput") {
+      return update ? json::object() : json{{"name", "bad-input-calendar"}, {"days", {"2026-12-25"}}};
+    }
     if (r.schema == "LogClear") return {{"older_than_days", 36500}, {"job_id", ids_["job"]}};
     ADD_FAILURE() << "no valid base body for schema " << r.schema << ": add one";
     return json::object();
   };
   // String fields whose values are checked (enums, names, addresses, schedules): a SQL-looking string in
   // them is invalid. Free-text fields (description, password, ...) accept any text and are left out.
-  const std::set<std::string> checked_strings = {"app_name",    "addresses",     "schedule_conf", "time_zone",
-                                                 "alarm_email", "alarm_webhook", "username",      "address",
-                                                 "tags",        "target"};
+  const std::set<std::string> checked_strings = {
+      "app_name", "addresses", "schedule_conf", "time_zone", "alarm_email", "alarm_webhook", "username",
+      "address",  "tags",      "target",        "ics",       "ics_from",    "ics_to"};
 
   std::vector<Probe> probes;
   const auto add = [&](const std::string& category, const std::string& method, const std::string& target,

@@ -38,6 +38,7 @@ class ApiServerFixture : public PgFixture {
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *catalog_source_);
     groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
     alert_channels_ = std::make_unique<AlertChannelRepository>(*clock_, *pool_);
+    calendars_ = std::make_unique<CalendarRepository>(*clock_, *pool_);
     repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
     logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
@@ -75,7 +76,8 @@ class ApiServerFixture : public PgFixture {
                                                               .health_details = health_details_,
                                                               .console = console,
                                                               .alert_channels = alert_channels_.get(),
-                                                              .alarms = alarms_.get()},
+                                                              .alarms = alarms_.get(),
+                                                              .calendars = calendars_.get()},
                                           *clock_);
     ASSERT_TRUE(server_->Start());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
@@ -109,6 +111,7 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::JobCatalog> catalog_;
   std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
   std::unique_ptr<cronwheel::admin::AlertChannelRepository> alert_channels_;
+  std::unique_ptr<cronwheel::admin::CalendarRepository> calendars_;
   std::unique_ptr<cronwheel::admin::DefaultAlarmSender> alarms_;
   std::unique_ptr<cronwheel::admin::JobRepository> repo_;
   std::unique_ptr<cronwheel::admin::LogRepository> logs_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <fstream>
 #include <sstream>
 #include <tuple>
 
@@ -687,6 +688,111 @@ TEST_F(ApiTest, AlertChannelsAreCheckedKeptWithoutShowingTheirSecretAndLeaveTheJ
   r = Call("GET", "/api/v1/alerts?limit=0");
   EXPECT_EQ(Fields(r.body), std::vector<std::string>{"limit"});
   EXPECT_EQ(Call("GET", "/api/v1/alerts", "", user).status, 200);
+}
+
+// Issue 25, calendars and windows: a calendar imported from an iCalendar file (England and Wales' bank
+// holidays, tests/fixtures/calendars), kept by a job with a window; the preview leaves the excluded days out
+// and lists them; bad input names its field and saves nothing; a calendar a job keeps is not deleted.
+TEST_F(ApiTest, ACalendarImportedFromAnIcsFileIsKeptByAJobAndThePreviewSkipsItsDays) {
+  std::ifstream in(
+      std::string(CRONWHEEL_SOURCE_DIR) + "/tests/fixtures/calendars/gb-england-and-wales-2026-2027.ics",
+      std::ios::binary);
+  std::stringstream ics;
+  ics << in.rdbuf();
+  ASSERT_FALSE(ics.str().empty());
+  auto r = Call("POST", "/api/v1/calendars",
+                json{{"name", "UK business days"},
+                     {"kind", "BUSINESS_DAYS"},
+                     {"time_zone", "Europe/London"},
+                     {"days", {{{"date", "2026-12-24"}, {"name", "Office party"}}}},
+                     {"ics", ics.str()}}
+                    .dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int uk = r.body.at("id");
+  ASSERT_EQ(r.body.at("days").size(), 17u) << "16 bank holidays and the day typed in";
+  EXPECT_EQ(r.body.at("days")[7], (json{{"date", "2026-12-25"}, {"name", "Christmas Day"}}));
+  // Bad input: each names its field, and nothing is saved.
+  for (const auto& [body, field] : std::vector<std::pair<json, std::string>>{
+           {{{"name", "x"}, {"ics", "Date,Name\n2026-12-25,Christmas\n"}}, "ics"},
+           {{{"name", "x"}, {"days", {"2026-02-30"}}}, "days"},
+           {{{"name", "x"}, {"time_zone", "Mars/Base"}}, "time_zone"},
+           {{{"name", "x"}, {"kind", "HOLIDAYS"}}, "kind"},
+           {{{"name", "UK business days"}}, "name"},
+           {{{"name", "x"}, {"ics_from", "2026-13-01"}, {"ics", ics.str()}}, "ics_from"},
+           {{{"name", "x"}, {"colour", "red"}}, "colour"},
+       }) {
+    r = Call("POST", "/api/v1/calendars", body.dump());
+    EXPECT_EQ(r.status, 400) << body.dump();
+    EXPECT_THAT(Fields(r.body), ::testing::Contains(field)) << r.body.dump();
+  }
+  EXPECT_EQ(Call("GET", "/api/v1/calendars").body.at("items").size(), 1u);
+  const int g = CreateGroup("sample-app");
+  r = Call("POST", "/api/v1/calendars", json{{"name", "x"}}.dump(), fmt::format("user:{}", g));
+  EXPECT_EQ(r.status, 403) << "only an admin writes calendars";
+  EXPECT_EQ(Call("GET", "/api/v1/calendars", "", fmt::format("user:{}", g)).body.at("items").size(), 1u)
+      << "a user reads them, to keep them on its jobs";
+
+  // A job keeps it, with a window from 2026 on; unknown calendars and a window that ends before it starts
+  // are refused.
+  auto job = JobBody(g);
+  job["schedule_conf"] = "0 0 9 * * ?";
+  job["time_zone"] = "Europe/London";
+  job["calendar_ids"] = {uk, 999};
+  r = Call("POST", "/api/v1/jobs", job.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body.dump(), HasSubstr("calendar 999 not found"));
+  job["calendar_ids"] = {uk};
+  job["start_ms"] = kT0 + 86'400'000;
+  job["end_ms"] = kT0;
+  r = Call("POST", "/api/v1/jobs", job.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"end_ms"}) << r.body.dump();
+  job["end_ms"] = 0;
+  r = Call("POST", "/api/v1/jobs", job.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int job_id = r.body.at("id");
+  EXPECT_EQ(r.body.at("calendar_ids"), json({uk}));
+  EXPECT_EQ(r.body.at("start_ms"), kT0 + 86'400'000);
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/calendars/{}", uk)).body.at("jobs"), 1);
+
+  // The preview from Wednesday 23 December 2026: Thursday the 24th is the office party, then Christmas,
+  // the weekend and the Boxing Day substitute; the next fires are Tuesday the 29th on.
+  r = Call("POST", "/api/v1/schedules/preview",
+           json{{"schedule_type", "CRON"},
+                {"schedule_conf", "0 0 9 * * ?"},
+                {"time_zone", "Europe/London"},
+                {"count", 3},
+                {"from_ms", 1'798'020'000'000},  // 2026-12-23T10:00:00Z
+                {"calendar_ids", {uk}}}
+               .dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  std::vector<std::string> fires;
+  for (const auto& f : r.body.at("fires"))
+    fires.push_back(f.at("iso"));
+  EXPECT_EQ(fires, (std::vector<std::string>{"2026-12-29T09:00:00+00:00", "2026-12-30T09:00:00+00:00",
+                                             "2026-12-31T09:00:00+00:00"}));
+  std::vector<std::string> skipped;
+  for (const auto& e : r.body.at("excluded"))
+    skipped.push_back(e.at("date").get<std::string>() + " " + e.at("name").get<std::string>());
+  EXPECT_EQ(skipped,
+            (std::vector<std::string>{"2026-12-24 Office party", "2026-12-25 Christmas Day", "2026-12-26 ",
+                                      "2026-12-27 ", "2026-12-28 Boxing Day (substitute day)"}));
+  EXPECT_EQ(r.body.at("excluded")[1].at("calendar"), "UK business days");
+  r = Call(
+      "POST", "/api/v1/schedules/preview",
+      json{{"schedule_type", "CRON"}, {"schedule_conf", "0 0 9 * * ?"}, {"calendar_ids", {uk + 1}}}.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"calendar_ids"});
+
+  // Kept by a job, the calendar stays; once the job lets it go, it is deleted.
+  r = Call("DELETE", fmt::format("/api/v1/calendars/{}", uk));
+  EXPECT_EQ(r.status, 409) << r.body.dump();
+  EXPECT_THAT(r.body.dump(), HasSubstr(fmt::format("job(s) {}", job_id)));
+  ASSERT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", job_id), json{{"calendar_ids", json::array()}}.dump())
+                .status,
+            200);
+  EXPECT_EQ(Call("DELETE", fmt::format("/api/v1/calendars/{}", uk)).status, 200);
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/calendars/{}", uk)).status, 404);
 }
 
 TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {

@@ -1019,6 +1019,9 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       Call("POST", "/api/v1/alert-channels",
            json{{"name", "ops mail"}, {"kind", "EMAIL"}, {"target", "ops@example.com"}}.dump())
           .body.at("id");
+  const int calendar =
+      Call("POST", "/api/v1/calendars", json{{"name", "holidays"}, {"days", {"2026-12-25"}}}.dump())
+          .body.at("id");
 
   struct Case {
     std::string method;
@@ -1093,6 +1096,11 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"DELETE", "/api/v1/alert-channels/{id}", "/api/v1/alert-channels/" + id(channel), "", 401, 403},
       {"POST", "/api/v1/alert-channels/{id}/test", "/api/v1/alert-channels/" + id(channel) + "/test", "", 401,
        403},
+      {"GET", "/api/v1/calendars", "/api/v1/calendars", "", 401, 0},
+      {"POST", "/api/v1/calendars", "/api/v1/calendars", R"({"name":"mallory's"})", 401, 403},
+      {"GET", "/api/v1/calendars/{id}", "/api/v1/calendars/" + id(calendar), "", 401, 0},
+      {"PUT", "/api/v1/calendars/{id}", "/api/v1/calendars/" + id(calendar), R"({"days":[]})", 401, 403},
+      {"DELETE", "/api/v1/calendars/{id}", "/api/v1/calendars/" + id(calendar), "", 401, 403},
   };
   // The walk covers every registered route: a new route must be added here.
   std::set<std::string> walked;
@@ -1592,6 +1600,37 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     const auto c = some_channel();
     return Request{"/api/v1/alert-channels/" + id(c) + "/test", "",
                    admin_only(a, only({channel_exists(c) ? 200 : 404}))};
+  };
+  // Calendars: anyone reads them, only admins change them; one a job keeps is not deleted.
+  const auto some_calendar = [&] { return some("SELECT id FROM calendar ORDER BY id"); };
+  const auto calendar_state = [this](std::int64_t c) {
+    if (Count(fmt::format("SELECT count(*) FROM calendar WHERE id = {}", c)) == 0) return 404;
+    return Count(fmt::format("SELECT count(*) FROM job WHERE {} = ANY(calendar_ids)", c)) > 0 ? 409 : 200;
+  };
+  routes["GET /api/v1/calendars"] = [&](const Actor&) {
+    return Request{"/api/v1/calendars", "", only({200})};
+  };
+  routes["POST /api/v1/calendars"] = [&](const Actor& a) {
+    return Request{"/api/v1/calendars",
+                   json{{"name", fmt::format("days off {}", rng() % 1'000'000)},
+                        {"kind", "BUSINESS_DAYS"},
+                        {"time_zone", "Asia/Shanghai"},
+                        {"days", {"2026-10-01", "2026-10-02"}}}
+                       .dump(),
+                   admin_only(a, only({201}))};
+  };
+  routes["GET /api/v1/calendars/{id}"] = [&](const Actor&) {
+    const auto c = some_calendar();
+    return Request{"/api/v1/calendars/" + id(c), "", only({calendar_state(c) == 404 ? 404 : 200})};
+  };
+  routes["PUT /api/v1/calendars/{id}"] = [&](const Actor& a) {
+    const auto c = some_calendar();
+    return Request{"/api/v1/calendars/" + id(c), R"({"days":["2026-10-01"]})",
+                   admin_only(a, only({calendar_state(c) == 404 ? 404 : 200}))};
+  };
+  routes["DELETE /api/v1/calendars/{id}"] = [&](const Actor& a) {
+    const auto c = some_calendar();
+    return Request{"/api/v1/calendars/" + id(c), "", admin_only(a, only({calendar_state(c)}))};
   };
   routes["GET /api/v1/users"] = [&](const Actor& a) {
     return Request{"/api/v1/users", "", admin_only(a, only({200}))};

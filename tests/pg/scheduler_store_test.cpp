@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -97,6 +98,54 @@ TEST_F(SchedulerStorePg, OneScanWritesExactlyThePlannedRowsAndNextTimes) {
   // A second scan in the same second writes nothing new.
   const auto again = store.Scan("node-a", 100, clock, planner);
   EXPECT_TRUE(again.fires.empty());
+}
+
+// Calendars and windows in the scan (issue 25): an every-second job whose calendar excludes today writes no
+// fire and waits for tomorrow's first second; one whose window starts later waits for its start; one whose
+// window has ended is stopped with the reason. No row is written for an excluded instant.
+TEST_F(SchedulerStorePg, TheScanWritesNoFireOnAnExcludedDayOrOutsideTheWindow) {
+  const int g = AddGroup();
+  // kT0 is 2026-01-01T00:00:00Z, a Thursday; the calendar excludes that day in UTC.
+  const int holiday =
+      Exec(
+          "INSERT INTO calendar (name, kind, time_zone, days, created_ms, updated_ms) VALUES ('new year', "
+          "'EXCLUDE_DATES', 'UTC', '[{\"date\": \"2026-01-01\", \"name\": \"New Year\"}]', 0, 0) RETURNING "
+          "id")[0][0]
+          .as<int>();
+  const int excluded = AddJob(g, "* * * * * ?", kT0 + 1000);
+  const int later = AddJob(g, "* * * * * ?", kT0 + 1000);
+  const int ended = AddJob(g, "* * * * * ?", kT0 + 1000);
+  const int free = AddJob(g, "* * * * * ?", kT0 + 1000);
+  Exec(fmt::format("UPDATE job SET calendar_ids = '{{{}}}' WHERE id = {}", holiday, excluded));
+  Exec(fmt::format("UPDATE job SET start_ms = {} WHERE id = {}", kT0 + 3'600'000, later));
+  Exec(fmt::format("UPDATE job SET end_ms = {} WHERE id = {}", kT0 + 500, ended));
+  cwtest::FakeClock clock(kT0 + 500);
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  store.Scan("node-a", 100, clock, planner);
+  const auto rows = [&](int job) {
+    return Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {}", job));
+  };
+  const auto next = [&](int job) {
+    return Exec(fmt::format("SELECT next_fire_ms FROM job WHERE id = {}", job))[0][0].as<std::int64_t>();
+  };
+  EXPECT_EQ(rows(free), 5) << "T0+1 s to T0+5 s";
+  EXPECT_EQ(rows(excluded), 0);
+  EXPECT_EQ(next(excluded), kT0 + 86'400'000) << "tomorrow's first second";
+  EXPECT_EQ(rows(later), 0);
+  EXPECT_EQ(next(later), kT0 + 3'600'000) << "its start";
+  EXPECT_EQ(rows(ended), 0);
+  const auto stopped = Exec(fmt::format("SELECT enabled, stop_reason FROM job WHERE id = {}", ended));
+  EXPECT_FALSE(stopped[0][0].as<bool>());
+  EXPECT_THAT(stopped[0][1].as<std::string>(), ::testing::HasSubstr("window and calendars"));
+  // The next day, the excluded job's fires are written as any other's.
+  cwtest::FakeClock tomorrow(kT0 + 86'400'000 - 2000);
+  ScanPlanner again;
+  store.Scan("node-a", 100, tomorrow, again);
+  EXPECT_EQ(rows(excluded), 4) << "T0+1 d to T0+1 d+3 s: nothing of the excluded day";
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND scheduled_ms < {}",
+                              excluded, kT0 + 86'400'000)),
+            0);
 }
 
 TEST_F(SchedulerStorePg, TwoAdminsScanningConcurrentlyNeverWriteAnInstantTwice) {

@@ -246,8 +246,19 @@ function watch(page) {
   page.on('console', (m) => {
     if (m.text().startsWith('i18n: no message')) seen.missing.push(m.text());
   });
+  // The requests not answered yet, for showFailure.
+  const pending = new Map();
+  inFlight.set(page, pending);
+  page.on('request', (r) => pending.set(r, Date.now()));
+  page.on('requestfinished', (r) => pending.delete(r));
+  page.on('requestfailed', (r) => {
+    pending.delete(r);
+    failedRequests.push(`${r.method()} ${r.url()}: ${r.failure() ? r.failure().errorText : '?'}`);
+  });
   return seen;
 }
+const inFlight = new Map(); // page -> Map(request -> when it was sent)
+const failedRequests = [];
 
 // A job's form: the live cron preview names an invalid expression, and saving a BEAN job without its
 // handler shows the server's field error, translated, next to the field. Returns the form locator.
@@ -825,6 +836,9 @@ async function scenario() {
     browser.setDefaultTimeout(15_000);
     try {
       await run();
+    } catch (e) {
+      await Promise.race([showFailure(browser), sleep(10_000)]);
+      throw e;
     } finally {
       await browser.close().catch(() => {});
       browser = null;
@@ -837,6 +851,28 @@ const deadline = setTimeout(() => {
   checks.failed += 1;
   finish(1);
 }, DEADLINE_MS);
+
+// What the browser showed when the run failed: its address, the page's text, and a screenshot (FAILURE.png),
+// so a CI log says where it stopped.
+async function showFailure(context) {
+  for (const page of context.pages()) {
+    try {
+      const text = (await page.locator('body').innerText({ timeout: 2000 })).replace(/\s+/g, ' ').slice(0, 1500);
+      log(`the page at the failure: ${page.url()}\n${text}`);
+      const pending = [...(inFlight.get(page) || new Map()).entries()].map(([r, at]) => `${r.method()} ${r.url()} (${Date.now() - at} ms)`);
+      log(`requests not answered: ${pending.length ? pending.join(', ') : 'none'}`);
+      log(`requests failed in the run (last 10): ${failedRequests.slice(-10).join('; ') || 'none'}`);
+      const activity = execFileSync('psql', [serverDsn, '-qAt', '-c',
+        `SELECT pid, state, coalesce(wait_event_type, '-'), coalesce(wait_event, '-'), now() - xact_start, left(query, 160)
+           FROM pg_stat_activity WHERE datname = '${dbName}' AND pid <> pg_backend_pid()`],
+      { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 }).toString();
+      log(`the admin's database sessions:\n${activity}`);
+      await page.screenshot({ path: path.join(shots, 'FAILURE.png'), fullPage: true, timeout: 5000 });
+    } catch (e) {
+      log(`the page at the failure could not be read: ${e.message}`);
+    }
+  }
+}
 
 let finishing = false;
 async function finish(code) {

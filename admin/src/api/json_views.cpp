@@ -1,6 +1,7 @@
 #include "admin/api/json_views.hpp"
 
 #include "admin/schedule/next_fire.hpp"
+#include "ringwheel/calendar.hpp"
 
 namespace cronwheel::admin {
 
@@ -38,6 +39,21 @@ nlohmann::json ToJson(const AlertChannel& c, bool include_target) {
   return j;
 }
 
+nlohmann::json ToJson(const JobCalendar& c, int jobs) {
+  json days = json::array();
+  for (const auto& d : c.days)
+    days.push_back({{"date", ringwheel::FormatDate(d.day)}, {"name", d.name}});
+  return {{"id", c.id},
+          {"name", c.name},
+          {"description", c.description},
+          {"kind", ToString(c.kind)},
+          {"time_zone", c.time_zone},
+          {"days", days},
+          {"jobs", jobs},
+          {"created_ms", c.created_ms},
+          {"updated_ms", c.updated_ms}};
+}
+
 nlohmann::json ToJson(const Job& j) {
   return {{"id", j.id},
           {"group_id", j.group_id},
@@ -63,6 +79,9 @@ nlohmann::json ToJson(const Job& j) {
           {"child_job_ids", j.child_job_ids},
           {"tags", j.tags},
           {"alert_channel_ids", j.alert_channel_ids},
+          {"calendar_ids", j.calendar_ids},
+          {"start_ms", j.start_ms},
+          {"end_ms", j.end_ms},
           {"enabled", j.enabled},
           {"next_fire_ms", j.next_fire_ms == kAwaitingCompletion ? 0 : j.next_fire_ms},
           {"last_fire_ms", j.last_fire_ms},

@@ -134,6 +134,7 @@ struct RouteContext {
 void RegisterHealthRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterGroupRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterAlertChannelRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterCalendarRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterJobRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterLogRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterSessionRoutes(Routes& routes, const RouteContext& ctx);

@@ -103,15 +103,16 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
   RegisterHealthRoutes(routes, ctx);
   RegisterGroupRoutes(routes, ctx);
   RegisterAlertChannelRoutes(routes, ctx);
+  RegisterCalendarRoutes(routes, ctx);
   RegisterJobRoutes(routes, ctx);
   RegisterLogRoutes(routes, ctx);
+  RegisterScheduleRoutes(routes, ctx);
   if (services_.console != nullptr) {
     RegisterSessionRoutes(routes, ctx);
     RegisterUserRoutes(routes, ctx);
     RegisterTokenRoutes(routes, ctx);
     RegisterAuditRoutes(routes, ctx);
     RegisterDashboardRoutes(routes, ctx);
-    RegisterScheduleRoutes(routes, ctx);
     RegisterWebAssets(*server_, services_.console->web_dir);
   }
 }

@@ -85,6 +85,7 @@ struct AdminApp::Parts {
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
         groups(clock, pool),
         alert_channels(clock, pool),
+        calendars(clock, pool),
         jobs(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
         registry_store(pool),
@@ -205,6 +206,7 @@ struct AdminApp::Parts {
   NodeLease lease;
   GroupRepository groups;
   AlertChannelRepository alert_channels;
+  CalendarRepository calendars;
   JobRepository jobs;
   LogRepository logs;
   PgRegistryStore registry_store;
@@ -337,7 +339,8 @@ void AdminApp::Start() {
                               .metrics = p.metrics_endpoint.get(),
                               .admin_metrics = &p.metrics,
                               .alert_channels = &p.alert_channels,
-                              .alarms = &p.metered_alarms},
+                              .alarms = &p.metered_alarms,
+                              .calendars = &p.calendars},
           clock_);
   if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
   p.started = true;

@@ -20,6 +20,10 @@ std::optional<CalendarKind> ParseCalendarKind(std::string_view text) {
   return std::nullopt;
 }
 
+std::string ValidValues(CalendarKind) {
+  return "EXCLUDE_DATES, BUSINESS_DAYS";
+}
+
 absl::StatusOr<ringwheel::Calendar> JobCalendar::Compile() const {
   std::vector<std::int32_t> dates;
   dates.reserve(days.size());

@@ -112,6 +112,15 @@ void CheckJobFields(Job& job, FieldErrors& errors) {
         {ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"});
   }
   if (job.time_zone.empty()) job.time_zone = "UTC";
+  if (job.start_ms > 0 && job.end_ms > 0 && job.end_ms < job.start_ms) {
+    errors.push_back(
+        {"end_ms",
+         fmt::format("the window ends ({}) before it starts (start_ms {}); use a later end_ms, or 0 "
+                     "for no end",
+                     job.end_ms, job.start_ms),
+         "range",
+         {{"min", job.start_ms}, {"actual", job.end_ms}}});
+  }
   if (job.glue_type == GlueType::kBean && job.handler.empty()) {
     errors.push_back({"handler",
                       "is required for a BEAN job (the name of a handler registered in the executor)",

@@ -19,7 +19,7 @@ std::int64_t NextAfterCompletion(std::string_view schedule_conf, std::string_vie
   return next.value_or(finished_ms + 1000);
 }
 
-std::optional<std::int64_t> ResumeAfterMisfires(const ringwheel::Schedule& schedule, std::int64_t now_ms,
+std::optional<std::int64_t> ResumeAfterMisfires(const ringwheel::FireWindow& schedule, std::int64_t now_ms,
                                                 std::chrono::milliseconds threshold) {
   return schedule.NextFireMs(now_ms - threshold.count() - 1);
 }

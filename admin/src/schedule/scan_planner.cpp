@@ -30,16 +30,17 @@ const ScanPlanner::CachedSchedule& ScanPlanner::ScheduleOf(const DueJob& job) {
   return c;
 }
 
-ScanPlan ScanPlanner::Plan(std::span<const DueJob> jobs, std::int64_t now_ms) {
+ScanPlan ScanPlanner::Plan(std::span<const DueJob> jobs, std::int64_t now_ms, const CalendarSet& calendars) {
   ScanPlan plan;
   plan.fires.reserve(jobs.size());
   plan.advances.reserve(jobs.size());
   for (const auto& job : jobs)
-    PlanJob(job, now_ms, plan);
+    PlanJob(job, now_ms, calendars, plan);
   return plan;
 }
 
-void ScanPlanner::PlanJob(const DueJob& job, std::int64_t now_ms, ScanPlan& plan) {
+void ScanPlanner::PlanJob(const DueJob& job, std::int64_t now_ms, const CalendarSet& calendars,
+                          ScanPlan& plan) {
   JobAdvance adv{
       .job_id = job.id, .expected_next_ms = job.next_fire_ms, .next_fire_ms = 0, .last_fire_ms = 0};
   const auto& cached = ScheduleOf(job);
@@ -50,8 +51,8 @@ void ScanPlanner::PlanJob(const DueJob& job, std::int64_t now_ms, ScanPlan& plan
     plan.advances.push_back(std::move(adv));
     return;
   }
-  const auto& schedule = *cached.schedule;
-  if (schedule.type() == ringwheel::ScheduleType::kNone) {
+  const auto& base = *cached.schedule;
+  if (base.type() == ringwheel::ScheduleType::kNone) {
     adv.stop = true;
     adv.stop_reason = fmt::format("stopped by the scheduler at {}: schedule type NONE never fires by itself",
                                   FormatUtc(now_ms));
@@ -60,9 +61,24 @@ void ScanPlanner::PlanJob(const DueJob& job, std::int64_t now_ms, ScanPlan& plan
   }
   const std::int64_t threshold = settings_.misfire_threshold.count();
   const std::int64_t horizon = now_ms + settings_.pre_read.count();
-  const bool fix_delay = schedule.type() == ringwheel::ScheduleType::kFixDelay;
+  const bool fix_delay = base.type() == ringwheel::ScheduleType::kFixDelay;
+  // The walk's schedule: the job's, within its window and calendars.
+  std::vector<const ringwheel::Calendar*> kept;
+  for (const int id : job.calendar_ids) {
+    if (const auto it = calendars.find(id); it != calendars.end()) kept.push_back(&it->second);
+  }
+  const ringwheel::FireWindow schedule(base, kept, job.start_ms, job.end_ms);
 
   std::optional<std::int64_t> next = job.next_fire_ms;
+  if (!schedule.unbounded()) next = schedule.FirstFireFromMs(job.next_fire_ms);
+  if (!next) {
+    adv.stop = true;
+    adv.stop_reason = fmt::format(
+        "stopped by the scheduler at {}: no fire from {} on is inside the job's window and calendars",
+        FormatUtc(now_ms), FormatUtc(job.next_fire_ms));
+    plan.advances.push_back(std::move(adv));
+    return;
+  }
   std::int64_t last_written = 0;
 
   // 1. Misfired instants: collapse into one row.

@@ -13,6 +13,7 @@
 #include "admin/store/fire_log.hpp"
 #include "cronwheel/json.hpp"
 #include "store/alert_channel_table.hpp"
+#include "store/calendar_table.hpp"
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
@@ -94,6 +95,7 @@ void ValidateJob(pqxx::transaction_base& tx, Job& job, const std::vector<int>& k
                       {{"id", job.group_id}}});
   }
   alert_channel_table::CheckExist(tx, job.alert_channel_ids, "alert_channel_ids", errors);
+  calendar_table::CheckExist(tx, job.calendar_ids, "calendar_ids", errors);
   if (job.child_job_ids.empty()) return;
   const auto group_of = GroupsOfJobs(tx, job.child_job_ids);
   const auto seen = [&](int c) {
@@ -146,6 +148,16 @@ void WriteGlueHistory(pqxx::transaction_base& tx, const Job& j, std::int64_t now
 
 // Enables `job` from now: its first fire (next_fire.hpp), or an error on schedule_conf when it has none.
 void SetFirstFire(Job& job, std::int64_t now_ms, std::chrono::milliseconds pre_read, FieldErrors& errors) {
+  if (job.end_ms > 0 && job.end_ms <= now_ms) {
+    errors.push_back(
+        {"end_ms",
+         fmt::format("the job's window ended at {} ms, before now ({} ms): it cannot be enabled; use a "
+                     "later end_ms, or 0 for no end",
+                     job.end_ms, now_ms),
+         "range",
+         {{"min", now_ms}, {"actual", job.end_ms}}});
+    return;
+  }
   const auto first = FirstFireOnStart(job.schedule_type, job.schedule_conf, job.time_zone, now_ms, pre_read);
   if (!first) {
     errors.push_back(
@@ -174,10 +186,10 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
       INSERT INTO job (group_id, description, author, alarm_email, alarm_webhook, schedule_type, schedule_conf,
                        time_zone, misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s,
                        retry_count, retry_backoff_s, glue_type, glue_source, glue_remark, glue_updated_ms,
-                       child_job_ids, tags, alert_channel_ids, enabled, next_fire_ms, last_fire_ms, created_ms,
-                       updated_ms)
+                       child_job_ids, tags, alert_channel_ids, calendar_ids, start_ms, end_ms, enabled,
+                       next_fire_ms, last_fire_ms, created_ms, updated_ms)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-              $21::int[], $24::text[], $25::int[], $22, $23, 0, $20, $20)
+              $21::int[], $24::text[], $25::int[], $26::int[], $27, $28, $22, $23, 0, $20, $20)
       RETURNING {}
     )sql",
                     kJobColumns),
@@ -187,7 +199,7 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, now,
         PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, PgTextArray(job.tags),
-        PgArray<int>(job.alert_channel_ids));
+        PgArray<int>(job.alert_channel_ids), PgArray<int>(job.calendar_ids), job.start_ms, job.end_ms);
     Job created = JobFromRow(row);
     if (created.glue_type != GlueType::kBean) WriteGlueHistory(tx, created, now);
     tx.commit();
@@ -207,9 +219,10 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
     FieldErrors errors;
     ValidateJob(tx, job, before.child_job_ids, visible, errors);
     const auto now = clock_.NowMs();
-    const bool schedule_changed = job.schedule_type != before.schedule_type ||
-                                  job.schedule_conf != before.schedule_conf ||
-                                  job.time_zone != before.time_zone;
+    const bool schedule_changed =
+        job.schedule_type != before.schedule_type || job.schedule_conf != before.schedule_conf ||
+        job.time_zone != before.time_zone || job.calendar_ids != before.calendar_ids ||
+        job.start_ms != before.start_ms || job.end_ms != before.end_ms;
     if (errors.empty() && job.enabled && (!before.enabled || schedule_changed)) {
       SetFirstFire(job, now, settings_.pre_read, errors);
     }
@@ -225,7 +238,8 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
              handler = $12, param = $13, block_strategy = $14, timeout_s = $15, retry_count = $16,
              retry_backoff_s = $17, glue_type = $18, glue_source = $19, glue_remark = $20, glue_updated_ms = $21,
              child_job_ids = $22::int[], enabled = $23, next_fire_ms = $24, stop_reason = $25, updated_ms = $26,
-             tags = $27::text[], alert_channel_ids = $28::int[]
+             tags = $27::text[], alert_channel_ids = $28::int[], calendar_ids = $29::int[], start_ms = $30,
+             end_ms = $31
        WHERE id = $1
       RETURNING {}
     )sql",
@@ -236,7 +250,8 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, job.glue_updated_ms,
         PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, job.stop_reason,
-        std::max(now, before.updated_ms + 1), PgTextArray(job.tags), PgArray<int>(job.alert_channel_ids));
+        std::max(now, before.updated_ms + 1), PgTextArray(job.tags), PgArray<int>(job.alert_channel_ids),
+        PgArray<int>(job.calendar_ids), job.start_ms, job.end_ms);
     Job updated = JobFromRow(row);
     if (glue_changed && updated.glue_type != GlueType::kBean) WriteGlueHistory(tx, updated, now);
     // Fires already written for the old schedule or a stopped job, and not yet being sent, are withdrawn.

@@ -10,6 +10,7 @@
 #include "admin/store/fire_log.hpp"
 #include "admin/store/migrations.hpp"
 #include "cronwheel/json.hpp"
+#include "store/calendar_table.hpp"
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 
@@ -17,14 +18,20 @@ namespace cronwheel::admin {
 namespace {
 
 DueJob DueJobFromRow(const pqxx::row& r) {
-  return DueJob{.id = r["id"].as<int>(),
-                .group_id = r["group_id"].as<int>(),
-                .schedule_type = r["schedule_type"].as<std::string>(),
-                .schedule_conf = r["schedule_conf"].as<std::string>(),
-                .time_zone = r["time_zone"].as<std::string>(),
-                .misfire_strategy =
-                    ParseMisfireStrategy(r["misfire_strategy"].c_str()).value_or(MisfireStrategy::kDoNothing),
-                .next_fire_ms = r["next_fire_ms"].as<std::int64_t>()};
+  return DueJob{
+      .id = r["id"].as<int>(),
+      .group_id = r["group_id"].as<int>(),
+      .schedule_type = r["schedule_type"].as<std::string>(),
+      .schedule_conf = r["schedule_conf"].as<std::string>(),
+      .time_zone = r["time_zone"].as<std::string>(),
+      .misfire_strategy =
+          ParseMisfireStrategy(r["misfire_strategy"].c_str()).value_or(MisfireStrategy::kDoNothing),
+      .next_fire_ms = r["next_fire_ms"].as<std::int64_t>(),
+      .calendar_ids = r["calendar_ids"].is_null()
+                          ? std::vector<int>()
+                          : nlohmann::json::parse(r["calendar_ids"].c_str()).get<std::vector<int>>(),
+      .start_ms = r["start_ms"].as<std::int64_t>(),
+      .end_ms = r["end_ms"].as<std::int64_t>()};
 }
 
 // The partitions this scan may take (schedule/partitions.hpp): P, and the ones assigned to `node_id` by the
@@ -87,7 +94,7 @@ ScanOutcome PgSchedulerStore::Scan(std::string_view node_id, int limit, ringwhee
     out.jobs_read = due.size();
     out.full_batch = static_cast<int>(due.size()) >= limit;
     if (!due.empty()) {
-      const auto plan = planner.Plan(due, out.now_ms);
+      const auto plan = planner.Plan(due, out.now_ms, calendar_table::Compiled(tx, due));
       out.fires = fire_log::InsertPlanned(tx, plan.fires, node_id, out.now_ms);
       job_table::Advance(tx, plan.advances);
     }

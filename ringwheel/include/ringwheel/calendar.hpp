@@ -52,10 +52,15 @@ class Calendar {
 
   // Whether the wall date of `ms` in the calendar's zone is excluded. O(log dates).
   [[nodiscard]] bool Excludes(std::int64_t ms) const;
+  // The wall date of `ms` in the calendar's zone (days since 1970-01-01).
+  [[nodiscard]] std::int32_t LocalDate(std::int64_t ms) const { return static_cast<std::int32_t>(DayOf(ms)); }
   // The first instant after `ms` whose wall date is not excluded: the start (local midnight, or the end of
   // a DST gap at midnight) of the next included day. nullopt when no day of the next 3660 (ten years) is
   // included. O(excluded days crossed * log dates).
   [[nodiscard]] std::optional<std::int64_t> NextIncludedMs(std::int64_t ms) const;
+  // The start of the day after the wall date of `ms` (local midnight, or the end of a DST gap at midnight),
+  // excluded or not. O(1).
+  [[nodiscard]] std::int64_t NextDayStartMs(std::int64_t ms) const;
 
   [[nodiscard]] const std::string& zone_name() const { return zone_name_; }
   [[nodiscard]] const Weekdays& weekdays() const { return weekdays_; }

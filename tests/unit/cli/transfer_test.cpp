@@ -39,6 +39,9 @@ json ApiJob(int id, const std::string& description, std::vector<int> children = 
           {"glue_updated_ms", 17},
           {"child_job_ids", children},
           {"tags", {"team:billing", "nightly"}},
+          {"calendar_ids", {4}},
+          {"start_ms", 1767225600000},
+          {"end_ms", 0},
           {"enabled", true},
           {"next_fire_ms", 1767225600000},
           {"last_fire_ms", 0},
@@ -67,8 +70,9 @@ TEST(MakeDocument, HasTheFormatTheVersionAndNoServerOwnedFields) {
     keys.push_back(k);
   const auto& portable = cronwheel::cli::PortableJobFields();
   EXPECT_EQ(keys, std::vector<std::string>(portable.begin(), portable.end())) << "every field, in order";
-  for (const auto* owned : {"id", "group_id", "glue_updated_ms", "next_fire_ms", "last_fire_ms",
-                            "stop_reason", "created_ms", "updated_ms", "child_job_ids"}) {
+  EXPECT_EQ(jobs[1].at("start_ms"), 1767225600000) << "the window travels";
+  for (const auto* owned : {"id", "group_id", "calendar_ids", "glue_updated_ms", "next_fire_ms",
+                            "last_fire_ms", "stop_reason", "created_ms", "updated_ms", "child_job_ids"}) {
     EXPECT_FALSE(jobs[1].contains(owned)) << owned;
   }
   // Deterministic: the same jobs in another order give the same bytes.
@@ -107,7 +111,7 @@ TEST(ReadDocument, AnExportReadsBackToTheBodiesThatRecreateIt) {
   const auto body = cronwheel::cli::ImportBody(doc->jobs[1], 7, false);
   auto expected = ApiJob(0, "b job");
   for (const auto* owned : {"id", "glue_updated_ms", "next_fire_ms", "last_fire_ms", "stop_reason",
-                            "created_ms", "updated_ms", "child_job_ids"}) {
+                            "created_ms", "updated_ms", "child_job_ids", "calendar_ids"}) {
     expected.erase(owned);
   }
   expected["group_id"] = 7;

@@ -86,6 +86,8 @@ TEST(Calendar, ADayWhoseMidnightDoesNotExistStartsAtTheEndOfTheGap) {
   // Santiago, 2026: clocks go from Saturday 5 September 23:59:59 (-04) to Sunday 01:00 (-03).
   const auto c = Make("America/Santiago", {Day("2026-09-05")});
   EXPECT_EQ(c.NextIncludedMs(Utc("2026-09-05T12:00:00Z")), Utc("2026-09-06T04:00:00Z"));
+  EXPECT_EQ(c.NextDayStartMs(Utc("2026-09-05T12:00:00Z")), Utc("2026-09-06T04:00:00Z"));
+  EXPECT_EQ(c.NextDayStartMs(Utc("2026-09-06T12:00:00Z")), Utc("2026-09-07T03:00:00Z"));
   const auto hourly = Cron("0 0 * * * ?", "America/Santiago");
   const std::vector<const Calendar*> cals = {&c};
   EXPECT_EQ(FireWindow(hourly, cals, 0, 0).NextFireMs(Utc("2026-09-05T03:30:00Z")),

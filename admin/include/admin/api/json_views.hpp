@@ -9,6 +9,7 @@
 
 #include "admin/model/accounts.hpp"
 #include "admin/model/alert_channel.hpp"
+#include "admin/model/calendar.hpp"
 #include "admin/model/model.hpp"
 #include "admin/store/audit_log.hpp"
 
@@ -16,6 +17,9 @@ namespace cronwheel::admin {
 
 nlohmann::json ToJson(const JobGroup& g, bool include_token = false);
 nlohmann::json ToJson(const AlertChannel& c, bool include_target);
+// {"id", "name", "description", "kind", "time_zone", "days": [{"date", "name"}], "jobs", "created_ms",
+// "updated_ms"}; `jobs`: how many jobs keep it.
+nlohmann::json ToJson(const JobCalendar& c, int jobs);
 nlohmann::json ToJson(const Job& j);
 nlohmann::json ToJson(const JobLog& l);
 nlohmann::json ToJson(const RunOnce& r);

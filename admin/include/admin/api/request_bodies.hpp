@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "admin/model/accounts.hpp"
 #include "admin/model/alert_channel.hpp"
+#include "admin/model/calendar.hpp"
 #include "admin/model/model.hpp"
 #include "admin/model/queries.hpp"
 #include "admin/model/result.hpp"
@@ -70,12 +72,26 @@ struct PreviewBody {
   std::string time_zone = "UTC";
   int count = 5;                        // 1..kMaxPreviewCount
   std::optional<std::int64_t> from_ms;  // epoch ms, 0 .. end of year 9999; nullopt = now
+  std::vector<int> calendar_ids;        // the job's calendars and window (ringwheel/calendar.hpp)
+  std::int64_t start_ms = 0;
+  std::int64_t end_ms = 0;
 };
 // POST /api/v1/schedules/preview.
 Result<PreviewBody> ReadPreviewBody(const nlohmann::json& body);
-// {"time_zone", "fires": [{"ms", "iso"}...]}: the next `count` fires after `from_ms` (else `now_ms`), or
-// an error naming the schedule field that is wrong.
-Result<nlohmann::json> PreviewFires(const PreviewBody& p, std::int64_t now_ms);
+// {"time_zone", "fires": [{"ms", "iso"}...], "excluded": [{"ms", "iso", "date", "calendar", "name"}...]}:
+// the next `count` fires after `from_ms` (else `now_ms`) within the window and `calendars` (those of
+// p.calendar_ids), and the first instant of each day the calendars excluded on the way (at most 10; `date`
+// in the calendar's zone, `name` the listed day's, "" for a weekend). An error names the schedule field that
+// is wrong.
+Result<nlohmann::json> PreviewFires(const PreviewBody& p, std::int64_t now_ms,
+                                    std::span<const JobCalendar> calendars = {});
+
+// POST and PUT /api/v1/calendars: a calendar's fields over `c` (all but name optional on create). `days`
+// ([{"date": "YYYY-MM-DD", "name": "..."}] or ["YYYY-MM-DD", ...]) replaces the list; `ics` (an iCalendar
+// file's text) adds its days to it, recurring events expanded from `ics_from` to `ics_to` (dates; default
+// the 1st of January of `now_ms`'s year to the 31st of December nine years later). Then CheckCalendar.
+Result<JobCalendar> ReadCalendarBody(const nlohmann::json& body, JobCalendar c, bool create,
+                                     std::int64_t now_ms);
 
 struct TriggerBody {
   std::optional<std::string> param;    // at most 64 KiB; nullopt = the job's own

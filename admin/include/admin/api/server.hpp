@@ -42,6 +42,7 @@
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/alert_channel_repository.hpp"
 #include "admin/store/audit_log.hpp"
+#include "admin/store/calendar_repository.hpp"
 #include "admin/store/console_repository.hpp"
 #include "admin/store/group_repository.hpp"
 #include "admin/store/job_repository.hpp"
@@ -106,6 +107,8 @@ class ApiServer final {
     // /api/v1/alert-channels; nullptr = not served. `alarms` sends a channel's test alarm.
     AlertChannelRepository* alert_channels = nullptr;
     AlarmSender* alarms = nullptr;
+    // /api/v1/calendars, and the calendars of the schedule preview; nullptr = not served.
+    CalendarRepository* calendars = nullptr;
   };
 
   ApiServer(Settings settings, Services services, ringwheel::Clock& clock);

@@ -24,6 +24,7 @@ enum class CalendarKind {
 };
 std::string_view ToString(CalendarKind kind);  // "EXCLUDE_DATES", "BUSINESS_DAYS"
 std::optional<CalendarKind> ParseCalendarKind(std::string_view text);
+std::string ValidValues(CalendarKind);  // "EXCLUDE_DATES, BUSINESS_DAYS"
 
 // One listed day: days since 1970-01-01 (a wall date of the calendar's zone), and what it is ("" = unnamed).
 struct CalendarDay {

@@ -76,6 +76,11 @@ struct Job {
   std::vector<int> child_job_ids;
   std::vector<std::string> tags;       // lower case, no duplicates, in the order given (CheckJobTags)
   std::vector<int> alert_channel_ids;  // alerted on a failure, besides the group's
+  // Its calendars and active window (ringwheel/calendar.hpp): it fires only at instants from start_ms to
+  // end_ms (inclusive; 0 = no bound) that none of the calendars excludes.
+  std::vector<int> calendar_ids;
+  std::int64_t start_ms = 0;
+  std::int64_t end_ms = 0;
   bool enabled = false;
   std::int64_t next_fire_ms = 0;
   std::int64_t last_fire_ms = 0;

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string_view>
 
+#include "ringwheel/calendar.hpp"
 #include "ringwheel/schedule.hpp"
 
 namespace cronwheel::admin {
@@ -44,7 +45,7 @@ std::int64_t NextAfterCompletion(std::string_view schedule_conf, std::string_vie
 
 // Misfire: the instant the walk resumes at after giving up counting missed instants at `now_ms`: the first
 // instant after now - threshold, i.e. the first that is not a misfire.
-std::optional<std::int64_t> ResumeAfterMisfires(const ringwheel::Schedule& schedule, std::int64_t now_ms,
+std::optional<std::int64_t> ResumeAfterMisfires(const ringwheel::FireWindow& schedule, std::int64_t now_ms,
                                                 std::chrono::milliseconds threshold);
 
 // A retry's delay (cronwheel; XXL-JOB retries at once, docs/xxl-job-protocol.md §11): retry `attempt`

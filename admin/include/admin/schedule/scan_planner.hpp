@@ -21,6 +21,11 @@
 //    (the callback path sets finish + delay).
 //  * At most `max_fires_per_job` instants per job per scan; counting missed instants stops after
 //    `max_missed_count` (then the schedule jumps to now), so a job down for a year costs microseconds.
+//  * Calendars and the active window (ringwheel/calendar.hpp; docs/operations.md, "Calendars and windows"):
+//    the walk visits only instants from the job's start_ms to its end_ms that none of its calendars
+//    excludes. An excluded instant is not a fire and not a misfire: no row is written for it. A job whose
+//    window has ended is stopped with the reason, as one whose schedule has ended. A calendar the job names
+//    that is not in the set given (deleted meanwhile) is ignored.
 //
 // Thread-safety: a ScanPlanner is used by one thread (it caches parsed schedules). Complexity: one
 // schedule evaluation per written instant, plus at most max_missed_count per misfired job.
@@ -33,6 +38,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "admin/model/calendar.hpp"
 #include "admin/model/fire.hpp"
 #include "admin/schedule/next_fire.hpp"
 #include "ringwheel/schedule.hpp"
@@ -55,6 +61,9 @@ struct DueJob {
   std::string time_zone;
   MisfireStrategy misfire_strategy = MisfireStrategy::kDoNothing;
   std::int64_t next_fire_ms = 0;
+  std::vector<int> calendar_ids;  // the calendars it keeps (CalendarSet keys)
+  std::int64_t start_ms = 0;      // its active window, inclusive; 0 = no bound
+  std::int64_t end_ms = 0;
 };
 
 // The job row's new schedule state. Written only if the row still has expected_next_ms (so an edit
@@ -77,7 +86,9 @@ class ScanPlanner {
  public:
   explicit ScanPlanner(ScanSettings settings = {}) : settings_(settings) {}
 
-  [[nodiscard]] ScanPlan Plan(std::span<const DueJob> jobs, std::int64_t now_ms);
+  // `calendars` holds (at least) the calendars the jobs name.
+  [[nodiscard]] ScanPlan Plan(std::span<const DueJob> jobs, std::int64_t now_ms,
+                              const CalendarSet& calendars = {});
 
   [[nodiscard]] const ScanSettings& settings() const { return settings_; }
 
@@ -89,7 +100,7 @@ class ScanPlanner {
     std::string error;  // when it does not parse
   };
   const CachedSchedule& ScheduleOf(const DueJob& job);
-  void PlanJob(const DueJob& job, std::int64_t now_ms, ScanPlan& plan);
+  void PlanJob(const DueJob& job, std::int64_t now_ms, const CalendarSet& calendars, ScanPlan& plan);
 
   ScanSettings settings_;
   std::unordered_map<int, CachedSchedule> cache_;

@@ -33,7 +33,9 @@ class PgSchedulerStore final : public SchedulerStore {
   // of $3, soonest first, at most $2. Served by the partial index job_due_idx (next_fire_ms) WHERE enabled.
   // Public so bench/admin/bench_pre_read can time and EXPLAIN exactly the statement Scan runs.
   static constexpr const char* kDueJobsSql = R"sql(
-    SELECT id, group_id, schedule_type, schedule_conf, time_zone, misfire_strategy, next_fire_ms
+    SELECT id, group_id, schedule_type, schedule_conf, time_zone, misfire_strategy, next_fire_ms,
+           CASE WHEN calendar_ids = '{}' THEN NULL ELSE to_json(calendar_ids) END AS calendar_ids, start_ms,
+           end_ms
       FROM job
      WHERE enabled AND next_fire_ms <= $1 AND id % $3 = ANY($4::int[])
      ORDER BY next_fire_ms LIMIT $2

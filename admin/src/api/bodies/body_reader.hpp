@@ -81,6 +81,12 @@ class BodyReader {
   }
 
   void Int(const char* name, int& out, bool required, int min, int max) {
+    std::int64_t n = out;
+    Int64(name, n, required, min, max);
+    out = static_cast<int>(n);
+  }
+
+  void Int64(const char* name, std::int64_t& out, bool required, std::int64_t min, std::int64_t max) {
     const json* v = Get(name, required);
     if (v == nullptr) return;
     if (!v->is_number_integer()) return errors_.push_back(WrongType(name, *v, "integer", "an integer"));
@@ -94,7 +100,7 @@ class BodyReader {
                                 "range",
                                 {{"min", min}, {"max", max}, {"actual", n}}});
     }
-    out = static_cast<int>(n);
+    out = n;
   }
 
   void Bool(const char* name, bool& out, bool required) {

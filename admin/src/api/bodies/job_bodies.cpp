@@ -6,9 +6,12 @@
 #include <set>
 
 #include "admin/api/request_bodies.hpp"
+#include "admin/model/ics_import.hpp"
 #include "admin/model/validation.hpp"
 #include "api/bodies/body_reader.hpp"
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/text.hpp"
+#include "ringwheel/calendar.hpp"
 #include "ringwheel/schedule.hpp"
 
 namespace cronwheel::admin {
@@ -39,6 +42,9 @@ Result<void> CheckRegistration(const xxljob::RegistryParam& p) {
   return {};
 }
 
+// The latest instant a job's window may name: 2200-01-01T00:00:00Z, past the end of ringwheel's search.
+constexpr std::int64_t kMaxInstantMs = 7'258'118'400'000;
+
 Result<Job> ReadJobBody(const json& body, Job job, bool create) {
   FieldErrors errors;
   BodyReader r(body, errors);
@@ -64,6 +70,9 @@ Result<Job> ReadJobBody(const json& body, Job job, bool create) {
   r.IntArray("child_job_ids", job.child_job_ids, false, 100);
   r.StringArray("tags", job.tags, false, 100);
   r.IntArray("alert_channel_ids", job.alert_channel_ids, false, 50, "an alert channel id");
+  r.IntArray("calendar_ids", job.calendar_ids, false, 20, "a calendar id");
+  r.Int64("start_ms", job.start_ms, false, 0, kMaxInstantMs);
+  r.Int64("end_ms", job.end_ms, false, 0, kMaxInstantMs);
   r.Bool("enabled", job.enabled, false);
   r.RejectUnknown();
   return Checked(std::move(job), std::move(errors), "the job is not valid");
@@ -126,32 +135,159 @@ Result<JobGroup> ReadGroupBody(const json& body, JobGroup g, bool create) {
 Result<PreviewBody> ReadPreviewBody(const json& body) {
   PreviewBody out;
   FieldErrors errors;
-  if (CheckObject(body, {"schedule_type", "schedule_conf", "time_zone", "count", "from_ms"}, errors)) {
+  if (CheckObject(body,
+                  {"schedule_type", "schedule_conf", "time_zone", "count", "from_ms", "calendar_ids",
+                   "start_ms", "end_ms"},
+                  errors)) {
     out.schedule_type = StringField(body, "schedule_type", true, errors).value_or("");
     out.schedule_conf = StringField(body, "schedule_conf", false, errors).value_or("");
     out.time_zone = StringField(body, "time_zone", false, errors).value_or("UTC");
     out.count = static_cast<int>(IntField(body, "count", 1, kMaxPreviewCount, errors).value_or(5));
     out.from_ms = IntField(body, "from_ms", 0, 253'402'300'799'000, errors);  // up to year 9999
+    BodyReader r(body, errors);
+    r.IntArray("calendar_ids", out.calendar_ids, false, 20, "a calendar id");
+    r.Int64("start_ms", out.start_ms, false, 0, kMaxInstantMs);
+    r.Int64("end_ms", out.end_ms, false, 0, kMaxInstantMs);
   }
   return Checked(std::move(out), std::move(errors), "the preview request is not valid");
 }
 
-Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms) {
+Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms, std::span<const JobCalendar> calendars) {
   const auto schedule = ringwheel::Schedule::Parse(p.schedule_type, p.schedule_conf, p.time_zone);
   if (!schedule.ok()) {
     return Error::Invalid(
         "the schedule is not valid",
         {{ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"}});
   }
+  std::vector<ringwheel::Calendar> compiled;
+  compiled.reserve(calendars.size());
+  for (const auto& c : calendars) {
+    auto one = c.Compile();
+    if (!one.ok()) {
+      return Error::Invalid("a calendar is not valid",
+                            {{"calendar_ids", fmt::format("calendar {} ('{}'): {}", c.id, c.name,
+                                                          std::string(one.status().message()))}});
+    }
+    compiled.push_back(*std::move(one));
+  }
+  std::vector<const ringwheel::Calendar*> kept;
+  for (const auto& c : compiled)
+    kept.push_back(&c);
+  const ringwheel::FireWindow window(*schedule, kept, p.start_ms, p.end_ms);
+  // The first instant of each day a calendar excluded between `from` and `to` (nullopt: the end).
+  json excluded = json::array();
+  constexpr std::size_t kMaxExcluded = 10;
+  const auto note_excluded = [&](std::int64_t from, std::optional<std::int64_t> to) {
+    auto b = schedule->NextFireMs(from);
+    while (b && (!to || *b < *to) && excluded.size() < kMaxExcluded) {
+      std::size_t k = 0;
+      while (k < compiled.size() && !compiled[k].Excludes(*b))
+        ++k;
+      if (k == compiled.size()) break;  // outside the window, not a calendar's day
+      const auto date = compiled[k].LocalDate(*b);
+      const auto& days = calendars[k].days;
+      const auto it = std::lower_bound(days.begin(), days.end(), date,
+                                       [](const CalendarDay& d, std::int32_t v) { return d.day < v; });
+      excluded.push_back({{"ms", *b},
+                          {"iso", IsoInZone(*b, schedule->zone())},
+                          {"date", ringwheel::FormatDate(date)},
+                          {"calendar", calendars[k].name},
+                          {"name", it != days.end() && it->day == date ? it->name : std::string()}});
+      b = schedule->NextFireMs(std::max(*b, compiled[k].NextDayStartMs(*b) - 1));
+    }
+  };
   json fires = json::array();
   std::int64_t at = p.from_ms.value_or(now_ms);
   for (int i = 0; i < p.count; ++i) {
-    const auto next = schedule->NextFireMs(at);
+    const auto next = window.NextFireMs(at);
+    if (!compiled.empty()) note_excluded(at, next);
     if (!next) break;
     fires.push_back({{"ms", *next}, {"iso", IsoInZone(*next, schedule->zone())}});
     at = *next;
   }
-  return json{{"time_zone", schedule->zone_name()}, {"fires", fires}};
+  return json{{"time_zone", schedule->zone_name()}, {"fires", fires}, {"excluded", excluded}};
+}
+
+Result<JobCalendar> ReadCalendarBody(const json& body, JobCalendar c, bool create, std::int64_t now_ms) {
+  FieldErrors errors;
+  BodyReader r(body, errors);
+  r.String("name", c.name, create, 64, 1);
+  r.String("description", c.description, false, 255);
+  r.Enum("kind", c.kind, false, &ParseCalendarKind);
+  r.String("time_zone", c.time_zone, false, 64);
+  if (c.time_zone.empty()) c.time_zone = "UTC";
+  if (const json* days = r.Get("days", false); days != nullptr) {
+    if (!days->is_array() || days->size() > kMaxCalendarDays) {
+      errors.push_back({"days",
+                        fmt::format("must be an array of at most {} days: \"YYYY-MM-DD\" or {{\"date\": "
+                                    "\"YYYY-MM-DD\", \"name\": \"...\"}}",
+                                    kMaxCalendarDays),
+                        "type"});
+    } else {
+      std::vector<CalendarDay> read;
+      for (const auto& d : *days) {
+        const auto* text = d.is_string() ? &d : d.is_object() && d.contains("date") ? &d["date"] : nullptr;
+        const auto day = text != nullptr && text->is_string() ? ringwheel::ParseDate(text->get<std::string>())
+                                                              : absl::InvalidArgumentError("invalid date");
+        if (!day.ok()) {
+          errors.push_back({"days",
+                            fmt::format("{} is not a day: {}", Utf8Prefix(d.dump(), 80),
+                                        std::string(day.status().message())),
+                            "format",
+                            {{"what", "date"}}});
+          break;
+        }
+        std::string name;
+        if (d.is_object() && d.contains("name")) {
+          if (!d["name"].is_string()) {
+            errors.push_back({"days",
+                              fmt::format("the name of {} must be a string", ringwheel::FormatDate(*day)),
+                              "type"});
+            break;
+          }
+          name = d["name"].get<std::string>();
+        }
+        read.push_back({.day = *day, .name = std::move(name)});
+      }
+      c.days = std::move(read);
+    }
+  }
+  std::string ics;
+  r.String("ics", ics, false, kMaxIcsBytes);
+  const auto year =
+      static_cast<int>(date::year_month_day(date::floor<date::days>(date::sys_time<std::chrono::milliseconds>(
+                                                std::chrono::milliseconds(now_ms))))
+                           .year());
+  const auto first_of = [](int y) {
+    return static_cast<std::int32_t>(date::sys_days(date::year{y} / 1 / 1).time_since_epoch().count());
+  };
+  std::int32_t from = first_of(year);
+  std::int32_t to = first_of(year + 10) - 1;
+  for (const auto& [field, out] :
+       {std::pair<const char*, std::int32_t*>{"ics_from", &from}, {"ics_to", &to}}) {
+    std::string text;
+    r.String(field, text, false, 10);
+    if (text.empty()) continue;
+    const auto day = ringwheel::ParseDate(text);
+    if (!day.ok()) {
+      errors.push_back({field, std::string(day.status().message()), "format", {{"what", "date"}}});
+    } else {
+      *out = *day;
+    }
+  }
+  r.RejectUnknown();
+  if (!ics.empty() && errors.empty()) {
+    const auto imported = ImportIcs(ics, from, to);
+    if (!imported) {
+      errors.push_back({"ics", imported.error().message, "format", {{"what", "ics"}}});
+    } else {
+      c.days.insert(c.days.end(), imported->days.begin(), imported->days.end());
+      if (c.name.empty()) c.name = imported->calendar_name;
+    }
+  }
+  NormaliseDays(c.days);
+  if (errors.empty()) CheckCalendar(c, errors);
+  return Checked(std::move(c), std::move(errors), "the calendar is not valid");
 }
 
 Result<DrainBody> ReadDrainBody(const json& body) {
