@@ -200,7 +200,7 @@ async function keyLeaks(page, missingLogged, skipSelector) {
 
 // English words in the console's own chrome (menu, headings, table headers, labels, hints, buttons) of a
 // zh-CN page: there should be none but names that are the same in Chinese.
-const SAME_IN_CHINESE = /\b(cronwheel|alarm_webhook_allow|access_token|JobHandler|AppName|Cron|Quartz|IANA|URL|JSON|POST|Webhook|HASH|API|UTC|ID|N|Shell|Python|PowerShell|PHP|Node\.js|Groovy|GLUE|Bean|[A-Z][A-Z0-9_]+)\b/g;
+const SAME_IN_CHINESE = /\b(cronwheel|alarm_webhook_allow|access_token|JobHandler|AppName|Cron|Quartz|IANA|URL|JSON|POST|Webhook|HASH|API|UTC|ID|N|Shell|Python|PowerShell|PHP|Node\.js|Groovy|GLUE|Bean|iCalendar|[\w.-]+\.ics|[A-Z][A-Z0-9_]+)\b/g;
 async function englishChrome(page) {
   const texts = await page.evaluate(() =>
     [...document.querySelectorAll('nav a, h1, th, dt, legend, .field .label, .field .hint, button, .stat-label, .pager, .badge')]
@@ -748,6 +748,57 @@ async function chineseScenario(context, base, adminPassword) {
   await until('the job to name the channel', async () =>
     JSON.stringify((await pageApi(page, 'GET', `/api/v1/jobs/${runningIds[0]}`)).body.alert_channel_ids) === JSON.stringify([channelId]));
   check(true, 'zh-CN: the job form names the alert channel');
+
+  // Calendars: England and Wales' bank holidays imported from an .ics file, with a shutdown day typed in (the
+  // next weekday in London, so the preview meets it whatever today is); a new job keeps the calendar, and
+  // its preview leaves the shutdown day out and lists it as skipped.
+  const londonDay = (ms) => new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/London' }).format(new Date(ms));
+  let shutdown = Date.now() + 86_400_000;
+  while (['Sat', 'Sun'].includes(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/London', weekday: 'short' }).format(new Date(shutdown)))) shutdown += 86_400_000;
+  const shutdownDay = londonDay(shutdown);
+  await page.goto(`${base}/#/calendars`);
+  await page.getByTestId('new-calendar').click();
+  const calendarForm = page.getByTestId('calendar-form');
+  await calendarForm.locator('input[name=calendar_name]').fill('英国工作日');
+  await calendarForm.locator('select[name=calendar_kind]').selectOption('BUSINESS_DAYS');
+  await calendarForm.locator('input[name=calendar_zone]').fill('Europe/London');
+  await calendarForm.locator('textarea[name=days]').fill(`${shutdownDay} 机房停电`);
+  await calendarForm.locator('input[name=ics]').setInputFiles(path.join(here, '..', 'fixtures', 'calendars', 'gb-england-and-wales-2026-2027.ics'));
+  await calendarForm.getByText('gb-england-and-wales-2026-2027.ics', { exact: false }).waitFor();
+  await checkTranslated(page, lang, 'calendar form', seen.missing);
+  await shot(page, 'calendar-zh-CN');
+  await page.getByTestId('save-calendar').click();
+  const calendarRow = page.locator('[data-testid=calendars-table] tbody tr', { hasText: '英国工作日' });
+  await calendarRow.waitFor();
+  const savedCalendar = (await pageApi(page, 'GET', '/api/v1/calendars')).body.items.find((c) => c.name === '英国工作日');
+  const christmas = savedCalendar.days.find((d) => d.date === '2026-12-25');
+  check(savedCalendar.kind === 'BUSINESS_DAYS' && savedCalendar.time_zone === 'Europe/London' && christmas && christmas.name === 'Christmas Day'
+    && savedCalendar.days.some((d) => d.date === shutdownDay && d.name.includes('机房停电')),
+  `zh-CN: the calendar holds the .ics file's holidays and the typed day (${savedCalendar.days.length} days)`);
+  await checkTranslated(page, lang, 'calendars', seen.missing);
+  await shot(page, 'calendars-zh-CN');
+  await page.goto(`${base}/#/jobs/new`);
+  await page.reload();
+  const calendarJob = page.locator('[data-testid=job-form]');
+  await calendarJob.waitFor();
+  await calendarJob.locator('input[name=description]').fill('伦敦工作日报表');
+  await calendarJob.locator('input[name=handler]').fill('noopJobHandler');
+  await calendarJob.locator('input[name=schedule_conf]').fill('0 0 9 * * ?');
+  await calendarJob.locator('input[name=time_zone]').fill('Europe/London');
+  await calendarJob.locator(`select[name=calendar_ids] option[value="${savedCalendar.id}"]`).waitFor({ state: 'attached' });
+  await calendarJob.locator('select[name=calendar_ids]').selectOption(String(savedCalendar.id));
+  const skipped = page.getByTestId('preview-excluded');
+  await until('the preview to skip the shutdown day', async () => (await skipped.count()) > 0 && (await skipped.innerText()).includes(`${shutdownDay} 机房停电`), 15_000);
+  const previewFires = await page.locator('[data-testid=schedule-preview] ol li').allInnerTexts();
+  check(previewFires.length === 5 && !previewFires.some((f) => f.startsWith(shutdownDay)),
+    `zh-CN: the preview leaves out ${shutdownDay} (${previewFires.join(', ')})`);
+  await checkTranslated(page, lang, 'job form with a calendar', seen.missing);
+  await shot(page, 'job-calendar-zh-CN');
+  await page.locator('[data-testid=save-job]').click();
+  await page.waitForURL(/#\/jobs\/\d+$/);
+  const calendarJobId = Number(page.url().match(/#\/jobs\/(\d+)$/)[1]);
+  check(JSON.stringify((await pageApi(page, 'GET', `/api/v1/jobs/${calendarJobId}`)).body.calendar_ids) === JSON.stringify([savedCalendar.id]),
+    'zh-CN: the job keeps the calendar');
 
   // The admin's other pages, and the account page's own check (two different new passwords).
   for (const [route, name, ready, skip] of [

@@ -15,6 +15,7 @@ import { TokensPage } from './pages/tokens.js';
 import { AuditPage } from './pages/audit.js';
 import { AccountPage } from './pages/account.js';
 import { AlertsPage } from './pages/alerts.js';
+import { CalendarsPage } from './pages/calendars.js';
 
 // [path, message key, admins only]
 const NAV = [
@@ -23,6 +24,7 @@ const NAV = [
   ['/logs', 'nav.logs', false],
   ['/groups', 'nav.groups', false],
   ['/alerts', 'nav.alerts', true],
+  ['/calendars', 'nav.calendars', false],
   ['/tokens', 'nav.tokens', false],
   ['/users', 'nav.users', true],
   ['/audit', 'nav.audit', true],
@@ -42,6 +44,8 @@ function Page({ route, user }) {
       return html`<${GroupsPage} ...${props} />`;
     case 'alerts':
       return html`<${AlertsPage} ...${props} />`;
+    case 'calendars':
+      return html`<${CalendarsPage} ...${props} />`;
     case 'users':
       return html`<${UsersPage} ...${props} />`;
     case 'tokens':

@@ -6,12 +6,13 @@ import {
 } from '../util.js';
 import { fieldErrorText, fieldLabel, formatNumber, t } from '../i18n.js';
 import { ChannelPicker } from './alerts.js';
+import { CalendarPicker } from './calendars.js';
 
 const EDITABLE = [
   'group_id', 'description', 'author', 'alarm_email', 'alarm_webhook', 'schedule_type', 'schedule_conf', 'time_zone',
   'misfire_strategy', 'route_strategy', 'handler', 'param', 'block_strategy', 'timeout_s', 'retry_count',
   'retry_backoff_s', 'glue_type', 'glue_source', 'glue_remark', 'child_job_ids', 'tags',
-  'alert_channel_ids',
+  'alert_channel_ids', 'calendar_ids', 'start_ms', 'end_ms',
 ];
 const NUMBERS = ['group_id', 'timeout_s', 'retry_count', 'retry_backoff_s'];
 const SHOWN_FIELDS = EDITABLE;
@@ -41,27 +42,42 @@ function blankJob(groups) {
     child_job_ids: [],
     tags: [],
     alert_channel_ids: [],
+    calendar_ids: [],
+    start_ms: 0,
+    end_ms: 0,
   };
 }
 
+// An instant (epoch ms; 0 = none) <-> the value of an <input type="datetime-local"> in the browser's zone.
+function toLocalInput(ms) {
+  if (!ms) return '';
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+const fromLocalInput = (text) => (text ? new Date(text).getTime() : 0);
+
 // The next fires of the schedule being typed, from POST /api/v1/schedules/preview (debounced).
-function SchedulePreview({ type, conf, zone }) {
+function SchedulePreview({ type, conf, zone, calendars, start, end }) {
   const [state, setState] = useState({ fires: [], error: null, busy: false });
   const ask = useMemo(
     () =>
       debounce((body) => {
         api
           .post('/api/v1/schedules/preview', body)
-          .then((r) => setState({ fires: r.fires, error: null, busy: false }))
-          .catch((error) => setState({ fires: [], error, busy: false }));
+          .then((r) => setState({ fires: r.fires, excluded: r.excluded || [], error: null, busy: false }))
+          .catch((error) => setState({ fires: [], excluded: [], error, busy: false }));
       }, 300),
     [],
   );
   useEffect(() => {
     setState((s) => ({ ...s, busy: true }));
-    ask({ schedule_type: type, schedule_conf: conf, time_zone: zone || 'UTC', count: 5 });
+    ask({
+      schedule_type: type, schedule_conf: conf, time_zone: zone || 'UTC', count: 5,
+      calendar_ids: calendars || [], start_ms: Number(start) || 0, end_ms: Number(end) || 0,
+    });
     return () => ask.cancel();
-  }, [type, conf, zone]);
+  }, [type, conf, zone, (calendars || []).join(','), start, end]);
   if (type === 'NONE') return html`<div class="preview muted">${t('job.preview.none')}</div>`;
   if (state.error) {
     const e = state.error.errors && state.error.errors[0];
@@ -74,6 +90,8 @@ function SchedulePreview({ type, conf, zone }) {
   return html`<div class=${`preview${state.busy ? ' busy' : ''}`} data-testid="schedule-preview" role="status">
     <div class="muted">${type === 'FIX_DELAY' ? t('job.preview.nextFixDelay', params) : t('job.preview.next', params)}</div>
     <ol>${state.fires.map((f) => html`<li class="mono" title=${t('job.preview.yourTime', { time: formatMs(f.ms) })}>${f.iso.replace('T', ' ')}</li>`)}</ol>
+    ${state.excluded && state.excluded.length > 0 && html`<div class="muted" data-testid="preview-excluded">${t('job.preview.excluded')}
+      <ul>${state.excluded.map((x) => html`<li class="mono">${t('job.preview.excludedDay', { date: x.date, name: x.name, calendar: x.calendar })}</li>`)}</ul></div>`}
   </div>`;
 }
 
@@ -97,6 +115,7 @@ export function JobFormPage({ id }) {
   const loaded = useLoad(() => (isNew ? Promise.resolve(null) : api.get(`/api/v1/jobs/${id}`)), [id]);
   const others = useLoad(() => api.get('/api/v1/jobs?limit=1000'), []);
   const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
+  const calendars = useLoad(() => api.get('/api/v1/calendars'), []);
   const [job, setJob] = useState(null);
   const [error, setError] = useState(null);
   const [notice, setNotice] = useState('');
@@ -109,7 +128,8 @@ export function JobFormPage({ id }) {
   }, [isNew, groups.data, loaded.data]);
 
   if (groups.error || loaded.error) return html`<${ErrorBanner} error=${groups.error || loaded.error} />`;
-  if (!job) return html`<${Loading} />`;
+  // The job may arrive before the groups its form lists: wait for both.
+  if (!job || !groups.data) return html`<${Loading} />`;
 
   const set = (k) => (v) => setJob({ ...job, [k]: v });
   const input = (k) => (e) => set(k)(e.target.value);
@@ -194,8 +214,18 @@ export function JobFormPage({ id }) {
           <${Field} label=${t('field.misfire_strategy')} error=${err('misfire_strategy')} hint=${t('job.hint.misfire')}>
             <${Select} name="misfire_strategy" value=${job.misfire_strategy} onChange=${set('misfire_strategy')} options=${enumOptions(MISFIRE, 'enum.misfire')} />
           </${Field}>
+          <${Field} label=${t('field.calendar_ids')} error=${err('calendar_ids')} hint=${t('job.hint.calendars')}>
+            <${CalendarPicker} calendars=${(calendars.data && calendars.data.items) || []} value=${job.calendar_ids} onChange=${set('calendar_ids')} />
+          </${Field}>
+          <${Field} label=${t('field.start_ms')} error=${err('start_ms')} hint=${t('job.hint.window')}>
+            <input name="start_ms" type="datetime-local" value=${toLocalInput(job.start_ms)} onInput=${(e) => set('start_ms')(fromLocalInput(e.target.value))} />
+          </${Field}>
+          <${Field} label=${t('field.end_ms')} error=${err('end_ms')} hint=${t('job.hint.window')}>
+            <input name="end_ms" type="datetime-local" value=${toLocalInput(job.end_ms)} onInput=${(e) => set('end_ms')(fromLocalInput(e.target.value))} />
+          </${Field}>
         </div>
-        <${SchedulePreview} type=${job.schedule_type} conf=${job.schedule_conf} zone=${job.time_zone} />
+        <${SchedulePreview} type=${job.schedule_type} conf=${job.schedule_conf} zone=${job.time_zone}
+          calendars=${job.calendar_ids} start=${job.start_ms} end=${job.end_ms} />
       </fieldset>
       <fieldset><legend>${t('job.section.execution')}</legend>
         <div class="grid">
