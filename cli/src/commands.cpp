@@ -368,6 +368,59 @@ void GroupsList(const Invocation& inv, Api& api, Console& c) {
   c.out << t.Render();
 }
 
+// The job's next fires as the scheduler will walk them: its schedule within its window and calendars.
+void JobsNext(const Invocation& inv, Api& api, Console& c) {
+  const auto job = Call(api, "GET", JobPath(inv.job_id));
+  const json body{{"schedule_type", job.value("schedule_type", "NONE")},
+                  {"schedule_conf", job.value("schedule_conf", "")},
+                  {"time_zone", job.value("time_zone", "UTC")},
+                  {"count", inv.count},
+                  {"calendar_ids", job.value("calendar_ids", json::array())},
+                  {"start_ms", job.value("start_ms", std::int64_t{0})},
+                  {"end_ms", job.value("end_ms", std::int64_t{0})}};
+  const auto r = Call(api, "POST", "/api/v1/schedules/preview", body);
+  if (inv.json) return PrintJson(c, r);
+  const auto fires = r.value("fires", json::array());
+  if (fires.empty()) c.out << fmt::format("job {} has no fire to come\n", inv.job_id);
+  for (const auto& f : fires)
+    c.out << Text(f, "iso") << "\n";
+  for (const auto& x : r.value("excluded", json::array())) {
+    const auto name = Text(x, "name");
+    c.out << fmt::format("skipped {} {}({})\n", Text(x, "date"), name.empty() ? "" : name + " ",
+                         Text(x, "calendar"));
+  }
+}
+
+void CalendarsList(const Invocation& inv, Api& api, Console& c) {
+  const auto r = Call(api, "GET", "/api/v1/calendars");
+  if (inv.json) return PrintJson(c, r);
+  Table t({"ID", "NAME", "KIND", "ZONE", "DAYS", "FIRST", "LAST", "JOBS"});
+  t.AlignRight(0).AlignRight(4).AlignRight(7).LimitWidth(1, 40);
+  for (const auto& cal : r.value("items", json::array())) {
+    const auto days = cal.value("days", json::array());
+    t.AddRow({Text(cal, "id"), Text(cal, "name"), Text(cal, "kind"), Text(cal, "time_zone"),
+              std::to_string(days.size()), days.empty() ? "-" : Text(days.front(), "date"),
+              days.empty() ? "-" : Text(days.back(), "date"), Text(cal, "jobs")});
+  }
+  c.out << t.Render();
+}
+
+void CalendarsImport(const Invocation& inv, Api& api, Console& c) {
+  const auto text = ReadTextFile(inv.file);
+  if (!text.ok()) throw CommandError(kExitUsage, std::string(text.status().message()));
+  json body{{"ics", *text}};
+  if (!inv.name.empty()) body["name"] = inv.name;
+  if (inv.calendar_kind) body["kind"] = *inv.calendar_kind;
+  if (inv.calendar_zone) body["time_zone"] = *inv.calendar_zone;
+  const auto cal = inv.calendar_id
+                       ? Call(api, "PUT", fmt::format("/api/v1/calendars/{}", *inv.calendar_id), body)
+                       : Call(api, "POST", "/api/v1/calendars", body);
+  if (inv.json) return PrintJson(c, cal);
+  c.out << fmt::format("{} calendar {} ({}, {}): {} days\n", inv.calendar_id ? "updated" : "created",
+                       Text(cal, "id"), Text(cal, "name"), Text(cal, "kind"),
+                       cal.value("days", json::array()).size());
+}
+
 void ExecutorsList(const Invocation& inv, Api& api, Console& c) {
   const auto groups = Groups(inv, api);
   if (inv.json) return PrintJson(c, {{"items", groups}});
@@ -607,8 +660,14 @@ void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
       return JobsBulk(inv, api, c);
     case Command::kJobsDelete:
       return JobsDelete(inv, api, c);
+    case Command::kJobsNext:
+      return JobsNext(inv, api, c);
     case Command::kGroupsList:
       return GroupsList(inv, api, c);
+    case Command::kCalendarsList:
+      return CalendarsList(inv, api, c);
+    case Command::kCalendarsImport:
+      return CalendarsImport(inv, api, c);
     case Command::kExecutorsList:
       return ExecutorsList(inv, api, c);
     case Command::kExecutorsDrain:

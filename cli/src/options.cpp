@@ -201,6 +201,16 @@ void AddJobCommands(CLI::App& app, Invocation& inv) {
   bulk->add_flag("-y,--yes", inv.yes, "delete: do not ask; required when stdin is not a terminal");
   Selects(bulk, inv, Command::kJobsBulk);
 
+  auto* next =
+      AddJobId(jobs->add_subcommand("next",
+                                    "Show a job's next fires, within its window and calendars, and the days "
+                                    "its calendars skip on the way"),
+               inv);
+  next->add_option("--count", inv.count, "how many fires (default 5)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 100));
+  Selects(next, inv, Command::kJobsNext);
+
   auto* del = AddJobId(jobs->add_subcommand("delete", "Delete a job with its fires and glue versions"), inv);
   del->add_flag("-y,--yes", inv.yes, "do not ask; required when stdin is not a terminal");
   Selects(del, inv, Command::kJobsDelete);
@@ -211,6 +221,28 @@ void AddOtherCommands(CLI::App& app, Invocation& inv) {
   groups->require_subcommand(1);
   Selects(groups->add_subcommand("list", "List the executor groups you may see, with their online addresses"),
           inv, Command::kGroupsList);
+
+  auto* calendars = app.add_subcommand("calendars", "Calendars: days the jobs that keep them do not fire on");
+  calendars->require_subcommand(1);
+  Selects(
+      calendars->add_subcommand("list", "List the calendars, with their days and the jobs that keep them"),
+      inv, Command::kCalendarsList);
+  auto* cimport = calendars->add_subcommand(
+      "import", "Create a calendar from an iCalendar (.ics) file, or add the file's days to one (ADMIN)");
+  cimport->add_option("FILE", inv.file, "the .ics file (a holiday feed, a calendar application's export)")
+      ->type_name("FILE")
+      ->required();
+  cimport->add_option("--name", inv.name, "the new calendar's name (default: the file's X-WR-CALNAME)")
+      ->type_name("NAME");
+  cimport->add_option("--kind", inv.calendar_kind, "BUSINESS_DAYS (weekends off too) or EXCLUDE_DATES")
+      ->type_name("KIND")
+      ->check(CLI::IsMember({"BUSINESS_DAYS", "EXCLUDE_DATES"}));
+  cimport->add_option("--zone", inv.calendar_zone, "the IANA time zone the days are dates of (default UTC)")
+      ->type_name("ZONE");
+  cimport->add_option("--calendar", inv.calendar_id, "add the file's days to this calendar (id) instead")
+      ->type_name("ID")
+      ->check(CLI::PositiveNumber);
+  Selects(cimport, inv, Command::kCalendarsImport);
 
   auto* executors = app.add_subcommand("executors", "Executors (the addresses the admin routes fires to)");
   executors->require_subcommand(1);

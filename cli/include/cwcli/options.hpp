@@ -39,7 +39,10 @@ enum class Command {
   kJobsRunOnceCancel,
   kJobsBulk,
   kJobsDelete,
+  kJobsNext,
   kGroupsList,
+  kCalendarsList,
+  kCalendarsImport,
   kExecutorsList,
   kExecutorsDrain,
   kLogsTail,
@@ -82,6 +85,11 @@ struct Invocation {
   OnConflict on_conflict = OnConflict::kFail;     // import --on-conflict
   bool stopped = false;                           // import --stopped
   std::string time_zone = "UTC";                  // import --time-zone (XXL-JOB lists)
+  int count = 5;                                  // jobs next --count
+  std::string name;                               // calendars import --name
+  std::optional<std::string> calendar_kind;       // calendars import --kind
+  std::optional<std::string> calendar_zone;       // calendars import --zone
+  std::optional<int> calendar_id;                 // calendars import --calendar (add to this one)
 };
 
 struct ParseOutcome {

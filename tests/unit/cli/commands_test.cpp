@@ -2,6 +2,7 @@
 // what is printed; the exit code of every kind of failure.
 #include "cwcli/commands.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -239,6 +240,65 @@ TEST(Commands, ExecutorsListShowsEachGroupsAddresses) {
             "    1  app-a     registered  http://10.0.0.1:9999/\n"
             "    1  app-a     registered  http://10.0.0.2:9999/\n"
             "    2  app-b     configured  (none)\n");
+}
+
+TEST(Commands, JobsNextPreviewsTheJobWithinItsWindowAndCalendarsAndListsTheSkippedDays) {
+  Harness h;
+  auto job = Job(4, "report", true);
+  job["calendar_ids"] = {2};
+  job["start_ms"] = 1767225600000;
+  h.api.On("GET", "/api/v1/jobs/4", 200, job);
+  h.api.On("POST", "/api/v1/schedules/preview", 200,
+           {{"time_zone", "UTC"},
+            {"fires", {{{"ms", 1798534800000}, {"iso", "2026-12-29T09:00:00+00:00"}}}},
+            {"excluded",
+             {{{"date", "2026-12-25"}, {"name", "Christmas Day"}, {"calendar", "uk"}},
+              {{"date", "2026-12-26"}, {"name", ""}, {"calendar", "uk"}}}}});
+  EXPECT_EQ(h.Run({"jobs", "next", "4", "--count", "1"}), 0);
+  ASSERT_EQ(h.api.sent.size(), 2u);
+  const auto& body = *h.api.sent[1].body;
+  EXPECT_EQ(body.at("calendar_ids"), json({2}));
+  EXPECT_EQ(body.at("start_ms"), 1767225600000);
+  EXPECT_EQ(body.at("count"), 1);
+  EXPECT_EQ(body.at("schedule_conf"), "0 * * * * ?");
+  EXPECT_EQ(h.out.str(),
+            "2026-12-29T09:00:00+00:00\n"
+            "skipped 2026-12-25 Christmas Day (uk)\n"
+            "skipped 2026-12-26 (uk)\n");
+}
+
+TEST(Commands, CalendarsImportSendsTheFileAndListShowsTheirDays) {
+  const auto file = std::filesystem::temp_directory_path() / fmt::format("cw-cal-{}.ics", ::getpid());
+  std::ofstream(file) << "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n";
+  Harness h;
+  const json made{
+      {"id", 3},
+      {"name", "uk"},
+      {"kind", "BUSINESS_DAYS"},
+      {"time_zone", "Europe/London"},
+      {"days", {{{"date", "2026-12-25"}, {"name", "Christmas Day"}}, {{"date", "2026-12-28"}, {"name", ""}}}},
+      {"jobs", 1}};
+  h.api.On("POST", "/api/v1/calendars", 201, made);
+  EXPECT_EQ(h.Run({"calendars", "import", file.string(), "--name", "uk", "--kind", "BUSINESS_DAYS", "--zone",
+                   "Europe/London"}),
+            0);
+  ASSERT_EQ(h.api.sent.size(), 1u);
+  EXPECT_EQ(*h.api.sent[0].body, (json{{"ics", "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n"},
+                                       {"name", "uk"},
+                                       {"kind", "BUSINESS_DAYS"},
+                                       {"time_zone", "Europe/London"}}));
+  EXPECT_EQ(h.out.str(), "created calendar 3 (uk, BUSINESS_DAYS): 2 days\n");
+  Harness add;
+  add.api.On("PUT", "/api/v1/calendars/3", 200, made);
+  EXPECT_EQ(add.Run({"calendars", "import", file.string(), "--calendar", "3"}), 0);
+  EXPECT_EQ(*add.api.sent[0].body, (json{{"ics", "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n"}}));
+  Harness list;
+  list.api.On("GET", "/api/v1/calendars", 200, {{"items", {made}}});
+  EXPECT_EQ(list.Run({"calendars", "list"}), 0);
+  EXPECT_EQ(list.out.str(),
+            "ID  NAME  KIND           ZONE           DAYS  FIRST       LAST        JOBS\n"
+            " 3  uk    BUSINESS_DAYS  Europe/London     2  2026-12-25  2026-12-28     1\n");
+  std::filesystem::remove(file);
 }
 
 TEST(Commands, ExecutorsDrainAsksTheAdminAndPrintsTheExecutorsAnswer) {
