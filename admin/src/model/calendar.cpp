@@ -41,8 +41,10 @@ void NormaliseDays(std::vector<CalendarDay>& days) {
   for (auto& d : days) {
     if (!out.empty() && out.back().day == d.day) {
       auto& name = out.back().name;
-      if (!d.name.empty() && name.find(d.name) == std::string::npos)
-        name = name.empty() ? std::move(d.name) : name + "; " + d.name;
+      if (!d.name.empty() && name.find(d.name) == std::string::npos) {
+        if (!name.empty()) name += "; ";
+        name += d.name;
+      }
       continue;
     }
     out.push_back(std::move(d));

@@ -31,6 +31,7 @@ std::string Fixture(const char* name) {
 
 std::vector<std::string> Dates(const std::vector<CalendarDay>& days) {
   std::vector<std::string> out;
+  out.reserve(days.size());
   for (const auto& d : days)
     out.push_back(ringwheel::FormatDate(d.day));
   return out;

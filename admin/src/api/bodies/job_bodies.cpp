@@ -171,6 +171,7 @@ Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms, std::span<c
     compiled.push_back(*std::move(one));
   }
   std::vector<const ringwheel::Calendar*> kept;
+  kept.reserve(compiled.size());
   for (const auto& c : compiled)
     kept.push_back(&c);
   const ringwheel::FireWindow window(*schedule, kept, p.start_ms, p.end_ms);
