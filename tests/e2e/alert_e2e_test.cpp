@@ -84,6 +84,25 @@ fs::path FreshDir(const std::string& name) {
   return dir;
 }
 
+// A Slack and a signed DingTalk channel to the receivers at `base`, each with `rule` (events, threshold,
+// silence_s): their ids, or none when the admin refused one.
+std::vector<int> SlackAndDingTalk(HttpCaller& http, const httplib::Headers& as_admin, const std::string& base,
+                                  const std::string& slack_path, const json& rule) {
+  std::vector<int> channels;
+  for (const auto& [name, preset, path] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"slack", "SLACK", slack_path},
+           {"dingtalk", "DINGTALK", "/dingtalk/robot/send?access_token=signed"}}) {
+    json body{{"name", name}, {"kind", "WEBHOOK"}, {"preset", preset}, {"target", base + path}};
+    body.update(rule);
+    if (preset == "DINGTALK") body["secret"] = kSecret;
+    const auto r = http.Send("POST", "/api/v1/alert-channels", as_admin, body.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    if (r.status != 201) return {};
+    channels.push_back(r.Json()->at("id").get<int>());
+  }
+  return channels;
+}
+
 TEST(AlertE2E, AFailedFireReachesEveryPresetsReceiverAndAnSmtpServerAndARefusalIsRecorded) {
   std::signal(SIGPIPE, SIG_IGN);
   const auto dir = FreshDir("alert-e2e");
@@ -241,17 +260,9 @@ TEST(AlertE2E, AJobFailingEverySecondAlertsOncePerSilenceWindow) {
   const auto session = cwtest::Login(http, "admin", kPassword);
   ASSERT_TRUE(session.has_value());
   const auto as_admin = cwtest::SessionHeaders(*session);
-  std::vector<int> channels;
-  for (const auto& [name, preset, path] : std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"slack", "SLACK", "/slack/T1/B1/X1"},
-           {"dingtalk", "DINGTALK", "/dingtalk/robot/send?access_token=signed"}}) {
-    json body{{"name", name},          {"kind", "WEBHOOK"}, {"preset", preset},
-              {"target", base + path}, {"threshold", 2},    {"silence_s", 3600}};
-    if (preset == "DINGTALK") body["secret"] = kSecret;
-    const auto r = http.Send("POST", "/api/v1/alert-channels", as_admin, body.dump());
-    ASSERT_EQ(r.status, 201) << r.body;
-    channels.push_back(r.Json()->at("id").get<int>());
-  }
+  const auto channels =
+      SlackAndDingTalk(http, as_admin, base, "/slack/T1/B1/X1", {{"threshold", 2}, {"silence_s", 3600}});
+  ASSERT_EQ(channels.size(), 2U);
   auto r = http.Send("POST", "/api/v1/jobs", as_admin,
                      json{{"group_id", group},
                           {"description", "fails every second"},
@@ -338,17 +349,9 @@ TEST(AlertE2E, SkippedInstantsAlertSlackAndDingTalkOncePerSilenceWindow) {
   ASSERT_TRUE(session.has_value());
   const auto as_admin = cwtest::SessionHeaders(*session);
   constexpr int kSilenceS = 20;
-  std::vector<int> channels;
-  for (const auto& [name, preset, path] : std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"slack", "SLACK", "/slack/T2/B2/X2"},
-           {"dingtalk", "DINGTALK", "/dingtalk/robot/send?access_token=signed"}}) {
-    json body{{"name", name},          {"kind", "WEBHOOK"},     {"preset", preset},
-              {"target", base + path}, {"events", {"MISFIRE"}}, {"silence_s", kSilenceS}};
-    if (preset == "DINGTALK") body["secret"] = kSecret;
-    const auto r = http.Send("POST", "/api/v1/alert-channels", as_admin, body.dump());
-    ASSERT_EQ(r.status, 201) << r.body;
-    channels.push_back(r.Json()->at("id").get<int>());
-  }
+  const auto channels = SlackAndDingTalk(http, as_admin, base, "/slack/T2/B2/X2",
+                                         {{"events", {"MISFIRE"}}, {"silence_s", kSilenceS}});
+  ASSERT_EQ(channels.size(), 2U);
   auto r = http.Send("POST", "/api/v1/jobs", as_admin,
                      json{{"group_id", group},
                           {"description", "every second"},

@@ -139,3 +139,13 @@ export function useLoad(load, deps) {
   }, [...deps, tick]);
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
+
+// A multi-select of named objects (alert channels, calendars) by name, for the job and group forms: `load` is
+// a useLoad of a list answer ({items: [{id, name}]}), `value` and onChange's argument lists of ids.
+export function IdPicker({ name, load, value, onChange }) {
+  const items = (load.data && load.data.items) || [];
+  return html`<select name=${name} multiple size="3"
+    onChange=${(e) => onChange(Array.from(e.target.selectedOptions).map((o) => Number(o.value)))}>
+    ${items.map((c) => html`<option value=${c.id} selected=${(value || []).includes(c.id)}>${c.name}</option>`)}
+  </select>`;
+}

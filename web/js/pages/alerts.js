@@ -175,11 +175,3 @@ export function AlertsPage({ user }) {
     </table></div>`}
   </section>`;
 }
-
-// A multi-select of the alert channels, by name, for the job and group forms: `value` is a list of ids.
-export function ChannelPicker({ channels, value, onChange }) {
-  return html`<select name="alert_channel_ids" multiple size="3"
-    onChange=${(e) => onChange(Array.from(e.target.selectedOptions).map((o) => Number(o.value)))}>
-    ${channels.map((c) => html`<option value=${c.id} selected=${(value || []).includes(c.id)}>${c.name}</option>`)}
-  </select>`;
-}

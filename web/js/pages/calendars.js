@@ -126,11 +126,3 @@ export function CalendarsPage({ user }) {
     </table></div>`}
   </section>`;
 }
-
-// A multi-select of the calendars, by name, for the job form: `value` is a list of ids.
-export function CalendarPicker({ calendars, value, onChange }) {
-  return html`<select name="calendar_ids" multiple size="3"
-    onChange=${(e) => onChange(Array.from(e.target.selectedOptions).map((o) => Number(o.value)))}>
-    ${calendars.map((c) => html`<option value=${c.id} selected=${(value || []).includes(c.id)}>${c.name}</option>`)}
-  </select>`;
-}

@@ -1,8 +1,7 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
-import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
+import { ConfirmButton, ErrorBanner, Field, IdPicker, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
 import { ADDRESS_TYPES, enumOptions } from '../util.js';
-import { ChannelPicker } from './alerts.js';
 import { t } from '../i18n.js';
 
 const FIELDS = ['app_name', 'title', 'address_type', 'addresses', 'access_token', 'alert_channel_ids'];
@@ -61,7 +60,7 @@ function GroupForm({ group, onDone, onCancel }) {
               onInput=${(e) => setG({ ...g, access_token: e.target.value })} />`}
       </${Field}>
       <${Field} label=${t('field.alert_channel_ids')} error=${err('alert_channel_ids')} hint=${t('groups.hint.channels')}>
-        <${ChannelPicker} channels=${(channels.data && channels.data.items) || []} value=${g.alert_channel_ids} onChange=${(v) => setG({ ...g, alert_channel_ids: v })} />
+        <${IdPicker} name="alert_channel_ids" load=${channels} value=${g.alert_channel_ids} onChange=${(v) => setG({ ...g, alert_channel_ids: v })} />
       </${Field}>
     </div>
     <div class="form-actions">

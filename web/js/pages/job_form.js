@@ -1,12 +1,10 @@
 import { html, useEffect, useMemo, useState } from '../lib.js';
 import { api } from '../api.js';
-import { ErrorBanner, Field, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
+import { ErrorBanner, Field, IdPicker, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
 import {
   BLOCKS, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, debounce, enumOptions, formatMs, timeZones,
 } from '../util.js';
 import { fieldErrorText, fieldLabel, formatNumber, t } from '../i18n.js';
-import { ChannelPicker } from './alerts.js';
-import { CalendarPicker } from './calendars.js';
 
 const EDITABLE = [
   'group_id', 'description', 'author', 'alarm_email', 'alarm_webhook', 'schedule_type', 'schedule_conf', 'time_zone',
@@ -215,7 +213,7 @@ export function JobFormPage({ id }) {
             <${Select} name="misfire_strategy" value=${job.misfire_strategy} onChange=${set('misfire_strategy')} options=${enumOptions(MISFIRE, 'enum.misfire')} />
           </${Field}>
           <${Field} label=${t('field.calendar_ids')} error=${err('calendar_ids')} hint=${t('job.hint.calendars')}>
-            <${CalendarPicker} calendars=${(calendars.data && calendars.data.items) || []} value=${job.calendar_ids} onChange=${set('calendar_ids')} />
+            <${IdPicker} name="calendar_ids" load=${calendars} value=${job.calendar_ids} onChange=${set('calendar_ids')} />
           </${Field}>
           <${Field} label=${t('field.start_ms')} error=${err('start_ms')} hint=${t('job.hint.window')}>
             <input name="start_ms" type="datetime-local" value=${toLocalInput(job.start_ms)} onInput=${(e) => set('start_ms')(fromLocalInput(e.target.value))} />
@@ -254,7 +252,7 @@ export function JobFormPage({ id }) {
             <input name="alarm_webhook" value=${job.alarm_webhook} onInput=${input('alarm_webhook')} />
           </${Field}>
           <${Field} label=${t('field.alert_channel_ids')} error=${err('alert_channel_ids')} hint=${t('job.hint.channels')}>
-            <${ChannelPicker} channels=${(channels.data && channels.data.items) || []} value=${job.alert_channel_ids} onChange=${set('alert_channel_ids')} />
+            <${IdPicker} name="alert_channel_ids" load=${channels} value=${job.alert_channel_ids} onChange=${set('alert_channel_ids')} />
           </${Field}>
           <${Field} label=${t('field.param')} error=${err('param')} wide>
             <textarea name="param" rows="2" class="mono" value=${job.param} onInput=${input('param')}></textarea>
