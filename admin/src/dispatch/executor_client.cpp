@@ -53,9 +53,9 @@ void HttpExecutorClient::Post(const std::string& address, const char* method, co
     return;
   }
   if (guard_ && cronwheel::net::ParseIpAddress(addr->host)) {
-    if (auto why = guard_->CheckEndpoint(addr->host, addr->port)) {
-      done({xxljob::Envelope::Fail(
-                fmt::format("request to {}{} refused: {}", addr->origin, addr->Path(method), *why)),
+    if (auto allowed = guard_->CheckEndpoint(addr->host, addr->port); !allowed) {
+      done({xxljob::Envelope::Fail(fmt::format("request to {}{} refused: {}", addr->origin,
+                                               addr->Path(method), allowed.error().message)),
             Delivery::kInvalid});
       return;
     }

@@ -126,8 +126,8 @@ void Engine::Resolved(const ConnPtr& c, const tcp::resolver::results_type& found
   for (const auto& entry : found) {
     const auto& endpoint = entry.endpoint();
     if (settings_.guard) {
-      if (auto why = settings_.guard->CheckEndpoint(IpText(endpoint.address()), endpoint.port())) {
-        if (refused.empty()) refused = std::move(*why);
+      if (auto ok = settings_.guard->CheckEndpoint(IpText(endpoint.address()), endpoint.port()); !ok) {
+        if (refused.empty()) refused = ok.error().message;
         continue;
       }
     }

@@ -99,27 +99,31 @@ Result<RegistryGuard> RegistryGuard::Make(const Settings& settings) {
   return g;
 }
 
-std::optional<std::string> RegistryGuard::CheckAddress(std::string_view address) const {
+Result<void> RegistryGuard::CheckAddress(std::string_view address) const {
   const auto a = net::ParseHttpAddress(address);
-  if (!a.ok() || !net::ParseIpAddress(a->host)) return std::nullopt;
-  if (auto why = CheckEndpoint(a->host, a->port)) {
-    return fmt::format("executor address '{}' is refused: {}", address.substr(0, 200), *why);
+  if (!a.ok() || !net::ParseIpAddress(a->host)) return {};
+  if (auto endpoint = CheckEndpoint(a->host, a->port); !endpoint) {
+    return Error::Forbidden(fmt::format("executor address '{}' is refused: {}", address.substr(0, 200),
+                                        endpoint.error().message));
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> RegistryGuard::CheckEndpoint(std::string_view ip, int port) const {
-  if (!net::ParseIpAddress(ip)) return fmt::format("'{}' is not an IP address", ip.substr(0, 64));
+Result<void> RegistryGuard::CheckEndpoint(std::string_view ip, int port) const {
+  if (!net::ParseIpAddress(ip))
+    return Error::Forbidden(fmt::format("'{}' is not an IP address", ip.substr(0, 64)));
   if (deny_.Allows(ip)) {
-    return fmt::format("{} is in a network the admin does not send to (setting registry_deny)", ip);
+    return Error::Forbidden(
+        fmt::format("{} is in a network the admin does not send to (setting registry_deny)", ip));
   }
   if (!allow_all_ && !allow_.Allows(ip)) {
-    return fmt::format("{} is not in a network executors may be in (setting registry_allow)", ip);
+    return Error::Forbidden(
+        fmt::format("{} is not in a network executors may be in (setting registry_allow)", ip));
   }
   if (self_port_ != 0 && port == self_port_ && self_.Allows(ip)) {
-    return fmt::format("{} port {} is this admin's own address (setting listen)", ip, port);
+    return Error::Forbidden(fmt::format("{} port {} is this admin's own address (setting listen)", ip, port));
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace cronwheel::admin

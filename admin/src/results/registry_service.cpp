@@ -10,7 +10,7 @@ RegistryService::RegistryService(ringwheel::Clock& clock, RegistryStore& store,
     : clock_(clock), store_(store), dead_after_(dead_after), guard_(std::move(guard)) {}
 
 Result<void> RegistryService::Register(const xxljob::RegistryParam& p) {
-  if (auto why = guard_.CheckAddress(p.registry_value)) return Error::Forbidden(std::move(*why));
+  if (auto allowed = guard_.CheckAddress(p.registry_value); !allowed) return allowed.error();
   store_.Upsert({p.registry_group, p.registry_key, net::NormalizeAddress(p.registry_value)}, clock_.NowMs());
   return {};
 }

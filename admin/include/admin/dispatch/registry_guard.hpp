@@ -55,12 +55,16 @@ class RegistryGuard final {
   // The default settings: the default deny list, no allow list, no self check.
   RegistryGuard();
 
-  // At registration: why `address` (an executor base URL, e.g. http://10.0.0.5:9999/) is refused, or
-  // nullopt when it may be stored. A host name passes (CheckEndpoint runs on what it resolves to); an
-  // address that does not parse passes too (the registration's own check refuses it).
-  [[nodiscard]] std::optional<std::string> CheckAddress(std::string_view address) const;
-  // At connect time: why the admin must not connect to `ip` (an IP address as text) at `port`, or nullopt.
-  [[nodiscard]] std::optional<std::string> CheckEndpoint(std::string_view ip, int port) const;
+  // At registration: OK when `address` (an executor base URL, e.g. http://10.0.0.5:9999/) may be stored,
+  // else Error::Forbidden saying why: "executor address 'http://169.254.169.254/' is refused: 169.254.169.254
+  // is in a network the admin does not send to (setting registry_deny)". A host name passes (CheckEndpoint
+  // runs on what it resolves to); an address that does not parse passes too (the registration's own check
+  // refuses it).
+  [[nodiscard]] Result<void> CheckAddress(std::string_view address) const;
+  // At connect time: OK when the admin may connect to `ip` (an IP address as text) at `port`, else
+  // Error::Forbidden naming the address and the setting that refuses it ("127.0.0.1 port 8080 is this
+  // admin's own address (setting listen)").
+  [[nodiscard]] Result<void> CheckEndpoint(std::string_view ip, int port) const;
 
  private:
   struct Empty {};
