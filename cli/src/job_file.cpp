@@ -98,6 +98,8 @@ const std::vector<JobField>& JobInputFields() {
       {"calendar_ids", FieldType::kIntegerList},
       {"start_ms", FieldType::kInteger},
       {"end_ms", FieldType::kInteger},
+      {"concurrency_policy", FieldType::kString},
+      {"max_concurrent", FieldType::kInteger},
       {"enabled", FieldType::kBoolean},
   };
   return kFields;

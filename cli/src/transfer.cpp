@@ -344,12 +344,31 @@ std::string DescribeShape(const json& v, int depth = 1) {
 }  // namespace
 
 const std::vector<std::string_view>& PortableJobFields() {
-  static const std::vector<std::string_view> kFields = {
-      "description",   "author",         "alarm_email",      "alarm_webhook",  "schedule_type",
-      "schedule_conf", "time_zone",      "misfire_strategy", "route_strategy", "handler",
-      "param",         "block_strategy", "timeout_s",        "retry_count",    "retry_backoff_s",
-      "glue_type",     "glue_source",    "glue_remark",      "tags",           "start_ms",
-      "end_ms",        "enabled",        kChildJobs};
+  static const std::vector<std::string_view> kFields = {"description",
+                                                        "author",
+                                                        "alarm_email",
+                                                        "alarm_webhook",
+                                                        "schedule_type",
+                                                        "schedule_conf",
+                                                        "time_zone",
+                                                        "misfire_strategy",
+                                                        "route_strategy",
+                                                        "handler",
+                                                        "param",
+                                                        "block_strategy",
+                                                        "timeout_s",
+                                                        "retry_count",
+                                                        "retry_backoff_s",
+                                                        "glue_type",
+                                                        "glue_source",
+                                                        "glue_remark",
+                                                        "tags",
+                                                        "start_ms",
+                                                        "end_ms",
+                                                        "concurrency_policy",
+                                                        "max_concurrent",
+                                                        "enabled",
+                                                        kChildJobs};
   return kFields;
 }
 

@@ -280,4 +280,67 @@ TEST(SchedulerE2E, ThreeAdminsOneKilledEveryFiveSecondsMissNothingAndDuplicateOn
   EXPECT_EQ(twice, twice_explained);
 }
 
+// A ROUND job firing every second whose run takes 2.5 s: with concurrency_policy FORBID, across two admins
+// and two executors, its runs never overlap (each starts after the previous one's callback was recorded)
+// and the instants that came while one ran are SKIPPED naming it. Beside it, the same job with ALLOW does
+// overlap: the scenario would show a run twice at once without the policy.
+TEST(SchedulerE2E, AJobThatForbidsOverlapNeverRunsTwiceAtOnceAcrossTwoAdminsAndTwoExecutors) {
+  Cluster c({.admins = 2, .executors = 2});
+  c.AwaitAdmin(1);
+  c.AwaitRegistered(0);
+  c.AwaitRegistered(1);
+  const int g = c.AddGroup();
+  const auto first = Cluster::NowMs() + 3000;
+  const int forbid = c.AddJob(g, "* * * * * ?", "ROUND", "DO_NOTHING", "demoJobHandler", first,
+                              "param = '2.5', concurrency_policy = 'FORBID'");
+  const int allow =
+      c.AddJob(g, "* * * * * ?", "ROUND", "DO_NOTHING", "demoJobHandler", first, "param = '2.5'");
+  SleepUntil(first + 12'000);
+  c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
+  cwtest::Eventually(
+      [&] { return c.Scalar("SELECT count(*) FROM job_log WHERE status IN ('PENDING', 'RUNNING')") == 0; },
+      30s, 250ms);
+
+  // Runs of a job: [start on the executor, callback recorded], in start order.
+  const auto runs = [&](int job) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (const auto& r : c.Exec(fmt::format("SELECT start_ms, handle_ms FROM job_log WHERE job_id = {} AND "
+                                            "status = 'SUCCESS' ORDER BY start_ms",
+                                            job))) {
+      out.emplace_back(r[0].as<std::int64_t>(), r[1].as<std::int64_t>());
+    }
+    return out;
+  };
+  const auto overlaps = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& r) {
+    int n = 0;
+    for (std::size_t i = 1; i < r.size(); ++i)
+      n += r[i].first < r[i - 1].second ? 1 : 0;
+    return n;
+  };
+  const auto forbid_runs = runs(forbid);
+  const auto allow_runs = runs(allow);
+  const auto skipped = c.Scalar(fmt::format(
+      "SELECT count(*) FROM job_log WHERE job_id = {} AND status = 'SKIPPED' AND trigger_msg LIKE "
+      "'%concurrency FORBID: fire % of this job is still running (on http://127.0.0.1:%'",
+      forbid));
+  const auto executors = c.Scalar(fmt::format(
+      "SELECT count(DISTINCT executor_address) FROM job_log WHERE job_id = {} AND status = 'SUCCESS'",
+      forbid));
+  std::printf(
+      "[FORBID] %zu runs on %lld executor(s), %d overlapping, %lld instants skipped; [ALLOW] %zu runs, %d "
+      "overlapping\n",
+      forbid_runs.size(), static_cast<long long>(executors), overlaps(forbid_runs),
+      static_cast<long long>(skipped), allow_runs.size(), overlaps(allow_runs));
+  EXPECT_GE(forbid_runs.size(), 3u);
+  EXPECT_EQ(overlaps(forbid_runs), 0);
+  EXPECT_EQ(executors, 2) << "ROUND still alternates between the executors";
+  EXPECT_GE(skipped, 6) << "about two of every three instants come while a run is going";
+  EXPECT_EQ(
+      c.Scalar(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND status NOT IN ('SUCCESS', "
+                           "'SKIPPED')",
+                           forbid)),
+      0);
+  EXPECT_GT(overlaps(allow_runs), 0) << "without the policy the runs overlap";
+}
+
 }  // namespace

@@ -795,6 +795,41 @@ TEST_F(ApiTest, ACalendarImportedFromAnIcsFileIsKeptByAJobAndThePreviewSkipsItsD
   EXPECT_EQ(Call("GET", fmt::format("/api/v1/calendars/{}", uk)).status, 404);
 }
 
+TEST_F(ApiTest, AJobsConcurrencyLimitIsSavedShownAndCheckedNamingTheField) {
+  const int g = CreateGroup("sample-app");
+  auto job = JobBody(g);
+  auto r = Call("POST", "/api/v1/jobs", job.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body.at("concurrency_policy"), "ALLOW") << "XXL-JOB's behaviour by default";
+  EXPECT_EQ(r.body.at("max_concurrent"), 0);
+  const int id = r.body.at("id");
+  const auto path = fmt::format("/api/v1/jobs/{}", id);
+
+  r = Call("PUT", path, json{{"concurrency_policy", "FORBID"}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(Call("GET", path).body.at("concurrency_policy"), "FORBID");
+  EXPECT_EQ(
+      Count(fmt::format("SELECT count(*) FROM job WHERE id = {} AND concurrency_policy = 'FORBID'", id)), 1);
+  // Bad input names its field and changes nothing.
+  for (const auto& [body, field, says] : std::vector<std::tuple<json, std::string, std::string>>{
+           {{{"max_concurrent", 3}}, "max_concurrent", "FORBID runs one fire at a time"},
+           {{{"concurrency_policy", "REPLACE"}}, "concurrency_policy", "use one of ALLOW, FORBID"},
+           {{{"concurrency_policy", "ALLOW"}, {"max_concurrent", 1001}}, "max_concurrent", "1000"},
+           {{{"concurrency_policy", "ALLOW"}, {"max_concurrent", -1}}, "max_concurrent", ""},
+       }) {
+    r = Call("PUT", path, body.dump());
+    EXPECT_EQ(r.status, 400) << body.dump();
+    EXPECT_EQ(Fields(r.body), std::vector<std::string>{field}) << r.body.dump();
+    EXPECT_THAT(r.body.dump(), HasSubstr(says));
+  }
+  r = Call("GET", path);
+  EXPECT_EQ(r.body.at("concurrency_policy"), "FORBID");
+  EXPECT_EQ(r.body.at("max_concurrent"), 0);
+  r = Call("PUT", path, json{{"concurrency_policy", "ALLOW"}, {"max_concurrent", 3}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("max_concurrent"), 3);
+}
+
 TEST_F(ApiTest, RegistryWithTheRightTokenOnlyAndUnderBothPrefixes) {
   const json reg{{"registryGroup", "EXECUTOR"},
                  {"registryKey", "sample-app"},

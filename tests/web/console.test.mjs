@@ -792,6 +792,12 @@ async function chineseScenario(context, base, adminPassword) {
   const previewFires = await page.locator('[data-testid=schedule-preview] ol li').allInnerTexts();
   check(previewFires.length === 5 && !previewFires.some((f) => f.startsWith(shutdownDay)),
     `zh-CN: the preview leaves out ${shutdownDay} (${previewFires.join(', ')})`);
+  // No overlap across the cluster: FORBID hides the maximum (it is one).
+  check(await calendarJob.locator('input[name=max_concurrent]').isVisible(), 'zh-CN: ALLOW shows the maximum of concurrent fires');
+  await calendarJob.locator('select[name=concurrency_policy]').selectOption('FORBID');
+  await calendarJob.locator('input[name=max_concurrent]').waitFor({ state: 'detached' });
+  check((await calendarJob.locator('select[name=concurrency_policy] option[value=FORBID]').innerText()).includes(msg(lang, 'enum.concurrency.FORBID')),
+    `zh-CN: FORBID is shown as "${msg(lang, 'enum.concurrency.FORBID')}"`);
   await checkTranslated(page, lang, 'job form with a calendar', seen.missing);
   await shot(page, 'job-calendar-zh-CN');
   await page.locator('[data-testid=save-job]').click();
@@ -799,6 +805,7 @@ async function chineseScenario(context, base, adminPassword) {
   const calendarJobId = Number(page.url().match(/#\/jobs\/(\d+)$/)[1]);
   check(JSON.stringify((await pageApi(page, 'GET', `/api/v1/jobs/${calendarJobId}`)).body.calendar_ids) === JSON.stringify([savedCalendar.id]),
     'zh-CN: the job keeps the calendar');
+  check((await pageApi(page, 'GET', `/api/v1/jobs/${calendarJobId}`)).body.concurrency_policy === 'FORBID', 'zh-CN: the job forbids overlap');
 
   // The admin's other pages, and the account page's own check (two different new passwords).
   for (const [route, name, ready, skip] of [

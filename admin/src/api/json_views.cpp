@@ -82,6 +82,8 @@ nlohmann::json ToJson(const Job& j) {
           {"calendar_ids", j.calendar_ids},
           {"start_ms", j.start_ms},
           {"end_ms", j.end_ms},
+          {"concurrency_policy", ToString(j.concurrency_policy)},
+          {"max_concurrent", j.max_concurrent},
           {"enabled", j.enabled},
           {"next_fire_ms", j.next_fire_ms == kAwaitingCompletion ? 0 : j.next_fire_ms},
           {"last_fire_ms", j.last_fire_ms},

@@ -1,5 +1,7 @@
 #include "app/metered.hpp"
 
+#include <algorithm>
+
 #include "xxljob/vocabulary.hpp"
 
 namespace cronwheel::admin {
@@ -95,7 +97,11 @@ ScanOutcome MeteredSchedulerStore::Scan(std::string_view node_id, int limit, rin
 std::vector<ClaimedFire> MeteredSchedulerStore::ClaimForDispatch(std::string_view node_id,
                                                                  std::span<const std::int64_t> log_ids,
                                                                  std::int64_t now_ms) {
-  return inner_.ClaimForDispatch(node_id, log_ids, now_ms);
+  auto claimed = inner_.ClaimForDispatch(node_id, log_ids, now_ms);
+  const auto held = std::count_if(claimed.begin(), claimed.end(),
+                                  [](const ClaimedFire& c) { return c.held_by_log_id != 0; });
+  if (held > 0) m_.fires_skipped_concurrency.Inc(static_cast<std::uint64_t>(held));
+  return claimed;
 }
 
 void MeteredSchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {

@@ -25,12 +25,14 @@ AdminMetrics::AdminMetrics(Registry& r)
       fires(r.AddCounter("cronwheel_fires_total",
                          "Fires that ended on this admin, by outcome: sent (the executor accepted /run), "
                          "failed (trigger failed: no executor, refused, no answer, trigger pool full), "
-                         "skipped_misfire (DO_NOTHING misfire, never sent), retried (a failed fire given "
-                         "another attempt).",
+                         "skipped_misfire (DO_NOTHING misfire, never sent), skipped_concurrency (its job "
+                         "was at its concurrency limit, never sent), retried (a failed fire given another "
+                         "attempt).",
                          {"outcome"})),
       fires_sent(fires.Labels({"sent"})),
       fires_failed(fires.Labels({"failed"})),
       fires_skipped_misfire(fires.Labels({"skipped_misfire"})),
+      fires_skipped_concurrency(fires.Labels({"skipped_concurrency"})),
       fires_retried(fires.Labels({"retried"})),
       fire_lag(r.AddHistogram("cronwheel_fire_lag_seconds",
                               "From a CRON fire's scheduled instant to the executor's answer to /run.", {},

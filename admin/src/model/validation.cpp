@@ -121,6 +121,14 @@ void CheckJobFields(Job& job, FieldErrors& errors) {
          "range",
          {{"min", job.start_ms}, {"actual", job.end_ms}}});
   }
+  if (job.concurrency_policy == ConcurrencyPolicy::kForbid && job.max_concurrent > 1) {
+    errors.push_back({"max_concurrent",
+                      fmt::format("is {}, but concurrency_policy FORBID runs one fire at a time; use 0 or 1, "
+                                  "or concurrency_policy ALLOW with a maximum",
+                                  job.max_concurrent),
+                      "range",
+                      {{"min", 0}, {"max", 1}, {"actual", job.max_concurrent}}});
+  }
   if (job.glue_type == GlueType::kBean && job.handler.empty()) {
     errors.push_back({"handler",
                       "is required for a BEAN job (the name of a handler registered in the executor)",

@@ -180,6 +180,8 @@ void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, c
     return;
   }
   claim_failures_.Success();
+  // Fires of jobs at their concurrency limit were recorded SKIPPED by the claim: not sent.
+  const auto held = std::erase_if(claimed, [](const ClaimedFire& c) { return c.held_by_log_id != 0; });
   // Fires claimed late (the database was down, the ring stalled) follow their misfire strategy.
   auto resolution =
       ResolveLateFires(claimed, std::max(send_at_ms, clock_.NowMs()), settings_.scan.misfire_threshold);
@@ -203,7 +205,8 @@ void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, c
   }
   {
     std::lock_guard lock(mu_);
-    stats_.fires_lost_claim += fires.size() - claimed.size();
+    stats_.fires_lost_claim += fires.size() - claimed.size() - held;
+    stats_.fires_held_concurrency += held;
     stats_.fires_dispatched += send.size();
   }
   if (send.empty()) return;

@@ -113,18 +113,151 @@ std::vector<CommittedFire> InsertRunOnce(pqxx::transaction_base& tx, std::span<c
   return out;
 }
 
-std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::string_view node_id,
-                                          std::span<const std::int64_t> log_ids, std::int64_t now_ms) {
-  if (log_ids.empty()) return {};
-  // Only fire_open is written: the claim is a HOT update of a small table.
+namespace {
+
+// The claim of the rows of `log_ids` that `node_id` owns and nobody claimed; `limited` true: only those of
+// jobs with a concurrency limit, false: only those of jobs without one. Only fire_open is written: the claim
+// is a HOT update of a small table.
+std::vector<ClaimedFire> ClaimRows(pqxx::transaction_base& tx, std::string_view node_id,
+                                   std::span<const std::int64_t> log_ids, std::int64_t now_ms, bool limited) {
   return Claimed(tx.exec_params(R"sql(
     UPDATE fire_open o SET dispatch_ms = $3 FROM job j
      WHERE o.log_id = ANY($1::bigint[]) AND o.owner_node = $2 AND o.dispatch_ms = 0 AND o.trigger_ms = 0
-       AND j.id = o.job_id
+       AND j.id = o.job_id AND (j.concurrency_policy <> 'ALLOW' OR j.max_concurrent > 0) = $4
     RETURNING o.log_id AS id, o.job_id, o.scheduled_ms, o.trigger_type, j.misfire_strategy,
               '' AS executor_param, 0 AS retry_count, 0 AS shard_index, 1 AS shard_total
   )sql",
-                                PgArray(log_ids), std::string(node_id), now_ms));
+                                PgArray(log_ids), std::string(node_id), now_ms, limited));
+}
+
+// The rows of `log_ids` (not claimed by the first statement) whose jobs have a concurrency limit: each job's
+// fires are claimed up to its limit, counting the job's fires already claimed, being sent or running
+// anywhere (fire_open rows with dispatch_ms or trigger_ms set; the shards of one broadcast fire count once),
+// and the rest are recorded SKIPPED naming a running fire. Jobs are locked in id order with a
+// transaction-level advisory lock (kConcurrencyLockClass, job id) before the count, so two admins claiming
+// fires of the same job take turns, and the second one's count sees the first one's claim.
+std::vector<ClaimedFire> ClaimLimited(pqxx::transaction_base& tx, std::string_view node_id,
+                                      std::span<const std::int64_t> log_ids, std::int64_t now_ms) {
+  const auto candidates = tx.exec_params(R"sql(
+    SELECT o.log_id, o.job_id, o.scheduled_ms, o.trigger_type, j.misfire_strategy, j.concurrency_policy,
+           CASE WHEN j.concurrency_policy = 'FORBID' THEN 1 ELSE j.max_concurrent END AS max_running
+      FROM fire_open o JOIN job j ON j.id = o.job_id
+     WHERE o.log_id = ANY($1::bigint[]) AND o.owner_node = $2 AND o.dispatch_ms = 0 AND o.trigger_ms = 0
+       AND (j.concurrency_policy <> 'ALLOW' OR j.max_concurrent > 0)
+     ORDER BY o.job_id, o.scheduled_ms, o.log_id
+  )sql",
+                                         PgArray(log_ids), std::string(node_id));
+  if (candidates.empty()) return {};
+  std::vector<int> jobs;
+  std::vector<std::int64_t> ids;
+  for (const auto& r : candidates) {
+    const int job = r["job_id"].as<int>();
+    if (jobs.empty() || jobs.back() != job) jobs.push_back(job);
+    ids.push_back(r["log_id"].as<std::int64_t>());
+  }
+  // PostgreSQL evaluates a volatile select-list function after ORDER BY, so the locks are taken in id order
+  // (no deadlock between two admins' claims).
+  tx.exec_params(R"sql(
+    SELECT pg_advisory_xact_lock($2, job_id) FROM unnest($1::int[]) AS job_id ORDER BY job_id
+  )sql",
+                 PgArray<int>(jobs), kConcurrencyLockClass);
+  // Read after the locks: this statement's snapshot holds every claim committed before them.
+  const auto running = tx.exec_params(R"sql(
+    SELECT job_id, count(DISTINCT (scheduled_ms, trigger_type)) AS fires, min(log_id) AS log_id,
+           (array_agg(executor_address ORDER BY log_id))[1] AS executor_address
+      FROM fire_open
+     WHERE job_id = ANY($1::int[]) AND (dispatch_ms > 0 OR trigger_ms > 0) AND NOT log_id = ANY($2::bigint[])
+     GROUP BY job_id
+  )sql",
+                                      PgArray<int>(jobs), PgArray<std::int64_t>(ids));
+  struct Running {
+    int fires = 0;
+    std::int64_t log_id = 0;
+    std::string address;
+  };
+  std::map<int, Running> by_job;
+  for (const auto& r : running) {
+    Running& job = by_job[r["job_id"].as<int>()];
+    job.fires = r["fires"].as<int>();
+    job.log_id = r["log_id"].as<std::int64_t>();
+    if (!r["executor_address"].is_null()) job.address = r["executor_address"].as<std::string>();
+  }
+  std::vector<std::int64_t> claim;
+  std::vector<ClaimedFire> held;
+  json skipped = json::array();
+  for (const auto& r : candidates) {
+    const int job = r["job_id"].as<int>();
+    auto& now_running = by_job[job];
+    const int max_running = r["max_running"].as<int>();
+    const auto id = r["log_id"].as<std::int64_t>();
+    if (now_running.fires < max_running) {
+      claim.push_back(id);
+      ++now_running.fires;
+      if (now_running.log_id == 0) now_running.log_id = id;  // the one a later instant waits for
+      continue;
+    }
+    const auto policy = r["concurrency_policy"].as<std::string>();
+    std::string note =
+        policy == "FORBID"
+            ? fmt::format("concurrency FORBID: fire {} of this job is still running", now_running.log_id)
+            : fmt::format(
+                  "concurrency: {} fire(s) of this job are running (max_concurrent {}), fire {} among them",
+                  now_running.fires, max_running, now_running.log_id);
+    if (!now_running.address.empty()) note += fmt::format(" (on {})", now_running.address);
+    note += "; this fire is skipped";
+    skipped.push_back({{"i", id}, {"n", note}});
+    held.push_back(
+        {.log_id = id,
+         .job_id = job,
+         .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
+         .type = ParseTriggerType(r["trigger_type"].c_str()).value_or(TriggerType::kCron),
+         .misfire_strategy =
+             ParseMisfireStrategy(r["misfire_strategy"].c_str()).value_or(MisfireStrategy::kDoNothing),
+         .held_by_log_id = now_running.log_id});
+  }
+  if (!skipped.empty()) {
+    tx.exec_params(R"sql(
+      WITH v AS (SELECT * FROM json_to_recordset($1::json) AS v(i bigint, n text)),
+      o AS (DELETE FROM fire_open f USING v WHERE f.log_id = v.i AND f.trigger_ms = 0 AND f.dispatch_ms = 0
+            RETURNING f.log_id, f.scheduled_ms, v.n),
+      l AS (
+        UPDATE job_log l SET skipped = true,
+               trigger_msg = CASE WHEN l.trigger_msg = '' THEN o.n ELSE l.trigger_msg || E'\n' || o.n END
+          FROM o
+         WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.trigger_code = 0
+        RETURNING l.id, l.scheduled_ms)
+      INSERT INTO fire_alarm (log_id, scheduled_ms) SELECT id, scheduled_ms FROM l ON CONFLICT (log_id) DO NOTHING
+    )sql",
+                   Rows(skipped));
+  }
+  std::vector<ClaimedFire> claimed;
+  if (!claim.empty()) claimed = ClaimRows(tx, node_id, claim, now_ms, true);
+  claimed.insert(claimed.end(), std::make_move_iterator(held.begin()), std::make_move_iterator(held.end()));
+  return claimed;
+}
+
+}  // namespace
+
+std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::string_view node_id,
+                                          std::span<const std::int64_t> log_ids, std::int64_t now_ms) {
+  if (log_ids.empty()) return {};
+  auto claimed = ClaimRows(tx, node_id, log_ids, now_ms, false);
+  if (claimed.size() == log_ids.size()) return claimed;  // the common case: no job with a limit among them
+  std::vector<std::int64_t> rest;
+  {
+    std::vector<std::int64_t> got;
+    got.reserve(claimed.size());
+    for (const auto& c : claimed)
+      got.push_back(c.log_id);
+    std::sort(got.begin(), got.end());
+    for (const auto id : log_ids) {
+      if (!std::binary_search(got.begin(), got.end(), id)) rest.push_back(id);
+    }
+  }
+  auto limited = ClaimLimited(tx, node_id, rest, now_ms);
+  claimed.insert(claimed.end(), std::make_move_iterator(limited.begin()),
+                 std::make_move_iterator(limited.end()));
+  return claimed;
 }
 
 void MarkSkipped(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::string_view note) {

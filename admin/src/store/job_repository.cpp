@@ -186,10 +186,11 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
       INSERT INTO job (group_id, description, author, alarm_email, alarm_webhook, schedule_type, schedule_conf,
                        time_zone, misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s,
                        retry_count, retry_backoff_s, glue_type, glue_source, glue_remark, glue_updated_ms,
-                       child_job_ids, tags, alert_channel_ids, calendar_ids, start_ms, end_ms, enabled,
-                       next_fire_ms, last_fire_ms, created_ms, updated_ms)
+                       child_job_ids, tags, alert_channel_ids, calendar_ids, start_ms, end_ms,
+                       concurrency_policy, max_concurrent, enabled, next_fire_ms, last_fire_ms, created_ms,
+                       updated_ms)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-              $21::int[], $24::text[], $25::int[], $26::int[], $27, $28, $22, $23, 0, $20, $20)
+              $21::int[], $24::text[], $25::int[], $26::int[], $27, $28, $29, $30, $22, $23, 0, $20, $20)
       RETURNING {}
     )sql",
                     kJobColumns),
@@ -199,7 +200,8 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, now,
         PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, PgTextArray(job.tags),
-        PgArray<int>(job.alert_channel_ids), PgArray<int>(job.calendar_ids), job.start_ms, job.end_ms);
+        PgArray<int>(job.alert_channel_ids), PgArray<int>(job.calendar_ids), job.start_ms, job.end_ms,
+        std::string(ToString(job.concurrency_policy)), job.max_concurrent);
     Job created = JobFromRow(row);
     if (created.glue_type != GlueType::kBean) WriteGlueHistory(tx, created, now);
     tx.commit();
@@ -239,7 +241,7 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
              retry_backoff_s = $17, glue_type = $18, glue_source = $19, glue_remark = $20, glue_updated_ms = $21,
              child_job_ids = $22::int[], enabled = $23, next_fire_ms = $24, stop_reason = $25, updated_ms = $26,
              tags = $27::text[], alert_channel_ids = $28::int[], calendar_ids = $29::int[], start_ms = $30,
-             end_ms = $31
+             end_ms = $31, concurrency_policy = $32, max_concurrent = $33
        WHERE id = $1
       RETURNING {}
     )sql",
@@ -251,7 +253,8 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, job.glue_updated_ms,
         PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, job.stop_reason,
         std::max(now, before.updated_ms + 1), PgTextArray(job.tags), PgArray<int>(job.alert_channel_ids),
-        PgArray<int>(job.calendar_ids), job.start_ms, job.end_ms);
+        PgArray<int>(job.calendar_ids), job.start_ms, job.end_ms,
+        std::string(ToString(job.concurrency_policy)), job.max_concurrent);
     Job updated = JobFromRow(row);
     if (glue_changed && updated.glue_type != GlueType::kBean) WriteGlueHistory(tx, updated, now);
     // Fires already written for the old schedule or a stopped job, and not yet being sent, are withdrawn.

@@ -9,7 +9,7 @@ const char* const kJobColumns = R"sql(
   misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s, retry_count, retry_backoff_s,
   glue_type, glue_source, glue_remark, glue_updated_ms, to_json(child_job_ids) AS child_job_ids, to_json(tags) AS tags,
   to_json(alert_channel_ids) AS alert_channel_ids, to_json(calendar_ids) AS calendar_ids, start_ms, end_ms,
-  enabled, next_fire_ms, last_fire_ms, stop_reason, created_ms, updated_ms
+  concurrency_policy, max_concurrent, enabled, next_fire_ms, last_fire_ms, stop_reason, created_ms, updated_ms
 )sql";
 
 const char* const kGroupColumns = R"sql(
@@ -82,6 +82,9 @@ Job JobFromRow(const pqxx::row& r) {
   j.calendar_ids = nlohmann::json::parse(r["calendar_ids"].c_str()).get<std::vector<int>>();
   j.start_ms = r["start_ms"].as<std::int64_t>();
   j.end_ms = r["end_ms"].as<std::int64_t>();
+  j.concurrency_policy =
+      ParseConcurrencyPolicy(r["concurrency_policy"].c_str()).value_or(ConcurrencyPolicy::kAllow);
+  j.max_concurrent = r["max_concurrent"].as<int>();
   j.enabled = r["enabled"].as<bool>();
   j.next_fire_ms = r["next_fire_ms"].as<std::int64_t>();
   j.last_fire_ms = r["last_fire_ms"].as<std::int64_t>();

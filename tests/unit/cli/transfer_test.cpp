@@ -42,6 +42,8 @@ json ApiJob(int id, const std::string& description, std::vector<int> children = 
           {"calendar_ids", {4}},
           {"start_ms", 1767225600000},
           {"end_ms", 0},
+          {"concurrency_policy", "FORBID"},
+          {"max_concurrent", 0},
           {"enabled", true},
           {"next_fire_ms", 1767225600000},
           {"last_fire_ms", 0},
@@ -71,6 +73,7 @@ TEST(MakeDocument, HasTheFormatTheVersionAndNoServerOwnedFields) {
   const auto& portable = cronwheel::cli::PortableJobFields();
   EXPECT_EQ(keys, std::vector<std::string>(portable.begin(), portable.end())) << "every field, in order";
   EXPECT_EQ(jobs[1].at("start_ms"), 1767225600000) << "the window travels";
+  EXPECT_EQ(jobs[1].at("concurrency_policy"), "FORBID") << "and the concurrency limit";
   for (const auto* owned : {"id", "group_id", "calendar_ids", "glue_updated_ms", "next_fire_ms",
                             "last_fire_ms", "stop_reason", "created_ms", "updated_ms", "child_job_ids"}) {
     EXPECT_FALSE(jobs[1].contains(owned)) << owned;

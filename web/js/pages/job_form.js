@@ -2,7 +2,7 @@ import { html, useEffect, useMemo, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, IdPicker, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
 import {
-  BLOCKS, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, debounce, enumOptions, formatMs, timeZones,
+  BLOCKS, CONCURRENCY, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, debounce, enumOptions, formatMs, timeZones,
 } from '../util.js';
 import { fieldErrorText, fieldLabel, formatNumber, t } from '../i18n.js';
 
@@ -10,9 +10,9 @@ const EDITABLE = [
   'group_id', 'description', 'author', 'alarm_email', 'alarm_webhook', 'schedule_type', 'schedule_conf', 'time_zone',
   'misfire_strategy', 'route_strategy', 'handler', 'param', 'block_strategy', 'timeout_s', 'retry_count',
   'retry_backoff_s', 'glue_type', 'glue_source', 'glue_remark', 'child_job_ids', 'tags',
-  'alert_channel_ids', 'calendar_ids', 'start_ms', 'end_ms',
+  'alert_channel_ids', 'calendar_ids', 'start_ms', 'end_ms', 'concurrency_policy', 'max_concurrent',
 ];
-const NUMBERS = ['group_id', 'timeout_s', 'retry_count', 'retry_backoff_s'];
+const NUMBERS = ['group_id', 'timeout_s', 'retry_count', 'retry_backoff_s', 'max_concurrent'];
 const SHOWN_FIELDS = EDITABLE;
 const ZONES = timeZones();
 
@@ -43,6 +43,8 @@ function blankJob(groups) {
     calendar_ids: [],
     start_ms: 0,
     end_ms: 0,
+    concurrency_policy: 'ALLOW',
+    max_concurrent: 0,
   };
 }
 
@@ -239,6 +241,12 @@ export function JobFormPage({ id }) {
           <${Field} label=${t('field.block_strategy')} error=${err('block_strategy')} hint=${t('job.hint.block')}>
             <${Select} name="block_strategy" value=${job.block_strategy} onChange=${set('block_strategy')} options=${enumOptions(BLOCKS, 'enum.block')} />
           </${Field}>
+          <${Field} label=${t('field.concurrency_policy')} error=${err('concurrency_policy')} hint=${t('job.hint.concurrency')}>
+            <${Select} name="concurrency_policy" value=${job.concurrency_policy} onChange=${(v) => setJob({ ...job, concurrency_policy: v, max_concurrent: v === 'FORBID' ? 0 : job.max_concurrent })} options=${enumOptions(CONCURRENCY, 'enum.concurrency')} />
+          </${Field}>
+          ${job.concurrency_policy === 'ALLOW' && html`<${Field} label=${t('field.max_concurrent')} error=${err('max_concurrent')} hint=${t('job.hint.max_concurrent')}>
+            <input name="max_concurrent" type="number" min="0" max="1000" value=${job.max_concurrent} onInput=${input('max_concurrent')} />
+          </${Field}>`}
           <${Field} label=${t('field.timeout_s')} error=${err('timeout_s')} hint=${t('job.hint.timeout')}>
             <input name="timeout_s" type="number" min="0" value=${job.timeout_s} onInput=${input('timeout_s')} />
           </${Field}>

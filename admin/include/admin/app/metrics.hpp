@@ -36,10 +36,11 @@ struct AdminMetrics {
 
   // cronwheel_fires_total{outcome}: every fire's end on this admin.
   metrics::CounterFamily& fires;
-  metrics::Counter& fires_sent;             // the executor accepted /run (code 200)
-  metrics::Counter& fires_failed;           // trigger failed: no executor, refused, no answer, pool full
-  metrics::Counter& fires_skipped_misfire;  // a DO_NOTHING misfire: recorded, never sent
-  metrics::Counter& fires_retried;          // a failed fire that gets another attempt (retry_count)
+  metrics::Counter& fires_sent;                 // the executor accepted /run (code 200)
+  metrics::Counter& fires_failed;               // trigger failed: no executor, refused, no answer, pool full
+  metrics::Counter& fires_skipped_misfire;      // a DO_NOTHING misfire: recorded, never sent
+  metrics::Counter& fires_skipped_concurrency;  // its job was at its concurrency limit: recorded, never sent
+  metrics::Counter& fires_retried;              // a failed fire that gets another attempt (retry_count)
   // Scheduled instant -> /run answered, CRON fires only.
   metrics::Histogram& fire_lag;
   // Scheduled instant -> the executor started the handler, CRON fires whose executor reports its start

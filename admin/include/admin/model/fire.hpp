@@ -80,6 +80,9 @@ struct ClaimedFire {
   int retry_count = 0;
   int shard_index = 0;
   int shard_total = 1;
+  // Not claimed: the claim found its job at its concurrency limit (Job::concurrency_policy) and recorded
+  // the row SKIPPED; this is the job's fire that was still running. 0 = claimed.
+  std::int64_t held_by_log_id = 0;
 };
 
 // The outcome of sending one fire (XXL-JOB's trigger_* columns, docs/xxl-job-protocol.md §7 step 4f).

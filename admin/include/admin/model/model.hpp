@@ -45,6 +45,21 @@ struct JobGroup {
   std::int64_t updated_ms = 0;
 };
 
+// How many fires of one job may run at once across the whole cluster (job.concurrency_policy and
+// job.max_concurrent, sql/013_concurrency.sql; docs/operations.md, "Concurrency across the cluster"). The
+// admin enforces it from the database when it claims a fire for sending, so two admins agree; a fire over
+// the limit is recorded SKIPPED naming the fire still running. The executor's block strategy, which holds
+// only inside one executor, is unchanged. The names follow Kubernetes' CronJob concurrencyPolicy (Allow,
+// Forbid) and dkron's `concurrency: forbid`.
+enum class ConcurrencyPolicy {
+  kAllow,   // any number at once, or at most max_concurrent when that is above 0 (XXL-JOB's behaviour)
+  kForbid,  // no new fire while one of the job is claimed, being sent or running anywhere
+};
+inline constexpr int kMaxConcurrentLimit = 1000;  // the largest max_concurrent
+std::string_view ToString(ConcurrencyPolicy p);
+std::optional<ConcurrencyPolicy> ParseConcurrencyPolicy(std::string_view s);
+std::string ValidValues(ConcurrencyPolicy);  // "ALLOW, FORBID"
+
 // A job (table job).
 // Size limits of a job's text fields, in bytes: the REST API refuses longer values with a 400 naming the
 // field.
@@ -81,6 +96,10 @@ struct Job {
   std::vector<int> calendar_ids;
   std::int64_t start_ms = 0;
   std::int64_t end_ms = 0;
+  // Fires of this job running at once anywhere in the cluster: FORBID = one; ALLOW = max_concurrent when
+  // above 0, else no limit (ConcurrencyPolicy).
+  ConcurrencyPolicy concurrency_policy = ConcurrencyPolicy::kAllow;
+  int max_concurrent = 0;  // 0 .. kMaxConcurrentLimit; 0 = no limit
   bool enabled = false;
   std::int64_t next_fire_ms = 0;
   std::int64_t last_fire_ms = 0;

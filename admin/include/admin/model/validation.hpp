@@ -43,7 +43,8 @@ void CheckJobTags(std::vector<std::string>& tags, FieldErrors& errors);
 
 // The checks of a job that need no database: the schedule parses in its time zone (an empty zone becomes
 // UTC), a BEAN job names a handler, a NONE schedule is not enabled, alarm e-mails and webhook are valid, the
-// tags are valid (CheckJobTags), the window's end (end_ms) is not before its start.
+// tags are valid (CheckJobTags), the window's end (end_ms) is not before its start, max_concurrent is 0 or 1
+// under concurrency_policy FORBID.
 // Strips '\r' from a shell script (XXL-JOB does, §10). Appends one FieldError per problem.
 void CheckJobFields(Job& job, FieldErrors& errors);
 

@@ -55,9 +55,10 @@ class Scheduler final {
     std::uint64_t scan_errors = 0;
     std::uint64_t full_batches = 0;
     std::uint64_t fires_written = 0;
-    std::uint64_t fires_skipped = 0;     // DO_NOTHING misfires
-    std::uint64_t fires_dispatched = 0;  // claimed and handed to the sink
-    std::uint64_t fires_lost_claim = 0;  // owned by another node by the time of the claim
+    std::uint64_t fires_skipped = 0;           // DO_NOTHING misfires
+    std::uint64_t fires_dispatched = 0;        // claimed and handed to the sink
+    std::uint64_t fires_lost_claim = 0;        // owned by another node by the time of the claim
+    std::uint64_t fires_held_concurrency = 0;  // skipped at the claim: the job was at its concurrency limit
     std::uint64_t claim_errors = 0;
     std::size_t ring_size = 0;
     std::size_t unclaimed = 0;  // waiting for the database to claim them

@@ -54,8 +54,17 @@ namespace cronwheel::admin::fire_log {
 std::vector<CommittedFire> InsertPlanned(pqxx::transaction_base& tx, std::span<const PlannedFire> fires,
                                          std::string_view node_id, std::int64_t now_ms);
 
+// The advisory-lock class of a job's concurrency limit (pg_advisory_xact_lock(class, job id)).
+inline constexpr int kConcurrencyLockClass = 0x6363;  // "cc"
+
 // Sets dispatch_ms = now_ms on the rows of `log_ids` that `node_id` still owns and that are pending, not
-// skipped and not claimed yet. Returns those rows (with their job's misfire strategy).
+// skipped and not claimed yet. Returns those rows (with their job's misfire strategy). A job with a
+// concurrency limit (job.concurrency_policy FORBID, or max_concurrent > 0) gets at most its limit of fires
+// claimed, being sent or running at once across all admins: the rows over it are recorded SKIPPED in this
+// transaction (trigger_msg names a running fire; queued in fire_alarm as a misfire is) and returned with
+// held_by_log_id set, not claimed. Cost: jobs without a limit pay nothing more; a batch with limited jobs
+// pays three more statements, one of them reading fire_open whole (it has no index on job_id, which every
+// fire would pay for).
 std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::string_view node_id,
                                           std::span<const std::int64_t> log_ids, std::int64_t now_ms);
 

@@ -73,6 +73,8 @@ Result<Job> ReadJobBody(const json& body, Job job, bool create) {
   r.IntArray("calendar_ids", job.calendar_ids, false, 20, "a calendar id");
   r.Int64("start_ms", job.start_ms, false, 0, kMaxInstantMs);
   r.Int64("end_ms", job.end_ms, false, 0, kMaxInstantMs);
+  r.Enum("concurrency_policy", job.concurrency_policy, false, &ParseConcurrencyPolicy);
+  r.Int("max_concurrent", job.max_concurrent, false, 0, kMaxConcurrentLimit);
   r.Bool("enabled", job.enabled, false);
   r.RejectUnknown();
   return Checked(std::move(job), std::move(errors), "the job is not valid");

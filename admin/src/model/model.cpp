@@ -1,0 +1,20 @@
+// The admin's own enumerations (admin/model/model.hpp); XXL-JOB's are in xxljob/vocabulary.hpp.
+#include "admin/model/model.hpp"
+
+namespace cronwheel::admin {
+
+std::string_view ToString(ConcurrencyPolicy p) {
+  return p == ConcurrencyPolicy::kForbid ? "FORBID" : "ALLOW";
+}
+
+std::optional<ConcurrencyPolicy> ParseConcurrencyPolicy(std::string_view s) {
+  if (s == "ALLOW") return ConcurrencyPolicy::kAllow;
+  if (s == "FORBID") return ConcurrencyPolicy::kForbid;
+  return std::nullopt;
+}
+
+std::string ValidValues(ConcurrencyPolicy /*unused*/) {
+  return "ALLOW, FORBID";
+}
+
+}  // namespace cronwheel::admin
