@@ -156,13 +156,20 @@ TEST_F(DispatchE2E, FailoverRoutesAroundAKilledExecutorOnTheNextTrigger) {
   EXPECT_GE(after, 3);
 }
 
+// ... and its child job runs once, after all three shards (the callback of the last one writes it).
 TEST_F(DispatchE2E, ShardingBroadcastReachesAllThreeWithIndexesZeroToTwo) {
   Cluster c({.admins = 1, .executors = 3});
   const int g = c.AddGroup();
   const auto at = NextWholeSecond(Cluster::NowMs() + 6000);
-  const int job = c.AddJob(g, Once(at), "SHARDING_BROADCAST", "DO_NOTHING", "shardingJobHandler", at - 1000);
+  const int child = c.AddJob(g, "0 0 0 1 1 ? 2099");
+  const int job = c.AddJob(g, Once(at), "SHARDING_BROADCAST", "DO_NOTHING", "shardingJobHandler", at - 1000,
+                           fmt::format("child_job_ids = '{{{}}}'", child));
   ASSERT_TRUE(AwaitCount(
       c, fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND status = 'SUCCESS'", job), 3));
+  EXPECT_EQ(c.Scalar(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {}", child)), 1)
+      << "one child fire, written with the last shard's result";
+  ASSERT_TRUE(AwaitCount(
+      c, fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND status = 'SUCCESS'", child), 1));
   std::set<int> indexes;
   std::set<std::string> addresses;
   for (const auto& r :

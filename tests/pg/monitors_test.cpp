@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include "admin/results/callback_service.hpp"
 #include "admin/results/failure_monitor.hpp"
 #include "admin/results/lost_result_monitor.hpp"
@@ -57,11 +59,14 @@ class MonitorsPg : public cwtest::PgFixture {
   void Record(std::int64_t log_id, int trigger_code, int handle_code) {
     auto conn = pool_->Acquire();
     pqxx::work tx(*conn);
-    const auto row = tx.exec_params1("SELECT scheduled_ms, retry_count FROM job_log WHERE id = $1", log_id);
+    const auto row = tx.exec_params1(
+        "SELECT scheduled_ms, retry_count, shard_index, shard_total FROM job_log WHERE id = $1", log_id);
     fire_log::RecordTriggerResults(tx, std::vector<TriggerResult>{{.log_id = log_id,
                                                                    .scheduled_ms = row[0].as<std::int64_t>(),
                                                                    .trigger_ms = clock_.NowMs(),
                                                                    .trigger_code = trigger_code,
+                                                                   .shard_index = row[2].as<int>(),
+                                                                   .shard_total = row[3].as<int>(),
                                                                    .retry_count = row[1].as<int>()}});
     if (handle_code != 0) {
       fire_log::RecordHandleResults(
@@ -426,6 +431,70 @@ TEST_F(MonitorsPg, ABroadcastExpandsIntoOneRowPerShardOnce) {
   EXPECT_EQ(store.CreateShards(base, 3, "node-a", kT0).size(), 1u)
       << "a recovered fire is not expanded twice";
   EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 3);
+}
+
+// The child jobs of a broadcast fire run once, after all its shards: not after each successful shard
+// (XXL-JOB), not while a shard has failed, and after a retry of the failed shard succeeds. Two callbacks
+// recording the last two shards at the same moment fire the children exactly once.
+TEST_F(MonitorsPg, ABroadcastsChildJobsFireOnceAfterAllItsShardsSucceedCountingARetriedShard) {
+  const int g = AddGroup();
+  const int parent = AddJob(g, "* * * * * ?", 0);
+  const int child = AddJob(g, "0 0 0 1 1 ? 2099", 0);
+  Exec(fmt::format(
+      "UPDATE job SET child_job_ids = '{{{}}}', retry_count = 1, retry_backoff_s = 10 WHERE id = {}", child,
+      parent));
+  PgSchedulerStore scheduler(*pool_);
+  PgResultStore results(*pool_);
+  const auto children_of = [&](std::int64_t base) {
+    return Count(
+        fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND parent_log_id = {}", child, base));
+  };
+  const auto callback = [&](std::int64_t log_id, int code) {
+    return results.RecordCallbacks(std::vector<HandleResult>{{.log_id = log_id, .handle_code = code}},
+                                   "node-a", clock_.NowMs());
+  };
+
+  const auto base = AddLog(parent, g, "CRON", kT0, 0, 0, 1);
+  const auto shards = scheduler.CreateShards(base, 3, "node-a", kT0);
+  ASSERT_EQ(shards.size(), 3u);
+  for (const auto id : shards)
+    Record(id, 200, 0);
+  EXPECT_TRUE(callback(shards[0], 200).children.empty()) << "shard 0 of 3";
+  EXPECT_TRUE(callback(shards[1], 500).children.empty()) << "shard 1 failed";
+  EXPECT_TRUE(callback(shards[2], 200).children.empty()) << "the last one, but shard 1 failed";
+  EXPECT_EQ(children_of(base), 0);
+
+  // The failed shard is retried (its own shard index, in the same broadcast) and succeeds: now all have.
+  RecordingAlarms alarms;
+  std::vector<Fire> retries;
+  FailureMonitor monitor({.node_id = "node-a"}, clock_, results, alarms,
+                         [&](Fire f, std::chrono::milliseconds) { retries.push_back(std::move(f)); });
+  ASSERT_EQ(monitor.RunOnce().retries, 1);
+  ASSERT_EQ(retries.size(), 1u);
+  EXPECT_EQ(retries[0].shard_index, 1);
+  Record(retries[0].log_id, 200, 0);
+  const auto done = callback(retries[0].log_id, 200);
+  ASSERT_EQ(done.children.size(), 1u);
+  EXPECT_EQ(children_of(base), 1);
+  EXPECT_THAT(
+      Exec(fmt::format("SELECT trigger_msg FROM job_log WHERE id = {}", done.children[0].log_id))[0][0]
+          .as<std::string>(),
+      HasSubstr(fmt::format("all 3 shards of broadcast fire {} succeeded", base)));
+  EXPECT_THAT(Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", base))[0][0].as<std::string>(),
+              HasSubstr(fmt::format("child job {}: fire {}", child, done.children[0].log_id)));
+
+  // The last two shards' callbacks at once, on two connections: one of them fires the child.
+  for (int round = 1; round <= 10; ++round) {
+    const auto b = AddLog(parent, g, "CRON", kT0 + round * 1000LL, 0, 0);
+    const auto ids = scheduler.CreateShards(b, 3, "node-a", kT0);
+    for (const auto id : ids)
+      Record(id, 200, 0);
+    ASSERT_TRUE(callback(ids[0], 200).children.empty());
+    auto one = std::async(std::launch::async, [&] { return callback(ids[1], 200).children.size(); });
+    auto two = std::async(std::launch::async, [&] { return callback(ids[2], 200).children.size(); });
+    EXPECT_EQ(one.get() + two.get(), 1u) << "round " << round;
+    EXPECT_EQ(children_of(b), 1) << "round " << round;
+  }
 }
 
 }  // namespace

@@ -99,6 +99,7 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
                .retries_left = f.retries_left - 1,
                .shard_index = f.shard_index,
                .shard_total = f.shard_total,
+               .broadcast_log_id = f.broadcast_log_id,
                .parent_log_id = f.log_id,
                .note = fmt::format("Fail retry trigger: attempt {} after fire {} failed (back-off {} ms)",
                                    attempt, f.log_id, delay.count())});

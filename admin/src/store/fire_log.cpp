@@ -280,7 +280,7 @@ std::vector<std::int64_t> CreateShards(pqxx::transaction_base& tx, std::int64_t 
                                        std::string_view node_id, std::int64_t now_ms) {
   std::vector<std::int64_t> ids{base_log_id};
   const auto base = tx.exec_params(R"sql(
-    UPDATE job_log l SET shard_total = $2 FROM fire_open o
+    UPDATE job_log l SET shard_total = $2, broadcast_log_id = $1 FROM fire_open o
      WHERE o.log_id = $1 AND l.id = $1 AND l.scheduled_ms = o.scheduled_ms
        AND l.shard_total = 1 AND l.shard_index = 0
     RETURNING l.scheduled_ms
@@ -291,9 +291,9 @@ std::vector<std::int64_t> CreateShards(pqxx::transaction_base& tx, std::int64_t 
   const auto rows = tx.exec_params(R"sql(
     WITH ins AS (
       INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, dispatch_ms, executor_param,
-                           shard_index, shard_total, retry_count, parent_log_id, created_ms)
+                           shard_index, shard_total, retry_count, parent_log_id, created_ms, broadcast_log_id)
       SELECT b.job_id, b.group_id, b.trigger_type, b.scheduled_ms, $3, $4, b.executor_param, i, $2,
-             b.retry_count, b.parent_log_id, $4
+             b.retry_count, b.parent_log_id, $4, $1
         FROM job_log b CROSS JOIN generate_series(1, $2 - 1) AS i
        WHERE b.id = $1 AND b.scheduled_ms = $5
        ORDER BY i
@@ -451,12 +451,14 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
              handle_msg = CASE WHEN l.handle_msg = '' THEN v.m ELSE l.handle_msg || E'\n' || v.m END
         FROM json_to_recordset($1::json) AS v(i bigint, s bigint, c int, m text, t bigint)
        WHERE l.id = v.i AND l.scheduled_ms = v.s AND l.handle_code = 0
-      RETURNING l.id, l.job_id, l.scheduled_ms, l.handle_code, l.trigger_type, l.start_ms),
+      RETURNING l.id, l.job_id, l.scheduled_ms, l.handle_code, l.trigger_type, l.start_ms, l.shard_total,
+                l.broadcast_log_id),
     failed AS (
       INSERT INTO fire_alarm (log_id, scheduled_ms)
       SELECT id, scheduled_ms FROM l WHERE handle_code <> 200
       ON CONFLICT (log_id) DO NOTHING)
-    SELECT id, job_id, scheduled_ms, handle_code, trigger_type, start_ms FROM l ORDER BY id
+    SELECT id, job_id, scheduled_ms, handle_code, trigger_type, start_ms, shard_total, broadcast_log_id
+      FROM l ORDER BY id
   )sql",
                                    Rows(rows), now_ms);
   std::vector<HandledFire> out;
@@ -467,35 +469,110 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
                    .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
                    .handle_code = r["handle_code"].as<int>(),
                    .type = ParseTriggerType(r["trigger_type"].c_str()).value_or(TriggerType::kCron),
-                   .start_ms = r["start_ms"].as<std::int64_t>()});
+                   .start_ms = r["start_ms"].as<std::int64_t>(),
+                   .shard_total = r["shard_total"].as<int>(),
+                   .broadcast_log_id = r["broadcast_log_id"].as<std::int64_t>()});
   }
   return out;
 }
 
-std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> parents,
+namespace {
+
+// The parents whose children fire now: each fire that is not a shard of a broadcast, and for the shards
+// among `parents`, their broadcast fire (its shard 0's id and instant) once every shard of it has
+// succeeded (a shard that failed counts once a retry of it has). The broadcasts are locked in id order
+// with a transaction-level advisory lock before they are counted, so of two callbacks finishing the last
+// two shards at once, the second waits and then sees the first: the children fire exactly once.
+std::vector<HandledFire> FanInBroadcasts(pqxx::transaction_base& tx, std::span<const HandledFire> parents) {
+  std::vector<HandledFire> out;
+  std::map<std::int64_t, HandledFire> broadcasts;  // broadcast (shard 0) id -> a shard of it
+  for (const auto& p : parents) {
+    if (p.shard_total <= 1 || p.broadcast_log_id == 0) {
+      out.push_back(p);
+      continue;
+    }
+    auto [it, added] = broadcasts.emplace(p.broadcast_log_id, p);
+    if (!added && it->second.type == TriggerType::kRetry) it->second = p;  // prefer a shard at its instant
+  }
+  if (broadcasts.empty()) return out;
+  // A shard written with its broadcast has its instant; a retry is due later: its broadcast's instant is
+  // looked up by id (in every partition; retries of shards are rare).
+  std::vector<std::int64_t> ids;
+  std::vector<std::int64_t> retried;
+  for (const auto& [id, shard] : broadcasts) {
+    ids.push_back(id);
+    if (shard.type == TriggerType::kRetry) retried.push_back(id);
+  }
+  std::map<std::int64_t, std::int64_t> instant;
+  if (!retried.empty()) {
+    for (const auto& r :
+         tx.exec_params(R"sql(SELECT id, scheduled_ms FROM job_log WHERE id = ANY($1::bigint[]))sql",
+                        PgArray<std::int64_t>(retried))) {
+      instant[r["id"].as<std::int64_t>()] = r["scheduled_ms"].as<std::int64_t>();
+    }
+  }
+  tx.exec_params(R"sql(
+    SELECT pg_advisory_xact_lock($2, (b & 2147483647)::int) FROM unnest($1::bigint[]) AS b ORDER BY b
+  )sql",
+                 PgArray<std::int64_t>(ids), kFanInLockClass);
+  json rows = json::array();
+  for (auto& [id, shard] : broadcasts) {
+    if (shard.type == TriggerType::kRetry) {
+      const auto it = instant.find(id);
+      if (it == instant.end()) continue;  // the broadcast's rows are gone (retention)
+      shard.scheduled_ms = it->second;
+    }
+    rows.push_back({{"b", id}, {"j", shard.job_id}, {"s", shard.scheduled_ms}});
+  }
+  // Read after the locks: every shard's result committed before them is seen.
+  for (const auto& r : tx.exec_params(R"sql(
+         SELECT v.b, v.j, v.s, max(l.shard_total) AS total,
+                count(DISTINCT l.shard_index) FILTER (WHERE l.handle_code = 200) AS succeeded
+           FROM json_to_recordset($1::json) AS v(b bigint, j int, s bigint)
+           JOIN job_log l ON l.job_id = v.j AND l.scheduled_ms >= v.s AND l.broadcast_log_id = v.b
+          GROUP BY v.b, v.j, v.s
+       )sql",
+                                      Rows(rows))) {
+    if (r["succeeded"].as<int>() < r["total"].as<int>()) continue;
+    out.push_back({.log_id = r["b"].as<std::int64_t>(),
+                   .job_id = r["j"].as<int>(),
+                   .scheduled_ms = r["s"].as<std::int64_t>(),
+                   .handle_code = 200,
+                   .shard_total = r["total"].as<int>(),
+                   .broadcast_log_id = r["b"].as<std::int64_t>()});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> handled,
                                  std::string_view node_id, std::int64_t now_ms) {
-  if (parents.empty()) return {};
+  if (handled.empty()) return {};
   // Most parents' jobs have no child jobs. One primary-key look-up says whether any does; only then runs
   // the statement below, whose recursive part the planner cannot size (with no child jobs at all it cost
   // 23 ms per callback batch at N = 5,000 every-second jobs, 92 µs per fire: docs/performance.md).
   std::vector<int> job_ids;
-  job_ids.reserve(parents.size());
-  for (const auto& p : parents)
+  job_ids.reserve(handled.size());
+  for (const auto& p : handled)
     job_ids.push_back(p.job_id);
   const auto any_children = tx.exec_params(R"sql(
     SELECT EXISTS (SELECT 1 FROM job WHERE id = ANY($1::int[]) AND cardinality(child_job_ids) > 0)
   )sql",
                                            PgArray<int>(job_ids));
   if (!any_children[0][0].as<bool>()) return {};
+  // A shard of a broadcast fire is a parent only as its whole broadcast, once all shards have succeeded.
+  const auto parents = FanInBroadcasts(tx, handled);
+  if (parents.empty()) return {};
   json given = json::array();
   for (const auto& p : parents)
-    given.push_back({{"i", p.log_id}, {"s", p.scheduled_ms}, {"j", p.job_id}});
+    given.push_back({{"i", p.log_id}, {"s", p.scheduled_ms}, {"j", p.job_id}, {"n", p.shard_total}});
   // Only parents whose job has child jobs are looked at (most have none); their ancestry (the PARENT chain
   // back, to refuse a cycle created by racing edits) follows parent_log_id, by id, only for them.
   const auto created = tx.exec_params(R"sql(
     WITH RECURSIVE p AS (
-        SELECT v.i AS id, v.s AS scheduled_ms, pj.child_job_ids
-          FROM json_to_recordset($1::json) AS v(i bigint, s bigint, j int)
+        SELECT v.i AS id, v.s AS scheduled_ms, v.n AS shards, pj.child_job_ids
+          FROM json_to_recordset($1::json) AS v(i bigint, s bigint, j int, n int)
           JOIN job pj ON pj.id = v.j
          WHERE cardinality(pj.child_job_ids) > 0),
     ancestry(origin, log_id, job_id, depth) AS (
@@ -507,7 +584,7 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const Han
           JOIN job_log par ON par.id = c.parent_log_id
          WHERE c.trigger_type = 'PARENT' AND a.depth < 64),
     wanted AS (
-      SELECT p.id AS parent_id, child.id AS child_id, child.group_id, child.param, child.retry_count,
+      SELECT p.id AS parent_id, p.shards, child.id AS child_id, child.group_id, child.param, child.retry_count,
              child.enabled OR child.schedule_type = 'NONE' AS fire
         FROM p
         CROSS JOIN LATERAL unnest(p.child_job_ids) AS c(id)
@@ -517,7 +594,9 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const Han
       INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
                            retry_count, parent_log_id, created_ms, trigger_msg)
       SELECT child_id, group_id, 'PARENT', $2, $3, param, retry_count, parent_id, $2,
-             'Parent job trigger: fire ' || parent_id || ' succeeded'
+             CASE WHEN shards > 1 THEN 'Parent job trigger: all ' || shards || ' shards of broadcast fire '
+                                       || parent_id || ' succeeded'
+                  ELSE 'Parent job trigger: fire ' || parent_id || ' succeeded' END
         FROM wanted
        WHERE fire
       RETURNING id, job_id, group_id, scheduled_ms, trigger_type, executor_param, retry_count, parent_log_id),

@@ -58,6 +58,7 @@ struct FailedFire {
   std::string executor_param;
   int shard_index = 0;
   int shard_total = 1;
+  std::int64_t broadcast_log_id = 0;  // a shard of a broadcast: the broadcast's id (its retry keeps it)
   int trigger_code = 0;
   std::string trigger_msg;
   int handle_code = 0;
@@ -87,6 +88,7 @@ struct PlannedRetry {
   int retries_left = 0;  // after this retry
   int shard_index = 0;
   int shard_total = 1;
+  std::int64_t broadcast_log_id = 0;  // the failed fire's: a retried shard stays in its broadcast
   std::int64_t parent_log_id = 0;
   std::string note;
 };

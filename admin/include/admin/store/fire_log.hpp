@@ -54,6 +54,8 @@ namespace cronwheel::admin::fire_log {
 std::vector<CommittedFire> InsertPlanned(pqxx::transaction_base& tx, std::span<const PlannedFire> fires,
                                          std::string_view node_id, std::int64_t now_ms);
 
+// The advisory-lock class of a broadcast fire's fan-in (pg_advisory_xact_lock(class, its id mod 2^31)).
+inline constexpr int kFanInLockClass = 0x6669;  // "fi"
 // The advisory-lock class of a job's concurrency limit (pg_advisory_xact_lock(class, job id)).
 inline constexpr int kConcurrencyLockClass = 0x6363;  // "cc"
 
@@ -111,6 +113,8 @@ struct HandledFire {
   int handle_code = 0;
   TriggerType type = TriggerType::kCron;
   std::int64_t start_ms = 0;  // when the executor started it; 0 = not reported
+  int shard_total = 1;
+  std::int64_t broadcast_log_id = 0;  // a shard of a broadcast: the broadcast's (its shard 0's) id; else 0
 };
 // Records results (code, message, the executor's start instant) on fires that have none yet (a repeated
 // callback changes nothing, XXL-JOB "log repeate callback"), closes them and queues the failed ones for the
@@ -118,12 +122,17 @@ struct HandledFire {
 std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
                                              std::span<const HandleResult> results, std::int64_t now_ms);
 
-// Writes PARENT fires for the child jobs of the succeeded fires `parents`, except a child already in the
+// Writes PARENT fires for the child jobs of the succeeded fires `handled`, except a child already in the
 // parent's ancestry (a cycle created by racing edits) and a stopped child (a schedule, not enabled; a NONE
 // job has no running state and is fired), owned by `node_id` and due now; appends a "Trigger child job" note
 // to each parent that has children: "child job 7: fire 123" for each fired, "child job 8: not fired, it is
 // stopped" for each stopped one. Returns the child fires.
-std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> parents,
+// A shard of a broadcast fire (SHARDING_BROADCAST) is not a parent on its own: the broadcast is, once all
+// its shards have succeeded (a failed shard counts once a retry of it has), and its children fire once,
+// their parent_log_id the broadcast's shard 0. XXL-JOB fires the children after each successful shard. The
+// broadcasts among `handled` are counted under a per-broadcast advisory lock (kFanInLockClass), so of two
+// transactions recording the last two shards at once, exactly one fires the children.
+std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> handled,
                                  std::string_view node_id, std::int64_t now_ms);
 
 // --- failures (results/failure_monitor.hpp, results/lost_result_monitor.hpp) ----------------------------
