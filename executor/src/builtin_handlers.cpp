@@ -89,6 +89,7 @@ JobHandler DemoJobHandler() {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
     if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(seconds) ||
         seconds < 0 || seconds > 604800) {
+      ctx.SetOutput({{"param", ctx.param()}, {"slept_ms", 0}});
       return;  // not a number of seconds: nothing to wait for
     }
     const auto total =
@@ -104,6 +105,7 @@ JobHandler DemoJobHandler() {
       done += step;
       ctx.Log("demoJobHandler: beat {} at {} ms", ++beat, done.count());
     }
+    ctx.SetOutput({{"param", ctx.param()}, {"slept_ms", total.count()}});
     ctx.Succeed(fmt::format("slept {} ms", total.count()));
   };
 }

@@ -432,7 +432,7 @@ JobDispatcher::Report JobDispatcher::Execute(JobThread& t, const std::shared_ptr
   }
   fire->timeout.Cancel();
   const JobResult r = ctx.result().value_or(JobResult{});
-  return Report{fire, r.code, r.msg, false};
+  return Report{.fire = fire, .code = r.code, .msg = r.msg, .output = ctx.output()};
 }
 
 void JobDispatcher::OnTimeout(const std::shared_ptr<Fire>& fire) {
@@ -531,6 +531,7 @@ void JobDispatcher::Deliver(const std::vector<Report>& reports) {
         .handle_code = r.code,
         .handle_msg = Truncated(r.msg),
         .handle_start_ms = started_ms,
+        .output = r.output,
     });
   }
 }

@@ -152,6 +152,7 @@ class JobDispatcher final {
     std::string msg;
     bool stop_fire = false;  // reported while its handler runs: request its stop token
     bool logged = false;     // its end line is in the job log already (written by the job thread)
+    std::optional<nlohmann::json> output;  // what the handler set (JobContext::SetOutput)
   };
 
   // Run's work: `queued` tells whether the fire was queued (else it is answered at once).

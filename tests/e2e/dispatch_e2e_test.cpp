@@ -187,6 +187,33 @@ TEST_F(DispatchE2E, ShardingBroadcastReachesAllThreeWithIndexesZeroToTwo) {
   EXPECT_EQ(addresses.size(), 3u);
 }
 
+// Data passing: cronwheel's executor returns demoJobHandler's output ({"param", "slept_ms"}) with its
+// callback; the child job's parameter names the parent's param in it, and the executor running the child
+// receives the value: the child's handler sleeps the parent's 0.3 s.
+TEST_F(DispatchE2E, AChildJobReceivesItsParentsOutputInItsParameter) {
+  Cluster c({.admins = 1, .executors = 1});
+  const int g = c.AddGroup();
+  const auto at = NextWholeSecond(Cluster::NowMs() + 6000);
+  const int child = c.AddJob(g, "0 0 0 1 1 ? 2099", "FIRST", "DO_NOTHING", "demoJobHandler", 0,
+                             "param = '{{parent.output.param}}'");
+  const int parent = c.AddJob(g, Once(at), "FIRST", "DO_NOTHING", "demoJobHandler", at - 1000,
+                              fmt::format("param = '0.3', child_job_ids = '{{{}}}'", child));
+  ASSERT_TRUE(AwaitCount(
+      c, fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND status = 'SUCCESS'", child), 1));
+  const auto row = c.Exec(fmt::format(
+      "SELECT l.executor_param, l.handle_msg, p.output::text FROM job_log l JOIN job_log p ON p.id = "
+      "l.parent_log_id WHERE l.job_id = {} AND p.job_id = {}",
+      child, parent));
+  ASSERT_EQ(row.size(), 1u);
+  std::printf("[data passing] parent output %s -> child param '%s', child result '%s'\n", row[0][2].c_str(),
+              row[0][0].c_str(), row[0][1].c_str());
+  EXPECT_EQ(nlohmann::json::parse(row[0][2].as<std::string>()),
+            (nlohmann::json{{"param", "0.3"}, {"slept_ms", 300}}));
+  EXPECT_EQ(row[0][0].as<std::string>(), "0.3");
+  EXPECT_EQ(row[0][1].as<std::string>(), "slept 300 ms")
+      << "the executor ran the child with the parent's value";
+}
+
 TEST_F(DispatchE2E, AFailingJobIsRetriedWithBackoffThenAlarmedToAWebhook) {
   WebhookReceiver receiver;
   const auto allow = fmt::format("http://127.0.0.1:{}/", receiver.port());

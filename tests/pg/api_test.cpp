@@ -994,6 +994,54 @@ TEST_F(ApiTest, RestBodiesBeyondADoubleOrTooDeepAreA400) {
   EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("deeper than 64"));
 }
 
+// Data passing (issue 23): a callback's `output` is kept with the fire and shown with it; a child job's
+// parameter naming it is resolved when the child's fire is written (the executor gets the value), and what
+// cannot be resolved is empty with a note; an output over 16 KiB is dropped, the result kept, saying so.
+TEST_F(ApiTest, AParentsOutputIsKeptAndResolvedIntoItsChildsParameter) {
+  const int g = CreateGroup("sample-app");
+  const int parent = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  auto child_body = JobBody(g);
+  child_body["param"] = "--file {{parent.output.file}} --rows={{parent.output.rows}} {{parent.output.nope}}";
+  const int child = Call("POST", "/api/v1/jobs", child_body.dump()).body.at("id");
+  ASSERT_EQ(Call("POST", fmt::format("/api/v1/jobs/{}/start", child)).status, 200);
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/jobs/{}", parent), json{{"child_job_ids", {child}}}.dump()).status,
+      200);
+  const std::int64_t log = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", parent)).body.at("log_id");
+  const json output{{"file", "s3://exports/2026-11-27.csv"}, {"rows", 42}};
+  auto r = Executor(
+      "/api/callback",
+      json::array({{{"logId", log}, {"handleCode", 200}, {"handleMsg", "exported"}, {"output", output}}})
+          .dump());
+  ASSERT_EQ(r.body.at("code"), 200) << r.body.dump();
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/logs/{}", log)).body.at("output"), output);
+  const auto row = Exec(fmt::format(
+      "SELECT id, executor_param, trigger_msg FROM job_log WHERE job_id = {} AND parent_log_id = {}", child,
+      log));
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0][1].as<std::string>(), "--file s3://exports/2026-11-27.csv --rows=42 ");
+  EXPECT_THAT(row[0][2].as<std::string>(),
+              HasSubstr(fmt::format("{{{{parent.output.nope}}}} replaced by '': the output of fire {} has no "
+                                    "member 'nope'",
+                                    log)));
+  EXPECT_TRUE(
+      Call("GET", fmt::format("/api/v1/logs/{}", row[0][0].as<std::int64_t>())).body.at("output").is_null());
+
+  // Too big: the result stands, the output is not kept, the fire says why.
+  const std::int64_t big = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", parent)).body.at("log_id");
+  r = Executor("/api/callback", json::array({{{"logId", big},
+                                              {"handleCode", 200},
+                                              {"handleMsg", "exported"},
+                                              {"output", std::string(20'000, 'x')}}})
+                                    .dump());
+  ASSERT_EQ(r.body.at("code"), 200) << r.body.dump();
+  const auto fire = Call("GET", fmt::format("/api/v1/logs/{}", big)).body;
+  EXPECT_EQ(fire.at("status"), "SUCCESS");
+  EXPECT_TRUE(fire.at("output").is_null());
+  EXPECT_THAT(fire.at("handle_msg").get<std::string>(),
+              HasSubstr("output of 20002 bytes dropped: at most 16384 bytes are kept"));
+}
+
 TEST_F(ApiTest, CallbacksRecordOnceTriggerChildrenAndAreLiberalInDialect) {
   const int g = CreateGroup("sample-app");
   const int parent = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");

@@ -449,9 +449,18 @@ TEST_F(MonitorsPg, ABroadcastsChildJobsFireOnceAfterAllItsShardsSucceedCountingA
     return Count(
         fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND parent_log_id = {}", child, base));
   };
+  // Each shard returns its index as output, which the child's parameter takes whole (data passing).
+  Exec(fmt::format(
+      "UPDATE job SET param = 'outputs={{{{parent.output}}}} first={{{{parent.handle_msg}}}}' WHERE id = {}",
+      child));
   const auto callback = [&](std::int64_t log_id, int code) {
-    return results.RecordCallbacks(std::vector<HandleResult>{{.log_id = log_id, .handle_code = code}},
-                                   "node-a", clock_.NowMs());
+    const auto shard = Count(fmt::format("SELECT shard_index FROM job_log WHERE id = {}", log_id));
+    return results.RecordCallbacks(
+        std::vector<HandleResult>{{.log_id = log_id,
+                                   .handle_code = code,
+                                   .handle_msg = fmt::format("shard {}", shard),
+                                   .output = fmt::format(R"({{"shard":{}}})", shard)}},
+        "node-a", clock_.NowMs());
   };
 
   const auto base = AddLog(parent, g, "CRON", kT0, 0, 0, 1);
@@ -476,6 +485,8 @@ TEST_F(MonitorsPg, ABroadcastsChildJobsFireOnceAfterAllItsShardsSucceedCountingA
   const auto done = callback(retries[0].log_id, 200);
   ASSERT_EQ(done.children.size(), 1u);
   EXPECT_EQ(children_of(base), 1);
+  EXPECT_EQ(done.children[0].param, R"(outputs=[{"shard":0},{"shard":1},{"shard":2}] first=shard 0)")
+      << "the broadcast's output is its shards' by index, the retried shard's from its retry";
   EXPECT_THAT(
       Exec(fmt::format("SELECT trigger_msg FROM job_log WHERE id = {}", done.children[0].log_id))[0][0]
           .as<std::string>(),

@@ -152,6 +152,7 @@ absl::StatusOr<HandleCallbackParam> ReadCallback(const json& item, const std::st
   r.String({"handleMsg"}, p.handle_msg, false);
   r.Integer({"handleStartTime"}, p.handle_start_ms, false);
   CheckInstant(r, {"handleStartTime"}, p.handle_start_ms);
+  if (const json* output = r.Find({"output"})) p.output = *output;
   return Finish(r, std::move(p));
 }
 
@@ -205,6 +206,7 @@ nlohmann::json ToJson(const HandleCallbackParam& p) {
          {"handleCode", p.handle_code},
          {"handleMsg", p.handle_msg}};
   if (p.handle_start_ms > 0) j["handleStartTime"] = p.handle_start_ms;
+  if (p.output && !p.output->is_null()) j["output"] = *p.output;
   return j;
 }
 

@@ -126,6 +126,7 @@ nlohmann::json ToJson(const JobLog& l) {
           {"handle_ms", l.handle_ms},
           {"handle_code", l.handle_code},
           {"handle_msg", l.handle_msg},
+          {"output", l.output ? nlohmann::json::parse(*l.output, nullptr, false) : nlohmann::json()},
           {"alarm_status", l.alarm_status},
           {"owner_node", l.owner_node}};
 }

@@ -1,5 +1,7 @@
 #include "admin/results/callback_service.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <set>
 
@@ -48,10 +50,21 @@ CallbackService::Outcome CallbackService::Handle(std::span<const xxljob::HandleC
   results.reserve(latest.size());
   for (const auto& [id, c] : latest) {
     // handle_code 0 would read as "no result yet": a callback must carry a final code.
-    results.push_back({.log_id = id,
-                       .handle_code = c->handle_code == 0 ? xxljob::kCodeFail : c->handle_code,
-                       .handle_msg = Utf8Truncate(c->handle_msg, kMaxHandleMsg),
-                       .start_ms = c->handle_start_ms});
+    HandleResult r{.log_id = id,
+                   .handle_code = c->handle_code == 0 ? xxljob::kCodeFail : c->handle_code,
+                   .handle_msg = Utf8Truncate(c->handle_msg, kMaxHandleMsg),
+                   .start_ms = c->handle_start_ms};
+    if (c->output && !c->output->is_null()) {
+      auto output = c->output->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (output.size() <= xxljob::kMaxFireOutputBytes) {
+        r.output = std::move(output);
+      } else {  // the result is kept; the output is not, and the fire says why
+        r.handle_msg = Utf8Truncate(fmt::format("{}\noutput of {} bytes dropped: at most {} bytes are kept",
+                                                r.handle_msg, output.size(), xxljob::kMaxFireOutputBytes),
+                                    kMaxHandleMsg);
+      }
+    }
+    results.push_back(std::move(r));
   }
   auto recorded = store_.RecordCallbacks(results, node_id_, clock_.NowMs());
   out.recorded = static_cast<int>(recorded.recorded.size());

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "admin/model/parent_refs.hpp"
 #include "cronwheel/json.hpp"
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
@@ -21,6 +23,26 @@ using nlohmann::json;
 // A JSON array of rows for json_to_recordset; invalid UTF-8 in user text is replaced, never thrown on.
 std::string Rows(const json& rows) {
   return DumpLossy(rows);
+}
+
+// Records the pending rows of `rows` ([{"i": log id, "n": note}]) as skipped (status SKIPPED), each note
+// appended to its trigger_msg, closes them and queues them for the failure monitor (a misfire alert, a
+// waiting FIX_DELAY job's next fire). A row that has a trigger result is left alone.
+void SkipRows(pqxx::transaction_base& tx, const json& rows) {
+  if (rows.empty()) return;
+  tx.exec_params(R"sql(
+    WITH v AS (SELECT * FROM json_to_recordset($1::json) AS v(i bigint, n text)),
+    o AS (DELETE FROM fire_open f USING v WHERE f.log_id = v.i AND f.trigger_ms = 0
+          RETURNING f.log_id, f.scheduled_ms, v.n),
+    l AS (
+      UPDATE job_log l SET skipped = true,
+             trigger_msg = CASE WHEN l.trigger_msg = '' THEN o.n ELSE l.trigger_msg || E'\n' || o.n END
+        FROM o
+       WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.trigger_code = 0
+      RETURNING l.id, l.scheduled_ms)
+    INSERT INTO fire_alarm (log_id, scheduled_ms) SELECT id, scheduled_ms FROM l ON CONFLICT (log_id) DO NOTHING
+  )sql",
+                 Rows(rows));
 }
 
 std::vector<ClaimedFire> Claimed(const pqxx::result& rows) {
@@ -215,21 +237,7 @@ std::vector<ClaimedFire> ClaimLimited(pqxx::transaction_base& tx, std::string_vi
              ParseMisfireStrategy(r["misfire_strategy"].c_str()).value_or(MisfireStrategy::kDoNothing),
          .held_by_log_id = now_running.log_id});
   }
-  if (!skipped.empty()) {
-    tx.exec_params(R"sql(
-      WITH v AS (SELECT * FROM json_to_recordset($1::json) AS v(i bigint, n text)),
-      o AS (DELETE FROM fire_open f USING v WHERE f.log_id = v.i AND f.trigger_ms = 0 AND f.dispatch_ms = 0
-            RETURNING f.log_id, f.scheduled_ms, v.n),
-      l AS (
-        UPDATE job_log l SET skipped = true,
-               trigger_msg = CASE WHEN l.trigger_msg = '' THEN o.n ELSE l.trigger_msg || E'\n' || o.n END
-          FROM o
-         WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.trigger_code = 0
-        RETURNING l.id, l.scheduled_ms)
-      INSERT INTO fire_alarm (log_id, scheduled_ms) SELECT id, scheduled_ms FROM l ON CONFLICT (log_id) DO NOTHING
-    )sql",
-                   Rows(skipped));
-  }
+  SkipRows(tx, skipped);
   std::vector<ClaimedFire> claimed;
   if (!claim.empty()) claimed = ClaimRows(tx, node_id, claim, now_ms, true);
   claimed.insert(claimed.end(), std::make_move_iterator(held.begin()), std::make_move_iterator(held.end()));
@@ -261,19 +269,10 @@ std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::strin
 }
 
 void MarkSkipped(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::string_view note) {
-  if (log_ids.empty()) return;
-  tx.exec_params(R"sql(
-    WITH o AS (DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) AND trigger_ms = 0
-               RETURNING log_id, scheduled_ms),
-    l AS (
-      UPDATE job_log l SET skipped = true,
-             trigger_msg = CASE WHEN l.trigger_msg = '' THEN $2 ELSE l.trigger_msg || E'\n' || $2 END
-        FROM o
-       WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.trigger_code = 0
-      RETURNING l.id, l.scheduled_ms)
-    INSERT INTO fire_alarm (log_id, scheduled_ms) SELECT id, scheduled_ms FROM l ON CONFLICT (log_id) DO NOTHING
-  )sql",
-                 PgArray(log_ids), std::string(note));
+  json rows = json::array();
+  for (const auto id : log_ids)
+    rows.push_back({{"i", id}, {"n", note}});
+  SkipRows(tx, rows);
 }
 
 std::vector<std::int64_t> CreateShards(pqxx::transaction_base& tx, std::int64_t base_log_id, int total,
@@ -439,17 +438,19 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
   json rows = json::array();
   for (const auto& r : results) {
     if (const auto it = instant.find(r.log_id); it != instant.end()) {
-      rows.push_back(
-          {{"i", r.log_id}, {"s", it->second}, {"c", r.handle_code}, {"m", r.handle_msg}, {"t", r.start_ms}});
+      json row{
+          {"i", r.log_id}, {"s", it->second}, {"c", r.handle_code}, {"m", r.handle_msg}, {"t", r.start_ms}};
+      if (r.output) row["o"] = *r.output;  // the JSON text, cast to jsonb by the statement
+      rows.push_back(std::move(row));
     }
   }
   if (rows.empty()) return {};
   const auto done = tx.exec_params(R"sql(
     WITH l AS (
       UPDATE job_log l
-         SET handle_code = v.c, handle_ms = $2, start_ms = v.t,
+         SET handle_code = v.c, handle_ms = $2, start_ms = v.t, output = v.o::jsonb,
              handle_msg = CASE WHEN l.handle_msg = '' THEN v.m ELSE l.handle_msg || E'\n' || v.m END
-        FROM json_to_recordset($1::json) AS v(i bigint, s bigint, c int, m text, t bigint)
+        FROM json_to_recordset($1::json) AS v(i bigint, s bigint, c int, m text, t bigint, o text)
        WHERE l.id = v.i AND l.scheduled_ms = v.s AND l.handle_code = 0
       RETURNING l.id, l.job_id, l.scheduled_ms, l.handle_code, l.trigger_type, l.start_ms, l.shard_total,
                 l.broadcast_log_id),
@@ -544,6 +545,84 @@ std::vector<HandledFire> FanInBroadcasts(pqxx::transaction_base& tx, std::span<c
   return out;
 }
 
+// The results of `parents` that children name in their parameters ({{parent.output}}, ...): a fire's own
+// handle message and output; a broadcast's shard 0 handle message and the array of its shards' outputs.
+std::map<std::int64_t, ParentResult> ParentResults(pqxx::transaction_base& tx,
+                                                   std::span<const HandledFire> parents,
+                                                   const std::set<std::int64_t>& wanted) {
+  std::map<std::int64_t, ParentResult> out;
+  json plain = json::array();
+  json broadcasts = json::array();
+  for (const auto& p : parents) {
+    if (!wanted.contains(p.log_id)) continue;
+    auto& row = p.shard_total > 1 && p.broadcast_log_id == p.log_id ? broadcasts : plain;
+    row.push_back({{"i", p.log_id}, {"s", p.scheduled_ms}, {"j", p.job_id}});
+  }
+  for (const auto& r : tx.exec_params(R"sql(
+         SELECT l.id, l.handle_msg, l.output::text AS output
+           FROM json_to_recordset($1::json) AS v(i bigint, s bigint, j int)
+           JOIN job_log l ON l.id = v.i AND l.scheduled_ms = v.s
+       )sql",
+                                      Rows(plain))) {
+    auto& p = out[r["id"].as<std::int64_t>()];
+    p.log_id = r["id"].as<std::int64_t>();
+    p.handle_msg = r["handle_msg"].as<std::string>();
+    if (!r["output"].is_null()) p.output = json::parse(r["output"].as<std::string>(), nullptr, false);
+  }
+  // The last successful row of each shard index (a retried shard's retry), in index order.
+  for (const auto& r : tx.exec_params(R"sql(
+         SELECT DISTINCT ON (v.i, l.shard_index) v.i AS broadcast, l.shard_index, l.shard_total, l.handle_msg,
+                l.output::text AS output
+           FROM json_to_recordset($1::json) AS v(i bigint, s bigint, j int)
+           JOIN job_log l ON l.job_id = v.j AND l.scheduled_ms >= v.s AND l.broadcast_log_id = v.i
+          WHERE l.handle_code = 200
+          ORDER BY v.i, l.shard_index, l.id DESC
+       )sql",
+                                      Rows(broadcasts))) {
+    const auto id = r["broadcast"].as<std::int64_t>();
+    auto& p = out[id];
+    p.log_id = id;
+    if (!p.output) p.output = json::array();
+    const auto index = r["shard_index"].as<std::size_t>();
+    if (p.output->size() <= index) p.output->get_ref<json::array_t&>().resize(index + 1);
+    if (!r["output"].is_null())
+      (*p.output)[index] = json::parse(r["output"].as<std::string>(), nullptr, false);
+    if (index == 0) p.handle_msg = r["handle_msg"].as<std::string>();
+  }
+  return out;
+}
+
+// Replaces the references to their parent in the parameters of `children` (admin/model/parent_refs.hpp), in
+// their rows and in the fires to send, and appends a note to a child's trigger message for each reference
+// that could not be resolved. Children without a reference are not touched.
+void ResolveChildParams(pqxx::transaction_base& tx, std::span<const HandledFire> parents,
+                        std::vector<Fire>& children, const std::map<std::int64_t, std::int64_t>& parent_of,
+                        std::int64_t now_ms) {
+  const auto named = [](const Fire& c) { return c.param && HasParentRefs(*c.param); };
+  std::set<std::int64_t> wanted;
+  for (const auto& c : children)
+    if (named(c)) wanted.insert(parent_of.at(c.log_id));
+  if (wanted.empty()) return;
+  const auto results = ParentResults(tx, parents, wanted);
+  json rows = json::array();
+  for (auto& c : children) {
+    if (!named(c)) continue;
+    const auto it = results.find(parent_of.at(c.log_id));
+    const auto resolved = ResolveParentRefs(*c.param, it != results.end() ? it->second : ParentResult{});
+    std::string notes;
+    for (const auto& n : resolved.notes)
+      notes += "\n" + n;
+    c.param = resolved.param;
+    rows.push_back({{"i", c.log_id}, {"p", resolved.param}, {"n", notes}});
+  }
+  tx.exec_params(R"sql(
+    UPDATE job_log l SET executor_param = v.p, trigger_msg = l.trigger_msg || v.n
+      FROM json_to_recordset($1::json) AS v(i bigint, p text, n text)
+     WHERE l.id = v.i AND l.scheduled_ms = $2
+  )sql",
+                 Rows(rows), now_ms);
+}
+
 }  // namespace
 
 std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> handled,
@@ -618,6 +697,7 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const Han
     std::vector<int> stopped;                         // jobs
   };
   std::map<std::int64_t, Kids> by_parent;
+  std::map<std::int64_t, std::int64_t> parent_of;  // child fire -> parent fire
   for (const auto& r : created) {
     auto& kids = by_parent[r["parent_log_id"].as<std::int64_t>()];
     if (r["id"].is_null()) {
@@ -631,8 +711,10 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const Han
                         .param = r["executor_param"].as<std::string>(),
                         .retry_count = r["retry_count"].as<int>()});
     kids.fired.emplace_back(r["id"].as<std::int64_t>(), r["job_id"].as<int>());
+    parent_of[r["id"].as<std::int64_t>()] = r["parent_log_id"].as<std::int64_t>();
   }
   if (by_parent.empty()) return children;
+  ResolveChildParams(tx, parents, children, parent_of, now_ms);
   std::map<std::int64_t, std::int64_t> instant_of;
   for (const auto& p : parents)
     instant_of[p.log_id] = p.scheduled_ms;

@@ -133,6 +133,7 @@ JobLog LogFromRow(const pqxx::row& r) {
   l.handle_msg = r["handle_msg"].as<std::string>();
   l.alarm_status = r["alarm_status"].as<int>();
   l.skipped = r["skipped"].as<bool>();
+  if (!r["output"].is_null()) l.output = r["output"].as<std::string>();
   l.created_ms = r["created_ms"].as<std::int64_t>();
   l.status = r["status"].as<std::string>();
   return l;

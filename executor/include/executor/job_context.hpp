@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -103,6 +104,13 @@ class JobContext final {
   // The job log file (for a handler that hands it to a child process).
   [[nodiscard]] std::filesystem::path log_path() const { return log_->Path(); }
 
+  // A JSON value for the child jobs of this fire: the admin keeps it with the fire's result, and a child
+  // job's parameter can name it ({{parent.output}}, {{parent.output.path.to.field}}; docs/operations.md,
+  // "Passing a result to child jobs"). Sent with the callback as cronwheel's extension field `output`
+  // (an XXL-JOB admin ignores it). Returns false, and keeps nothing, when `output` is null or its compact
+  // JSON is longer than xxljob::kMaxFireOutputBytes (16 KiB). The last call wins.
+  bool SetOutput(nlohmann::json output);
+  [[nodiscard]] const std::optional<nlohmann::json>& output() const { return output_; }
   void Succeed(std::string msg = {}) { result_ = JobResult{200, std::move(msg)}; }
   void Fail(std::string msg) { result_ = JobResult{500, std::move(msg)}; }
   void SetResult(int code, std::string msg) { result_ = JobResult{code, std::move(msg)}; }
@@ -115,6 +123,7 @@ class JobContext final {
   std::stop_token stop_;
   ringwheel::Clock* clock_;
   std::optional<JobResult> result_;
+  std::optional<nlohmann::json> output_;
 };
 
 // A named job handler (a BEAN job in XXL-JOB terms).

@@ -256,6 +256,24 @@ TEST_F(DispatcherTest, KillReportsTheRunningAndQueuedFiresAtOnce) {
   EXPECT_EQ(sink_.Get().size(), 3U);
 }
 
+// A handler's output goes with its callback; one over 16 KiB is refused by SetOutput and not sent.
+TEST_F(DispatcherTest, AHandlersOutputGoesWithItsCallbackAndOneOverTheLimitIsRefused) {
+  Register("out", [](JobContext& ctx) {
+    EXPECT_FALSE(ctx.SetOutput(nullptr)) << "null is no output";
+    EXPECT_FALSE(ctx.SetOutput(std::string(cronwheel::xxljob::kMaxFireOutputBytes, 'x')))
+        << "16 KiB of text is 16 KiB + 2 quotes of JSON";
+    EXPECT_TRUE(ctx.SetOutput({{"rows", ctx.log_id() * 10}}));
+    ctx.Succeed("ok");
+  });
+  Register("none", [](JobContext& ctx) { ctx.Succeed("ok"); });
+  EXPECT_EQ(d_->Run(Fire(1, 1, "SERIAL_EXECUTION", "out")).code, 200);
+  EXPECT_EQ(d_->Run(Fire(2, 2, "SERIAL_EXECUTION", "none")).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  ASSERT_TRUE(sink_.For(1).output);
+  EXPECT_EQ(*sink_.For(1).output, (nlohmann::json{{"rows", 10}}));
+  EXPECT_FALSE(sink_.For(2).output);
+}
+
 // Issue 26, item 4: each callback carries when its fire started (a worker took it, on the clock), 0 for a
 // fire that never started; the run trace has one line per /run with both instants, written when the fire
 // starts or ends unstarted.

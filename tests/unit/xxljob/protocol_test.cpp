@@ -120,6 +120,25 @@ TEST(Protocol, CallbackIsSentAsDialectAArray) {
 
 // cronwheel's extension: the executor's start instant travels as handleStartTime, sent only when known,
 // read back, and checked as an instant (a callback without it is XXL-JOB's, start 0).
+// cronwheel's extension: a handler's output (any JSON value) travels as `output`, sent only when set; a
+// callback without it is XXL-JOB's.
+TEST(Protocol, CallbackCarriesTheHandlersOutputAsAnExtensionField) {
+  HandleCallbackParam p{.log_id = 7, .log_date_tim = 1000, .handle_code = 200};
+  EXPECT_FALSE(ToJson(p).contains("output"));
+  p.output = json{{"rows", 42}, {"files", {"a.csv", "b.csv"}}};
+  const auto j = ToJson(p);
+  EXPECT_EQ(j.at("output"), *p.output);
+  const auto back = ParseCallbackList(json::array({j}).dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE((*back)[0].output);
+  EXPECT_EQ((*back)[0].output->at("rows"), 42);
+  const auto text = ParseCallbackList(
+      R"([{"logId":1,"handleCode":200,"output":"done"},{"logId":2,"handleCode":200,"output":null}])");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*(*text)[0].output, "done");
+  EXPECT_FALSE((*text)[1].output) << "null is no output";
+}
+
 TEST(Protocol, CallbackCarriesTheHandlerStartAsAnExtensionField) {
   const auto j = ToJson(HandleCallbackParam{
       .log_id = 7, .log_date_tim = 1000, .handle_code = 200, .handle_msg = "", .handle_start_ms = 1012});

@@ -103,6 +103,7 @@ export function LogDetailPage({ id }) {
       </dl>
       ${l.trigger_msg && html`<h3>${t('log.triggerMsg')}</h3><pre class="msg-block">${l.trigger_msg}</pre>`}
       ${l.handle_msg && html`<h3>${t('log.handleMsg')}</h3><pre class="msg-block" data-testid="handle-msg">${l.handle_msg}</pre>`}
+      ${l.output != null && html`<h3>${t('log.childOutput')}</h3><pre class="msg-block mono" data-testid="fire-output">${JSON.stringify(l.output, null, 2)}</pre>`}
     </div>
     <div class="card">
       <div class="output-head">

@@ -91,7 +91,13 @@ struct HandleCallbackParam {
   // executor's clock; 0 = not reported (sent only when set). XXL-JOB executors never send it and XXL-JOB
   // admins ignore it (Gson and Jackson skip unknown fields), so the callback stays compatible both ways.
   std::int64_t handle_start_ms = 0;
+  // output, cronwheel's extension: a JSON value the handler returned for the child jobs of its fire
+  // (docs/operations.md, "Passing a result to child jobs"); sent only when set, ignored by XXL-JOB admins
+  // as handleStartTime is. Any JSON value but null; the admin keeps at most kMaxFireOutputBytes of it.
+  std::optional<nlohmann::json> output;
 };
+// The largest output (serialised as compact JSON, in bytes) a fire may pass to its child jobs.
+inline constexpr std::size_t kMaxFireOutputBytes = std::size_t{16} * 1024;
 
 // executor -> admin /api/registry and /api/registryRemove.
 struct RegistryParam {

@@ -133,6 +133,7 @@ struct JobLog {
   std::string handle_msg;
   int alarm_status = 0;
   bool skipped = false;
+  std::optional<std::string> output;  // the handler's output, compact JSON; nullopt = none
   std::int64_t created_ms = 0;
   std::string status;  // PENDING, RUNNING, SUCCESS, FAILED, SKIPPED (derived in the database)
 };

@@ -28,7 +28,8 @@ struct HandleResult {
   std::int64_t log_id = 0;
   int handle_code = 0;  // never 0 (0 means "no result yet")
   std::string handle_msg;
-  std::int64_t start_ms = 0;  // when the executor started the fire (epoch ms); 0 = not reported
+  std::int64_t start_ms = 0;          // when the executor started the fire (epoch ms); 0 = not reported
+  std::optional<std::string> output;  // the handler's output as compact JSON (at most 16 KiB); nullopt = none
 };
 
 // A fire whose result was recorded: what the start-lag metric needs of it.
