@@ -1,5 +1,6 @@
 // The statements that write job_log (store/fire_log.hpp), second part: failed fires, retries and alarms,
-// and the console's writes. The scheduler's, recovery's and results' statements are in fire_log.cpp.
+// and the console's writes. The scheduler's, recovery's and results' statements are in fire_log.cpp, the
+// child jobs a callback fires in fire_log_children.cpp.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
