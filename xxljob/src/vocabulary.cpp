@@ -33,18 +33,20 @@ constexpr Names<GlueType, 8> kGlue{{{GlueType::kBean, "BEAN"},
                                     {GlueType::kPhp, "GLUE_PHP"},
                                     {GlueType::kNodejs, "GLUE_NODEJS"},
                                     {GlueType::kPowershell, "GLUE_POWERSHELL"}}};
-constexpr Names<TriggerType, 6> kTrigger{{{TriggerType::kCron, "CRON"},
+constexpr Names<TriggerType, 7> kTrigger{{{TriggerType::kCron, "CRON"},
                                           {TriggerType::kManual, "MANUAL"},
                                           {TriggerType::kRetry, "RETRY"},
                                           {TriggerType::kParent, "PARENT"},
                                           {TriggerType::kApi, "API"},
-                                          {TriggerType::kMisfire, "MISFIRE"}}};
-constexpr Names<TriggerType, 6> kTriggerTitle{{{TriggerType::kCron, "Cron trigger"},
+                                          {TriggerType::kMisfire, "MISFIRE"},
+                                          {TriggerType::kWorkflow, "WORKFLOW"}}};
+constexpr Names<TriggerType, 7> kTriggerTitle{{{TriggerType::kCron, "Cron trigger"},
                                                {TriggerType::kManual, "Manual trigger"},
                                                {TriggerType::kRetry, "Fail retry trigger"},
                                                {TriggerType::kParent, "Parent job trigger"},
                                                {TriggerType::kApi, "Api trigger"},
-                                               {TriggerType::kMisfire, "Misfire compensation trigger"}}};
+                                               {TriggerType::kMisfire, "Misfire compensation trigger"},
+                                               {TriggerType::kWorkflow, "Workflow trigger"}}};
 constexpr Names<AddressType, 2> kAddress{{{AddressType::kAuto, "AUTO"}, {AddressType::kManual, "MANUAL"}}};
 
 template <class E, std::size_t N>

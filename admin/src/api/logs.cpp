@@ -91,6 +91,11 @@ void RegisterConsoleLogRoutes(Routes& s, const RouteContext& ctx) {
       return SendError(res,
                        Error::Conflict(fmt::format("fire {} succeeded while it was being killed", log->id)));
     }
+    // A workflow node's fire: its node is KILLED and what follows it on a FAILURE or ALWAYS edge starts.
+    if (ctx.services.workflows != nullptr) {
+      auto started = ctx.services.workflows->FireKilled(log->id, ctx.settings.node_id);
+      if (!started.empty()) ctx.services.scheduler.Submit(std::move(started));
+    }
     const auto after = logs.GetLog(log->id);
     ctx.Audit(who, "log.kill", "log", std::to_string(log->id), ToJson(*log),
               after ? ToJson(*after) : json(nullptr));

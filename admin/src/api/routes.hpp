@@ -135,6 +135,7 @@ void RegisterHealthRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterGroupRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterAlertChannelRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterCalendarRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterWorkflowRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterJobRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterLogRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterSessionRoutes(Routes& routes, const RouteContext& ctx);

@@ -104,6 +104,7 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
   RegisterGroupRoutes(routes, ctx);
   RegisterAlertChannelRoutes(routes, ctx);
   RegisterCalendarRoutes(routes, ctx);
+  RegisterWorkflowRoutes(routes, ctx);
   RegisterJobRoutes(routes, ctx);
   RegisterLogRoutes(routes, ctx);
   RegisterScheduleRoutes(routes, ctx);

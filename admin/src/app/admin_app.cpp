@@ -87,6 +87,7 @@ struct AdminApp::Parts {
         alert_channels(clock, pool),
         calendars(clock, pool),
         jobs(clock, pool, {.pre_read = c.pre_read}),
+        workflows(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
         registry_store(pool),
         registry(clock, registry_store, std::chrono::seconds(90), *guard),
@@ -208,6 +209,7 @@ struct AdminApp::Parts {
   AlertChannelRepository alert_channels;
   CalendarRepository calendars;
   JobRepository jobs;
+  WorkflowRepository workflows;
   LogRepository logs;
   PgRegistryStore registry_store;
   RegistryService registry;
@@ -340,7 +342,8 @@ void AdminApp::Start() {
                               .admin_metrics = &p.metrics,
                               .alert_channels = &p.alert_channels,
                               .alarms = &p.metered_alarms,
-                              .calendars = &p.calendars},
+                              .calendars = &p.calendars,
+                              .workflows = &p.workflows},
           clock_);
   if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
   p.started = true;

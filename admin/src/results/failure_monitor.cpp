@@ -100,6 +100,8 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
                .shard_index = f.shard_index,
                .shard_total = f.shard_total,
                .broadcast_log_id = f.broadcast_log_id,
+               .workflow_run_id = f.workflow_run_id,
+               .workflow_node = f.workflow_node,
                .parent_log_id = f.log_id,
                .note = fmt::format("Fail retry trigger: attempt {} after fire {} failed (back-off {} ms)",
                                    attempt, f.log_id, delay.count())});
@@ -116,6 +118,8 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
   round.retries = static_cast<int>(retries.size());
   for (auto& [fire, delay] : retries)
     schedule_retry_(std::move(fire), delay);
+  for (auto& fire : failures.started)
+    schedule_retry_(std::move(fire), std::chrono::milliseconds(0));
 
   // Alarms, outside the transaction: they talk to mail servers and webhooks.
   std::vector<AlarmStatus> statuses;

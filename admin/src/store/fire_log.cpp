@@ -289,9 +289,10 @@ std::vector<std::int64_t> CreateShards(pqxx::transaction_base& tx, std::int64_t 
   const auto rows = tx.exec_params(R"sql(
     WITH ins AS (
       INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, dispatch_ms, executor_param,
-                           shard_index, shard_total, retry_count, parent_log_id, created_ms, broadcast_log_id)
+                           shard_index, shard_total, retry_count, parent_log_id, created_ms, broadcast_log_id,
+                           workflow_run_id, workflow_node)
       SELECT b.job_id, b.group_id, b.trigger_type, b.scheduled_ms, $3, $4, b.executor_param, i, $2,
-             b.retry_count, b.parent_log_id, $4, $1
+             b.retry_count, b.parent_log_id, $4, $1, b.workflow_run_id, b.workflow_node
         FROM job_log b CROSS JOIN generate_series(1, $2 - 1) AS i
        WHERE b.id = $1 AND b.scheduled_ms = $5
        ORDER BY i
@@ -452,12 +453,13 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
         FROM json_to_recordset($1::json) AS v(i bigint, s bigint, c int, m text, t bigint, o text)
        WHERE l.id = v.i AND l.scheduled_ms = v.s AND l.handle_code = 0
       RETURNING l.id, l.job_id, l.scheduled_ms, l.handle_code, l.trigger_type, l.start_ms, l.shard_total,
-                l.broadcast_log_id),
+                l.broadcast_log_id, l.workflow_run_id, l.workflow_node),
     failed AS (
       INSERT INTO fire_alarm (log_id, scheduled_ms)
       SELECT id, scheduled_ms FROM l WHERE handle_code <> 200
       ON CONFLICT (log_id) DO NOTHING)
-    SELECT id, job_id, scheduled_ms, handle_code, trigger_type, start_ms, shard_total, broadcast_log_id
+    SELECT id, job_id, scheduled_ms, handle_code, trigger_type, start_ms, shard_total, broadcast_log_id,
+           workflow_run_id, workflow_node
       FROM l ORDER BY id
   )sql",
                                    Rows(rows), now_ms);
@@ -471,7 +473,9 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
                    .type = ParseTriggerType(r["trigger_type"].c_str()).value_or(TriggerType::kCron),
                    .start_ms = r["start_ms"].as<std::int64_t>(),
                    .shard_total = r["shard_total"].as<int>(),
-                   .broadcast_log_id = r["broadcast_log_id"].as<std::int64_t>()});
+                   .broadcast_log_id = r["broadcast_log_id"].as<std::int64_t>(),
+                   .workflow_run_id = r["workflow_run_id"].as<std::int64_t>(),
+                   .workflow_node = r["workflow_node"].as<std::string>()});
   }
   return out;
 }

@@ -20,8 +20,6 @@ namespace cronwheel::admin::fire_log {
 // thrown on.
 using nlohmann::json;
 
-namespace {
-
 // The parents whose children fire now: each fire that is not a shard of a broadcast, and for the shards
 // among `parents`, their broadcast fire (its shard 0's id and instant) once every shard of it has
 // succeeded (a shard that failed counts once a retry of it has). The broadcasts are locked in id order
@@ -78,12 +76,15 @@ std::vector<HandledFire> FanInBroadcasts(pqxx::transaction_base& tx, std::span<c
        )sql",
                                       DumpLossy(rows))) {
     if (r["succeeded"].as<int>() < r["total"].as<int>()) continue;
+    const auto& shard = broadcasts.at(r["b"].as<std::int64_t>());
     out.push_back({.log_id = r["b"].as<std::int64_t>(),
                    .job_id = r["j"].as<int>(),
                    .scheduled_ms = r["s"].as<std::int64_t>(),
                    .handle_code = 200,
                    .shard_total = r["total"].as<int>(),
-                   .broadcast_log_id = r["b"].as<std::int64_t>()});
+                   .broadcast_log_id = r["b"].as<std::int64_t>(),
+                   .workflow_run_id = shard.workflow_run_id,
+                   .workflow_node = shard.workflow_node});
   }
   return out;
 }
@@ -134,6 +135,8 @@ std::map<std::int64_t, ParentResult> ParentResults(pqxx::transaction_base& tx,
   }
   return out;
 }
+
+namespace {
 
 // Replaces the references to their parent in the parameters of `children` (admin/model/parent_refs.hpp), in
 // their rows and in the fires to send, and appends a note to a child's trigger message for each reference
@@ -279,6 +282,57 @@ std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const Han
   )sql",
                  DumpLossy(notes));
   return children;
+}
+
+std::vector<std::pair<WorkflowFire, Fire>> InsertWorkflowFires(pqxx::transaction_base& tx,
+                                                               std::span<const WorkflowFire> fires,
+                                                               std::string_view node_id,
+                                                               std::int64_t now_ms) {
+  if (fires.empty()) return {};
+  json rows = json::array();
+  for (std::size_t i = 0; i < fires.size(); ++i) {
+    const auto& f = fires[i];
+    rows.push_back({{"n", i},
+                    {"w", f.run_id},
+                    {"k", f.node},
+                    {"j", f.job_id},
+                    {"s", f.scheduled_ms},
+                    {"p", f.param},
+                    {"m", f.note}});
+  }
+  const auto inserted = tx.exec_params(R"sql(
+    WITH v AS (
+      SELECT * FROM json_to_recordset($1::json) AS v(n int, w bigint, k text, j int, s bigint, p text, m text)),
+    ins AS (
+      INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param, retry_count,
+                           workflow_run_id, workflow_node, trigger_msg, created_ms)
+      SELECT v.j, j.group_id, 'WORKFLOW', v.s, $2, v.p, j.retry_count, v.w, v.k, v.m, $3
+        FROM v JOIN job j ON j.id = v.j
+       ORDER BY v.n
+      RETURNING id, job_id, group_id, scheduled_ms, trigger_type, retry_count, workflow_run_id, workflow_node),
+    open AS (
+      INSERT INTO fire_open (log_id, scheduled_ms, job_id, group_id, trigger_type, owner_node)
+      SELECT id, scheduled_ms, job_id, group_id, trigger_type, $2 FROM ins)
+    SELECT id, scheduled_ms, retry_count, workflow_run_id, workflow_node FROM ins
+  )sql",
+                                       DumpLossy(rows), std::string(node_id), now_ms);
+  std::map<std::pair<std::int64_t, std::string>, pqxx::row> by_node;
+  for (const auto& r : inserted)
+    by_node.emplace(std::pair{r["workflow_run_id"].as<std::int64_t>(), r["workflow_node"].as<std::string>()},
+                    r);
+  std::vector<std::pair<WorkflowFire, Fire>> out;
+  for (const auto& f : fires) {
+    const auto it = by_node.find({f.run_id, f.node});
+    if (it == by_node.end()) continue;  // its job is gone
+    const auto& r = it->second;
+    out.emplace_back(f, Fire{.log_id = r["id"].as<std::int64_t>(),
+                             .job_id = f.job_id,
+                             .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
+                             .type = TriggerType::kWorkflow,
+                             .param = f.param,
+                             .retry_count = r["retry_count"].as<int>()});
+  }
+  return out;
 }
 
 }  // namespace cronwheel::admin::fire_log

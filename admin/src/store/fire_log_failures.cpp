@@ -53,7 +53,7 @@ std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view
       RETURNING f.log_id, f.scheduled_ms),
     c AS (
       SELECT l.id, l.job_id, l.group_id, l.trigger_type, l.scheduled_ms, l.retry_count, l.executor_param,
-             l.shard_index, l.shard_total, l.broadcast_log_id, l.trigger_code, l.trigger_msg, l.handle_code,
+             l.shard_index, l.shard_total, l.broadcast_log_id, l.workflow_run_id, l.workflow_node, l.trigger_code, l.trigger_msg, l.handle_code,
              l.handle_msg, l.skipped
         FROM q JOIN job_log l ON l.id = q.log_id AND l.scheduled_ms = q.scheduled_ms)
     SELECT c.*, j.id IS NOT NULL AS job_exists, j.description, j.retry_count AS job_retry_count,
@@ -79,6 +79,8 @@ std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view
     f.shard_index = r["shard_index"].as<int>();
     f.shard_total = r["shard_total"].as<int>();
     f.broadcast_log_id = r["broadcast_log_id"].as<std::int64_t>();
+    f.workflow_run_id = r["workflow_run_id"].as<std::int64_t>();
+    f.workflow_node = r["workflow_node"].as<std::string>();
     f.trigger_code = r["trigger_code"].as<int>();
     f.trigger_msg = r["trigger_msg"].as<std::string>();
     f.handle_code = r["handle_code"].as<int>();
@@ -117,17 +119,19 @@ std::vector<Fire> InsertRetries(pqxx::transaction_base& tx, std::span<const Plan
                     {"si", r.shard_index},
                     {"st", r.shard_total},
                     {"b", r.broadcast_log_id},
+                    {"w", r.workflow_run_id},
+                    {"wn", r.workflow_node},
                     {"parent", r.parent_log_id},
                     {"m", r.note}});
   }
   const auto inserted = tx.exec_params(R"sql(
     WITH ins AS (
       INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, owner_node, executor_param,
-                           retry_count, shard_index, shard_total, broadcast_log_id, parent_log_id, trigger_msg,
-                           created_ms)
-      SELECT v.j, v.g, 'RETRY', v.s, $2, v.p, v.r, v.si, v.st, v.b, v.parent, v.m, $3
-        FROM json_to_recordset($1::json)
-             AS v(j int, g int, s bigint, p text, r int, si int, st int, b bigint, parent bigint, m text)
+                           retry_count, shard_index, shard_total, broadcast_log_id, workflow_run_id, workflow_node,
+                           parent_log_id, trigger_msg, created_ms)
+      SELECT v.j, v.g, 'RETRY', v.s, $2, v.p, v.r, v.si, v.st, v.b, v.w, v.wn, v.parent, v.m, $3
+        FROM json_to_recordset($1::json) AS v(j int, g int, s bigint, p text, r int, si int, st int, b bigint,
+                                               w bigint, wn text, parent bigint, m text)
       RETURNING id, job_id, group_id, scheduled_ms, trigger_type, executor_param, retry_count, shard_index,
                 shard_total, parent_log_id),
     open AS (

@@ -1,5 +1,6 @@
 #include "admin/store/pg_result_store.hpp"
 
+#include <iterator>
 #include <set>
 
 #include "admin/store/fire_log.hpp"
@@ -7,6 +8,7 @@
 #include "store/alert_channel_table.hpp"
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
+#include "store/workflow_table.hpp"
 #include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
@@ -53,15 +55,32 @@ CallbacksRecorded PgResultStore::RecordCallbacks(std::span<const HandleResult> r
     CallbacksRecorded out;
     const auto done = fire_log::RecordHandleResults(tx, results, now_ms);
     std::vector<fire_log::HandledFire> succeeded;
+    std::vector<fire_log::HandledFire> nodes_succeeded;  // fires of workflow nodes
     std::vector<int> finished_jobs;
     for (const auto& d : done) {
       out.recorded.push_back(
           {.log_id = d.log_id, .type = d.type, .scheduled_ms = d.scheduled_ms, .start_ms = d.start_ms});
       finished_jobs.push_back(d.job_id);
-      if (d.handle_code == xxljob::kCodeSuccess) succeeded.push_back(d);
+      if (d.handle_code != xxljob::kCodeSuccess) continue;
+      // A workflow node's fire is followed by its workflow's edges, not its job's child jobs.
+      (d.workflow_run_id != 0 ? nodes_succeeded : succeeded).push_back(d);
     }
     job_table::ResumeFixDelay(tx, finished_jobs, now_ms);
     out.children = fire_log::InsertChildren(tx, succeeded, node_id, now_ms);
+    // A failed node's fire waits for the failure monitor (its retries); a succeeded one (a broadcast node:
+    // once all its shards have) moves its run on here, in the same transaction.
+    if (!nodes_succeeded.empty()) {
+      std::vector<workflow_table::NodeEnd> ends;
+      for (const auto& p : fire_log::FanInBroadcasts(tx, nodes_succeeded)) {
+        ends.push_back({.run_id = p.workflow_run_id,
+                        .node = p.workflow_node,
+                        .log_id = p.broadcast_log_id != 0 ? p.broadcast_log_id : p.log_id,
+                        .state = NodeState::kSuccess});
+      }
+      auto started = workflow_table::EndNodes(tx, ends, node_id, now_ms);
+      out.children.insert(out.children.end(), std::make_move_iterator(started.begin()),
+                          std::make_move_iterator(started.end()));
+    }
     tx.commit();
     return out;
   });
@@ -82,6 +101,21 @@ ResultStore::FailuresClaimed PgResultStore::ClaimFailures(const std::string& nod
       if (f.job_exists) finished_jobs.push_back(f.job_id);
     job_table::ResumeFixDelay(tx, finished_jobs, now_ms);
     out.retries = fire_log::InsertRetries(tx, planned, node_id, now_ms);
+    // Workflow nodes: a retry becomes the node's latest fire; a final failure ends the node and moves its
+    // run on, in this transaction.
+    workflow_table::AddRetries(tx, planned, out.retries);
+    std::set<std::int64_t> retried;
+    for (const auto& p : planned)
+      retried.insert(p.parent_log_id);
+    std::vector<workflow_table::NodeEnd> ends;
+    for (const auto& f : out.claimed) {
+      if (f.workflow_run_id == 0 || retried.contains(f.log_id)) continue;
+      ends.push_back({.run_id = f.workflow_run_id,
+                      .node = f.workflow_node,
+                      .log_id = f.broadcast_log_id != 0 ? f.broadcast_log_id : f.log_id,
+                      .state = NodeState::kFailed});
+    }
+    out.started = workflow_table::EndNodes(tx, ends, node_id, now_ms);
     tx.commit();
     return out;
   });

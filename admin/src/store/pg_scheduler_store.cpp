@@ -13,6 +13,7 @@
 #include "store/calendar_table.hpp"
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
+#include "store/workflow_table.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -106,6 +107,14 @@ ScanOutcome PgSchedulerStore::Scan(std::string_view node_id, int limit, ringwhee
                        std::make_move_iterator(fires.end()));
       out.full_batch = out.full_batch || static_cast<int>(run_once.size()) >= limit;
     }
+    // Workflows of the same partitions: their runs, and the fires of their first nodes. They have a planner
+    // of their own: its cache of parsed schedules is keyed by id, and a workflow's id is not a job's.
+    if (!workflow_planner_) workflow_planner_.emplace(planner.settings());
+    auto [workflow_fires, workflows_read] =
+        workflow_table::ScanDue(tx, horizon, total, held, limit, *workflow_planner_, node_id, out.now_ms);
+    out.fires.insert(out.fires.end(), std::make_move_iterator(workflow_fires.begin()),
+                     std::make_move_iterator(workflow_fires.end()));
+    out.full_batch = out.full_batch || static_cast<int>(workflows_read) >= limit;
     tx.exec_params(
         R"sql(UPDATE schedule_partition SET scanned_ms = $2, owner_node = $3 WHERE id = ANY($1::int[]))sql",
         PgArray<int>(held), out.now_ms, std::string(node_id));

@@ -61,7 +61,8 @@ enum class RouteStrategy {                                // §8
 enum class BlockStrategy { kSerialExecution, kDiscardLater, kCoverEarly };                      // §9
 enum class GlueType { kBean, kGroovy, kShell, kPython, kPython2, kPhp, kNodejs, kPowershell };  // §10
 // Why a fire exists (XXL-JOB TriggerTypeEnum, §5).
-enum class TriggerType { kCron, kManual, kRetry, kParent, kApi, kMisfire };
+// kWorkflow (cronwheel): the fire of a workflow node (admin/model/workflow.hpp).
+enum class TriggerType { kCron, kManual, kRetry, kParent, kApi, kMisfire, kWorkflow };
 enum class AddressType { kAuto, kManual };  // §4 address_type 0/1
 
 // Text <-> enum. Parse* is exact (upper case, XXL-JOB spelling); nullopt for anything else.

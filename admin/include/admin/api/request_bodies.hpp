@@ -24,6 +24,7 @@
 #include "admin/model/model.hpp"
 #include "admin/model/queries.hpp"
 #include "admin/model/result.hpp"
+#include "admin/model/workflow.hpp"
 #include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
@@ -39,6 +40,15 @@ Result<void> CheckRegistration(const xxljob::RegistryParam& p);
 
 // The job fields of `body` over `base` (group_id, description and schedule_type required on create).
 Result<Job> ReadJobBody(const nlohmann::json& body, Job base, bool create);
+
+// A workflow (admin/model/workflow.hpp) read over `base` (a create: a default Workflow; an update: the stored
+// one, so absent fields keep their values). Fields: name, group_id, nodes, edges, param, schedule_type
+// (CRON, FIX_RATE, NONE), schedule_conf, time_zone, misfire_strategy, enabled. Checks each field, the graph
+// (CheckGraph) and the schedule (it parses; an enabled workflow needs one). Whether the jobs exist and the
+// caller may use them is the caller's check.
+Result<Workflow> ReadWorkflowBody(const nlohmann::json& body, Workflow base, bool create);
+// POST /api/v1/workflows/{id}/trigger: {"param"?: string} (nullopt = the workflow's).
+Result<std::optional<std::string>> ReadWorkflowTriggerBody(const nlohmann::json& body);
 // The group fields of `body` over `base` (app_name and title required on create), checked: an AppName,
 // http(s) addresses (normalised), a MANUAL group has addresses; an empty token is none.
 Result<JobGroup> ReadGroupBody(const nlohmann::json& body, JobGroup base, bool create);

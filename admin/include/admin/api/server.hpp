@@ -47,6 +47,7 @@
 #include "admin/store/group_repository.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/log_repository.hpp"
+#include "admin/store/workflow_repository.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
 #include "cronwheel/net/http_server.hpp"
 #include "ringwheel/clock.hpp"
@@ -109,6 +110,8 @@ class ApiServer final {
     AlarmSender* alarms = nullptr;
     // /api/v1/calendars, and the calendars of the schedule preview; nullptr = not served.
     CalendarRepository* calendars = nullptr;
+    // /api/v1/workflows and /api/v1/workflow-runs; nullptr = not served.
+    WorkflowRepository* workflows = nullptr;
   };
 
   ApiServer(Settings settings, Services services, ringwheel::Clock& clock);

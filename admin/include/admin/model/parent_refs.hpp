@@ -16,6 +16,7 @@
 // the child's trigger message. Text outside {{...}} is kept as it is. Plain functions; no state.
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -40,5 +41,24 @@ bool HasParentRefs(std::string_view param);
 
 // `param` with its references to `parent` replaced. Complexity: O(size of param + size of the values).
 ResolvedParam ResolveParentRefs(std::string_view param, const ParentResult& parent);
+
+// A workflow node's parameter (admin/model/workflow.hpp; docs/operations.md, "Workflows") may name, besides
+// text:
+//   {{workflow.param}}                   the run's parameter (given when it was triggered; else the
+//                                        workflow's)
+//   {{workflow.run_id}}                  the run's id
+//   {{parents.<key>.output[.<path>]}},   the result of the parent node <key>, as {{parent.…}} above
+//   {{parents.<key>.handle_msg}}, {{parents.<key>.log_id}}
+//   {{parent.…}}                         the same, when the node has exactly one parent
+// A parent that did not succeed (an ALWAYS or FAILURE edge) is not in `parents`: its references resolve to
+// '' with a note. Other {{...}} text is kept as it is.
+struct WorkflowRefs {
+  std::int64_t run_id = 0;
+  std::string workflow_param;
+  std::map<std::string, ParentResult> parents;  // by node key: the parents that succeeded
+};
+// True when `param` may hold a reference ("{{").
+bool HasWorkflowRefs(std::string_view param);
+ResolvedParam ResolveWorkflowRefs(std::string_view param, const WorkflowRefs& refs);
 
 }  // namespace cronwheel::admin

@@ -60,6 +60,8 @@ struct FailedFire {
   int shard_index = 0;
   int shard_total = 1;
   std::int64_t broadcast_log_id = 0;  // a shard of a broadcast: the broadcast's id (its retry keeps it)
+  std::int64_t workflow_run_id = 0;   // a workflow node's fire: its run (its retry keeps it); else 0
+  std::string workflow_node;          // and its node's key
   int trigger_code = 0;
   std::string trigger_msg;
   int handle_code = 0;
@@ -90,6 +92,8 @@ struct PlannedRetry {
   int shard_index = 0;
   int shard_total = 1;
   std::int64_t broadcast_log_id = 0;  // the failed fire's: a retried shard stays in its broadcast
+  std::int64_t workflow_run_id = 0;   // the failed fire's: a retried node's fire stays in its run
+  std::string workflow_node;
   std::int64_t parent_log_id = 0;
   std::string note;
 };
@@ -152,7 +156,9 @@ class ResultStore {
       std::span<const std::int64_t> log_ids) = 0;
   // Records `results` (sorted by log id) on the fires that have none yet, closes them, queues the failed ones
   // for the failure monitor, gives a FIX_DELAY job waiting for one of them its next fire, and writes the
-  // child fires of the succeeded ones owned by `node_id` (store/fire_log.hpp, InsertChildren).
+  // child fires of the succeeded ones owned by `node_id` (store/fire_log.hpp, InsertChildren); a succeeded
+  // workflow node's fire ends its node and starts what follows it (store/workflow_table.hpp), its fires
+  // among the children.
   virtual CallbacksRecorded RecordCallbacks(std::span<const HandleResult> results, const std::string& node_id,
                                             std::int64_t now_ms) = 0;
 
@@ -162,11 +168,13 @@ class ResultStore {
   struct FailuresClaimed {
     std::vector<FailedFire> claimed;
     std::vector<Fire> retries;  // as planned, in order, owned by the node
+    std::vector<Fire> started;  // workflow nodes started after a node's final failure: due now
   };
   // In one transaction: gives up alarms claimed before `stuck_before_ms` and never finished; claims for
   // `node_id` at most `limit` queued failed or skipped fires; writes the retries `plan` returns; gives a
   // FIX_DELAY job waiting for a claimed fire its next fire (a failed trigger or a skipped instant brings no
-  // callback).
+  // callback); ends the workflow nodes whose fire failed for good and starts what follows them
+  // (store/workflow_table.hpp).
   virtual FailuresClaimed ClaimFailures(const std::string& node_id, std::int64_t now_ms, int limit,
                                         std::int64_t stuck_before_ms, const PlanRetries& plan) = 0;
   virtual void SetAlarmStatus(std::span<const AlarmStatus> statuses) = 0;

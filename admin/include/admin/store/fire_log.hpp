@@ -34,14 +34,17 @@
 // exceptions propagate (the caller's transaction is then rolled back).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "admin/model/fire.hpp"
+#include "admin/model/parent_refs.hpp"
 #include "admin/model/queries.hpp"
 #include "admin/results/result_store.hpp"
 
@@ -115,6 +118,8 @@ struct HandledFire {
   std::int64_t start_ms = 0;  // when the executor started it; 0 = not reported
   int shard_total = 1;
   std::int64_t broadcast_log_id = 0;  // a shard of a broadcast: the broadcast's (its shard 0's) id; else 0
+  std::int64_t workflow_run_id = 0;   // a workflow node's fire: its run; else 0
+  std::string workflow_node;          // and its node's key
 };
 // Records results (code, message, the executor's start instant) on fires that have none yet (a repeated
 // callback changes nothing, XXL-JOB "log repeate callback"), closes them and queues the failed ones for the
@@ -134,6 +139,32 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
 // transactions recording the last two shards at once, exactly one fires the children.
 std::vector<Fire> InsertChildren(pqxx::transaction_base& tx, std::span<const HandledFire> handled,
                                  std::string_view node_id, std::int64_t now_ms);
+
+// The broadcasts among `handled` whose shards have all succeeded, as one fire each (its shard 0's id and
+// instant), and every fire of `handled` that is not a shard, under the fan-in lock (see InsertChildren).
+std::vector<HandledFire> FanInBroadcasts(pqxx::transaction_base& tx, std::span<const HandledFire> handled);
+
+// The results (handle message, output) of the succeeded fires `parents` whose ids are in `wanted`, by id: a
+// broadcast's (a fire of shard_total > 1 that is its own broadcast_log_id) output is the array of its
+// shards' outputs by shard index (admin/model/parent_refs.hpp).
+std::map<std::int64_t, ParentResult> ParentResults(pqxx::transaction_base& tx,
+                                                   std::span<const HandledFire> parents,
+                                                   const std::set<std::int64_t>& wanted);
+
+// A workflow node's fire to write (store/workflow_table.hpp).
+struct WorkflowFire {
+  std::int64_t run_id = 0;
+  std::string node;
+  int job_id = 0;
+  std::int64_t scheduled_ms = 0;  // due at (a scheduled run's roots: its instant; else now)
+  std::string param;              // resolved (admin/model/parent_refs.hpp, ResolveWorkflowRefs)
+  std::string note;               // the start of its trigger message
+};
+// Writes WORKFLOW fires owned by `node_id` with their job's group and retry count. A fire whose job is gone
+// is not written. Returns the fires written with their node, in the order given.
+std::vector<std::pair<WorkflowFire, Fire>> InsertWorkflowFires(pqxx::transaction_base& tx,
+                                                               std::span<const WorkflowFire> fires,
+                                                               std::string_view node_id, std::int64_t now_ms);
 
 // --- failures (results/failure_monitor.hpp, results/lost_result_monitor.hpp) ----------------------------
 

@@ -8,6 +8,7 @@
 // Thread-safety: safe from any thread (each call borrows its own pooled connection).
 
 #include <chrono>
+#include <optional>
 
 #include "admin/schedule/scheduler_store.hpp"
 #include "admin/store/pg_pool.hpp"
@@ -55,6 +56,8 @@ class PgSchedulerStore final : public SchedulerStore {
  private:
   PgPool& pool_;
   Settings settings_;
+  // The workflows' schedules (store/workflow_table.hpp, ScanDue); used by the scanning thread only.
+  std::optional<ScanPlanner> workflow_planner_;
 };
 
 // Makes table schedule_partition hold exactly `partitions` rows (0..partitions-1), under the migration lock

@@ -1,0 +1,182 @@
+// /api/v1/workflows and /api/v1/workflow-runs (docs/operations.md, "Workflows"): a workflow is seen and
+// changed by the users of its group; each of its nodes must be a job of a group the saver may use. A trigger
+// answers the run's id at once; the run is then followed at /api/v1/workflow-runs/{id}.
+#include <fmt/format.h>
+
+#include "admin/api/json_views.hpp"
+#include "admin/api/request_bodies.hpp"
+#include "admin/dispatch/executor_client.hpp"
+#include "admin/schedule/scheduler.hpp"
+#include "admin/store/workflow_repository.hpp"
+#include "api/routes.hpp"
+
+namespace cronwheel::admin::api {
+
+namespace {
+
+// The workflow `text` names if the caller may see it; else a 404 answered.
+std::optional<Workflow> Visible(WorkflowRepository& workflows, const Principal& who, const std::string& text,
+                                net::Response& res) {
+  const auto id = ParseId(text);
+  auto w = id ? workflows.Get(static_cast<int>(*id)) : std::nullopt;
+  if (w && !who.CanAccessGroup(w->group_id)) w.reset();
+  if (!w) SendError(res, Error::NotFound(fmt::format("workflow '{}' not found", Shorten(text))));
+  return w;
+}
+
+std::optional<WorkflowRun> VisibleRun(WorkflowRepository& workflows, const Principal& who,
+                                      const std::string& text, net::Response& res) {
+  const auto id = ParseId(text, INT64_MAX);
+  auto run = id ? workflows.GetRun(*id) : std::nullopt;
+  if (run && !who.CanAccessGroup(run->group_id)) run.reset();
+  if (!run) SendError(res, Error::NotFound(fmt::format("workflow run '{}' not found", Shorten(text))));
+  return run;
+}
+
+// The caller may own a workflow in its group and use each node's job: a job of a group the caller cannot
+// use is refused as one that does not exist (its existence is not told).
+Result<void> CheckAccess(WorkflowRepository& workflows, const Principal& who, const Workflow& w) {
+  if (!who.CanAccessGroup(w.group_id)) {
+    return Error::Invalid(
+        "the workflow is not valid",
+        {{"group_id", fmt::format("job group {} does not exist", w.group_id), "not_found"}});
+  }
+  if (who.admin) return {};
+  std::vector<int> ids;
+  for (const auto& n : w.graph.nodes)
+    ids.push_back(n.job_id);
+  const auto groups = workflows.JobGroups(ids);
+  FieldErrors errors;
+  for (std::size_t i = 0; i < w.graph.nodes.size(); ++i) {
+    const auto it = groups.find(w.graph.nodes[i].job_id);
+    if (it != groups.end() && !who.CanAccessGroup(it->second)) {
+      errors.push_back({fmt::format("nodes[{}].job_id", i),
+                        fmt::format("nodes[{}].job_id: job {} does not exist", i, w.graph.nodes[i].job_id),
+                        "not_found",
+                        {{"id", w.graph.nodes[i].job_id}}});
+    }
+  }
+  if (!errors.empty()) return Error::Invalid("the workflow is not valid", std::move(errors));
+  return {};
+}
+
+}  // namespace
+
+void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
+  if (ctx.services.workflows == nullptr) return;
+  auto& workflows = *ctx.services.workflows;
+
+  s.Get("/api/v1/workflows", [&](const Principal& who, const net::Request&, net::Response& res) {
+    json items = json::array();
+    for (const auto& w : workflows.List(who.admin ? std::nullopt : std::optional(who.group_ids)))
+      items.push_back(ToJson(w));
+    SendJson(res, 200, {{"total", items.size()}, {"items", items}});
+  });
+  s.Post("/api/v1/workflows", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const auto body = ParseBody(req, false);
+    if (Failed(res, body)) return;
+    const auto read = ReadWorkflowBody(*body, Workflow{}, true);
+    if (Failed(res, read)) return;
+    if (Failed(res, CheckAccess(workflows, who, *read))) return;
+    const auto w = workflows.Create(*read);
+    if (Failed(res, w)) return;
+    ctx.Audit(who, "workflow.create", "workflow", std::to_string(w->id), nullptr, ToJson(*w));
+    SendJson(res, 201, ToJson(*w));
+  });
+  s.Get("/api/v1/workflows/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    if (const auto w = Visible(workflows, who, req.matches[1], res)) SendJson(res, 200, ToJson(*w));
+  });
+  s.Put("/api/v1/workflows/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const auto before = Visible(workflows, who, req.matches[1], res);
+    if (!before) return;
+    const auto body = ParseBody(req, false);
+    if (Failed(res, body)) return;
+    const auto w = workflows.Update(before->id, [&](Workflow& stored) -> Result<void> {
+      auto read = ReadWorkflowBody(*body, stored, false);
+      if (!read) return read.error();
+      if (auto access = CheckAccess(workflows, who, *read); !access) return access;
+      stored = std::move(*read);
+      return {};
+    });
+    if (Failed(res, w)) return;
+    ctx.Audit(who, "workflow.update", "workflow", std::to_string(w->id), ToJson(*before), ToJson(*w));
+    SendJson(res, 200, ToJson(*w));
+  });
+  s.Delete("/api/v1/workflows/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    const auto before = Visible(workflows, who, req.matches[1], res);
+    if (!before) return;
+    if (Failed(res, workflows.Delete(before->id))) return;
+    ctx.Audit(who, "workflow.delete", "workflow", std::to_string(before->id), ToJson(*before), nullptr);
+    SendJson(res, 200, {{"deleted", before->id}});
+  });
+  s.Action("/api/v1/workflows/{id}/trigger", [&](const Principal& who, const net::Request& req,
+                                                 net::Response& res) {
+    const auto w = Visible(workflows, who, req.matches[1], res);
+    if (!w) return;
+    const auto body = ParseBody(req, true);
+    if (Failed(res, body)) return;
+    const auto param = ReadWorkflowTriggerBody(*body);
+    if (Failed(res, param)) return;
+    auto run = workflows.Trigger(w->id, who.via == "token", *param, who.username, ctx.settings.node_id);
+    if (Failed(res, run)) return;
+    if (!run->fires.empty()) ctx.services.scheduler.Submit(std::move(run->fires));
+    ctx.Audit(who, "workflow.trigger", "workflow", std::to_string(w->id), nullptr,
+              {{"run_id", run->run_id}, {"param", *param ? json(**param) : json(nullptr)}});
+    SendJson(res, 202, {{"run_id", run->run_id}});
+  });
+  s.Get("/api/v1/workflows/{id}/runs",
+        [&](const Principal& who, const net::Request& req, net::Response& res) {
+          const auto w = Visible(workflows, who, req.matches[1], res);
+          if (!w) return;
+          FieldErrors errors;
+          const auto limit = QueryInt(req, "limit", 1, 200, errors).value_or(20);
+          if (!errors.empty()) return SendError(res, Error::Invalid("invalid query", std::move(errors)));
+          json items = json::array();
+          for (const auto& run : workflows.ListRuns(w->id, static_cast<int>(limit)))
+            items.push_back(ToJson(run));
+          SendJson(res, 200, {{"total", items.size()}, {"items", items}});
+        });
+  s.Get("/api/v1/workflow-runs/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {
+    if (const auto run = VisibleRun(workflows, who, req.matches[1], res)) SendJson(res, 200, ToJson(*run));
+  });
+  s.Action("/api/v1/workflow-runs/{id}/kill",
+           [&](const Principal& who, const net::Request& req, net::Response& res) {
+             const auto run = VisibleRun(workflows, who, req.matches[1], res);
+             if (!run) return;
+             const auto killed = workflows.KillRun(run->id, who.username);
+             if (Failed(res, killed)) return;
+             // The run is recorded killed; the executors are asked to stop what they run (best effort: a fire
+             // that finishes meanwhile changes nothing, its node is KILLED already).
+             json notes = json::array();
+             if (ctx.services.console != nullptr) {
+               for (const auto& k : *killed) {
+                 const auto env = ctx.services.console->executors.Kill(
+                     k.executor_address, ctx.ExecutorToken(k.group_id), k.job_id);
+                 if (!env.ok()) {
+                   notes.push_back(fmt::format("fire {}: the executor {} did not kill job {}: {}", k.log_id,
+                                               k.executor_address, k.job_id, env.msg.value_or("no message")));
+                 }
+               }
+             }
+             const auto after = workflows.GetRun(run->id);
+             ctx.Audit(who, "workflow_run.kill", "workflow_run", std::to_string(run->id), ToJson(*run),
+                       after ? ToJson(*after) : json(nullptr));
+             auto out = after ? ToJson(*after) : json::object();
+             out["kill_notes"] = notes;
+             SendJson(res, 200, out);
+           });
+  s.Action("/api/v1/workflow-runs/{id}/nodes/{key}/rerun",
+           [&](const Principal& who, const net::Request& req, net::Response& res) {
+             const auto run = VisibleRun(workflows, who, req.matches[1], res);
+             if (!run) return;
+             auto fires = workflows.RerunNode(run->id, req.matches[2], who.username, ctx.settings.node_id);
+             if (Failed(res, fires)) return;
+             if (!fires->empty()) ctx.services.scheduler.Submit(std::move(*fires));
+             const auto after = workflows.GetRun(run->id);
+             ctx.Audit(who, "workflow_run.rerun", "workflow_run", std::to_string(run->id), ToJson(*run),
+                       after ? ToJson(*after) : json(nullptr));
+             SendJson(res, 200, after ? ToJson(*after) : json::object());
+           });
+}
+
+}  // namespace cronwheel::admin::api

@@ -1,0 +1,247 @@
+// Workflows on PostgreSQL (store/workflow_table.hpp, store/workflow_repository.hpp): what ends a node and
+// what starts after it are one transaction, two admins finishing a fan-in's last two parents at once start it
+// once, failures follow their edges after the failure monitor's retries, a run is killed and a node re-run,
+// and a scheduled instant has one run however many admins scan it.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "admin/schedule/scan_planner.hpp"
+#include "admin/store/pg_result_store.hpp"
+#include "admin/store/pg_scheduler_store.hpp"
+#include "admin/store/workflow_repository.hpp"
+#include "cwtest/fake_clock.hpp"
+#include "pg_fixture.hpp"
+
+namespace {
+
+using namespace cronwheel::admin;
+using ::testing::ElementsAre;
+using ::testing::SizeIs;
+constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z
+
+class WorkflowPg : public cwtest::PgFixture {
+ protected:
+  void SetUp() override {
+    PgFixture::SetUp();
+    group_ = AddGroup();
+    workflows_ = std::make_unique<WorkflowRepository>(clock_, *pool_, WorkflowRepository::Settings{});
+    results_ = std::make_unique<PgResultStore>(*pool_);
+  }
+  // A job run only by its workflow (schedule NONE), with `param` and `retries`.
+  int AddNodeJob(const std::string& param = "", int retries = 0) {
+    return Exec(fmt::format(
+        "INSERT INTO job (group_id, description, handler, param, retry_count, retry_backoff_s,"
+        " glue_updated_ms, created_ms, updated_ms) VALUES ({}, 'node', 'demoJobHandler', '{}',"
+        " {}, 0, 1, 1, 1) RETURNING id",
+        group_, param, retries))[0][0]
+        .as<int>();
+  }
+  // A workflow over `jobs` (node keys a, b, c, ... in order) with `edges`.
+  int AddWorkflow(const std::vector<int>& jobs, std::vector<WorkflowEdge> edges) {
+    Workflow w{.group_id = group_, .name = "wf"};
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      w.graph.nodes.push_back({.key = std::string(1, static_cast<char>('a' + i)), .job_id = jobs[i]});
+    w.graph.edges = std::move(edges);
+    auto saved = workflows_->Create(w);
+    EXPECT_TRUE(saved.ok()) << (saved.ok() ? "" : saved.error().message);
+    return saved.ok() ? saved->id : 0;
+  }
+  CallbacksRecorded Callback(std::int64_t log_id, int code, const std::string& node = "node-a",
+                             const std::optional<std::string>& output = std::nullopt) {
+    return results_->RecordCallbacks(std::vector<HandleResult>{{.log_id = log_id,
+                                                                .handle_code = code,
+                                                                .handle_msg = fmt::format("done {}", log_id),
+                                                                .output = output}},
+                                     node, clock_.NowMs());
+  }
+  // The failure monitor's claim, retrying a fire while its row has retries left (at once).
+  ResultStore::FailuresClaimed ClaimFailures() {
+    return results_->ClaimFailures("node-a", clock_.NowMs(), 100, 0,
+                                   [&](std::span<const FailedFire> claimed) {
+                                     std::vector<PlannedRetry> planned;
+                                     for (const auto& f : claimed) {
+                                       if (f.retries_left <= 0) continue;
+                                       planned.push_back({.job_id = f.job_id,
+                                                          .group_id = f.group_id,
+                                                          .due_ms = clock_.NowMs(),
+                                                          .param = f.executor_param,
+                                                          .retries_left = f.retries_left - 1,
+                                                          .workflow_run_id = f.workflow_run_id,
+                                                          .workflow_node = f.workflow_node,
+                                                          .parent_log_id = f.log_id,
+                                                          .note = "retry"});
+                                     }
+                                     return planned;
+                                   });
+  }
+  std::map<std::string, std::string> States(std::int64_t run_id) {
+    std::map<std::string, std::string> out;
+    const auto run = workflows_->GetRun(run_id);
+    for (const auto& n : run->nodes)
+      out[n.key] = std::string(ToString(n.state));
+    return out;
+  }
+  std::string RunState(std::int64_t run_id) {
+    return std::string(ToString(workflows_->GetRun(run_id)->state));
+  }
+  std::string Param(std::int64_t log_id) {
+    return Exec(fmt::format("SELECT executor_param FROM job_log WHERE id = {}", log_id))[0][0]
+        .as<std::string>();
+  }
+
+  cwtest::FakeClock clock_{kT0};
+  int group_ = 0;
+  std::unique_ptr<WorkflowRepository> workflows_;
+  std::unique_ptr<PgResultStore> results_;
+};
+
+constexpr auto kS = EdgeCondition::kSuccess;
+
+TEST_F(WorkflowPg, TwoAdminsFinishingAFanInsLastParentsAtOnceStartItOnceWithTheirResults) {
+  for (int round = 0; round < 8; ++round) {
+    SCOPED_TRACE(fmt::format("round {}", round));
+    const int a = AddNodeJob();
+    const int b = AddNodeJob();
+    const int c = AddNodeJob();
+    const int d = AddNodeJob("n={{parents.b.output.n}} c={{parents.c.handle_msg}} p={{workflow.param}}");
+    const int wf =
+        AddWorkflow({a, b, c, d}, {{"a", "b", kS}, {"a", "c", kS}, {"b", "d", kS}, {"c", "d", kS}});
+    auto run = workflows_->Trigger(wf, true, "run-param", "tester", "node-a");
+    ASSERT_TRUE(run.ok());
+    ASSERT_THAT(run->fires, SizeIs(1));
+    EXPECT_EQ(run->fires[0].job_id, a);
+    EXPECT_EQ(run->fires[0].type, TriggerType::kWorkflow);
+    const auto mid = Callback(run->fires[0].log_id, 200).children;
+    ASSERT_THAT(mid, SizeIs(2));
+    EXPECT_EQ(States(run->run_id),
+              (std::map<std::string, std::string>{
+                  {"a", "SUCCESS"}, {"b", "RUNNING"}, {"c", "RUNNING"}, {"d", "WAITING"}}));
+    // b and c end at once on two admins: one of the two transactions starts d, never both, never neither.
+    auto fb =
+        std::async(std::launch::async, [&] { return Callback(mid[0].log_id, 200, "node-a", R"({"n":7})"); });
+    auto fc = std::async(std::launch::async, [&] { return Callback(mid[1].log_id, 200, "node-b"); });
+    const auto from_b = fb.get().children;
+    const auto from_c = fc.get().children;
+    ASSERT_EQ(from_b.size() + from_c.size(), 1u);
+    const auto& fire_d = from_b.empty() ? from_c[0] : from_b[0];
+    EXPECT_EQ(fire_d.job_id, d);
+    EXPECT_EQ(Param(fire_d.log_id), fmt::format("n=7 c=done {} p=run-param", mid[1].log_id));
+    EXPECT_EQ(RunState(run->run_id), "RUNNING");
+    EXPECT_TRUE(Callback(fire_d.log_id, 200).children.empty());
+    EXPECT_EQ(RunState(run->run_id), "SUCCESS");
+    EXPECT_GT(workflows_->GetRun(run->run_id)->end_ms, 0);
+    // A repeated callback changes nothing.
+    EXPECT_TRUE(Callback(fire_d.log_id, 200).children.empty());
+    EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE workflow_run_id = {}", run->run_id)), 4);
+  }
+}
+
+TEST_F(WorkflowPg, AFailureIsFinalOnlyAfterItsRetriesAndFollowsItsEdges) {
+  const int a = AddNodeJob("", 1);  // one retry
+  const int ok = AddNodeJob();
+  const int cleanup = AddNodeJob();
+  const int wf = AddWorkflow({a, ok, cleanup}, {{"a", "b", kS}, {"a", "c", EdgeCondition::kFailure}});
+  auto run = workflows_->Trigger(wf, false, std::nullopt, "tester", "node-a");
+  ASSERT_TRUE(run.ok());
+  const auto first = run->fires.at(0).log_id;
+  EXPECT_TRUE(Callback(first, 500).children.empty());
+  // The failure monitor retries it: the retry is the node's fire now, and the node still runs.
+  auto claimed = ClaimFailures();
+  ASSERT_THAT(claimed.retries, SizeIs(1));
+  EXPECT_TRUE(claimed.started.empty());
+  const auto retry = claimed.retries[0].log_id;
+  EXPECT_THAT(workflows_->GetRun(run->run_id)->nodes[0].log_ids, ElementsAre(first, retry));
+  EXPECT_EQ(States(run->run_id).at("a"), "RUNNING");
+  // The retry fails too, with no retry left: a FAILED, b skipped, c (on FAILURE) starts.
+  EXPECT_TRUE(Callback(retry, 500).children.empty());
+  claimed = ClaimFailures();
+  EXPECT_TRUE(claimed.retries.empty());
+  ASSERT_THAT(claimed.started, SizeIs(1));
+  EXPECT_EQ(claimed.started[0].job_id, cleanup);
+  EXPECT_EQ(States(run->run_id),
+            (std::map<std::string, std::string>{{"a", "FAILED"}, {"b", "SKIPPED"}, {"c", "RUNNING"}}));
+  EXPECT_TRUE(Callback(claimed.started[0].log_id, 200).children.empty());
+  // a's failure had a FAILURE edge: handled, the run succeeds.
+  EXPECT_EQ(RunState(run->run_id), "SUCCESS");
+}
+
+TEST_F(WorkflowPg, AKilledRunStopsItsNodesAndAFailedNodeIsRerunWithWhatFollowsIt) {
+  const int a = AddNodeJob();
+  const int b = AddNodeJob();
+  const int wf = AddWorkflow({a, b}, {{"a", "b", kS}});
+  auto run = workflows_->Trigger(wf, false, std::nullopt, "tester", "node-a");
+  ASSERT_TRUE(run.ok());
+  const auto first = run->fires.at(0).log_id;
+  auto killed = workflows_->KillRun(run->run_id, "alice");
+  ASSERT_TRUE(killed.ok());
+  EXPECT_TRUE(killed->empty()) << "a was not accepted by an executor yet";
+  EXPECT_EQ(RunState(run->run_id), "KILLED");
+  EXPECT_EQ(States(run->run_id), (std::map<std::string, std::string>{{"a", "KILLED"}, {"b", "SKIPPED"}}));
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {}", first)), 0);
+  EXPECT_EQ(workflows_->KillRun(run->run_id, "alice").error().kind, ErrorKind::kConflict);
+  // A late callback of the killed fire changes nothing.
+  EXPECT_TRUE(Callback(first, 200).children.empty());
+  // b cannot be re-run (it was skipped); a can, and b follows it.
+  EXPECT_EQ(workflows_->RerunNode(run->run_id, "b", "alice", "node-a").error().kind, ErrorKind::kConflict);
+  EXPECT_EQ(workflows_->RerunNode(run->run_id, "zz", "alice", "node-a").error().kind, ErrorKind::kNotFound);
+  auto rerun = workflows_->RerunNode(run->run_id, "a", "alice", "node-a");
+  ASSERT_TRUE(rerun.ok());
+  ASSERT_THAT(*rerun, SizeIs(1));
+  EXPECT_EQ(RunState(run->run_id), "RUNNING");
+  EXPECT_EQ(workflows_->RerunNode(run->run_id, "a", "alice", "node-a").error().kind, ErrorKind::kConflict);
+  EXPECT_THAT(workflows_->GetRun(run->run_id)->nodes[0].log_ids, ElementsAre(first, (*rerun)[0].log_id));
+  const auto next = Callback((*rerun)[0].log_id, 200).children;
+  ASSERT_THAT(next, SizeIs(1));
+  EXPECT_EQ(next[0].job_id, b);
+  EXPECT_TRUE(Callback(next[0].log_id, 200).children.empty());
+  EXPECT_EQ(RunState(run->run_id), "SUCCESS");
+  EXPECT_THAT(workflows_->GetRun(run->run_id)->note, ::testing::HasSubstr("killed by alice"));
+}
+
+TEST_F(WorkflowPg, AScheduledInstantHasOneRunWhoeverScansItAndBadGraphsAreRefused) {
+  const int a = AddNodeJob();
+  const int b = AddNodeJob();
+  Workflow w{.group_id = group_,
+             .name = "every second",
+             .schedule_type = "CRON",
+             .schedule_conf = "* * * * * ?",
+             .enabled = true};
+  w.graph.nodes = {{.key = "a", .job_id = a}, {.key = "b", .job_id = b}};
+  w.graph.edges = {{"a", "b", kS}};
+  const auto saved = workflows_->Create(w);
+  ASSERT_TRUE(saved.ok());
+  EXPECT_GT(saved->next_fire_ms, kT0);
+  // Its first fire is after the pre-read window of now (as a job's): the scan runs when it is near.
+  clock_.AdvanceToWallMs(saved->next_fire_ms - 3000);
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  const auto first = store.Scan("node-a", 100, clock_, planner);
+  // The instants within the pre-read window (5 s): one run each, each with a's fire due at its instant.
+  ASSERT_FALSE(first.fires.empty());
+  for (const auto& f : first.fires) {
+    EXPECT_EQ(f.job_id, a);
+    EXPECT_EQ(f.type, TriggerType::kWorkflow);
+    EXPECT_EQ(f.scheduled_ms % 1000, 0);
+  }
+  const auto runs = Count(fmt::format("SELECT count(*) FROM workflow_run WHERE workflow_id = {}", saved->id));
+  EXPECT_EQ(runs, static_cast<int>(first.fires.size()));
+  // Another admin scanning the same instants (the workflow's next fire set back) writes no second run.
+  Exec(fmt::format("UPDATE workflow SET next_fire_ms = {} WHERE id = {}", saved->next_fire_ms, saved->id));
+  ScanPlanner planner_b;
+  EXPECT_TRUE(store.Scan("node-b", 100, clock_, planner_b).fires.empty());
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM workflow_run WHERE workflow_id = {}", saved->id)), runs);
+
+  // Saving: a job that does not exist names its node.
+  Workflow bad{.group_id = group_, .name = "bad"};
+  bad.graph.nodes = {{.key = "a", .job_id = a}, {.key = "x", .job_id = 999999}};
+  const auto refused = workflows_->Create(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().fields.at(0).field, "nodes[1].job_id");
+}
+
+}  // namespace
