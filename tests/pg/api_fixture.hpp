@@ -39,6 +39,7 @@ class ApiServerFixture : public PgFixture {
     groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
     alert_channels_ = std::make_unique<AlertChannelRepository>(*clock_, *pool_);
     calendars_ = std::make_unique<CalendarRepository>(*clock_, *pool_);
+    workflows_ = std::make_unique<WorkflowRepository>(*clock_, *pool_, WorkflowRepository::Settings{});
     repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
     logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
@@ -77,7 +78,8 @@ class ApiServerFixture : public PgFixture {
                                                               .console = console,
                                                               .alert_channels = alert_channels_.get(),
                                                               .alarms = alarms_.get(),
-                                                              .calendars = calendars_.get()},
+                                                              .calendars = calendars_.get(),
+                                                              .workflows = workflows_.get()},
                                           *clock_);
     ASSERT_TRUE(server_->Start());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
@@ -112,6 +114,7 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
   std::unique_ptr<cronwheel::admin::AlertChannelRepository> alert_channels_;
   std::unique_ptr<cronwheel::admin::CalendarRepository> calendars_;
+  std::unique_ptr<cronwheel::admin::WorkflowRepository> workflows_;
   std::unique_ptr<cronwheel::admin::DefaultAlarmSender> alarms_;
   std::unique_ptr<cronwheel::admin::JobRepository> repo_;
   std::unique_ptr<cronwheel::admin::LogRepository> logs_;

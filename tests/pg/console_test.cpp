@@ -1022,6 +1022,11 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
   const int calendar =
       Call("POST", "/api/v1/calendars", json{{"name", "holidays"}, {"days", {"2026-12-25"}}}.dump())
           .body.at("id");
+  const auto workflow_body =
+      json{{"group_id", other}, {"name", "w"}, {"nodes", {{{"key", "a"}, {"job_id", job}}}}};
+  const int workflow = Call("POST", "/api/v1/workflows", workflow_body.dump()).body.at("id");
+  const std::int64_t run =
+      Call("POST", fmt::format("/api/v1/workflows/{}/trigger", workflow), "").body.at("run_id");
 
   struct Case {
     std::string method;
@@ -1101,6 +1106,19 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"GET", "/api/v1/calendars/{id}", "/api/v1/calendars/" + id(calendar), "", 401, 0},
       {"PUT", "/api/v1/calendars/{id}", "/api/v1/calendars/" + id(calendar), R"({"days":[]})", 401, 403},
       {"DELETE", "/api/v1/calendars/{id}", "/api/v1/calendars/" + id(calendar), "", 401, 403},
+      {"GET", "/api/v1/workflows", "/api/v1/workflows", "", 401, 0},
+      // Alice may use the route: the other group in her body is refused as one that does not exist.
+      {"POST", "/api/v1/workflows", "/api/v1/workflows", workflow_body.dump(), 401, 400},
+      {"GET", "/api/v1/workflows/{id}", "/api/v1/workflows/" + id(workflow), "", 401, 404},
+      {"PUT", "/api/v1/workflows/{id}", "/api/v1/workflows/" + id(workflow), R"({"name":"x"})", 401, 404},
+      {"DELETE", "/api/v1/workflows/{id}", "/api/v1/workflows/" + id(workflow), "", 401, 404},
+      {"POST", "/api/v1/workflows/{id}/trigger", "/api/v1/workflows/" + id(workflow) + "/trigger", "", 401,
+       404},
+      {"GET", "/api/v1/workflows/{id}/runs", "/api/v1/workflows/" + id(workflow) + "/runs", "", 401, 404},
+      {"GET", "/api/v1/workflow-runs/{id}", "/api/v1/workflow-runs/" + id(run), "", 401, 404},
+      {"POST", "/api/v1/workflow-runs/{id}/kill", "/api/v1/workflow-runs/" + id(run) + "/kill", "", 401, 404},
+      {"POST", "/api/v1/workflow-runs/{id}/nodes/{key}/rerun",
+       "/api/v1/workflow-runs/" + id(run) + "/nodes/a/rerun", "", 401, 404},
   };
   // The walk covers every registered route: a new route must be added here.
   std::set<std::string> walked;
@@ -1117,6 +1135,8 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
                " (SELECT count(*) FROM app_user) || '/' || (SELECT count(*) FROM api_token) || '/' ||"
                " (SELECT count(*) FROM job_log) || '/' || (SELECT count(*) FROM run_once) || '/' ||"
                " (SELECT string_agg(target, ',') FROM alert_channel) || '/' ||"
+               " (SELECT count(*) FROM workflow) || '/' || (SELECT count(*) FROM workflow_run) || '/' ||"
+               " (SELECT string_agg(name || state, ',') FROM workflow, workflow_run) || '/' ||"
                " (SELECT string_agg(role, ',' ORDER BY id) FROM app_user)")[0][0]
         .as<std::string>();
   };
@@ -1469,8 +1489,12 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     return Request{"/api/v1/jobs/" + id(job), body.dump(),
                    may_see(a, group_of_job(job)) ? job_change(a, job, body, false) : only({404})};
   };
+  // A job a workflow's node names is not deleted.
+  const auto in_workflow = [this](std::int64_t job) {
+    return Count(fmt::format("SELECT count(*) FROM workflow WHERE nodes @> '[{{\"job_id\": {}}}]'", job)) > 0;
+  };
   routes["DELETE /api/v1/jobs/{id}"] =
-      on_job("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+      on_job("", "", [&](const Actor&, std::int64_t job) { return only({in_workflow(job) ? 409 : 200}); });
   routes["POST /api/v1/jobs/{id}/start"] = on_job("/start", "", [&](const Actor&, std::int64_t) {
     return only({200, 400});
   });
@@ -1631,6 +1655,80 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   routes["DELETE /api/v1/calendars/{id}"] = [&](const Actor& a) {
     const auto c = some_calendar();
     return Request{"/api/v1/calendars/" + id(c), "", admin_only(a, only({calendar_state(c)}))};
+  };
+  // Workflows: seen, changed and run by the users of their group; every node's job must be one the caller
+  // may use (another group's is refused as one that does not exist: 400 naming the node).
+  const auto some_workflow = [&] { return some("SELECT id FROM workflow ORDER BY id"); };
+  const auto some_run = [&] { return some("SELECT id FROM workflow_run ORDER BY id"); };
+  const auto group_of = [this](const std::string& table, std::int64_t row) -> std::optional<int> {
+    const auto r = Exec(fmt::format("SELECT group_id FROM {} WHERE id = {}", table, row));
+    return r.empty() ? std::nullopt : std::optional(r[0][0].as<int>());
+  };
+  // Whether the caller may use every job the workflow's nodes name (each existing).
+  const auto may_use_nodes = [&](const Actor& a, std::int64_t w) {
+    for (const auto& r : Exec(fmt::format(
+             "SELECT (n->>'job_id')::int FROM workflow, jsonb_array_elements(nodes) n WHERE id = {}", w))) {
+      if (!may_see(a, group_of_job(r[0].as<int>()))) return false;
+    }
+    return true;
+  };
+  const auto on_workflow = [&](const std::string& suffix, const std::string& body,
+                               std::function<Expect(const Actor&, std::int64_t)> seen) {
+    return [&, suffix, body, seen](const Actor& a) {
+      const auto w = some_workflow();
+      return Request{"/api/v1/workflows/" + id(w) + suffix, body,
+                     may_see(a, group_of("workflow", w)) ? seen(a, w) : only({404})};
+    };
+  };
+  const auto run_state = [this](std::int64_t run, const std::string& what) {
+    const auto r =
+        Exec(fmt::format("SELECT r.state, n.state FROM workflow_run r JOIN workflow_run_node n ON n.run_id = "
+                         "r.id AND n.key = 'a' "
+                         "WHERE r.id = {}",
+                         run));
+    return r.empty() ? std::string() : r[0][what == "run" ? 0 : 1].as<std::string>();
+  };
+  const auto on_run = [&](const std::string& suffix, std::function<Expect(const Actor&, std::int64_t)> seen) {
+    return [&, suffix, seen](const Actor& a) {
+      const auto r = some_run();
+      return Request{"/api/v1/workflow-runs/" + id(r) + suffix, "",
+                     may_see(a, group_of("workflow_run", r)) ? seen(a, r) : only({404})};
+    };
+  };
+  routes["GET /api/v1/workflows"] = [&](const Actor& a) {
+    return Request{"/api/v1/workflows", "", visible_items(a, "items", "group_id")};
+  };
+  routes["POST /api/v1/workflows"] = [&](const Actor& a) {
+    const auto g = group_for(a);
+    const auto job = some_job();
+    const bool allowed = group_exists(g) && may_see(a, static_cast<int>(g)) && may_see(a, group_of_job(job));
+    return Request{"/api/v1/workflows",
+                   json{{"group_id", g}, {"name", "w"}, {"nodes", {{{"key", "a"}, {"job_id", job}}}}}.dump(),
+                   only({allowed ? 201 : 400})};
+  };
+  routes["GET /api/v1/workflows/{id}"] =
+      on_workflow("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["PUT /api/v1/workflows/{id}"] =
+      on_workflow("", R"({"name":"renamed"})",
+                  [&](const Actor& a, std::int64_t w) { return only({may_use_nodes(a, w) ? 200 : 400}); });
+  routes["DELETE /api/v1/workflows/{id}"] =
+      on_workflow("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["POST /api/v1/workflows/{id}/trigger"] =
+      on_workflow("/trigger", "", [&](const Actor&, std::int64_t) { return only({202}); });
+  routes["GET /api/v1/workflows/{id}/runs"] =
+      on_workflow("/runs", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["GET /api/v1/workflow-runs/{id}"] =
+      on_run("", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["POST /api/v1/workflow-runs/{id}/kill"] = on_run("/kill", [&](const Actor&, std::int64_t r) {
+    return only({run_state(r, "run") == "RUNNING" ? 200 : 409});
+  });
+  routes["POST /api/v1/workflow-runs/{id}/nodes/{key}/rerun"] = [&](const Actor& a) {
+    const auto r = some_run();
+    const auto run = run_state(r, "run");
+    const auto node = run_state(r, "node");
+    const int ok = run != "RUNNING" && (node == "FAILED" || node == "KILLED") ? 200 : 409;
+    return Request{"/api/v1/workflow-runs/" + id(r) + "/nodes/a/rerun", "",
+                   may_see(a, group_of("workflow_run", r)) ? only({ok}) : only({404})};
   };
   routes["GET /api/v1/users"] = [&](const Actor& a) {
     return Request{"/api/v1/users", "", admin_only(a, only({200}))};

@@ -46,7 +46,8 @@ std::optional<E> Find(const Names<E, N>& names, std::string_view s) {
 }
 
 bool ValidKey(std::string_view key) {
-  if (key.empty() || key.size() > 64) return false;
+  // "." and ".." are refused: a key is a path segment (/workflow-runs/{id}/nodes/{key}/rerun).
+  if (key.empty() || key.size() > 64 || key == "." || key == "..") return false;
   return std::all_of(key.begin(), key.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '.' || c == '-';
@@ -131,10 +132,12 @@ Result<void> CheckGraph(const WorkflowGraph& graph) {
     const auto& n = graph.nodes[i];
     const auto field = fmt::format("nodes[{}]", i);
     if (!ValidKey(n.key)) {
-      errors.push_back({field + ".key",
-                        fmt::format("{}.key \"{}\" is not valid: 1 to 64 of the characters A-Z a-z 0-9 _ . -",
-                                    field, n.key),
-                        "format"});
+      errors.push_back(
+          {field + ".key",
+           fmt::format(
+               "{}.key \"{}\" is not valid: 1 to 64 of the characters A-Z a-z 0-9 _ . - (not . or ..)", field,
+               n.key),
+           "format"});
     } else if (!keys.insert(n.key).second) {
       errors.push_back(
           {field + ".key", fmt::format("{}.key \"{}\" is used by another node", field, n.key), "exists"});
@@ -156,7 +159,8 @@ Result<void> CheckGraph(const WorkflowGraph& graph) {
         known = false;
         errors.push_back({fmt::format("{}.{}", field, end),
                           fmt::format("{}.{} \"{}\" is not the key of a node", field, end, *key),
-                          "not_found"});
+                          "not_found",
+                          {{"value", *key}}});
       }
     }
     if (!known) continue;
@@ -223,7 +227,7 @@ json ToJson(const WorkflowGraph& graph) {
 Result<WorkflowGraph> GraphFromJson(const json& nodes, const json& edges) {
   FieldErrors errors;
   const auto type_error = [&](const std::string& field, std::string_view want) {
-    errors.push_back({field, fmt::format("{} must be {}", field, want), "type", {{"type", want}}});
+    errors.push_back({field, fmt::format("{} must be {}", field, want), "type", {{"expected", want}}});
   };
   WorkflowGraph g;
   if (!nodes.is_array()) {

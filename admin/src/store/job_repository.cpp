@@ -267,6 +267,20 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
 Result<void> JobRepository::DeleteJob(int id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
     pqxx::work tx(conn);
+    // A workflow's node names it: its runs would fail at that node. The workflows are named.
+    const auto workflows = tx.exec_params(R"sql(
+      SELECT id, name FROM workflow WHERE nodes @> jsonb_build_array(jsonb_build_object('job_id', $1::int))
+       ORDER BY id LIMIT 5
+    )sql",
+                                          id);
+    if (!workflows.empty()) {
+      std::string names;
+      for (const auto& w : workflows)
+        names += fmt::format("{}{} '{}'", names.empty() ? "" : ", ", w["id"].as<int>(),
+                             w["name"].as<std::string>());
+      return Error::Conflict(
+          fmt::format("job {} is a node of workflow {}: take it out of the workflow first", id, names));
+    }
     // Child links to it go too, so no job points at a missing child.
     tx.exec_params(R"sql(
       UPDATE job SET child_job_ids = array_remove(child_job_ids, $1), updated_ms = updated_ms + 1

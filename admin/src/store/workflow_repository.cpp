@@ -43,6 +43,12 @@ Workflow FromRow(const pqxx::row& r) {
 // Each node's job exists; an enabled workflow whose schedule or state changed gets its first fire.
 void CheckAndPlan(pqxx::transaction_base& tx, Workflow& w, const Workflow* before, std::int64_t now_ms,
                   std::chrono::milliseconds pre_read, FieldErrors& errors) {
+  if (tx.exec_params(R"sql(SELECT 1 FROM job_group WHERE id = $1)sql", w.group_id).empty()) {
+    errors.push_back({"group_id",
+                      fmt::format("job group {} does not exist", w.group_id),
+                      "not_found",
+                      {{"id", w.group_id}}});
+  }
   std::vector<int> ids;
   for (const auto& n : w.graph.nodes)
     ids.push_back(n.job_id);
