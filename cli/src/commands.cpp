@@ -9,6 +9,7 @@
 #include <ostream>
 #include <set>
 
+#include "commands_internal.hpp"
 #include "cronwheel/json.hpp"
 #include "cronwheel/text.hpp"
 #include "cwcli/table.hpp"
@@ -18,16 +19,64 @@ namespace cronwheel::cli {
 
 using nlohmann::json;
 
+namespace detail {
+
+void PrintJson(Console& c, const json& j) {
+  c.out << DumpLossy(j) << '\n';
+}
+
+std::string Text(const json& j, const char* field) {
+  const auto it = j.find(field);
+  if (it == j.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : DumpLossy(*it);
+}
+
+std::string Schedule(const json& job) {
+  auto type = Text(job, "schedule_type");
+  if (type == "NONE") return type;
+  auto out = fmt::format("{} {}", type, Text(job, "schedule_conf"));
+  const auto zone = Text(job, "time_zone");
+  if (!zone.empty() && zone != "UTC") out += fmt::format(" ({})", zone);
+  return out;
+}
+
+void NeedTerminal(const Console& c, const std::string& what) {
+  if (c.interactive) return;
+  throw CommandError(
+      kExitUsage,
+      fmt::format("refusing to delete {} without --yes: stdin is not a terminal to ask on", what));
+}
+
+bool Confirmed(Console& c, const std::string& question) {
+  c.err << question << " [y/N] ";
+  c.err.flush();
+  std::string answer;
+  std::getline(c.in, answer);
+  if (answer == "y" || answer == "Y" || answer == "yes") return true;
+  c.err << "not deleted\n";
+  return false;
+}
+
+void Warn(Console& c, const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings)
+    c.err << "cronwheel: warning: " << w << '\n';
+}
+
+}  // namespace detail
+
 namespace {
+
+using detail::Confirmed;
+using detail::NeedTerminal;
+using detail::PrintJson;
+using detail::Schedule;
+using detail::Text;
+using detail::Warn;
 
 constexpr int kPageSize = 1000;  // the API's largest page (GET /api/v1/jobs limit)
 
 std::string JobPath(int id) {
   return fmt::format("/api/v1/jobs/{}", id);
-}
-
-void PrintJson(Console& c, const json& j) {
-  c.out << DumpLossy(j) << '\n';
 }
 
 // Every item of a paged list ({"total", "items"}), asking for `target` page by page.
@@ -47,21 +96,6 @@ std::vector<json> FetchAll(Api& api, const std::string& target) {
 
 std::vector<json> GroupJobs(Api& api, int group_id) {
   return FetchAll(api, fmt::format("/api/v1/jobs?group_id={}", group_id));
-}
-
-std::string Text(const json& j, const char* field) {
-  const auto it = j.find(field);
-  if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : DumpLossy(*it);
-}
-
-std::string Schedule(const json& job) {
-  auto type = Text(job, "schedule_type");
-  if (type == "NONE") return type;
-  auto out = fmt::format("{} {}", type, Text(job, "schedule_conf"));
-  const auto zone = Text(job, "time_zone");
-  if (!zone.empty() && zone != "UTC") out += fmt::format(" ({})", zone);
-  return out;
 }
 
 std::string Handler(const json& job) {
@@ -245,25 +279,6 @@ void ExecutorsDrain(const Invocation& inv, Api& api, Console& c) {
                       json{{"address", inv.address.value_or("")}});
   if (inv.json) return PrintJson(c, r);
   c.out << fmt::format("{}: {}\n", Text(r, "address"), Text(r, "msg"));
-}
-
-// A usage error saying that deleting `what` needs --yes, when stdin is not a terminal to ask on.
-void NeedTerminal(const Console& c, const std::string& what) {
-  if (c.interactive) return;
-  throw CommandError(
-      kExitUsage,
-      fmt::format("refusing to delete {} without --yes: stdin is not a terminal to ask on", what));
-}
-
-// Whether the user answers `question` with "y" or "yes"; prints "not deleted" when not.
-bool Confirmed(Console& c, const std::string& question) {
-  c.err << question << " [y/N] ";
-  c.err.flush();
-  std::string answer;
-  std::getline(c.in, answer);
-  if (answer == "y" || answer == "Y" || answer == "yes") return true;
-  c.err << "not deleted\n";
-  return false;
 }
 
 void JobsDelete(const Invocation& inv, Api& api, Console& c) {
@@ -479,17 +494,37 @@ void LogsList(const Invocation& inv, Api& api, Console& c) {
 
 // --- export, import ----------------------------------------------------------------------------------------
 
-void Warn(Console& c, const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings)
-    c.err << "cronwheel: warning: " << w << '\n';
+// The workflows of `group_id` (GET /api/v1/workflows lists every one the caller may see). An admin without
+// workflows has no such route: its 404 is none to export.
+std::vector<json> GroupWorkflows(Api& api, int group_id, bool none_if_missing) {
+  const std::string target = "/api/v1/workflows";
+  json list;
+  if (none_if_missing) {
+    const auto reply = api.Send("GET", target, std::nullopt);
+    if (reply.status == 404) return {};
+    auto body = reply.status >= 200 && reply.status < 300 ? reply.Json() : std::nullopt;
+    if (!body) {
+      throw CommandError(reply.status >= 400 && reply.status < 500 ? kExitRefused : kExitUnavailable,
+                         DescribeFailure(api, "GET", target, reply));
+    }
+    list = *std::move(body);
+  } else {
+    list = Call(api, "GET", target);
+  }
+  std::vector<json> out;
+  for (const auto& w : list.at("items")) {
+    if (w.value("group_id", 0) == group_id) out.push_back(w);
+  }
+  return out;
 }
 
 void Export(const Invocation& inv, Api& api, Console& c) {
   const auto group = Call(api, "GET", fmt::format("/api/v1/groups/{}", *inv.group_id));
   const auto jobs = GroupJobs(api, *inv.group_id);
+  const auto workflows = GroupWorkflows(api, *inv.group_id, true);
   std::vector<std::string> warnings;
   Problems problems;
-  const auto doc = MakeDocument(group, jobs, warnings, problems);
+  const auto doc = MakeDocument(group, jobs, workflows, warnings, problems);
   Warn(c, warnings);
   if (!doc) {
     throw CommandError(kExitRefused, fmt::format("group {} cannot be exported:\n{}", *inv.group_id,
@@ -503,8 +538,11 @@ void Export(const Invocation& inv, Api& api, Console& c) {
   if (const absl::Status written = WriteTextFile(inv.output, text); !written.ok()) {
     throw CommandError(kExitUsage, std::string(written.message()));
   }
-  c.err << fmt::format("exported {} job{} of group {} to {}\n", jobs.size(), jobs.size() == 1 ? "" : "s",
-                       *inv.group_id, inv.output);
+  const auto exported = doc->contains("workflows") ? doc->at("workflows").size() : 0;
+  c.err << fmt::format(
+      "exported {} job{}{} of group {} to {}\n", jobs.size(), jobs.size() == 1 ? "" : "s",
+      exported == 0 ? "" : fmt::format(" and {} workflow{}", exported, exported == 1 ? "" : "s"),
+      *inv.group_id, inv.output);
 }
 
 JobDocument ReadImportFile(const Invocation& inv, Console& c) {
@@ -544,15 +582,22 @@ std::string_view ActionName(ImportStep::Action a, bool dry_run) {
   return "";
 }
 
-// Sets the child jobs of the jobs the import created or updated, by the ids their descriptions have now.
-void LinkChildren(Api& api, const JobDocument& doc, const std::vector<ImportOutcome>& done,
-                  const std::vector<json>& target_jobs) {
+// The ids the target group's jobs have by description once the import created its jobs.
+std::map<std::string, std::vector<int>> JobIdsAfter(const JobDocument& doc,
+                                                    const std::vector<ImportOutcome>& done,
+                                                    const std::vector<json>& target_jobs) {
   std::map<std::string, std::vector<int>> ids;
   for (const auto& j : target_jobs)
     ids[j.at("description").get<std::string>()].push_back(j.at("id").get<int>());
   for (const auto& o : done) {
     if (o.step->action == ImportStep::Action::kCreate) ids[doc.jobs[o.step->job].description()] = {o.id};
   }
+  return ids;
+}
+
+// Sets the child jobs of the jobs the import created or updated, by the ids their descriptions have now.
+void LinkChildren(Api& api, const JobDocument& doc, const std::vector<ImportOutcome>& done,
+                  std::map<std::string, std::vector<int>>& ids) {
   for (const auto& o : done) {
     const auto& job = doc.jobs[o.step->job];
     if (o.step->action == ImportStep::Action::kSkip || job.child_jobs.empty()) continue;
@@ -571,6 +616,53 @@ void LinkChildren(Api& api, const JobDocument& doc, const std::vector<ImportOutc
   }
 }
 
+// Creates and updates the document's workflows as `steps` plans, their nodes' jobs by `job_ids`.
+std::vector<ImportOutcome> ImportWorkflows(const Invocation& inv, Api& api, const JobDocument& doc,
+                                           const std::vector<ImportStep>& steps,
+                                           const std::map<std::string, std::vector<int>>& job_ids,
+                                           int group) {
+  std::vector<ImportOutcome> done;
+  std::map<ImportStep::Action, int> counts;
+  for (const auto& step : steps) {
+    const auto& w = doc.workflows[step.job];
+    int id = step.existing_ids.empty() ? 0 : step.existing_ids.front();
+    if (!inv.dry_run && step.action != ImportStep::Action::kSkip) {
+      const bool create = step.action == ImportStep::Action::kCreate;
+      try {
+        Problems problems;
+        const auto body = WorkflowImportBody(w, job_ids, create ? std::optional(group) : std::nullopt,
+                                             inv.stopped, problems);
+        if (!body) throw CommandError(kExitRefused, FormatProblems(problems));
+        if (create) {
+          id = Call(api, "POST", "/api/v1/workflows", *body).at("id").get<int>();
+        } else {
+          Call(api, "PUT", fmt::format("/api/v1/workflows/{}", id), *body);
+        }
+      } catch (const CommandError& e) {
+        throw CommandError(
+            e.exit_code(),
+            fmt::format(
+                "import stopped at workflows[{}] '{}': {}\nthe jobs were imported, and {} workflow(s) "
+                "created and {} updated before it; fix the document and run the import again with "
+                "--on-conflict skip",
+                step.job, w.name(), e.what(), counts[ImportStep::Action::kCreate],
+                counts[ImportStep::Action::kUpdate]));
+      }
+    }
+    ++counts[step.action];
+    done.push_back({&step, id});
+  }
+  return done;
+}
+
+std::string Counts(const std::vector<ImportOutcome>& done) {
+  std::map<ImportStep::Action, int> n;
+  for (const auto& o : done)
+    ++n[o.step->action];
+  return fmt::format("{} created, {} updated, {} skipped", n[ImportStep::Action::kCreate],
+                     n[ImportStep::Action::kUpdate], n[ImportStep::Action::kSkip]);
+}
+
 void Import(const Invocation& inv, Api& api, Console& c) {
   const auto doc = ReadImportFile(inv, c);
   const int group = *inv.group_id;
@@ -578,7 +670,11 @@ void Import(const Invocation& inv, Api& api, Console& c) {
   const auto target_jobs = GroupJobs(api, group);
   Problems problems;
   const auto steps = PlanImport(doc, target_jobs, inv.on_conflict, problems);
-  if (!steps) {
+  std::optional<std::vector<ImportStep>> workflow_steps = std::vector<ImportStep>();
+  if (!doc.workflows.empty()) {
+    workflow_steps = PlanWorkflowImport(doc, GroupWorkflows(api, group, false), inv.on_conflict, problems);
+  }
+  if (!steps || !workflow_steps) {
     throw CommandError(kExitRefused,
                        fmt::format("{} cannot be imported into group {} (nothing was changed):\n{}", inv.file,
                                    group, FormatProblems(problems)));
@@ -607,17 +703,28 @@ void Import(const Invocation& inv, Api& api, Console& c) {
     ++counts[step.action];
     done.push_back({&step, id});
   }
-  if (!inv.dry_run) LinkChildren(api, doc, done, target_jobs);
+  auto job_ids = JobIdsAfter(doc, done, target_jobs);
+  if (!inv.dry_run) LinkChildren(api, doc, done, job_ids);
+  const auto workflows_done = ImportWorkflows(inv, api, doc, *workflow_steps, job_ids, group);
 
   if (inv.json) {
+    const auto by_action = [](const std::vector<ImportOutcome>& outcomes, const char* key,
+                              const auto& name_of) {
+      json out = json::object();
+      for (const auto a :
+           {ImportStep::Action::kCreate, ImportStep::Action::kUpdate, ImportStep::Action::kSkip})
+        out[std::string(ActionName(a, false))] = json::array();
+      for (const auto& o : outcomes) {
+        json item{{key, name_of(o.step->job)}};
+        if (o.id != 0) item["id"] = o.id;
+        out[std::string(ActionName(o.step->action, false))].push_back(item);
+      }
+      return out;
+    };
     json out{{"group_id", group}, {"dry_run", inv.dry_run}, {"source", doc.source}};
-    for (const auto a : {ImportStep::Action::kCreate, ImportStep::Action::kUpdate, ImportStep::Action::kSkip})
-      out[std::string(ActionName(a, false))] = json::array();
-    for (const auto& o : done) {
-      json item{{"description", doc.jobs[o.step->job].description()}};
-      if (o.id != 0) item["id"] = o.id;
-      out[std::string(ActionName(o.step->action, false))].push_back(item);
-    }
+    out.update(by_action(done, "description", [&](std::size_t i) { return doc.jobs[i].description(); }));
+    out["workflows"] =
+        by_action(workflows_done, "name", [&](std::size_t i) { return doc.workflows[i].name(); });
     PrintJson(c, out);
   } else {
     Table t({"ACTION", "JOB", "DESCRIPTION"});
@@ -627,11 +734,19 @@ void Import(const Invocation& inv, Api& api, Console& c) {
                 doc.jobs[o.step->job].description()});
     }
     c.out << t.Render();
+    if (!workflows_done.empty()) {
+      Table w({"ACTION", "WORKFLOW", "NAME"});
+      w.AlignRight(1).LimitWidth(2, 80);
+      for (const auto& o : workflows_done) {
+        w.AddRow({std::string(ActionName(o.step->action, inv.dry_run)),
+                  o.id != 0 ? std::to_string(o.id) : "-", doc.workflows[o.step->job].name()});
+      }
+      c.out << '\n' << w.Render();
+    }
   }
-  c.err << fmt::format("{}{} into group {} from {}: {} created, {} updated, {} skipped\n",
-                       inv.dry_run ? "dry run (nothing was changed): " : "", "import", group, doc.source,
-                       counts[ImportStep::Action::kCreate], counts[ImportStep::Action::kUpdate],
-                       counts[ImportStep::Action::kSkip]);
+  c.err << fmt::format("{}import into group {} from {}: {}{}\n",
+                       inv.dry_run ? "dry run (nothing was changed): " : "", group, doc.source, Counts(done),
+                       workflows_done.empty() ? "" : "; workflows: " + Counts(workflows_done));
 }
 
 void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c) {
@@ -680,6 +795,17 @@ void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
       return Export(inv, api, c);
     case Command::kImport:
       return Import(inv, api, c);
+    case Command::kWorkflowsList:
+    case Command::kWorkflowsShow:
+    case Command::kWorkflowsCreate:
+    case Command::kWorkflowsUpdate:
+    case Command::kWorkflowsDelete:
+    case Command::kWorkflowsTrigger:
+    case Command::kWorkflowsRuns:
+    case Command::kWorkflowsRun:
+    case Command::kWorkflowsKill:
+    case Command::kWorkflowsRerun:
+      return detail::RunWorkflowCommand(inv, api, clock, c);
   }
 }
 

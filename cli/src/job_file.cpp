@@ -54,7 +54,7 @@ std::optional<json> TomlToJson(const toml::node& node, const std::string& path, 
     }
     return out;
   }
-  problems.push_back({path, fmt::format("a TOML date or time is not a value a job field takes{}; write it "
+  problems.push_back({path, fmt::format("a TOML date or time is not a value a field takes{}; write it "
                                         "as a quoted string if it is meant as text",
                                         Line(node))});
   return std::nullopt;
@@ -105,11 +105,38 @@ const std::vector<JobField>& JobInputFields() {
   return kFields;
 }
 
-const JobField* FindJobField(std::string_view name) {
-  const auto& fields = JobInputFields();
+namespace {
+
+const JobField* FindIn(const std::vector<JobField>& fields, std::string_view name) {
   const auto it =
       std::find_if(fields.begin(), fields.end(), [&](const JobField& f) { return f.name == name; });
   return it == fields.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+const JobField* FindJobField(std::string_view name) {
+  return FindIn(JobInputFields(), name);
+}
+
+const std::vector<JobField>& WorkflowInputFields() {
+  static const std::vector<JobField> kFields = {
+      {"group_id", FieldType::kInteger},
+      {"name", FieldType::kString},
+      {"param", FieldType::kString},
+      {"schedule_type", FieldType::kString},
+      {"schedule_conf", FieldType::kString},
+      {"time_zone", FieldType::kString},
+      {"misfire_strategy", FieldType::kString},
+      {"enabled", FieldType::kBoolean},
+      {"nodes", FieldType::kObjectList},
+      {"edges", FieldType::kObjectList},
+  };
+  return kFields;
+}
+
+const JobField* FindWorkflowField(std::string_view name) {
+  return FindIn(WorkflowInputFields(), name);
 }
 
 std::string_view Describe(FieldType type) {
@@ -124,6 +151,8 @@ std::string_view Describe(FieldType type) {
       return "a list of integers";
     case FieldType::kStringList:
       return "a list of strings";
+    case FieldType::kObjectList:
+      return "a list of tables";
   }
   return "a value";
 }
@@ -165,6 +194,18 @@ bool CheckFieldType(const JobField& field, const json& value, const std::string&
         }
       }
       break;
+    case FieldType::kObjectList:
+      if (value.is_array()) {
+        ok = true;
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          if (!value[i].is_object()) {
+            problems.push_back({fmt::format("{}[{}]", path, i),
+                                fmt::format("expected a table, got {}", TypeAndValue(value[i]))});
+            return false;
+          }
+        }
+      }
+      break;
   }
   if (!ok) {
     problems.push_back({path, fmt::format("expected {}, got {}", Describe(field.type), TypeAndValue(value))});
@@ -180,7 +221,11 @@ FileFormat FormatFromExtension(const std::filesystem::path& path) {
   return FileFormat::kAuto;
 }
 
-std::optional<json> JobFromToml(std::string_view text, Problems& problems) {
+namespace {
+
+using FindField = const JobField* (*)(std::string_view);
+
+std::optional<json> FromToml(std::string_view text, FindField find, Problems& problems) {
   toml::table table;
   try {
     table = toml::parse(text);
@@ -196,7 +241,7 @@ std::optional<json> JobFromToml(std::string_view text, Problems& problems) {
     const std::string name(key.str());
     auto value = TomlToJson(node, name, problems);
     if (!value) continue;
-    if (const auto* field = FindJobField(name)) {
+    if (const auto* field = find(name)) {
       Problems found;
       if (!CheckFieldType(*field, *value, name, found)) {
         for (auto& p : found)
@@ -210,25 +255,27 @@ std::optional<json> JobFromToml(std::string_view text, Problems& problems) {
   return out;
 }
 
-std::optional<json> JobFromJson(std::string_view text, Problems& problems) {
+std::optional<json> FromJson(std::string_view text, FindField find, std::string_view what,
+                             Problems& problems) {
   auto body = ParseJson(text);
   if (!body.ok()) {
     problems.push_back({"", WithoutLibraryPrefix(std::string(body.status().message()))});
     return std::nullopt;
   }
   if (!body->is_object()) {
-    problems.push_back({"", fmt::format("a job is a JSON object of fields, got {}", TypeAndValue(*body))});
+    problems.push_back({"", fmt::format("{} is a JSON object of fields, got {}", what, TypeAndValue(*body))});
     return std::nullopt;
   }
   const auto before = problems.size();
   for (const auto& [name, value] : body->items()) {
-    if (const auto* field = FindJobField(name)) CheckFieldType(*field, value, name, problems);
+    if (const auto* field = find(name)) CheckFieldType(*field, value, name, problems);
   }
   if (problems.size() != before) return std::nullopt;
   return *std::move(body);
 }
 
-std::optional<json> ReadJobFile(const std::filesystem::path& path, FileFormat format, Problems& problems) {
+std::optional<json> ReadFile(const std::filesystem::path& path, FileFormat format, FindField find,
+                             std::string_view what, Problems& problems) {
   if (format == FileFormat::kAuto) format = FormatFromExtension(path);
   if (format == FileFormat::kAuto) {
     problems.push_back(
@@ -242,7 +289,35 @@ std::optional<json> ReadJobFile(const std::filesystem::path& path, FileFormat fo
     problems.push_back({"", std::string(text.status().message())});
     return std::nullopt;
   }
-  return format == FileFormat::kToml ? JobFromToml(*text, problems) : JobFromJson(*text, problems);
+  return format == FileFormat::kToml ? FromToml(*text, find, problems)
+                                     : FromJson(*text, find, what, problems);
+}
+
+}  // namespace
+
+std::optional<json> JobFromToml(std::string_view text, Problems& problems) {
+  return FromToml(text, FindJobField, problems);
+}
+
+std::optional<json> JobFromJson(std::string_view text, Problems& problems) {
+  return FromJson(text, FindJobField, "a job", problems);
+}
+
+std::optional<json> ReadJobFile(const std::filesystem::path& path, FileFormat format, Problems& problems) {
+  return ReadFile(path, format, FindJobField, "a job", problems);
+}
+
+std::optional<json> WorkflowFromToml(std::string_view text, Problems& problems) {
+  return FromToml(text, FindWorkflowField, problems);
+}
+
+std::optional<json> WorkflowFromJson(std::string_view text, Problems& problems) {
+  return FromJson(text, FindWorkflowField, "a workflow", problems);
+}
+
+std::optional<json> ReadWorkflowFile(const std::filesystem::path& path, FileFormat format,
+                                     Problems& problems) {
+  return ReadFile(path, format, FindWorkflowField, "a workflow", problems);
 }
 
 }  // namespace cronwheel::cli

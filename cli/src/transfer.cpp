@@ -10,6 +10,7 @@
 
 #include "cronwheel/json.hpp"
 #include "cronwheel/text.hpp"
+#include "transfer_internal.hpp"
 
 namespace cronwheel::cli {
 
@@ -20,9 +21,7 @@ namespace {
 
 constexpr std::string_view kChildJobs = "child_jobs";
 
-std::string Quoted(const std::string& s) {
-  return fmt::format("'{}'", Utf8Truncate(s, 80));
-}
+using detail::Quoted;
 
 std::string JoinIds(const std::vector<int>& ids) {
   std::string out;
@@ -138,6 +137,11 @@ std::optional<JobDocument> ReadCronwheelDocument(const json& doc, Problems& prob
       out.jobs, path,
       [](std::size_t i, std::size_t k) { return fmt::format("jobs[{}].child_jobs[{}]", i, k); }, problems);
   if (problems.size() != before) return std::nullopt;
+  if (const auto w = doc.find("workflows"); w != doc.end()) {
+    auto workflows = detail::ReadWorkflows(*w, out.jobs, problems);
+    if (!workflows) return std::nullopt;
+    out.workflows = *std::move(workflows);
+  }
   return out;
 }
 
@@ -374,6 +378,12 @@ const std::vector<std::string_view>& PortableJobFields() {
 
 std::optional<ordered_json> MakeDocument(const json& group, const std::vector<json>& jobs,
                                          std::vector<std::string>& warnings, Problems& problems) {
+  return MakeDocument(group, jobs, {}, warnings, problems);
+}
+
+std::optional<ordered_json> MakeDocument(const json& group, const std::vector<json>& jobs,
+                                         const std::vector<json>& workflows,
+                                         std::vector<std::string>& warnings, Problems& problems) {
   const auto before = problems.size();
   std::map<std::int64_t, std::string> description_of;
   std::map<std::string, std::int64_t> id_of;
@@ -429,6 +439,11 @@ std::optional<ordered_json> MakeDocument(const json& group, const std::vector<js
   doc["group"] = {{"app_name", group.value("app_name", std::string())},
                   {"title", group.value("title", std::string())}};
   doc["jobs"] = std::move(items);
+  if (!workflows.empty()) {
+    auto w = detail::WorkflowItems(description_of, workflows, group, warnings, problems);
+    if (!w) return std::nullopt;
+    if (!w->empty()) doc["workflows"] = *std::move(w);
+  }
   return doc;
 }
 
@@ -479,32 +494,36 @@ std::optional<JobDocument> ReadDocument(const json& doc, const ReadOptions& opti
   return std::nullopt;
 }
 
-std::optional<std::vector<ImportStep>> PlanImport(const JobDocument& doc,
-                                                  const std::vector<json>& target_jobs,
-                                                  OnConflict on_conflict, Problems& problems) {
-  std::map<std::string, std::vector<int>> existing;
-  for (const auto& j : target_jobs)
-    existing[j.at("description").get<std::string>()].push_back(j.at("id").get<int>());
+namespace detail {
+
+std::string Quoted(const std::string& s) {
+  return fmt::format("'{}'", Utf8Truncate(s, 80));
+}
+
+std::optional<std::vector<ImportStep>> PlanByKey(const std::vector<std::string>& keys,
+                                                 const std::map<std::string, std::vector<int>>& existing,
+                                                 OnConflict on_conflict, const Kind& kind,
+                                                 Problems& problems) {
   const auto before = problems.size();
   std::vector<ImportStep> steps;
-  for (std::size_t i = 0; i < doc.jobs.size(); ++i) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
     ImportStep step{.job = i};
-    const auto d = doc.jobs[i].description();
+    const auto& d = keys[i];
     if (const auto it = existing.find(d); it != existing.end()) {
       step.existing_ids = it->second;
       const auto ids = JoinIds(it->second);
       if (on_conflict == OnConflict::kFail) {
-        problems.push_back({fmt::format("jobs[{}]", i),
-                            fmt::format("{} exists in the target group as job {}; pass --on-conflict skip or "
+        problems.push_back({fmt::format("{}[{}]", kind.list, i),
+                            fmt::format("{} exists in the target group as {} {}; pass --on-conflict skip or "
                                         "--on-conflict update to import anyway",
-                                        Quoted(d), ids)});
+                                        Quoted(d), kind.noun, ids)});
       } else if (on_conflict == OnConflict::kSkip) {
         step.action = ImportStep::Action::kSkip;
       } else if (it->second.size() > 1) {
-        problems.push_back({fmt::format("jobs[{}]", i),
-                            fmt::format("{} is the description of jobs {} in the target group: which one to "
+        problems.push_back({fmt::format("{}[{}]", kind.list, i),
+                            fmt::format("{} is the {} of {} {} in the target group: which one to "
                                         "update is unknown; rename all but one",
-                                        Quoted(d), ids)});
+                                        Quoted(d), kind.key, kind.list, ids)});
       } else {
         step.action = ImportStep::Action::kUpdate;
       }
@@ -513,6 +532,20 @@ std::optional<std::vector<ImportStep>> PlanImport(const JobDocument& doc,
   }
   if (problems.size() != before) return std::nullopt;
   return steps;
+}
+
+}  // namespace detail
+
+std::optional<std::vector<ImportStep>> PlanImport(const JobDocument& doc,
+                                                  const std::vector<json>& target_jobs,
+                                                  OnConflict on_conflict, Problems& problems) {
+  std::map<std::string, std::vector<int>> existing;
+  for (const auto& j : target_jobs)
+    existing[j.at("description").get<std::string>()].push_back(j.at("id").get<int>());
+  std::vector<std::string> keys;
+  for (const auto& job : doc.jobs)
+    keys.push_back(job.description());
+  return detail::PlanByKey(keys, existing, on_conflict, {"jobs", "job", "description"}, problems);
 }
 
 json ImportBody(const PortableJob& job, std::optional<int> group_id, bool stopped) {

@@ -47,6 +47,16 @@ enum class Command {
   kExecutorsDrain,
   kLogsTail,
   kLogsList,
+  kWorkflowsList,
+  kWorkflowsShow,
+  kWorkflowsCreate,
+  kWorkflowsUpdate,
+  kWorkflowsDelete,
+  kWorkflowsTrigger,
+  kWorkflowsRuns,
+  kWorkflowsRun,
+  kWorkflowsKill,
+  kWorkflowsRerun,
   kExport,
   kImport,
 };
@@ -63,23 +73,23 @@ struct Invocation {
   std::optional<int> group_id;            // --group
   int job_id = 0;                         // jobs show|update|start|stop|trigger|delete ID
   std::int64_t log_id = 0;                // logs tail LOG_ID
-  std::string file;                       // jobs create|update FILE, import FILE
+  std::string file;                       // jobs|workflows create|update FILE, import FILE
   FileFormat format = FileFormat::kAuto;  // --format
   std::optional<std::string> param;       // jobs trigger|run-once --param
   std::optional<std::int64_t> at_ms;      // jobs run-once --at (epoch ms)
   std::optional<std::int64_t> delay_ms;   // jobs run-once --in
-  std::int64_t run_id = 0;                // jobs run-once-cancel ID RUN_ID
+  std::int64_t run_id = 0;                // jobs run-once-cancel ID RUN_ID; workflows run|kill|rerun RUN_ID
   std::string bulk_action;                // jobs bulk ACTION: start, stop, trigger, delete, tag, untag
   std::vector<std::string> tags;          // jobs list --tag; jobs bulk tag|untag --tag
   std::optional<std::string> search;      // jobs list --search
   std::vector<int> job_ids;               // jobs bulk ACTION ID...
   std::optional<std::string> address;     // jobs trigger --address; executors drain ADDRESS
-  bool yes = false;                       // jobs delete --yes
+  bool yes = false;                       // jobs delete --yes, workflows delete --yes
   bool follow = false;                    // logs tail --follow
   int from_line = 1;                      // logs tail --from-line
   std::chrono::milliseconds poll_interval{1000};  // logs tail --interval (ms)
   std::optional<std::string> status;              // logs list --status
-  int limit = 20;                                 // logs list --limit
+  int limit = 20;                                 // logs list --limit, workflows runs --limit
   std::string output;                             // export -o ("" = stdout)
   bool dry_run = false;                           // import --dry-run
   OnConflict on_conflict = OnConflict::kFail;     // import --on-conflict
@@ -90,6 +100,11 @@ struct Invocation {
   std::optional<std::string> calendar_kind;       // calendars import --kind
   std::optional<std::string> calendar_zone;       // calendars import --zone
   std::optional<int> calendar_id;                 // calendars import --calendar (add to this one)
+  // workflows
+  int workflow_id = 0;                     // workflows show|update|delete|trigger|runs ID
+  std::string node_key;                    // workflows rerun RUN_ID NODE_KEY
+  bool wait = false;                       // workflows trigger --wait
+  std::chrono::seconds wait_timeout{600};  // workflows trigger --wait-timeout
 };
 
 struct ParseOutcome {

@@ -6,11 +6,16 @@
 //
 //   {"format": "cronwheel.jobs", "version": 1,
 //    "group": {"app_name": "billing", "title": "Billing"},       <- where it came from; informational
-//    "jobs": [{"description": "nightly invoices", "schedule_type": "CRON", ..., "child_jobs": [...]}]}
+//    "jobs": [{"description": "nightly invoices", "schedule_type": "CRON", ..., "child_jobs": [...]}],
+//    "workflows": [{"name": "etl", ..., "nodes": [{"key": "extract", "job": "nightly extract",
+//                   "param": null}], "edges": [{"from": "extract", "to": "load", "condition": "SUCCESS"}]}]}
 //
 // A job's description is its key: unique within a document, and what `import` matches against the jobs of
 // the target group. Child jobs are named by description (`child_jobs`), since ids differ between
-// environments; only children within the same group can be named.
+// environments; only children within the same group can be named. The group's workflows (the key is left
+// out when it has none) are keyed by name the same way, and their nodes name their jobs by description
+// (`job` instead of the API's `job_id`): only jobs of the document. A reader of version 1 that predates
+// workflows ignores the key, as it ignores any other top-level key.
 //
 // Versions: `version` changes when a reader of the old version would misread a new document (a field
 // renamed or given another meaning); a reader refuses a version it does not know and says which it reads.
@@ -23,6 +28,7 @@
 //
 // Pure functions; thread-safe.
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -45,9 +51,25 @@ struct PortableJob {
   [[nodiscard]] std::string description() const { return fields.value("description", std::string()); }
 };
 
+// The fields of a workflow in a version-1 document, in the order export writes them ("nodes", "edges" last).
+const std::vector<std::string_view>& PortableWorkflowFields();
+
+struct PortableWorkflow {
+  struct Node {
+    std::string key;
+    std::string job;                   // the description of a job of the same document
+    std::optional<std::string> param;  // nullopt: the job's own parameter
+  };
+  nlohmann::json fields = nlohmann::json::object();  // PortableWorkflowFields() but nodes and edges
+  std::vector<Node> nodes;
+  nlohmann::json edges = nlohmann::json::array();  // {"from", "to", "condition"}, as the API has them
+  [[nodiscard]] std::string name() const { return fields.value("name", std::string()); }
+};
+
 struct JobDocument {
   nlohmann::json group = nlohmann::json::object();  // {"app_name", "title"} of the source, when known
   std::vector<PortableJob> jobs;
+  std::vector<PortableWorkflow> workflows;  // none from an XXL-JOB list
   std::string source;  // "cronwheel.jobs version 1", "XXL-JOB 3.3+ /jobinfo/pageList answer", ...
 };
 
@@ -59,6 +81,13 @@ struct JobDocument {
 std::optional<nlohmann::ordered_json> MakeDocument(const nlohmann::json& group,
                                                    const std::vector<nlohmann::json>& jobs,
                                                    std::vector<std::string>& warnings, Problems& problems);
+// The same with the group's workflows (GET /api/v1/workflows' items of that group), sorted by name, under
+// "workflows" (left out when there are none). A workflow with a node whose job is not in the group cannot
+// be named: the whole workflow is left out, with a warning. Problems: two workflows share a name.
+std::optional<nlohmann::ordered_json> MakeDocument(const nlohmann::json& group,
+                                                   const std::vector<nlohmann::json>& jobs,
+                                                   const std::vector<nlohmann::json>& workflows,
+                                                   std::vector<std::string>& warnings, Problems& problems);
 
 struct ReadOptions {
   std::string xxl_time_zone = "UTC";  // time_zone given to the jobs of an XXL-JOB list (it has none)
@@ -66,7 +95,9 @@ struct ReadOptions {
 
 // Reads a document. A cronwheel document: `format` and `version` checked, every job field known and of its
 // type, description and schedule_type present, descriptions unique, child_jobs naming jobs of the document;
-// other top-level keys are ignored (room for a comment). An XXL-JOB list: mapped field by field; fields
+// every workflow field known and of its type, name and nodes present, names unique, node keys unique and
+// their `job` naming a job of the document, edges joining node keys; other top-level keys are ignored
+// (room for a comment). An XXL-JOB list: mapped field by field; fields
 // without an equivalent are reported as warnings, child job ids outside the list are dropped with a
 // warning, and a pageList answer whose total counts more jobs than it holds (one page) is a warning.
 // Problems name the place ("jobs[3].timeout_s", "data.data[3].executorTimeout"); any other input is one
@@ -92,10 +123,24 @@ struct ImportStep {
 std::optional<std::vector<ImportStep>> PlanImport(const JobDocument& doc,
                                                   const std::vector<nlohmann::json>& target_jobs,
                                                   OnConflict on_conflict, Problems& problems);
+// The same for the document's workflows, matched by name to `target_workflows` (the target group's, as
+// GET /api/v1/workflows returns them); ImportStep::job is then an index into JobDocument::workflows.
+std::optional<std::vector<ImportStep>> PlanWorkflowImport(const JobDocument& doc,
+                                                          const std::vector<nlohmann::json>& target_workflows,
+                                                          OnConflict on_conflict, Problems& problems);
 
 // The body that creates (`group_id` set) or updates (nullopt) `job`: its fields, without children (they are
 // set once every job exists, by id); an update clears the children when the document names none. With
 // `stopped` a created job is stopped whatever the document says, and an update leaves `enabled` alone.
 nlohmann::json ImportBody(const PortableJob& job, std::optional<int> group_id, bool stopped);
+
+// The body that creates (`group_id` set) or updates (nullopt) `workflow`, its nodes' jobs given by the ids
+// `job_ids` has for their descriptions (the target group's jobs once the document's jobs are imported). The
+// whole graph is sent, edges too (an empty list clears an updated workflow's). `stopped` as for a job.
+// Problems (nullopt): a node's job is missing from `job_ids` or has two or more ids there.
+std::optional<nlohmann::json> WorkflowImportBody(const PortableWorkflow& workflow,
+                                                 const std::map<std::string, std::vector<int>>& job_ids,
+                                                 std::optional<int> group_id, bool stopped,
+                                                 Problems& problems);
 
 }  // namespace cronwheel::cli

@@ -51,16 +51,21 @@ class FakeApi final : public cronwheel::cli::Api {
   std::map<std::string, std::deque<ApiReply>> replies_;
 };
 
-// A clock whose waits return at once (the follow loop's pace is not under test here).
+// A clock whose waits return at once, its steady time moved on to the deadline waited for (the follow loops'
+// pace is not under test here; their deadlines are).
 class InstantClock final : public ringwheel::Clock {
  public:
   [[nodiscard]] ringwheel::SystemTime WallNow() const override { return {}; }
-  [[nodiscard]] ringwheel::SteadyTime SteadyNow() const override { return {}; }
-  bool WaitUntil(ringwheel::SteadyTime, std::stop_token) override {
+  [[nodiscard]] ringwheel::SteadyTime SteadyNow() const override { return now_; }
+  bool WaitUntil(ringwheel::SteadyTime deadline, std::stop_token) override {
     ++waits;
+    now_ = std::max(now_, deadline);
     return true;
   }
   int waits = 0;
+
+ private:
+  ringwheel::SteadyTime now_{};
 };
 
 struct Harness {
@@ -499,6 +504,293 @@ TEST(Commands, ExportWritesTheDocument) {
   EXPECT_EQ(doc.at("format"), "cronwheel.jobs");
   EXPECT_EQ(doc.at("jobs").size(), 2U);
   EXPECT_EQ(doc.at("jobs")[0].at("description"), "a");
+}
+
+// --- workflows ---------------------------------------------------------------------------------------------
+
+json Workflow(int id, const std::string& name, int group, bool enabled) {
+  return {{"id", id},
+          {"group_id", group},
+          {"name", name},
+          {"nodes",
+           {{{"key", "extract"}, {"job_id", 11}, {"param", nullptr}},
+            {{"key", "load"}, {"job_id", 12}, {"param", "{{parents.extract.output}}"}}}},
+          {"edges", {{{"from", "extract"}, {"to", "load"}, {"condition", "SUCCESS"}}}},
+          {"param", ""},
+          {"schedule_type", enabled ? "CRON" : "NONE"},
+          {"schedule_conf", enabled ? "0 0 4 * * ?" : ""},
+          {"time_zone", "UTC"},
+          {"misfire_strategy", "DO_NOTHING"},
+          {"enabled", enabled},
+          {"next_fire_ms", enabled ? json(1767225600000) : json(nullptr)},
+          {"last_fire_ms", 0},
+          {"stop_reason", ""},
+          {"created_ms", 1767225600000},
+          {"updated_ms", 1767225600000}};
+}
+
+// Run 9 of workflow 4 in `state`, its nodes in `extract` and `load` with their fires.
+json WorkflowRun(const std::string& state, const std::string& extract, const std::string& load) {
+  const auto node = [](const std::string& key, int job, const std::string& s, json log_ids) {
+    return json{{"key", key},
+                {"job_id", job},
+                {"state", s},
+                {"log_ids", std::move(log_ids)},
+                {"start_ms", s == "WAITING" ? 0 : 1767225600000},
+                {"end_ms", 0}};
+  };
+  return {{"id", 9},
+          {"workflow_id", 4},
+          {"group_id", 3},
+          {"trigger_type", "MANUAL"},
+          {"scheduled_ms", 1767225600000},
+          {"param", ""},
+          {"state", state},
+          {"start_ms", 1767225600000},
+          {"end_ms", state == "RUNNING" ? 0 : 1767225660000},
+          {"note", state == "FAILED" ? "node load FAILED" : ""},
+          {"created_by", "alice"},
+          {"nodes",
+           {node("extract", 11, extract, extract == "WAITING" ? json::array() : json{77}),
+            node("load", 12, load, load == "WAITING" || load == "SKIPPED" ? json::array() : json{78})}},
+          {"edges", {{{"from", "extract"}, {"to", "load"}, {"condition", "SUCCESS"}}}}};
+}
+
+TEST(Workflows, ListPrintsATableOfTheGroupsAskedForAndShowTheWorkflowWithItsNodesAndEdges) {
+  Harness h;
+  h.api.On("GET", "/api/v1/workflows", 200,
+           {{"total", 2}, {"items", {Workflow(4, "nightly etl", 3, true), Workflow(5, "ad hoc", 7, false)}}});
+  EXPECT_EQ(h.Run({"workflows", "list"}), 0) << h.err.str();
+  EXPECT_EQ(h.out.str(),
+            "ID  GROUP  NAME         SCHEDULE          NODES  ENABLED  NEXT FIRE (UTC)\n"
+            " 4      3  nightly etl  CRON 0 0 4 * * ?      2  yes      2026-01-01T00:00:00Z\n"
+            " 5      7  ad hoc       NONE                  2  no       -\n");
+  Harness one;
+  one.api.On(
+      "GET", "/api/v1/workflows", 200,
+      {{"total", 2}, {"items", {Workflow(4, "nightly etl", 3, true), Workflow(5, "ad hoc", 7, false)}}});
+  EXPECT_EQ(one.Run({"workflows", "list", "--group", "7", "--json"}), 0);
+  const auto listed = json::parse(one.out.str());
+  EXPECT_EQ(listed.at("total"), 1);
+  EXPECT_EQ(listed.at("items")[0].at("id"), 5);
+
+  Harness show;
+  show.api.On("GET", "/api/v1/workflows/4", 200, Workflow(4, "nightly etl", 3, true));
+  EXPECT_EQ(show.Run({"workflows", "show", "4"}), 0) << show.err.str();
+  const auto text = show.out.str();
+  EXPECT_THAT(text, HasSubstr("name              nightly etl\n"));
+  EXPECT_THAT(text, HasSubstr("next_fire_ms      2026-01-01T00:00:00Z\n"));
+  EXPECT_THAT(text, HasSubstr("\nNODE     JOB  PARAM\n"
+                              "extract   11  (the job's)\n"
+                              "load      12  {{parents.extract.output}}\n"));
+  EXPECT_THAT(text, HasSubstr("\nFROM     TO    CONDITION\n"
+                              "extract  load  SUCCESS\n"));
+  Harness json_show;
+  json_show.api.On("GET", "/api/v1/workflows/4", 200, Workflow(4, "nightly etl", 3, true));
+  EXPECT_EQ(json_show.Run({"workflows", "show", "4", "--json"}), 0);
+  EXPECT_EQ(json::parse(json_show.out.str()), Workflow(4, "nightly etl", 3, true));
+}
+
+TEST(Workflows, TriggerPrintsTheRunIdAndSendsNoBodyWithoutAParam) {
+  Harness h;
+  h.api.On("POST", "/api/v1/workflows/4/trigger", 202, {{"run_id", 9}});
+  EXPECT_EQ(h.Run({"workflows", "trigger", "4"}), 0) << h.err.str();
+  EXPECT_EQ(h.Run({"workflows", "trigger", "4", "--param", "2026-01-01"}), 0) << h.err.str();
+  ASSERT_EQ(h.api.sent.size(), 2U);
+  EXPECT_FALSE(h.api.sent[0].body);
+  EXPECT_EQ(h.api.sent[1].body, (json{{"param", "2026-01-01"}}));
+  EXPECT_THAT(h.out.str(), HasSubstr("triggered workflow 4: run 9 (follow it: cronwheel workflows run 9)\n"));
+  EXPECT_EQ(h.clock.waits, 0);
+}
+
+TEST(Workflows, TriggerWaitPrintsEachNodesChangesAndExits0OnSuccess) {
+  Harness h;
+  h.api.On("POST", "/api/v1/workflows/4/trigger", 202, {{"run_id", 9}});
+  h.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("RUNNING", "RUNNING", "WAITING"));
+  h.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("RUNNING", "RUNNING", "WAITING"));
+  h.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("RUNNING", "SUCCESS", "RUNNING"));
+  h.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("SUCCESS", "SUCCESS", "SUCCESS"));
+  EXPECT_EQ(h.Run({"workflows", "trigger", "4", "--wait"}), 0) << h.err.str();
+  EXPECT_EQ(h.out.str(),
+            "triggered workflow 4: run 9 (follow it: cronwheel workflows run 9)\n"
+            "node extract: RUNNING (fire 77)\n"
+            "node extract: SUCCESS (fire 77)\n"
+            "node load: RUNNING (fire 78)\n"
+            "node load: SUCCESS (fire 78)\n"
+            "workflow run 9: SUCCESS\n");
+  EXPECT_EQ(h.clock.waits, 3) << "one wait between two polls, on the clock";
+  EXPECT_TRUE(h.err.str().empty()) << h.err.str();
+}
+
+TEST(Workflows, TriggerWaitExits1WhenTheRunFailsOrOutlastsTheTimeout) {
+  Harness h;
+  h.api.On("POST", "/api/v1/workflows/4/trigger", 202, {{"run_id", 9}});
+  h.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("RUNNING", "RUNNING", "WAITING"));
+  h.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("FAILED", "FAILED", "SKIPPED"));
+  EXPECT_EQ(h.Run({"workflows", "trigger", "4", "--wait"}), 1);
+  EXPECT_THAT(h.out.str(), HasSubstr("node extract: FAILED (fire 77)\n"
+                                     "node load: SKIPPED\n"
+                                     "workflow run 9: FAILED (node load FAILED)\n"));
+  EXPECT_THAT(h.err.str(), HasSubstr("cronwheel: workflow run 9 ended FAILED"));
+
+  Harness json_wait;
+  json_wait.api.On("POST", "/api/v1/workflows/4/trigger", 202, {{"run_id", 9}});
+  json_wait.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("KILLED", "KILLED", "WAITING"));
+  EXPECT_EQ(json_wait.Run({"workflows", "trigger", "4", "--wait", "--json"}), 1);
+  std::istringstream lines(json_wait.out.str());
+  std::string first;
+  std::string last;
+  std::getline(lines, first);
+  std::getline(lines, last);
+  EXPECT_EQ(json::parse(first), (json{{"run_id", 9}}));
+  EXPECT_EQ(json::parse(last).at("state"), "KILLED");
+
+  Harness slow;
+  slow.api.On("POST", "/api/v1/workflows/4/trigger", 202, {{"run_id", 9}});
+  slow.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("RUNNING", "RUNNING", "WAITING"));
+  EXPECT_EQ(slow.Run({"workflows", "trigger", "4", "--wait", "--wait-timeout", "5"}), 1);
+  EXPECT_EQ(slow.clock.waits, 5) << "a poll a second for 5 s on the clock, no real sleep";
+  EXPECT_EQ(slow.api.sent.size(), 7U) << "the trigger and 6 polls";
+  EXPECT_THAT(slow.err.str(), HasSubstr("workflow run 9 is still RUNNING after 5 s; it goes on"));
+}
+
+TEST(Workflows, RunsRunKillAndRerun) {
+  Harness h;
+  h.api.On("GET", "/api/v1/workflows/4/runs?limit=5", 200,
+           {{"total", 1}, {"items", {WorkflowRun("FAILED", "FAILED", "SKIPPED")}}});
+  h.api.On("GET", "/api/v1/workflow-runs/9", 200, WorkflowRun("FAILED", "SUCCESS", "FAILED"));
+  auto killed = WorkflowRun("KILLED", "KILLED", "WAITING");
+  killed["kill_notes"] = {"fire 77: the executor http://e:1/ did not kill job 11: gone"};
+  h.api.On("POST", "/api/v1/workflow-runs/9/kill", 200, killed);
+  h.api.On("POST", "/api/v1/workflow-runs/9/nodes/load/rerun", 200,
+           WorkflowRun("RUNNING", "SUCCESS", "RUNNING"));
+  EXPECT_EQ(h.Run({"workflows", "runs", "4", "--limit", "5"}), 0) << h.err.str();
+  EXPECT_THAT(h.out.str(),
+              HasSubstr("ID  TYPE    SCHEDULED (UTC)       STATE   STARTED (UTC)         ENDED (UTC)"));
+  EXPECT_THAT(h.out.str(), HasSubstr(" 9  MANUAL  2026-01-01T00:00:00Z  FAILED  2026-01-01T00:00:00Z  "
+                                     "2026-01-01T00:01:00Z  alice  node load FAILED\n"));
+  h.out.str("");
+  EXPECT_EQ(h.Run({"workflows", "run", "9"}), 0) << h.err.str();
+  EXPECT_THAT(h.out.str(), HasSubstr("state         FAILED\n"));
+  EXPECT_THAT(h.out.str(), HasSubstr("NODE     JOB  STATE    FIRES  STARTED (UTC)         ENDED (UTC)\n"
+                                     "extract   11  SUCCESS  77     2026-01-01T00:00:00Z  -\n"
+                                     "load      12  FAILED   78     2026-01-01T00:00:00Z  -\n"));
+  h.out.str("");
+  EXPECT_EQ(h.Run({"workflows", "kill", "9"}), 0) << h.err.str();
+  EXPECT_EQ(h.out.str(), "workflow run 9 killed: KILLED\n");
+  EXPECT_THAT(h.err.str(), HasSubstr("warning: fire 77: the executor http://e:1/ did not kill job 11"));
+  h.out.str("");
+  EXPECT_EQ(h.Run({"workflows", "rerun", "9", "load"}), 0) << h.err.str();
+  EXPECT_EQ(h.out.str(),
+            "workflow run 9: node load re-run, the run is RUNNING (follow it: cronwheel workflows run 9)\n");
+  EXPECT_FALSE(h.api.sent[2].body) << "kill takes no body";
+  EXPECT_FALSE(h.api.sent[3].body) << "nor does rerun";
+}
+
+TEST(Workflows, CreateSendsTheFileAndARefusalPrintsTheServersFieldErrors) {
+  const auto dir = std::filesystem::temp_directory_path() / ("cwcli-wf-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "wf.toml") << "name = \"etl\"\n[[nodes]]\nkey = \"extract\"\njob_id = 99\n";
+  Harness h;
+  h.api.On("POST", "/api/v1/workflows", 400,
+           {{"error", "the workflow is not valid"},
+            {"code", "invalid"},
+            {"errors",
+             {{{"field", "nodes[0].job_id"},
+               {"message", "nodes[0].job_id: job 99 does not exist"},
+               {"code", "not_found"}}}}});
+  EXPECT_EQ(h.Run({"workflows", "create", "--file", (dir / "wf.toml").string(), "--group", "3"}), 1);
+  ASSERT_EQ(h.api.sent.size(), 1U);
+  EXPECT_EQ(h.api.sent[0].body,
+            (json{{"name", "etl"}, {"group_id", 3}, {"nodes", {{{"key", "extract"}, {"job_id", 99}}}}}));
+  EXPECT_THAT(h.err.str(), HasSubstr("POST /api/v1/workflows -> HTTP 400: the workflow is not valid"));
+  EXPECT_THAT(h.err.str(), HasSubstr("  nodes[0].job_id: nodes[0].job_id: job 99 does not exist"));
+
+  Harness ok;
+  ok.api.On("PUT", "/api/v1/workflows/4", 200, Workflow(4, "etl", 3, false));
+  EXPECT_EQ(ok.Run({"workflows", "update", "4", (dir / "wf.toml").string()}), 0) << ok.err.str();
+  EXPECT_EQ(ok.out.str(), "updated workflow 4 (enabled: no): etl\n");
+
+  // A file that is not a valid workflow is refused before anything is sent.
+  std::ofstream(dir / "bad.json") << R"({"name": "etl", "nodes": {"key": "x"}})";
+  Harness bad;
+  EXPECT_EQ(bad.Run({"workflows", "create", (dir / "bad.json").string()}), 1);
+  EXPECT_TRUE(bad.api.sent.empty());
+  EXPECT_THAT(bad.err.str(), HasSubstr("is not a valid workflow:\n  nodes: expected a list of tables"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Workflows, DeleteNeedsYesOffATerminal) {
+  Harness h;
+  h.api.On("DELETE", "/api/v1/workflows/4", 200, {{"deleted", 4}});
+  EXPECT_EQ(h.Run({"workflows", "delete", "4"}), 2);
+  EXPECT_TRUE(h.api.sent.empty());
+  EXPECT_EQ(h.Run({"workflows", "delete", "4", "--yes"}), 0);
+  EXPECT_EQ(h.out.str(), "deleted workflow 4\n");
+}
+
+TEST(Commands, ExportCarriesTheGroupsWorkflowsAndImportRecreatesThemWithTheNewJobIds) {
+  Harness h;
+  h.api.On("GET", "/api/v1/groups/3", 200, {{"id", 3}, {"app_name", "billing"}, {"title", "Billing"}});
+  h.api.On("GET", "/api/v1/jobs?group_id=3&limit=1000&offset=0", 200,
+           {{"total", 2}, {"items", {Job(11, "extract invoices"), Job(12, "load invoices")}}});
+  h.api.On(
+      "GET", "/api/v1/workflows", 200,
+      {{"total", 2}, {"items", {Workflow(4, "nightly etl", 3, true), Workflow(5, "elsewhere", 7, false)}}});
+  EXPECT_EQ(h.Run({"export", "--group", "3"}), 0) << h.err.str();
+  const auto doc = json::parse(h.out.str());
+  ASSERT_EQ(doc.at("workflows").size(), 1U) << "only the group's";
+  EXPECT_EQ(doc.at("workflows")[0].at("nodes")[0],
+            (json{{"key", "extract"}, {"job", "extract invoices"}, {"param", nullptr}}));
+
+  const auto dir = std::filesystem::temp_directory_path() / ("cwcli-wf-import-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "doc.json") << doc.dump();
+  Harness imp;
+  imp.api.On("GET", "/api/v1/groups/8", 200, {{"id", 8}, {"app_name", "target"}, {"title", "T"}});
+  // The target group has "load invoices" already, as job 30; "extract invoices" is created as 41.
+  imp.api.On("GET", "/api/v1/jobs?group_id=8&limit=1000&offset=0", 200,
+             {{"total", 1}, {"items", {Job(30, "load invoices")}}});
+  imp.api.On("GET", "/api/v1/workflows", 200,
+             {{"total", 1}, {"items", {Workflow(6, "nightly etl", 3, false)}}});
+  imp.api.On("POST", "/api/v1/jobs", 201, Job(41, "extract invoices"));
+  imp.api.On("POST", "/api/v1/workflows", 201, Workflow(50, "nightly etl", 8, false));
+  EXPECT_EQ(
+      imp.Run({"import", (dir / "doc.json").string(), "--group", "8", "--on-conflict", "skip", "--stopped"}),
+      0)
+      << imp.err.str();
+  std::vector<std::string> calls;
+  for (const auto& s : imp.api.sent)
+    calls.push_back(s.method + " " + s.target);
+  EXPECT_EQ(calls, (std::vector<std::string>{
+                       "GET /api/v1/groups/8", "GET /api/v1/jobs?group_id=8&limit=1000&offset=0",
+                       "GET /api/v1/workflows", "POST /api/v1/jobs", "POST /api/v1/workflows"}))
+      << "workflow 6 is in group 3, not a conflict in group 8";
+  const auto& body = *imp.api.sent.back().body;
+  EXPECT_EQ(body.at("group_id"), 8);
+  EXPECT_EQ(body.at("enabled"), false) << "--stopped";
+  EXPECT_EQ(body.at("nodes"),
+            (json{{{"key", "extract"}, {"job_id", 41}, {"param", nullptr}},
+                  {{"key", "load"}, {"job_id", 30}, {"param", "{{parents.extract.output}}"}}}))
+      << "nodes run the target group's jobs";
+  EXPECT_EQ(body.at("edges"), doc.at("workflows")[0].at("edges"));
+  EXPECT_THAT(imp.out.str(), HasSubstr("\nACTION   WORKFLOW  NAME\ncreated        50  nightly etl\n"));
+  EXPECT_THAT(imp.err.str(),
+              HasSubstr("1 created, 0 updated, 1 skipped; workflows: 1 created, 0 updated, 0 skipped"));
+
+  // Run again: the workflow is there now; --on-conflict fail changes nothing and names it.
+  Harness again;
+  again.api.On("GET", "/api/v1/groups/8", 200, {{"id", 8}});
+  again.api.On("GET", "/api/v1/jobs?group_id=8&limit=1000&offset=0", 200,
+               {{"total", 2}, {"items", {Job(30, "load invoices"), Job(41, "extract invoices")}}});
+  again.api.On("GET", "/api/v1/workflows", 200,
+               {{"total", 1}, {"items", {Workflow(50, "nightly etl", 8, false)}}});
+  EXPECT_EQ(again.Run({"import", (dir / "doc.json").string(), "--group", "8"}), 1);
+  EXPECT_THAT(again.err.str(),
+              HasSubstr("workflows[0]: 'nightly etl' exists in the target group as workflow 50"));
+  for (const auto& s : again.api.sent)
+    EXPECT_EQ(s.method, "GET");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -134,6 +134,50 @@ TEST(JobFile, TheFormatComesFromTheExtensionOrTheFlag) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(WorkflowFile, TomlNodesAndEdgesAreListsOfTablesAndGiveTheSameBodyAsJson) {
+  Problems problems;
+  const auto toml = cronwheel::cli::WorkflowFromToml(R"(
+group_id = 3
+name = "etl"
+schedule_type = "NONE"
+
+[[nodes]]
+key = "extract"
+job_id = 11
+
+[[nodes]]
+key = "load"
+job_id = 12
+param = "{{parents.extract.output}}"
+
+[[edges]]
+from = "extract"
+to = "load"
+condition = "SUCCESS"
+)",
+                                                     problems);
+  ASSERT_TRUE(toml) << cronwheel::cli::FormatProblems(problems);
+  const json expected = {{"group_id", 3},
+                         {"name", "etl"},
+                         {"schedule_type", "NONE"},
+                         {"nodes",
+                          {{{"key", "extract"}, {"job_id", 11}},
+                           {{"key", "load"}, {"job_id", 12}, {"param", "{{parents.extract.output}}"}}}},
+                         {"edges", {{{"from", "extract"}, {"to", "load"}, {"condition", "SUCCESS"}}}}};
+  EXPECT_EQ(*toml, expected);
+  const auto from_json = cronwheel::cli::WorkflowFromJson(expected.dump(), problems);
+  ASSERT_TRUE(from_json);
+  EXPECT_EQ(*from_json, expected);
+
+  EXPECT_FALSE(cronwheel::cli::WorkflowFromToml("name = 4\nnodes = [1]\n", problems));
+  const auto text = cronwheel::cli::FormatProblems(problems);
+  EXPECT_THAT(text, HasSubstr("name: expected a string, got an integer (4) (line 1)"));
+  EXPECT_THAT(text, HasSubstr("nodes[0]: expected a table, got an integer (1) (line 2)"));
+  problems.clear();
+  EXPECT_FALSE(cronwheel::cli::WorkflowFromJson("[]", problems));
+  EXPECT_THAT(problems.at(0).message, HasSubstr("a workflow is a JSON object of fields"));
+}
+
 // The client's job fields are JobInput's in web/openapi.json, with the same types: when the API gains or
 // changes a field, this fails until the client knows it too.
 TEST(JobInputFields, AreTheFieldsOfJobInputInTheOpenApiDocument) {
@@ -164,6 +208,9 @@ TEST(JobInputFields, AreTheFieldsOfJobInputInTheOpenApiDocument) {
       case cronwheel::cli::FieldType::kStringList:
         EXPECT_EQ(type, "array") << name;
         EXPECT_EQ(schema.at("items").at("type"), "string") << name;
+        break;
+      case cronwheel::cli::FieldType::kObjectList:
+        ADD_FAILURE() << name << ": a job has no list of tables";
         break;
     }
   }

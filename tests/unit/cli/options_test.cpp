@@ -122,6 +122,48 @@ TEST(ParseCommandLine, LogsExecutorsExportImport) {
             OnConflict::kSkip);
 }
 
+TEST(ParseCommandLine, EveryWorkflowCommand) {
+  auto inv = Parsed({"workflows", "list", "--group", "3"});
+  EXPECT_EQ(inv.command, Command::kWorkflowsList);
+  EXPECT_EQ(inv.group_id, 3);
+  EXPECT_EQ(Parsed({"workflows", "show", "4"}).workflow_id, 4);
+  inv = Parsed({"workflows", "create", "--file", "wf.txt", "--format", "toml", "--group", "2"});
+  EXPECT_EQ(inv.command, Command::kWorkflowsCreate);
+  EXPECT_EQ(inv.file, "wf.txt");
+  EXPECT_EQ(inv.format, FileFormat::kToml);
+  EXPECT_EQ(inv.group_id, 2);
+  EXPECT_EQ(Parsed({"workflows", "create", "wf.json"}).file, "wf.json") << "FILE, as for jobs create";
+  inv = Parsed({"workflows", "update", "4", "--file", "wf.json"});
+  EXPECT_EQ(inv.command, Command::kWorkflowsUpdate);
+  EXPECT_EQ(inv.workflow_id, 4);
+  EXPECT_EQ(inv.file, "wf.json");
+  inv = Parsed({"workflows", "delete", "4", "--yes"});
+  EXPECT_EQ(inv.command, Command::kWorkflowsDelete);
+  EXPECT_TRUE(inv.yes);
+  inv = Parsed({"workflows", "trigger", "4"});
+  EXPECT_EQ(inv.command, Command::kWorkflowsTrigger);
+  EXPECT_FALSE(inv.wait);
+  EXPECT_FALSE(inv.param);
+  EXPECT_EQ(inv.wait_timeout, 600s);
+  inv = Parsed(
+      {"workflows", "trigger", "4", "--param", "p", "--wait", "--wait-timeout", "30", "--timeout", "5"});
+  EXPECT_TRUE(inv.wait);
+  EXPECT_EQ(inv.param, "p");
+  EXPECT_EQ(inv.wait_timeout, 30s);
+  EXPECT_EQ(inv.timeout, 5s) << "--timeout stays the global answer timeout";
+  inv = Parsed({"workflows", "runs", "4", "--limit", "5"});
+  EXPECT_EQ(inv.command, Command::kWorkflowsRuns);
+  EXPECT_EQ(inv.limit, 5);
+  inv = Parsed({"workflows", "run", "9"});
+  EXPECT_EQ(inv.command, Command::kWorkflowsRun);
+  EXPECT_EQ(inv.run_id, 9);
+  EXPECT_EQ(Parsed({"workflows", "kill", "9"}).command, Command::kWorkflowsKill);
+  inv = Parsed({"workflows", "rerun", "9", "load"});
+  EXPECT_EQ(inv.command, Command::kWorkflowsRerun);
+  EXPECT_EQ(inv.run_id, 9);
+  EXPECT_EQ(inv.node_key, "load");
+}
+
 TEST(ParseCommandLine, UsageErrorsNameTheProblemAndExit2) {
   struct Case {
     std::vector<std::string> args;
@@ -154,6 +196,11 @@ TEST(ParseCommandLine, UsageErrorsNameTheProblemAndExit2) {
       {{"jobs", "bulk", "pause", "1"}, "pause"},
       {{"jobs", "bulk", "stop"}, "ID"},
       {{"jobs", "bulk", "stop", "1", "x"}, "x"},
+      {{"workflows"}, "'cronwheel workflows' needs a command: list, show"},
+      {{"workflows", "create"}, "--file is required"},
+      {{"workflows", "trigger", "4", "--wait-timeout", "30"}, "--wait"},
+      {{"workflows", "runs", "4", "--limit", "500"}, "--limit"},
+      {{"workflows", "rerun", "9"}, "NODE_KEY"},
   };
   for (const auto& c : cases) {
     const auto r = ParseCommandLine(c.args, {});
@@ -184,7 +231,18 @@ TEST(ParseCommandLine, HelpOnEveryCommandIsPrintedAndExits0) {
                                                           {"logs", "tail"},
                                                           {"logs", "list"},
                                                           {"export"},
-                                                          {"import"}};
+                                                          {"import"},
+                                                          {"workflows"},
+                                                          {"workflows", "list"},
+                                                          {"workflows", "show"},
+                                                          {"workflows", "create"},
+                                                          {"workflows", "update"},
+                                                          {"workflows", "delete"},
+                                                          {"workflows", "trigger"},
+                                                          {"workflows", "runs"},
+                                                          {"workflows", "run"},
+                                                          {"workflows", "kill"},
+                                                          {"workflows", "rerun"}};
   for (auto args : commands) {
     const auto name = args.empty() ? std::string("cronwheel") : args.back();
     args.emplace_back("--help");

@@ -506,4 +506,157 @@ TEST(PlanImport, MatchesByDescriptionAndFollowsOnConflict) {
   EXPECT_EQ((*steps)[1].existing_ids, std::vector<int>{5});
 }
 
+// A workflow as GET /api/v1/workflows returns it: extract (job `first`) -> load (job `second`).
+json ApiWorkflow(int id, const std::string& name, int first, int second) {
+  return {{"id", id},
+          {"group_id", 3},
+          {"name", name},
+          {"nodes",
+           {{{"key", "extract"}, {"job_id", first}, {"param", nullptr}},
+            {{"key", "load"}, {"job_id", second}, {"param", "{{parents.extract.output}}"}}}},
+          {"edges", {{{"from", "extract"}, {"to", "load"}, {"condition", "SUCCESS"}}}},
+          {"param", "day"},
+          {"schedule_type", "CRON"},
+          {"schedule_conf", "0 0 4 * * ?"},
+          {"time_zone", "UTC"},
+          {"misfire_strategy", "DO_NOTHING"},
+          {"enabled", true},
+          {"next_fire_ms", 1767225600000},
+          {"last_fire_ms", 0},
+          {"stop_reason", ""},
+          {"created_ms", 1},
+          {"updated_ms", 2}};
+}
+
+TEST(MakeDocument, WorkflowsNameTheirNodesJobsByDescription) {
+  std::vector<std::string> warnings;
+  Problems problems;
+  const auto doc =
+      MakeDocument(kGroup, {ApiJob(8, "a job"), ApiJob(9, "b job")},
+                   {ApiWorkflow(21, "z etl", 8, 9), ApiWorkflow(20, "a etl", 9, 8)}, warnings, problems);
+  ASSERT_TRUE(doc) << FormatProblems(problems);
+  EXPECT_TRUE(warnings.empty());
+  const auto& workflows = doc->at("workflows");
+  ASSERT_EQ(workflows.size(), 2U);
+  EXPECT_EQ(workflows[0].at("name"), "a etl") << "sorted by name";
+  EXPECT_EQ(workflows[1].dump(),
+            nlohmann::ordered_json(
+                {{"name", "z etl"},
+                 {"param", "day"},
+                 {"schedule_type", "CRON"},
+                 {"schedule_conf", "0 0 4 * * ?"},
+                 {"time_zone", "UTC"},
+                 {"misfire_strategy", "DO_NOTHING"},
+                 {"enabled", true},
+                 {"nodes",
+                  {{{"key", "extract"}, {"job", "a job"}, {"param", nullptr}},
+                   {{"key", "load"}, {"job", "b job"}, {"param", "{{parents.extract.output}}"}}}},
+                 {"edges", {{{"from", "extract"}, {"to", "load"}, {"condition", "SUCCESS"}}}}})
+                .dump())
+      << "every writable field but group_id, in order; no id, times or next fire";
+
+  // No workflows: no key, so a group without them exports the same bytes as before workflows.
+  EXPECT_FALSE(MakeDocument(kGroup, {ApiJob(8, "a job")}, {}, warnings, problems)->contains("workflows"));
+}
+
+TEST(MakeDocument, AWorkflowRunningAJobOutsideTheGroupIsLeftOutAndTwoWithOneNameCannotBeExported) {
+  std::vector<std::string> warnings;
+  Problems problems;
+  const auto doc =
+      MakeDocument(kGroup, {ApiJob(8, "a job")}, {ApiWorkflow(21, "etl", 8, 44)}, warnings, problems);
+  ASSERT_TRUE(doc);
+  EXPECT_FALSE(doc->contains("workflows")) << "none left to export";
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_THAT(warnings[0],
+              HasSubstr("workflow 21 ('etl'): node 'load' runs job 44, which is not in group 3"));
+
+  EXPECT_FALSE(MakeDocument(kGroup, {ApiJob(8, "a job")},
+                            {ApiWorkflow(21, "etl", 8, 8), ApiWorkflow(22, "etl", 8, 8)}, warnings,
+                            problems));
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_EQ(problems[0].field, "workflow 22");
+  EXPECT_THAT(problems[0].message, HasSubstr("has the name 'etl' of workflow 21"));
+}
+
+TEST(ReadDocument, WorkflowsReadBackAndImportWithTheTargetGroupsJobIds) {
+  std::vector<std::string> warnings;
+  Problems problems;
+  const auto made = MakeDocument(kGroup, {ApiJob(8, "a job"), ApiJob(9, "b job")},
+                                 {ApiWorkflow(21, "etl", 8, 9)}, warnings, problems);
+  const auto doc = ReadDocument(json::parse(made->dump()), {}, warnings, problems);
+  ASSERT_TRUE(doc) << FormatProblems(problems);
+  ASSERT_EQ(doc->workflows.size(), 1U);
+  const auto& w = doc->workflows[0];
+  EXPECT_EQ(w.name(), "etl");
+  ASSERT_EQ(w.nodes.size(), 2U);
+  EXPECT_EQ(w.nodes[0].job, "a job");
+  EXPECT_FALSE(w.nodes[0].param);
+  EXPECT_EQ(w.nodes[1].param, "{{parents.extract.output}}");
+
+  // In the target group "a job" is 108 and "b job" 109.
+  const std::map<std::string, std::vector<int>> ids = {{"a job", {108}}, {"b job", {109}}};
+  const auto body = WorkflowImportBody(w, ids, 7, false, problems);
+  ASSERT_TRUE(body) << FormatProblems(problems);
+  auto expected = ApiWorkflow(0, "etl", 108, 109);
+  for (const auto* owned : {"id", "next_fire_ms", "last_fire_ms", "stop_reason", "created_ms", "updated_ms"})
+    expected.erase(owned);
+  expected["group_id"] = 7;
+  EXPECT_EQ(*body, expected);
+  EXPECT_EQ(WorkflowImportBody(w, ids, 7, true, problems)->at("enabled"), false) << "--stopped";
+  const auto update = WorkflowImportBody(w, ids, std::nullopt, true, problems);
+  EXPECT_FALSE(update->contains("group_id"));
+  EXPECT_FALSE(update->contains("enabled")) << "an update with --stopped leaves the workflow's state alone";
+
+  EXPECT_FALSE(WorkflowImportBody(w, {{"a job", {108, 110}}}, 7, false, problems));
+  const auto text = FormatProblems(problems);
+  EXPECT_THAT(text, HasSubstr("node 'extract': its job 'a job' is ambiguous in the target group"));
+  EXPECT_THAT(text, HasSubstr("node 'load': its job 'b job' is missing in the target group"));
+}
+
+TEST(ReadDocument, WorkflowsAreCheckedFieldByField) {
+  const json doc = {
+      {"format", "cronwheel.jobs"},
+      {"version", 1},
+      {"jobs", {{{"description", "a"}, {"schedule_type", "NONE"}}}},
+      {"workflows",
+       {{{"name", "w"}, {"enabled", "yes"}, {"group_id", 3}, {"nodes", {{{"key", "x"}, {"job", "nobody"}}}}},
+        {{"name", "v"},
+         {"nodes", {{{"key", "x"}, {"job", "a"}, {"job_id", 4}}, {{"key", "x"}, {"job", "a"}, {"param", 5}}}},
+         {"edges", {{{"from", "x"}, {"to", "y"}}}}},
+        {{"name", "w"}}}}};
+  std::vector<std::string> warnings;
+  Problems problems;
+  EXPECT_FALSE(ReadDocument(doc, {}, warnings, problems));
+  const auto text = FormatProblems(problems);
+  EXPECT_THAT(text, HasSubstr("workflows[0].enabled: expected true or false"));
+  EXPECT_THAT(text, HasSubstr("workflows[0].group_id: unknown field"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("workflows[0].nodes[0].job: 'nobody' is not the description of a job in this document"));
+  EXPECT_THAT(text, HasSubstr("workflows[1].nodes[0].job_id: unknown field"));
+  EXPECT_THAT(text, HasSubstr("workflows[1].nodes[1].key: 'x' is the key of another node"));
+  EXPECT_THAT(text, HasSubstr("workflows[1].nodes[1].param: expected a string or null"));
+  EXPECT_THAT(text, HasSubstr("workflows[1].edges[0].to: 'y' is not the key of a node of this workflow"));
+  EXPECT_THAT(text, HasSubstr("workflows[2].nodes: missing"));
+  EXPECT_THAT(text, HasSubstr("workflows[2].name: 'w' is also the name of the workflow at index 0"));
+}
+
+TEST(PlanWorkflowImport, MatchesByNameLikeJobs) {
+  JobDocument doc;
+  doc.workflows.resize(2);
+  doc.workflows[0].fields["name"] = "etl";
+  doc.workflows[1].fields["name"] = "new";
+  const std::vector<json> target = {ApiWorkflow(5, "etl", 1, 2)};
+  Problems problems;
+  EXPECT_FALSE(PlanWorkflowImport(doc, target, OnConflict::kFail, problems));
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_EQ(problems[0].field, "workflows[0]");
+  EXPECT_THAT(problems[0].message, HasSubstr("'etl' exists in the target group as workflow 5"));
+  const auto steps = PlanWorkflowImport(doc, target, OnConflict::kUpdate, problems);
+  ASSERT_TRUE(steps);
+  EXPECT_EQ((*steps)[0].action, ImportStep::Action::kUpdate);
+  EXPECT_EQ((*steps)[0].existing_ids, std::vector<int>{5});
+  EXPECT_EQ((*steps)[1].action, ImportStep::Action::kCreate);
+}
+
 }  // namespace
