@@ -6,17 +6,21 @@
 // (live cron preview, an invalid expression named, the server's "required" error on the handler); start
 // it; see it fire in the logs; open a fire and see the executor's output tailed to its end; stop the job;
 // a description and output holding <script> and <img onerror> render as text (no dialog, the literal text
-// visible, no such element); a normal user created in the UI sees none of another group's jobs; log out.
+// visible, no such element); a normal user created in the UI sees none of another group's jobs; log out; a
+// workflow (a diamond of four shell jobs) built in the editor, a cycle refused on its edges, triggered, and
+// its run followed in its drawing until every node is green.
 // Then the main flow again in a browser whose language is zh-CN (time zone Asia/Shanghai): the login,
 // dashboard, a group, a job with both validation errors, start, trigger once, the fire and its output, all
-// in Chinese (the texts taken from web/i18n/*.json), dates in the browser's zone and locale; then the
-// header's language switch (in place, remembered after a reload). On every page: no message key shows,
-// none is missing, and in zh-CN no English in the menu, headings, labels and buttons. A screenshot of each
-// page goes to tests/web/screenshots/ (1280x800, some at 390x844; *-zh-CN in Chinese).
+// in Chinese (the texts taken from web/i18n/*.json), dates in the browser's zone and locale; the workflow
+// again, in Chinese; then the header's language switch (in place, remembered after a reload). On every
+// page: no message key shows, none is missing, and in zh-CN no English in the menu, headings, labels and
+// buttons. A screenshot of each page goes to tests/web/screenshots/ (1280x800, some at 390x844; *-zh-CN in
+// Chinese).
 //
 // Environment: CRONWHEEL_ADMIN_BIN, CRONWHEEL_EXECUTOR_BIN (set by ctest), CRONWHEEL_TEST_DSN (a server
-// DSN whose role may CREATE DATABASE). Bounded: a global deadline, every wait has its own; everything it
-// started is stopped in `finally`. Prints "N passed, N failed".
+// DSN whose role may CREATE DATABASE), CRONWHEEL_WEB_DIR (optional: the admin serves the console from this
+// folder, its web_dir, instead of the copy in the binary; CI leaves it unset). Bounded: a global deadline,
+// every wait has its own; everything it started is stopped in `finally`. Prints "N passed, N failed".
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
@@ -208,7 +212,7 @@ async function englishChrome(page) {
       .map((e) => e.innerText.trim()),
   );
   // {{job_id}} and the like are template fields, the same in every language.
-  return texts.filter((t) => /[A-Za-z]{2,}/.test(t.replace(/\{\{\w+\}\}/g, '').replace(SAME_IN_CHINESE, '')));
+  return texts.filter((t) => /[A-Za-z]{2,}/.test(t.replace(/\{\{[\w.]+\}\}/g, '').replace(SAME_IN_CHINESE, '')));
 }
 
 async function checkTranslated(page, lang, where, missingLogged, skipSelector) {
@@ -292,6 +296,179 @@ function shanghaiTime(ms) {
   const d = new Date(ms + 8 * 3600_000);
   const p = (n) => String(n).padStart(2, '0');
   return `${d.getUTCFullYear()}/${p(d.getUTCMonth() + 1)}/${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
+}
+
+// --- workflows: a diamond of shell jobs (a -> b, a -> c, b -> d, c -> d) built in the editor, a cycle refused
+// with the error on the edges, a run triggered from the list and followed in its drawing until every node
+// and the run show SUCCESS. The workflow and its jobs are deleted at the end (the later steps count jobs).
+async function workflowFlow(page, base, lang, seen, name, suffix) {
+  const groups = (await pageApi(page, 'GET', '/api/v1/groups')).body.items;
+  const web = groups.find((g) => g.app_name === 'web-test-app').id;
+  const jobs = {};
+  for (const key of ['a', 'b', 'c', 'd']) {
+    const created = await pageApi(page, 'POST', '/api/v1/jobs', {
+      group_id: web, description: `${lang} node ${key}`, schedule_type: 'NONE', glue_type: 'GLUE_SHELL',
+      glue_source: `echo "workflow node ${key}"\n`,
+    });
+    if (created.status !== 201) throw new Error(`cannot create the job of node ${key}: ${JSON.stringify(created.body)}`);
+    jobs[key] = created.body.id;
+  }
+
+  await page.goto(`${base}/#/workflows`);
+  await page.getByTestId('workflows-table').waitFor();
+  check((await page.locator('nav').innerText()).includes(msg(lang, 'nav.workflows')), `${lang}: the menu shows "${msg(lang, 'nav.workflows')}"`);
+  await checkTranslated(page, lang, 'workflows', seen.missing);
+  await page.getByTestId('new-workflow').click();
+  const form = page.getByTestId('workflow-form');
+  await form.waitFor();
+  await form.locator('input[name=name]').fill(name);
+  await form.locator('select[name=group_id]').selectOption({ label: msg(lang, 'common.groupOption', { title: 'Web test', app: 'web-test-app' }) });
+  for (const [i, key] of ['a', 'b', 'c', 'd'].entries()) {
+    await page.getByTestId('add-node').click();
+    await form.locator(`input[name=node-key-${i}]`).fill(key);
+    await form.locator(`select[name=node-job-${i}] option[value="${jobs[key]}"]`).waitFor({ state: 'attached' });
+    await form.locator(`select[name=node-job-${i}]`).selectOption(String(jobs[key]));
+  }
+  await form.locator('input[name=node-param-3]').fill('<script>alert("param")</script>');
+  const edges = [['a', 'b', 'SUCCESS'], ['a', 'c', 'SUCCESS'], ['b', 'd', 'ALWAYS'], ['c', 'd', 'SUCCESS'], ['d', 'a', 'SUCCESS']];
+  for (const [i, [from, to, condition]] of edges.entries()) {
+    await page.getByTestId('add-edge').click();
+    await form.locator(`select[name=edge-from-${i}]`).selectOption(from);
+    await form.locator(`select[name=edge-to-${i}]`).selectOption(to);
+    await form.locator(`select[name=edge-condition-${i}]`).selectOption(condition);
+  }
+  const graph = form.getByTestId('workflow-graph');
+  await until('the drawing of 4 nodes and 5 edges', async () =>
+    (await graph.locator('[data-testid=wf-node]').count()) === 4 && (await graph.locator('[data-testid=wf-edge]').count()) === 5, 10_000);
+  check(true, `${lang}: the editor draws the graph as it is typed (4 nodes, 5 edges)`);
+  // d -> a closes a cycle: refused, the error shown on the edges, nothing saved.
+  await page.getByTestId('save-workflow').click();
+  const edgesError = form.getByTestId('edges-error');
+  await edgesError.waitFor();
+  const cyclePattern = new RegExp(`^${msg(lang, 'workflow.error.cycle', { cycle: '\u0000' }).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace('\u0000', '(.+)')}$`);
+  const cycleText = (await edgesError.innerText()).trim();
+  check(cyclePattern.test(cycleText) && /a -> .*a$/.test(cycleText.match(cyclePattern)[1]), `${lang}: the cycle d -> a is refused, shown on the edges (${cycleText})`);
+  check((await page.getByTestId('error-banner').innerText()).includes(msg(lang, 'error.fields')), `${lang}: the error banner leads with "${msg(lang, 'error.fields')}"`);
+  check((await pageApi(page, 'GET', '/api/v1/workflows')).body.items.every((w) => w.name !== name), `${lang}: the workflow with a cycle is not saved`);
+  await checkTranslated(page, lang, 'workflow form', seen.missing);
+  await shot(page, `workflow-cycle${suffix}`);
+  await form.locator('button[name=edge-remove-4]').click();
+  await shot(page, `workflow-form${suffix}`);
+  await page.getByTestId('save-workflow').click();
+  await page.waitForURL(/#\/workflows\/\d+$/);
+  const workflowId = Number(page.url().match(/#\/workflows\/(\d+)$/)[1]);
+  await page.getByText(msg(lang, 'workflow.created', { id: workflowId })).waitFor();
+  const saved = (await pageApi(page, 'GET', `/api/v1/workflows/${workflowId}`)).body;
+  check(saved.name === name && saved.nodes.length === 4 && saved.edges.length === 4 && saved.nodes[3].param === '<script>alert("param")</script>'
+    && JSON.stringify(saved.edges.map((e) => `${e.from}${e.to}${e.condition[0]}`)) === '["abS","acS","bdA","cdS"]',
+  `${lang}: workflow ${workflowId} is saved as drawn (${saved.nodes.length} nodes, ${saved.edges.length} edges)`);
+  // Edited: a node's parameter changed and saved in place.
+  await form.locator('input[name=node-param-2]').fill('from the editor');
+  await page.getByTestId('save-workflow').click();
+  await page.getByText(msg(lang, 'common.saved')).waitFor();
+  check((await pageApi(page, 'GET', `/api/v1/workflows/${workflowId}`)).body.nodes[2].param === 'from the editor', `${lang}: an edit of the workflow is saved`);
+
+  // Trigger it from the list; open the run; follow it to the end.
+  await page.goto(`${base}/#/workflows`);
+  const row = page.locator(`tr[data-workflow-id="${workflowId}"]`);
+  await row.waitFor();
+  check(await row.getByText(name, { exact: true }).isVisible(), `${lang}: the workflow's name is shown as text in the list`);
+  await shot(page, `workflows${suffix}`);
+  await row.getByRole('button', { name: msg(lang, 'workflows.trigger'), exact: true }).click();
+  const dialog = page.getByTestId('workflow-trigger');
+  await dialog.waitFor();
+  await checkTranslated(page, lang, 'workflow trigger dialog', seen.missing);
+  await page.getByTestId('workflow-trigger-submit').click();
+  await page.getByTestId('open-run').click();
+  await page.waitForURL(/#\/workflow-runs\/\d+$/);
+  const runId = Number(page.url().match(/#\/workflow-runs\/(\d+)$/)[1]);
+  const nodes = page.locator('[data-testid=workflow-graph] [data-testid=wf-node]');
+  await until(`every node of run ${runId} to succeed`, async () => {
+    const states = await nodes.evaluateAll((els) => els.map((e) => e.getAttribute('data-state')));
+    return states.length === 4 && states.every((s) => s === 'SUCCESS')
+      && (await page.getByTestId('run-state').getAttribute('data-state')) === 'SUCCESS';
+  }, 60_000, 300);
+  const drawn = await nodes.evaluateAll((els) => els.map((e) => ({
+    key: e.getAttribute('data-key'),
+    state: e.querySelector('[data-testid=wf-node-state]').textContent,
+    fill: getComputedStyle(e.querySelector('rect')).fill,
+    box: (({ x, y, width, height }) => ({ x, y, width, height }))(e.getBoundingClientRect()),
+  })));
+  check(drawn.every((n) => n.state === msg(lang, 'enum.workflowNode.SUCCESS') && n.fill === 'rgb(220, 252, 231)'),
+    `${lang}: run ${runId}: every node is drawn green, "${msg(lang, 'enum.workflowNode.SUCCESS')}" (${JSON.stringify(drawn.map((n) => [n.key, n.state, n.fill]))})`);
+  const overlap = (p, q) => p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height && q.y < p.y + p.height;
+  check(drawn.every((p, i) => drawn.every((q, j) => i === j || !overlap(p.box, q.box))), `${lang}: no two nodes overlap in the drawing`);
+  const top = Object.fromEntries(drawn.map((n) => [n.key, n.box.y]));
+  check(top.a < top.b && top.a < top.c && top.b < top.d && top.c < top.d, `${lang}: the drawing goes down the edges (a above b and c, above d)`);
+  check((await page.locator('[data-testid=wf-edge][data-condition=ALWAYS] text').textContent()) === msg(lang, 'enum.edgeCondition.ALWAYS'),
+    `${lang}: the ALWAYS edge is labelled "${msg(lang, 'enum.edgeCondition.ALWAYS')}"`);
+  check((await page.getByTestId('run-state').innerText()) === msg(lang, 'enum.workflowRun.SUCCESS'), `${lang}: the run shows "${msg(lang, 'enum.workflowRun.SUCCESS')}"`);
+  check((await page.getByRole('button', { name: msg(lang, 'workflowRun.kill') }).count()) === 0 && (await page.getByTestId('rerun-node').count()) === 0,
+    `${lang}: an ended, successful run offers neither kill nor re-run`);
+  await checkTranslated(page, lang, 'workflow run', seen.missing);
+  await shot(page, `workflow-run${suffix}`);
+  // A node links to its fire's log.
+  const run = (await pageApi(page, 'GET', `/api/v1/workflow-runs/${runId}`)).body;
+  const d = run.nodes.find((n) => n.key === 'd');
+  const link = page.locator('[data-testid=workflow-graph] a', { has: page.locator('[data-key=d]') });
+  check((await link.getAttribute('href')) === `#/logs/${d.log_ids[d.log_ids.length - 1]}`, `${lang}: node d links to its fire's log (${await link.getAttribute('href')})`);
+  await link.click();
+  await until("node d's output", async () => (await page.getByTestId('log-output').innerText()).includes('workflow node d'), 20_000);
+  check(true, `${lang}: a click on node d opens its fire, with its output`);
+  // The workflow's runs.
+  await page.goto(`${base}/#/workflows/${workflowId}/runs`);
+  const runRow = page.locator(`[data-testid=workflow-runs-table] tr[data-run-id="${runId}"]`);
+  await runRow.waitFor();
+  check((await runRow.getAttribute('data-state')) === 'SUCCESS' && (await runRow.innerText()).includes(msg(lang, 'enum.trigger.MANUAL')),
+    `${lang}: the runs list shows run ${runId}, ${msg(lang, 'enum.workflowRun.SUCCESS')}, ${msg(lang, 'enum.trigger.MANUAL')}`);
+  await checkTranslated(page, lang, 'workflow runs', seen.missing);
+  await shot(page, `workflow-runs${suffix}`);
+
+  check((await pageApi(page, 'DELETE', `/api/v1/workflows/${workflowId}`)).status === 200, `${lang}: workflow ${workflowId} is deleted`);
+  for (const id of Object.values(jobs)) await pageApi(page, 'DELETE', `/api/v1/jobs/${id}`);
+  if (lang === 'en') await workflowKillRerun(page, base, lang, web);
+}
+
+// A run with a node that fails (red) beside one that sleeps (blue): killed from its page, then the failed
+// node re-run once the run has ended.
+async function workflowKillRerun(page, base, lang, group) {
+  const job = async (description, source) =>
+    (await pageApi(page, 'POST', '/api/v1/jobs', { group_id: group, description, schedule_type: 'NONE', glue_type: 'GLUE_SHELL', glue_source: source })).body.id;
+  const failing = await job('fails', 'echo "about to fail"\nexit 3\n');
+  const sleeping = await job('sleeps', 'sleep 30\n');
+  const created = await pageApi(page, 'POST', '/api/v1/workflows', {
+    group_id: group, name: 'Kill and re-run', nodes: [{ key: 'fails', job_id: failing }, { key: 'sleeps', job_id: sleeping }],
+  });
+  check(created.status === 201, `${lang}: a workflow of a failing and a sleeping job (${created.status})`);
+  const runId = (await pageApi(page, 'POST', `/api/v1/workflows/${created.body.id}/trigger`, {})).body.run_id;
+  await page.goto(`${base}/#/workflow-runs/${runId}`);
+  const node = (key) => page.locator(`[data-testid=workflow-graph] [data-testid=wf-node][data-key=${key}]`);
+  await until('node fails to fail while node sleeps runs', async () =>
+    (await node('fails').getAttribute('data-state')) === 'FAILED' && (await node('sleeps').getAttribute('data-state')) === 'RUNNING', 30_000, 300);
+  const fill = (key) => node(key).locator('rect').evaluate((e) => getComputedStyle(e).fill);
+  check((await fill('fails')) === 'rgb(254, 226, 226)' && (await fill('sleeps')) === 'rgb(219, 234, 254)',
+    `${lang}: a failed node is drawn red, a running one blue (${await fill('fails')}, ${await fill('sleeps')})`);
+  check((await page.getByTestId('rerun-node').count()) === 0, `${lang}: no re-run while the run is running`);
+  await shot(page, 'workflow-run-failed');
+  const kill = page.getByRole('button', { name: msg(lang, 'workflowRun.kill') });
+  await kill.click();
+  await page.getByRole('button', { name: msg(lang, 'logs.killConfirm') }).click();
+  await until('the run to be killed', async () => (await page.getByTestId('run-state').getAttribute('data-state')) === 'KILLED', 30_000, 300);
+  check((await node('sleeps').getAttribute('data-state')) === 'KILLED' && (await page.getByText(msg(lang, 'workflowRun.killed', { id: runId })).count()) === 1,
+    `${lang}: Kill ends the run and its running node (${await node('sleeps').getAttribute('data-state')})`);
+  const rerun = page.locator('[data-testid=run-nodes] tr[data-node-key=fails] [data-testid=rerun-node]');
+  await rerun.click();
+  await page.getByText(msg(lang, 'workflowRun.rerunStarted', { key: 'fails' })).waitFor();
+  await until('the re-run node to fail again', async () => {
+    const r = (await pageApi(page, 'GET', `/api/v1/workflow-runs/${runId}`)).body;
+    const n = r.nodes.find((x) => x.key === 'fails');
+    return r.state !== 'RUNNING' && n.state === 'FAILED' && n.log_ids.length === 2;
+  }, 30_000, 300);
+  await until('the page to show the second fire', async () =>
+    (await page.locator('[data-testid=run-nodes] tr[data-node-key=fails] a[href^="#/logs/"]').count()) === 2, 10_000);
+  check(true, `${lang}: re-running the failed node fires its job again (two fires listed)`);
+  await pageApi(page, 'DELETE', `/api/v1/workflows/${created.body.id}`);
+  for (const id of [failing, sleeping]) await pageApi(page, 'DELETE', `/api/v1/jobs/${id}`);
 }
 
 async function englishScenario(context, base, adminPassword, executorPort) {
@@ -518,6 +695,8 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   await page.goto(`${base}/#/jobs`);
   await page.getByText('Warm the product cache').waitFor();
   await shot(page, 'jobs-overview');
+
+  await workflowFlow(page, base, lang, seen, `Diamond <script>alert('wf')</script>`, '');
 
   check(seen.dialogs.length === 0, `en: no dialog was opened (${JSON.stringify(seen.dialogs)})`);
   check(seen.errors.length === 0, `en: no script error on the pages (${JSON.stringify(seen.errors)})`);
@@ -826,6 +1005,8 @@ async function chineseScenario(context, base, adminPassword) {
   await page.getByText(msg(lang, 'account.differ')).waitFor();
   check(true, `zh-CN: two different new passwords are refused with "${msg(lang, 'account.differ')}"`);
 
+  await workflowFlow(page, base, lang, seen, '菱形工作流', '-zh-CN');
+
   // The language switch: applied without a reload, remembered after one, and back.
   await page.goto(`${base}/#/jobs`);
   await page.getByTestId('jobs-table').waitFor();
@@ -872,6 +1053,9 @@ async function scenario() {
     CRONWHEEL_DB_POOL_SIZE: '8',
     CRONWHEEL_FAST_POOL_THREADS: '8',
     CRONWHEEL_SLOW_POOL_THREADS: '4',
+    // The console from a folder (web_dir) instead of the copy in the binary: a change to web/ is tested
+    // without a build. Unset (CI): the embedded copy.
+    ...(process.env.CRONWHEEL_WEB_DIR ? { CRONWHEEL_WEB_DIR: path.resolve(process.env.CRONWHEEL_WEB_DIR) } : {}),
   });
   await until('the admin to answer /api/v1/health', async () => (await fetch(`${base}/api/v1/health`)).ok, 30_000);
   startProcess('executor', executorBin, ['--listen', `127.0.0.1:${executorPort}`], {

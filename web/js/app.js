@@ -16,11 +16,15 @@ import { AuditPage } from './pages/audit.js';
 import { AccountPage } from './pages/account.js';
 import { AlertsPage } from './pages/alerts.js';
 import { CalendarsPage } from './pages/calendars.js';
+import { WorkflowRunsPage, WorkflowsPage } from './pages/workflows.js';
+import { WorkflowFormPage } from './pages/workflow_form.js';
+import { WorkflowRunPage } from './pages/workflow_run.js';
 
 // [path, message key, admins only]
 const NAV = [
   ['/', 'nav.dashboard', false],
   ['/jobs', 'nav.jobs', false],
+  ['/workflows', 'nav.workflows', false],
   ['/logs', 'nav.logs', false],
   ['/groups', 'nav.groups', false],
   ['/alerts', 'nav.alerts', true],
@@ -31,13 +35,18 @@ const NAV = [
 ];
 
 function Page({ route, user }) {
-  const [first, second] = route.parts;
+  const [first, second, third] = route.parts;
   const props = { route, user };
   switch (first) {
     case undefined:
       return html`<${DashboardPage} ...${props} />`;
     case 'jobs':
       return second ? html`<${JobFormPage} ...${props} id=${second} />` : html`<${JobsPage} ...${props} />`;
+    case 'workflows':
+      if (second && third === 'runs') return html`<${WorkflowRunsPage} ...${props} id=${second} />`;
+      return second ? html`<${WorkflowFormPage} ...${props} id=${second} />` : html`<${WorkflowsPage} ...${props} />`;
+    case 'workflow-runs':
+      return second ? html`<${WorkflowRunPage} ...${props} id=${second} />` : html`<${WorkflowsPage} ...${props} />`;
     case 'logs':
       return second ? html`<${LogDetailPage} ...${props} id=${second} />` : html`<${LogsPage} ...${props} />`;
     case 'groups':
@@ -99,7 +108,8 @@ function App() {
     navigate('/');
   };
   const admin = user.role === 'ADMIN';
-  const current = `/${route.parts[0] || ''}`;
+  // A workflow's run belongs to the workflows' entry of the menu.
+  const current = route.parts[0] === 'workflow-runs' ? '/workflows' : `/${route.parts[0] || ''}`;
   return html`<div class="shell">
     <header class="topbar">
       <button class="menu-toggle" type="button" aria-label=${t('app.menu')} aria-expanded=${menuOpen} onClick=${() => setMenuOpen(!menuOpen)}>☰</button>

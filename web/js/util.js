@@ -64,6 +64,10 @@ export const GLUE_TYPES = [
 export const LOG_STATUSES = ['PENDING', 'RUNNING', 'SUCCESS', 'FAILED', 'SKIPPED'];
 export const ADDRESS_TYPES = ['AUTO', 'MANUAL'];
 export const ROLES = ['USER', 'ADMIN'];
+// Workflows (a DAG of jobs): the schedules a workflow may have (no FIX_DELAY: its runs may overlap) and its
+// edges' conditions.
+export const WORKFLOW_SCHEDULE_TYPES = ['CRON', 'FIX_RATE', 'NONE'];
+export const EDGE_CONDITIONS = ['SUCCESS', 'FAILURE', 'ALWAYS'];
 
 // <Select> options for protocol words: the value kept as it is, its translated label next to it
 // ("ROUND — round robin", "轮询（ROUND）"); `prefix` names the labels ("enum.route").
