@@ -378,6 +378,24 @@ class BadInputE2E : public ::testing::Test {
                   json{{"name", "bad input"}, {"days", {"2026-12-25"}}}.dump());
     ASSERT_EQ(r.status, 201) << r.body;
     ids_["calendar"] = r.Json()->at("id").get<std::int64_t>();
+    // A workflow over the job, and an ended run of it (written directly: a triggered one would run the job).
+    r = http.Send("POST", "/api/v1/workflows", as_admin,
+                  json{{"group_id", ids_["group"]},
+                       {"name", "bad input"},
+                       {"nodes", {{{"key", "a"}, {"job_id", ids_["job"]}}}}}
+                      .dump());
+    ASSERT_EQ(r.status, 201) << r.body;
+    ids_["workflow"] = r.Json()->at("id").get<std::int64_t>();
+    ids_["workflow_run"] =
+        cluster_->Scalar(fmt::format("WITH r AS (INSERT INTO workflow_run (workflow_id, group_id, "
+                                     "trigger_type, scheduled_ms, graph, state,"
+                                     " start_ms, end_ms) SELECT id, group_id, 'MANUAL', 1, "
+                                     "jsonb_build_object('nodes', nodes, 'edges', edges),"
+                                     " 'FAILED', 1, 2 FROM workflow WHERE id = {} RETURNING id),"
+                                     " n AS (INSERT INTO workflow_run_node (run_id, key, job_id, state) "
+                                     "SELECT id, 'a', {}, 'FAILED' FROM r)"
+                                     " SELECT id FROM r",
+                                     ids_["workflow"], ids_["job"]));
     // A finished fire (accepted by the executor, succeeded): its output comes from the executor.
     const auto now = Cluster::NowMs();
     ids_["log"] = cluster_->Scalar(fmt::format(
@@ -568,7 +586,9 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
                                                           {"/api/v1/users/", "user"},
                                                           {"/api/v1/tokens/", "token"},
                                                           {"/api/v1/alert-channels/", "channel"},
-                                                          {"/api/v1/calendars/", "calendar"}}) {
+                                                          {"/api/v1/calendars/", "calendar"},
+                                                          {"/api/v1/workflows/", "workflow"},
+                                                          {"/api/v1/workflow-runs/", "workflow_run"}}) {
       if (path.starts_with(prefix)) return name;
     }
     return std::string();
@@ -631,6 +651,20 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
     if (r.schema == "CalendarInput") {
       return update ? json::object() : json{{"name", "bad-input-calendar"}, {"days", {"2026-12-25"}}};
     }
+    // A request that got through would be a new workflow, or change the test's one.
+    if (r.schema == "WorkflowInput") {
+      json w{{"schedule_type", "CRON"}, {"schedule_conf", "0 0 * * * ?"}, {"time_zone", "UTC"}};
+      if (!update) {
+        w.update({{"group_id", ids_["group"]},
+                  {"name", "bad-input-workflow"},
+                  {"nodes", {{{"key", "a"}, {"job_id", ids_["job"]}}}},
+                  {"edges", json::array()},
+                  {"enabled", false}});
+      }
+      return w;
+    }
+    // A request that got through would be a new run.
+    if (r.schema == "WorkflowTriggerRequest") return {{"param", "p"}};
     if (r.schema == "LogClear") return {{"older_than_days", 36500}, {"job_id", ids_["job"]}};
     ADD_FAILURE() << "no valid base body for schema " << r.schema << ": add one";
     return json::object();
