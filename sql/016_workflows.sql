@@ -53,8 +53,14 @@ CREATE TABLE workflow_run (
     start_ms      BIGINT  NOT NULL,
     end_ms        BIGINT  NOT NULL DEFAULT 0,
     note          TEXT    NOT NULL DEFAULT '',         -- why it ended so (killed by whom, a misfire)
-    created_by    TEXT    NOT NULL DEFAULT ''
+    created_by    TEXT    NOT NULL DEFAULT '',
+    -- The alarm of a FAILED run to its group's alert channels: 0 none due, 1 waiting for the failure
+    -- monitor, 2 sent, 3 failed or nothing to send it to, 4 being sent since alarm_ms (an admin that dies
+    -- while sending leaves it: taken again 10 minutes later).
+    alarm_status  SMALLINT NOT NULL DEFAULT 0 CONSTRAINT workflow_run_alarm_status_ck CHECK (alarm_status BETWEEN 0 AND 4),
+    alarm_ms      BIGINT  NOT NULL DEFAULT 0
 );
+CREATE INDEX workflow_run_alarm_idx ON workflow_run (id) WHERE alarm_status IN (1, 4);
 CREATE UNIQUE INDEX workflow_run_scheduled_uq ON workflow_run (workflow_id, scheduled_ms)
     WHERE trigger_type IN ('CRON', 'MISFIRE');
 CREATE INDEX workflow_run_workflow_idx ON workflow_run (workflow_id, id DESC);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "admin/results/alarm.hpp"
+#include "admin/results/failure_monitor.hpp"
 #include "admin/schedule/scan_planner.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
@@ -101,6 +103,16 @@ class WorkflowPg : public cwtest::PgFixture {
 };
 
 constexpr auto kS = EdgeCondition::kSuccess;
+
+class RecordingAlarms final : public AlarmSender {
+ public:
+  AlarmOutcome Send(const AlarmEvent& e) override {
+    events.push_back(e);
+    if (e.channels.empty()) return {};
+    return {.attempted = true, .ok = true, .message = "sent"};
+  }
+  std::vector<AlarmEvent> events;
+};
 
 TEST_F(WorkflowPg, TwoAdminsFinishingAFanInsLastParentsAtOnceStartItOnceWithTheirResults) {
   for (int round = 0; round < 8; ++round) {
@@ -242,6 +254,52 @@ TEST_F(WorkflowPg, AScheduledInstantHasOneRunWhoeverScansItAndBadGraphsAreRefuse
   const auto refused = workflows_->Create(bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().fields.at(0).field, "nodes[1].job_id");
+}
+
+TEST_F(WorkflowPg, AFailedRunIsAlarmedOnceToItsGroupsChannelsAndRetentionDropsEndedRuns) {
+  const int channel = Count(
+      "INSERT INTO alert_channel (name, kind, target, created_ms, updated_ms)"
+      " VALUES ('team', 'EMAIL', 'team@example.com', 0, 0) RETURNING id");
+  Exec(fmt::format("UPDATE job_group SET alert_channel_ids = '{{{}}}' WHERE id = {}", channel, group_));
+  const int a = AddNodeJob();
+  const int b = AddNodeJob();
+  const int wf = AddWorkflow({a, b}, {{"a", "b", kS}});
+  auto run = workflows_->Trigger(wf, false, std::nullopt, "tester", "node-a");
+  ASSERT_TRUE(run.ok());
+  RecordingAlarms alarms;
+  FailureMonitor monitor({.node_id = "node-a"}, clock_, *results_, alarms,
+                         [](const Fire&, std::chrono::milliseconds) {});
+  // a fails for good (no retries): the failure monitor ends the node, the run fails, and its alarm is due.
+  EXPECT_TRUE(Callback(run->fires.at(0).log_id, 500).children.empty());
+  auto round = monitor.RunOnce();
+  EXPECT_EQ(RunState(run->run_id), "FAILED");
+  // The fire's own alarm (its job has no channel) and the run's, in the same round or the next.
+  round = monitor.RunOnce();
+  std::vector<AlarmEvent> run_alarms;
+  for (const auto& e : alarms.events)
+    if (e.event == "workflow_run_failed") run_alarms.push_back(e);
+  ASSERT_EQ(run_alarms.size(), 1u);
+  EXPECT_EQ(run_alarms[0].log_id, run->run_id);
+  EXPECT_EQ(run_alarms[0].workflow_id, wf);
+  ASSERT_EQ(run_alarms[0].channels.size(), 1u);
+  EXPECT_EQ(run_alarms[0].channels[0].target, "team@example.com");
+  EXPECT_THAT(run_alarms[0].handle_msg, ::testing::HasSubstr("a FAILED (fire"));
+  EXPECT_THAT(DefaultAlarmSender::Describe(run_alarms[0]), ::testing::HasSubstr("workflow"));
+  EXPECT_EQ(Count(fmt::format("SELECT alarm_status FROM workflow_run WHERE id = {}", run->run_id)), 2);
+  EXPECT_THAT(workflows_->GetRun(run->run_id)->note, ::testing::HasSubstr("alarm: sent"));
+  monitor.RunOnce();
+  std::size_t again = 0;
+  for (const auto& e : alarms.events)
+    again += e.event == "workflow_run_failed" ? 1 : 0;
+  EXPECT_EQ(again, 1u) << "alarmed once";
+
+  // Retention: an ended run older than the cutoff goes; a running one stays.
+  auto running = workflows_->Trigger(wf, false, std::nullopt, "tester", "node-a");
+  ASSERT_TRUE(running.ok());
+  const auto dropped = results_->DropFiresBefore(kT0 + 1, 100);
+  EXPECT_EQ(dropped.workflow_runs, 1);
+  EXPECT_FALSE(workflows_->GetRun(run->run_id));
+  EXPECT_TRUE(workflows_->GetRun(running->run_id));
 }
 
 }  // namespace

@@ -166,7 +166,15 @@ struct AdminApp::Parts {
                                        clock_, [this] { report.RunOnce(); }));
     tasks.push_back(std::make_unique<PeriodicTask>(
         PeriodicTask::Settings{.name = "metrics refresher", .interval = std::chrono::seconds(15)}, clock_,
-        [this] { metrics.jobs_enabled.Set(static_cast<double>(console_store.EnabledJobs())); }));
+        [this] {
+          metrics.jobs_enabled.Set(static_cast<double>(console_store.EnabledJobs()));
+          const auto runs = console_store.WorkflowRunsByState(clock_.NowMs() - std::int64_t{86'400'000});
+          for (const char* state : {"RUNNING", "SUCCESS", "FAILED", "KILLED", "SKIPPED"}) {
+            const auto it = runs.find(state);
+            metrics.workflow_runs.Labels({state}).Set(it == runs.end() ? 0.0
+                                                                       : static_cast<double>(it->second));
+          }
+        }));
   }
 
   // The gauges read at scrape time, once every part they read exists.

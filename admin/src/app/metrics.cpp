@@ -109,7 +109,14 @@ AdminMetrics::AdminMetrics(Registry& r)
       alarms_sent(alarms.Labels({"sent"})),
       alarms_failed(alarms.Labels({"failed"})),
       jobs_enabled(
-          r.AddGauge("cronwheel_jobs_enabled", "Enabled jobs in the cluster (read every 15 s).").Labels({})) {
+          r.AddGauge("cronwheel_jobs_enabled", "Enabled jobs in the cluster (read every 15 s).").Labels({})),
+      workflow_runs(
+          r.AddGauge("cronwheel_workflow_runs",
+                     "Workflow runs of the cluster started in the last 24 hours, by state: RUNNING, "
+                     "SUCCESS, FAILED, KILLED, SKIPPED (read every 15 s).",
+                     {"state"})) {
+  for (const char* state : {"RUNNING", "SUCCESS", "FAILED", "KILLED", "SKIPPED"})
+    workflow_runs.Labels({state});
   for (const char* kind : {"registry", "remove"}) {
     for (const char* result : {"ok", "refused", "invalid"})
       registrations.Labels({kind, result});

@@ -46,6 +46,10 @@ std::size_t ReadUpload(char* buffer, std::size_t size, std::size_t count, void* 
 
 // The alarm's one-line summary: the e-mail subject, the `title` field.
 std::string Title(const AlarmEvent& e) {
+  if (e.event == "workflow_run_failed") {
+    return fmt::format("cronwheel: workflow {} ({}) run {} failed", e.workflow_id, e.job_description,
+                       e.log_id);
+  }
   return fmt::format("cronwheel: job {} ({}) {}", e.job_id, e.job_description,
                      e.event == "job_recovered"  ? "recovered"
                      : e.event == "fire_skipped" ? "missed its schedule (misfire)"
@@ -71,6 +75,13 @@ DefaultAlarmSender::DefaultAlarmSender(ringwheel::Clock& clock, Settings setting
 }
 
 std::string DefaultAlarmSender::Describe(const AlarmEvent& e) {
+  if (e.event == "workflow_run_failed") {
+    return fmt::format(
+        "cronwheel alarm: workflow {} ({}) run {} failed\n\nGroup: {}\nRun: {} ({}), scheduled "
+        "{}\n{}\n\n{}\n",
+        e.workflow_id, e.job_description, e.log_id, e.app_name, e.log_id, e.trigger_type,
+        FormatUtc(e.scheduled_ms), e.handle_msg, e.trigger_msg);
+  }
   if (e.event == "job_recovered") {
     return fmt::format(
         "cronwheel: job {} ({}) recovered\n\nGroup: {}\nFire: {} ({}), scheduled {}, succeeded after {} "

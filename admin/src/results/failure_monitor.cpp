@@ -152,7 +152,39 @@ FailureMonitor::Round FailureMonitor::RunOnce() {
     deliveries.push_back(std::move(d));
   }
   store_.FinishAlerts(deliveries, now);
+  AlarmFailedRuns(now, round);
   return round;
+}
+
+void FailureMonitor::AlarmFailedRuns(std::int64_t now, Round& round) {
+  std::vector<RunAlarmDone> done;
+  for (const auto& a : store_.ClaimRunAlarms(now, settings_.batch)) {
+    AlarmEvent event{.event = "workflow_run_failed",
+                     .log_id = a.run_id,
+                     .job_description = a.workflow_name,
+                     .app_name = a.app_name,
+                     .trigger_type = a.trigger_type,
+                     .scheduled_ms = a.scheduled_ms,
+                     .trigger_msg = a.note,
+                     .handle_code = 500,
+                     .handle_msg = "failed nodes: " + (a.failed_nodes.empty() ? "none" : a.failed_nodes),
+                     .workflow_id = a.workflow_id};
+    // The group's channels that alert failures (their rule's FAILED); each run's failure is alerted once.
+    for (const auto& c : a.channels) {
+      if (std::find(c.events.begin(), c.events.end(), kAlertFailed) != c.events.end())
+        event.channels.push_back(c);
+    }
+    RunAlarmDone d{
+        .run_id = a.run_id, .status = 3, .note = "alarm: no alert channel of the group alerts FAILED"};
+    if (!event.channels.empty()) {
+      const auto outcome = alarms_.Send(event);
+      d.status = outcome.ok ? 2 : 3;
+      d.note = "alarm: " + outcome.message;
+      (outcome.ok ? round.alarms_sent : round.alarms_failed)++;
+    }
+    done.push_back(std::move(d));
+  }
+  store_.FinishRunAlarms(done);
 }
 
 void FailureMonitor::Alarm(const FailedFire& f, std::int64_t now, AlarmStatus& status,

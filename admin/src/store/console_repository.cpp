@@ -51,6 +51,18 @@ std::int64_t ConsoleRepository::EnabledJobs() {
   });
 }
 
+std::map<std::string, std::int64_t> ConsoleRepository::WorkflowRunsByState(std::int64_t since_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::map<std::string, std::int64_t> out;
+    for (const auto& r : tx.exec_params(
+             R"sql(SELECT state, count(*) FROM workflow_run WHERE start_ms >= $1 GROUP BY state)sql",
+             since_ms))
+      out[r[0].as<std::string>()] = r[1].as<std::int64_t>();
+    return out;
+  });
+}
+
 DashboardCounts ConsoleRepository::Dashboard(int days, const std::optional<std::vector<int>>& group_ids) {
   const auto today = StartOfUtcDay(clock_.NowMs());
   const auto first = today - static_cast<std::int64_t>(days - 1) * kDayMs;

@@ -1,10 +1,14 @@
 #include "admin/store/pg_result_store.hpp"
 
+#include <fmt/format.h>
+
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "admin/store/fire_log.hpp"
 #include "admin/store/log_partitions.hpp"
+#include "cronwheel/json.hpp"
 #include "store/alert_channel_table.hpp"
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
@@ -229,10 +233,81 @@ void PgResultStore::UpdateReport(std::int64_t now_ms, int days) {
   });
 }
 
+std::vector<RunAlarm> PgResultStore::ClaimRunAlarms(std::int64_t now_ms, int limit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    std::vector<RunAlarm> out;
+    for (const auto& r :
+         tx.exec_params(fmt::format(R"sql(
+           WITH pick AS (
+             SELECT id FROM workflow_run
+              WHERE alarm_status = 1 OR (alarm_status = 4 AND alarm_ms < $1::bigint - 600000)
+              ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED),
+           r AS (
+             UPDATE workflow_run w SET alarm_status = 4, alarm_ms = $1 FROM pick WHERE w.id = pick.id
+             RETURNING w.id, w.workflow_id, w.group_id, w.trigger_type, w.scheduled_ms, w.note)
+           SELECT r.*, w.name, g.app_name,
+                  (SELECT string_agg(n.key || ' ' || n.state ||
+                                     coalesce(' (fire ' || n.log_ids[cardinality(n.log_ids)] || ')', ''),
+                                     ', ' ORDER BY n.key)
+                     FROM workflow_run_node n WHERE n.run_id = r.id AND n.state IN ('FAILED', 'KILLED'))
+                    AS failed_nodes,
+                  {} AS alert_channels
+             FROM r JOIN workflow w ON w.id = r.workflow_id LEFT JOIN job_group g ON g.id = r.group_id
+            ORDER BY r.id
+         )sql",
+                                    alert_channel_table::JsonOf("coalesce(g.alert_channel_ids, '{}')")),
+                        now_ms, limit)) {
+      out.push_back(
+          {.run_id = r["id"].as<std::int64_t>(),
+           .workflow_id = r["workflow_id"].as<int>(),
+           .workflow_name = r["name"].as<std::string>(),
+           .app_name = r["app_name"].is_null() ? std::string() : r["app_name"].as<std::string>(),
+           .trigger_type = r["trigger_type"].as<std::string>(),
+           .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
+           .note = r["note"].as<std::string>(),
+           .failed_nodes = r["failed_nodes"].is_null() ? std::string() : r["failed_nodes"].as<std::string>(),
+           .channels = alert_channel_table::FromJson(r["alert_channels"].c_str())});
+    }
+    tx.commit();
+    return out;
+  });
+}
+
+void PgResultStore::FinishRunAlarms(std::span<const RunAlarmDone> done) {
+  if (done.empty()) return;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& d : done)
+    rows.push_back({{"i", d.run_id}, {"s", d.status}, {"n", d.note}});
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(
+      UPDATE workflow_run w
+         SET alarm_status = v.s, note = CASE WHEN w.note = '' THEN v.n ELSE w.note || E'\n' || v.n END
+        FROM json_to_recordset($1::json) AS v(i bigint, s int, n text)
+       WHERE w.id = v.i AND w.alarm_status = 4
+    )sql",
+                   DumpLossy(rows));
+    tx.commit();
+  });
+}
+
 RetentionOutcome PgResultStore::DropFiresBefore(std::int64_t cutoff_ms, int batch) {
   const auto dropped = WithConnection(
       pool_, [&](pqxx::connection& conn) { return log_partitions::DropBefore(conn, cutoff_ms, batch); });
-  return {.partitions = dropped.partitions, .default_rows = dropped.default_rows};
+  // Workflow runs go with their fires: the ended ones that started before the cutoff, a batch at a time.
+  const auto runs = WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    const auto n = tx.exec_params(R"sql(
+      DELETE FROM workflow_run WHERE id IN (
+        SELECT id FROM workflow_run WHERE start_ms < $1 AND state <> 'RUNNING' ORDER BY id LIMIT $2)
+    )sql",
+                                  cutoff_ms, batch)
+                       .affected_rows();
+    tx.commit();
+    return static_cast<std::int64_t>(n);
+  });
+  return {.partitions = dropped.partitions, .default_rows = dropped.default_rows, .workflow_runs = runs};
 }
 
 }  // namespace cronwheel::admin

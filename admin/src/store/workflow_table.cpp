@@ -119,7 +119,9 @@ void Save(pqxx::transaction_base& tx, const std::map<std::int64_t, LockedRun>& r
   }
   if (!run_rows.empty()) {
     tx.exec_params(R"sql(
-      UPDATE workflow_run w SET state = v.s, end_ms = v.e, note = v.n
+      UPDATE workflow_run w
+         SET state = v.s, end_ms = v.e, note = v.n,
+             alarm_status = CASE WHEN v.s = 'FAILED' AND w.state = 'RUNNING' THEN 1 ELSE w.alarm_status END
         FROM json_to_recordset($1::json) AS v(i bigint, s text, e bigint, n text)
        WHERE w.id = v.i
     )sql",

@@ -84,6 +84,8 @@ struct AdminMetrics {
 
   // Enabled jobs in the cluster (read by AdminApp every few seconds).
   metrics::Gauge& jobs_enabled;
+  // Workflow runs of the cluster started in the last 24 hours, by state (read with jobs_enabled).
+  metrics::GaugeFamily& workflow_runs;
 
   // Gauges and counters read from the parts at scrape time.
   void WatchScheduler(const Scheduler& scheduler);

@@ -25,9 +25,10 @@
 namespace cronwheel::admin {
 
 struct AlarmEvent {
-  // "fire_failed"; "fire_skipped": a misfire, instants skipped (trigger_msg says which and why); or
+  // "fire_failed"; "fire_skipped": a misfire, instants skipped (trigger_msg says which and why);
   // "job_recovered": the job succeeded again (log_id is the fire that did) after `streak` failures in a row,
-  // of which a channel was told.
+  // of which a channel was told; or "workflow_run_failed": run `log_id` of workflow `workflow_id`
+  // (`job_description` its name) ended FAILED, `handle_msg` naming its failed nodes.
   std::string event = "fire_failed";
   int streak = 0;
   std::int64_t log_id = 0;
@@ -44,6 +45,7 @@ struct AlarmEvent {
   std::string alarm_webhook;           // URL; empty = no webhook
   std::vector<AlertChannel> channels;  // the job's and its group's alert channels, each once
   int suppressed = 0;  // failures of the job a silence window held back since the previous alert
+  int workflow_id = 0;  // "workflow_run_failed" only
 };
 
 // The values an alert template may name (AlertFields()) for `event`.

@@ -62,6 +62,8 @@ class FailureMonitor {
   // sets `status` and collects the channels' deliveries.
   void Alarm(const FailedFire& fire, std::int64_t now, AlarmStatus& status,
              std::vector<AlertDelivery>& deliveries, Round& round);
+  // Alarms the workflow runs that ended FAILED to their group's alert channels (ResultStore::ClaimRunAlarms).
+  void AlarmFailedRuns(std::int64_t now, Round& round);
   Settings settings_;
   ringwheel::Clock& clock_;
   ResultStore& store_;

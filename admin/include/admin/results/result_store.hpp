@@ -140,10 +140,30 @@ struct PendingAlert {
   int suppressed = 0;
 };
 
+// A FAILED workflow run whose alarm is due (workflow_run.alarm_status), claimed for sending.
+struct RunAlarm {
+  std::int64_t run_id = 0;
+  int workflow_id = 0;
+  std::string workflow_name;
+  std::string app_name;  // its group's
+  std::string trigger_type;
+  std::int64_t scheduled_ms = 0;
+  std::string note;                    // the run's
+  std::string failed_nodes;            // "b FAILED (fire 123), c KILLED (fire 124)"
+  std::vector<AlertChannel> channels;  // its group's alert channels
+};
+// A run alarm's end: status 2 (sent) or 3 (failed, or no channel alerts FAILED), and a note for the run.
+struct RunAlarmDone {
+  std::int64_t run_id = 0;
+  int status = 3;
+  std::string note;
+};
+
 // What retention removed.
 struct RetentionOutcome {
-  int partitions = 0;             // whole days dropped
-  std::int64_t default_rows = 0;  // fires deleted one by one (instants outside the daily partitions)
+  int partitions = 0;              // whole days dropped
+  std::int64_t default_rows = 0;   // fires deleted one by one (instants outside the daily partitions)
+  std::int64_t workflow_runs = 0;  // ended workflow runs that started before the cutoff
 };
 
 class ResultStore {
@@ -195,6 +215,12 @@ class ResultStore {
   // that fire in its alarm ("event": "job_recovered", "streak": the failures in a row before it).
   virtual std::vector<PendingAlert> ClaimRecoveries(std::int64_t now_ms, int limit) = 0;
 
+  // --- workflow runs that failed (results/failure_monitor.hpp)
+  // Claims at most `limit` FAILED runs whose alarm is due (or was claimed before `now_ms` - 10 min by an
+  // admin that did not finish it). The default has none: stores without workflows.
+  virtual std::vector<RunAlarm> ClaimRunAlarms(std::int64_t /*now_ms*/, int /*limit*/) { return {}; }
+  virtual void FinishRunAlarms(std::span<const RunAlarmDone> /*done*/) {}
+
   // --- lost results (results/lost_result_monitor.hpp)
   // At most `limit` fires sent at or before `sent_before_ms` that still have no result, by log id.
   virtual std::vector<RunningFire> RunningSince(std::int64_t sent_before_ms, int limit) = 0;
@@ -207,6 +233,8 @@ class ResultStore {
   virtual void EnsurePartitions(std::int64_t now_ms) = 0;
   // The counts of the last `days` UTC days up to `now_ms`'s.
   virtual void UpdateReport(std::int64_t now_ms, int days) = 0;
+  // Retention: drops the fires (by whole days, then a batch of other rows) and deletes a batch of ended
+  // workflow runs that started before `cutoff_ms`.
   virtual RetentionOutcome DropFiresBefore(std::int64_t cutoff_ms, int batch) = 0;
 
  protected:

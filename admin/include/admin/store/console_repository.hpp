@@ -6,6 +6,7 @@
 // UTC dates, as log_report's.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ class ConsoleRepository {
 
   // Enabled jobs in the cluster (the metric cronwheel_jobs_enabled). Throws on database failure.
   std::int64_t EnabledJobs();
+  // The workflow runs started at or after `since_ms`, by state (the metric cronwheel_workflow_runs). Throws on
+  // database failure.
+  std::map<std::string, std::int64_t> WorkflowRunsByState(std::int64_t since_ms);
 
  private:
   ringwheel::Clock& clock_;

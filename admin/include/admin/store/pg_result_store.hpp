@@ -32,6 +32,8 @@ class PgResultStore final : public ResultStore {
                 const std::string& message) override;
   void EnsurePartitions(std::int64_t now_ms) override;
   void UpdateReport(std::int64_t now_ms, int days) override;
+  std::vector<RunAlarm> ClaimRunAlarms(std::int64_t now_ms, int limit) override;
+  void FinishRunAlarms(std::span<const RunAlarmDone> done) override;
   RetentionOutcome DropFiresBefore(std::int64_t cutoff_ms, int batch) override;
 
  private:
