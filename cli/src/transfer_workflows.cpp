@@ -35,14 +35,15 @@ void ReadNodes(const json& nodes, const std::string& path, const std::set<std::s
     const auto at = fmt::format("{}[{}]", path, k);
     if (!n.is_object()) {
       problems.push_back(
-          {at, fmt::format("expected an object {{\"key\", \"job\", \"param\"}}, got {}", Shown(n))});
+          {at, fmt::format(R"(expected an object {{"key", "job", "param"}}, got {})", Shown(n))});
       continue;
     }
     PortableWorkflow::Node node;
     for (const auto& [name, value] : n.items()) {
       if (name == "key" || name == "job") {
         if (!value.is_string()) {
-          problems.push_back({at + "." + name, fmt::format("expected a string, got {}", Shown(value))});
+          problems.push_back(
+              {fmt::format("{}.{}", at, name), fmt::format("expected a string, got {}", Shown(value))});
         } else {
           (name == "key" ? node.key : node.job) = value.get<std::string>();
         }
@@ -53,8 +54,8 @@ void ReadNodes(const json& nodes, const std::string& path, const std::set<std::s
           problems.push_back({at + ".param", fmt::format("expected a string or null, got {}", Shown(value))});
         }
       } else {
-        problems.push_back(
-            {at + "." + name, "unknown field; a node has: key, job (a job's description), param"});
+        problems.push_back({fmt::format("{}.{}", at, name),
+                            "unknown field; a node has: key, job (a job's description), param"});
       }
     }
     for (const std::string_view required : {"key", "job"}) {
@@ -85,15 +86,17 @@ void ReadEdges(const json& edges, const std::string& path, PortableWorkflow& out
     const auto at = fmt::format("{}[{}]", path, k);
     if (!e.is_object()) {
       problems.push_back(
-          {at, fmt::format("expected an object {{\"from\", \"to\", \"condition\"}}, got {}", Shown(e))});
+          {at, fmt::format(R"(expected an object {{"from", "to", "condition"}}, got {})", Shown(e))});
       continue;
     }
     for (const auto& [name, value] : e.items()) {
       if (name == "from" || name == "to") {
         if (!value.is_string()) {
-          problems.push_back({at + "." + name, fmt::format("expected a node's key, got {}", Shown(value))});
+          problems.push_back(
+              {fmt::format("{}.{}", at, name), fmt::format("expected a node's key, got {}", Shown(value))});
         } else if (!keys.contains(value.get<std::string>())) {
-          problems.push_back({at + "." + name, fmt::format("{} is not the key of a node of this workflow",
+          problems.push_back(
+              {fmt::format("{}.{}", at, name), fmt::format("{} is not the key of a node of this workflow",
                                                            detail::Quoted(value.get<std::string>()))});
         }
       } else if (name == "condition") {
@@ -102,7 +105,8 @@ void ReadEdges(const json& edges, const std::string& path, PortableWorkflow& out
               {at + ".condition", fmt::format("expected SUCCESS, FAILURE or ALWAYS, got {}", Shown(value))});
         }
       } else {
-        problems.push_back({at + "." + name, "unknown field; an edge has: from, to, condition"});
+        problems.push_back(
+            {fmt::format("{}.{}", at, name), "unknown field; an edge has: from, to, condition"});
       }
     }
     for (const std::string_view required : {"from", "to"}) {

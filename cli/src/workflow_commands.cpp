@@ -158,7 +158,7 @@ void Wait(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c, 
         const auto now = Text(n, "state");
         const auto fires = Fires(n);
         auto& before = shown[Text(n, "key")];
-        const auto seen = now + " " + fires;
+        const auto seen = fmt::format("{} {}", now, fires);
         if (seen == before) continue;
         const bool first_look_waiting = before.empty() && now == "WAITING";
         before = seen;

@@ -1673,7 +1673,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     return true;
   };
   const auto on_workflow = [&](const std::string& suffix, const std::string& body,
-                               std::function<Expect(const Actor&, std::int64_t)> seen) {
+                               const std::function<Expect(const Actor&, std::int64_t)>& seen) {
     return [&, suffix, body, seen](const Actor& a) {
       const auto w = some_workflow();
       return Request{"/api/v1/workflows/" + id(w) + suffix, body,
@@ -1688,7 +1688,8 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
                          run));
     return r.empty() ? std::string() : r[0][what == "run" ? 0 : 1].as<std::string>();
   };
-  const auto on_run = [&](const std::string& suffix, std::function<Expect(const Actor&, std::int64_t)> seen) {
+  const auto on_run = [&](const std::string& suffix,
+                          const std::function<Expect(const Actor&, std::int64_t)>& seen) {
     return [&, suffix, seen](const Actor& a) {
       const auto r = some_run();
       return Request{"/api/v1/workflow-runs/" + id(r) + suffix, "",

@@ -168,9 +168,8 @@ Result<void> CheckGraph(const WorkflowGraph& graph) {
       errors.push_back(
           {field + ".to", fmt::format("{} goes from node \"{}\" to itself", field, e.from), "cycle"});
     } else if (!pairs.emplace(e.from, e.to).second) {
-      errors.push_back({field,
-                        fmt::format("{}: the edge \"{}\" -> \"{}\" is given twice", field, e.from, e.to),
-                        "exists"});
+      errors.push_back(
+          {field, fmt::format(R"({}: the edge "{}" -> "{}" is given twice)", field, e.from, e.to), "exists"});
     }
   }
   if (!errors.empty()) {
@@ -231,7 +230,7 @@ Result<WorkflowGraph> GraphFromJson(const json& nodes, const json& edges) {
   };
   WorkflowGraph g;
   if (!nodes.is_array()) {
-    type_error("nodes", "an array of {\"key\", \"job_id\"}");
+    type_error("nodes", R"(an array of {"key", "job_id"})");
   } else {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const auto& n = nodes[i];
@@ -242,7 +241,7 @@ Result<WorkflowGraph> GraphFromJson(const json& nodes, const json& edges) {
       }
       for (const auto& [name, value] : n.items()) {
         if (name != "key" && name != "job_id" && name != "param") {
-          errors.push_back({field + "." + name,
+          errors.push_back({fmt::format("{}.{}", field, name),
                             fmt::format("{}.{} is not a field of a node (key, job_id, param)", field, name),
                             "unknown_field"});
         }
@@ -271,7 +270,7 @@ Result<WorkflowGraph> GraphFromJson(const json& nodes, const json& edges) {
     }
   }
   if (!edges.is_null() && !edges.is_array()) {
-    type_error("edges", "an array of {\"from\", \"to\", \"condition\"}");
+    type_error("edges", R"(an array of {"from", "to", "condition"})");
   } else if (edges.is_array()) {
     for (std::size_t i = 0; i < edges.size(); ++i) {
       const auto& e = edges[i];
@@ -286,7 +285,7 @@ Result<WorkflowGraph> GraphFromJson(const json& nodes, const json& edges) {
           if (value.is_string()) {
             (name == "from" ? edge.from : edge.to) = value.get<std::string>();
           } else {
-            type_error(field + "." + name, "a node key (a string)");
+            type_error(fmt::format("{}.{}", field, name), "a node key (a string)");
           }
         } else if (name == "condition") {
           const auto c = value.is_string() ? ParseEdgeCondition(value.get<std::string>()) : std::nullopt;
@@ -300,7 +299,7 @@ Result<WorkflowGraph> GraphFromJson(const json& nodes, const json& edges) {
                  {{"allowed", {"SUCCESS", "FAILURE", "ALWAYS"}}}});
           }
         } else {
-          errors.push_back({field + "." + name,
+          errors.push_back({fmt::format("{}.{}", field, name),
                             fmt::format("{}.{} is not a field of an edge (from, to, condition)", field, name),
                             "unknown_field"});
         }

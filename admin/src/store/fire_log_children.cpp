@@ -317,9 +317,10 @@ std::vector<std::pair<WorkflowFire, Fire>> InsertWorkflowFires(pqxx::transaction
   )sql",
                                        DumpLossy(rows), std::string(node_id), now_ms);
   std::map<std::pair<std::int64_t, std::string>, pqxx::row> by_node;
-  for (const auto& r : inserted)
+  for (const auto& r : inserted) {
     by_node.emplace(std::pair{r["workflow_run_id"].as<std::int64_t>(), r["workflow_node"].as<std::string>()},
                     r);
+  }
   std::vector<std::pair<WorkflowFire, Fire>> out;
   for (const auto& f : fires) {
     const auto it = by_node.find({f.run_id, f.node});

@@ -275,9 +275,10 @@ Result<void> JobRepository::DeleteJob(int id) {
                                           id);
     if (!workflows.empty()) {
       std::string names;
-      for (const auto& w : workflows)
+      for (const auto& w : workflows) {
         names += fmt::format("{}{} '{}'", names.empty() ? "" : ", ", w["id"].as<int>(),
                              w["name"].as<std::string>());
+      }
       return Error::Conflict(
           fmt::format("job {} is a node of workflow {}: take it out of the workflow first", id, names));
     }

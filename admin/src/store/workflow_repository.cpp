@@ -235,11 +235,12 @@ Result<std::vector<WorkflowRepository::KilledFire>> WorkflowRepository::KillRun(
     if (!killed) return killed.error();
     tx.commit();
     std::vector<KilledFire> out;
-    for (const auto& k : *killed)
+    for (const auto& k : *killed) {
       out.push_back({.log_id = k.log_id,
                      .job_id = k.job_id,
                      .group_id = k.group_id,
                      .executor_address = k.executor_address});
+    }
     return out;
   });
 }
