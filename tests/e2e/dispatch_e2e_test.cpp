@@ -418,4 +418,97 @@ TEST_F(DispatchE2E, AHundredNodeWorkflowRunsEachNodeExactlyOnce) {
       static_cast<long long>(lag.back()), static_cast<long long>(took), static_cast<long long>(took / 19));
 }
 
+// A broadcast node fans in: a -> b -> c, where b's job is SHARDING_BROADCAST over three executors
+// (demoJobHandler: each shard returns {"param", "slept_ms"}) and c's parameter is {{parents.b.output}}.
+// b makes three shard fires, each run once by a different executor; c fires once, written by the callback
+// of the last shard, and the executor receives the array of the three shards' outputs (in shard order).
+TEST_F(DispatchE2E, ABroadcastNodeOverThreeExecutorsFansInToOneChildWithTheArrayOfItsShardsOutputs) {
+  Cluster c({.admins = 1, .executors = 3});
+  for (int i = 0; i < 3; ++i)
+    c.AwaitRegistered(i);
+  const int g = c.AddGroup();
+  const int a = AddNodeJob(c, g, "noopJobHandler");
+  const int b = AddNodeJob(c, g, "demoJobHandler", "0.2");
+  c.Exec(fmt::format("UPDATE job SET route_strategy = 'SHARDING_BROADCAST' WHERE id = {}", b));
+  const int cc = AddNodeJob(c, g, "demoJobHandler");
+  const json nodes = {{{"key", "a"}, {"job_id", a}},
+                      {{"key", "b"}, {"job_id", b}},
+                      {{"key", "c"}, {"job_id", cc}, {"param", "{{parents.b.output}}"}}};
+  const json edges = {{{"from", "a"}, {"to", "b"}}, {{"from", "b"}, {"to", "c"}}};
+  const auto at = NextWholeSecond(Cluster::NowMs() + 6000);
+  const int wf = AddWorkflowOnce(c, g, nodes, edges, at);
+  ASSERT_TRUE(AwaitCount(
+      c, fmt::format("SELECT count(*) FROM workflow_run WHERE workflow_id = {} AND state <> 'RUNNING'", wf),
+      1))
+      << "the run did not end";
+  ASSERT_EQ(c.Scalar(fmt::format("SELECT count(*) FROM workflow_run WHERE workflow_id = {}", wf)), 1);
+  const auto run = c.Scalar(fmt::format("SELECT id FROM workflow_run WHERE workflow_id = {}", wf));
+  const auto state = c.Exec(fmt::format("SELECT state, note FROM workflow_run WHERE id = {}", run));
+  EXPECT_EQ(state[0][0].as<std::string>(), "SUCCESS") << state[0][1].c_str();
+
+  const auto fires = c.Exec(fmt::format(
+      "SELECT workflow_node, id, status, shard_index, shard_total, executor_address, created_ms, handle_ms,"
+      " executor_param, broadcast_log_id FROM job_log WHERE workflow_run_id = {} ORDER BY workflow_node,"
+      " shard_index",
+      run));
+  std::map<std::string, std::vector<pqxx::row>> by_node;
+  for (const auto& f : fires)
+    by_node[f[0].as<std::string>()].push_back(f);
+  ASSERT_EQ(by_node["a"].size(), 1u);
+  ASSERT_EQ(by_node["b"].size(), 3u) << "b: one fire per executor";
+  ASSERT_EQ(by_node["c"].size(), 1u) << "c: one fire, after all of b's shards";
+  const auto executed = c.ExecutedLogIds();
+  std::set<int> indexes;
+  std::set<std::string> addresses;
+  std::set<std::int64_t> broadcast_ids;
+  std::int64_t last_shard_result = 0;
+  for (const auto& f : fires) {
+    const auto id = f[1].as<std::int64_t>();
+    EXPECT_EQ(f[2].as<std::string>(), "SUCCESS") << "node " << f[0].c_str() << " fire " << id;
+    const auto ran = executed.find(id);
+    EXPECT_EQ(ran == executed.end() ? 0 : ran->second, 1)
+        << "node " << f[0].c_str() << " fire " << id << " ran once";
+  }
+  for (const auto& f : by_node["b"]) {
+    indexes.insert(f[3].as<int>());
+    EXPECT_EQ(f[4].as<int>(), 3);
+    addresses.insert(f[5].as<std::string>());
+    broadcast_ids.insert(f[9].as<std::int64_t>());
+    last_shard_result = std::max(last_shard_result, f[7].as<std::int64_t>());
+  }
+  EXPECT_EQ(indexes, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(addresses.size(), 3u) << "each shard on a different executor";
+  EXPECT_EQ(broadcast_ids.size(), 1u) << "the three shards are one broadcast";
+  // On each executor exactly one of the run's b fires.
+  for (int e = 0; e < 3; ++e) {
+    const auto mine = c.ExecutedLogIds(e);
+    int shards = 0;
+    for (const auto& f : by_node["b"])
+      shards += mine.count(f[1].as<std::int64_t>()) != 0 ? 1 : 0;
+    EXPECT_EQ(shards, 1) << "executor " << e + 1;
+  }
+  // c was written after the last shard's result was recorded (by that callback's transaction).
+  const auto& child = by_node["c"][0];
+  const auto c_written = child[6].as<std::int64_t>();
+  EXPECT_GE(c_written, last_shard_result);
+  const auto param = json::parse(child[8].as<std::string>(), nullptr, false);
+  const json one = {{"param", "0.2"}, {"slept_ms", 200}};
+  EXPECT_EQ(param, json::array({one, one, one})) << child[8].c_str();
+  const auto nodes_state = c.Exec(fmt::format(
+      "SELECT key, state, cardinality(log_ids) FROM workflow_run_node WHERE run_id = {} ORDER BY key", run));
+  std::string summary;
+  for (const auto& n : nodes_state) {
+    summary += fmt::format(" {}={} ({} fire id(s))", n[0].c_str(), n[1].c_str(), n[2].c_str());
+    EXPECT_EQ(n[1].as<std::string>(), "SUCCESS") << "node " << n[0].c_str();
+  }
+  std::printf(
+      "[workflow] broadcast b: %zu shard fires on %zu executors (indexes %zu distinct); c fires %zu, "
+      "written %lld ms after the last shard's result; c's parameter '%s'; nodes:%s; run %s in %lld ms\n",
+      by_node["b"].size(), addresses.size(), indexes.size(), by_node["c"].size(),
+      static_cast<long long>(c_written - last_shard_result), child[8].c_str(), summary.c_str(),
+      state[0][0].c_str(),
+      static_cast<long long>(
+          c.Scalar(fmt::format("SELECT end_ms - start_ms FROM workflow_run WHERE id = {}", run))));
+}
+
 }  // namespace

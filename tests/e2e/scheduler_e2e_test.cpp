@@ -1,16 +1,21 @@
 // End-to-end: real admins and executors on loopback. Every scheduled instant of every job reaches an
 // executor exactly once, with one admin, and with three admins one of which is killed with SIGKILL every
-// 5 s and restarted. Counts are printed.
+// 5 s and restarted; and a workflow scheduled every second runs each node of each instant once while an
+// admin is killed every 5 s. Counts are printed.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <csignal>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "cluster.hpp"
+#include "http_client.hpp"
 #include "ringwheel/schedule.hpp"
 #include "xxl_stub_process.hpp"
 
@@ -341,6 +346,222 @@ TEST(SchedulerE2E, AJobThatForbidsOverlapNeverRunsTwiceAtOnceAcrossTwoAdminsAndT
                            forbid)),
       0);
   EXPECT_GT(overlaps(allow_runs), 0) << "without the policy the runs overlap";
+}
+
+// The sum over the executors of the /run requests they received with `result`
+// (cronwheel_executor_runs_received_total): "accepted", or "duplicate" (a log id the executor had already
+// queued, run or was running: a fire sent twice, which it did not run twice).
+int RunsReceived(Cluster& c, int executors, const std::string& result) {
+  const auto prefix = fmt::format("cronwheel_executor_runs_received_total{{result=\"{}\"}} ", result);
+  int total = 0;
+  for (int i = 0; i < executors; ++i) {
+    std::istringstream lines(cwtest::HttpCaller(c.executor_port(i)).Send("GET", "/metrics", {}, "", "").body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with(prefix)) total += static_cast<int>(std::stod(line.substr(prefix.size())));
+    }
+  }
+  return total;
+}
+
+// A diamond workflow (a -> b, a -> c, b -> d, c -> d) of noop jobs, scheduled every second for 50 s over
+// three admins and three executors, while one admin (in turn) is killed with SIGKILL every 5 s and
+// restarted: a run is written by the scan of the admin holding the workflow's partition and moved on by the
+// callbacks of its nodes, whichever admin receives them; a killed admin's fires in flight are recovered by
+// the others. Every instant has exactly one run, which ends SUCCESS; each node of each run has one fire,
+// which succeeded and ran exactly once on an executor. cronwheel's executor de-duplicates log ids, so a fire
+// sent again by the recovery after its sending admin was killed (the allowance of
+// ThreeAdminsOneKilledEveryFiveSeconds... for an executor that does not de-duplicate) does not run twice:
+// such re-sends are counted from the executors' metrics and printed, not failed.
+TEST(SchedulerE2E, AWorkflowEverySecondWhileAnAdminIsKilledEveryFiveSecondsRunsEachNodeOfEachInstantOnce) {
+  constexpr const char* kEverySecond = "* * * * * ?";
+  constexpr int kExecutors = 3;
+  const auto test_start = Cluster::NowMs();
+  Cluster c({.admins = 3, .executors = kExecutors});
+  c.AwaitAdmin(1);
+  c.AwaitAdmin(2);
+  for (int i = 0; i < kExecutors; ++i)
+    c.AwaitRegistered(i);
+  const int g = c.AddGroup();
+  std::map<std::string, int> job_of;
+  for (const char* key : {"a", "b", "c", "d"}) {
+    job_of[key] = static_cast<int>(c.Scalar(fmt::format(
+        "INSERT INTO job (group_id, description, handler, route_strategy, schedule_type,"
+        " glue_updated_ms, created_ms, updated_ms) VALUES ({}, 'node {}', 'noopJobHandler', 'ROUND',"
+        " 'NONE', 1, 1, 1) RETURNING id",
+        g, key)));
+  }
+  const nlohmann::json nodes = {{{"key", "a"}, {"job_id", job_of["a"]}},
+                                {{"key", "b"}, {"job_id", job_of["b"]}},
+                                {{"key", "c"}, {"job_id", job_of["c"]}},
+                                {{"key", "d"}, {"job_id", job_of["d"]}}};
+  const nlohmann::json edges = {{{"from", "a"}, {"to", "b"}},
+                                {{"from", "a"}, {"to", "c"}},
+                                {{"from", "b"}, {"to", "d"}},
+                                {{"from", "c"}, {"to", "d"}}};
+  const auto schedule = ringwheel::Schedule::Parse("CRON", kEverySecond, "UTC").value();
+  const auto first = schedule.NextFireMs(Cluster::NowMs() + 3000).value();
+  const auto last = first + 49'000;  // 50 instants
+  const int wf =
+      static_cast<int>(c.Scalar(fmt::format("INSERT INTO workflow (group_id, name, nodes, edges, "
+                                            "schedule_type, schedule_conf, enabled, next_fire_ms,"
+                                            " created_ms, updated_ms) VALUES ({}, 'diamond', '{}', '{}', "
+                                            "'CRON', '{}', true, {}, 1, 1) RETURNING id",
+                                            g, nodes.dump(), edges.dump(), kEverySecond, first)));
+  std::vector<std::int64_t> kills;
+  for (auto t = first + 2500; t < last; t += 5000) {
+    SleepUntil(t);
+    const int victim = static_cast<int>(kills.size() % 3);
+    c.admin(victim).Kill();  // SIGKILL: no shutdown, no hand-over
+    kills.push_back(Cluster::NowMs());
+    c.RestartAdmin(victim);
+  }
+  SleepUntil(last + 500);
+  c.Exec(fmt::format("UPDATE workflow SET enabled = false, updated_ms = updated_ms + 1 WHERE id = {}", wf));
+  // The runs already written (the scan writes a little ahead, so a few instants after `last` may have one)
+  // end, and so do their fires.
+  const auto runs_of_wf = fmt::format("SELECT id FROM workflow_run WHERE workflow_id = {}", wf);
+  const bool settled = cwtest::Eventually(
+      [&] {
+        return c.Scalar(fmt::format("SELECT count(*) FROM workflow_run WHERE workflow_id = {} AND state = "
+                                    "'RUNNING'",
+                                    wf)) == 0 &&
+               c.Scalar(
+                   fmt::format("SELECT count(*) FROM job_log WHERE workflow_run_id IN ({}) AND status IN "
+                               "('PENDING', 'RUNNING')",
+                               runs_of_wf)) == 0;
+      },
+      30s, 250ms);
+  const auto settled_ms = Cluster::NowMs() - (last + 500);
+  EXPECT_TRUE(settled) << "runs or fires still RUNNING 30 s after the schedule stopped";
+
+  struct RunRow {
+    std::int64_t id;
+    std::string type;
+    std::string state;
+    std::string note;
+  };
+  std::map<std::int64_t, std::vector<RunRow>> runs;  // instant -> its runs
+  for (const auto& r : c.Exec(fmt::format(
+           "SELECT scheduled_ms, id, trigger_type, state, note FROM workflow_run WHERE workflow_id = {}",
+           wf))) {
+    runs[r[0].as<std::int64_t>()].push_back(
+        {r[1].as<std::int64_t>(), r[2].as<std::string>(), r[3].as<std::string>(), r[4].as<std::string>()});
+  }
+  // (run, node) -> its fires: log id, status.
+  std::map<std::pair<std::int64_t, std::string>, std::vector<std::pair<std::int64_t, std::string>>> fires;
+  for (const auto& r : c.Exec(fmt::format(
+           "SELECT workflow_run_id, workflow_node, id, status FROM job_log WHERE workflow_run_id IN ({})",
+           runs_of_wf))) {
+    fires[{r[0].as<std::int64_t>(), r[1].as<std::string>()}].emplace_back(r[2].as<std::int64_t>(),
+                                                                          r[3].as<std::string>());
+  }
+  std::map<std::pair<std::int64_t, std::string>, std::string> node_state;
+  for (const auto& r : c.Exec(
+           fmt::format("SELECT run_id, key, state FROM workflow_run_node WHERE run_id IN ({})", runs_of_wf)))
+    node_state[{r[0].as<std::int64_t>(), r[1].as<std::string>()}] = r[2].as<std::string>();
+  const auto executed = c.ExecutedLogIds();
+
+  int instants = 0, one_run = 0, no_run = 0, more_runs = 0, succeeded = 0, not_success = 0, misfire_runs = 0;
+  int outside = 0, outside_not_success = 0;
+  int node_fires = 0, nodes_once = 0, node_problems = 0, ran_once = 0, ran_never = 0, ran_twice = 0;
+  // Checks the nodes of a run that started: each ended SUCCESS with one fire that succeeded and ran once.
+  const auto check_nodes = [&](const RunRow& run, std::int64_t at) {
+    for (const char* key : {"a", "b", "c", "d"}) {
+      const auto ns = node_state.find({run.id, key});
+      const auto& f = fires[{run.id, key}];
+      node_fires += static_cast<int>(f.size());
+      const int ok = static_cast<int>(
+          std::count_if(f.begin(), f.end(), [](const auto& x) { return x.second == "SUCCESS"; }));
+      if (f.size() == 1 && ok == 1 && ns != node_state.end() && ns->second == "SUCCESS") {
+        ++nodes_once;
+      } else {
+        ++node_problems;
+        std::string what;
+        for (const auto& [id, status] : f)
+          what += fmt::format(" {}:{}", id, status);
+        ADD_FAILURE() << "instant " << at << " run " << run.id << " node " << key << ": state "
+                      << (ns == node_state.end() ? "none" : ns->second) << ", " << f.size() << " fire(s) ("
+                      << ok << " succeeded):" << what;
+      }
+      for (const auto& [id, status] : f) {
+        const auto e = executed.find(id);
+        const int n = e == executed.end() ? 0 : e->second;
+        if (n == 1) {
+          ++ran_once;
+        } else if (n == 0) {
+          ++ran_never;
+          ADD_FAILURE() << "instant " << at << " node " << key << ": fire " << id << " (" << status
+                        << ") ran on no executor";
+        } else {
+          ++ran_twice;
+          ADD_FAILURE() << "instant " << at << " node " << key << ": fire " << id << " ran " << n << " times";
+        }
+      }
+    }
+  };
+  for (auto t = schedule.NextFireMs(first - 1); t && *t <= last; t = schedule.NextFireMs(*t)) {
+    ++instants;
+    const auto it = runs.find(*t);
+    if (it == runs.end()) {
+      ++no_run;
+      ADD_FAILURE() << "instant " << *t << ": no run";
+      continue;
+    }
+    if (it->second.size() == 1) {
+      ++one_run;
+    } else {
+      ++more_runs;
+      ADD_FAILURE() << "instant " << *t << ": " << it->second.size() << " runs";
+    }
+    for (const auto& run : it->second) {
+      misfire_runs += run.type == "MISFIRE" ? 1 : 0;
+      if (run.state == "SUCCESS") {
+        ++succeeded;
+      } else {
+        ++not_success;
+        ADD_FAILURE() << "instant " << *t << ": run " << run.id << " (" << run.type << ") ended " << run.state
+                      << ": " << run.note;
+      }
+      if (run.state != "SKIPPED") check_nodes(run, *t);
+    }
+  }
+  for (const auto& [at, rs] : runs) {
+    if (at >= first && at <= last) continue;
+    for (const auto& run : rs) {
+      ++outside;
+      if (run.state != "SUCCESS" && run.state != "SKIPPED") {
+        ++outside_not_success;
+        ADD_FAILURE() << "run " << run.id << " of instant " << at << " outside the window ended " << run.state
+                      << ": " << run.note;
+      }
+    }
+  }
+  const int accepted = RunsReceived(c, kExecutors, "accepted");
+  const int resent = RunsReceived(c, kExecutors, "duplicate");
+  const auto writers = c.Scalar(fmt::format(
+      "SELECT count(DISTINCT owner_node) FROM job_log WHERE workflow_run_id IN ({})", runs_of_wf));
+  std::printf(
+      "[workflow, 3 admins] %zu admin kills (SIGKILL) and restarts in 50 s; runs settled %lld ms after "
+      "the schedule stopped\n",
+      kills.size(), static_cast<long long>(settled_ms));
+  std::printf(
+      "[workflow, 3 admins] instants %d: with one run %d, none %d, more %d; runs SUCCESS %d, not %d "
+      "(MISFIRE %d); runs outside the window %d (not SUCCESS %d)\n",
+      instants, one_run, no_run, more_runs, succeeded, not_success, misfire_runs, outside,
+      outside_not_success);
+  std::printf(
+      "[workflow, 3 admins] node fires %d (owned by %lld admin node ids): nodes with one fire that "
+      "succeeded %d, others %d; fires run exactly once %d, never %d, more than once %d; /run accepted by the "
+      "executors %d, received again and not run again (re-sent by the recovery of a killed admin) %d; the "
+      "test took %lld ms\n",
+      node_fires, static_cast<long long>(writers), nodes_once, node_problems, ran_once, ran_never, ran_twice,
+      accepted, resent, static_cast<long long>(Cluster::NowMs() - test_start));
+  EXPECT_EQ(instants, 50);
+  EXPECT_EQ(one_run, instants);
+  EXPECT_EQ(succeeded, instants);
+  EXPECT_EQ(nodes_once, 4 * instants);
+  EXPECT_EQ(ran_once, node_fires);
+  EXPECT_GE(kills.size(), 9u);
 }
 
 }  // namespace

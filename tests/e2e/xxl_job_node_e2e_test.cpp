@@ -1,9 +1,11 @@
 // End-to-end against a real third-party executor: the npm package xxl-job 0.1.7 ("Provide xxl-job SDK for
 // NodeJs", express 5 + axios, github.com/ikexing-cn/xxl-job-nodejs), run by tests/e2e/xxl_job_node/
-// executor.mjs with one BEAN handler, nodeTraceHandler, that appends "<logId> <jobId> <receivedMs> ran" to a
-// trace file. cronwheel's admin has no executor of its own here: 100 jobs every second for 30 s go to the
-// Node executor, and every instant must run there exactly once, with no failed trigger and every callback
-// recorded (handle code 200). Counts and the receive lag are printed.
+// executor.mjs with BEAN handlers that append "<logId> <jobId> <receivedMs> ran <executorParams as JSON>" to
+// a trace file (nodeTraceHandler; nodeEchoHandler also returns "echo:<executorParams>"). cronwheel's admin
+// has no executor of its own here: 100 jobs every second for 30 s go to the Node executor, and every instant
+// must run there exactly once, with no failed trigger and every callback recorded (handle code 200). Counts
+// and the receive lag are printed. A workflow run triggered over the REST API passes its parameter and a
+// parent's handleMsg into the parameters the Node executor's handlers receive.
 //
 // What the package does that XXL-JOB's own executors do not, and how this test lives with it (the program's
 // header has the details):
@@ -33,6 +35,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -122,14 +125,15 @@ void SleepUntil(std::int64_t wall_ms) {
   if (wall_ms > now) std::this_thread::sleep_for(std::chrono::milliseconds(wall_ms - now));
 }
 
-TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExecutor) {
-  const auto test_start = Cluster::NowMs();
-  const auto node = FindInPath("node");
-  if (const auto missing = MissingPrerequisite(node); !missing.empty()) FAIL() << missing;
+// The Node executor (executor.mjs) for the admin of `c`, tracing to `trace`, once it has registered.
+struct NodeExecutor {
+  std::unique_ptr<ChildProcess> process;
+  bool registered = false;
+  std::string why;  // when it did not register
+};
 
-  Cluster c({.admins = 1, .executors = 0, .app_name = kAppName});
+NodeExecutor StartNodeExecutor(Cluster& c, const std::string& node, const fs::path& trace) {
   const int port = FreeTcpPort();
-  const auto trace = c.dir() / "xxl-job-node.trace";
   ChildProcess::Options o;
   o.program = node;
   o.args = {(ProgramDir() / "executor.mjs").string(),
@@ -146,20 +150,36 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
             "--max-run-s",
             "300"};
   o.log_path = (c.dir() / "xxl-job-node.log").string();
-  ChildProcess executor(o);
+  NodeExecutor out{.process = std::make_unique<ChildProcess>(o)};
 
   // The package registers "<baseUrl>/job"; the admin keeps addresses with a trailing '/'.
   const auto address = fmt::format("http://127.0.0.1:{}/job/", port);
-  ASSERT_TRUE(Eventually(
+  out.registered = Eventually(
       [&] {
         return c.Scalar(fmt::format("SELECT count(*) FROM executor_registry WHERE registry_key = '{}' AND"
                                     " registry_value = '{}'",
                                     kAppName, address)) > 0;
       },
-      30s))
-      << "the Node executor did not register as " << address << ":\n"
-      << executor.LogTail() << "\nregistered: " << c.Scalar("SELECT count(*) FROM executor_registry");
+      30s);
+  if (!out.registered) {
+    out.why = fmt::format("the Node executor did not register as {}:\n{}\nregistered: {}", address,
+                          out.process->LogTail(), c.Scalar("SELECT count(*) FROM executor_registry"));
+    return out;
+  }
   std::this_thread::sleep_for(1500ms);  // the admin reads the registry every second
+  return out;
+}
+
+TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExecutor) {
+  const auto test_start = Cluster::NowMs();
+  const auto node = FindInPath("node");
+  if (const auto missing = MissingPrerequisite(node); !missing.empty()) FAIL() << missing;
+
+  Cluster c({.admins = 1, .executors = 0, .app_name = kAppName});
+  const auto trace = c.dir() / "xxl-job-node.trace";
+  auto started = StartNodeExecutor(c, node, trace);
+  ASSERT_TRUE(started.registered) << started.why;
+  auto& executor = *started.process;
 
   const int group = c.AddGroup();
   const auto start = Cluster::NowMs() + 2000;
@@ -312,6 +332,121 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
   EXPECT_EQ(output.find("request failed:"), std::string::npos)
       << "a registry or callback request of the Node executor failed:\n"
       << executor.LogTail();
+}
+
+// Data passing into an XXL-JOB-protocol executor: a workflow a -> b whose two nodes run on the Node executor,
+// triggered over the REST API with a run parameter. a (nodeEchoHandler) has the parameter
+// {{workflow.param}} and returns "echo:<what it received>", which the package sends back as its handleMsg
+// (JSON.stringify of it, with the quotes); b (nodeTraceHandler) has
+// "wf={{workflow.param}} a={{parents.a.handle_msg}}". The admin resolves both before it sends each /run:
+// the Node executor's trace shows the values its handlers received.
+TEST(XxlJobNodeE2E, AWorkflowPassesItsParamAndAParentsHandleMsgIntoTheNpmExecutorsParameter) {
+  constexpr const char* kPassword = "xxl-job-node-e2e-password";
+  const auto test_start = Cluster::NowMs();
+  const auto node = FindInPath("node");
+  if (const auto missing = MissingPrerequisite(node); !missing.empty()) FAIL() << missing;
+
+  Cluster c({.admins = 1,
+             .executors = 0,
+             .app_name = kAppName,
+             .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+  const auto trace = c.dir() / "xxl-job-node.trace";
+  auto started = StartNodeExecutor(c, node, trace);
+  ASSERT_TRUE(started.registered) << started.why;
+  auto& executor = *started.process;
+
+  // An API token, as a client of the REST API would have.
+  HttpCaller http(c.admin_port(0));
+  const auto session = Login(http, "admin", kPassword);
+  ASSERT_TRUE(session);
+  const auto minted = http.Send("POST", "/api/v1/tokens", SessionHeaders(*session),
+                                nlohmann::json{{"name", "xxl-job-node-e2e"}}.dump());
+  ASSERT_EQ(minted.status, 201) << minted.body;
+  const auto token = minted.Json()->at("token").get<std::string>();
+
+  const int group = c.AddGroup();
+  const auto add_job = [&](const char* handler) {
+    return static_cast<int>(
+        c.Scalar(fmt::format("INSERT INTO job (group_id, description, handler, route_strategy, schedule_type,"
+                             " glue_updated_ms, created_ms, updated_ms) VALUES ({}, 'node', '{}', 'FIRST',"
+                             " 'NONE', 1, 1, 1) RETURNING id",
+                             group, handler)));
+  };
+  const int a = add_job("nodeEchoHandler");
+  const int b = add_job(kHandler);
+  const nlohmann::json nodes = {
+      {{"key", "a"}, {"job_id", a}, {"param", "{{workflow.param}}"}},
+      {{"key", "b"}, {"job_id", b}, {"param", "wf={{workflow.param}} a={{parents.a.handle_msg}}"}}};
+  const nlohmann::json edges = {{{"from", "a"}, {"to", "b"}}};
+  const int wf = static_cast<int>(c.Scalar(
+      fmt::format("INSERT INTO workflow (group_id, name, nodes, edges, created_ms, updated_ms) VALUES ({}, "
+                  "'to node', '{}', '{}', 1, 1) RETURNING id",
+                  group, nodes.dump(), edges.dump())));
+  const std::string param = "p-42 {\"k\": [1, 2]} ü";
+  const auto triggered = http.Send("POST", fmt::format("/api/v1/workflows/{}/trigger", wf),
+                                   BearerHeaders(token), nlohmann::json{{"param", param}}.dump());
+  ASSERT_EQ(triggered.status, 202) << triggered.body;
+  const auto run = triggered.Json()->at("run_id").get<std::int64_t>();
+  const bool ended = Eventually(
+      [&] {
+        return c.Scalar(fmt::format("SELECT count(*) FROM workflow_run WHERE id = {} AND state <> 'RUNNING'",
+                                    run)) == 1;
+      },
+      30s, 200ms);
+  executor.Stop(5s);
+  ASSERT_TRUE(ended) << "run " << run << " did not end; the Node executor:\n" << executor.LogTail();
+  const auto state =
+      c.Exec(fmt::format("SELECT state, trigger_type, param, note FROM workflow_run WHERE id = {}", run));
+  EXPECT_EQ(state[0][0].as<std::string>(), "SUCCESS") << state[0][3].c_str();
+  EXPECT_EQ(state[0][1].as<std::string>(), "API");
+  EXPECT_EQ(state[0][2].as<std::string>(), param);
+
+  std::map<std::string, pqxx::row> fire;  // node -> its fire
+  for (const auto& r :
+       c.Exec(fmt::format("SELECT workflow_node, id, status, executor_param, handle_code, handle_msg,"
+                          " trigger_type FROM job_log WHERE workflow_run_id = {}",
+                          run)))
+    fire.emplace(r[0].as<std::string>(), r);
+  ASSERT_EQ(fire.size(), 2u);
+  ASSERT_EQ(c.Scalar(fmt::format("SELECT count(*) FROM job_log WHERE workflow_run_id = {}", run)), 2);
+  // What the handlers received, from the trace: log id -> the executorParams of each run.
+  std::map<std::int64_t, std::vector<std::string>> received;
+  {
+    std::ifstream in(trace);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::int64_t log_id = 0, job_id = 0, received_ms = 0;
+      std::string outcome;
+      if (!(fields >> log_id >> job_id >> received_ms >> outcome) || outcome != "ran") continue;
+      std::string rest;
+      std::getline(fields, rest);
+      const auto j = nlohmann::json::parse(rest, nullptr, false);
+      received[log_id].push_back(j.is_string() ? j.get<std::string>() : "<not traced: " + rest + ">");
+    }
+  }
+  const auto got = [&](const std::string& key) {
+    const auto it = received.find(fire.at(key)[1].as<std::int64_t>());
+    return it == received.end() ? std::vector<std::string>{} : it->second;
+  };
+  const std::string a_msg = nlohmann::json("echo:" + param).dump();  // JSON.stringify("echo:" + param)
+  const std::string b_param = "wf=" + param + " a=" + a_msg;
+  for (const auto& [key, f] : fire) {
+    EXPECT_EQ(f[2].as<std::string>(), "SUCCESS") << "node " << key;
+    EXPECT_EQ(f[4].as<int>(), 200) << "node " << key;
+    EXPECT_EQ(f[6].as<std::string>(), "WORKFLOW") << "node " << key;
+  }
+  EXPECT_EQ(fire.at("a")[3].as<std::string>(), param);
+  EXPECT_EQ(fire.at("a")[5].as<std::string>(), a_msg) << "a's handleMsg as the package sent it";
+  EXPECT_EQ(fire.at("b")[3].as<std::string>(), b_param);
+  EXPECT_EQ(got("a"), std::vector<std::string>{param}) << "a ran once, with the run's parameter";
+  EXPECT_EQ(got("b"), std::vector<std::string>{b_param})
+      << "b ran once, with the run's parameter and a's handleMsg";
+  const auto b_got = got("b");
+  fmt::print(
+      "[workflow -> npm xxl-job] run {} ({}), param '{}': a received '{}' and answered handleMsg {}; b "
+      "received '{}'; the test took {} ms\n",
+      run, state[0][0].c_str(), param, got("a").empty() ? "<nothing>" : got("a").front(),
+      fire.at("a")[5].c_str(), b_got.empty() ? "<nothing>" : b_got.front(), Cluster::NowMs() - test_start);
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // A third-party XXL-JOB executor for cronwheel's e2e tests (tests/e2e/xxl_job_node_e2e_test.cpp): the npm
 // package xxl-job 0.1.7 ("Provide xxl-job SDK for NodeJs", express 5 + axios), started as its README shows,
-// with one BEAN handler, nodeTraceHandler, that appends "<logId> <jobId> <receivedMs> ran" to the trace
-// file and succeeds. A /run the package refuses (it answers code 500 while the job's previous fire has not
-// called back yet) is traced as "<logId> <jobId> <receivedMs> refused", so a test sees every /run.
+// with two BEAN handlers: nodeTraceHandler appends "<logId> <jobId> <receivedMs> ran <executorParams>" to the
+// trace file and succeeds (its callback's handleMsg is "Success"); nodeEchoHandler traces the same way and
+// returns "echo:<executorParams>" (the package sends JSON.stringify of it as the handleMsg: "\"echo:...\"").
+// <executorParams> is the parameter the handler received, as a JSON string (one line). A /run the package
+// refuses (it answers code 500 while the job's previous fire has not called back yet) is traced as
+// "<logId> <jobId> <receivedMs> refused", so a test sees every /run.
 //
 // Usage: node executor.mjs --app-name NAME --admin http://127.0.0.1:PORT --access-token TOKEN --port PORT
 //                          --trace-file PATH [--max-run-s 600]
@@ -51,8 +54,9 @@ for (const name of ['app-name', 'admin', 'access-token', 'port', 'trace-file']) 
 const port = Number(args.port);
 const trace = args['trace-file'];
 
-function Trace(logId, jobId, receivedMs, outcome) {
-  appendFileSync(trace, `${logId} ${jobId} ${receivedMs} ${outcome}\n`);
+function Trace(logId, jobId, receivedMs, outcome, executorParams) {
+  const params = executorParams === undefined ? '' : ` ${JSON.stringify(executorParams ?? '')}`;
+  appendFileSync(trace, `${logId} ${jobId} ${receivedMs} ${outcome}${params}\n`);
 }
 
 request.defaults.timeout = 3000;
@@ -63,9 +67,13 @@ process.on('unhandledRejection', (reason) => {
 });
 
 const jobHandlers = new Map();
-jobHandlers.set('nodeTraceHandler', async (logger, req) => {
+jobHandlers.set('nodeTraceHandler', async (logger, req, executorParams) => {
   // The package calls the handler in the same tick as it reads the /run: this is when the fire arrived.
-  Trace(req.logId, req.jobId, Date.now(), 'ran');
+  Trace(req.logId, req.jobId, Date.now(), 'ran', executorParams);
+});
+jobHandlers.set('nodeEchoHandler', async (logger, req, executorParams) => {
+  Trace(req.logId, req.jobId, Date.now(), 'ran', executorParams);
+  return `echo:${executorParams ?? ''}`;
 });
 
 const app = express();
