@@ -13,6 +13,12 @@
 namespace cronwheel::admin::job_table {
 
 void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances) {
+  AdvanceSchedules(tx, "job", advances);
+}
+
+void AdvanceSchedules(pqxx::transaction_base& tx, std::string_view table,
+                      std::span<const JobAdvance> advances) {
+  if (advances.empty()) return;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& a : advances) {
     rows.push_back({{"id", a.job_id},
@@ -22,15 +28,16 @@ void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances) {
                     {"x", a.stop},
                     {"r", a.stop_reason}});
   }
-  tx.exec_params(R"sql(
-    UPDATE job
+  tx.exec_params(fmt::format(R"sql(
+    UPDATE {0} t
        SET next_fire_ms = v.n,
-           last_fire_ms = CASE WHEN v.l > 0 THEN v.l ELSE job.last_fire_ms END,
+           last_fire_ms = CASE WHEN v.l > 0 THEN v.l ELSE t.last_fire_ms END,
            enabled = NOT v.x,
-           stop_reason = CASE WHEN v.x THEN v.r ELSE job.stop_reason END
+           stop_reason = CASE WHEN v.x THEN v.r ELSE t.stop_reason END
       FROM json_to_recordset($1::json) AS v(id int, e bigint, n bigint, l bigint, x boolean, r text)
-     WHERE job.id = v.id AND job.enabled AND job.next_fire_ms = v.e
+     WHERE t.id = v.id AND t.enabled AND t.next_fire_ms = v.e
   )sql",
+                             table),
                  DumpLossy(rows));
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <pqxx/pqxx>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "admin/model/fire.hpp"
@@ -15,6 +16,10 @@ namespace cronwheel::admin::job_table {
 // A scan's next times (and stops), for rows still enabled and still at the next time the scan read: a
 // concurrent edit or stop wins.
 void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances);
+// The same for the rows of `table`, "job" or "workflow" (a constant, never user input): both keep a schedule
+// in the same columns (next_fire_ms, last_fire_ms, enabled, stop_reason).
+void AdvanceSchedules(pqxx::transaction_base& tx, std::string_view table,
+                      std::span<const JobAdvance> advances);
 
 // The FIX_DELAY jobs among `job_ids` that wait for their run to finish (next_fire_ms = kAwaitingCompletion)
 // get their next fire: the finish (`now_ms`) plus their delay (schedule/next_fire.hpp). A callback and a

@@ -1,14 +1,10 @@
 // The scan's part of workflow runs (store/workflow_table.hpp, ScanDue): the due workflows of the scanned
 // schedule partitions become runs, planned as a job's schedule is.
-#include <nlohmann/json.hpp>
-
-#include "cronwheel/json.hpp"
+#include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/workflow_table.hpp"
 
 namespace cronwheel::admin::workflow_table {
-
-using nlohmann::json;
 
 std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_base& tx,
                                                            std::int64_t horizon_ms, int total,
@@ -53,23 +49,7 @@ std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_bas
                      .param = std::move(fire.param)});
     }
   }
-  json rows = json::array();
-  for (const auto& a : plan.advances) {
-    rows.push_back({{"id", a.job_id},
-                    {"e", a.expected_next_ms},
-                    {"n", a.stop ? 0 : a.next_fire_ms},
-                    {"l", a.last_fire_ms},
-                    {"x", a.stop},
-                    {"r", a.stop_reason}});
-  }
-  tx.exec_params(R"sql(
-    UPDATE workflow w
-       SET next_fire_ms = v.n, last_fire_ms = CASE WHEN v.l > 0 THEN v.l ELSE w.last_fire_ms END,
-           enabled = NOT v.x, stop_reason = CASE WHEN v.x THEN v.r ELSE w.stop_reason END
-      FROM json_to_recordset($1::json) AS v(id int, e bigint, n bigint, l bigint, x boolean, r text)
-     WHERE w.id = v.id AND w.enabled AND w.next_fire_ms = v.e
-  )sql",
-                 DumpLossy(rows));
+  job_table::AdvanceSchedules(tx, "workflow", plan.advances);
   return {std::move(out), due.size()};
 }
 
