@@ -386,16 +386,18 @@ class BadInputE2E : public ::testing::Test {
                       .dump());
     ASSERT_EQ(r.status, 201) << r.body;
     ids_["workflow"] = r.Json()->at("id").get<std::int64_t>();
-    ids_["workflow_run"] =
-        cluster_->Scalar(fmt::format("WITH r AS (INSERT INTO workflow_run (workflow_id, group_id, "
-                                     "trigger_type, scheduled_ms, graph, state,"
-                                     " start_ms, end_ms) SELECT id, group_id, 'MANUAL', 1, "
-                                     "jsonb_build_object('nodes', nodes, 'edges', edges),"
-                                     " 'FAILED', 1, 2 FROM workflow WHERE id = {} RETURNING id),"
-                                     " n AS (INSERT INTO workflow_run_node (run_id, key, job_id, state) "
-                                     "SELECT id, 'a', {}, 'FAILED' FROM r)"
-                                     " SELECT id FROM r",
-                                     ids_["workflow"], ids_["job"]));
+    // An ended run of it, written directly (a triggered one would run the job), started now: log retention
+    // deletes ended runs that started before its cutoff.
+    const auto started = Cluster::NowMs();
+    ids_["workflow_run"] = cluster_->Scalar(fmt::format(
+        "WITH r AS (INSERT INTO workflow_run (workflow_id, group_id, trigger_type, scheduled_ms, graph, "
+        "state,"
+        " start_ms, end_ms) SELECT id, group_id, 'MANUAL', {1}, jsonb_build_object('nodes', nodes, 'edges',"
+        " edges), 'FAILED', {1}, {1} FROM workflow WHERE id = {0} RETURNING id),"
+        " n AS (INSERT INTO workflow_run_node (run_id, key, job_id, state) SELECT id, 'a', {2}, 'FAILED' "
+        "FROM r)"
+        " SELECT id FROM r",
+        ids_["workflow"], started, ids_["job"]));
     // A finished fire (accepted by the executor, succeeded): its output comes from the executor.
     const auto now = Cluster::NowMs();
     ids_["log"] = cluster_->Scalar(fmt::format(

@@ -111,6 +111,31 @@ TEST_F(BodilessPostE2E, EveryRouteWhoseBodyIsOptionalAnswersABodilessPostWith2xx
                   json{{"name", "bodiless"}, {"kind", "EMAIL"}, {"target", "ops@example.com"}}.dump());
   ASSERT_EQ(r.status, 201) << r.body;
   const auto channel = r.Json()->at("id").get<int>();
+  // Workflows: one to trigger, and a run of another that sleeps a minute, to kill and then re-run its node.
+  const auto workflow = [&](int node_job, const std::string& param) {
+    const auto w = http_->Send("POST", "/api/v1/workflows", cwtest::BearerHeaders(token_),
+                               json{{"group_id", group_},
+                                    {"name", "bodiless"},
+                                    {"nodes", {{{"key", "a"}, {"job_id", node_job}, {"param", param}}}}}
+                                   .dump());
+    EXPECT_EQ(w.status, 201) << w.body;
+    return w.Json().value_or(json::object()).value("id", 0);
+  };
+  const int quick = workflow(job, "0");
+  const int slow = workflow(CreateJob("bodiless workflow sleeper", "NONE", ""), "60");
+  r = http_->Send("POST", fmt::format("/api/v1/workflows/{}/trigger", slow), cwtest::BearerHeaders(token_),
+                  "{}");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const auto run = r.Json()->at("run_id").get<std::int64_t>();
+  ASSERT_TRUE(cwtest::Eventually(
+      [&] {
+        const auto fires = Get(fmt::format("/api/v1/workflow-runs/{}", run)).at("nodes").at(0).at("log_ids");
+        return !fires.empty() &&
+               Get(fmt::format("/api/v1/logs/{}", fires.back().get<std::int64_t>())).value("status", "") ==
+                   "RUNNING";
+      },
+      30s))
+      << cluster_->executor(0).LogTail();
   // A console session to log out of.
   const auto session = cwtest::Login(*http_, "admin", kPassword);
   ASSERT_TRUE(session);
@@ -130,6 +155,10 @@ TEST_F(BodilessPostE2E, EveryRouteWhoseBodyIsOptionalAnswersABodilessPostWith2xx
       {"/api/v1/logs/{id}/kill", fmt::format("/api/v1/logs/{}/kill", running), bearer, 200},
       {"/api/v1/alert-channels/{id}/test", fmt::format("/api/v1/alert-channels/{}/test", channel), bearer,
        200},
+      {"/api/v1/workflows/{id}/trigger", fmt::format("/api/v1/workflows/{}/trigger", quick), bearer, 202},
+      {"/api/v1/workflow-runs/{id}/kill", fmt::format("/api/v1/workflow-runs/{}/kill", run), bearer, 200},
+      {"/api/v1/workflow-runs/{id}/nodes/{key}/rerun",
+       fmt::format("/api/v1/workflow-runs/{}/nodes/a/rerun", run), bearer, 200},
       {"/api/v1/auth/logout", "/api/v1/auth/logout",
        fmt::format("Cookie: {}\r\nX-CSRF-Token: {}\r\n", session->cookie, session->csrf), 200},
   };
@@ -160,6 +189,9 @@ TEST_F(BodilessPostE2E, EveryRouteWhoseBodyIsOptionalAnswersABodilessPostWith2xx
   EXPECT_EQ(answers["/api/v1/jobs/{id}/copy"].value("description", ""), "bodiless actions (copy)");
   EXPECT_EQ(answers["/api/v1/logs/{id}/kill"].value("handle_code", 0), 500);
   EXPECT_THAT(answers["/api/v1/alert-channels/{id}/test"].value("message", ""), HasSubstr("no SMTP server"));
+  EXPECT_GT(answers["/api/v1/workflows/{id}/trigger"].value("run_id", std::int64_t{0}), 0);
+  EXPECT_EQ(answers["/api/v1/workflow-runs/{id}/kill"].value("state", ""), "KILLED");
+  EXPECT_EQ(answers["/api/v1/workflow-runs/{id}/nodes/{key}/rerun"].value("state", ""), "RUNNING");
   EXPECT_EQ(answers["/api/v1/auth/logout"].value("logged_out", false), true);
   r = http_->Send("GET", "/api/v1/auth/me", {{"Cookie", session->cookie}}, "", "");
   EXPECT_EQ(r.status, 401) << "the session ended: " << r.body;
@@ -191,6 +223,8 @@ TEST_F(BodilessPostE2E, ARouteThatNeedsABodyRefusesOneSentWithoutALength) {
       {"/api/v1/alert-channels",
        json{{"name", "never"}, {"kind", "EMAIL"}, {"target", "a@example.com"}}.dump()},
       {"/api/v1/calendars", json{{"name", "never"}}.dump()},
+      {"/api/v1/workflows",
+       json{{"group_id", group_}, {"name", "never"}, {"nodes", {{{"key", "a"}, {"job_id", 1}}}}}.dump()},
   };
   std::set<std::string> tested;
   for (const auto& [route, body] : bodies)

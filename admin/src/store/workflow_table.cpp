@@ -343,33 +343,15 @@ StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::stri
 
 Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t run_id, std::string_view who,
                                         std::int64_t now_ms) {
-  auto runs = Lock(tx, {run_id});
-  if (runs.empty()) return Error::NotFound(fmt::format("workflow run {} not found", run_id));
-  auto& run = runs.at(run_id);
-  if (run.state != RunState::kRunning) {
-    return Error::Conflict(
-        fmt::format("workflow run {} has ended ({}): nothing to kill", run_id, ToString(run.state)));
-  }
-  std::vector<std::int64_t> open;
-  for (auto& [k, n] : run.nodes) {
-    if (n.state == NodeState::kWaiting) {
-      n.state = NodeState::kSkipped;
-    } else if (n.state == NodeState::kRunning) {
-      n.state = NodeState::kKilled;
-      if (!n.log_ids.empty()) open.push_back(n.log_ids.back());
-    } else {
-      continue;
-    }
-    n.end_ms = now_ms;
-    n.dirty = true;
-  }
-  run.state = RunState::kKilled;
-  run.end_ms = now_ms;
-  run.note += fmt::format("{}killed by {}", run.note.empty() ? "" : "\n", who);
-  run.dirty = true;
-  Save(tx, runs);
-  // The fires still open (a broadcast node's shards share its broadcast id): the accepted ones are returned
-  // for the executors to kill; every one is recorded killed now.
+  const auto ended = [&](std::string_view state) {
+    return Error::Conflict(fmt::format("workflow run {} has ended ({}): nothing to kill", run_id, state));
+  };
+  const auto state = tx.exec_params(R"sql(SELECT state FROM workflow_run WHERE id = $1)sql", run_id);
+  if (state.empty()) return Error::NotFound(fmt::format("workflow run {} not found", run_id));
+  if (state[0][0].as<std::string>() != "RUNNING") return ended(state[0][0].as<std::string>());
+  // The fires still open (a broadcast node's shards share its run) are recorded killed first, before the
+  // run's row is locked: the order a callback takes the same rows in, so the two never wait on each other in
+  // a cycle. The accepted ones are returned for their executors to kill.
   std::vector<KilledFire> out;
   for (const auto& r : tx.exec_params(R"sql(
          SELECT o.log_id, o.job_id, o.group_id, o.executor_address, o.trigger_ms
@@ -386,6 +368,26 @@ Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t
                      .executor_address = r["executor_address"].as<std::string>()});
     }
   }
+  auto runs = Lock(tx, {run_id});
+  if (runs.empty()) return Error::NotFound(fmt::format("workflow run {} not found", run_id));
+  auto& run = runs.at(run_id);
+  if (run.state != RunState::kRunning) return ended(ToString(run.state));
+  for (auto& [k, n] : run.nodes) {
+    if (n.state == NodeState::kWaiting) {
+      n.state = NodeState::kSkipped;
+    } else if (n.state == NodeState::kRunning) {
+      n.state = NodeState::kKilled;
+    } else {
+      continue;
+    }
+    n.end_ms = now_ms;
+    n.dirty = true;
+  }
+  run.state = RunState::kKilled;
+  run.end_ms = now_ms;
+  run.note += fmt::format("{}killed by {}", run.note.empty() ? "" : "\n", who);
+  run.dirty = true;
+  Save(tx, runs);
   return out;
 }
 

@@ -44,7 +44,7 @@ struct AlarmEvent {
   std::string alarm_email;             // comma-separated; empty = no e-mail
   std::string alarm_webhook;           // URL; empty = no webhook
   std::vector<AlertChannel> channels;  // the job's and its group's alert channels, each once
-  int suppressed = 0;  // failures of the job a silence window held back since the previous alert
+  int suppressed = 0;   // failures of the job a silence window held back since the previous alert
   int workflow_id = 0;  // "workflow_run_failed" only
 };
 

@@ -54,8 +54,8 @@ class ConsoleRepository {
 
   // Enabled jobs in the cluster (the metric cronwheel_jobs_enabled). Throws on database failure.
   std::int64_t EnabledJobs();
-  // The workflow runs started at or after `since_ms`, by state (the metric cronwheel_workflow_runs). Throws on
-  // database failure.
+  // The workflow runs started at or after `since_ms`, by state (the metric cronwheel_workflow_runs). Throws
+  // on database failure.
   std::map<std::string, std::int64_t> WorkflowRunsByState(std::int64_t since_ms);
 
  private:
