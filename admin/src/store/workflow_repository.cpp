@@ -227,21 +227,13 @@ std::vector<WorkflowRun> WorkflowRepository::ListRuns(int id, int limit) {
   });
 }
 
-Result<std::vector<WorkflowRepository::KilledFire>> WorkflowRepository::KillRun(std::int64_t run_id,
-                                                                                const std::string& who) {
+Result<std::vector<KilledFire>> WorkflowRepository::KillRun(std::int64_t run_id, const std::string& who) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<std::vector<KilledFire>> {
     pqxx::work tx(conn);
     auto killed = workflow_table::KillRun(tx, run_id, who, clock_.NowMs());
     if (!killed) return killed.error();
     tx.commit();
-    std::vector<KilledFire> out;
-    for (const auto& k : *killed) {
-      out.push_back({.log_id = k.log_id,
-                     .job_id = k.job_id,
-                     .group_id = k.group_id,
-                     .executor_address = k.executor_address});
-    }
-    return out;
+    return killed;
   });
 }
 

@@ -68,12 +68,6 @@ StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::stri
 // Kills run `run_id`: KILLED, its WAITING nodes SKIPPED, its RUNNING nodes KILLED and their open fires
 // recorded killed (fire_log::MarkKilled). Returns the fires that an executor had accepted (to be told to
 // kill them). kNotFound; kConflict when the run has ended.
-struct KilledFire {
-  std::int64_t log_id = 0;
-  int job_id = 0;
-  int group_id = 0;
-  std::string executor_address;
-};
 Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t run_id, std::string_view who,
                                         std::int64_t now_ms);
 

@@ -130,6 +130,15 @@ struct WorkflowRun {
 };
 nlohmann::json ToJson(const WorkflowRun& run);
 
+// A fire an executor had accepted, of a run that was killed: the caller asks the executor at
+// `executor_address` to kill it (XXL-JOB's /kill with `jobId`).
+struct KilledFire {
+  std::int64_t log_id = 0;
+  int job_id = 0;
+  int group_id = 0;
+  std::string executor_address;
+};
+
 // `key` and every node reachable from it, in the graph's node order (what re-running `key` resets).
 std::vector<std::string> WithDescendants(const WorkflowGraph& graph, std::string_view key);
 

@@ -36,13 +36,6 @@ class WorkflowRepository {
     std::int64_t run_id = 0;
     std::vector<Fire> fires;
   };
-  // A fire an executor had accepted, of a run that was killed: the caller asks the executor to kill it.
-  struct KilledFire {
-    std::int64_t log_id = 0;
-    int job_id = 0;
-    int group_id = 0;
-    std::string executor_address;
-  };
 
   WorkflowRepository(ringwheel::Clock& clock, PgPool& pool, Settings settings)
       : clock_(clock), pool_(pool), settings_(settings) {}
