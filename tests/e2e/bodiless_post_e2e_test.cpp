@@ -65,7 +65,7 @@ class BodilessPostE2E : public ::testing::Test {
     const auto session = cwtest::Login(*http_, "admin", kPassword);
     ASSERT_TRUE(session);
     const auto r = http_->Send("POST", "/api/v1/tokens", cwtest::SessionHeaders(*session),
-                               json{{"name", "bodiless-e2e"}}.dump());
+                               json{{"name", "bodiless-e2e"}, {"scope", "admin"}}.dump());
     ASSERT_EQ(r.status, 201) << r.body;
     token_ = r.Json()->at("token").get<std::string>();
     group_ = cluster_->AddGroup();

@@ -69,7 +69,7 @@ class CliE2E : public ::testing::Test {
     const auto session = cwtest::Login(http, "admin", kPassword);
     ASSERT_TRUE(session);
     const auto r = http.Send("POST", "/api/v1/tokens", cwtest::SessionHeaders(*session),
-                             json{{"name", "cli-e2e"}}.dump());
+                             json{{"name", "cli-e2e"}, {"scope", "admin"}}.dump());
     ASSERT_EQ(r.status, 201) << r.body;
     token_ = new std::string(r.Json()->at("token").get<std::string>());
     group_ = cluster_->AddGroup();  // the executors' app: fires run

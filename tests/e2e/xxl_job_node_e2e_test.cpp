@@ -360,7 +360,7 @@ TEST(XxlJobNodeE2E, AWorkflowPassesItsParamAndAParentsHandleMsgIntoTheNpmExecuto
   const auto session = Login(http, "admin", kPassword);
   ASSERT_TRUE(session);
   const auto minted = http.Send("POST", "/api/v1/tokens", SessionHeaders(*session),
-                                nlohmann::json{{"name", "xxl-job-node-e2e"}}.dump());
+                                nlohmann::json{{"name", "xxl-job-node-e2e"}, {"scope", "write"}}.dump());
   ASSERT_EQ(minted.status, 201) << minted.body;
   const auto token = minted.Json()->at("token").get<std::string>();
 

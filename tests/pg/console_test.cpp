@@ -374,8 +374,9 @@ TEST_F(ConsoleTest, ApiTokensActAsTheirUserAreShownOnceAndCanBeDeleted) {
   const int other = CreateGroup("other-app");
   CreateUser("alice", {g});
   const auto alice = Login("alice", kUserPassword);
-  auto r = Call("POST", "/api/v1/tokens", alice, json{{"name", "ci"}}.dump());
+  auto r = Call("POST", "/api/v1/tokens", alice, json{{"name", "ci"}, {"scope", "write"}}.dump());
   ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body.at("scope"), "write");
   const std::string secret = r.body.at("token");
   const int token_id = r.body.at("id");
   EXPECT_EQ(secret.rfind("cwt_", 0), 0u);
@@ -406,11 +407,161 @@ TEST_F(ConsoleTest, ApiTokensActAsTheirUserAreShownOnceAndCanBeDeleted) {
             (std::vector<std::string>{"nom", "name"}));
 }
 
+// Issue 24, item 5: an API token's scope. The table is the design (docs/operations.md, "API tokens"): each
+// route's scope, written out here apart from the code. Every served route is in it, and for every route
+// and every scope a token of the admin's is refused with 403 (code scope) exactly when its scope is less
+// than the route's; otherwise the route runs (on ids that do not exist and empty bodies: nothing changes).
+TEST_F(ConsoleTest, EachApiTokenScopeGetsExactlyTheRoutesItCovers) {
+  const std::map<std::string, std::string> needs = {
+      {"GET /api/v1/alert-channels", "read"},
+      {"GET /api/v1/alert-channels/{id}", "read"},
+      {"GET /api/v1/alerts", "read"},
+      {"GET /api/v1/auth/me", "read"},
+      {"GET /api/v1/calendars", "read"},
+      {"GET /api/v1/calendars/{id}", "read"},
+      {"GET /api/v1/dashboard", "read"},
+      {"GET /api/v1/groups", "read"},
+      {"GET /api/v1/groups/{id}", "read"},
+      {"GET /api/v1/jobs", "read"},
+      {"GET /api/v1/jobs/{id}", "read"},
+      {"GET /api/v1/jobs/{id}/glue", "read"},
+      {"GET /api/v1/jobs/{id}/run-once", "read"},
+      {"GET /api/v1/logs", "read"},
+      {"GET /api/v1/logs/{id}", "read"},
+      {"GET /api/v1/logs/{id}/output", "read"},
+      {"GET /api/v1/tags", "read"},
+      {"GET /api/v1/workflow-runs/{id}", "read"},
+      {"GET /api/v1/workflows", "read"},
+      {"GET /api/v1/workflows/{id}", "read"},
+      {"GET /api/v1/workflows/{id}/runs", "read"},
+      {"POST /api/v1/auth/logout", "read"},
+      {"POST /api/v1/schedules/preview", "read"},
+      {"DELETE /api/v1/jobs/{id}/run-once/{run_id}", "operate"},
+      {"POST /api/v1/jobs/bulk", "operate"},
+      {"POST /api/v1/jobs/{id}/run-once", "operate"},
+      {"POST /api/v1/jobs/{id}/start", "operate"},
+      {"POST /api/v1/jobs/{id}/stop", "operate"},
+      {"POST /api/v1/jobs/{id}/trigger", "operate"},
+      {"POST /api/v1/logs/{id}/kill", "operate"},
+      {"POST /api/v1/workflow-runs/{id}/kill", "operate"},
+      {"POST /api/v1/workflow-runs/{id}/nodes/{key}/rerun", "operate"},
+      {"POST /api/v1/workflows/{id}/trigger", "operate"},
+      {"DELETE /api/v1/jobs/{id}", "write"},
+      {"DELETE /api/v1/workflows/{id}", "write"},
+      {"POST /api/v1/jobs", "write"},
+      {"POST /api/v1/jobs/{id}/copy", "write"},
+      {"POST /api/v1/logs/clear", "write"},
+      {"POST /api/v1/workflows", "write"},
+      {"PUT /api/v1/jobs/{id}", "write"},
+      {"PUT /api/v1/workflows/{id}", "write"},
+      {"DELETE /api/v1/alert-channels/{id}", "admin"},
+      {"DELETE /api/v1/calendars/{id}", "admin"},
+      {"DELETE /api/v1/groups/{id}", "admin"},
+      {"DELETE /api/v1/tokens/{id}", "admin"},
+      {"DELETE /api/v1/users/{id}", "admin"},
+      {"GET /api/v1/audit", "admin"},
+      {"GET /api/v1/tokens", "admin"},
+      {"GET /api/v1/users", "admin"},
+      {"GET /api/v1/users/{id}", "admin"},
+      {"POST /api/v1/alert-channels", "admin"},
+      {"POST /api/v1/alert-channels/{id}/test", "admin"},
+      {"POST /api/v1/calendars", "admin"},
+      {"POST /api/v1/groups", "admin"},
+      {"POST /api/v1/groups/{id}/drain", "admin"},
+      {"POST /api/v1/tokens", "admin"},
+      {"POST /api/v1/users", "admin"},
+      {"POST /api/v1/users/me/password", "admin"},
+      {"PUT /api/v1/alert-channels/{id}", "admin"},
+      {"PUT /api/v1/calendars/{id}", "admin"},
+      {"PUT /api/v1/groups/{id}", "admin"},
+      {"PUT /api/v1/users/{id}", "admin"},
+  };
+  const std::vector<std::string> scopes = {"read", "operate", "write", "admin"};
+  std::map<std::string, Caller> tokens;
+  for (const auto& scope : scopes) {
+    const auto r = Call("POST", "/api/v1/tokens", json{{"name", scope}, {"scope", scope}}.dump());
+    ASSERT_EQ(r.status, 201) << r.body.dump();
+    EXPECT_EQ(r.body.at("scope"), scope);
+    tokens[scope] = Caller{.bearer = r.body.at("token")};
+  }
+  const auto rank = [&](const std::string& scope) {
+    return std::find(scopes.begin(), scopes.end(), scope) - scopes.begin();
+  };
+  std::map<std::string, std::string> served;
+  for (const auto& route : console_->routes) {
+    if (route.scope.empty()) continue;  // health, login, the OpenAPI document
+    served[route.method + " " + route.path] = route.scope;
+    std::string path = route.path;
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"{id}", "999999"}, {"{run_id}", "999999"}, {"{key}", "k"}}) {
+      if (const auto at = path.find(from); at != std::string::npos) path.replace(at, from.size(), to);
+    }
+    const std::string body = route.method == "POST" || route.method == "PUT" ? "{}" : "";
+    const auto needed = needs.find(route.method + " " + route.path);
+    if (needed == needs.end()) continue;  // reported by the comparison below
+    for (const auto& scope : scopes) {
+      const auto r = Call(route.method, path, tokens[scope], body);
+      const bool refused_by_scope =
+          r.status == 403 && r.body.contains("errors") && r.body.at("errors")[0].value("code", "") == "scope";
+      EXPECT_EQ(refused_by_scope, rank(scope) < rank(needed->second))
+          << route.method << " " << path << " with a token of scope " << scope << ": " << r.status << " "
+          << r.body.dump();
+      if (refused_by_scope) {
+        EXPECT_THAT(r.body.at("error").get<std::string>(),
+                    HasSubstr(fmt::format("scope is '{}'; {} {} needs '{}'", scope, route.method, route.path,
+                                          needed->second)));
+      }
+    }
+  }
+  EXPECT_EQ(served, needs);
+  EXPECT_EQ(Count("SELECT count(*) FROM api_token"), 4)
+      << "the tokens routes ran on bodies and ids that change nothing";
+
+  // The bulk route needs operate; its deleting and tagging actions need write.
+  const int g = CreateGroup("bulk-app");
+  const int job = CreateJob(g);
+  auto r = Call("POST", "/api/v1/jobs/bulk", tokens["operate"],
+                json{{"action", "DELETE"}, {"job_ids", {job}}}.dump());
+  EXPECT_EQ(r.status, 403) << r.body.dump();
+  EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("with action DELETE needs 'write'"));
+  r = Call("POST", "/api/v1/jobs/bulk", tokens["operate"],
+           json{{"action", "TAG"}, {"job_ids", {job}}, {"tags", {"x"}}}.dump());
+  EXPECT_EQ(r.status, 403) << r.body.dump();
+  EXPECT_EQ(Call("POST", "/api/v1/jobs/bulk", tokens["operate"],
+                 json{{"action", "STOP"}, {"job_ids", {job}}}.dump())
+                .status,
+            200);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job WHERE id = {}", job)), 1);
+
+  // A scope never adds to the user's rights: a USER's admin-scope token still cannot use the ADMIN routes.
+  CreateUser("alice", {g});
+  const auto alice = Login("alice", kUserPassword);
+  r = Call("POST", "/api/v1/tokens", alice, json{{"name", "all"}, {"scope", "admin"}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const Caller alice_admin_scope{.bearer = r.body.at("token")};
+  r = Call("GET", "/api/v1/users", alice_admin_scope);
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(r.body.at("error").get<std::string>(), HasSubstr("ADMIN role"));
+  EXPECT_EQ(Call("GET", "/api/v1/tokens", alice_admin_scope).status, 200) << "her own tokens";
+
+  // A new token without a scope reads only; a scope not in the list is refused on its field.
+  r = Call("POST", "/api/v1/tokens", json{{"name", "default"}}.dump());
+  ASSERT_EQ(r.status, 201);
+  EXPECT_EQ(r.body.at("scope"), "read");
+  for (const auto& bad : {json("READ"), json("root"), json(3), json(nullptr)}) {
+    r = Call("POST", "/api/v1/tokens", json{{"name", "bad"}, {"scope", bad}}.dump());
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_EQ(Fields(r.body), std::vector<std::string>{"scope"}) << bad;
+    EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(),
+                HasSubstr("read, operate, write, admin"));
+  }
+}
+
 // Security review (issue 21), finding 5: API tokens never expired. A token lasts expires_in_days (90 by
 // default, at most 365); an expired one is refused with a message that says so, and the list shows it.
 TEST_F(ConsoleTest, ApiTokensExpireAfterTheirDaysAndSaySo) {
   constexpr std::int64_t kDayMs = 86'400'000;
-  auto r = Call("POST", "/api/v1/tokens", json{{"name", "default"}}.dump());
+  auto r = Call("POST", "/api/v1/tokens", json{{"name", "default"}, {"scope", "admin"}}.dump());
   ASSERT_EQ(r.status, 201) << r.body.dump();
   EXPECT_EQ(r.body.at("expires_ms"), kT0 + 90 * kDayMs);
   EXPECT_EQ(r.body.at("state"), "active");
@@ -989,10 +1140,11 @@ TEST_F(ConsoleTest, EveryRouteIsInTheOpenApiDocument) {
   const auto r = Call("GET", "/api/v1/openapi.json", Caller{});
   ASSERT_EQ(r.status, 200);
   const auto& paths = r.body.at("paths");
+  // "<method> <path> <scope>": the scope an API token needs, "" for a public route.
   std::set<std::string> documented;
   for (const auto& [path, ops] : paths.items()) {
     for (const auto& [method, op] : ops.items()) {
-      documented.insert(fmt::format("{} {}", method, path));
+      documented.insert(fmt::format("{} {} {}", method, path, op.value("x-cronwheel-scope", "")));
       EXPECT_TRUE(op.contains("responses")) << method << " " << path;
     }
   }
@@ -1001,7 +1153,7 @@ TEST_F(ConsoleTest, EveryRouteIsInTheOpenApiDocument) {
     std::string m = route.method;
     std::transform(m.begin(), m.end(), m.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    served.insert(fmt::format("{} {}", m, route.path));
+    served.insert(fmt::format("{} {} {}", m, route.path, route.scope));
   }
   EXPECT_GE(served.size(), 37u);
   EXPECT_EQ(served, documented);
@@ -1214,7 +1366,9 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     a.user_id = name == "admin" ? Call("GET", "/api/v1/auth/me").body.at("user").at("id").get<int>()
                                 : CreateUser(name, permitted, admin ? "ADMIN" : "USER");
     const auto session = name == "admin" ? admin_ : Login(name, kUserPassword);
-    const auto r = Call("POST", "/api/v1/tokens", session, json{{"name", "caller"}}.dump());
+    // Scope admin: the token may do all its user may, as the user's session does.
+    const auto r =
+        Call("POST", "/api/v1/tokens", session, json{{"name", "caller"}, {"scope", "admin"}}.dump());
     EXPECT_EQ(r.status, 201) << r.body.dump();
     a.caller = Caller{.bearer = r.body.value("token", "")};
     a.token_id = r.body.value("id", 0);

@@ -98,6 +98,42 @@ TEST(Migrations, TokensFromBeforeTheExpiryLastNinetyDaysFromTheUpgrade) {
   }
 }
 
+// Issue 24, item 5: tokens get a scope (sql/017_token_scopes.sql). A token made before it could do all its
+// user could and keeps that (admin), so the scripts using it keep working; a new row is read unless it names
+// a scope, and no other name is stored.
+TEST(Migrations, TokensFromBeforeTheScopesKeepWhatTheyCouldDo) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  const auto all = BuiltInMigrations();
+  const auto seventeen = std::find_if(all.begin(), all.end(), [](const auto& m) { return m.version == 17; });
+  ASSERT_NE(seventeen, all.end()) << "sql/017_token_scopes.sql";
+  ApplyMigrations(conn, {all.begin(), seventeen}, 1000);
+  {
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO app_user (id, username, password_hash, created_ms, updated_ms) VALUES (1, 'someone', "
+        "'$argon2id$x', 1, 1);"
+        "INSERT INTO api_token (user_id, name, token_hash, created_ms, expires_ms) VALUES (1, 'old', 'h1', "
+        "1, 9)");
+    tx.commit();
+  }
+  ApplyMigrations(conn, all, 2000);
+  pqxx::work tx(conn);
+  EXPECT_EQ(tx.exec1("SELECT scope FROM api_token WHERE name = 'old'")[0].as<std::string>(), "admin");
+  tx.exec(
+      "INSERT INTO api_token (user_id, name, token_hash, created_ms, expires_ms) VALUES (1, 'new', 'h2', 1, "
+      "9)");
+  EXPECT_EQ(tx.exec1("SELECT scope FROM api_token WHERE name = 'new'")[0].as<std::string>(), "read");
+  try {
+    tx.exec(
+        "INSERT INTO api_token (user_id, name, token_hash, created_ms, expires_ms, scope) VALUES (1, 'n', "
+        "'h3', "
+        "1, 9, 'root')");
+    ADD_FAILURE() << "a token of scope 'root' was stored";
+  } catch (const pqxx::check_violation&) {
+  }
+}
+
 class Schema : public ::testing::Test {
  protected:
   void SetUp() override {

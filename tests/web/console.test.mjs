@@ -613,14 +613,32 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   await shot(page, 'users');
   await page.goto(`${base}/#/tokens`);
   await page.locator('input[name=token_name]').fill('ci pipeline');
+  await page.locator('select[name=scope]').selectOption('operate');
   await page.getByRole('button', { name: msg(lang, 'tokens.create') }).click();
   await page.getByTestId('new-token').waitFor();
-  check((await page.getByTestId('new-token').innerText()).includes('cwt_'), 'an API token is shown once after creation');
+  const secret = (await page.locator('[data-testid=new-token] code.secret').innerText()).trim();
+  check(secret.startsWith('cwt_'), 'an API token is shown once after creation');
   const tokenRow = page.getByTestId('token-row').filter({ hasText: 'ci pipeline' });
   await tokenRow.waitFor();
   check(
     (await tokenRow.getAttribute('data-state')) === 'active' && (await tokenRow.innerText()).includes(msg(lang, 'tokens.state.active')),
     'the new token is listed as active, with its expiry (90 days by default)',
+  );
+  check(
+    (await tokenRow.getByTestId('token-scope').innerText()).trim() === msg(lang, 'tokens.scope.operate'),
+    'the new token is listed with the scope chosen (operate)',
+  );
+  // The token, used from outside the console: it may read, and a write is refused naming the scope.
+  const [readStatus, writeStatus, writeCode] = await page.evaluate(async (bearer) => {
+    const headers = { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' };
+    const read = await fetch('/api/v1/jobs', { headers, credentials: 'omit' });
+    const write = await fetch('/api/v1/jobs', { method: 'POST', headers, body: '{}', credentials: 'omit' });
+    const body = await write.json();
+    return [read.status, write.status, body.errors && body.errors[0] && body.errors[0].code];
+  }, secret);
+  check(
+    readStatus === 200 && writeStatus === 403 && writeCode === 'scope',
+    `the operate-scoped token reads jobs (${readStatus}) and is refused a write with 403, code scope (${writeStatus} ${writeCode})`,
   );
   await checkTranslated(page, lang, 'tokens', seen.missing);
   await shot(page, 'tokens');

@@ -102,19 +102,21 @@ Result<JobQuery> ReadJobQuery(const net::Request& req) {
 // job's requests, cancel one. Whoever may trigger the job may do each.
 void RegisterRunOnce(Routes& s, const RouteContext& ctx) {
   auto& jobs = ctx.services.jobs;
-  s.Post("/api/v1/jobs/{id}/run-once",
-         [&](const Principal& who, const net::Request& req, net::Response& res) {
-           const auto job = ctx.VisibleJob(who, req.matches[1], res);
-           if (!job) return;
-           const auto body = ParseBody(req, false);
-           if (Failed(res, body)) return;
-           const auto asked = ReadRunOnceBody(*body, ctx.clock.NowMs());
-           if (Failed(res, asked)) return;
-           const auto created = jobs.CreateRunOnce(job->id, asked->fire_at_ms, asked->param, who.username);
-           if (Failed(res, created)) return;
-           ctx.Audit(who, "job.run_once", "job", std::to_string(job->id), nullptr, ToJson(*created));
-           SendJson(res, 201, ToJson(*created));
-         });
+  s.Post(
+      "/api/v1/jobs/{id}/run-once",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const auto job = ctx.VisibleJob(who, req.matches[1], res);
+        if (!job) return;
+        const auto body = ParseBody(req, false);
+        if (Failed(res, body)) return;
+        const auto asked = ReadRunOnceBody(*body, ctx.clock.NowMs());
+        if (Failed(res, asked)) return;
+        const auto created = jobs.CreateRunOnce(job->id, asked->fire_at_ms, asked->param, who.username);
+        if (Failed(res, created)) return;
+        ctx.Audit(who, "job.run_once", "job", std::to_string(job->id), nullptr, ToJson(*created));
+        SendJson(res, 201, ToJson(*created));
+      },
+      Access::kUser, TokenScope::kOperate);
   s.Get("/api/v1/jobs/{id}/run-once", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto job = ctx.VisibleJob(who, req.matches[1], res);
     if (!job) return;
@@ -126,20 +128,22 @@ void RegisterRunOnce(Routes& s, const RouteContext& ctx) {
       items.push_back(ToJson(r));
     SendJson(res, 200, {{"items", items}});
   });
-  s.Delete("/api/v1/jobs/{id}/run-once/{run_id}", [&](const Principal& who, const net::Request& req,
-                                                      net::Response& res) {
-    const auto job = ctx.VisibleJob(who, req.matches[1], res);
-    if (!job) return;
-    const auto id = ParseId(req.matches[2], INT64_MAX);
-    if (!id) {
-      return SendError(res, Error::NotFound(fmt::format("run once '{}' of job {} not found",
-                                                        Shorten(req.matches[2]), job->id)));
-    }
-    const auto cancelled = jobs.CancelRunOnce(job->id, *id, who.username);
-    if (Failed(res, cancelled)) return;
-    ctx.Audit(who, "job.run_once_cancel", "job", std::to_string(job->id), nullptr, ToJson(*cancelled));
-    SendJson(res, 200, ToJson(*cancelled));
-  });
+  s.Delete(
+      "/api/v1/jobs/{id}/run-once/{run_id}",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const auto job = ctx.VisibleJob(who, req.matches[1], res);
+        if (!job) return;
+        const auto id = ParseId(req.matches[2], INT64_MAX);
+        if (!id) {
+          return SendError(res, Error::NotFound(fmt::format("run once '{}' of job {} not found",
+                                                            Shorten(req.matches[2]), job->id)));
+        }
+        const auto cancelled = jobs.CancelRunOnce(job->id, *id, who.username);
+        if (Failed(res, cancelled)) return;
+        ctx.Audit(who, "job.run_once_cancel", "job", std::to_string(job->id), nullptr, ToJson(*cancelled));
+        SendJson(res, 200, ToJson(*cancelled));
+      },
+      Access::kUser, TokenScope::kOperate);
 }
 
 // What one action on one job answers: the single-job routes send it, the bulk route collects it per job. Each
@@ -248,73 +252,90 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
            });
   // Many jobs at once (docs/operations.md, "Jobs in bulk"): each is done as its own route would do it, in the
   // order given, and answered on its own; a job the caller may not see is not found, as on its own route.
-  s.Post("/api/v1/jobs/bulk", [&](const Principal& who, const net::Request& req, net::Response& res) {
-    const auto body = ParseBody(req, false);
-    if (Failed(res, body)) return;
-    const auto bulk = ReadBulkBody(*body);
-    if (Failed(res, bulk)) return;
-    json results = json::array();
-    int succeeded = 0;
-    for (const int id : bulk->job_ids) {
-      const auto job = ctx.JobSeenBy(who, id);
-      ActionAnswer a;
-      if (!job) {
-        a = Refused(Error::NotFound(fmt::format("job {} not found", id)));
-      } else if (bulk->action == BulkAction::kStart || bulk->action == BulkAction::kStop) {
-        a = StartOrStop(ctx, who, *job, bulk->action == BulkAction::kStart);
-      } else if (bulk->action == BulkAction::kTrigger) {
-        a = TriggerOnce(ctx, who, *job, TriggerBody{.param = bulk->param});
-      } else if (bulk->action == BulkAction::kTag || bulk->action == BulkAction::kUntag) {
-        a = Retag(ctx, who, *job, bulk->tags, bulk->action == BulkAction::kTag);
-      } else {
-        a = DeleteOne(ctx, who, *job);
-      }
-      json item{{"job_id", id}, {"status", a.status}};
-      if (a.status < 400) ++succeeded;
-      if (a.status < 400 && bulk->action != BulkAction::kTrigger && bulk->action != BulkAction::kDelete) {
-        item["job"] = std::move(a.body);
-      } else {
-        item.update(a.body);
-      }
-      results.push_back(std::move(item));
-    }
-    SendJson(res, 200,
-             {{"action", ToString(bulk->action)},
-              {"succeeded", succeeded},
-              {"failed", static_cast<int>(bulk->job_ids.size()) - succeeded},
-              {"results", std::move(results)}});
-  });
+  // Tagging is a write like PUT /api/v1/jobs/{id} (a token of scope operate may start, stop and trigger).
+  s.Post(
+      "/api/v1/jobs/bulk",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const auto body = ParseBody(req, false);
+        if (Failed(res, body)) return;
+        const auto bulk = ReadBulkBody(*body);
+        if (Failed(res, bulk)) return;
+        // The route needs operate (start, stop, trigger); deleting and tagging are writes, as on their own
+        // routes.
+        const bool writes = bulk->action == BulkAction::kDelete || bulk->action == BulkAction::kTag ||
+                            bulk->action == BulkAction::kUntag;
+        if (writes &&
+            RefusedByScope(who, TokenScope::kWrite,
+                           fmt::format("POST /api/v1/jobs/bulk with action {}", ToString(bulk->action)), res))
+          return;
+        json results = json::array();
+        int succeeded = 0;
+        for (const int id : bulk->job_ids) {
+          const auto job = ctx.JobSeenBy(who, id);
+          ActionAnswer a;
+          if (!job) {
+            a = Refused(Error::NotFound(fmt::format("job {} not found", id)));
+          } else if (bulk->action == BulkAction::kStart || bulk->action == BulkAction::kStop) {
+            a = StartOrStop(ctx, who, *job, bulk->action == BulkAction::kStart);
+          } else if (bulk->action == BulkAction::kTrigger) {
+            a = TriggerOnce(ctx, who, *job, TriggerBody{.param = bulk->param});
+          } else if (bulk->action == BulkAction::kTag || bulk->action == BulkAction::kUntag) {
+            a = Retag(ctx, who, *job, bulk->tags, bulk->action == BulkAction::kTag);
+          } else {
+            a = DeleteOne(ctx, who, *job);
+          }
+          json item{{"job_id", id}, {"status", a.status}};
+          if (a.status < 400) ++succeeded;
+          if (a.status < 400 && bulk->action != BulkAction::kTrigger && bulk->action != BulkAction::kDelete) {
+            item["job"] = std::move(a.body);
+          } else {
+            item.update(a.body);
+          }
+          results.push_back(std::move(item));
+        }
+        SendJson(res, 200,
+                 {{"action", ToString(bulk->action)},
+                  {"succeeded", succeeded},
+                  {"failed", static_cast<int>(bulk->job_ids.size()) - succeeded},
+                  {"results", std::move(results)}});
+      },
+      Access::kUser, TokenScope::kOperate);
   RegisterRunOnce(s, ctx);
 }
 
 // The console's job extras: copy, and the glue versions of a script job.
 void RegisterJobExtras(Routes& s, const RouteContext& ctx) {
   auto& jobs = ctx.services.jobs;
-  s.Action("/api/v1/jobs/{id}/copy", [&](const Principal& who, const net::Request& req, net::Response& res) {
-    const auto job = ctx.VisibleJob(who, req.matches[1], res);
-    if (!job) return;
-    if (const auto refused = ScriptNeedsAdmin(who, job->glue_type)) return SendError(res, *refused);
-    Job copy = *job;
-    constexpr std::string_view kSuffix = " (copy)";
-    copy.id = 0;
-    copy.description = std::string(Utf8Prefix(job->description, 255 - kSuffix.size())) + std::string(kSuffix);
-    copy.enabled = false;
-    copy.next_fire_ms = 0;
-    copy.last_fire_ms = 0;
-    copy.stop_reason.clear();
-    FieldErrors errors;
-    CheckWebhook(copy, nullptr, ctx.settings.webhook_allow, errors);
-    // A copy is a new job: each of its children must be one the caller may see.
-    auto created = errors.empty() ? jobs.CreateJob(copy, VisibleTo(who))
-                                  : Result<Job>(Error::Invalid("", std::move(errors)));
-    if (!created) {
-      return SendError(res, Error{ErrorKind::kConflict, "the job cannot be copied", created.error().fields});
-    }
-    auto after = ToJson(*created);
-    after["copied_from"] = job->id;
-    ctx.Audit(who, "job.copy", "job", std::to_string(created->id), nullptr, after);
-    SendJson(res, 201, ToJson(*created));
-  });
+  s.Action(
+      "/api/v1/jobs/{id}/copy",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const auto job = ctx.VisibleJob(who, req.matches[1], res);
+        if (!job) return;
+        if (const auto refused = ScriptNeedsAdmin(who, job->glue_type)) return SendError(res, *refused);
+        Job copy = *job;
+        constexpr std::string_view kSuffix = " (copy)";
+        copy.id = 0;
+        copy.description =
+            std::string(Utf8Prefix(job->description, 255 - kSuffix.size())) + std::string(kSuffix);
+        copy.enabled = false;
+        copy.next_fire_ms = 0;
+        copy.last_fire_ms = 0;
+        copy.stop_reason.clear();
+        FieldErrors errors;
+        CheckWebhook(copy, nullptr, ctx.settings.webhook_allow, errors);
+        // A copy is a new job: each of its children must be one the caller may see.
+        auto created = errors.empty() ? jobs.CreateJob(copy, VisibleTo(who))
+                                      : Result<Job>(Error::Invalid("", std::move(errors)));
+        if (!created) {
+          return SendError(res,
+                           Error{ErrorKind::kConflict, "the job cannot be copied", created.error().fields});
+        }
+        auto after = ToJson(*created);
+        after["copied_from"] = job->id;
+        ctx.Audit(who, "job.copy", "job", std::to_string(created->id), nullptr, after);
+        SendJson(res, 201, ToJson(*created));
+      },
+      Access::kUser, TokenScope::kWrite);
   s.Get("/api/v1/jobs/{id}/glue", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto job = ctx.VisibleJob(who, req.matches[1], res);
     if (!job) return;

@@ -145,6 +145,7 @@ nlohmann::json ToJson(const ApiToken& t) {
           {"user_id", t.user_id},
           {"username", t.username},
           {"name", t.name},
+          {"scope", ToString(t.scope)},
           {"created_ms", t.created_ms},
           {"last_used_ms", t.last_used_ms},
           {"expires_ms", t.expires_ms},

@@ -94,51 +94,70 @@ std::string Routes::Pattern(const std::string& path) {
   return out;
 }
 
+bool RefusedByScope(const Principal& who, TokenScope needed, std::string_view what, net::Response& res) {
+  if (who.Allows(needed)) return false;
+  SendError(res,
+            Error{.kind = ErrorKind::kForbidden,
+                  .message = fmt::format("this API token's scope is '{}'; {} needs '{}' (read < operate < "
+                                         "write < admin): use a token with that scope",
+                                         ToString(who.scope), what, ToString(needed)),
+                  .fields = {{.field = "",
+                              .message = fmt::format("scope '{}' is less than '{}'", ToString(who.scope),
+                                                     ToString(needed)),
+                              .code = "scope",
+                              .params = {{"scope", ToString(who.scope)}, {"needed", ToString(needed)}}}}});
+  return true;
+}
+
 void Routes::Add(const char* method, const std::string& path, net::HttpServer::Handler h,
-                 net::HttpServer::RouteOptions options) {
+                 net::HttpServer::RouteOptions options, std::string scope) {
   server_.Route(method, Pattern(path), std::move(h), std::move(options));
-  if (record_ != nullptr) record_->push_back({method, path});
+  if (record_ != nullptr) record_->push_back({method, path, std::move(scope)});
 }
 
 void Routes::AddAuthed(const char* method, const std::string& path, Handler h, Access access,
-                       bool body_required) {
+                       bool body_required, TokenScope scope) {
+  if (access == Access::kAdmin) scope = TokenScope::kAdmin;
   // Authentication is the route's admission step: it runs once the head is read and before the body is.
-  auto admit = [&auth = auth_, access](net::Request& req, net::Response& res) {
+  auto admit = [&auth = auth_, access, scope, what = fmt::format("{} {}", method, path)](net::Request& req,
+                                                                                         net::Response& res) {
     auto who = auth.Authenticate(req);
     if (Failed(res, who)) return false;
     if (access == Access::kAdmin && !who->admin) {
       SendError(res, Error::Forbidden("this needs the ADMIN role"));
       return false;
     }
+    if (RefusedByScope(*who, scope, what, res)) return false;
     req.admitted = *std::move(who);
     return true;
   };
   auto handler = [h = std::move(h)](const net::Request& req, net::Response& res) {
     h(std::any_cast<const Principal&>(req.admitted), req, res);
   };
-  Add(method, path, std::move(handler), {.body_required = body_required, .admit = std::move(admit)});
+  Add(method, path, std::move(handler), {.body_required = body_required, .admit = std::move(admit)},
+      std::string(ToString(scope)));
 }
 
-void Routes::Get(const std::string& path, Handler h, Access access) {
-  AddAuthed("GET", path, std::move(h), access, false);
+void Routes::Get(const std::string& path, Handler h, Access access, std::optional<TokenScope> scope) {
+  AddAuthed("GET", path, std::move(h), access, false, scope.value_or(TokenScope::kRead));
 }
-void Routes::Post(const std::string& path, Handler h, Access access) {
-  AddAuthed("POST", path, std::move(h), access, true);
+void Routes::Post(const std::string& path, Handler h, Access access, std::optional<TokenScope> scope) {
+  AddAuthed("POST", path, std::move(h), access, true, scope.value_or(TokenScope::kWrite));
 }
-void Routes::Action(const std::string& path, Handler h, Access access) {
-  AddAuthed("POST", path, std::move(h), access, false);
+void Routes::Action(const std::string& path, Handler h, Access access, std::optional<TokenScope> scope) {
+  AddAuthed("POST", path, std::move(h), access, false, scope.value_or(TokenScope::kOperate));
 }
-void Routes::Put(const std::string& path, Handler h, Access access) {
-  AddAuthed("PUT", path, std::move(h), access, true);
+void Routes::Put(const std::string& path, Handler h, Access access, std::optional<TokenScope> scope) {
+  AddAuthed("PUT", path, std::move(h), access, true, scope.value_or(TokenScope::kWrite));
 }
-void Routes::Delete(const std::string& path, Handler h, Access access) {
-  AddAuthed("DELETE", path, std::move(h), access, false);
+void Routes::Delete(const std::string& path, Handler h, Access access, std::optional<TokenScope> scope) {
+  AddAuthed("DELETE", path, std::move(h), access, false, scope.value_or(TokenScope::kWrite));
 }
 void Routes::PublicGet(const std::string& path, net::HttpServer::Handler h) {
-  Add("GET", path, std::move(h), {});
+  Add("GET", path, std::move(h), {}, "");
 }
 void Routes::PublicPost(const std::string& path, net::HttpServer::Handler h) {
-  Add("POST", path, std::move(h), {.body_max_bytes = kPublicBodyMaxBytes, .body_required = true});
+  Add("POST", path, std::move(h), {.body_max_bytes = kPublicBodyMaxBytes, .body_required = true}, "");
 }
 
 // --- RouteContext

@@ -6,6 +6,12 @@
 //    caller (Access::kUser) or refuses anyone but an admin (Access::kAdmin): the authentication step is
 //    written once, here, and runs as the route's admission step, before the server reads a byte of the
 //    body (cronwheel/net/http_server.hpp): a caller without credentials costs a head, never a body.
+//  * Each authenticated route needs a token scope (admin/model/accounts.hpp, TokenScope): by default GET
+//    needs read, an Action operate, POST, PUT and DELETE write, and an Access::kAdmin route admin; a route
+//    whose work is of another class says so when it registers (a copy is a write, a schedule's preview a
+//    read). A token whose scope is less is refused with 403 at admission, before the body is read, naming
+//    both scopes. The scope is recorded with the route (RouteInfo) and documented in the OpenAPI document
+//    as each operation's x-cronwheel-scope.
 //  * A POST that carries no body at all (neither Content-Length nor Transfer-Encoding; RFC 9112 §6.3: its
 //    body is empty) is served as an empty body on a route whose body is optional (registered with Action:
 //    start, stop, trigger, ..., the way `curl -X POST` sends them), and refused with 411 on one that needs
@@ -73,6 +79,11 @@ std::optional<std::int64_t> QueryInt(const net::Request& req, const char* name, 
 // `text` cut for an error message (40 bytes, on a UTF-8 boundary).
 std::string Shorten(const std::string& text);
 
+// 403 when `who` (a token) may not do what `needed` covers: `what` names the request ("POST
+// /api/v1/jobs/bulk with action DELETE"). Routes check their own scope at admission; a route whose work
+// depends on its body (the bulk route) checks the rest with this. True when it answered.
+bool RefusedByScope(const Principal& who, TokenScope needed, std::string_view what, net::Response& res);
+
 enum class Access { kUser, kAdmin };
 using Handler = std::function<void(const Principal& who, const net::Request& req, net::Response& res)>;
 
@@ -81,12 +92,18 @@ class Routes {
   Routes(net::HttpServer& server, Authenticator& auth, std::vector<RouteInfo>* record)
       : server_(server), auth_(auth), record_(record) {}
 
-  void Get(const std::string& path, Handler h, Access access = Access::kUser);
-  void Post(const std::string& path, Handler h, Access access = Access::kUser);
+  // `scope`: the token scope the route needs, when not its method's default (see above).
+  void Get(const std::string& path, Handler h, Access access = Access::kUser,
+           std::optional<TokenScope> scope = std::nullopt);
+  void Post(const std::string& path, Handler h, Access access = Access::kUser,
+            std::optional<TokenScope> scope = std::nullopt);
   // A POST whose body is optional: an action such as start, stop or trigger.
-  void Action(const std::string& path, Handler h, Access access = Access::kUser);
-  void Put(const std::string& path, Handler h, Access access = Access::kUser);
-  void Delete(const std::string& path, Handler h, Access access = Access::kUser);
+  void Action(const std::string& path, Handler h, Access access = Access::kUser,
+              std::optional<TokenScope> scope = std::nullopt);
+  void Put(const std::string& path, Handler h, Access access = Access::kUser,
+           std::optional<TokenScope> scope = std::nullopt);
+  void Delete(const std::string& path, Handler h, Access access = Access::kUser,
+              std::optional<TokenScope> scope = std::nullopt);
   // A route that needs no caller (health, login, the OpenAPI document). A public POST takes a body of at
   // most kPublicBodyMaxBytes: it is read from anyone.
   void PublicGet(const std::string& path, net::HttpServer::Handler h);
@@ -99,8 +116,9 @@ class Routes {
 
  private:
   void Add(const char* method, const std::string& path, net::HttpServer::Handler h,
-           net::HttpServer::RouteOptions options);
-  void AddAuthed(const char* method, const std::string& path, Handler h, Access access, bool body_required);
+           net::HttpServer::RouteOptions options, std::string scope);
+  void AddAuthed(const char* method, const std::string& path, Handler h, Access access, bool body_required,
+                 TokenScope scope);
 
   net::HttpServer& server_;
   Authenticator& auth_;

@@ -31,13 +31,16 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
     res.set_header("Set-Cookie", console.auth.SessionCookie(session->token));
     SendJson(res, 200, {{"csrf_token", session->csrf_token}, {"user", ToJson(session->user)}});
   });
-  s.Action("/api/v1/auth/logout", [&](const Principal& who, const net::Request& req, net::Response& res) {
-    const bool ended = who.via == "session" && console.auth.Logout(req);
-    if (ended)
-      console.audit.Record(who, "user.logout", "user", std::to_string(who.user_id), nullptr, nullptr);
-    res.set_header("Set-Cookie", console.auth.ExpiredCookie());
-    SendJson(res, 200, {{"logged_out", ended}});
-  });
+  s.Action(
+      "/api/v1/auth/logout",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const bool ended = who.via == "session" && console.auth.Logout(req);
+        if (ended)
+          console.audit.Record(who, "user.logout", "user", std::to_string(who.user_id), nullptr, nullptr);
+        res.set_header("Set-Cookie", console.auth.ExpiredCookie());
+        SendJson(res, 200, {{"logged_out", ended}});
+      },
+      Access::kUser, TokenScope::kRead);
   s.Get("/api/v1/auth/me", [&](const Principal& who, const net::Request&, net::Response& res) {
     json body{{"user",
                {{"id", who.user_id},

@@ -78,16 +78,19 @@ void RegisterUserRoutes(Routes& s, const RouteContext& ctx) {
         SendUserChange(ctx, who, accounts.DeleteUser(*id, who.user_id), "user.delete", 200, res);
       },
       Access::kAdmin);
-  s.Post("/api/v1/users/me/password", [&](const Principal& who, const net::Request& req, net::Response& res) {
-    const auto body = ParseBody(req, false);
-    if (Failed(res, body)) return;
-    const auto change = ReadPasswordChangeBody(*body);
-    if (Failed(res, change)) return;
-    if (Failed(res, accounts.ChangeOwnPassword(who.user_id, *change, CookieValue(req, kSessionCookie))))
-      return;
-    ctx.Audit(who, "user.password", "user", std::to_string(who.user_id), nullptr, nullptr);
-    SendJson(res, 200, {{"changed", true}});
-  });
+  s.Post(
+      "/api/v1/users/me/password",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const auto body = ParseBody(req, false);
+        if (Failed(res, body)) return;
+        const auto change = ReadPasswordChangeBody(*body);
+        if (Failed(res, change)) return;
+        if (Failed(res, accounts.ChangeOwnPassword(who.user_id, *change, CookieValue(req, kSessionCookie))))
+          return;
+        ctx.Audit(who, "user.password", "user", std::to_string(who.user_id), nullptr, nullptr);
+        SendJson(res, 200, {{"changed", true}});
+      },
+      Access::kUser, TokenScope::kAdmin);
 }
 
 }  // namespace cronwheel::admin::api

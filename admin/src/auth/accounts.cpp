@@ -99,7 +99,7 @@ std::vector<ApiToken> Accounts::ListTokens(std::optional<int> user_id) {
 Result<std::pair<ApiToken, std::string>> Accounts::CreateToken(int user_id, const TokenFields& fields) {
   const std::string secret = kTokenPrefix + RandomSecret();
   const auto now = clock_.NowMs();
-  auto token = store_.AddToken(user_id, fields.name, SecretHash(secret), now,
+  auto token = store_.AddToken(user_id, fields.name, fields.scope, SecretHash(secret), now,
                                now + fields.expires_in_days * kDayMs, kMaxTokensPerUser);
   if (!token) return token.error();
   return std::pair{WithState(*std::move(token), now), secret};

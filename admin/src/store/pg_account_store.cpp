@@ -14,7 +14,7 @@ namespace {
 // pg_advisory_xact_lock key of the first-start bootstrap ("cronusr1").
 constexpr std::int64_t kUserBootstrapLockKey = 0x63726f6e75737231;
 constexpr const char* kTokenColumns =
-    "id, user_id, name, created_ms, last_used_ms, expires_ms, revoked_ms, revoked_reason";
+    "id, user_id, name, scope, created_ms, last_used_ms, expires_ms, revoked_ms, revoked_reason";
 
 Principal PrincipalFromRow(const pqxx::row& r, std::string via) {
   return Principal{.user_id = r["id"].as<int>(),
@@ -282,7 +282,8 @@ std::optional<TokenRecord> PgAccountStore::FindToken(const std::string& token_ha
   return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<TokenRecord> {
     pqxx::read_transaction tx(conn);
     const auto rows = tx.exec_params(R"sql(
-      SELECT t.id AS token_id, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id, u.username,
+      SELECT t.id AS token_id, t.scope, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id,
+             u.username,
              u.role, to_json(u.permitted_group_ids) AS groups
         FROM api_token t JOIN app_user u ON u.id = t.user_id
        WHERE t.token_hash = $1
@@ -290,7 +291,10 @@ std::optional<TokenRecord> PgAccountStore::FindToken(const std::string& token_ha
                                      token_hash);
     if (rows.empty()) return std::nullopt;
     const auto& r = rows[0];
-    return TokenRecord{.principal = PrincipalFromRow(r, "token"),
+    auto principal = PrincipalFromRow(r, "token");
+    // The column's CHECK admits only the four names; read as the least scope should it ever hold another.
+    principal.scope = ParseTokenScope(r["scope"].as<std::string>()).value_or(TokenScope::kRead);
+    return TokenRecord{.principal = std::move(principal),
                        .token_id = r["token_id"].as<int>(),
                        .last_used_ms = r["last_used_ms"].as<std::int64_t>(),
                        .expires_ms = r["expires_ms"].as<std::int64_t>(),
@@ -312,8 +316,8 @@ std::vector<ApiToken> PgAccountStore::ListTokens(std::optional<int> user_id) {
     pqxx::read_transaction tx(conn);
     std::vector<ApiToken> out;
     const std::string sql = R"sql(
-      SELECT t.id, t.user_id, u.username, t.name, t.created_ms, t.last_used_ms, t.expires_ms, t.revoked_ms,
-             t.revoked_reason
+      SELECT t.id, t.user_id, u.username, t.name, t.scope, t.created_ms, t.last_used_ms, t.expires_ms,
+             t.revoked_ms, t.revoked_reason
         FROM api_token t JOIN app_user u ON u.id = t.user_id
     )sql";
     const auto rows = user_id ? tx.exec_params(sql + " WHERE t.user_id = $1 ORDER BY t.id", *user_id)
@@ -324,9 +328,9 @@ std::vector<ApiToken> PgAccountStore::ListTokens(std::optional<int> user_id) {
   });
 }
 
-Result<ApiToken> PgAccountStore::AddToken(int user_id, const std::string& name, const std::string& token_hash,
-                                          std::int64_t now_ms, std::int64_t expires_ms,
-                                          std::size_t max_tokens) {
+Result<ApiToken> PgAccountStore::AddToken(int user_id, const std::string& name, TokenScope scope,
+                                          const std::string& token_hash, std::int64_t now_ms,
+                                          std::int64_t expires_ms, std::size_t max_tokens) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<ApiToken> {
     pqxx::work tx(conn);
     tx.exec_params(R"sql(SELECT 1 FROM app_user WHERE id = $1 FOR UPDATE)sql", user_id);
@@ -338,14 +342,15 @@ Result<ApiToken> PgAccountStore::AddToken(int user_id, const std::string& name, 
           "the token is not valid",
           {{"name", fmt::format("you have {} API tokens, the most allowed; delete one first", count)}});
     }
-    const auto row = tx.exec_params1(fmt::format(R"sql(
-      WITH t AS (INSERT INTO api_token (user_id, name, token_hash, created_ms, expires_ms)
-                 VALUES ($1, $2, $3, $4, $5)
+    const auto row =
+        tx.exec_params1(fmt::format(R"sql(
+      WITH t AS (INSERT INTO api_token (user_id, name, token_hash, created_ms, expires_ms, scope)
+                 VALUES ($1, $2, $3, $4, $5, $6)
                  RETURNING {})
       SELECT t.*, u.username FROM t JOIN app_user u ON u.id = t.user_id
     )sql",
-                                                 kTokenColumns),
-                                     user_id, name, token_hash, now_ms, expires_ms);
+                                    kTokenColumns),
+                        user_id, name, token_hash, now_ms, expires_ms, std::string(ToString(scope)));
     tx.commit();
     return TokenFromRow(row);
   });

@@ -39,6 +39,7 @@ ApiToken TokenFromRow(const pqxx::row& r) {
                   .user_id = r["user_id"].as<int>(),
                   .username = r["username"].as<std::string>(),
                   .name = r["name"].as<std::string>(),
+                  .scope = ParseTokenScope(r["scope"].as<std::string>()).value_or(TokenScope::kRead),
                   .created_ms = r["created_ms"].as<std::int64_t>(),
                   .last_used_ms = r["last_used_ms"].as<std::int64_t>(),
                   .expires_ms = r["expires_ms"].as<std::int64_t>(),

@@ -8,6 +8,9 @@ const EXAMPLE_HEADER = 'Authorization: Bearer cwt_…';
 // The server's default and longest lifetime of a token (admin/include/admin/model/accounts.hpp).
 const DEFAULT_DAYS = 90;
 const MAX_DAYS = 365;
+// A token's scopes, least first (TokenScope in the same header); the server's default is the least.
+const SCOPES = ['read', 'operate', 'write', 'admin'];
+const DEFAULT_SCOPE = 'read';
 
 // A token's state as the server reported it: active, expired, or revoked (and why).
 function TokenState({ tok }) {
@@ -24,6 +27,7 @@ export function TokensPage({ user }) {
   const tokens = useLoad(() => api.get(`/api/v1/tokens${all ? '?all=true' : ''}`), [all]);
   const [name, setName] = useState('');
   const [days, setDays] = useState(DEFAULT_DAYS);
+  const [scope, setScope] = useState(DEFAULT_SCOPE);
   const [created, setCreated] = useState(null);
   const [notice, setNotice] = useState('');
   const [error, setError] = useState(null);
@@ -31,9 +35,10 @@ export function TokensPage({ user }) {
     e.preventDefault();
     setError(null);
     try {
-      setCreated(await api.post('/api/v1/tokens', { name, expires_in_days: Number(days) }));
+      setCreated(await api.post('/api/v1/tokens', { name, expires_in_days: Number(days), scope }));
       setName('');
       setDays(DEFAULT_DAYS);
+      setScope(DEFAULT_SCOPE);
       tokens.reload();
     } catch (ex) {
       setError(ex);
@@ -61,6 +66,11 @@ export function TokensPage({ user }) {
       <${Field} label=${t('field.expires_in_days')} error=${error && error.field('expires_in_days')} hint=${t('tokens.hint.days', { max: MAX_DAYS })}>
         <input name="expires_in_days" type="number" required min="1" max=${MAX_DAYS} value=${days} onInput=${(e) => setDays(e.target.value)} />
       </${Field}>
+      <${Field} label=${t('field.scope')} error=${error && error.field('scope')} hint=${t(`tokens.scope.${scope}.hint`)}>
+        <select name="scope" value=${scope} onChange=${(e) => setScope(e.target.value)}>
+          ${SCOPES.map((s) => html`<option value=${s} key=${s}>${t(`tokens.scope.${s}`)}</option>`)}
+        </select>
+      </${Field}>
       <button type="submit" class="primary">${t('tokens.create')}</button>
     </form>
     ${created && html`<div class="banner ok" data-testid="new-token">
@@ -70,13 +80,14 @@ export function TokensPage({ user }) {
       <button type="button" class="link" onClick=${() => setCreated(null)}>${t('tokens.done')}</button>
     </div>`}
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
-    <${ErrorBanner} error=${error || tokens.error} shownFields=${['name', 'expires_in_days']} />
+    <${ErrorBanner} error=${error || tokens.error} shownFields=${['name', 'expires_in_days', 'scope']} />
     ${!tokens.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list">
-      <thead><tr><th>${t('common.id')}</th><th>${t('field.name')}</th>${all && html`<th>${t('field.username')}</th>`}<th>${t('tokens.col.state')}</th><th>${t('tokens.col.created')}</th><th>${t('tokens.col.expires')}</th><th>${t('tokens.col.lastUsed')}</th><th></th></tr></thead>
+      <thead><tr><th>${t('common.id')}</th><th>${t('field.name')}</th>${all && html`<th>${t('field.username')}</th>`}<th>${t('field.scope')}</th><th>${t('tokens.col.state')}</th><th>${t('tokens.col.created')}</th><th>${t('tokens.col.expires')}</th><th>${t('tokens.col.lastUsed')}</th><th></th></tr></thead>
       <tbody>
-        ${tokens.data.items.length === 0 && html`<tr><td colspan="8" class="muted">${t('tokens.empty')}</td></tr>`}
+        ${tokens.data.items.length === 0 && html`<tr><td colspan="9" class="muted">${t('tokens.empty')}</td></tr>`}
         ${tokens.data.items.map((tok) => html`<tr key=${tok.id} data-testid="token-row" data-state=${tok.state}>
           <td>${tok.id}</td><td>${tok.name}</td>${all && html`<td>${tok.username}</td>`}
+          <td data-testid="token-scope" title=${t(`tokens.scope.${tok.scope}.hint`)}>${t(`tokens.scope.${tok.scope}`)}</td>
           <td><${TokenState} tok=${tok} /></td>
           <td>${formatMs(tok.created_ms)}</td>
           <td>${tok.state === 'revoked' ? html`<span class="muted">${t('tokens.revokedAt', { when: formatMs(tok.revoked_ms) })}</span>` : formatMs(tok.expires_ms)}</td>

@@ -65,8 +65,9 @@ Result<AlertChannel> ReadAlertChannelBody(const nlohmann::json& body, AlertChann
 Result<UserFields> ReadUserBody(const nlohmann::json& body, bool create);
 // POST /api/v1/users/me/password: both required; the new one meets the policy and differs.
 Result<PasswordChange> ReadPasswordChangeBody(const nlohmann::json& body);
-// POST /api/v1/tokens: the token's name (1 to 100 characters, required) and expires_in_days (1 to
-// kMaxTokenDays, default kDefaultTokenDays).
+// POST /api/v1/tokens: the token's name (1 to 100 characters, required), expires_in_days (1 to
+// kMaxTokenDays, default kDefaultTokenDays) and scope ("read", "operate", "write" or "admin"; default
+// kDefaultTokenScope).
 Result<TokenFields> ReadTokenBody(const nlohmann::json& body);
 
 struct LoginBody {

@@ -60,6 +60,7 @@ struct AdminMetrics;
 struct RouteInfo {
   std::string method;
   std::string path;
+  std::string scope;  // the API token scope it needs ("read" ... "admin"); "" for a public route
 };
 
 // The web console's parts: accounts, audit, dashboard, fire output, pages.

@@ -105,8 +105,9 @@ class AccountStore {
   // `user_id` nullopt = every user's; ordered by id; `state` is left for the caller.
   virtual std::vector<ApiToken> ListTokens(std::optional<int> user_id) = 0;
   // kInvalid (on `name`) when the user has `max_tokens` already.
-  virtual Result<ApiToken> AddToken(int user_id, const std::string& name, const std::string& token_hash,
-                                    std::int64_t now_ms, std::int64_t expires_ms, std::size_t max_tokens) = 0;
+  virtual Result<ApiToken> AddToken(int user_id, const std::string& name, TokenScope scope,
+                                    const std::string& token_hash, std::int64_t now_ms,
+                                    std::int64_t expires_ms, std::size_t max_tokens) = 0;
   // A token of `owner` (nullopt = anyone's); the deleted token, nullopt when there was none.
   virtual std::optional<ApiToken> DeleteToken(int id, std::optional<int> owner) = 0;
 

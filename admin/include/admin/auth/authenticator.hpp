@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/model/accounts.hpp"
 #include "admin/model/result.hpp"
 #include "cronwheel/net/http_message.hpp"
 
@@ -25,6 +26,11 @@ struct Principal {
   std::vector<int> group_ids;  // role USER: these groups only
   std::string via;             // "session" or "token"
   std::string csrf_token;      // via "session": the session's CSRF token (for GET /api/v1/auth/me)
+  // Via "token": the token's scope, the most its routes may need; a session: kAdmin (all its user may do).
+  TokenScope scope = TokenScope::kAdmin;
+
+  // Whether a route that needs `needed` is within the scope (the user's own rights are checked apart).
+  [[nodiscard]] bool Allows(TokenScope needed) const { return scope >= needed; }
 
   [[nodiscard]] bool CanAccessGroup(int group_id) const {
     return admin || std::find(group_ids.begin(), group_ids.end(), group_id) != group_ids.end();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cronwheel::admin {
@@ -25,12 +26,31 @@ struct User {
 inline constexpr int kDefaultTokenDays = 90;
 inline constexpr int kMaxTokenDays = 365;
 
+// What an API token may do, each scope including those before it (the classes of GitHub's and PowerJob's
+// token scopes; docs/operations.md, "API tokens"):
+//   kRead     read: every GET, and the POSTs that only compute (a schedule's preview);
+//   kOperate  also run what exists: trigger, start, stop, kill, run once, a workflow's trigger, kill, re-run;
+//   kWrite    also create, change and delete jobs and workflows (copy, bulk delete and tags too), clear logs;
+//   kAdmin    also the account itself (its tokens, its password) and every route only an ADMIN may use:
+//             groups, calendars, alert channels, drain, users, the audit log.
+// A token acts as its user within its scope: the scope never adds to what the user may do. A console
+// session has no scope (kAdmin: all its user may do). Every authenticated route names the scope it needs
+// (api/routes.hpp).
+enum class TokenScope { kRead = 0, kOperate = 1, kWrite = 2, kAdmin = 3 };
+inline constexpr TokenScope kDefaultTokenScope =
+    TokenScope::kRead;  // least privilege when a request names none
+// "read", "operate", "write", "admin".
+std::string_view ToString(TokenScope scope);
+// The scope named `text` (exactly the names ToString gives); nullopt otherwise.
+std::optional<TokenScope> ParseTokenScope(std::string_view text);
+
 // An API token as the API shows it (never the secret or its hash).
 struct ApiToken {
   int id = 0;
   int user_id = 0;
   std::string username;
   std::string name;
+  TokenScope scope = kDefaultTokenScope;
   std::int64_t created_ms = 0;
   std::int64_t last_used_ms = 0;  // 0 = never; recorded at most once a minute
   std::int64_t expires_ms = 0;    // refused from this instant on
@@ -43,6 +63,7 @@ struct ApiToken {
 struct TokenFields {
   std::string name;
   int expires_in_days = kDefaultTokenDays;  // 1 to kMaxTokenDays
+  TokenScope scope = kDefaultTokenScope;
 };
 
 // A user's fields in a create (username and password required) or update (username absent) request.

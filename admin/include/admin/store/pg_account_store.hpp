@@ -39,8 +39,9 @@ class PgAccountStore final : public AccountStore {
   std::optional<TokenRecord> FindToken(const std::string& token_hash) override;
   void TouchToken(int token_id, std::int64_t now_ms) override;
   std::vector<ApiToken> ListTokens(std::optional<int> user_id) override;
-  Result<ApiToken> AddToken(int user_id, const std::string& name, const std::string& token_hash,
-                            std::int64_t now_ms, std::int64_t expires_ms, std::size_t max_tokens) override;
+  Result<ApiToken> AddToken(int user_id, const std::string& name, TokenScope scope,
+                            const std::string& token_hash, std::int64_t now_ms, std::int64_t expires_ms,
+                            std::size_t max_tokens) override;
   std::optional<ApiToken> DeleteToken(int id, std::optional<int> owner) override;
 
  private:

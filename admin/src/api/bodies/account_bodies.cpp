@@ -132,7 +132,7 @@ Result<TokenFields> ReadTokenBody(const json& body) {
     errors.push_back({"", "the body must be a JSON object with a name", "type", {{"expected", "object"}}});
     return Error::Invalid("the token is not valid", std::move(errors));
   }
-  const std::set<std::string> known = {"name", "expires_in_days"};
+  const std::set<std::string> known = {"name", "expires_in_days", "scope"};
   for (const auto& [k, v] : body.items()) {
     if (!known.contains(k)) {
       errors.push_back(UnknownField(k, known));
@@ -144,6 +144,17 @@ Result<TokenFields> ReadTokenBody(const json& body) {
                           {{"min", 1}, {"max", 100}}});
       } else {
         out.name = v.get<std::string>();
+      }
+    } else if (k == "scope") {
+      const auto scope = v.is_string() ? ParseTokenScope(v.get<std::string>()) : std::nullopt;
+      if (!scope) {
+        errors.push_back({"scope",
+                          fmt::format("{} is not valid: one of read, operate, write, admin (default {})",
+                                      Quote(v), ToString(kDefaultTokenScope)),
+                          "enum",
+                          {{"allowed", "read, operate, write, admin"}}});
+      } else {
+        out.scope = *scope;
       }
     } else if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > kMaxTokenDays) {
       errors.push_back({"expires_in_days",
