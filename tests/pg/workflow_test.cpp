@@ -256,6 +256,79 @@ TEST_F(WorkflowPg, AScheduledInstantHasOneRunWhoeverScansItAndBadGraphsAreRefuse
   EXPECT_EQ(refused.error().fields.at(0).field, "nodes[1].job_id");
 }
 
+// The scan writes a scheduled workflow's runs up to 5 s ahead. Disabling the workflow withdraws those not
+// started (runs, nodes and fires), a run under way goes on, and so does a changed graph's; deleting it
+// withdraws the rest.
+TEST_F(WorkflowPg, DisablingOrDeletingAWorkflowWithdrawsItsRunsWrittenAheadThatHaveNotStarted) {
+  const int a = AddNodeJob();
+  const int b = AddNodeJob();
+  Workflow w{.group_id = group_,
+             .name = "every second",
+             .schedule_type = "CRON",
+             .schedule_conf = "* * * * * ?",
+             .enabled = true};
+  w.graph.nodes = {{.key = "a", .job_id = a}, {.key = "b", .job_id = b}};
+  w.graph.edges = {{"a", "b", kS}};
+  const auto saved = workflows_->Create(w);
+  ASSERT_TRUE(saved.ok());
+  clock_.AdvanceToWallMs(saved->next_fire_ms);
+  PgSchedulerStore store(*pool_);
+  ScanPlanner planner;
+  const auto scanned = store.Scan("node-a", 100, clock_, planner);
+  ASSERT_GE(scanned.fires.size(), 4u) << "the instant now and those of the next seconds";
+  const auto count = [&](const std::string& table, const std::string& where) {
+    return Count(fmt::format("SELECT count(*) FROM {} WHERE {}", table, where));
+  };
+  const auto wf = fmt::format("workflow_id = {}", saved->id);
+  const auto runs = count("workflow_run", wf);
+  ASSERT_EQ(runs, static_cast<int>(scanned.fires.size()));
+  // The run of now has started: its fire is claimed by the sender (sent at its instant).
+  const auto now_it = std::find_if(scanned.fires.begin(), scanned.fires.end(),
+                                   [&](const auto& f) { return f.scheduled_ms == clock_.NowMs(); });
+  ASSERT_NE(now_it, scanned.fires.end());
+  const auto now_fire = *now_it;
+  Exec(fmt::format("UPDATE fire_open SET dispatch_ms = {} WHERE log_id = {}", clock_.NowMs(),
+                   now_fire.log_id));
+  // A changed graph withdraws nothing.
+  ASSERT_TRUE(workflows_->Update(saved->id, [](Workflow& x) -> Result<void> {
+    x.name = "renamed";
+    return {};
+  }));
+  EXPECT_EQ(count("workflow_run", wf), runs);
+  // Disabled: the started run stays; the others, their nodes and their fires are gone.
+  ASSERT_TRUE(workflows_->Update(saved->id, [](Workflow& x) -> Result<void> {
+    x.enabled = false;
+    return {};
+  }));
+  EXPECT_EQ(count("workflow_run", wf), 1);
+  EXPECT_EQ(count("workflow_run", wf + fmt::format(" AND scheduled_ms = {}", now_fire.scheduled_ms)), 1);
+  EXPECT_EQ(count("workflow_run_node", fmt::format("run_id NOT IN (SELECT id FROM workflow_run)")), 0);
+  for (const auto& f : scanned.fires) {
+    const bool kept = f.log_id == now_fire.log_id;
+    EXPECT_EQ(count("job_log", fmt::format("id = {}", f.log_id)), kept ? 1 : 0) << f.scheduled_ms;
+    EXPECT_EQ(count("fire_open", fmt::format("log_id = {}", f.log_id)), kept ? 1 : 0) << f.scheduled_ms;
+  }
+  // The started run finishes as before: a's result starts b.
+  EXPECT_THAT(Callback(now_fire.log_id, 200).children, SizeIs(1));
+
+  // Enabled again and scanned ahead, then deleted: the runs not started go with their fires.
+  ASSERT_TRUE(workflows_->Update(saved->id, [](Workflow& x) -> Result<void> {
+    x.enabled = true;
+    return {};
+  }));
+  const auto enabled = workflows_->Get(saved->id);
+  clock_.AdvanceToWallMs(enabled->next_fire_ms - 3000);
+  ScanPlanner planner_again;
+  const auto ahead = store.Scan("node-a", 100, clock_, planner_again);
+  ASSERT_FALSE(ahead.fires.empty());
+  ASSERT_TRUE(workflows_->Delete(saved->id));
+  for (const auto& f : ahead.fires) {
+    EXPECT_EQ(count("job_log", fmt::format("id = {}", f.log_id)), 0);
+    EXPECT_EQ(count("fire_open", fmt::format("log_id = {}", f.log_id)), 0);
+  }
+  EXPECT_EQ(count("workflow_run", wf), 0);
+}
+
 TEST_F(WorkflowPg, AFailedRunIsAlarmedOnceToItsGroupsChannelsAndRetentionDropsEndedRuns) {
   const int channel = Count(
       "INSERT INTO alert_channel (name, kind, target, created_ms, updated_ms)"

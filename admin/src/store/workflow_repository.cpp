@@ -143,9 +143,16 @@ Result<Workflow> WorkflowRepository::Update(int id, const Edit& edit) {
     if (auto edited = edit(w); !edited) return edited.error();
     w.id = id;
     FieldErrors errors;
-    CheckAndPlan(tx, w, &before, clock_.NowMs(), settings_.pre_read, errors);
+    const auto now = clock_.NowMs();
+    CheckAndPlan(tx, w, &before, now, settings_.pre_read, errors);
     if (!errors.empty()) return Error::Invalid("the workflow is not valid", std::move(errors));
-    auto saved = FromRow(Save(tx, w, clock_.NowMs()));
+    // Runs already written for the old schedule or a disabled workflow, none of whose nodes has started, are
+    // withdrawn (as a job's unsent fires are). A changed graph keeps them: a run keeps the graph it began
+    // with.
+    const bool schedule_changed = w.schedule_type != before.schedule_type ||
+                                  w.schedule_conf != before.schedule_conf || w.time_zone != before.time_zone;
+    if (!w.enabled || schedule_changed) workflow_table::WithdrawUnstarted(tx, id, now);
+    auto saved = FromRow(Save(tx, w, now));
     tx.commit();
     return saved;
   });
@@ -154,6 +161,8 @@ Result<Workflow> WorkflowRepository::Update(int id, const Edit& edit) {
 Result<void> WorkflowRepository::Delete(int id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
     pqxx::work tx(conn);
+    // Its runs not started yet go with it (their fires too); the fires of runs under way finish.
+    workflow_table::WithdrawUnstarted(tx, id, clock_.NowMs());
     if (tx.exec_params(R"sql(DELETE FROM workflow WHERE id = $1)sql", id).affected_rows() == 0) {
       return Error::NotFound(fmt::format("workflow {} not found", id));
     }

@@ -65,6 +65,14 @@ struct StartedRun {
 StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::string_view node_id,
                     std::int64_t now_ms);
 
+// Withdraws the scheduled runs of workflow `workflow_id` that are due after `after_ms` and have not started:
+// the scan writes a run and its first nodes' fires up to the pre-read window ahead (5 s), so a workflow
+// disabled, rescheduled or deleted would still run them. A run is withdrawn, its fires and itself deleted,
+// only when each of its fires is still unclaimed (locked first, so a sender cannot claim one meanwhile: it
+// then finds the fire gone and sends nothing, as for a job's withdrawn fire, fire_log::WithdrawUnsent).
+// Returns the runs withdrawn.
+int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t after_ms);
+
 // Kills run `run_id`: KILLED, its WAITING nodes SKIPPED, its RUNNING nodes KILLED and their open fires
 // recorded killed (fire_log::MarkKilled). Returns the fires that an executor had accepted (to be told to
 // kill them). kNotFound; kConflict when the run has ended.

@@ -44,9 +44,12 @@ class WorkflowRepository {
   std::map<int, int> JobGroups(const std::vector<int>& job_ids);
   // kInvalid (nodes[i].job_id) when a node's job does not exist; an enabled one gets its first fire.
   Result<Workflow> Create(Workflow w);
-  // Applies `edit` to the stored workflow (locked) and saves it. kNotFound, kInvalid.
+  // Applies `edit` to the stored workflow (locked) and saves it. Disabled or rescheduled, its runs written
+  // ahead by the scan that have not started are withdrawn (workflow_table::WithdrawUnstarted). kNotFound,
+  // kInvalid.
   Result<Workflow> Update(int id, const Edit& edit);
-  // Deletes it with its runs (fires under way finish as fires of their jobs). kNotFound.
+  // Deletes it with its runs: those not started are withdrawn with their fires; the fires of runs under way
+  // finish as fires of their jobs. kNotFound.
   Result<void> Delete(int id);
   std::optional<Workflow> Get(int id);
   // By id; only those of `group_ids` when given.
