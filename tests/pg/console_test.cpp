@@ -1102,7 +1102,22 @@ TEST_F(ConsoleTest, AuditRecordsWhoChangedWhatWithoutSecrets) {
   EXPECT_EQ(update.at("before").at("description"), "d");
   EXPECT_EQ(update.at("after").at("description"), "renamed");
   EXPECT_EQ(update.at("at_ms"), kT0);
-  EXPECT_EQ(Call("GET", "/api/v1/audit?action=user.login").body.at("total"), 1);
+  EXPECT_EQ(update.at("via"), "session");
+  r = Call("GET", "/api/v1/audit?action=user.login");
+  EXPECT_EQ(r.body.at("total"), 1);
+  EXPECT_EQ(r.body.at("items")[0].at("via"), "password");
+  // An API token's change names the token (issue 24: who did what, through which login).
+  r = Call("POST", "/api/v1/tokens", json{{"name", "deploy bot"}, {"scope", "write"}}.dump());
+  ASSERT_EQ(r.status, 201);
+  const int token_id = r.body.at("id");
+  const Caller bot{.bearer = r.body.at("token")};
+  ASSERT_EQ(Call("PUT", fmt::format("/api/v1/jobs/{}", job), bot, json{{"description", "by the bot"}}.dump())
+                .status,
+            200);
+  r = Call("GET", fmt::format("/api/v1/audit?entity=job&entity_id={}", job));
+  ASSERT_EQ(r.body.at("total"), 3);
+  EXPECT_EQ(r.body.at("items")[0].at("via"), fmt::format("token {} (deploy bot)", token_id));
+  EXPECT_EQ(r.body.at("items")[0].at("username"), "admin");
 }
 
 TEST_F(ConsoleTest, PagesAreServedWithTheSecurityHeaders) {

@@ -645,6 +645,10 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   await page.goto(`${base}/#/audit`);
   await page.getByTestId('audit-table').waitFor();
   check((await page.getByTestId('audit-table').innerText()).includes('job.stop'), 'the audit log shows the stop');
+  check(
+    (await page.getByTestId('audit-via').first().innerText()).trim() === msg(lang, 'audit.via.session'),
+    'the audit log says through which login (the newest entry: this console session)',
+  );
   await checkTranslated(page, lang, 'audit', seen.missing, '[data-testid=audit-table] tbody');
   await shot(page, 'audit');
   const later = (await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`)).body.total;

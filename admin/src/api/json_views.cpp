@@ -163,7 +163,8 @@ nlohmann::json ToJson(const AuditEntry& e) {
           {"entity", e.entity},
           {"entity_id", e.entity_id},
           {"before", e.before},
-          {"after", e.after}};
+          {"after", e.after},
+          {"via", e.via}};
 }
 
 }  // namespace cronwheel::admin

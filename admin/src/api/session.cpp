@@ -20,14 +20,15 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
     const auto session = console.auth.Login(login->username, login->password, req.remote_addr);
     if (!session) {
       if (session.error().kind == ErrorKind::kUnauthenticated) {
-        console.audit.Record(Principal{.username = std::string(Utf8Prefix(login->username, 100))},
-                             "user.login_failed", "user", "", nullptr, {{"client", req.remote_addr}});
+        console.audit.Record(
+            Principal{.username = std::string(Utf8Prefix(login->username, 100)), .via = "password"},
+            "user.login_failed", "user", "", nullptr, {{"client", req.remote_addr}});
       }
       return SendError(res, session.error());
     }
-    console.audit.Record(Principal{.user_id = session->user.id, .username = session->user.username},
-                         "user.login", "user", std::to_string(session->user.id), nullptr,
-                         {{"client", req.remote_addr}});
+    console.audit.Record(
+        Principal{.user_id = session->user.id, .username = session->user.username, .via = "password"},
+        "user.login", "user", std::to_string(session->user.id), nullptr, {{"client", req.remote_addr}});
     res.set_header("Set-Cookie", console.auth.SessionCookie(session->token));
     SendJson(res, 200, {{"csrf_token", session->csrf_token}, {"user", ToJson(session->user)}});
   });

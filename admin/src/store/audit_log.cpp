@@ -20,12 +20,12 @@ void AuditLog::Record(const Principal& who, std::string_view action, std::string
     WithConnection(pool_, [&](pqxx::connection& conn) {
       pqxx::work tx(conn);
       tx.exec_params(R"sql(
-        INSERT INTO audit_log (at_ms, user_id, username, action, entity, entity_id, before, after)
-        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)
+        INSERT INTO audit_log (at_ms, user_id, username, action, entity, entity_id, before, after, via)
+        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9)
       )sql",
                      clock_.NowMs(), who.user_id > 0 ? std::optional(who.user_id) : std::nullopt,
                      who.username.substr(0, 100), std::string(action), std::string(entity), entity_id,
-                     dump(before), dump(after));
+                     dump(before), dump(after), who.Login().substr(0, 200));
       tx.commit();
     });
   } catch (const std::exception& e) {
@@ -46,7 +46,7 @@ AuditPage AuditLog::List(const AuditQuery& q) {
     page.total = tx.exec1(R"sql(SELECT count(*) FROM audit_log )sql" + where)[0].as<std::int64_t>();
     for (const auto& r : tx.exec_params(fmt::format(R"sql(
            SELECT id, at_ms, user_id, username, action, entity, entity_id, before::text AS before,
-                  after::text AS after
+                  after::text AS after, via
              FROM audit_log {} ORDER BY at_ms DESC, id DESC LIMIT $1 OFFSET $2
          )sql",
                                                     where),
@@ -61,6 +61,7 @@ AuditPage AuditLog::List(const AuditQuery& q) {
       e.entity_id = r["entity_id"].as<std::string>();
       e.before = r["before"].is_null() ? json(nullptr) : json::parse(r["before"].c_str());
       e.after = r["after"].is_null() ? json(nullptr) : json::parse(r["after"].c_str());
+      e.via = r["via"].as<std::string>();
       page.items.push_back(std::move(e));
     }
     return page;

@@ -282,7 +282,7 @@ std::optional<TokenRecord> PgAccountStore::FindToken(const std::string& token_ha
   return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<TokenRecord> {
     pqxx::read_transaction tx(conn);
     const auto rows = tx.exec_params(R"sql(
-      SELECT t.id AS token_id, t.scope, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id,
+      SELECT t.id AS token_id, t.name AS token_name, t.scope, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id,
              u.username,
              u.role, to_json(u.permitted_group_ids) AS groups
         FROM api_token t JOIN app_user u ON u.id = t.user_id
@@ -294,6 +294,8 @@ std::optional<TokenRecord> PgAccountStore::FindToken(const std::string& token_ha
     auto principal = PrincipalFromRow(r, "token");
     // The column's CHECK admits only the four names; read as the least scope should it ever hold another.
     principal.scope = ParseTokenScope(r["scope"].as<std::string>()).value_or(TokenScope::kRead);
+    principal.token_id = r["token_id"].as<int>();
+    principal.token_name = r["token_name"].as<std::string>();
     return TokenRecord{.principal = std::move(principal),
                        .token_id = r["token_id"].as<int>(),
                        .last_used_ms = r["last_used_ms"].as<std::int64_t>(),

@@ -16,11 +16,19 @@ function changedKeys(before, after) {
   return [...keys].filter((k) => k !== 'updated_ms' && JSON.stringify(before[k]) !== JSON.stringify(after[k]));
 }
 
+// How the caller signed in (the server's "session", "password", "token <id> (<name>)"; "" before it recorded it).
+function Via({ via }) {
+  const token = /^token (\d+) \((.*)\)$/.exec(via || '');
+  if (token) return html`<div class="small muted" data-testid="audit-via">${t('audit.via.token', { id: token[1], name: token[2] })}</div>`;
+  if (via === 'session' || via === 'password') return html`<div class="small muted" data-testid="audit-via">${t(`audit.via.${via}`)}</div>`;
+  return null;
+}
+
 function Entry({ e }) {
   const [open, setOpen] = useState(false);
   const changed = changedKeys(e.before, e.after);
   return html`<tr>
-      <td>${formatMs(e.at_ms)}</td><td>${e.username}</td><td class="mono">${e.action}</td>
+      <td>${formatMs(e.at_ms)}</td><td>${e.username}<${Via} via=${e.via} /></td><td class="mono">${e.action}</td>
       <td>${e.entity} ${e.entity_id}</td>
       <td class="small">${changed.length > 0 ? t('audit.changed', { fields: changed.join(', ') }) : ''}</td>
       <td>${(e.before || e.after) && html`<button type="button" class="link" onClick=${() => setOpen(!open)}>${open ? t('audit.hide') : t('audit.details')}</button>`}</td>

@@ -28,6 +28,14 @@ struct Principal {
   std::string csrf_token;      // via "session": the session's CSRF token (for GET /api/v1/auth/me)
   // Via "token": the token's scope, the most its routes may need; a session: kAdmin (all its user may do).
   TokenScope scope = TokenScope::kAdmin;
+  int token_id = 0;        // via "token": which one
+  std::string token_name;  // via "token": its name
+
+  // How the caller signed in, as the audit log records it: "session", "token 7 (ci)", or `via` as it is
+  // ("password" for the login itself).
+  [[nodiscard]] std::string Login() const {
+    return via == "token" ? "token " + std::to_string(token_id) + " (" + token_name + ")" : via;
+  }
 
   // Whether a route that needs `needed` is within the scope (the user's own rights are checked apart).
   [[nodiscard]] bool Allows(TokenScope needed) const { return scope >= needed; }

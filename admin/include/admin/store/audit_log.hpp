@@ -33,6 +33,8 @@ struct AuditEntry {
   std::string entity_id;
   nlohmann::json before;  // null when none
   nlohmann::json after;   // null when none
+  std::string
+      via;  // how the caller signed in: "session", "token 7 (ci)", "password" (a login); "" before v18
 };
 
 struct AuditQuery {
