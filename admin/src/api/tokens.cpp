@@ -50,9 +50,10 @@ void RegisterTokenRoutes(Routes& s, const RouteContext& ctx) {
         const auto deleted = id ? accounts.DeleteToken(static_cast<int>(*id),
                                                        who.admin ? std::nullopt : std::optional(who.user_id))
                                 : std::nullopt;
-        if (!deleted)
+        if (!deleted) {
           return SendError(res,
                            Error::NotFound(fmt::format("token '{}' not found", Shorten(req.matches[1]))));
+        }
         ctx.Audit(who, "token.delete", "token", std::to_string(deleted->id), ToJson(*deleted), nullptr);
         SendJson(res, 200, {{"deleted", deleted->id}});
       },

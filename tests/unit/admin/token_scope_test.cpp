@@ -30,9 +30,10 @@ TEST(TokenScope, EachScopeAllowsExactlyItselfAndTheLesserOnes) {
                               TokenScope::kAdmin};
   for (const auto held : order) {
     const Principal who{.user_id = 1, .username = "u", .via = "token", .scope = held};
-    for (const auto needed : order)
+    for (const auto needed : order) {
       EXPECT_EQ(who.Allows(needed), static_cast<int>(needed) <= static_cast<int>(held))
           << ToString(held) << " needing " << ToString(needed);
+    }
   }
   const Principal session{.user_id = 1, .username = "u", .via = "session"};
   EXPECT_TRUE(session.Allows(TokenScope::kAdmin));
