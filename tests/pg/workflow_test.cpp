@@ -286,7 +286,7 @@ TEST_F(WorkflowPg, DisablingOrDeletingAWorkflowWithdrawsItsRunsWrittenAheadThatH
   const auto now_it = std::find_if(scanned.fires.begin(), scanned.fires.end(),
                                    [&](const auto& f) { return f.scheduled_ms == clock_.NowMs(); });
   ASSERT_NE(now_it, scanned.fires.end());
-  const auto now_fire = *now_it;
+  const auto& now_fire = *now_it;
   Exec(fmt::format("UPDATE fire_open SET dispatch_ms = {} WHERE log_id = {}", clock_.NowMs(),
                    now_fire.log_id));
   // A changed graph withdraws nothing.
