@@ -1,5 +1,6 @@
-// The scan's part of workflow runs (store/workflow_table.hpp, ScanDue): the due workflows of the scanned
-// schedule partitions become runs, planned as a job's schedule is.
+// The scan's part of workflow runs (store/workflow_table.hpp): the due workflows of the scanned schedule
+// partitions become runs, planned as a job's schedule is (ScanDue); the runs it wrote ahead that have not
+// started are withdrawn when their workflow is disabled, rescheduled or deleted (WithdrawUnstarted).
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/workflow_table.hpp"
@@ -51,6 +52,42 @@ std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_bas
   }
   job_table::AdvanceSchedules(tx, "workflow", plan.advances);
   return {std::move(out), due.size()};
+}
+
+int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t after_ms) {
+  int withdrawn = 0;
+  const auto runs = tx.exec_params(R"sql(
+    SELECT r.id FROM workflow_run r
+     WHERE r.workflow_id = $1 AND r.trigger_type IN ('CRON', 'MISFIRE') AND r.state = 'RUNNING'
+       AND r.scheduled_ms > $2
+     ORDER BY r.id
+       FOR UPDATE OF r
+  )sql",
+                                   workflow_id, after_ms);
+  for (const auto& r : runs) {
+    const auto run_id = r["id"].as<std::int64_t>();
+    std::vector<std::int64_t> log_ids;
+    for (const auto& f : tx.exec_params(
+             R"sql(SELECT f FROM workflow_run_node n, unnest(n.log_ids) f WHERE n.run_id = $1)sql", run_id)) {
+      log_ids.push_back(f[0].as<std::int64_t>());
+    }
+    const auto unclaimed = tx.exec_params(R"sql(
+      SELECT log_id FROM fire_open
+       WHERE log_id = ANY($1::bigint[]) AND trigger_ms = 0 AND dispatch_ms = 0
+       ORDER BY log_id
+         FOR UPDATE
+    )sql",
+                                          PgArray<std::int64_t>(log_ids));
+    if (unclaimed.size() != log_ids.size()) continue;  // a node has started: the run goes on
+    tx.exec_params(R"sql(
+      WITH o AS (DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) RETURNING log_id, scheduled_ms)
+      DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
+    )sql",
+                   PgArray<std::int64_t>(log_ids));
+    tx.exec_params(R"sql(DELETE FROM workflow_run WHERE id = $1)sql", run_id);
+    ++withdrawn;
+  }
+  return withdrawn;
 }
 
 }  // namespace cronwheel::admin::workflow_table

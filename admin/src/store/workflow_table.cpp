@@ -341,39 +341,6 @@ StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::stri
   return out;
 }
 
-int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t after_ms) {
-  int withdrawn = 0;
-  const auto runs = tx.exec_params(R"sql(
-    SELECT r.id, (SELECT coalesce(json_agg(f), '[]')::text FROM workflow_run_node n, unnest(n.log_ids) f
-                   WHERE n.run_id = r.id) AS log_ids
-      FROM workflow_run r
-     WHERE r.workflow_id = $1 AND r.trigger_type IN ('CRON', 'MISFIRE') AND r.state = 'RUNNING'
-       AND r.scheduled_ms > $2
-     ORDER BY r.id
-       FOR UPDATE OF r
-  )sql",
-                                   workflow_id, after_ms);
-  for (const auto& r : runs) {
-    const auto log_ids = IdsOf(r["log_ids"]);
-    const auto unclaimed = tx.exec_params(R"sql(
-      SELECT log_id FROM fire_open
-       WHERE log_id = ANY($1::bigint[]) AND trigger_ms = 0 AND dispatch_ms = 0
-       ORDER BY log_id
-         FOR UPDATE
-    )sql",
-                                          PgArray<std::int64_t>(log_ids));
-    if (unclaimed.size() != log_ids.size()) continue;  // a node has started: the run goes on
-    tx.exec_params(R"sql(
-      WITH o AS (DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) RETURNING log_id, scheduled_ms)
-      DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
-    )sql",
-                   PgArray<std::int64_t>(log_ids));
-    tx.exec_params(R"sql(DELETE FROM workflow_run WHERE id = $1)sql", r["id"].as<std::int64_t>());
-    ++withdrawn;
-  }
-  return withdrawn;
-}
-
 Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t run_id, std::string_view who,
                                         std::int64_t now_ms) {
   const auto ended = [&](std::string_view state) {
