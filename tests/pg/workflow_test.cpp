@@ -53,6 +53,17 @@ class WorkflowPg : public cwtest::PgFixture {
     EXPECT_TRUE(saved.ok()) << (saved.ok() ? "" : saved.error().message);
     return saved.ok() ? saved->id : 0;
   }
+  // An enabled workflow a -> b on the cron "* * * * * ?" over jobs `a` and `b`, saved.
+  Result<Workflow> CreateEverySecond(int a, int b) {
+    Workflow w{.group_id = group_,
+               .name = "every second",
+               .schedule_type = "CRON",
+               .schedule_conf = "* * * * * ?",
+               .enabled = true};
+    w.graph.nodes = {{.key = "a", .job_id = a}, {.key = "b", .job_id = b}};
+    w.graph.edges = {{"a", "b", EdgeCondition::kSuccess}};
+    return workflows_->Create(w);
+  }
   CallbacksRecorded Callback(std::int64_t log_id, int code, const std::string& node = "node-a",
                              const std::optional<std::string>& output = std::nullopt) {
     return results_->RecordCallbacks(std::vector<HandleResult>{{.log_id = log_id,
@@ -218,14 +229,7 @@ TEST_F(WorkflowPg, AKilledRunStopsItsNodesAndAFailedNodeIsRerunWithWhatFollowsIt
 TEST_F(WorkflowPg, AScheduledInstantHasOneRunWhoeverScansItAndBadGraphsAreRefused) {
   const int a = AddNodeJob();
   const int b = AddNodeJob();
-  Workflow w{.group_id = group_,
-             .name = "every second",
-             .schedule_type = "CRON",
-             .schedule_conf = "* * * * * ?",
-             .enabled = true};
-  w.graph.nodes = {{.key = "a", .job_id = a}, {.key = "b", .job_id = b}};
-  w.graph.edges = {{"a", "b", kS}};
-  const auto saved = workflows_->Create(w);
+  const auto saved = CreateEverySecond(a, b);
   ASSERT_TRUE(saved.ok());
   EXPECT_GT(saved->next_fire_ms, kT0);
   // Its first fire is after the pre-read window of now (as a job's): the scan runs when it is near.
@@ -262,14 +266,7 @@ TEST_F(WorkflowPg, AScheduledInstantHasOneRunWhoeverScansItAndBadGraphsAreRefuse
 TEST_F(WorkflowPg, DisablingOrDeletingAWorkflowWithdrawsItsRunsWrittenAheadThatHaveNotStarted) {
   const int a = AddNodeJob();
   const int b = AddNodeJob();
-  Workflow w{.group_id = group_,
-             .name = "every second",
-             .schedule_type = "CRON",
-             .schedule_conf = "* * * * * ?",
-             .enabled = true};
-  w.graph.nodes = {{.key = "a", .job_id = a}, {.key = "b", .job_id = b}};
-  w.graph.edges = {{"a", "b", kS}};
-  const auto saved = workflows_->Create(w);
+  const auto saved = CreateEverySecond(a, b);
   ASSERT_TRUE(saved.ok());
   clock_.AdvanceToWallMs(saved->next_fire_ms);
   PgSchedulerStore store(*pool_);
