@@ -30,7 +30,8 @@ constexpr std::int64_t kT0 = 1767225600000;
 constexpr const char* kToken = "test-token-0123456789";
 constexpr const char* kWebhookAllow = "http://127.0.0.1:8/hooks/";
 
-// Authenticates from a test header: "X-Test-User: admin" or "X-Test-User: user:<group>,<group>".
+// Authenticates from a test header: "X-Test-User: admin" or "X-Test-User: user:<group>,<group>", each
+// group as DEVELOPER (what a USER could do before roles) unless written <group>=<ROLE>.
 class HeaderAuthenticator final : public Authenticator {
  public:
   Result<Principal> Authenticate(const cronwheel::net::Request& req) override {
@@ -39,8 +40,13 @@ class HeaderAuthenticator final : public Authenticator {
     if (who == "admin") return Principal{.user_id = 1, .username = "admin", .admin = true};
     Principal p{.user_id = 2, .username = "user"};
     std::stringstream groups(who.substr(5));
-    for (std::string g; std::getline(groups, g, ',');)
-      p.group_ids.push_back(std::stoi(g));
+    for (std::string g; std::getline(groups, g, ',');) {
+      const auto eq = g.find('=');
+      p.groups.push_back({.group_id = std::stoi(g.substr(0, eq)),
+                          .role = eq == std::string::npos
+                                      ? GroupRole::kDeveloper
+                                      : ParseGroupRole(g.substr(eq + 1)).value_or(GroupRole::kViewer)});
+    }
     return p;
   }
 };

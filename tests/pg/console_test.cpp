@@ -186,6 +186,17 @@ class ConsoleTest : public cwtest::ApiServerFixture {
     EXPECT_EQ(r.status, 201) << r.body.dump();
     return r.body.value("id", 0);
   }
+  // A USER with `roles` (group id -> VIEWER, OPERATOR, DEVELOPER or ADMIN).
+  int CreateUserWithRoles(const std::string& name, const std::map<int, std::string>& roles) {
+    json grants = json::array();
+    for (const auto& [g, role] : roles)
+      grants.push_back({{"group_id", g}, {"role", role}});
+    const auto r =
+        Call("POST", "/api/v1/users",
+             json{{"username", name}, {"password", kUserPassword}, {"group_roles", grants}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    return r.body.value("id", 0);
+  }
   int CreateUser(const std::string& name, const std::vector<int>& groups, const std::string& role = "USER") {
     const auto r = Call(
         "POST", "/api/v1/users",
@@ -555,6 +566,232 @@ TEST_F(ConsoleTest, EachApiTokenScopeGetsExactlyTheRoutesItCovers) {
     EXPECT_THAT(r.body.at("errors")[0].at("message").get<std::string>(),
                 HasSubstr("read, operate, write, admin"));
   }
+}
+
+// Issue 24, item 4: roles per group. The table is the design (docs/operations.md, "Roles"), written out
+// here apart from the code: each route needs a role in the group of what it acts on (VIEWER, OPERATOR,
+// DEVELOPER, ADMIN), or is a global ADMIN's ("global"), or any signed-in user's ("any": it acts on no
+// group, or lists only what the caller sees). Every served route is in it. For each role, a USER holding
+// that role in one group calls every route on that group's job, fire, workflow and run (fresh ones per
+// role), with an API token of scope admin; it is refused (403) exactly when the table says so, and a refusal
+// of a group route names the role needed (code "role").
+TEST_F(ConsoleTest, EachGroupRoleGetsExactlyTheRoutesItsTableAllows) {
+  const std::map<std::string, std::string> needs = {
+      {"GET /api/v1/alert-channels", "any"},
+      {"GET /api/v1/alert-channels/{id}", "any"},
+      {"GET /api/v1/alerts", "any"},
+      {"GET /api/v1/auth/me", "any"},
+      {"GET /api/v1/calendars", "any"},
+      {"GET /api/v1/calendars/{id}", "any"},
+      {"GET /api/v1/dashboard", "any"},
+      {"GET /api/v1/groups", "any"},
+      {"GET /api/v1/jobs", "any"},
+      {"GET /api/v1/logs", "any"},
+      {"GET /api/v1/tags", "any"},
+      {"GET /api/v1/workflows", "any"},
+      {"POST /api/v1/auth/logout", "any"},
+      {"POST /api/v1/schedules/preview", "any"},
+      {"GET /api/v1/tokens", "any"},
+      {"POST /api/v1/tokens", "any"},
+      {"DELETE /api/v1/tokens/{id}", "any"},
+      {"POST /api/v1/users/me/password", "any"},
+      {"GET /api/v1/groups/{id}", "VIEWER"},
+      {"GET /api/v1/jobs/{id}", "VIEWER"},
+      {"GET /api/v1/jobs/{id}/glue", "VIEWER"},
+      {"GET /api/v1/jobs/{id}/run-once", "VIEWER"},
+      {"GET /api/v1/logs/{id}", "VIEWER"},
+      {"GET /api/v1/logs/{id}/output", "VIEWER"},
+      {"GET /api/v1/workflow-runs/{id}", "VIEWER"},
+      {"GET /api/v1/workflows/{id}", "VIEWER"},
+      {"GET /api/v1/workflows/{id}/runs", "VIEWER"},
+      {"DELETE /api/v1/jobs/{id}/run-once/{run_id}", "OPERATOR"},
+      {"POST /api/v1/jobs/bulk", "OPERATOR"},
+      {"POST /api/v1/jobs/{id}/run-once", "OPERATOR"},
+      {"POST /api/v1/jobs/{id}/start", "OPERATOR"},
+      {"POST /api/v1/jobs/{id}/stop", "OPERATOR"},
+      {"POST /api/v1/jobs/{id}/trigger", "OPERATOR"},
+      {"POST /api/v1/logs/{id}/kill", "OPERATOR"},
+      {"POST /api/v1/workflow-runs/{id}/kill", "OPERATOR"},
+      {"POST /api/v1/workflow-runs/{id}/nodes/{key}/rerun", "OPERATOR"},
+      {"POST /api/v1/workflows/{id}/trigger", "OPERATOR"},
+      {"DELETE /api/v1/jobs/{id}", "DEVELOPER"},
+      {"DELETE /api/v1/workflows/{id}", "DEVELOPER"},
+      {"POST /api/v1/jobs", "DEVELOPER"},
+      {"POST /api/v1/jobs/{id}/copy", "DEVELOPER"},
+      {"POST /api/v1/logs/clear", "DEVELOPER"},
+      {"POST /api/v1/workflows", "DEVELOPER"},
+      {"PUT /api/v1/jobs/{id}", "DEVELOPER"},
+      {"PUT /api/v1/workflows/{id}", "DEVELOPER"},
+      {"POST /api/v1/groups/{id}/drain", "ADMIN"},
+      {"PUT /api/v1/groups/{id}", "ADMIN"},
+      {"DELETE /api/v1/alert-channels/{id}", "global"},
+      {"DELETE /api/v1/calendars/{id}", "global"},
+      {"DELETE /api/v1/groups/{id}", "global"},
+      {"DELETE /api/v1/users/{id}", "global"},
+      {"GET /api/v1/audit", "global"},
+      {"GET /api/v1/users", "global"},
+      {"GET /api/v1/users/{id}", "global"},
+      {"POST /api/v1/alert-channels", "global"},
+      {"POST /api/v1/alert-channels/{id}/test", "global"},
+      {"POST /api/v1/calendars", "global"},
+      {"POST /api/v1/groups", "global"},
+      {"POST /api/v1/users", "global"},
+      {"PUT /api/v1/alert-channels/{id}", "global"},
+      {"PUT /api/v1/calendars/{id}", "global"},
+      {"PUT /api/v1/users/{id}", "global"},
+  };
+  const std::vector<std::string> roles = {"VIEWER", "OPERATOR", "DEVELOPER", "ADMIN"};
+  const auto rank = [&](const std::string& role) {
+    return std::find(roles.begin(), roles.end(), role) - roles.begin();
+  };
+  // The served routes, the deleting ones last (each role's objects stay until then).
+  std::vector<RouteInfo> served;
+  std::map<std::string, std::string> served_names;
+  for (const auto& route : console_->routes) {
+    if (route.scope.empty()) continue;  // health, login, the OpenAPI document
+    served.push_back(route);
+    served_names[route.method + " " + route.path] = needs.contains(route.method + " " + route.path)
+                                                        ? needs.at(route.method + " " + route.path)
+                                                        : "(not in the table)";
+  }
+  std::stable_partition(served.begin(), served.end(),
+                        [](const RouteInfo& r) { return r.method != "DELETE"; });
+  std::map<std::string, std::string> table_routes;
+  for (const auto& [route, role] : needs)
+    table_routes[route] = role;
+  EXPECT_EQ(served_names, table_routes) << "every served route is in the table, and only those";
+
+  std::map<std::string, int> refusals;  // role -> routes refused
+  for (const auto& role : roles) {
+    SCOPED_TRACE("role " + role);
+    const int g = CreateGroup(fmt::format("{}-app", role == "ADMIN" ? "gadmin" : role));
+    const int job = CreateJob(g, "of " + role);
+    const auto log = AddRunningFire(job, g);
+    auto r = Call("POST", "/api/v1/workflows",
+                  json{{"group_id", g}, {"name", "w"}, {"nodes", {{{"key", "a"}, {"job_id", job}}}}}.dump());
+    ASSERT_EQ(r.status, 201) << r.body.dump();
+    const int workflow = r.body.at("id");
+    r = Call("POST", fmt::format("/api/v1/workflows/{}/trigger", workflow), "");
+    ASSERT_EQ(r.status, 202) << r.body.dump();
+    const std::int64_t run = r.body.at("run_id");
+    const int user = CreateUserWithRoles(fmt::format("role-{}", role), {{g, role}});
+    r = Call("POST", "/api/v1/tokens", Login(fmt::format("role-{}", role), kUserPassword),
+             json{{"name", "all"}, {"scope", "admin"}}.dump());
+    ASSERT_EQ(r.status, 201) << r.body.dump();
+    const Caller caller{.bearer = r.body.at("token")};
+    for (const auto& route : served) {
+      const auto key = route.method + " " + route.path;
+      if (!needs.contains(key)) continue;  // reported above
+      const auto& needed = needs.at(key);
+      // The route's ids: this role's group's objects (a user's own id; what no route of a USER reaches,
+      // an id of nothing).
+      std::string path = route.path;
+      const auto object = route.path.starts_with("/api/v1/jobs/")            ? std::to_string(job)
+                          : route.path.starts_with("/api/v1/logs/")          ? std::to_string(log)
+                          : route.path.starts_with("/api/v1/workflows/")     ? std::to_string(workflow)
+                          : route.path.starts_with("/api/v1/workflow-runs/") ? std::to_string(run)
+                          : route.path.starts_with("/api/v1/groups/")        ? std::to_string(g)
+                          : route.path.starts_with("/api/v1/users/")         ? std::to_string(user)
+                                                                             : std::string("999999");
+      for (const auto& [from, to] :
+           {std::pair<std::string, std::string>{"{id}", object}, {"{run_id}", "999999"}, {"{key}", "a"}}) {
+        if (const auto at = path.find(from); at != std::string::npos) path.replace(at, from.size(), to);
+      }
+      // Bodies that reach the role check: a group or job named where the route reads one, else {}.
+      std::string body = route.method == "POST" || route.method == "PUT" ? "{}" : "";
+      if (key == "POST /api/v1/jobs") body = json{{"group_id", g}}.dump();
+      if (key == "POST /api/v1/jobs/bulk") body = json{{"action", "STOP"}, {"job_ids", {job}}}.dump();
+      if (key == "POST /api/v1/logs/clear") body = json{{"group_id", g}, {"older_than_days", 30}}.dump();
+      if (key == "POST /api/v1/groups/{id}/drain") body = R"({"address":"http://127.0.0.1:9999/"})";
+      if (key == "PUT /api/v1/groups/{id}") body = json{{"title", "renamed by " + role}}.dump();
+      if (key == "POST /api/v1/workflows") {
+        body = json{{"group_id", g}, {"name", "w2"}, {"nodes", {{{"key", "a"}, {"job_id", job}}}}}.dump();
+      }
+      if (key == "POST /api/v1/jobs/{id}/trigger" || key == "POST /api/v1/workflows/{id}/trigger") body = "";
+      r = Call(route.method, path, caller, body);
+      // The bulk route answers 200 with each job's own answer.
+      const auto answer =
+          key == "POST /api/v1/jobs/bulk" && r.status == 200 ? r.body.at("results")[0] : r.body;
+      const int status =
+          key == "POST /api/v1/jobs/bulk" && r.status == 200 ? answer.at("status").get<int>() : r.status;
+      const bool refused = status == 403;
+      const bool should = needed == "global" || (needed != "any" && rank(role) < rank(needed));
+      EXPECT_EQ(refused, should) << route.method << " " << path << " as " << role << " (needs " << needed
+                                 << "): " << status << " " << answer.dump();
+      if (refused) ++refusals[role];
+      if (refused && needed != "global") {
+        const auto errors = answer.value("errors", json::array());
+        EXPECT_TRUE(!errors.empty() && errors[0].value("code", "") == "role") << answer.dump();
+        EXPECT_THAT(
+            answer.value("error", ""),
+            HasSubstr(fmt::format("your role in job group {} is {}; this needs {}", g, role, needed)));
+      }
+    }
+  }
+  std::string summary;
+  for (const auto& role : roles)
+    summary += fmt::format(" {} refused {}", role, refusals[role]);
+  std::printf("[roles] %zu routes x %zu roles:%s\n", served.size(), roles.size(), summary.c_str());
+}
+
+// A user's roles through the users API: given as group_roles (or, as before, permitted_group_ids: each group
+// as DEVELOPER), shown both ways, a group that does not exist named on the field the request gave. A
+// group's ADMIN renames its group but may not change where its fires go or how its executors authenticate.
+TEST_F(ConsoleTest, AUsersRolesRoundTripAndAGroupAdminChangesOnlyItsGroupsTitleAndChannels) {
+  const int g1 = CreateGroup("roles-one-app");
+  const int g2 = CreateGroup("roles-two-app");
+  const int carol = CreateUserWithRoles("carol", {{g1, "ADMIN"}, {g2, "VIEWER"}});
+  auto r = Call("GET", fmt::format("/api/v1/users/{}", carol));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.at("group_roles"),
+            json::parse(fmt::format(R"([{{"group_id":{},"role":"ADMIN"}},{{"group_id":{},"role":"VIEWER"}}])",
+                                    g1, g2)));
+  EXPECT_EQ(r.body.at("permitted_group_ids"), json::array({g1, g2}));
+  // The old field: each group as DEVELOPER.
+  r = Call("PUT", fmt::format("/api/v1/users/{}", carol), json{{"permitted_group_ids", {g2}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("group_roles"),
+            json::parse(fmt::format(R"([{{"group_id":{},"role":"DEVELOPER"}}])", g2)));
+  // A group that does not exist, named on the field given; nothing changes.
+  r = Call("PUT", fmt::format("/api/v1/users/{}", carol),
+           json{{"group_roles", {{{"group_id", 999999}, {"role", "VIEWER"}}}}}.dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"group_roles"});
+  r = Call("PUT", fmt::format("/api/v1/users/{}", carol), json{{"permitted_group_ids", {999999}}}.dump());
+  EXPECT_EQ(Fields(r.body), std::vector<std::string>{"permitted_group_ids"});
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM app_user_group WHERE user_id = {} AND role = 'DEVELOPER'",
+                              carol)),
+            1);
+  // carol's own view of herself.
+  r = Call("PUT", fmt::format("/api/v1/users/{}", carol),
+           json{{"group_roles", {{{"group_id", g1}, {"role", "ADMIN"}}}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  const auto session = Login("carol", kUserPassword);
+  r = Call("GET", "/api/v1/auth/me", session);
+  EXPECT_EQ(r.body.at("user").at("group_roles"),
+            json::parse(fmt::format(R"([{{"group_id":{},"role":"ADMIN"}}])", g1)));
+
+  // Her group's title, yes; its addresses, address type, app name or token, no; another group, not found.
+  r = Call("PUT", fmt::format("/api/v1/groups/{}", g1), session,
+           json{{"title", "Renamed by its admin"}}.dump());
+  EXPECT_EQ(r.status, 200) << r.body.dump();
+  for (const auto& body :
+       {json{{"address_type", "MANUAL"}, {"addresses", {"http://10.0.0.9:9999/"}}},
+        json{{"app_name", "taken-over-app"}}, json{{"access_token", "0123456789abcdef-mine"}}}) {
+    const auto field = body.begin().key();
+    r = Call("PUT", fmt::format("/api/v1/groups/{}", g1), session, body.dump());
+    EXPECT_EQ(r.status, 403) << field << ": " << r.body.dump();
+    EXPECT_THAT(r.body.value("error", ""), HasSubstr("needs the global ADMIN role")) << field;
+  }
+  EXPECT_EQ(
+      Count(fmt::format("SELECT count(*) FROM job_group WHERE id = {} AND app_name = 'roles-one-app' AND "
+                        "address_type = 'AUTO' AND access_token IS NULL AND title = 'Renamed by its admin'",
+                        g1)),
+      1);
+  EXPECT_EQ(Call("PUT", fmt::format("/api/v1/groups/{}", g2), session, json{{"title", "x"}}.dump()).status,
+            404);
+  EXPECT_EQ(Call("DELETE", fmt::format("/api/v1/groups/{}", g1), session).status, 403)
+      << "deleting: a global ADMIN's";
 }
 
 // Security review (issue 21), finding 5: API tokens never expired. A token lasts expires_in_days (90 by
@@ -1215,10 +1452,10 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"GET", "/api/v1/groups", "/api/v1/groups", "", 401, 0},
       {"POST", "/api/v1/groups", "/api/v1/groups", R"({"app_name":"new-app","title":"t"})", 401, 403},
       {"GET", "/api/v1/groups/{id}", "/api/v1/groups/" + id(other), "", 401, 404},
-      {"PUT", "/api/v1/groups/{id}", "/api/v1/groups/" + id(other), R"({"title":"x"})", 401, 403},
+      {"PUT", "/api/v1/groups/{id}", "/api/v1/groups/" + id(other), R"({"title":"x"})", 401, 404},
       {"DELETE", "/api/v1/groups/{id}", "/api/v1/groups/" + id(other), "", 401, 403},
       {"POST", "/api/v1/groups/{id}/drain", "/api/v1/groups/" + id(other) + "/drain",
-       R"({"address":"http://127.0.0.1:9999/"})", 401, 403},
+       R"({"address":"http://127.0.0.1:9999/"})", 401, 404},
       {"GET", "/api/v1/jobs", "/api/v1/jobs", "", 401, 0},
       {"GET", "/api/v1/tags", "/api/v1/tags", "", 401, 0},
       {"POST", "/api/v1/jobs", "/api/v1/jobs", job_body, 401, 403},
@@ -1341,14 +1578,17 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
   EXPECT_FALSE(Call("GET", "/api/v1/alert-channels/" + id(channel), alice).body.contains("target"));
 }
 
-// Issue 21, item 6: the access rule of admin/api/server.hpp, checked on random callers and objects. Random
-// users (ADMINs, and USERs permitted on random sets of groups) call every registered REST route on random
+// Issue 21, item 6, and issue 24, item 4: the access rule of admin/api/server.hpp, checked on random callers
+// and objects. Random users (ADMINs, and USERs with a random role, or none, in each group) call every
+// registered REST route on random
 // groups, jobs (in random groups, with child jobs in others, some of them scripts), fires, users and
 // tokens, with random bodies that name such objects; each answer is checked against the rule, worked out
 // from the database just before the call:
 //  * a resource the caller may not see answers 404, as one that does not exist (a child job in a job body
-//    too: 400 "job N not found" on child_job_ids, or 409 on a copy); an ADMIN-only route answers 403 to a
-//    USER, and so does creating or changing a script job; a route that needs a caller answers 401 to none;
+//    too: 400 "job N not found" on child_job_ids, or 409 on a copy; a child needs OPERATOR in its group);
+//    one it sees with a role less than the route needs (VIEWER reads, OPERATOR runs, DEVELOPER writes,
+//    ADMIN changes the group) answers 403; an ADMIN-only route answers 403 to a USER, and so does creating
+//    or changing a script job; a route that needs a caller answers 401 to none;
 //  * nothing the rule forbids is ever a 2xx, and a list holds only what the caller may see.
 // Deterministic: the seed is CRONWHEEL_TEST_SEED or a fixed one, and every failure names it and the call.
 TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
@@ -1376,10 +1616,11 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     int token_id = 0;  // never deleted here
   };
   std::vector<Actor> actors;
-  const auto add_actor = [&](const std::string& name, bool admin, const std::vector<int>& permitted) {
+  const auto add_actor = [&](const std::string& name, bool admin, const std::map<int, std::string>& roles) {
     Actor a{.name = name, .admin = admin};
     a.user_id = name == "admin" ? Call("GET", "/api/v1/auth/me").body.at("user").at("id").get<int>()
-                                : CreateUser(name, permitted, admin ? "ADMIN" : "USER");
+                : admin         ? CreateUser(name, {}, "ADMIN")
+                                : CreateUserWithRoles(name, roles);
     const auto session = name == "admin" ? admin_ : Login(name, kUserPassword);
     // Scope admin: the token may do all its user may, as the user's session does.
     const auto r =
@@ -1393,12 +1634,13 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   };
   add_actor("admin", true, {});
   add_actor("ada", true, {});
+  const std::vector<std::string> kRoles = {"VIEWER", "OPERATOR", "DEVELOPER", "ADMIN"};
   for (int u = 0; u < 3; ++u) {
-    std::vector<int> permitted;
+    std::map<int, std::string> roles;  // a role in about four groups of five
     for (const int g : groups) {
-      if (coin(2)) permitted.push_back(g);
+      if (!coin(5)) roles[g] = kRoles[pick(kRoles.size())];
     }
-    add_actor(fmt::format("user{}", u), false, permitted);
+    add_actor(fmt::format("user{}", u), false, roles);
   }
   actors.push_back(Actor{.name = "nobody"});  // no credentials
   std::vector<int> victims;                   // users the admin routes may change and delete
@@ -1437,12 +1679,17 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   const auto group_exists = [this](std::int64_t g) {
     return Count(fmt::format("SELECT count(*) FROM job_group WHERE id = {}", g)) == 1;
   };
-  const auto may_see = [this](const Actor& a, std::optional<int> group) {
-    if (!group) return false;
-    if (a.admin) return true;
-    return Count(fmt::format("SELECT count(*) FROM app_user WHERE id = {} AND {} = ANY(permitted_group_ids)",
-                             a.user_id, *group)) == 1;
+  // The caller's role in `group` as a rank (VIEWER 0 ... ADMIN 3; a global ADMIN 3), -1 for none.
+  const auto role_of = [this](const Actor& a, std::optional<int> group) -> int {
+    if (!group) return -1;
+    if (a.admin) return 3;
+    const auto r = Exec(fmt::format(
+        "SELECT array_position(ARRAY['VIEWER','OPERATOR','DEVELOPER','ADMIN'], role) - 1 FROM app_user_group"
+        " WHERE user_id = {} AND group_id = {}",
+        a.user_id, *group));
+    return r.empty() ? -1 : r[0][0].as<int>();
   };
+  const auto may_see = [&](const Actor& a, std::optional<int> group) { return role_of(a, group) >= 0; };
   const auto is_script = [this](std::int64_t job) {
     return Count(fmt::format("SELECT count(*) FROM job WHERE id = {} AND glue_type <> 'BEAN'", job)) == 1;
   };
@@ -1470,6 +1717,18 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     Expect expect;
   };
   const auto only = [](std::initializer_list<int> s) { return Expect{.statuses = s}; };
+  // Roles as ranks: what a route needs in the group it acts on.
+  constexpr int kOperate = 1;
+  constexpr int kWrite = 2;
+  constexpr int kGroupAdmin = 3;
+  // What a route on a resource of `group` answers: 404 where the caller has no role there, 403 where its
+  // role is less than `needed`, else `allowed`.
+  const auto gate = [&](const Actor& a, std::optional<int> group, int needed, Expect allowed) {
+    const int role = role_of(a, group);
+    if (role < 0) return only({404});
+    if (role < needed) return only({403});
+    return allowed;
+  };
   // A list answer holds only what the caller may see: `group_key` of each item (a group's own id when "id").
   const auto visible_items = [&](const Actor& a, const std::string& key, const std::string& group_key) {
     return Expect{.statuses = {200}, .also = [&, a, key, group_key](const Reply& r) {
@@ -1484,7 +1743,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     for (const auto& c : body.value("child_job_ids", json::array())) {
       const auto child = c.get<std::int64_t>();
       if (std::find(kept.begin(), kept.end(), child) != kept.end()) continue;
-      if (!may_see(a, group_of_job(child))) out.push_back(child);
+      if (role_of(a, group_of_job(child)) < kOperate) out.push_back(child);
     }
     return out;
   };
@@ -1502,8 +1761,8 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   // A group of the caller's, mostly (so that the checks past the group's are reached), else any.
   const auto group_for = [&](const Actor& a) -> std::int64_t {
     const auto mine = all_ids(fmt::format(
-        "SELECT g.id FROM job_group g, app_user u WHERE u.id = {} AND (u.role = 'ADMIN' OR g.id = "
-        "ANY(u.permitted_group_ids)) ORDER BY g.id",
+        "SELECT g.id FROM job_group g, app_user u WHERE u.id = {} AND (u.role = 'ADMIN' OR g.id IN (SELECT "
+        "group_id FROM app_user_group WHERE user_id = u.id)) ORDER BY g.id",
         a.user_id));
     return mine.empty() || coin(4) ? some_group() : mine[pick(mine.size())];
   };
@@ -1584,8 +1843,9 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   };
   routes["PUT /api/v1/groups/{id}"] = [&](const Actor& a) {
     const auto g = some_group();
+    // A group's ADMIN may rename it.
     return Request{"/api/v1/groups/" + id(g), R"({"title":"renamed"})",
-                   admin_only(a, only({group_exists(g) ? 200 : 404}))};
+                   group_exists(g) ? gate(a, static_cast<int>(g), kGroupAdmin, only({200})) : only({404})};
   };
   routes["DELETE /api/v1/groups/{id}"] = [&](const Actor& a) {
     const auto g = some_group();
@@ -1599,7 +1859,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     const auto g = some_group();
     // No group here has that executor online: 400 naming it, for an admin.
     return Request{"/api/v1/groups/" + id(g) + "/drain", R"({"address":"http://127.0.0.1:9999/"})",
-                   admin_only(a, only({group_exists(g) ? 400 : 404}))};
+                   group_exists(g) ? gate(a, static_cast<int>(g), kGroupAdmin, only({400})) : only({404})};
   };
   routes["GET /api/v1/jobs"] = [&](const Actor& a) {
     return Request{coin(2) ? "/api/v1/jobs" : "/api/v1/jobs?group_id=" + id(some_group()), "",
@@ -1610,7 +1870,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     const int g = body.at("group_id");
     Expect e = only({201});
     const auto hidden = hidden_children(a, body, {});
-    if (!may_see(a, g)) {
+    if (!may_see(a, g) || role_of(a, g) < kWrite) {
       e = only({a.admin ? 400 : 403});
     } else if (!a.admin && body.contains("glue_type")) {
       e = only({403});
@@ -1631,7 +1891,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     json named = body;
     if (copy) named["child_job_ids"] = children_of(job);
     const auto hidden = hidden_children(a, named, kept);
-    if (!copy && body.contains("group_id") && !may_see(a, g)) return only({a.admin ? 400 : 403});
+    if (!copy && body.contains("group_id") && role_of(a, g) < kWrite) return only({a.admin ? 400 : 403});
     if (!a.admin && script) return only({403});
     if (!copy && body.contains("group_id") && !group_exists(*g)) return only({400});
     if (!hidden.empty()) return child_not_found(hidden.front(), copy ? 409 : 400);
@@ -1643,35 +1903,41 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
                       EXPECT_NE(e.value("code", ""), "not_found") << r.body.dump();
                   }};
   };
-  const auto on_job = [&](const std::string& suffix, const std::string& body,
+  // A route on one job, needing `needed` in the job's group.
+  const auto on_job = [&](const std::string& suffix, const std::string& body, int needed,
                           const std::function<Expect(const Actor&, std::int64_t)>& allowed) {
-    return [&, suffix, body, allowed](const Actor& a) {
+    return [&, suffix, body, needed, allowed](const Actor& a) {
       const auto job = some_job();
+      const auto g = group_of_job(job);
       return Request{"/api/v1/jobs/" + id(job) + suffix, body,
-                     may_see(a, group_of_job(job)) ? allowed(a, job) : only({404})};
+                     role_of(a, g) >= needed ? allowed(a, job) : gate(a, g, needed, {})};
     };
   };
-  routes["GET /api/v1/jobs/{id}"] = on_job("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["GET /api/v1/jobs/{id}"] =
+      on_job("", "", 0, [&](const Actor&, std::int64_t) { return only({200}); });
   routes["PUT /api/v1/jobs/{id}"] = [&](const Actor& a) {
     const auto job = some_job();
     const auto body = job_body(a, false);
+    const auto g = group_of_job(job);
     return Request{"/api/v1/jobs/" + id(job), body.dump(),
-                   may_see(a, group_of_job(job)) ? job_change(a, job, body, false) : only({404})};
+                   role_of(a, g) >= kWrite ? job_change(a, job, body, false) : gate(a, g, kWrite, {})};
   };
   // A job a workflow's node names is not deleted.
   const auto in_workflow = [this](std::int64_t job) {
     return Count(fmt::format("SELECT count(*) FROM workflow WHERE nodes @> '[{{\"job_id\": {}}}]'", job)) > 0;
   };
-  routes["DELETE /api/v1/jobs/{id}"] =
-      on_job("", "", [&](const Actor&, std::int64_t job) { return only({in_workflow(job) ? 409 : 200}); });
-  routes["POST /api/v1/jobs/{id}/start"] = on_job("/start", "", [&](const Actor&, std::int64_t) {
+  routes["DELETE /api/v1/jobs/{id}"] = on_job(
+      "", "", kWrite, [&](const Actor&, std::int64_t job) { return only({in_workflow(job) ? 409 : 200}); });
+  routes["POST /api/v1/jobs/{id}/start"] = on_job("/start", "", kOperate, [&](const Actor&, std::int64_t) {
     return only({200, 400});
   });
   routes["POST /api/v1/jobs/{id}/stop"] =
-      on_job("/stop", "", [&](const Actor&, std::int64_t) { return only({200}); });
+      on_job("/stop", "", kOperate, [&](const Actor&, std::int64_t) { return only({200}); });
   routes["POST /api/v1/jobs/{id}/trigger"] =
-      on_job("/trigger", "", [&](const Actor&, std::int64_t) { return only({202}); });
-  // A few jobs, some of them ones the caller may not see or that do not exist: each of those is not found.
+      on_job("/trigger", "", kOperate, [&](const Actor&, std::int64_t) { return only({202}); });
+  // A few jobs, some of them ones the caller may not see or that do not exist: each of those is not found;
+  // one where the caller's role is less than the action needs (OPERATOR to start, stop and trigger,
+  // DEVELOPER to tag) is refused.
   routes["POST /api/v1/jobs/bulk"] = [&](const Actor& a) {
     static const std::vector<std::string> kActions = {"START", "STOP", "TRIGGER", "TAG", "UNTAG"};
     std::vector<std::int64_t> ids;
@@ -1682,56 +1948,63 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     const auto& action = kActions[pick(kActions.size())];
     json body{{"action", action}, {"job_ids", ids}};
     if (action == "TAG" || action == "UNTAG") body["tags"] = {"bulk"};
+    const int needed = action == "TAG" || action == "UNTAG" ? kWrite : kOperate;
+    std::vector<int> refused;  // per job: 404, 403 or 0 (done, or refused for its own reason)
+    for (const auto j : ids) {
+      const int role = role_of(a, group_of_job(j));
+      refused.push_back(role < 0 ? 404 : role < needed ? 403 : 0);
+    }
     return Request{"/api/v1/jobs/bulk", body.dump(),
-                   Expect{.statuses = {200}, .also = [&, a, ids](const Reply& r) {
+                   Expect{.statuses = {200}, .also = [ids, refused](const Reply& r) {
                             const auto& results = r.body.at("results");
                             ASSERT_EQ(results.size(), ids.size()) << r.body.dump();
                             for (std::size_t i = 0; i < ids.size(); ++i) {
-                              if (!may_see(a, group_of_job(ids[i]))) {
-                                EXPECT_EQ(results[i].at("status"), 404) << r.body.dump();
+                              if (refused[i] != 0) {
+                                EXPECT_EQ(results[i].at("status"), refused[i]) << r.body.dump();
                               }
                             }
                           }}};
   };
-  routes["POST /api/v1/jobs/{id}/run-once"] = on_job("/run-once", R"({"delay_ms":3600000,"param":"p"})",
-                                                     [&](const Actor&, std::int64_t) { return only({201}); });
+  routes["POST /api/v1/jobs/{id}/run-once"] =
+      on_job("/run-once", R"({"delay_ms":3600000,"param":"p"})", kOperate,
+             [&](const Actor&, std::int64_t) { return only({201}); });
   routes["GET /api/v1/jobs/{id}/run-once"] =
-      on_job("/run-once", "", [&](const Actor&, std::int64_t) { return only({200}); });
+      on_job("/run-once", "", 0, [&](const Actor&, std::int64_t) { return only({200}); });
   // Some of the requests made above, on this job or another: a request of another job is not found through
   // this one; one cancelled before is a conflict.
   routes["DELETE /api/v1/jobs/{id}/run-once/{run_id}"] = [&](const Actor& a) {
     const auto job = some_job();
     return Request{"/api/v1/jobs/" + id(job) + "/run-once/" + std::to_string(1 + pick(20)), "",
-                   may_see(a, group_of_job(job)) ? only({200, 404, 409}) : only({404})};
+                   gate(a, group_of_job(job), kOperate, only({200, 404, 409}))};
   };
-  routes["POST /api/v1/jobs/{id}/copy"] = on_job("/copy", "", [&](const Actor& a, std::int64_t job) {
+  routes["POST /api/v1/jobs/{id}/copy"] = on_job("/copy", "", kWrite, [&](const Actor& a, std::int64_t job) {
     return job_change(a, job, json::object(), true);
   });
   routes["GET /api/v1/jobs/{id}/glue"] =
-      on_job("/glue", "", [&](const Actor&, std::int64_t) { return only({200}); });
+      on_job("/glue", "", 0, [&](const Actor&, std::int64_t) { return only({200}); });
   routes["GET /api/v1/logs"] = [&](const Actor& a) {
     return Request{coin(2) ? "/api/v1/logs" : "/api/v1/logs?job_id=" + id(some_job()), "",
                    visible_items(a, "items", "group_id")};
   };
-  const auto on_log = [&](const std::string& suffix, std::initializer_list<int> allowed) {
-    return [&, suffix, allowed = std::set<int>(allowed)](const Actor& a) {
+  const auto on_log = [&](const std::string& suffix, int needed, std::initializer_list<int> allowed) {
+    return [&, suffix, needed, allowed = std::set<int>(allowed)](const Actor& a) {
       const auto log = some_log();
       return Request{"/api/v1/logs/" + id(log) + suffix, "",
-                     may_see(a, group_of_log(log)) ? Expect{.statuses = allowed} : only({404})};
+                     gate(a, group_of_log(log), needed, Expect{.statuses = allowed})};
     };
   };
-  routes["GET /api/v1/logs/{id}"] = on_log("", {200});
-  routes["GET /api/v1/logs/{id}/output"] = on_log("/output", {200});
-  routes["POST /api/v1/logs/{id}/kill"] = on_log("/kill", {200, 409});
+  routes["GET /api/v1/logs/{id}"] = on_log("", 0, {200});
+  routes["GET /api/v1/logs/{id}/output"] = on_log("/output", 0, {200});
+  routes["POST /api/v1/logs/{id}/kill"] = on_log("/kill", kOperate, {200, 409});
   routes["POST /api/v1/logs/clear"] = [&](const Actor& a) {
     if (coin(2)) {
       const auto job = some_job();
       return Request{"/api/v1/logs/clear", json{{"job_id", job}, {"older_than_days", 30}}.dump(),
-                     only({may_see(a, group_of_job(job)) ? 200 : 404})};
+                     gate(a, group_of_job(job), kWrite, only({200}))};
     }
     const auto g = some_group();
     return Request{"/api/v1/logs/clear", json{{"group_id", g}, {"older_than_days", 30}}.dump(),
-                   only({group_exists(g) && may_see(a, static_cast<int>(g)) ? 200 : 404})};
+                   group_exists(g) ? gate(a, static_cast<int>(g), kWrite, only({200})) : only({404})};
   };
   routes["GET /api/v1/dashboard"] = [&](const Actor&) {
     return Request{"/api/v1/dashboard", "", only({200})};
@@ -1833,20 +2106,21 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     const auto r = Exec(fmt::format("SELECT group_id FROM {} WHERE id = {}", table, row));
     return r.empty() ? std::nullopt : std::optional(r[0][0].as<int>());
   };
-  // Whether the caller may use every job the workflow's nodes name (each existing).
+  // Whether the caller may fire every job the workflow's nodes name (OPERATOR in each job's group).
   const auto may_use_nodes = [&](const Actor& a, std::int64_t w) {
     for (const auto& r : Exec(fmt::format(
              "SELECT (n->>'job_id')::int FROM workflow, jsonb_array_elements(nodes) n WHERE id = {}", w))) {
-      if (!may_see(a, group_of_job(r[0].as<int>()))) return false;
+      if (role_of(a, group_of_job(r[0].as<int>())) < kOperate) return false;
     }
     return true;
   };
-  const auto on_workflow = [&](const std::string& suffix, const std::string& body,
+  const auto on_workflow = [&](const std::string& suffix, const std::string& body, int needed,
                                const std::function<Expect(const Actor&, std::int64_t)>& seen) {
-    return [&, suffix, body, seen](const Actor& a) {
+    return [&, suffix, body, needed, seen](const Actor& a) {
       const auto w = some_workflow();
+      const auto g = group_of("workflow", w);
       return Request{"/api/v1/workflows/" + id(w) + suffix, body,
-                     may_see(a, group_of("workflow", w)) ? seen(a, w) : only({404})};
+                     role_of(a, g) >= needed ? seen(a, w) : gate(a, g, needed, {})};
     };
   };
   const auto run_state = [this](std::int64_t run, const std::string& what) {
@@ -1857,12 +2131,13 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
                          run));
     return r.empty() ? std::string() : r[0][what == "run" ? 0 : 1].as<std::string>();
   };
-  const auto on_run = [&](const std::string& suffix,
+  const auto on_run = [&](const std::string& suffix, int needed,
                           const std::function<Expect(const Actor&, std::int64_t)>& seen) {
-    return [&, suffix, seen](const Actor& a) {
+    return [&, suffix, needed, seen](const Actor& a) {
       const auto r = some_run();
+      const auto g = group_of("workflow_run", r);
       return Request{"/api/v1/workflow-runs/" + id(r) + suffix, "",
-                     may_see(a, group_of("workflow_run", r)) ? seen(a, r) : only({404})};
+                     role_of(a, g) >= needed ? seen(a, r) : gate(a, g, needed, {})};
     };
   };
   routes["GET /api/v1/workflows"] = [&](const Actor& a) {
@@ -1871,34 +2146,40 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   routes["POST /api/v1/workflows"] = [&](const Actor& a) {
     const auto g = group_for(a);
     const auto job = some_job();
-    const bool allowed = group_exists(g) && may_see(a, static_cast<int>(g)) && may_see(a, group_of_job(job));
+    const auto wg = group_exists(g) ? std::optional(static_cast<int>(g)) : std::nullopt;
+    // Not seen, no such group or no such job (or one not seen, or not OPERATOR's): 400; seen but less than
+    // DEVELOPER there: 403.
+    const int status = !may_see(a, wg)                            ? 400
+                       : role_of(a, wg) < kWrite                  ? 403
+                       : role_of(a, group_of_job(job)) < kOperate ? 400
+                                                                  : 201;
     return Request{"/api/v1/workflows",
                    json{{"group_id", g}, {"name", "w"}, {"nodes", {{{"key", "a"}, {"job_id", job}}}}}.dump(),
-                   only({allowed ? 201 : 400})};
+                   only({status})};
   };
   routes["GET /api/v1/workflows/{id}"] =
-      on_workflow("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+      on_workflow("", "", 0, [&](const Actor&, std::int64_t) { return only({200}); });
   routes["PUT /api/v1/workflows/{id}"] =
-      on_workflow("", R"({"name":"renamed"})",
+      on_workflow("", R"({"name":"renamed"})", kWrite,
                   [&](const Actor& a, std::int64_t w) { return only({may_use_nodes(a, w) ? 200 : 400}); });
   routes["DELETE /api/v1/workflows/{id}"] =
-      on_workflow("", "", [&](const Actor&, std::int64_t) { return only({200}); });
+      on_workflow("", "", kWrite, [&](const Actor&, std::int64_t) { return only({200}); });
   routes["POST /api/v1/workflows/{id}/trigger"] =
-      on_workflow("/trigger", "", [&](const Actor&, std::int64_t) { return only({202}); });
+      on_workflow("/trigger", "", kOperate, [&](const Actor&, std::int64_t) { return only({202}); });
   routes["GET /api/v1/workflows/{id}/runs"] =
-      on_workflow("/runs", "", [&](const Actor&, std::int64_t) { return only({200}); });
+      on_workflow("/runs", "", 0, [&](const Actor&, std::int64_t) { return only({200}); });
   routes["GET /api/v1/workflow-runs/{id}"] =
-      on_run("", [&](const Actor&, std::int64_t) { return only({200}); });
-  routes["POST /api/v1/workflow-runs/{id}/kill"] = on_run("/kill", [&](const Actor&, std::int64_t r) {
-    return only({run_state(r, "run") == "RUNNING" ? 200 : 409});
-  });
+      on_run("", 0, [&](const Actor&, std::int64_t) { return only({200}); });
+  routes["POST /api/v1/workflow-runs/{id}/kill"] = on_run(
+      "/kill", kOperate,
+      [&](const Actor&, std::int64_t r) { return only({run_state(r, "run") == "RUNNING" ? 200 : 409}); });
   routes["POST /api/v1/workflow-runs/{id}/nodes/{key}/rerun"] = [&](const Actor& a) {
     const auto r = some_run();
     const auto run = run_state(r, "run");
     const auto node = run_state(r, "node");
     const int ok = run != "RUNNING" && (node == "FAILED" || node == "KILLED") ? 200 : 409;
     return Request{"/api/v1/workflow-runs/" + id(r) + "/nodes/a/rerun", "",
-                   may_see(a, group_of("workflow_run", r)) ? only({ok}) : only({404})};
+                   gate(a, group_of("workflow_run", r), kOperate, only({ok}))};
   };
   routes["GET /api/v1/users"] = [&](const Actor& a) {
     return Request{"/api/v1/users", "", admin_only(a, only({200}))};
@@ -1983,6 +2264,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   const auto started = std::chrono::steady_clock::now();
   int calls = 0;
   std::vector<std::size_t> visits(served.size(), 0);
+  std::map<int, int> answered;  // status -> how many, as printed
   for (std::size_t round = 0; round < 12; ++round) {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < served.size(); ++i) {
@@ -1999,6 +2281,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
       if (a.name == "nobody" && !public_routes.contains(key)) req.expect = only({401});
       const auto r = Call(method, req.target, a.caller, req.body);
       ++calls;
+      ++answered[r.status];
       SCOPED_TRACE(fmt::format("call {}: {} as {} ({}): {} {} {}", calls, a.name,
                                a.admin              ? "ADMIN"
                                : a.name == "nobody" ? "no credentials"
@@ -2016,9 +2299,12 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
         << method << " " << path << " was not called by every kind";
   }
   const auto took = std::chrono::steady_clock::now() - started;
-  std::printf("[property] %d calls in %lld ms (seed %u)\n", calls,
+  std::string tally;
+  for (const auto& [status, n] : answered)
+    tally += fmt::format(" {}x{}", n, status);
+  std::printf("[property] %d calls in %lld ms (seed %u); answers:%s\n", calls,
               static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
-              seed);
+              seed, tally.c_str());
 }
 
 TEST_F(ConsoleTest, BadInputIsA4xxNamingTheFieldNeverA5xx) {

@@ -134,6 +134,51 @@ TEST(Migrations, TokensFromBeforeTheScopesKeepWhatTheyCouldDo) {
   }
 }
 
+// sql/019_group_roles.sql: a USER of an earlier version could do everything in its groups but manage them,
+// so it becomes their DEVELOPER; a group id that no longer exists is dropped, an ADMIN gets no rows (it
+// holds every group), and a group deleted later takes its rows with it.
+TEST(Migrations, UsersFromBeforeTheRolesBecomeDevelopersOfTheirGroups) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  const auto all = BuiltInMigrations();
+  const auto nineteen = std::find_if(all.begin(), all.end(), [](const auto& m) { return m.version == 19; });
+  ASSERT_NE(nineteen, all.end()) << "sql/019_group_roles.sql";
+  ApplyMigrations(conn, {all.begin(), nineteen}, 1000);
+  {
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO job_group (id, app_name, title, created_ms, updated_ms) VALUES (1, 'one-app', 'One', 1, "
+        "1),"
+        " (2, 'two-app', 'Two', 1, 1);"
+        "INSERT INTO app_user (id, username, password_hash, role, permitted_group_ids, created_ms, "
+        "updated_ms)"
+        " VALUES (1, 'alice', '$argon2id$x', 'USER', '{2,1,99}', 1, 1),"
+        " (2, 'root', '$argon2id$x', 'ADMIN', '{1}', 1, 1),"
+        " (3, 'nobody', '$argon2id$x', 'USER', '{}', 1, 1)");
+    tx.commit();
+  }
+  ApplyMigrations(conn, all, 2000);
+  pqxx::work tx(conn);
+  const auto grants = [&tx] {
+    std::vector<std::string> out;
+    for (const auto& r :
+         tx.exec("SELECT user_id || ':' || group_id || ':' || role FROM app_user_group ORDER BY 1"))
+      out.push_back(r[0].as<std::string>());
+    return out;
+  };
+  EXPECT_EQ(grants(), (std::vector<std::string>{"1:1:DEVELOPER", "1:2:DEVELOPER"}));
+  EXPECT_TRUE(tx.exec("SELECT 1 FROM information_schema.columns WHERE table_name = 'app_user' AND "
+                      "column_name = 'permitted_group_ids'")
+                  .empty());
+  tx.exec("DELETE FROM job_group WHERE id = 2");
+  EXPECT_EQ(grants(), (std::vector<std::string>{"1:1:DEVELOPER"}));
+  try {
+    tx.exec("INSERT INTO app_user_group (user_id, group_id, role) VALUES (3, 1, 'ROOT')");
+    ADD_FAILURE() << "a role 'ROOT' was stored";
+  } catch (const pqxx::check_violation&) {
+  }
+}
+
 class Schema : public ::testing::Test {
  protected:
   void SetUp() override {

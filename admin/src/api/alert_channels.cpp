@@ -110,7 +110,7 @@ void RegisterAlertChannelRoutes(Routes& s, const RouteContext& ctx) {
     json items = json::array();
     for (const auto& a :
          channels.ListAlerts(job ? std::optional<int>(static_cast<int>(*job)) : std::nullopt,
-                             who.admin ? std::nullopt : std::optional<std::vector<int>>(who.group_ids),
+                             who.admin ? std::nullopt : std::optional<std::vector<int>>(who.GroupIds()),
                              static_cast<int>(limit))) {
       items.push_back({{"id", a.id},
                        {"job_id", a.job_id},

@@ -17,7 +17,7 @@ std::size_t ExecutorsOnline(const RouteContext& ctx, const Principal& who) {
     return online.size();
   }
   for (const auto& g : ctx.services.groups.ListGroups()) {
-    if (!who.CanAccessGroup(g.id)) continue;
+    if (!who.SeesGroup(g.id)) continue;
     if (auto it = registry.find(g.app_name); it != registry.end())
       online.insert(it->second.begin(), it->second.end());
   }
@@ -32,7 +32,7 @@ void RegisterDashboardRoutes(Routes& s, const RouteContext& ctx) {
     const int days = static_cast<int>(QueryInt(req, "days", 1, 90, errors).value_or(7));
     if (!errors.empty()) return SendError(res, Error::Invalid("invalid query", std::move(errors)));
     const auto counts = ctx.services.console->store.Dashboard(
-        days, who.admin ? std::nullopt : std::optional<std::vector<int>>(who.group_ids));
+        days, who.admin ? std::nullopt : std::optional<std::vector<int>>(who.GroupIds()));
     json per_day = json::array();
     for (const auto& d : counts.days) {
       per_day.push_back(

@@ -1,4 +1,6 @@
-// /api/v1/groups: executor groups. Read: the groups the caller may see; write: admins.
+// /api/v1/groups: executor groups. Read: the groups the caller sees; create and delete: admins; change and
+// drain: admins and the group's ADMINs (who may change its title and alert channels, not where its fires go
+// or how its executors authenticate: docs/operations.md, "Roles").
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -46,7 +48,17 @@ void RegisterDrainRoute(Routes& s, const RouteContext& ctx) {
                   {{"address", *address}, {"msg", env.msg.value_or("")}});
         SendJson(res, 200, {{"address", *address}, {"msg", env.msg.value_or("")}});
       },
-      Access::kAdmin);
+      Access::kUser, TokenScope::kAdmin);
+}
+
+// The fields of a group only a global ADMIN may change: what decides where its fires go and how its
+// executors authenticate. The first that `after` changes, or nullopt.
+std::optional<std::string> GlobalAdminField(const JobGroup& before, const JobGroup& after) {
+  if (after.app_name != before.app_name) return "app_name";
+  if (after.address_type != before.address_type) return "address_type";
+  if (after.addresses != before.addresses) return "addresses";
+  if (after.access_token != before.access_token) return "access_token";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -63,7 +75,7 @@ void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
   s.Get("/api/v1/groups", [&, with_online](const Principal& who, const net::Request&, net::Response& res) {
     json items = json::array();
     for (const auto& g : groups.ListGroups()) {
-      if (who.CanAccessGroup(g.id)) items.push_back(with_online(g, false));
+      if (who.SeesGroup(g.id)) items.push_back(with_online(g, false));
     }
     SendJson(res, 200, {{"items", items}});
   });
@@ -95,6 +107,17 @@ void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
         const auto g = groups.UpdateGroup(before->id, [&](JobGroup& group) -> Result<void> {
           auto read = ReadGroupBody(*body, group, false);
           if (!read) return read.error();
+          if (const auto field = GlobalAdminField(group, *read); field && !who.admin) {
+            return Error{
+                .kind = ErrorKind::kForbidden,
+                .message = fmt::format("changing a group's {} needs the global ADMIN role: a group's "
+                                       "ADMIN may change its title and alert channels",
+                                       *field),
+                .fields = {{.field = *field,
+                            .message = "only a global ADMIN may change this",
+                            .code = "role",
+                            .params = {{"role", "ADMIN"}}}}};
+          }
           group = std::move(*read);
           return {};
         });
@@ -102,7 +125,7 @@ void RegisterGroupRoutes(Routes& s, const RouteContext& ctx) {
         ctx.Audit(who, "group.update", "group", std::to_string(g->id), ToJson(*before), ToJson(*g));
         SendJson(res, 200, ToJson(*g));
       },
-      Access::kAdmin);
+      Access::kUser, TokenScope::kAdmin);
   // Asks one of the group's online executors to drain (with the console's services: they hold the
   // executor client).
   if (ctx.services.console != nullptr) RegisterDrainRoute(s, ctx);

@@ -24,11 +24,21 @@ std::optional<int> BodyGroupId(const json& body) {
   return static_cast<int>(v);
 }
 
-// The groups whose jobs `who` may name as child jobs (an admin: all).
+// The groups whose jobs `who` may name as child jobs (an admin: all): a child fires when its parent
+// succeeds, so naming one needs what triggering it needs, OPERATOR in its group.
 JobRepository::Visible VisibleTo(const Principal& who) {
   if (who.admin) return {};
-  return
-      [groups = who.group_ids](int g) { return std::find(groups.begin(), groups.end(), g) != groups.end(); };
+  return [groups = who.GroupIds(GroupRole::kOperator)](int g) {
+    return std::find(groups.begin(), groups.end(), g) != groups.end();
+  };
+}
+
+// The answer to a body that names group `g` for a job (`what`: "create jobs in", "move jobs to"): 404 where
+// the caller does not see the group, 403 where its role there is less than the route needs; nullopt when
+// it may.
+std::optional<Error> BodyGroupRefusal(const Principal& who, int g, std::string_view what) {
+  if (!who.SeesGroup(g)) return Error::Forbidden(fmt::format("you may not {} group {}", what, g));
+  return RoleRefusal(who, g, RoleFor(who.route_scope));
 }
 
 // A script job (any glue type but BEAN) runs the code its author wrote on the executors of its group:
@@ -270,11 +280,15 @@ void RegisterJobActions(Routes& s, const RouteContext& ctx) {
           return;
         json results = json::array();
         int succeeded = 0;
+        // Each job needs the role of the action's scope in its group.
+        const auto needed = RoleFor(writes ? TokenScope::kWrite : TokenScope::kOperate);
         for (const int id : bulk->job_ids) {
           const auto job = ctx.JobSeenBy(who, id);
           ActionAnswer a;
           if (!job) {
             a = Refused(Error::NotFound(fmt::format("job {} not found", id)));
+          } else if (const auto refused = RoleRefusal(who, job->group_id, needed)) {
+            a = Refused(*refused);
           } else if (bulk->action == BulkAction::kStart || bulk->action == BulkAction::kStop) {
             a = StartOrStop(ctx, who, *job, bulk->action == BulkAction::kStart);
           } else if (bulk->action == BulkAction::kTrigger) {
@@ -361,14 +375,14 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
   s.Get("/api/v1/jobs", [&](const Principal& who, const net::Request& req, net::Response& res) {
     auto q = ReadJobQuery(req);
     if (Failed(res, q)) return;
-    if (!who.admin) q->group_ids = who.group_ids;
+    if (!who.admin) q->group_ids = who.GroupIds();
     SendPage(res, jobs.ListJobs(*q));
   });
   // The tags in use on the jobs the caller may see (docs/operations.md, "Tags").
   s.Get("/api/v1/tags", [&](const Principal& who, const net::Request&, net::Response& res) {
     auto items = json::array();
     for (const auto& t :
-         jobs.ListTags(who.admin ? std::nullopt : std::optional<std::vector<int>>(who.group_ids))) {
+         jobs.ListTags(who.admin ? std::nullopt : std::optional<std::vector<int>>(who.GroupIds()))) {
       items.push_back({{"tag", t.tag}, {"jobs", t.jobs}});
     }
     SendJson(res, 200, {{"items", items}});
@@ -376,8 +390,8 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
   s.Post("/api/v1/jobs", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto body = ParseBody(req, false);
     if (Failed(res, body)) return;
-    if (const auto g = BodyGroupId(*body); g && !who.CanAccessGroup(*g)) {
-      return SendError(res, Error::Forbidden(fmt::format("you may not create jobs in group {}", *g)));
+    if (const auto g = BodyGroupId(*body)) {
+      if (const auto refused = BodyGroupRefusal(who, *g, "create jobs in")) return SendError(res, *refused);
     }
     auto job = ReadJob(*body, Job{}, true, allow);
     if (Failed(res, job)) return;
@@ -395,8 +409,8 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     if (!job) return;
     const auto body = ParseBody(req, false);
     if (Failed(res, body)) return;
-    if (const auto g = BodyGroupId(*body); g && !who.CanAccessGroup(*g)) {
-      return SendError(res, Error::Forbidden(fmt::format("you may not move jobs to group {}", *g)));
+    if (const auto g = BodyGroupId(*body)) {
+      if (const auto refused = BodyGroupRefusal(who, *g, "move jobs to")) return SendError(res, *refused);
     }
     const auto updated = jobs.UpdateJob(
         job->id,

@@ -131,13 +131,25 @@ nlohmann::json ToJson(const JobLog& l) {
           {"owner_node", l.owner_node}};
 }
 
+void AddGroupRoles(nlohmann::json& user, const std::vector<GroupGrant>& groups) {
+  auto ids = nlohmann::json::array();
+  auto roles = nlohmann::json::array();
+  for (const auto& g : groups) {
+    ids.push_back(g.group_id);
+    roles.push_back({{"group_id", g.group_id}, {"role", ToString(g.role)}});
+  }
+  user["permitted_group_ids"] = std::move(ids);
+  user["group_roles"] = std::move(roles);
+}
+
 nlohmann::json ToJson(const User& u) {
-  return {{"id", u.id},
-          {"username", u.username},
-          {"role", u.admin ? "ADMIN" : "USER"},
-          {"permitted_group_ids", u.permitted_group_ids},
-          {"created_ms", u.created_ms},
-          {"updated_ms", u.updated_ms}};
+  nlohmann::json out{{"id", u.id},
+                     {"username", u.username},
+                     {"role", u.admin ? "ADMIN" : "USER"},
+                     {"created_ms", u.created_ms},
+                     {"updated_ms", u.updated_ms}};
+  AddGroupRoles(out, u.groups);
+  return out;
 }
 
 nlohmann::json ToJson(const ApiToken& t) {

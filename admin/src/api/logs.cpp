@@ -108,7 +108,7 @@ void RegisterConsoleLogRoutes(Routes& s, const RouteContext& ctx) {
     if (Failed(res, c)) return;
     if (c->job_id && !ctx.VisibleJob(who, std::to_string(*c->job_id), res)) return;
     if (c->group_id && !ctx.VisibleGroup(who, std::to_string(*c->group_id), res)) return;
-    if (!who.admin) c->group_ids = who.group_ids;
+    if (!who.admin) c->group_ids = who.GroupIds();
     const auto deleted = logs.ClearLogs(*c);
     auto after = *body;
     after["deleted"] = deleted;
@@ -128,7 +128,7 @@ void RegisterLogRoutes(Routes& s, const RouteContext& ctx) {
   s.Get("/api/v1/logs", [&](const Principal& who, const net::Request& req, net::Response& res) {
     auto q = ReadLogQuery(req);
     if (Failed(res, q)) return;
-    if (!who.admin) q->group_ids = who.group_ids;
+    if (!who.admin) q->group_ids = who.GroupIds();
     SendPage(res, logs.ListLogs(*q));
   });
   s.Get("/api/v1/logs/{id}", [&](const Principal& who, const net::Request& req, net::Response& res) {

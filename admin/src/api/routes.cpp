@@ -128,6 +128,7 @@ void Routes::AddAuthed(const char* method, const std::string& path, Handler h, A
       return false;
     }
     if (RefusedByScope(*who, scope, what, res)) return false;
+    who->route_scope = scope;
     req.admitted = *std::move(who);
     return true;
   };
@@ -168,17 +169,36 @@ void RouteContext::Audit(const Principal& who, std::string_view action, std::str
   if (services.console != nullptr) services.console->audit.Record(who, action, entity, id, before, after);
 }
 
+std::optional<Error> RoleRefusal(const Principal& who, int group_id, GroupRole needed) {
+  const auto role = who.RoleIn(group_id);
+  if (!role || *role >= needed) return std::nullopt;
+  return Error{
+      .kind = ErrorKind::kForbidden,
+      .message = fmt::format("your role in job group {} is {}; this needs {} (VIEWER < OPERATOR < "
+                             "DEVELOPER < ADMIN): ask an admin for that role",
+                             group_id, ToString(*role), ToString(needed)),
+      .fields = {{.field = "",
+                  .message = fmt::format("role {} is less than {}", ToString(*role), ToString(needed)),
+                  .code = "role",
+                  .params = {{"role", ToString(needed)}, {"group_id", group_id}}}}};
+}
+
 std::optional<Job> RouteContext::VisibleJob(const Principal& who, const std::string& text,
                                             net::Response& res) const {
   const auto id = ParseId(text);
   auto job = id ? JobSeenBy(who, static_cast<int>(*id)) : std::nullopt;
-  if (!job) SendError(res, Error::NotFound(fmt::format("job '{}' not found", Shorten(text))));
+  if (!job) {
+    SendError(res, Error::NotFound(fmt::format("job '{}' not found", Shorten(text))));
+  } else if (const auto refused = RoleRefusal(who, job->group_id, RoleFor(who.route_scope))) {
+    SendError(res, *refused);
+    job.reset();
+  }
   return job;
 }
 
 std::optional<Job> RouteContext::JobSeenBy(const Principal& who, int id) const {
   auto job = services.jobs.GetJob(id);
-  if (job && !who.CanAccessGroup(job->group_id)) return std::nullopt;
+  if (job && !who.SeesGroup(job->group_id)) return std::nullopt;
   return job;
 }
 
@@ -186,8 +206,12 @@ std::optional<JobLog> RouteContext::VisibleLog(const Principal& who, const std::
                                                net::Response& res) const {
   const auto id = ParseId(text, INT64_MAX);
   auto log = id ? services.logs.GetLog(*id) : std::nullopt;
-  if (!log || !who.CanAccessGroup(log->group_id)) {
+  if (!log || !who.SeesGroup(log->group_id)) {
     SendError(res, Error::NotFound(fmt::format("log '{}' not found", Shorten(text))));
+    return std::nullopt;
+  }
+  if (const auto refused = RoleRefusal(who, log->group_id, RoleFor(who.route_scope))) {
+    SendError(res, *refused);
     return std::nullopt;
   }
   return log;
@@ -196,11 +220,14 @@ std::optional<JobLog> RouteContext::VisibleLog(const Principal& who, const std::
 std::optional<JobGroup> RouteContext::VisibleGroup(const Principal& who, const std::string& text,
                                                    net::Response& res) const {
   const auto id = ParseId(text);
-  auto group = id && who.CanAccessGroup(static_cast<int>(*id))
-                   ? services.groups.GetGroup(static_cast<int>(*id))
-                   : std::nullopt;
+  auto group = id && who.SeesGroup(static_cast<int>(*id)) ? services.groups.GetGroup(static_cast<int>(*id))
+                                                          : std::nullopt;
   if (!group) {
     SendError(res, Error::NotFound(fmt::format("group '{}' not found", Shorten(text))));
+    return std::nullopt;
+  }
+  if (const auto refused = RoleRefusal(who, group->id, RoleFor(who.route_scope))) {
+    SendError(res, *refused);
     return std::nullopt;
   }
   return group;

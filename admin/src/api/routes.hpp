@@ -84,6 +84,11 @@ std::string Shorten(const std::string& text);
 // depends on its body (the bulk route) checks the rest with this. True when it answered.
 bool RefusedByScope(const Principal& who, TokenScope needed, std::string_view what, net::Response& res);
 
+// 403 (code "role") when `who` sees `group_id` but its role there is less than `needed`; nullopt when it
+// may, or when it does not see the group at all (the caller answers 404 then: what it may not see is not
+// told to exist). A route's handler is checked against RoleFor(who.route_scope) by the Visible* helpers.
+std::optional<Error> RoleRefusal(const Principal& who, int group_id, GroupRole needed);
+
 enum class Access { kUser, kAdmin };
 using Handler = std::function<void(const Principal& who, const net::Request& req, net::Response& res)>;
 
@@ -133,10 +138,12 @@ struct RouteContext {
   // Records who changed what, when the console's parts are there (never a password or a token).
   void Audit(const Principal& who, std::string_view action, std::string_view entity, const std::string& id,
              const json& before, const json& after) const;
-  // The job / fire / group if it exists and the caller may see it; otherwise answers 404 and returns nullopt.
+  // The job / fire / group if it exists, the caller sees its group and its role there is what the route
+  // needs (RoleFor(who.route_scope)); otherwise answers 404 (not seen) or 403 (RoleRefusal) and returns
+  // nullopt.
   std::optional<Job> VisibleJob(const Principal& who, const std::string& text, net::Response& res) const;
-  // Job `id` if it exists and the caller may see it (no answer sent): what VisibleJob checks, for a route
-  // that handles many jobs and answers each itself.
+  // Job `id` if it exists and the caller sees its group, whatever its role there (no answer sent): for a
+  // route that handles many jobs and answers each itself (it checks the role with RoleRefusal).
   std::optional<Job> JobSeenBy(const Principal& who, int id) const;
   std::optional<JobLog> VisibleLog(const Principal& who, const std::string& text, net::Response& res) const;
   std::optional<JobGroup> VisibleGroup(const Principal& who, const std::string& text,

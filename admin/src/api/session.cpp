@@ -43,12 +43,11 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
       },
       Access::kUser, TokenScope::kRead);
   s.Get("/api/v1/auth/me", [&](const Principal& who, const net::Request&, net::Response& res) {
-    json body{{"user",
-               {{"id", who.user_id},
-                {"username", who.username},
-                {"role", who.admin ? "ADMIN" : "USER"},
-                {"permitted_group_ids", who.group_ids}}},
-              {"via", who.via}};
+    json user{{"id", who.user_id}, {"username", who.username}, {"role", who.admin ? "ADMIN" : "USER"}};
+    AddGroupRoles(user, who.groups);
+    json body{{"user", std::move(user)}, {"via", who.via}};
+    // What a token may do (the console hides what its caller cannot do); a session: everything its user may.
+    body["scope"] = ToString(who.scope);
     if (who.via == "session") body["csrf_token"] = who.csrf_token;
     SendJson(res, 200, body);
   });

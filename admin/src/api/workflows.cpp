@@ -19,8 +19,13 @@ std::optional<Workflow> Visible(WorkflowRepository& workflows, const Principal& 
                                 net::Response& res) {
   const auto id = ParseId(text);
   auto w = id ? workflows.Get(static_cast<int>(*id)) : std::nullopt;
-  if (w && !who.CanAccessGroup(w->group_id)) w.reset();
-  if (!w) SendError(res, Error::NotFound(fmt::format("workflow '{}' not found", Shorten(text))));
+  if (w && !who.SeesGroup(w->group_id)) w.reset();
+  if (!w) {
+    SendError(res, Error::NotFound(fmt::format("workflow '{}' not found", Shorten(text))));
+  } else if (const auto refused = RoleRefusal(who, w->group_id, RoleFor(who.route_scope))) {
+    SendError(res, *refused);
+    w.reset();
+  }
   return w;
 }
 
@@ -28,19 +33,26 @@ std::optional<WorkflowRun> VisibleRun(WorkflowRepository& workflows, const Princ
                                       const std::string& text, net::Response& res) {
   const auto id = ParseId(text, INT64_MAX);
   auto run = id ? workflows.GetRun(*id) : std::nullopt;
-  if (run && !who.CanAccessGroup(run->group_id)) run.reset();
-  if (!run) SendError(res, Error::NotFound(fmt::format("workflow run '{}' not found", Shorten(text))));
+  if (run && !who.SeesGroup(run->group_id)) run.reset();
+  if (!run) {
+    SendError(res, Error::NotFound(fmt::format("workflow run '{}' not found", Shorten(text))));
+  } else if (const auto refused = RoleRefusal(who, run->group_id, RoleFor(who.route_scope))) {
+    SendError(res, *refused);
+    run.reset();
+  }
   return run;
 }
 
-// The caller may own a workflow in its group and use each node's job: a job of a group the caller cannot
-// use is refused as one that does not exist (its existence is not told).
+// The caller may own a workflow in its group (the route's role there: DEVELOPER to save it) and fire each
+// node's job (OPERATOR in the job's group, as triggering it would need): a group or job the caller does not
+// see is refused as one that does not exist (its existence is not told).
 Result<void> CheckAccess(WorkflowRepository& workflows, const Principal& who, const Workflow& w) {
-  if (!who.CanAccessGroup(w.group_id)) {
+  if (!who.SeesGroup(w.group_id)) {
     return Error::Invalid(
         "the workflow is not valid",
         {{"group_id", fmt::format("job group {} does not exist", w.group_id), "not_found"}});
   }
+  if (auto refused = RoleRefusal(who, w.group_id, RoleFor(who.route_scope))) return *std::move(refused);
   if (who.admin) return {};
   std::vector<int> ids;
   for (const auto& n : w.graph.nodes)
@@ -49,11 +61,19 @@ Result<void> CheckAccess(WorkflowRepository& workflows, const Principal& who, co
   FieldErrors errors;
   for (std::size_t i = 0; i < w.graph.nodes.size(); ++i) {
     const auto it = groups.find(w.graph.nodes[i].job_id);
-    if (it != groups.end() && !who.CanAccessGroup(it->second)) {
+    if (it == groups.end()) continue;  // reported by the save itself
+    if (!who.SeesGroup(it->second)) {
       errors.push_back({fmt::format("nodes[{}].job_id", i),
                         fmt::format("nodes[{}].job_id: job {} does not exist", i, w.graph.nodes[i].job_id),
                         "not_found",
                         {{"id", w.graph.nodes[i].job_id}}});
+    } else if (!who.HasRole(it->second, GroupRole::kOperator)) {
+      errors.push_back({fmt::format("nodes[{}].job_id", i),
+                        fmt::format("nodes[{}].job_id: job {} is in job group {}, where firing it needs the "
+                                    "OPERATOR role",
+                                    i, w.graph.nodes[i].job_id, it->second),
+                        "role",
+                        {{"role", "OPERATOR"}, {"group_id", it->second}}});
     }
   }
   if (!errors.empty()) return Error::Invalid("the workflow is not valid", std::move(errors));
@@ -68,7 +88,7 @@ void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
 
   s.Get("/api/v1/workflows", [&](const Principal& who, const net::Request&, net::Response& res) {
     json items = json::array();
-    for (const auto& w : workflows.List(who.admin ? std::nullopt : std::optional(who.group_ids)))
+    for (const auto& w : workflows.List(who.admin ? std::nullopt : std::optional(who.GroupIds())))
       items.push_back(ToJson(w));
     SendJson(res, 200, {{"total", items.size()}, {"items", items}});
   });

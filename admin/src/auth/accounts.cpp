@@ -17,6 +17,15 @@ ApiToken WithState(ApiToken t, std::int64_t now_ms) {
   return t;
 }
 
+// The store names a group that does not exist on group_roles: the request may have given the groups as
+// permitted_group_ids, and the error names the field it gave.
+Error NamedAsGiven(Error e, const UserFields& f) {
+  for (auto& field : e.fields) {
+    if (field.field == "group_roles") field.field = f.groups_field;
+  }
+  return e;
+}
+
 }  // namespace
 
 std::vector<User> Accounts::ListUsers() {
@@ -31,9 +40,9 @@ Result<UserChange> Accounts::CreateUser(const UserFields& f) {
   const auto hash = auth_.hasher().Hash(f.password.value_or(""));
   const User user{.username = f.username.value_or(""),
                   .admin = f.admin.value_or(false),
-                  .permitted_group_ids = f.groups.value_or(std::vector<int>{})};
+                  .groups = f.groups.value_or(std::vector<GroupGrant>{})};
   auto created = store_.CreateUser(user, hash, clock_.NowMs());
-  if (!created) return created.error();
+  if (!created) return NamedAsGiven(created.error(), f);
   return UserChange{.before = std::nullopt, .after = *std::move(created)};
 }
 
@@ -42,11 +51,11 @@ Result<UserChange> Accounts::UpdateUser(int id, const UserFields& f, int acting_
       f.password ? std::optional(auth_.hasher().Hash(*f.password)) : std::nullopt;
   // A password set by an admin ends the user's sessions and revokes their API tokens: whoever had them may
   // be why it was reset.
-  return store_.EditUser(
+  auto edited = store_.EditUser(
       id,
       [&](const User& before, int admins) -> Result<UserWrite> {
         UserWrite write{.user = before, .password_hash = hash, .revoke_reason = "password_reset"};
-        if (f.groups) write.user.permitted_group_ids = *f.groups;
+        if (f.groups) write.user.groups = *f.groups;
         if (f.admin && *f.admin != before.admin) {
           if (id == acting_user_id)
             return Error::Conflict("you cannot change your own role; ask another admin");
@@ -59,6 +68,8 @@ Result<UserChange> Accounts::UpdateUser(int id, const UserFields& f, int acting_
         return write;
       },
       clock_.NowMs());
+  if (!edited) return NamedAsGiven(edited.error(), f);
+  return edited;
 }
 
 Result<UserChange> Accounts::DeleteUser(int id, int acting_user_id) {
@@ -103,6 +114,38 @@ Result<std::pair<ApiToken, std::string>> Accounts::CreateToken(int user_id, cons
                                now + fields.expires_in_days * kDayMs, kMaxTokensPerUser);
   if (!token) return token.error();
   return std::pair{WithState(*std::move(token), now), secret};
+}
+
+std::string Accounts::ApproveCliLogin(int user_id, const CliLoginRequest& request) {
+  auto code = RandomSecret();
+  const auto now = clock_.NowMs();
+  store_.AddCliLogin({.code_hash = SecretHash(code),
+                      .user_id = user_id,
+                      .code_challenge = request.code_challenge,
+                      .token = request.token,
+                      .created_ms = now,
+                      .expires_ms = now + kCliLoginCodeMs},
+                     now);
+  return code;
+}
+
+Result<std::pair<ApiToken, std::string>> Accounts::RedeemCliLogin(const CliTokenRequest& request) {
+  const auto login = store_.TakeCliLogin(SecretHash(request.code), clock_.NowMs());
+  if (!login) {
+    return Error::Invalid("the login is not valid",
+                          {{"code",
+                            "unknown, used or expired (a code is good once, for two minutes): run "
+                            "`cronwheel login` again",
+                            "invalid_grant"}});
+  }
+  if (!SameSecret(PkceChallenge(request.code_verifier), login->code_challenge)) {
+    return Error::Invalid("the login is not valid",
+                          {{"code_verifier",
+                            "does not match the challenge the login was approved with: run "
+                            "`cronwheel login` again",
+                            "invalid_grant"}});
+  }
+  return CreateToken(login->user_id, login->token);
 }
 
 std::optional<ApiToken> Accounts::DeleteToken(int id, std::optional<int> owner) {

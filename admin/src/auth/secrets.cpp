@@ -35,4 +35,17 @@ std::string SecretHash(std::string_view secret) {
   return hex;
 }
 
+std::string PkceChallenge(std::string_view verifier) {
+  InitSodium();
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(verifier.data()), verifier.size());
+  char out[sodium_base64_ENCODED_LEN(crypto_hash_sha256_BYTES, sodium_base64_VARIANT_URLSAFE_NO_PADDING)];
+  sodium_bin2base64(out, sizeof out, digest, sizeof digest, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+  return out;
+}
+
+bool SameSecret(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
 }  // namespace cronwheel::admin

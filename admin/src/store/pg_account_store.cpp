@@ -20,7 +20,7 @@ Principal PrincipalFromRow(const pqxx::row& r, std::string via) {
   return Principal{.user_id = r["id"].as<int>(),
                    .username = r["username"].as<std::string>(),
                    .admin = r["role"].as<std::string>() == "ADMIN",
-                   .group_ids = nlohmann::json::parse(r["groups"].c_str()).get<std::vector<int>>(),
+                   .groups = GrantsFromJson(r["groups"].c_str()),
                    .via = std::move(via),
                    .csrf_token = ""};
 }
@@ -32,9 +32,15 @@ void RevokeTokens(pqxx::transaction_base& tx, int user_id, std::int64_t now_ms, 
                  user_id, now_ms, reason);
 }
 
-// Adds an error for each id that is not a group.
-void CheckGroupsExist(pqxx::transaction_base& tx, const std::vector<int>& ids, FieldErrors& errors) {
-  if (ids.empty()) return;
+// Adds an error for each group of `grants` that does not exist (on the field group_roles: Accounts names
+// the field the request gave).
+void CheckGroupsExist(pqxx::transaction_base& tx, const std::vector<GroupGrant>& grants,
+                      FieldErrors& errors) {
+  if (grants.empty()) return;
+  std::vector<int> ids;
+  ids.reserve(grants.size());
+  for (const auto& g : grants)
+    ids.push_back(g.group_id);
   std::set<int> found;
   for (const auto& r :
        tx.exec_params(R"sql(SELECT id FROM job_group WHERE id = ANY($1::int[]))sql", PgArray<int>(ids)))
@@ -42,9 +48,32 @@ void CheckGroupsExist(pqxx::transaction_base& tx, const std::vector<int>& ids, F
   for (const int id : ids) {
     if (!found.contains(id)) {
       errors.push_back(
-          {"permitted_group_ids", fmt::format("job group {} does not exist", id), "not_found", {{"id", id}}});
+          {"group_roles", fmt::format("job group {} does not exist", id), "not_found", {{"id", id}}});
     }
   }
+}
+
+// Replaces the user's roles with `grants` (groups checked to exist).
+void WriteGrants(pqxx::transaction_base& tx, int user_id, const std::vector<GroupGrant>& grants) {
+  tx.exec_params(R"sql(DELETE FROM app_user_group WHERE user_id = $1)sql", user_id);
+  if (grants.empty()) return;
+  std::vector<int> ids;
+  std::vector<std::string> roles;
+  ids.reserve(grants.size());
+  roles.reserve(grants.size());
+  for (const auto& g : grants) {
+    ids.push_back(g.group_id);
+    roles.emplace_back(ToString(g.role));
+  }
+  tx.exec_params(R"sql(
+    INSERT INTO app_user_group (user_id, group_id, role)
+    SELECT $1, g, r FROM unnest($2::int[], $3::text[]) AS v(g, r)
+  )sql",
+                 user_id, PgArray<int>(ids), PgTextArray(roles));
+}
+
+User ReadUser(pqxx::transaction_base& tx, int id) {
+  return UserFromRow(tx.exec_params1(fmt::format("SELECT {} FROM app_user WHERE id = $1", kUserColumns), id));
 }
 
 // Locks every admin row (in id order, so concurrent changes serialise) and counts them.
@@ -127,7 +156,7 @@ Result<User> PgAccountStore::CreateUser(const User& user, const std::string& pas
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<User> {
     pqxx::work tx(conn);
     FieldErrors errors;
-    CheckGroupsExist(tx, user.permitted_group_ids, errors);
+    CheckGroupsExist(tx, user.groups, errors);
     if (!tx.exec_params(R"sql(SELECT 1 FROM app_user WHERE username = $1)sql", user.username).empty()) {
       errors.push_back({"username",
                         fmt::format("a user named '{}' exists already", user.username),
@@ -135,16 +164,17 @@ Result<User> PgAccountStore::CreateUser(const User& user, const std::string& pas
                         {{"value", user.username}}});
     }
     if (!errors.empty()) return Error::Invalid("the user is not valid", std::move(errors));
-    const auto row = tx.exec_params1(fmt::format(R"sql(
-      INSERT INTO app_user (username, password_hash, role, permitted_group_ids, created_ms, updated_ms)
-      VALUES ($1, $2, $3, $4::int[], $5, $5)
-      RETURNING {}
+    const auto id = tx.exec_params1(R"sql(
+      INSERT INTO app_user (username, password_hash, role, created_ms, updated_ms)
+      VALUES ($1, $2, $3, $4, $4)
+      RETURNING id
     )sql",
-                                                 kUserColumns),
-                                     user.username, password_hash, user.admin ? "ADMIN" : "USER",
-                                     PgArray<int>(user.permitted_group_ids), now_ms);
+                                    user.username, password_hash, user.admin ? "ADMIN" : "USER", now_ms)[0]
+                        .as<int>();
+    WriteGrants(tx, id, user.groups);
+    auto created = ReadUser(tx, id);
     tx.commit();
-    return UserFromRow(row);
+    return created;
   });
 }
 
@@ -156,28 +186,25 @@ Result<UserChange> PgAccountStore::EditUser(int id, const DecideEdit& decide, st
     if (!before) return Error::NotFound("user not found");
     auto write = decide(*before, admins);
     if (!write) return write.error();
-    if (write->user.permitted_group_ids != before->permitted_group_ids) {
+    if (write->user.groups != before->groups) {
       FieldErrors errors;
-      CheckGroupsExist(tx, write->user.permitted_group_ids, errors);
+      CheckGroupsExist(tx, write->user.groups, errors);
       if (!errors.empty()) return Error::Invalid("the user is not valid", std::move(errors));
+      WriteGrants(tx, id, write->user.groups);
     }
-    const auto row =
-        tx.exec_params1(fmt::format(R"sql(
+    tx.exec_params(R"sql(
       UPDATE app_user
-         SET role = $2, permitted_group_ids = $3::int[], password_hash = COALESCE($4, password_hash),
-             updated_ms = GREATEST($5, updated_ms + 1)
+         SET role = $2, password_hash = COALESCE($3, password_hash), updated_ms = GREATEST($4, updated_ms + 1)
        WHERE id = $1
-      RETURNING {}
     )sql",
-                                    kUserColumns),
-                        id, write->user.admin ? "ADMIN" : "USER",
-                        PgArray<int>(write->user.permitted_group_ids), write->password_hash, now_ms);
+                   id, write->user.admin ? "ADMIN" : "USER", write->password_hash, now_ms);
     if (write->password_hash) {
       tx.exec_params(R"sql(DELETE FROM user_session WHERE user_id = $1)sql", id);
       RevokeTokens(tx, id, now_ms, write->revoke_reason);
     }
+    auto after = ReadUser(tx, id);
     tx.commit();
-    return UserChange{.before = before, .after = UserFromRow(row)};
+    return UserChange{.before = before, .after = std::move(after)};
   });
 }
 
@@ -227,12 +254,13 @@ void PgAccountStore::AddSession(const std::string& token_hash, int user_id, cons
 std::optional<SessionRecord> PgAccountStore::FindSession(const std::string& token_hash, std::int64_t now_ms) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<SessionRecord> {
     pqxx::work tx(conn);
-    const auto rows = tx.exec_params(R"sql(
+    const auto rows = tx.exec_params(fmt::format(R"sql(
       SELECT s.csrf_token, s.created_ms AS session_created_ms, s.expires_ms, u.id, u.username, u.role,
-             to_json(u.permitted_group_ids) AS groups
+             {} AS groups
         FROM user_session s JOIN app_user u ON u.id = s.user_id
        WHERE s.token_hash = $1
     )sql",
+                                                 UserGroupsColumn("u")),
                                      token_hash);
     if (rows.empty()) return std::nullopt;
     const auto& r = rows[0];
@@ -281,13 +309,13 @@ void PgAccountStore::DeleteSessions(int user_id, const std::string& keep_hash) {
 std::optional<TokenRecord> PgAccountStore::FindToken(const std::string& token_hash) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<TokenRecord> {
     pqxx::read_transaction tx(conn);
-    const auto rows = tx.exec_params(R"sql(
-      SELECT t.id AS token_id, t.name AS token_name, t.scope, t.last_used_ms, t.expires_ms, t.revoked_ms, t.revoked_reason, u.id,
-             u.username,
-             u.role, to_json(u.permitted_group_ids) AS groups
+    const auto rows = tx.exec_params(fmt::format(R"sql(
+      SELECT t.id AS token_id, t.name AS token_name, t.scope, t.last_used_ms, t.expires_ms, t.revoked_ms,
+             t.revoked_reason, u.id, u.username, u.role, {} AS groups
         FROM api_token t JOIN app_user u ON u.id = t.user_id
        WHERE t.token_hash = $1
     )sql",
+                                                 UserGroupsColumn("u")),
                                      token_hash);
     if (rows.empty()) return std::nullopt;
     const auto& r = rows[0];
@@ -370,6 +398,46 @@ std::optional<ApiToken> PgAccountStore::DeleteToken(int id, std::optional<int> o
     tx.commit();
     if (rows.empty()) return std::nullopt;
     return TokenFromRow(rows[0]);
+  });
+}
+
+void PgAccountStore::AddCliLogin(const CliLoginRecord& login, std::int64_t now_ms) {
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(DELETE FROM cli_login WHERE expires_ms <= $1)sql", now_ms);
+    tx.exec_params(R"sql(
+      INSERT INTO cli_login (code_hash, user_id, code_challenge, token_name, token_scope, token_days,
+                             created_ms, expires_ms)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    )sql",
+                   login.code_hash, login.user_id, login.code_challenge, login.token.name,
+                   std::string(ToString(login.token.scope)), login.token.expires_in_days, login.created_ms,
+                   login.expires_ms);
+    tx.commit();
+  });
+}
+
+std::optional<CliLoginRecord> PgAccountStore::TakeCliLogin(const std::string& code_hash,
+                                                           std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<CliLoginRecord> {
+    pqxx::work tx(conn);
+    const auto rows = tx.exec_params(R"sql(
+      DELETE FROM cli_login WHERE code_hash = $1
+      RETURNING user_id, code_challenge, token_name, token_scope, token_days, created_ms, expires_ms
+    )sql",
+                                     code_hash);
+    tx.commit();
+    if (rows.empty() || rows[0]["expires_ms"].as<std::int64_t>() <= now_ms) return std::nullopt;
+    const auto& r = rows[0];
+    return CliLoginRecord{
+        .code_hash = code_hash,
+        .user_id = r["user_id"].as<int>(),
+        .code_challenge = r["code_challenge"].as<std::string>(),
+        .token = {.name = r["token_name"].as<std::string>(),
+                  .expires_in_days = r["token_days"].as<int>(),
+                  .scope = ParseTokenScope(r["token_scope"].as<std::string>()).value_or(TokenScope::kRead)},
+        .created_ms = r["created_ms"].as<std::int64_t>(),
+        .expires_ms = r["expires_ms"].as<std::int64_t>()};
   });
 }
 

@@ -1,5 +1,7 @@
 #include "store/rows.hpp"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 namespace cronwheel::admin {
@@ -22,14 +24,35 @@ const char* const kClaimedColumns = R"sql(
   l.shard_index, l.shard_total
 )sql";
 
-const char* const kUserColumns =
-    "id, username, role, to_json(permitted_group_ids) AS groups, created_ms, updated_ms";
+const char* const kUserColumns = R"sql(
+  id, username, role,
+  (SELECT coalesce(json_agg(json_build_array(g.group_id, g.role) ORDER BY g.group_id), '[]'::json)
+     FROM app_user_group g WHERE g.user_id = app_user.id) AS groups,
+  created_ms, updated_ms
+)sql";
+
+std::string UserGroupsColumn(std::string_view user_alias) {
+  return fmt::format(
+      "(SELECT coalesce(json_agg(json_build_array(g.group_id, g.role) ORDER BY g.group_id), '[]'::json)"
+      " FROM app_user_group g WHERE g.user_id = {}.id)",
+      user_alias);
+}
+
+std::vector<GroupGrant> GrantsFromJson(const char* text) {
+  std::vector<GroupGrant> out;
+  for (const auto& e : nlohmann::json::parse(text)) {
+    // The column's CHECK admits only the four names; read as the least role should it ever hold another.
+    out.push_back({.group_id = e.at(0).get<int>(),
+                   .role = ParseGroupRole(e.at(1).get<std::string>()).value_or(GroupRole::kViewer)});
+  }
+  return out;
+}
 
 User UserFromRow(const pqxx::row& r) {
   return User{.id = r["id"].as<int>(),
               .username = r["username"].as<std::string>(),
               .admin = r["role"].as<std::string>() == "ADMIN",
-              .permitted_group_ids = nlohmann::json::parse(r["groups"].c_str()).get<std::vector<int>>(),
+              .groups = GrantsFromJson(r["groups"].c_str()),
               .created_ms = r["created_ms"].as<std::int64_t>(),
               .updated_ms = r["updated_ms"].as<std::int64_t>()};
 }

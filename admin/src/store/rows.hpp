@@ -25,9 +25,15 @@ JobGroup GroupFromRow(const pqxx::row& r);
 JobLog LogFromRow(const pqxx::row& r);
 ClaimedFire ClaimedFromRow(const pqxx::row& r);
 
-// The columns of app_user as UserFromRow reads them (permitted_group_ids as JSON `groups`).
+// The columns of app_user as UserFromRow reads them (its roles from app_user_group as JSON `groups`), to
+// select FROM app_user unaliased.
 extern const char* const kUserColumns;
 User UserFromRow(const pqxx::row& r);
+// The expression of a user's roles, a JSON array of [group_id, role] by group id, for the user row named
+// `user_alias` (select it AS groups).
+std::string UserGroupsColumn(std::string_view user_alias);
+// That array read back.
+std::vector<GroupGrant> GrantsFromJson(const char* text);
 // An api_token row joined with its user's username.
 ApiToken TokenFromRow(const pqxx::row& r);
 

@@ -24,6 +24,9 @@ nlohmann::json ToJson(const Job& j);
 nlohmann::json ToJson(const JobLog& l);
 nlohmann::json ToJson(const RunOnce& r);
 nlohmann::json ToJson(const User& u);
+// A user's roles as the API shows them: `permitted_group_ids`, every group with a role (ascending; the
+// field of earlier versions), and `group_roles`, [{"group_id", "role"}] by group id.
+void AddGroupRoles(nlohmann::json& user, const std::vector<GroupGrant>& groups);
 nlohmann::json ToJson(const ApiToken& t);
 nlohmann::json ToJson(const AuditEntry& e);
 

@@ -70,6 +70,14 @@ Result<PasswordChange> ReadPasswordChangeBody(const nlohmann::json& body);
 // kDefaultTokenScope).
 Result<TokenFields> ReadTokenBody(const nlohmann::json& body);
 
+// POST /api/v1/auth/cli/authorize: port (1 to 65535), state (1 to 128 of [A-Za-z0-9._~-]) and
+// code_challenge (43 base64url characters), all required; code_challenge_method "S256" when given; and the
+// token's name (required), scope and expires_in_days as ReadTokenBody reads them.
+Result<CliLoginRequest> ReadCliLoginBody(const nlohmann::json& body);
+// POST /api/v1/auth/cli/token: code (1 to 200 characters) and code_verifier (43 to 128 of
+// [A-Za-z0-9._~-]), both required.
+Result<CliTokenRequest> ReadCliTokenBody(const nlohmann::json& body);
+
 struct LoginBody {
   std::string username;
   std::string password;

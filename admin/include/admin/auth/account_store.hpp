@@ -48,6 +48,16 @@ struct TokenRecord {
   std::string revoked_reason;
 };
 
+// An approved login of the command-line client, not yet traded (sql/020_cli_login.sql).
+struct CliLoginRecord {
+  std::string code_hash;  // SHA-256 of the one-time code
+  int user_id = 0;
+  std::string code_challenge;
+  TokenFields token;
+  std::int64_t created_ms = 0;
+  std::int64_t expires_ms = 0;
+};
+
 // What an edit of a user writes: the user as it should be, and a new password hash if the password changes
 // (the user's sessions then end and their tokens are revoked with `revoke_reason`).
 struct UserWrite {
@@ -110,6 +120,12 @@ class AccountStore {
                                     std::int64_t expires_ms, std::size_t max_tokens) = 0;
   // A token of `owner` (nullopt = anyone's); the deleted token, nullopt when there was none.
   virtual std::optional<ApiToken> DeleteToken(int id, std::optional<int> owner) = 0;
+
+  // --- logins of the command-line client (by the SHA-256 of the code)
+  // Deletes the ones expired at `now_ms`, then adds `login`.
+  virtual void AddCliLogin(const CliLoginRecord& login, std::int64_t now_ms) = 0;
+  // Takes (deletes) the login of `code_hash`, once; nullopt when there is none or it expired at `now_ms`.
+  virtual std::optional<CliLoginRecord> TakeCliLogin(const std::string& code_hash, std::int64_t now_ms) = 0;
 
  protected:
   AccountStore() = default;

@@ -1,16 +1,16 @@
 #pragma once
 // Console users and API tokens (kept by an AccountStore: auth/account_store.hpp). Users are ADMIN
-// (everything) or USER (the executor groups in permitted_group_ids; XXL-JOB's role and permission columns,
-// docs/xxl-job-protocol.md §4, §12). The request fields are read and checked by api/request_bodies.hpp; here
-// are the rules that need the stored accounts or a secret: groups exist, usernames are unique, the last admin
-// stays an admin, passwords are hashed, a password change ends the user's other sessions, and a user has at
-// most 100 tokens.
+// (everything) or USER (a role in each of its executor groups: model/accounts.hpp, GroupRole; XXL-JOB's
+// role and permission columns, docs/xxl-job-protocol.md §4, §12, made finer). The request fields are read and
+// checked by api/request_bodies.hpp; here are the rules that need the stored accounts or a secret: groups
+// exist, usernames are unique, the last admin stays an admin, passwords are hashed, a password change ends
+// the user's other sessions, and a user has at most 100 tokens.
 //
 // API tokens (security review, issue 21; sql/007_token_expiry.sql): a token lasts `expires_in_days` (90 by
 // default, at most 365) and is refused after that (AuthService). A user's tokens are revoked (kept, marked
 // with when and why, and refused) when an admin sets the user's password ("password_reset") and when the
 // user changes it ("password_changed"); a deleted user's tokens are deleted with the user. Changing a
-// user's role or groups revokes nothing: a token acts with its user's role and groups as they are at each
+// user's role or group roles revokes nothing: a token acts with its user's roles as they are at each
 // request.
 //
 // Thread-safety: safe from any thread. Errors: expected outcomes are Results (kInvalid with fields,
@@ -56,6 +56,15 @@ class Accounts {
   Result<std::pair<ApiToken, std::string>> CreateToken(int user_id, const TokenFields& fields);
   // Deletes a token of `owner` (nullopt = any owner). Returns the deleted token, nullopt when not found.
   std::optional<ApiToken> DeleteToken(int id, std::optional<int> owner);
+
+  // The command-line client's login through the console (docs/cli.md, "Logging in"; RFC 8252 with PKCE,
+  // RFC 7636). `user_id` approves `request` (read by ReadCliLoginBody) in the console: returns the one-time
+  // code the browser carries back to the client (kept as its SHA-256, good once for kCliLoginCodeMs).
+  std::string ApproveCliLogin(int user_id, const CliLoginRequest& request);
+  // The client trades the code and its verifier for an API token of its user, with the fields approved.
+  // kInvalid on `code` when it is unknown, used or expired (one answer for all three), on `code_verifier`
+  // when it is not the one the challenge was made from (the code is used up either way); AddToken's errors.
+  Result<std::pair<ApiToken, std::string>> RedeemCliLogin(const CliTokenRequest& request);
 
  private:
   AuthService& auth_;

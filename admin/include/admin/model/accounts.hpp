@@ -12,12 +12,39 @@
 
 namespace cronwheel::admin {
 
+// What a USER may do in one executor group, each role including those before it (PowerJob's and Airflow's
+// viewer/operator/developer/admin split; docs/operations.md, "Roles"; sql/019_group_roles.sql):
+//   kViewer     read the group's jobs, workflows, fires and their outputs;
+//   kOperator   also trigger, start, stop, kill, run once; a workflow's trigger, kill and re-run;
+//   kDeveloper  also create, change and delete jobs and workflows (script jobs only where allowed), clear
+//               logs;
+//   kAdmin      also the group itself: its title and alert channels, and draining its executors.
+// Each role matches the token scope of the same rank (kViewer ~ read ... kAdmin ~ admin): a route's scope
+// is the role it needs in the group it acts on (RoleFor). A global ADMIN holds kAdmin in every group.
+enum class GroupRole { kViewer = 0, kOperator = 1, kDeveloper = 2, kAdmin = 3 };
+// What a user of an earlier version without roles had in each of its groups, and what a group listed
+// without a role (the field permitted_group_ids) gets.
+inline constexpr GroupRole kDefaultGroupRole = GroupRole::kDeveloper;
+// "VIEWER", "OPERATOR", "DEVELOPER", "ADMIN".
+std::string_view ToString(GroupRole role);
+// The role named `text` (exactly the names ToString gives); nullopt otherwise.
+std::optional<GroupRole> ParseGroupRole(std::string_view text);
+// "VIEWER, OPERATOR, DEVELOPER, ADMIN" (for error messages).
+std::string ValidValues(GroupRole);
+
+// A user's role in one group.
+struct GroupGrant {
+  int group_id = 0;
+  GroupRole role = kDefaultGroupRole;
+  friend bool operator==(const GroupGrant&, const GroupGrant&) = default;
+};
+
 // A console user as the API shows it.
 struct User {
   int id = 0;
   std::string username;
   bool admin = false;
-  std::vector<int> permitted_group_ids;
+  std::vector<GroupGrant> groups;  // a USER's roles, by group id ascending; empty for an ADMIN
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
 };
@@ -44,6 +71,11 @@ std::string_view ToString(TokenScope scope);
 // The scope named `text` (exactly the names ToString gives); nullopt otherwise.
 std::optional<TokenScope> ParseTokenScope(std::string_view text);
 
+// The group role a route of scope `scope` needs in the group it acts on (the role of the same rank).
+constexpr GroupRole RoleFor(TokenScope scope) {
+  return static_cast<GroupRole>(static_cast<int>(scope));
+}
+
 // An API token as the API shows it (never the secret or its hash).
 struct ApiToken {
   int id = 0;
@@ -66,12 +98,33 @@ struct TokenFields {
   TokenScope scope = kDefaultTokenScope;
 };
 
+// A login of the command-line client through the console, as the console's user approves it (docs/cli.md,
+// "Logging in"): the loopback redirect of OAuth 2.0 for native apps (RFC 8252 §7.3) with PKCE S256 (RFC
+// 7636). The browser is sent back to http://127.0.0.1:<port>/callback with a one-time code and `state`; the
+// client trades the code and its verifier for an API token with `token`'s fields.
+struct CliLoginRequest {
+  int port = 0;                // the client's loopback port, 1 to 65535
+  std::string state;           // the client's, returned as it is: 1 to 128 of [A-Za-z0-9._~-]
+  std::string code_challenge;  // BASE64URL(SHA-256(code_verifier)) without padding: 43 characters
+  TokenFields token;           // the token the client gets
+};
+// The trade: the code the browser brought back, and the verifier only the client knows (43 to 128 of
+// [A-Za-z0-9._~-], RFC 7636 §4.1).
+struct CliTokenRequest {
+  std::string code;
+  std::string code_verifier;
+};
+// How long an approved login's code may be traded, once.
+inline constexpr std::int64_t kCliLoginCodeMs = 120'000;
+
 // A user's fields in a create (username and password required) or update (username absent) request.
 struct UserFields {
   std::optional<std::string> username;
   std::optional<std::string> password;
   std::optional<bool> admin;
-  std::optional<std::vector<int>> groups;  // sorted, unique
+  std::optional<std::vector<GroupGrant>> groups;  // by group id ascending, one per group
+  // The field that gave `groups`: "group_roles", or "permitted_group_ids" (each group as kDefaultGroupRole).
+  std::string groups_field = "group_roles";
 };
 
 // A change of one's own password.

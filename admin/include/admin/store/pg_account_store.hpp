@@ -43,6 +43,8 @@ class PgAccountStore final : public AccountStore {
                             const std::string& token_hash, std::int64_t now_ms, std::int64_t expires_ms,
                             std::size_t max_tokens) override;
   std::optional<ApiToken> DeleteToken(int id, std::optional<int> owner) override;
+  void AddCliLogin(const CliLoginRecord& login, std::int64_t now_ms) override;
+  std::optional<CliLoginRecord> TakeCliLogin(const std::string& code_hash, std::int64_t now_ms) override;
 
  private:
   PgPool& pool_;
