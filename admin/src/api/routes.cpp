@@ -183,15 +183,26 @@ std::optional<Error> RoleRefusal(const Principal& who, int group_id, GroupRole n
                   .params = {{"role", ToString(needed)}, {"group_id", group_id}}}}};
 }
 
+bool Admitted(const Principal& who, std::optional<int> group_id, const std::string& not_found,
+              net::Response& res) {
+  if (!group_id || !who.SeesGroup(*group_id)) {
+    SendError(res, Error::NotFound(not_found));
+    return false;
+  }
+  if (const auto refused = RoleRefusal(who, *group_id, RoleFor(who.route_scope))) {
+    SendError(res, *refused);
+    return false;
+  }
+  return true;
+}
+
 std::optional<Job> RouteContext::VisibleJob(const Principal& who, const std::string& text,
                                             net::Response& res) const {
   const auto id = ParseId(text);
-  auto job = id ? JobSeenBy(who, static_cast<int>(*id)) : std::nullopt;
-  if (!job) {
-    SendError(res, Error::NotFound(fmt::format("job '{}' not found", Shorten(text))));
-  } else if (const auto refused = RoleRefusal(who, job->group_id, RoleFor(who.route_scope))) {
-    SendError(res, *refused);
-    job.reset();
+  auto job = id ? services.jobs.GetJob(static_cast<int>(*id)) : std::nullopt;
+  if (!Admitted(who, job ? std::optional(job->group_id) : std::nullopt,
+                fmt::format("job '{}' not found", Shorten(text)), res)) {
+    return std::nullopt;
   }
   return job;
 }
@@ -206,12 +217,8 @@ std::optional<JobLog> RouteContext::VisibleLog(const Principal& who, const std::
                                                net::Response& res) const {
   const auto id = ParseId(text, INT64_MAX);
   auto log = id ? services.logs.GetLog(*id) : std::nullopt;
-  if (!log || !who.SeesGroup(log->group_id)) {
-    SendError(res, Error::NotFound(fmt::format("log '{}' not found", Shorten(text))));
-    return std::nullopt;
-  }
-  if (const auto refused = RoleRefusal(who, log->group_id, RoleFor(who.route_scope))) {
-    SendError(res, *refused);
+  if (!Admitted(who, log ? std::optional(log->group_id) : std::nullopt,
+                fmt::format("log '{}' not found", Shorten(text)), res)) {
     return std::nullopt;
   }
   return log;
@@ -220,14 +227,11 @@ std::optional<JobLog> RouteContext::VisibleLog(const Principal& who, const std::
 std::optional<JobGroup> RouteContext::VisibleGroup(const Principal& who, const std::string& text,
                                                    net::Response& res) const {
   const auto id = ParseId(text);
+  // A group the caller does not see is not read at all.
   auto group = id && who.SeesGroup(static_cast<int>(*id)) ? services.groups.GetGroup(static_cast<int>(*id))
                                                           : std::nullopt;
-  if (!group) {
-    SendError(res, Error::NotFound(fmt::format("group '{}' not found", Shorten(text))));
-    return std::nullopt;
-  }
-  if (const auto refused = RoleRefusal(who, group->id, RoleFor(who.route_scope))) {
-    SendError(res, *refused);
+  if (!Admitted(who, group ? std::optional(group->id) : std::nullopt,
+                fmt::format("group '{}' not found", Shorten(text)), res)) {
     return std::nullopt;
   }
   return group;

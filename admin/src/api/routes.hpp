@@ -88,6 +88,11 @@ bool RefusedByScope(const Principal& who, TokenScope needed, std::string_view wh
 // may, or when it does not see the group at all (the caller answers 404 then: what it may not see is not
 // told to exist). A route's handler is checked against RoleFor(who.route_scope) by the Visible* helpers.
 std::optional<Error> RoleRefusal(const Principal& who, int group_id, GroupRole needed);
+// Whether the route being served may act on an object of `group_id` (nullopt: there is no such object):
+// else answers 404 with `not_found` (no object, or one in a group the caller does not see) or RoleRefusal's
+// 403 for RoleFor(who.route_scope), and returns false.
+bool Admitted(const Principal& who, std::optional<int> group_id, const std::string& not_found,
+              net::Response& res);
 
 enum class Access { kUser, kAdmin };
 using Handler = std::function<void(const Principal& who, const net::Request& req, net::Response& res)>;

@@ -19,12 +19,9 @@ std::optional<Workflow> Visible(WorkflowRepository& workflows, const Principal& 
                                 net::Response& res) {
   const auto id = ParseId(text);
   auto w = id ? workflows.Get(static_cast<int>(*id)) : std::nullopt;
-  if (w && !who.SeesGroup(w->group_id)) w.reset();
-  if (!w) {
-    SendError(res, Error::NotFound(fmt::format("workflow '{}' not found", Shorten(text))));
-  } else if (const auto refused = RoleRefusal(who, w->group_id, RoleFor(who.route_scope))) {
-    SendError(res, *refused);
-    w.reset();
+  if (!Admitted(who, w ? std::optional(w->group_id) : std::nullopt,
+                fmt::format("workflow '{}' not found", Shorten(text)), res)) {
+    return std::nullopt;
   }
   return w;
 }
@@ -33,12 +30,9 @@ std::optional<WorkflowRun> VisibleRun(WorkflowRepository& workflows, const Princ
                                       const std::string& text, net::Response& res) {
   const auto id = ParseId(text, INT64_MAX);
   auto run = id ? workflows.GetRun(*id) : std::nullopt;
-  if (run && !who.SeesGroup(run->group_id)) run.reset();
-  if (!run) {
-    SendError(res, Error::NotFound(fmt::format("workflow run '{}' not found", Shorten(text))));
-  } else if (const auto refused = RoleRefusal(who, run->group_id, RoleFor(who.route_scope))) {
-    SendError(res, *refused);
-    run.reset();
+  if (!Admitted(who, run ? std::optional(run->group_id) : std::nullopt,
+                fmt::format("workflow run '{}' not found", Shorten(text)), res)) {
+    return std::nullopt;
   }
   return run;
 }
