@@ -236,7 +236,7 @@ export function fieldErrorText(e) {
     case 'policy':
       return t('error.policy', { min: formatNumber(p.min), max: formatNumber(p.max) });
     case 'role':
-      return t('error.role', { role: p.role });
+      return t('error.role', { role: tOr(`enum.groupRole.${p.role}`, String(p.role)) });
     default:
       return e.message || '';
   }

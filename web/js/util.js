@@ -73,3 +73,29 @@ export const EDGE_CONDITIONS = ['SUCCESS', 'FAILURE', 'ALWAYS'];
 // ("ROUND — round robin", "轮询（ROUND）"); `prefix` names the labels ("enum.route").
 export const enumOptions = (values, prefix) =>
   values.map((v) => [v, t('common.enumOption', { value: v, label: t(`${prefix}.${v}`) })]);
+
+// A user's role in one executor group (VIEWER < OPERATOR < DEVELOPER < ADMIN, each allowing what the ones
+// before it do), from /auth/me's user. The console offers only what the role allows (the API refuses the
+// rest anyway): 'operate' (trigger, start, stop, kill) needs OPERATOR, 'write' (create, edit, delete)
+// DEVELOPER, 'admin' (the group's title and alert channels) ADMIN.
+export const GROUP_ROLES = ['VIEWER', 'OPERATOR', 'DEVELOPER', 'ADMIN'];
+const NEEDED = { read: 'VIEWER', operate: 'OPERATOR', write: 'DEVELOPER', admin: 'ADMIN' };
+
+// The rank of `user`'s role in group `groupId` (an index of GROUP_ROLES; -1: no access). A global ADMIN is
+// ADMIN everywhere.
+export function roleIn(user, groupId) {
+  if (!user) return -1;
+  if (user.role === 'ADMIN') return GROUP_ROLES.length - 1;
+  const grant = (user.group_roles || []).find((g) => String(g.group_id) === String(groupId));
+  return grant ? GROUP_ROLES.indexOf(grant.role) : -1;
+}
+
+// Whether `user` may `what` ('read', 'operate', 'write', 'admin') in group `groupId`.
+export function can(user, groupId, what) {
+  const needed = GROUP_ROLES.indexOf(NEEDED[what]);
+  return needed >= 0 && roleIn(user, groupId) >= needed;
+}
+
+// Whether `user` may `what` in some group (a global ADMIN: always).
+export const canSomewhere = (user, what) =>
+  Boolean(user) && (user.role === 'ADMIN' || (user.group_roles || []).some((g) => can(user, g.group_id, what)));

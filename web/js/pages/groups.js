@@ -1,12 +1,14 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, IdPicker, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
-import { ADDRESS_TYPES, enumOptions } from '../util.js';
+import { ADDRESS_TYPES, can, enumOptions } from '../util.js';
 import { t } from '../i18n.js';
 
 const FIELDS = ['app_name', 'title', 'address_type', 'addresses', 'access_token', 'alert_channel_ids'];
 
-function GroupForm({ group, onDone, onCancel }) {
+// `full`: a global ADMIN's form; a group's ADMIN changes only its title and alert channels (the API keeps
+// where its fires go and how its executors authenticate to global ADMINs).
+function GroupForm({ group, full, onDone, onCancel }) {
   const [g, setG] = useState({
     app_name: group ? group.app_name : '',
     title: group ? group.title : '',
@@ -21,14 +23,14 @@ function GroupForm({ group, onDone, onCancel }) {
   const err = (k) => (error ? error.field(k) : '');
   const save = async (e) => {
     e.preventDefault();
-    const body = {
+    const body = full ? {
       app_name: g.app_name,
       title: g.title,
       address_type: g.address_type,
       addresses: g.addresses.split(/[\s,]+/).filter(Boolean),
       alert_channel_ids: g.alert_channel_ids,
-    };
-    if (g.change_token) body.access_token = g.access_token || null;
+    } : { title: g.title, alert_channel_ids: g.alert_channel_ids };
+    if (full && g.change_token) body.access_token = g.access_token || null;
     try {
       const saved = group ? await api.put(`/api/v1/groups/${group.id}`, body) : await api.post('/api/v1/groups', body);
       onDone(saved);
@@ -39,23 +41,24 @@ function GroupForm({ group, onDone, onCancel }) {
   return html`<form class="card form" onSubmit=${save} data-testid="group-form">
     <h2>${group ? t('groups.edit', { id: group.id }) : t('groups.new')}</h2>
     <${ErrorBanner} error=${error} shownFields=${FIELDS} />
+    ${!full && html`<p class="muted">${t('groups.groupAdminNote')}</p>`}
     <div class="grid">
       <${Field} label=${t('field.app_name')} error=${err('app_name')} hint=${t('groups.hint.appName')}>
-        <input name="app_name" required value=${g.app_name} onInput=${(e) => setG({ ...g, app_name: e.target.value })} />
+        <input name="app_name" required disabled=${!full} value=${g.app_name} onInput=${(e) => setG({ ...g, app_name: e.target.value })} />
       </${Field}>
       <${Field} label=${t('field.title')} error=${err('title')}>
         <input name="title" required value=${g.title} onInput=${(e) => setG({ ...g, title: e.target.value })} />
       </${Field}>
       <${Field} label=${t('field.address_type')} error=${err('address_type')} hint=${t('groups.hint.addressType')}>
-        <${Select} name="address_type" value=${g.address_type} onChange=${(v) => setG({ ...g, address_type: v })} options=${enumOptions(ADDRESS_TYPES, 'enum.addressType')} />
+        <${Select} name="address_type" disabled=${!full} value=${g.address_type} onChange=${(v) => setG({ ...g, address_type: v })} options=${enumOptions(ADDRESS_TYPES, 'enum.addressType')} />
       </${Field}>
       ${g.address_type === 'MANUAL' && html`<${Field} label=${t('field.addresses')} error=${err('addresses')} hint=${t('groups.hint.addresses')} wide>
-        <textarea name="addresses" rows="3" class="mono" value=${g.addresses} onInput=${(e) => setG({ ...g, addresses: e.target.value })}></textarea>
+        <textarea name="addresses" rows="3" class="mono" disabled=${!full} value=${g.addresses} onInput=${(e) => setG({ ...g, addresses: e.target.value })}></textarea>
       </${Field}>`}
       <${Field} label=${t('field.access_token')} error=${err('access_token')}
         hint=${group && !g.change_token ? (group.has_access_token ? t('groups.hint.tokenSet') : t('groups.hint.tokenNone')) : t('groups.hint.tokenEmpty')}>
         ${group && !g.change_token
-          ? html`<button type="button" onClick=${() => setG({ ...g, change_token: true })}>${t('groups.changeToken')}</button>`
+          ? html`<button type="button" disabled=${!full} onClick=${() => setG({ ...g, change_token: true })}>${t('groups.changeToken')}</button>`
           : html`<input name="access_token" type="password" autocomplete="new-password" value=${g.access_token}
               onInput=${(e) => setG({ ...g, access_token: e.target.value })} />`}
       </${Field}>
@@ -92,11 +95,11 @@ export function GroupsPage({ user }) {
     </${PageHeader}>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error || groups.error} />
-    ${editing && html`<${GroupForm} key=${editing === 'new' ? 'new' : editing.id} group=${editing === 'new' ? null : editing}
+    ${editing && html`<${GroupForm} key=${editing === 'new' ? 'new' : editing.id} group=${editing === 'new' ? null : editing} full=${admin}
       onCancel=${() => setEditing(null)}
       onDone=${(g) => { setEditing(null); setNotice(t('groups.saved', { app: g.app_name })); groups.reload(); }} />`}
     ${!groups.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="groups-table">
-      <thead><tr><th>${t('common.id')}</th><th>${t('field.app_name')}</th><th>${t('field.title')}</th><th>${t('field.address_type')}</th><th>${t('groups.col.addresses')}</th><th>${t('groups.col.token')}</th>${admin && html`<th>${t('common.actions')}</th>`}</tr></thead>
+      <thead><tr><th>${t('common.id')}</th><th>${t('field.app_name')}</th><th>${t('field.title')}</th><th>${t('field.address_type')}</th><th>${t('groups.col.addresses')}</th><th>${t('groups.col.token')}</th><th>${t('common.actions')}</th></tr></thead>
       <tbody>
         ${groups.data.items.length === 0 && html`<tr><td colspan="7" class="muted">${admin ? t('groups.empty') : t('groups.emptyVisible')}</td></tr>`}
         ${groups.data.items.map((g) => html`<tr key=${g.id}>
@@ -106,11 +109,11 @@ export function GroupsPage({ user }) {
             ? html`<span class="muted">${t('groups.noneOnline')}</span>`
             : g.online_addresses.map((a) => html`<div>${a}</div>`)}</td>
           <td data-label=${t('groups.col.token')}>${g.has_access_token ? t('groups.token.own') : t('groups.token.global')}</td>
-          ${admin && html`<td class="row-actions" data-label="">
-            <button type="button" onClick=${() => setEditing(g)}>${t('common.edit')}</button>
+          <td class="row-actions" data-label="">
+            ${can(user, g.id, 'admin') && html`<button type="button" onClick=${() => setEditing(g)}>${t('common.edit')}</button>`}
             <a class="button" href=${`#/jobs?group=${g.id}`}>${t('groups.jobs')}</a>
-            <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(g)} />
-          </td>`}
+            ${admin && html`<${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(g)} />`}
+          </td>
         </tr>`)}
       </tbody>
     </table></div>`}

@@ -2,7 +2,7 @@ import { html, useEffect, useMemo, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, IdPicker, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
 import {
-  BLOCKS, CONCURRENCY, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, debounce, enumOptions, formatMs, timeZones,
+  BLOCKS, CONCURRENCY, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, can, debounce, enumOptions, formatMs, timeZones,
 } from '../util.js';
 import { fieldErrorText, fieldLabel, formatNumber, t } from '../i18n.js';
 
@@ -109,7 +109,7 @@ function GlueHistory({ jobId, onLoad }) {
   </table></div>`;
 }
 
-export function JobFormPage({ id }) {
+export function JobFormPage({ id, user }) {
   const isNew = id === 'new';
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
   const loaded = useLoad(() => (isNew ? Promise.resolve(null) : api.get(`/api/v1/jobs/${id}`)), [id]);
@@ -122,8 +122,10 @@ export function JobFormPage({ id }) {
   const [saving, setSaving] = useState(false);
   const [glueTick, setGlueTick] = useState(0);
 
+  // A job is created in, and moved to, only a group where the user is a DEVELOPER (or more).
+  const writable = (groupId) => can(user, groupId, 'write');
   useEffect(() => {
-    if (isNew && groups.data) setJob(blankJob(groups.data.items));
+    if (isNew && groups.data) setJob(blankJob(groups.data.items.filter((g) => writable(g.id))));
     if (!isNew && loaded.data) setJob(loaded.data);
   }, [isNew, groups.data, loaded.data]);
 
@@ -134,8 +136,13 @@ export function JobFormPage({ id }) {
   const set = (k) => (v) => setJob({ ...job, [k]: v });
   const input = (k) => (e) => set(k)(e.target.value);
   const err = (k) => (error ? error.field(k) : '');
-  const groupList = groups.data.items;
+  const admin = user.role === 'ADMIN';
+  const groupList = groups.data.items.filter((g) => writable(g.id) || String(g.id) === String(job.group_id));
   const script = job.glue_type !== 'BEAN';
+  // Changing a job needs DEVELOPER in its group, and a script job a global ADMIN: else it is shown, not offered.
+  const stored = loaded.data;
+  const readOnly = Boolean(stored) && (!writable(stored.group_id) || (stored.glue_type !== 'BEAN' && !admin));
+  const glueTypes = admin ? GLUE_TYPES : [...new Set(['BEAN', job.glue_type])];
 
   const save = async (e) => {
     e.preventDefault();
@@ -175,9 +182,10 @@ export function JobFormPage({ id }) {
     ${!isNew && job.stop_reason && html`<div class="banner warn">${t('job.stoppedBy', { reason: job.stop_reason })}</div>`}
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error} shownFields=${SHOWN_FIELDS} />
-    ${groupList.length === 0 && html`<div class="banner warn">${t('job.noGroups')}</div>`}
+    ${groupList.length === 0 && html`<div class="banner warn">${groups.data.items.length === 0 ? t('job.noGroups') : t('job.noWritableGroups')}</div>`}
+    ${readOnly && html`<div class="banner warn" data-testid="read-only">${t('job.readOnly')}</div>`}
     <form class="card form" onSubmit=${save} data-testid="job-form">
-      <fieldset><legend>${t('job.section.basic')}</legend>
+      <fieldset disabled=${readOnly}><legend>${t('job.section.basic')}</legend>
         <div class="grid">
           <${Field} label=${t('field.group_id')} error=${err('group_id')}>
             <${Select} name="group_id" value=${job.group_id} onChange=${set('group_id')}
@@ -197,7 +205,7 @@ export function JobFormPage({ id }) {
           </${Field}>
         </div>
       </fieldset>
-      <fieldset><legend>${t('job.section.schedule')}</legend>
+      <fieldset disabled=${readOnly}><legend>${t('job.section.schedule')}</legend>
         <div class="grid">
           <${Field} label=${t('field.schedule_type')} error=${err('schedule_type')}>
             <${Select} name="schedule_type" value=${job.schedule_type} onChange=${set('schedule_type')} options=${enumOptions(SCHEDULE_TYPES, 'enum.scheduleType')} />
@@ -227,10 +235,10 @@ export function JobFormPage({ id }) {
         <${SchedulePreview} type=${job.schedule_type} conf=${job.schedule_conf} zone=${job.time_zone}
           calendars=${job.calendar_ids} start=${job.start_ms} end=${job.end_ms} />
       </fieldset>
-      <fieldset><legend>${t('job.section.execution')}</legend>
+      <fieldset disabled=${readOnly}><legend>${t('job.section.execution')}</legend>
         <div class="grid">
           <${Field} label=${t('field.glue_type')} error=${err('glue_type')}>
-            <${Select} name="glue_type" value=${job.glue_type} onChange=${set('glue_type')} options=${enumOptions(GLUE_TYPES, 'enum.glue')} />
+            <${Select} name="glue_type" value=${job.glue_type} onChange=${set('glue_type')} options=${enumOptions(glueTypes, 'enum.glue')} />
           </${Field}>
           ${!script && html`<${Field} label=${t('field.handler')} error=${err('handler')} hint=${t('job.hint.handler')}>
             <input name="handler" class="mono" value=${job.handler} onInput=${input('handler')} />
@@ -273,7 +281,7 @@ export function JobFormPage({ id }) {
           </${Field}>
         </div>
       </fieldset>
-      ${script && html`<fieldset><legend>${t('job.section.script', { type: job.glue_type })}</legend>
+      ${script && html`<fieldset disabled=${readOnly}><legend>${t('job.section.script', { type: job.glue_type })}</legend>
         <${Field} label=${t('field.glue_source')} error=${err('glue_source')} hint=${t('job.hint.source')} wide>
           <textarea name="glue_source" class="code" rows="12" spellcheck="false" value=${job.glue_source} onInput=${input('glue_source')}></textarea>
         </${Field}>
@@ -286,7 +294,7 @@ export function JobFormPage({ id }) {
       </fieldset>`}
       <div class="form-actions">
         <a class="button" href="#/jobs">${t('common.cancel')}</a>
-        <button type="submit" class="primary" disabled=${saving} data-testid="save-job">${saving ? t('common.saving') : isNew ? t('job.create') : t('common.save')}</button>
+        ${!readOnly && html`<button type="submit" class="primary" disabled=${saving} data-testid="save-job">${saving ? t('common.saving') : isNew ? t('job.create') : t('common.save')}</button>`}
       </div>
     </form>
   </section>`;

@@ -3,7 +3,7 @@ import { api, query } from '../api.js';
 import {
   ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Pager, Select, navigate, useLoad,
 } from '../components.js';
-import { formatMs, localInputToMs, relativeMs } from '../util.js';
+import { can, canSomewhere, formatMs, localInputToMs, relativeMs } from '../util.js';
 import { formatUnit, t } from '../i18n.js';
 
 const LIMIT = 50;
@@ -127,7 +127,7 @@ function RunOnceDialog({ job, onClose }) {
   </div>`;
 }
 
-export function JobsPage({ route }) {
+export function JobsPage({ route, user }) {
   const p = route.params;
   const offset = Number(p.offset || 0);
   const [text, setText] = useState(p.q || '');
@@ -135,7 +135,7 @@ export function JobsPage({ route }) {
   const [actionError, setActionError] = useState(null);
   const [triggering, setTriggering] = useState(null);
   const [runningOnce, setRunningOnce] = useState(null);
-  const [selected, setSelected] = useState([]);
+  const [selected, setSelected] = useState({}); // job id -> its group's id
   const [bulkTags, setBulkTags] = useState('');
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
   const tags = useLoad(() => api.get('/api/v1/tags'), []);
@@ -159,30 +159,44 @@ export function JobsPage({ route }) {
     }
   };
 
+  // What the user's role in each job's group allows: only jobs they may operate are selectable, and the
+  // bulk actions offered are those allowed on every selected job.
+  const operable = (j) => can(user, j.group_id, 'operate');
+  const writable = (j) => can(user, j.group_id, 'write');
+  const selectedIds = Object.keys(selected).map(Number);
+  const bulkWrite = selectedIds.every((id) => can(user, selected[id], 'write'));
+  const pageJobs = jobs.data ? jobs.data.items.filter(operable) : [];
+  const allSelected = pageJobs.length > 0 && pageJobs.every((j) => j.id in selected);
+  const toggle = (list, on) => {
+    const next = { ...selected };
+    for (const j of list) {
+      if (on) next[j.id] = j.group_id;
+      else delete next[j.id];
+    }
+    setSelected(next);
+  };
+
   // Many jobs at once: each answered on its own; the notice counts them and names each failure.
   const bulk = async (action) => {
     setActionError(null);
     try {
-      const body = { action: action.toUpperCase(), job_ids: selected };
+      const body = { action: action.toUpperCase(), job_ids: selectedIds };
       if (action === 'tag' || action === 'untag') body.tags = bulkTags.split(',').map((s) => s.trim()).filter((s) => s !== '');
       const r = await api.post('/api/v1/jobs/bulk', body);
       const failures = r.results.filter((x) => x.status >= 400)
         .map((x) => t('jobs.bulk.failure', { id: x.job_id, error: x.error }));
-      setNotice([t(`jobs.bulk.done.${action}`, { done: r.succeeded, total: selected.length }), ...failures].join(' '));
-      setSelected([]);
+      setNotice([t(`jobs.bulk.done.${action}`, { done: r.succeeded, total: selectedIds.length }), ...failures].join(' '));
+      setSelected({});
       jobs.reload();
       if (body.tags) tags.reload();
     } catch (err) {
       setActionError(err);
     }
   };
-  const pageIds = jobs.data ? jobs.data.items.map((j) => j.id) : [];
-  const allSelected = pageIds.length > 0 && pageIds.every((id) => selected.includes(id));
-  const toggle = (id, on) => setSelected(on ? [...selected.filter((x) => x !== id), id] : selected.filter((x) => x !== id));
 
   return html`<section>
     <${PageHeader} title=${t('jobs.title')}>
-      <a class="button primary" href="#/jobs/new" data-testid="new-job">${t('jobs.new')}</a>
+      ${canSomewhere(user, 'write') && html`<a class="button primary" href="#/jobs/new" data-testid="new-job">${t('jobs.new')}</a>`}
     </${PageHeader}>
     <form class="filters" onSubmit=${(e) => { e.preventDefault(); setFilter({ q: text }); }}>
       <${Field} label=${t('field.group_id')}>
@@ -204,27 +218,27 @@ export function JobsPage({ route }) {
     </form>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${actionError || jobs.error || groups.error} />
-    ${selected.length > 0 && html`<div class="bulk-bar" data-testid="bulk-bar">
-      <span>${t('jobs.bulk.selected', { count: selected.length, n: selected.length })}</span>
+    ${selectedIds.length > 0 && html`<div class="bulk-bar" data-testid="bulk-bar">
+      <span>${t('jobs.bulk.selected', { count: selectedIds.length, n: selectedIds.length })}</span>
       <button type="button" onClick=${() => bulk('start')}>${t('jobs.start')}</button>
       <button type="button" onClick=${() => bulk('stop')}>${t('jobs.stop')}</button>
       <button type="button" onClick=${() => bulk('trigger')}>${t('jobs.trigger')}</button>
-      <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => bulk('delete')} />
+      ${bulkWrite && html`<${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => bulk('delete')} />
       <input name="bulk-tags" aria-label=${t('jobs.bulk.tagsLabel')} placeholder=${t('jobs.bulk.tagsPlaceholder')} value=${bulkTags} onInput=${(e) => setBulkTags(e.target.value)} />
       <button type="button" disabled=${bulkTags.trim() === ''} onClick=${() => bulk('tag')}>${t('jobs.bulk.tag')}</button>
-      <button type="button" disabled=${bulkTags.trim() === ''} onClick=${() => bulk('untag')}>${t('jobs.bulk.untag')}</button>
-      <button type="button" onClick=${() => setSelected([])}>${t('jobs.bulk.clear')}</button>
+      <button type="button" disabled=${bulkTags.trim() === ''} onClick=${() => bulk('untag')}>${t('jobs.bulk.untag')}</button>`}
+      <button type="button" onClick=${() => setSelected({})}>${t('jobs.bulk.clear')}</button>
     </div>`}
     ${!jobs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="jobs-table">
-      <thead><tr><th><input type="checkbox" name="select-all" aria-label=${t('jobs.bulk.selectAll')} checked=${allSelected}
-        onChange=${(e) => setSelected(e.target.checked ? [...new Set([...selected, ...pageIds])] : selected.filter((id) => !pageIds.includes(id)))} /></th><th>${t('common.id')}</th><th>${t('field.description')}</th><th>${t('field.group_id')}</th><th>${t('jobs.col.schedule')}</th><th>${t('field.handler')}</th><th>${t('jobs.state')}</th><th>${t('jobs.col.nextFire')}</th><th>${t('common.actions')}</th></tr></thead>
+      <thead><tr><th>${pageJobs.length > 0 && html`<input type="checkbox" name="select-all" aria-label=${t('jobs.bulk.selectAll')} checked=${allSelected}
+        onChange=${(e) => toggle(pageJobs, e.target.checked)} />`}</th><th>${t('common.id')}</th><th>${t('field.description')}</th><th>${t('field.group_id')}</th><th>${t('jobs.col.schedule')}</th><th>${t('field.handler')}</th><th>${t('jobs.state')}</th><th>${t('jobs.col.nextFire')}</th><th>${t('common.actions')}</th></tr></thead>
       <tbody>
         ${jobs.data.items.length === 0 && html`<tr><td colspan="9" class="muted">${t('jobs.empty')}</td></tr>`}
         ${jobs.data.items.map((j) => {
           const g = groupById[j.group_id];
           return html`<tr key=${j.id} data-job-id=${j.id}>
-            <td data-label=""><input type="checkbox" name="select" aria-label=${t('jobs.bulk.select', { id: j.id })} checked=${selected.includes(j.id)}
-              onChange=${(e) => toggle(j.id, e.target.checked)} /></td>
+            <td data-label="">${operable(j) && html`<input type="checkbox" name="select" aria-label=${t('jobs.bulk.select', { id: j.id })} checked=${j.id in selected}
+              onChange=${(e) => toggle([j], e.target.checked)} />`}</td>
             <td data-label=${t('common.id')}>${j.id}</td>
             <td class="desc" data-label=${t('jobs.col.job')}><a href=${`#/jobs/${j.id}`}>${j.description}</a>${j.author && html`<div class="muted small">${j.author}</div>`}
               ${(j.tags || []).length > 0 && html`<div class="tags">${j.tags.map((x) => html`<button type="button" class="tag" key=${x} title=${t('jobs.tagFilter', { tag: x })} onClick=${() => setFilter({ tag: x })}>${x}</button>`)}</div>`}</td>
@@ -237,14 +251,14 @@ export function JobsPage({ route }) {
             </td>
             <td class="nowrap" data-label=${t('jobs.col.nextFire')}>${j.enabled && j.next_fire_ms ? html`<span title=${formatMs(j.next_fire_ms)}>${relativeMs(j.next_fire_ms)}</span>` : ''}</td>
             <td class="row-actions" data-label="">
-              ${j.enabled
+              ${operable(j) && (j.enabled
                 ? html`<button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/stop`), t('jobs.stopped', { id: j.id }))}>${t('jobs.stop')}</button>`
-                : html`<button type="button" disabled=${j.schedule_type === 'NONE'} onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/start`), t('jobs.started', { id: j.id }))}>${t('jobs.start')}</button>`}
-              <button type="button" onClick=${() => setTriggering(j)}>${t('jobs.trigger')}</button>
-              <button type="button" onClick=${() => setRunningOnce(j)}>${t('jobs.runOnce')}</button>
+                : html`<button type="button" disabled=${j.schedule_type === 'NONE'} onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/start`), t('jobs.started', { id: j.id }))}>${t('jobs.start')}</button>`)}
+              ${operable(j) && html`<button type="button" onClick=${() => setTriggering(j)}>${t('jobs.trigger')}</button>
+              <button type="button" onClick=${() => setRunningOnce(j)}>${t('jobs.runOnce')}</button>`}
               <a class="button" href=${`#/logs?job=${j.id}&group=${j.group_id}`}>${t('jobs.logs')}</a>
-              <button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/copy`), t('jobs.copied', { id: j.id }))}>${t('jobs.copy')}</button>
-              <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => act(() => api.del(`/api/v1/jobs/${j.id}`), t('jobs.deleted', { id: j.id }))} />
+              ${writable(j) && (j.glue_type === 'BEAN' || user.role === 'ADMIN') && html`<button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/copy`), t('jobs.copied', { id: j.id }))}>${t('jobs.copy')}</button>`}
+              ${writable(j) && html`<${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => act(() => api.del(`/api/v1/jobs/${j.id}`), t('jobs.deleted', { id: j.id }))} />`}
             </td>
           </tr>`;
         })}

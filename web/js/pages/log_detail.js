@@ -1,7 +1,7 @@
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Loading, Notice, PageHeader, StatusBadge, useLoad } from '../components.js';
-import { formatMs } from '../util.js';
+import { can, formatMs } from '../util.js';
 import { errorText, formatDuration, formatNumber, t, tOr } from '../i18n.js';
 
 const POLL_MS = 1000;
@@ -50,7 +50,7 @@ function Row({ label, children }) {
   return html`<div class="kv"><dt>${label}</dt><dd>${children}</dd></div>`;
 }
 
-export function LogDetailPage({ id }) {
+export function LogDetailPage({ id, user }) {
   const log = useLoad(() => api.get(`/api/v1/logs/${id}`), [id]);
   const [notice, setNotice] = useState('');
   const [error, setError] = useState(null);
@@ -79,7 +79,7 @@ export function LogDetailPage({ id }) {
   };
   return html`<section>
     <${PageHeader} title=${t('log.title', { id: l.id })}>
-      ${l.status === 'RUNNING' && html`<${ConfirmButton} label=${t('logs.kill')} confirmLabel=${t('logs.killConfirm')} onConfirm=${kill} />`}
+      ${l.status === 'RUNNING' && can(user, l.group_id, 'operate') && html`<${ConfirmButton} label=${t('logs.kill')} confirmLabel=${t('logs.killConfirm')} onConfirm=${kill} />`}
       <a class="button" href=${`#/jobs/${l.job_id}`}>${t('job.title', { id: l.job_id })}</a>
       <a class="button" href=${`#/logs?job=${l.job_id}&group=${l.group_id}`}>${t('log.allFires')}</a>
     </${PageHeader}>

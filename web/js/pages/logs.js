@@ -3,7 +3,7 @@ import { api, query } from '../api.js';
 import {
   ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Pager, Select, StatusBadge, navigate, useLoad,
 } from '../components.js';
-import { LOG_STATUSES, formatMs, localInputToMs, msToLocalInput } from '../util.js';
+import { LOG_STATUSES, can, canSomewhere, formatMs, localInputToMs, msToLocalInput } from '../util.js';
 import { formatNumber, t, tOr } from '../i18n.js';
 
 const LIMIT = 50;
@@ -43,7 +43,7 @@ function ClearPanel({ group, job, onDone, onCancel }) {
   </form>`;
 }
 
-export function LogsPage({ route }) {
+export function LogsPage({ route, user }) {
   const p = route.params;
   const offset = Number(p.offset || 0);
   const [auto, setAuto] = useState(true);
@@ -68,6 +68,9 @@ export function LogsPage({ route }) {
     navigate('/logs', { group: p.group, job: p.job, status: p.status, from: p.from, to: p.to, ...changes, offset: '' });
   const jobList = (jobs.data && jobs.data.items) || [];
   const jobName = Object.fromEntries(jobList.map((j) => [j.id, j.description]));
+  // Clearing needs DEVELOPER in the group (or the job's group) filtered on, or somewhere when none is.
+  const clearGroup = p.group || (p.job && (jobList.find((j) => String(j.id) === String(p.job)) || {}).group_id);
+  const mayClear = clearGroup ? can(user, clearGroup, 'write') : canSomewhere(user, 'write');
   const kill = async (l) => {
     setActionError(null);
     try {
@@ -83,7 +86,7 @@ export function LogsPage({ route }) {
     <${PageHeader} title=${t('logs.title')}>
       <label class="inline"><input type="checkbox" checked=${auto} onChange=${(e) => setAuto(e.target.checked)} /> ${t('logs.autoRefresh')}</label>
       <button type="button" onClick=${() => logs.reload()} data-testid="refresh-logs">${t('logs.refresh')}</button>
-      <button type="button" onClick=${() => setClearing(!clearing)}>${t('logs.clearButton')}</button>
+      ${mayClear && html`<button type="button" onClick=${() => setClearing(!clearing)}>${t('logs.clearButton')}</button>`}
     </${PageHeader}>
     <form class="filters" onSubmit=${(e) => e.preventDefault()}>
       <${Field} label=${t('field.group_id')}>
@@ -105,7 +108,7 @@ export function LogsPage({ route }) {
         <input type="datetime-local" name="to" value=${msToLocalInput(p.to)} onChange=${(e) => setFilter({ to: localInputToMs(e.target.value) })} />
       </${Field}>
     </form>
-    ${clearing && html`<${ClearPanel} group=${p.group} job=${p.job} onCancel=${() => setClearing(false)}
+    ${clearing && mayClear && html`<${ClearPanel} group=${p.group} job=${p.job} onCancel=${() => setClearing(false)}
       onDone=${(n) => { setClearing(false); setNotice(t('logs.cleared', { count: n, n: formatNumber(n) })); logs.reload(); }} />`}
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${actionError || logs.error} />
@@ -123,7 +126,7 @@ export function LogsPage({ route }) {
           <td class="small msg" data-label=${t('logs.col.result')}>${short(l.handle_msg || (l.trigger_code !== 200 ? l.trigger_msg : ''))}</td>
           <td class="row-actions" data-label="">
             <a class="button" href=${`#/logs/${l.id}`}>${t('logs.output')}</a>
-            ${l.status === 'RUNNING' && html`<${ConfirmButton} label=${t('logs.kill')} confirmLabel=${t('logs.killConfirm')} onConfirm=${() => kill(l)} />`}
+            ${l.status === 'RUNNING' && can(user, l.group_id, 'operate') && html`<${ConfirmButton} label=${t('logs.kill')} confirmLabel=${t('logs.killConfirm')} onConfirm=${() => kill(l)} />`}
           </td>
         </tr>`)}
       </tbody>

@@ -1,41 +1,53 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
-import { ROLES, formatMs } from '../util.js';
+import { GROUP_ROLES, ROLES, formatMs } from '../util.js';
 import { t } from '../i18n.js';
 
-const FIELDS = ['username', 'password', 'role', 'permitted_group_ids'];
+const FIELDS = ['username', 'password', 'role', 'group_roles'];
+
+// A user's roles by group id ({3: 'OPERATOR'}); an older answer without group_roles: DEVELOPER in each of
+// its permitted groups (what the API makes of permitted_group_ids).
+function rolesOf(user) {
+  if (!user) return {};
+  if (user.group_roles) return Object.fromEntries(user.group_roles.map((g) => [g.group_id, g.role]));
+  return Object.fromEntries((user.permitted_group_ids || []).map((id) => [id, 'DEVELOPER']));
+}
 
 function UserForm({ user, groups, onDone, onCancel }) {
   const [u, setU] = useState({
     username: user ? user.username : '',
     password: '',
     role: user ? user.role : 'USER',
-    permitted_group_ids: user ? user.permitted_group_ids : [],
+    roles: rolesOf(user),
   });
   const [error, setError] = useState(null);
+  const [sent, setSent] = useState([]); // the group_roles of the last request, to place its errors
   const err = (k) => (error ? error.field(k) : '');
   const save = async (e) => {
     e.preventDefault();
-    const body = { role: u.role, permitted_group_ids: u.permitted_group_ids };
+    const grants = Object.entries(u.roles).filter(([, role]) => role).map(([id, role]) => ({ group_id: Number(id), role }));
+    const body = { role: u.role, group_roles: grants };
     if (!user) body.username = u.username;
     if (!user || u.password) body.password = u.password;
+    setSent(grants);
     try {
       onDone(user ? await api.put(`/api/v1/users/${user.id}`, body) : await api.post('/api/v1/users', body));
     } catch (ex) {
       setError(ex);
     }
   };
-  const toggle = (id) =>
-    setU({
-      ...u,
-      permitted_group_ids: u.permitted_group_ids.includes(id)
-        ? u.permitted_group_ids.filter((x) => x !== id)
-        : [...u.permitted_group_ids, id],
-    });
+  // The errors of group_roles[i] are shown next to that group's role.
+  const grantFields = (id) => {
+    const i = sent.findIndex((g) => g.group_id === id);
+    return i < 0 ? [] : [`group_roles[${i}].role`, `group_roles[${i}].group_id`, `group_roles[${i}]`];
+  };
+  const grantError = (id) => grantFields(id).map(err).find(Boolean) || '';
+  const shownFields = [...FIELDS, ...groups.flatMap((g) => grantFields(g.id))];
+  const roleOptions = [['', t('users.groupRole.none')], ...GROUP_ROLES.map((r) => [r, t(`enum.groupRole.${r}`)])];
   return html`<form class="card form" onSubmit=${save} data-testid="user-form">
     <h2>${user ? t('users.edit', { name: user.username }) : t('users.new')}</h2>
-    <${ErrorBanner} error=${error} shownFields=${FIELDS} />
+    <${ErrorBanner} error=${error} shownFields=${shownFields} />
     <div class="grid">
       <${Field} label=${t('field.username')} error=${err('username')} hint=${t('users.hint.username')}>
         <input name="username" required disabled=${!!user} value=${u.username} onInput=${(e) => setU({ ...u, username: e.target.value })} />
@@ -47,11 +59,15 @@ function UserForm({ user, groups, onDone, onCancel }) {
       <${Field} label=${t('field.role')} error=${err('role')} hint=${t('users.hint.role')}>
         <${Select} name="role" value=${u.role} onChange=${(v) => setU({ ...u, role: v })} options=${ROLES.map((r) => [r, t(`enum.role.${r}`)])} />
       </${Field}>
-      <${Field} label=${t('field.permitted_group_ids')} error=${err('permitted_group_ids')} wide>
-        <div class="checks">
+      <${Field} label=${t('field.group_roles')} error=${err('group_roles')} hint=${t('users.hint.groupRoles')} wide>
+        <div class="checks group-roles">
           ${groups.length === 0 && html`<span class="muted">${t('users.noGroups')}</span>`}
-          ${groups.map((g) => html`<label class="inline"><input type="checkbox" name=${`group-${g.app_name}`}
-            checked=${u.permitted_group_ids.includes(g.id)} onChange=${() => toggle(g.id)} /> ${g.title} <span class="muted">(${g.app_name})</span></label>`)}
+          ${groups.map((g) => html`<label class=${`inline${grantError(g.id) ? ' invalid' : ''}`} key=${g.id}>
+            ${g.title} <span class="muted">(${g.app_name})</span>
+            <${Select} name=${`group-${g.app_name}`} value=${u.roles[g.id] || ''} options=${roleOptions}
+              onChange=${(v) => setU({ ...u, roles: { ...u.roles, [g.id]: v } })} />
+            ${grantError(g.id) && html`<span class="field-error">${grantError(g.id)}</span>`}
+          </label>`)}
         </div>
       </${Field}>
     </div>
@@ -92,9 +108,11 @@ export function UsersPage({ user: me }) {
       onDone=${(u) => { setEditing(null); setNotice(t('users.saved', { name: u.username })); users.reload(); }} />`}
     ${!users.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="users-table">
       <thead><tr><th>${t('common.id')}</th><th>${t('field.username')}</th><th>${t('field.role')}</th><th>${t('users.col.groups')}</th><th>${t('users.col.changed')}</th><th>${t('common.actions')}</th></tr></thead>
-      <tbody>${users.data.items.map((u) => html`<tr key=${u.id}>
+      <tbody>${users.data.items.map((u) => html`<tr key=${u.id} data-username=${u.username}>
         <td>${u.id}</td><td>${u.username}</td><td><span class="badge role" title=${u.role}>${t(`enum.role.${u.role}`)}</span></td>
-        <td>${u.role === 'ADMIN' ? html`<span class="muted">${t('users.allGroups')}</span>` : u.permitted_group_ids.map((id) => groupName[id] || id).join(t('common.listSeparator'))}</td>
+        <td data-testid="user-groups">${u.role === 'ADMIN' ? html`<span class="muted">${t('users.allGroups')}</span>` : Object.entries(rolesOf(u))
+          .map(([id, role]) => t('users.groupWithRole', { group: groupName[id] || id, role: t(`enum.groupRole.${role}`) }))
+          .join(t('common.listSeparator'))}</td>
         <td>${formatMs(u.updated_ms)}</td>
         <td class="row-actions">
           <button type="button" onClick=${() => setEditing(u)}>${t('common.edit')}</button>

@@ -5,7 +5,7 @@ import { html, useEffect, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
 import {
-  EDGE_CONDITIONS, MISFIRE, WORKFLOW_SCHEDULE_TYPES, browserZone, enumOptions, timeZones,
+  EDGE_CONDITIONS, MISFIRE, WORKFLOW_SCHEDULE_TYPES, browserZone, can, enumOptions, timeZones,
 } from '../util.js';
 import { fieldErrorText, t } from '../i18n.js';
 import { WorkflowGraph } from './workflow_graph.js';
@@ -53,7 +53,7 @@ function graphErrorText(e) {
   return fieldErrorText(e);
 }
 
-export function WorkflowFormPage({ id }) {
+export function WorkflowFormPage({ id, user }) {
   const isNew = id === 'new';
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
   const jobs = useLoad(() => api.get('/api/v1/jobs?limit=1000'), []);
@@ -63,15 +63,18 @@ export function WorkflowFormPage({ id }) {
   const [notice, setNotice] = useState('');
   const [saving, setSaving] = useState(false);
 
+  // A workflow is created in, and moved to, only a group where the user is a DEVELOPER (or more).
+  const writable = (groupId) => can(user, groupId, 'write');
   useEffect(() => {
-    if (isNew && groups.data) setWf(blankWorkflow(groups.data.items));
+    if (isNew && groups.data) setWf(blankWorkflow(groups.data.items.filter((g) => writable(g.id))));
     if (!isNew && loaded.data) setWf(loaded.data);
   }, [isNew, groups.data, loaded.data]);
 
   if (groups.error || loaded.error) return html`<${ErrorBanner} error=${groups.error || loaded.error} />`;
   if (!wf || !groups.data) return html`<${Loading} />`;
 
-  const groupList = groups.data.items;
+  const groupList = groups.data.items.filter((g) => writable(g.id) || String(g.id) === String(wf.group_id));
+  const readOnly = Boolean(loaded.data) && !writable(loaded.data.group_id); // shown, not offered for change
   const jobList = (jobs.data && jobs.data.items) || [];
   const jobById = Object.fromEntries(jobList.map((j) => [j.id, j]));
   const jobName = (jobId) => (jobById[jobId]
@@ -174,9 +177,10 @@ export function WorkflowFormPage({ id }) {
     ${!isNew && wf.stop_reason && html`<div class="banner warn">${t('workflow.stoppedBy', { reason: wf.stop_reason })}</div>`}
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error || jobs.error} shownFields=${shownFields} />
-    ${groupList.length === 0 && html`<div class="banner warn">${t('job.noGroups')}</div>`}
+    ${groupList.length === 0 && html`<div class="banner warn">${groups.data.items.length === 0 ? t('job.noGroups') : t('job.noWritableGroups')}</div>`}
+    ${readOnly && html`<div class="banner warn" data-testid="read-only">${t('workflow.readOnly')}</div>`}
     <form class="card form" onSubmit=${save} data-testid="workflow-form">
-      <fieldset><legend>${t('workflow.section.basic')}</legend>
+      <fieldset disabled=${readOnly}><legend>${t('workflow.section.basic')}</legend>
         <div class="grid">
           <${Field} label=${t('field.name')} error=${err('name')}>
             <input name="name" required maxlength="255" value=${wf.name} onInput=${input('name')} />
@@ -193,7 +197,7 @@ export function WorkflowFormPage({ id }) {
           </${Field}>
         </div>
       </fieldset>
-      <fieldset><legend>${t('job.section.schedule')}</legend>
+      <fieldset disabled=${readOnly}><legend>${t('job.section.schedule')}</legend>
         <div class="grid">
           <${Field} label=${t('field.schedule_type')} error=${err('schedule_type')}>
             <${Select} name="schedule_type" value=${wf.schedule_type} onChange=${setScheduleType} options=${enumOptions(WORKFLOW_SCHEDULE_TYPES, 'enum.scheduleType')} />
@@ -212,7 +216,7 @@ export function WorkflowFormPage({ id }) {
           </${Field}>
         </div>
       </fieldset>
-      <fieldset><legend>${t('workflow.section.graph')}</legend>
+      <fieldset disabled=${readOnly}><legend>${t('workflow.section.graph')}</legend>
         <div class="wf-editor">
           <div class="wf-lists">
             <h3>${t('workflow.nodes')}</h3>
@@ -276,7 +280,7 @@ export function WorkflowFormPage({ id }) {
       </fieldset>
       <div class="form-actions">
         <a class="button" href="#/workflows">${t('common.cancel')}</a>
-        <button type="submit" class="primary" disabled=${saving} data-testid="save-workflow">${saving ? t('common.saving') : isNew ? t('workflow.create') : t('common.save')}</button>
+        ${!readOnly && html`<button type="submit" class="primary" disabled=${saving} data-testid="save-workflow">${saving ? t('common.saving') : isNew ? t('workflow.create') : t('common.save')}</button>`}
       </div>
     </form>
   </section>`;

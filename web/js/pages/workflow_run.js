@@ -4,7 +4,7 @@
 import { html, useEffect, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Loading, Notice, PageHeader, useLoad } from '../components.js';
-import { formatMs } from '../util.js';
+import { can, formatMs } from '../util.js';
 import { errorText, formatDuration, t, tOr } from '../i18n.js';
 import { WorkflowGraph } from './workflow_graph.js';
 import { RunStateBadge } from './workflows.js';
@@ -47,7 +47,7 @@ function Row({ label, children }) {
 
 const lastOf = (list) => (list && list.length > 0 ? list[list.length - 1] : null);
 
-export function WorkflowRunPage({ id }) {
+export function WorkflowRunPage({ id, user }) {
   const { run, error: loadError, setRun, restart } = useRun(id);
   const jobs = useLoad(() => api.get('/api/v1/jobs?limit=1000'), []);
   const workflowId = run ? run.workflow_id : null;
@@ -64,6 +64,7 @@ export function WorkflowRunPage({ id }) {
   const states = Object.fromEntries(nodes.map((n) => [n.key, n.state]));
   const hrefs = Object.fromEntries(nodes.filter((n) => lastOf(n.log_ids)).map((n) => [n.key, `#/logs/${lastOf(n.log_ids)}`]));
   const running = run.state === 'RUNNING';
+  const operate = can(user, run.group_id, 'operate'); // kill and re-run
   const name = workflow.data ? workflow.data.name : '';
 
   const act = async (fn, message) => {
@@ -83,7 +84,7 @@ export function WorkflowRunPage({ id }) {
 
   return html`<section>
     <${PageHeader} title=${name ? t('workflowRun.titleNamed', { id: run.id, name }) : t('workflowRun.title', { id: run.id })}>
-      ${running && html`<${ConfirmButton} label=${t('workflowRun.kill')} confirmLabel=${t('logs.killConfirm')} onConfirm=${kill} />`}
+      ${running && operate && html`<${ConfirmButton} label=${t('workflowRun.kill')} confirmLabel=${t('logs.killConfirm')} onConfirm=${kill} />`}
       <a class="button" href=${`#/workflows/${run.workflow_id}/runs`}>${t('workflowRun.allRuns')}</a>
       <a class="button" href=${`#/workflows/${run.workflow_id}`}>${t('workflowRun.workflow')}</a>
     </${PageHeader}>
@@ -123,7 +124,7 @@ export function WorkflowRunPage({ id }) {
           <td class="nowrap" data-label=${t('workflowRun.end')}>${formatMs(n.end_ms)}</td>
           <td class="nowrap" data-label=${t('log.duration')}>${n.start_ms && n.end_ms ? formatDuration(n.end_ms - n.start_ms) : ''}</td>
           <td class="row-actions" data-label="">
-            ${!running && RERUNNABLE.includes(n.state) && html`<button type="button" data-testid="rerun-node" onClick=${() => rerun(n.key)}>${t('workflowRun.rerun')}</button>`}
+            ${!running && operate && RERUNNABLE.includes(n.state) && html`<button type="button" data-testid="rerun-node" onClick=${() => rerun(n.key)}>${t('workflowRun.rerun')}</button>`}
           </td>
         </tr>`)}
       </tbody>

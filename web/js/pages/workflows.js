@@ -3,7 +3,7 @@
 import { html, useEffect, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, navigate, useLoad } from '../components.js';
-import { formatMs, relativeMs } from '../util.js';
+import { can, canSomewhere, formatMs, relativeMs } from '../util.js';
 import { formatDuration, formatNumber, formatUnit, t, tOr } from '../i18n.js';
 
 const RUNS_LIMIT = 50;
@@ -48,7 +48,7 @@ function TriggerDialog({ workflow, onClose, onDone }) {
   </div>`;
 }
 
-export function WorkflowsPage() {
+export function WorkflowsPage({ user }) {
   const [notice, setNotice] = useState('');
   const [triggered, setTriggered] = useState(null); // {workflow, run}
   const [actionError, setActionError] = useState(null);
@@ -71,7 +71,7 @@ export function WorkflowsPage() {
 
   return html`<section>
     <${PageHeader} title=${t('workflows.title')}>
-      <a class="button primary" href="#/workflows/new" data-testid="new-workflow">${t('workflows.new')}</a>
+      ${canSomewhere(user, 'write') && html`<a class="button primary" href="#/workflows/new" data-testid="new-workflow">${t('workflows.new')}</a>`}
     </${PageHeader}>
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     ${triggered && html`<div class="banner ok" role="status" data-testid="workflow-triggered">
@@ -98,10 +98,10 @@ export function WorkflowsPage() {
             </td>
             <td class="nowrap" data-label=${t('jobs.col.nextFire')}>${w.enabled && w.next_fire_ms ? html`<span title=${formatMs(w.next_fire_ms)}>${relativeMs(w.next_fire_ms)}</span>` : ''}</td>
             <td class="row-actions" data-label="">
-              <a class="button" href=${`#/workflows/${w.id}`}>${t('common.edit')}</a>
-              <button type="button" onClick=${() => setTriggering(w)}>${t('workflows.trigger')}</button>
+              ${can(user, w.group_id, 'write') && html`<a class="button" href=${`#/workflows/${w.id}`}>${t('common.edit')}</a>`}
+              ${can(user, w.group_id, 'operate') && html`<button type="button" onClick=${() => setTriggering(w)}>${t('workflows.trigger')}</button>`}
               <a class="button" href=${`#/workflows/${w.id}/runs`}>${t('workflows.runs')}</a>
-              <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(w)} />
+              ${can(user, w.group_id, 'write') && html`<${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(w)} />`}
             </td>
           </tr>`;
         })}
@@ -114,7 +114,7 @@ export function WorkflowsPage() {
 }
 
 // The runs of one workflow, newest first; refreshed every 2 s while one runs.
-export function WorkflowRunsPage({ id }) {
+export function WorkflowRunsPage({ id, user }) {
   const workflow = useLoad(() => api.get(`/api/v1/workflows/${id}`), [id]);
   const runs = useLoad(() => api.get(`/api/v1/workflows/${id}/runs?limit=${RUNS_LIMIT}`), [id]);
   const [triggering, setTriggering] = useState(false);
@@ -130,8 +130,8 @@ export function WorkflowRunsPage({ id }) {
   const w = workflow.data;
   return html`<section>
     <${PageHeader} title=${t('workflows.runsOf', { name: w.name })}>
-      <button type="button" onClick=${() => setTriggering(true)}>${t('workflows.trigger')}</button>
-      <a class="button" href=${`#/workflows/${w.id}`}>${t('common.edit')}</a>
+      ${can(user, w.group_id, 'operate') && html`<button type="button" onClick=${() => setTriggering(true)}>${t('workflows.trigger')}</button>`}
+      ${can(user, w.group_id, 'write') && html`<a class="button" href=${`#/workflows/${w.id}`}>${t('common.edit')}</a>`}
       <a class="button" href="#/workflows">${t('workflow.back')}</a>
     </${PageHeader}>
     <${ErrorBanner} error=${runs.error} />
