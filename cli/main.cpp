@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // NOLINT(cert-err33-c): the previous handler is of no interest
   namespace cli = cronwheel::cli;
   cli::Environment env;
-  for (const char* name : {cli::kAdminUrlVariable, cli::kTokenVariable}) {
+  for (const char* name : {cli::kAdminUrlVariable, cli::kTokenVariable, "HOME", "XDG_CONFIG_HOME", "DISPLAY",
+                           "WAYLAND_DISPLAY"}) {
     // NOLINTNEXTLINE(concurrency-mt-unsafe): one thread, before anything else runs
     if (const char* value = std::getenv(name)) env[name] = value;
   }

@@ -12,6 +12,7 @@
 #include "commands_internal.hpp"
 #include "cronwheel/json.hpp"
 #include "cronwheel/text.hpp"
+#include "cwcli/login.hpp"
 #include "cwcli/table.hpp"
 #include "cwcli/text_util.hpp"
 
@@ -795,6 +796,10 @@ void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
       return Export(inv, api, c);
     case Command::kImport:
       return Import(inv, api, c);
+    case Command::kLogin:
+    case Command::kLogout:
+      // They need no API token: Execute runs them (login.hpp).
+      throw CommandError(kExitUsage, "login and logout are run by Execute, without an API token");
     case Command::kWorkflowsList:
     case Command::kWorkflowsShow:
     case Command::kWorkflowsCreate:
@@ -823,12 +828,19 @@ std::string ReadToken(const Invocation& inv) {
     return std::string(line);
   }
   const auto token = Trim(inv.token);
-  if (token.empty()) {
-    throw CommandError(kExitUsage,
-                       "no API token: set CRONWHEEL_API_TOKEN or pass --token-file FILE (create a token on "
-                       "the console's \"API tokens\" page or with POST /api/v1/tokens)");
+  if (!token.empty()) return std::string(token);
+  // The login `cronwheel login` saved, for the admin it was made on only (its token is never sent elsewhere).
+  if (const auto saved = ReadSavedLogin(inv.saved_login)) {
+    if (SameAdmin(saved->admin_url, inv.admin_url)) return saved->token;
+    throw CommandError(
+        kExitUsage,
+        fmt::format("no API token for {}: the saved login is for {}; run `cronwheel login --admin "
+                    "{}`, set CRONWHEEL_API_TOKEN or pass --token-file FILE",
+                    inv.admin_url, saved->admin_url, inv.admin_url));
   }
-  return std::string(token);
+  throw CommandError(kExitUsage,
+                     "no API token: run `cronwheel login`, set CRONWHEEL_API_TOKEN or pass --token-file FILE "
+                     "(create a token on the console's \"API tokens\" page or with POST /api/v1/tokens)");
 }
 
 }  // namespace
@@ -853,6 +865,8 @@ int Run(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& conso
 
 int Execute(const Invocation& inv, ringwheel::Clock& clock, Console& console) {
   try {
+    if (inv.command == Command::kLogin) return RunLogin(inv, console);
+    if (inv.command == Command::kLogout) return RunLogout(inv, console);
     HttpApi api({.admin_url = inv.admin_url,
                  .token = ReadToken(inv),
                  .connect_timeout = std::min<std::chrono::milliseconds>(inv.timeout, std::chrono::seconds(5)),
@@ -861,6 +875,10 @@ int Execute(const Invocation& inv, ringwheel::Clock& clock, Console& console) {
   } catch (const CommandError& e) {
     console.err << "cronwheel: " << e.what() << '\n';
     return e.exit_code();
+  } catch (const json::exception& e) {
+    console.err << "cronwheel: the admin's answer has an unexpected shape: " << WithoutLibraryPrefix(e.what())
+                << '\n';
+    return kExitUnavailable;
   }
 }
 

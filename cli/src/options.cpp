@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cwcli/api.hpp"
+#include "cwcli/login.hpp"
 #include "cwcli/text_util.hpp"
 
 namespace cronwheel::cli {
@@ -16,7 +17,8 @@ constexpr const char* kFooter =
 Environment:
   CRONWHEEL_ADMIN_URL   the admin's base URL when --admin is not given (default http://127.0.0.1:8080)
   CRONWHEEL_API_TOKEN   the API token (cwt_...) unless --token-file is given; create one on the
-                        console's "API tokens" page or with POST /api/v1/tokens
+                        console's "API tokens" page, or log in with `cronwheel login` (saved in
+                        $XDG_CONFIG_HOME/cronwheel/token, else ~/.config/cronwheel/token)
 Exit codes:
   0 done   1 the admin refused (4xx) or a file is not valid   2 usage error
   3 the admin cannot be reached or failed (5xx)
@@ -446,6 +448,33 @@ read too: docs/cli.md lists how its fields map.
   Selects(imp, inv, Command::kImport);
 }
 
+void AddLoginCommands(CLI::App& app, Invocation& inv) {
+  auto* login = app.add_subcommand(
+      "login",
+      "Log in through the admin's console in a browser, and save an API token for the other commands");
+  login->add_option("--name", inv.login_name, "the token's name (default cronwheel-cli@<this host>)")
+      ->type_name("NAME");
+  login
+      ->add_option("--scope", inv.login_scope,
+                   "what the token may do: read (the default), operate, write or admin (docs/operations.md, "
+                   "\"Token scopes\")")
+      ->type_name("SCOPE")
+      ->check(CLI::IsMember({"read", "operate", "write", "admin"}));
+  login->add_option("--days", inv.login_days, "how long the token lasts, 1 to 365 days (default 90)")
+      ->type_name("DAYS")
+      ->check(CLI::Range(1, 365));
+  login->add_flag("--no-browser", inv.no_browser, "only print the address to open, do not open a browser");
+  login
+      ->add_option_function<int>(
+          "--wait", [&inv](int s) { inv.login_wait = std::chrono::seconds(s); },
+          "seconds to wait for the approval in the console (default 300)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(10, 3600));
+  Selects(login, inv, Command::kLogin);
+  Selects(app.add_subcommand("logout", "Delete the token `cronwheel login` saved, on the admin and here"),
+          inv, Command::kLogout);
+}
+
 }  // namespace
 
 ParseOutcome ParseCommandLine(const std::vector<std::string>& args, const Environment& env) {
@@ -454,6 +483,8 @@ ParseOutcome ParseCommandLine(const std::vector<std::string>& args, const Enviro
     inv.admin_url = it->second;
   }
   if (const auto it = env.find(kTokenVariable); it != env.end()) inv.token = it->second;
+  inv.saved_login = SavedLoginPath(env).string();
+  inv.can_open_browser = env.contains("DISPLAY") || env.contains("WAYLAND_DISPLAY");
 
   CLI::App app{"cronwheel: the command-line client of a cronwheel admin (its REST API, /api/v1)",
                "cronwheel"};
@@ -475,6 +506,7 @@ ParseOutcome ParseCommandLine(const std::vector<std::string>& args, const Enviro
   AddJobCommands(app, inv);
   AddOtherCommands(app, inv);
   AddWorkflowCommands(app, inv);
+  AddLoginCommands(app, inv);
 
   ParseOutcome outcome;
   std::vector<std::string> reversed(args.rbegin(), args.rend());

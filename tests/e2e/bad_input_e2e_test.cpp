@@ -603,6 +603,10 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
   const auto base_body = [&](const Route& r) -> json {
     const bool update = r.method == "PUT";
     if (r.schema == "LoginRequest") return {{"username", "admin"}, {"password", kAdminPassword}};
+    if (r.schema == "CliLoginRequest") {
+      return {{"port", 9}, {"state", "s"}, {"code_challenge", std::string(43, 'c')}, {"name", "bad-input"}};
+    }
+    if (r.schema == "CliTokenRequest") return {{"code", "c"}, {"code_verifier", std::string(43, 'v')}};
     if (r.schema == "UserCreate") {
       return {{"username", "bad-input-user"},
               {"password", "bad-input-password-1"},

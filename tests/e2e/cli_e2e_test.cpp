@@ -513,3 +513,178 @@ TEST_F(CliE2E, BulkStopOfAHundredRunningJobsStopsEachAndNamesTheOneThatFailed) {
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 102) << "a header and a line per job";
   EXPECT_EQ(running(), 0);
 }
+
+// Issue 24, item 6: `cronwheel login` as a user runs it, with this test as the browser. The client prints the
+// console's address and waits on its loopback port; the admin's session approves what the address asks for;
+// the browser follows the answer to the client, which trades the code for a token, saves it (0600, with the
+// admin's URL) and uses it for the next command, which has no other token. The code is good once; an API
+// token cannot approve; the saved token is not sent to another admin; `logout` deletes it on the admin.
+TEST_F(CliE2E, LoginThroughTheConsoleSavesATokenTheNextCommandsUseAndLogoutDeletesIt) {
+  const auto admin = fmt::format("http://127.0.0.1:{}", cluster_->admin_port(0));
+  const auto xdg = cluster_->dir() / "xdg";
+  const auto out = cluster_->dir() / "login.out";
+  const auto err = cluster_->dir() / "login.err";
+  ChildProcess login(
+      {.program = CRONWHEEL_CLI_BIN,
+       .args = {"login", "--no-browser", "--scope", "admin", "--name", "e2e laptop", "--wait", "60"},
+       .env = {{"CRONWHEEL_ADMIN_URL", admin}, {"XDG_CONFIG_HOME", xdg.string()}},
+       .log_path = out.string(),
+       .stderr_path = err.string(),
+       .clean_env = true});
+  // The address it prints: <admin>/#/cli-login?port=...&state=...&code_challenge=...&name=...&scope=...
+  std::map<std::string, std::string> ask;
+  ASSERT_TRUE(cwtest::Eventually(
+      [&] {
+        const auto text = ReadFile(err);
+        const auto at = text.find(admin + "/#/cli-login?");
+        if (at == std::string::npos) return false;
+        const auto end = text.find('\n', at);
+        std::stringstream query(text.substr(at + admin.size() + 13, end - at - admin.size() - 13));
+        for (std::string kv; std::getline(query, kv, '&');)
+          ask[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+        return true;
+      },
+      15s, 50ms))
+      << ReadFile(err);
+  EXPECT_EQ(ask["name"], "e2e%20laptop");
+  EXPECT_EQ(ask["scope"], "admin");
+  EXPECT_EQ(ask["code_challenge"].size(), 43u);
+  const json approve{{"port", std::stoi(ask["port"])},
+                     {"state", ask["state"]},
+                     {"code_challenge", ask["code_challenge"]},
+                     {"name", "e2e laptop"},
+                     {"scope", ask["scope"]},
+                     {"expires_in_days", std::stoi(ask["expires_in_days"])}};
+  HttpCaller http(cluster_->admin_port(0));
+  // An API token cannot approve a login: only the console's user, signed in.
+  auto r = http.Send("POST", "/api/v1/auth/cli/authorize", cwtest::BearerHeaders(*token_), approve.dump());
+  EXPECT_EQ(r.status, 403) << r.body;
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session);
+  r = http.Send("POST", "/api/v1/auth/cli/authorize", cwtest::SessionHeaders(*session), approve.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto redirect = r.Json()->at("redirect").get<std::string>();
+  const auto prefix = fmt::format("http://127.0.0.1:{}", ask["port"]);
+  ASSERT_TRUE(redirect.starts_with(prefix + "/callback?code=")) << redirect;
+  // The browser follows the answer; a wrong state is turned away first.
+  HttpCaller browser(std::stoi(ask["port"]));
+  EXPECT_EQ(browser.Send("GET", "/callback?code=x&state=forged", {}, "", "").status, 400);
+  r = browser.Send("GET", redirect.substr(prefix.size()), {}, "", "");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("You may close this window"));
+  const auto code = login.Wait(30s);
+  ASSERT_TRUE(code.has_value()) << "cronwheel login did not end";
+  EXPECT_EQ(*code, 0) << ReadFile(err);
+  EXPECT_THAT(ReadFile(out), HasSubstr(fmt::format("Logged in to {} as admin (token ", admin)));
+  const auto saved = xdg / "cronwheel" / "token";
+  ASSERT_TRUE(std::filesystem::exists(saved));
+  EXPECT_EQ(std::filesystem::status(saved).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const auto lines = ReadFile(saved);
+  EXPECT_TRUE(lines.starts_with("cwt_")) << "the token, then the admin";
+  EXPECT_THAT(lines, HasSubstr("\n" + admin + "\n"));
+  // The code is used up.
+  const auto used =
+      redirect.substr(redirect.find("code=") + 5, redirect.find("&state") - redirect.find("code=") - 5);
+  r = http.Send("POST", "/api/v1/auth/cli/token", {},
+                json{{"code", used}, {"code_verifier", std::string(43, 'a')}}.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("unknown, used or expired"));
+
+  // The next command has no token but the saved login: it works, for this admin only.
+  const std::map<std::string, std::string> env = {{"XDG_CONFIG_HOME", xdg.string()}};
+  ChildProcess groups({.program = CRONWHEEL_CLI_BIN,
+                       .args = {"groups", "list", "--admin", admin},
+                       .env = env,
+                       .log_path = (cluster_->dir() / "groups.out").string(),
+                       .stderr_path = (cluster_->dir() / "groups.err").string(),
+                       .clean_env = true});
+  EXPECT_EQ(groups.Wait(30s).value_or(-1), 0) << ReadFile(cluster_->dir() / "groups.err");
+  ChildProcess elsewhere({.program = CRONWHEEL_CLI_BIN,
+                          .args = {"groups", "list", "--admin", "http://127.0.0.1:9"},
+                          .env = env,
+                          .log_path = (cluster_->dir() / "elsewhere.out").string(),
+                          .stderr_path = (cluster_->dir() / "elsewhere.err").string(),
+                          .clean_env = true});
+  EXPECT_EQ(elsewhere.Wait(30s).value_or(-1), 2);
+  EXPECT_THAT(ReadFile(cluster_->dir() / "elsewhere.err"), HasSubstr("the saved login is for " + admin));
+
+  // Logout deletes the token on the admin and the file.
+  const auto token_id = std::stoi(lines.substr(lines.rfind('\n', lines.size() - 2) + 1));
+  ChildProcess logout({.program = CRONWHEEL_CLI_BIN,
+                       .args = {"logout", "--admin", admin},
+                       .env = env,
+                       .log_path = (cluster_->dir() / "logout.out").string(),
+                       .stderr_path = (cluster_->dir() / "logout.err").string(),
+                       .clean_env = true});
+  EXPECT_EQ(logout.Wait(30s).value_or(-1), 0) << ReadFile(cluster_->dir() / "logout.err");
+  EXPECT_FALSE(std::filesystem::exists(saved));
+  r = http.Send("GET", "/api/v1/tokens", cwtest::SessionHeaders(*session), "", "");
+  ASSERT_EQ(r.status, 200);
+  for (const auto& t : r.Json()->at("items"))
+    EXPECT_NE(t.at("id").get<int>(), token_id) << "the login's token is deleted";
+  std::printf(
+      "[cli login] approved, traded and saved; token %d used by the next command, deleted by logout\n",
+      token_id);
+}
+
+// A trade with a verifier that is not the challenge's is refused, and uses the code up; so is a denial.
+TEST_F(CliE2E, ALoginTradedWithAnotherVerifierIsRefusedAndADeniedOneEndsTheClient) {
+  HttpCaller http(cluster_->admin_port(0));
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session);
+  // The challenge of the verifier "a" x 43 (RFC 7636 S256), computed apart from the code under test.
+  const std::string verifier(43, 'a');
+  const std::string challenge = "ZtNPunH49FD35FWYhT5Tv8I7vRKQJ8uxMaL0_9eHjNA";
+  const json approve{{"port", 9}, {"state", "s"}, {"code_challenge", challenge}, {"name", "x"}};
+  auto r = http.Send("POST", "/api/v1/auth/cli/authorize", cwtest::SessionHeaders(*session), approve.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto redirect = r.Json()->at("redirect").get<std::string>();
+  auto code =
+      redirect.substr(redirect.find("code=") + 5, redirect.find("&state") - redirect.find("code=") - 5);
+  r = http.Send("POST", "/api/v1/auth/cli/token", {},
+                json{{"code", code}, {"code_verifier", std::string(43, 'b')}}.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("code_verifier"));
+  r = http.Send("POST", "/api/v1/auth/cli/token", {},
+                json{{"code", code}, {"code_verifier", verifier}}.dump());
+  EXPECT_EQ(r.status, 400) << "used up by the wrong trade: " << r.body;
+  // The right verifier on a fresh approval: a token of scope read (the default), for 90 days.
+  r = http.Send("POST", "/api/v1/auth/cli/authorize", cwtest::SessionHeaders(*session), approve.dump());
+  redirect = r.Json()->at("redirect").get<std::string>();
+  code = redirect.substr(redirect.find("code=") + 5, redirect.find("&state") - redirect.find("code=") - 5);
+  r = http.Send("POST", "/api/v1/auth/cli/token", {},
+                json{{"code", code}, {"code_verifier", verifier}}.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.Json()->at("scope"), "read");
+  EXPECT_TRUE(r.Json()->at("token").get<std::string>().starts_with("cwt_"));
+
+  // A denial in the console: the client ends with 1 and says so.
+  const auto err = cluster_->dir() / "denied.err";
+  ChildProcess login(
+      {.program = CRONWHEEL_CLI_BIN,
+       .args = {"login", "--no-browser", "--wait", "60"},
+       .env = {{"CRONWHEEL_ADMIN_URL", fmt::format("http://127.0.0.1:{}", cluster_->admin_port(0))},
+               {"XDG_CONFIG_HOME", (cluster_->dir() / "xdg-denied").string()}},
+       .log_path = (cluster_->dir() / "denied.out").string(),
+       .stderr_path = err.string(),
+       .clean_env = true});
+  std::string port;
+  std::string state;
+  ASSERT_TRUE(cwtest::Eventually(
+      [&] {
+        const auto text = ReadFile(err);
+        const auto p = text.find("port=");
+        const auto s = text.find("&state=");
+        if (p == std::string::npos || s == std::string::npos) return false;
+        port = text.substr(p + 5, text.find('&', p) - p - 5);
+        state = text.substr(s + 7, text.find('&', s + 1) - s - 7);
+        return true;
+      },
+      15s, 50ms));
+  HttpCaller browser(std::stoi(port));
+  EXPECT_EQ(browser.Send("GET", "/callback?error=access_denied&state=" + state, {}, "", "").status, 200);
+  EXPECT_EQ(login.Wait(30s).value_or(-1), 1);
+  EXPECT_THAT(ReadFile(err), HasSubstr("the login was denied in the console"));
+  EXPECT_FALSE(std::filesystem::exists(cluster_->dir() / "xdg-denied" / "cronwheel" / "token"));
+}

@@ -447,6 +447,7 @@ TEST_F(ConsoleTest, EachApiTokenScopeGetsExactlyTheRoutesItCovers) {
       {"GET /api/v1/workflows/{id}/runs", "read"},
       {"POST /api/v1/auth/logout", "read"},
       {"POST /api/v1/schedules/preview", "read"},
+      {"POST /api/v1/auth/cli/authorize", "admin"},
       {"DELETE /api/v1/jobs/{id}/run-once/{run_id}", "operate"},
       {"POST /api/v1/jobs/bulk", "operate"},
       {"POST /api/v1/jobs/{id}/run-once", "operate"},
@@ -571,7 +572,8 @@ TEST_F(ConsoleTest, EachApiTokenScopeGetsExactlyTheRoutesItCovers) {
 // Issue 24, item 4: roles per group. The table is the design (docs/operations.md, "Roles"), written out
 // here apart from the code: each route needs a role in the group of what it acts on (VIEWER, OPERATOR,
 // DEVELOPER, ADMIN), or is a global ADMIN's ("global"), or any signed-in user's ("any": it acts on no
-// group, or lists only what the caller sees). Every served route is in it. For each role, a USER holding
+// group, or lists only what the caller sees), or a console session's only ("session": approving the CLI's
+// login, which an API token never may). Every served route is in it. For each role, a USER holding
 // that role in one group calls every route on that group's job, fire, workflow and run (fresh ones per
 // role), with an API token of scope admin; it is refused (403) exactly when the table says so, and a refusal
 // of a group route names the role needed (code "role").
@@ -595,6 +597,7 @@ TEST_F(ConsoleTest, EachGroupRoleGetsExactlyTheRoutesItsTableAllows) {
       {"POST /api/v1/tokens", "any"},
       {"DELETE /api/v1/tokens/{id}", "any"},
       {"POST /api/v1/users/me/password", "any"},
+      {"POST /api/v1/auth/cli/authorize", "session"},
       {"GET /api/v1/groups/{id}", "VIEWER"},
       {"GET /api/v1/jobs/{id}", "VIEWER"},
       {"GET /api/v1/jobs/{id}/glue", "VIEWER"},
@@ -715,11 +718,12 @@ TEST_F(ConsoleTest, EachGroupRoleGetsExactlyTheRoutesItsTableAllows) {
       const int status =
           key == "POST /api/v1/jobs/bulk" && r.status == 200 ? answer.at("status").get<int>() : r.status;
       const bool refused = status == 403;
-      const bool should = needed == "global" || (needed != "any" && rank(role) < rank(needed));
+      const bool should =
+          needed == "global" || needed == "session" || (needed != "any" && rank(role) < rank(needed));
       EXPECT_EQ(refused, should) << route.method << " " << path << " as " << role << " (needs " << needed
                                  << "): " << status << " " << answer.dump();
       if (refused) ++refusals[role];
-      if (refused && needed != "global") {
+      if (refused && needed != "global" && needed != "session") {
         const auto errors = answer.value("errors", json::array());
         EXPECT_TRUE(!errors.empty() && errors[0].value("code", "") == "role") << answer.dump();
         EXPECT_THAT(
@@ -1448,6 +1452,8 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"GET", "/api/v1/openapi.json", "/api/v1/openapi.json", "", 200, 0},
       {"POST", "/api/v1/auth/login", "/api/v1/auth/login", "{}", 400, 0},
       {"POST", "/api/v1/auth/logout", "/api/v1/auth/logout", "", 401, 0},
+      {"POST", "/api/v1/auth/cli/authorize", "/api/v1/auth/cli/authorize", "{}", 401, 0},
+      {"POST", "/api/v1/auth/cli/token", "/api/v1/auth/cli/token", "{}", 400, 0},
       {"GET", "/api/v1/auth/me", "/api/v1/auth/me", "", 401, 0},
       {"GET", "/api/v1/groups", "/api/v1/groups", "", 401, 0},
       {"POST", "/api/v1/groups", "/api/v1/groups", R"({"app_name":"new-app","title":"t"})", 401, 403},
@@ -1811,6 +1817,19 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   };
   routes["POST /api/v1/auth/logout"] = [&](const Actor&) {
     return Request{"/api/v1/auth/logout", "", only({200})};
+  };
+  // Approving the CLI's login is a console session's (the walk's callers hold API tokens); trading a code
+  // is anyone's, and a code of nothing is refused.
+  routes["POST /api/v1/auth/cli/authorize"] = [&](const Actor&) {
+    return Request{
+        "/api/v1/auth/cli/authorize",
+        json{{"port", 9}, {"state", "s"}, {"code_challenge", std::string(43, 'c')}, {"name", "n"}}.dump(),
+        only({403})};
+  };
+  routes["POST /api/v1/auth/cli/token"] = [&](const Actor&) {
+    return Request{"/api/v1/auth/cli/token",
+                   json{{"code", fmt::format("c{}", rng())}, {"code_verifier", std::string(43, 'v')}}.dump(),
+                   only({400})};
   };
   routes["GET /api/v1/auth/me"] = [&](const Actor& a) {
     return Request{"/api/v1/auth/me", "", Expect{.statuses = {200}, .also = [a](const Reply& r) {
@@ -2253,7 +2272,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     if (routes.contains(key)) served.emplace_back(route.method, route.path);
   }
   const std::set<std::string> public_routes = {"GET /api/v1/health", "GET /api/v1/openapi.json",
-                                               "POST /api/v1/auth/login"};
+                                               "POST /api/v1/auth/login", "POST /api/v1/auth/cli/token"};
   // --- the walk: every route, in random order, a random caller each, for a number of rounds -------------
   // Each route meets each kind of caller (ADMIN, USER, none) in turn; which one of that kind is random.
   const std::vector<std::vector<std::size_t>> kinds = {{0, 1}, {2, 3, 4}, {5}};

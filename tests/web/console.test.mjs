@@ -6,9 +6,14 @@
 // (live cron preview, an invalid expression named, the server's "required" error on the handler); start
 // it; see it fire in the logs; open a fire and see the executor's output tailed to its end; stop the job;
 // a description and output holding <script> and <img onerror> render as text (no dialog, the literal text
-// visible, no such element); a normal user created in the UI sees none of another group's jobs; log out; a
-// workflow (a diamond of four shell jobs) built in the editor, a cycle refused on its edges, triggered, and
-// its run followed in its drawing until every node is green.
+// visible, no such element); a normal user created in the UI with the VIEWER role in one group sees that
+// group's job but none of another group's, and is offered no trigger, edit or delete (as OPERATOR: trigger,
+// still no edit or delete); log out; a workflow (a diamond of four shell jobs) built in the editor, a cycle
+// refused on its edges, triggered, and its run followed in its drawing until every node is green. The
+// command-line client's login through the console (#/cli-login, RFC 8252's loopback redirect with PKCE): a
+// link that is not valid; Approve and Deny against a stand-in loopback listener (the request posted, the code
+// traded once for a token; signed out, the login page first); then the real `cronwheel login --no-browser`
+// approved (its token saved and used by `cronwheel groups list`) and denied (exit 1).
 // Then the main flow again in a browser whose language is zh-CN (time zone Asia/Shanghai): the login,
 // dashboard, a group, a job with both validation errors, start, trigger once, the fire and its output, all
 // in Chinese (the texts taken from web/i18n/*.json), dates in the browser's zone and locale; the workflow
@@ -21,10 +26,13 @@
 // DSN whose role may CREATE DATABASE), CRONWHEEL_WEB_DIR (optional: the admin serves the console from this
 // folder, its web_dir, instead of the copy in the binary; CI leaves it unset). Bounded: a global deadline,
 // every wait has its own; everything it started is stopped in `finally`. Prints "N passed, N failed".
-import { spawn, execFileSync } from 'node:child_process';
+// CRONWHEEL_CLI_BIN: the cronwheel CLI (else build/dev/cli/cronwheel; its steps are skipped, logged, when it
+// is missing or has no `login`).
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -471,6 +479,181 @@ async function workflowKillRerun(page, base, lang, group) {
   for (const id of [failing, sleeping]) await pageApi(page, 'DELETE', `/api/v1/jobs/${id}`);
 }
 
+// --- `cronwheel login` through the console (RFC 8252's loopback redirect with PKCE) -------------------------
+// The client's CLI binary: CRONWHEEL_CLI_BIN (set by ctest), else the dev build's; '' when it is missing or
+// cannot `login` yet (the browser-only checks still run).
+function cliBinary() {
+  const bin = process.env.CRONWHEEL_CLI_BIN || path.join(here, '../../build/dev/cli/cronwheel');
+  if (!fs.existsSync(bin)) {
+    log(`SKIP the CLI login steps: no CLI binary at ${bin} (set CRONWHEEL_CLI_BIN)`);
+    return '';
+  }
+  const help = spawnSync(bin, ['login', '--help'], { env: { PATH: process.env.PATH }, timeout: 10_000, encoding: 'utf8' });
+  if (help.status !== 0 || !`${help.stdout}${help.stderr}`.includes('--no-browser')) {
+    log(`SKIP the CLI login steps: ${bin} has no "login --no-browser" (exit ${help.status ?? help.signal})`);
+    return '';
+  }
+  return bin;
+}
+
+// A stand-in for the client's loopback listener: records the queries of /callback.
+async function loopbackListener() {
+  const hits = [];
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url, 'http://127.0.0.1');
+    if (u.pathname === '/callback') hits.push(Object.fromEntries(u.searchParams));
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.end('test listener: you may close this window');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(() => resolve()));
+  };
+  return { port: server.address().port, hits, close };
+}
+
+// `cronwheel <args>` with its own configuration folder (XDG_CONFIG_HOME) and no token in the environment; its
+// output collected, `closed` resolving to its exit code once its output is read to the end.
+function startCli(bin, args, xdg) {
+  const child = spawn(bin, args, { env: { PATH: process.env.PATH, XDG_CONFIG_HOME: xdg }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = { child, out: '', err: '' };
+  child.stdout.on('data', (d) => {
+    run.out += d;
+  });
+  child.stderr.on('data', (d) => {
+    run.err += d;
+  });
+  run.closed = new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? signal)));
+  children.push({ name: `cronwheel ${args[0]}`, child });
+  return run;
+}
+
+// The console URL `cronwheel login` prints on stderr.
+async function consoleUrlOf(run, base) {
+  return until('the CLI to print the console URL', async () => {
+    const m = run.err.match(/(\S*#\/cli-login\?\S+)/);
+    if (m && m[1].startsWith(base)) return m[1];
+    if (run.child.exitCode !== null) throw new Error(`the CLI exited (${run.child.exitCode}): ${run.err.trim()}`);
+    return null;
+  }, 15_000, 100);
+}
+
+const exitWithin = (run, ms) => Promise.race([run.closed, sleep(ms).then(() => 'still running')]);
+
+async function cliLoginFlow(page, base, lang, seen, adminPassword) {
+  // A link that is not valid: said so, which parameters, and nothing to approve.
+  await page.goto(`${base}/#/cli-login?port=99999&state=ok&name=x`);
+  await page.getByTestId('cli-login-invalid').waitFor();
+  const invalidText = await page.getByTestId('cli-login-invalid').innerText();
+  check(['port', 'code_challenge', 'scope', 'expires_in_days'].every((p) => invalidText.includes(p)) && !invalidText.includes('state'),
+    `cli-login: a link that is not valid names its bad parameters (${invalidText.replace(/\s+/g, ' ')})`);
+  check((await page.getByTestId('cli-login-approve').count()) === 0 && (await page.getByTestId('cli-login-deny').count()) === 0,
+    'cli-login: no Approve or Deny for a link that is not valid');
+  check((await page.locator('nav a[href*="cli-login"]').count()) === 0, 'cli-login: not in the menu');
+
+  // The page against a stand-in listener: what it sends, where the browser goes, and the code traded with the
+  // verifier for a token (the server's half of the protocol, whatever the CLI does).
+  const listener = await loopbackListener();
+  try {
+    const verifier = crypto.randomBytes(32).toString('base64url');
+    const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
+    const state = crypto.randomBytes(16).toString('base64url');
+    const link = (s) => `${base}/#/cli-login?${new URLSearchParams({
+      port: String(listener.port), state: s, code_challenge: challenge, name: 'cli@browser-host', scope: 'operate', expires_in_days: '7',
+    })}`;
+    await page.goto(link(state));
+    await page.getByTestId('cli-login-name').waitFor();
+    check((await page.getByTestId('cli-login-name').innerText()).trim() === 'cli@browser-host', 'cli-login: the token name of the link is shown');
+    check((await page.getByTestId('cli-login-scope').innerText()).includes(msg(lang, 'tokens.scope.operate.hint')),
+      'cli-login: the scope is shown with what it allows');
+    check((await page.getByTestId('cli-login-port').innerText()).trim() === `127.0.0.1:${listener.port}`, 'cli-login: the loopback port is shown');
+    check((await page.getByTestId('cli-login-warning').innerText()).includes(msg(lang, 'cliLogin.warning')), 'cli-login: the warning is shown');
+    await checkTranslated(page, lang, 'cli-login', seen.missing);
+    await shot(page, 'cli-login');
+    const sent = page.waitForRequest((r) => r.url().endsWith('/api/v1/auth/cli/authorize') && r.method() === 'POST', { timeout: 10_000 });
+    await page.getByTestId('cli-login-approve').click();
+    const body = (await sent).postDataJSON();
+    check(JSON.stringify(body) === JSON.stringify({
+      port: listener.port, state, code_challenge: challenge, name: 'cli@browser-host', scope: 'operate', expires_in_days: 7,
+    }), `cli-login: Approve posts the request with numbers as numbers (${JSON.stringify(body)})`);
+    await page.waitForURL(new RegExp(`^http://127\\.0\\.0\\.1:${listener.port}/callback\\?`), { timeout: 10_000 });
+    const hit = listener.hits[0] || {};
+    check(hit.state === state && /^\S+$/.test(hit.code || ''), 'cli-login: the browser goes on to the listener with a code and the state');
+    const traded = await fetch(`${base}/api/v1/auth/cli/token`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code: hit.code, code_verifier: verifier }),
+    });
+    const token = await traded.json();
+    check(traded.status === 201 && String(token.token).startsWith('cwt_') && token.name === 'cli@browser-host' && token.scope === 'operate',
+      `cli-login: the code and the verifier are traded for the token (${traded.status} ${token.name} ${token.scope})`);
+    const again = await fetch(`${base}/api/v1/auth/cli/token`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code: hit.code, code_verifier: verifier }),
+    });
+    check(again.status >= 400 && again.status < 500, `cli-login: a code is traded once only (${again.status})`);
+
+    // Signed out, the link shows the login page first and the request after it; Deny goes to the listener.
+    await page.goto(`${base}/#/`);
+    await logout(page);
+    const denyState = crypto.randomBytes(16).toString('base64url');
+    await page.goto(link(denyState));
+    await page.locator('input[name=username]').fill('admin');
+    await page.locator('input[name=password]').fill(adminPassword);
+    await page.getByRole('button', { name: msg(lang, 'login.submit') }).click();
+    await page.getByTestId('cli-login-deny').waitFor();
+    check(page.url().includes('#/cli-login?'), 'cli-login: signed out, the link shows the request after the login page');
+    await page.getByTestId('cli-login-deny').click();
+    await page.waitForURL(new RegExp(`^http://127\\.0\\.0\\.1:${listener.port}/callback\\?`), { timeout: 10_000 });
+    const denied = listener.hits[1] || {};
+    check(denied.error === 'access_denied' && denied.state === denyState && !('code' in denied),
+      `cli-login: Deny sends the browser to the listener with error=access_denied and the state (${JSON.stringify(denied)})`);
+  } finally {
+    await listener.close();
+  }
+
+  // The real client: `cronwheel login` approved, then used; another one denied.
+  const bin = cliBinary();
+  if (!bin) return;
+  const xdg = fs.mkdtempSync(path.join(work, 'xdg-'));
+  const loginArgs = ['login', '--no-browser', '--admin', base, '--name', 'browser-test', '--scope', 'read'];
+  const runs = [];
+  try {
+    const approved = startCli(bin, loginArgs, xdg);
+    runs.push(approved);
+    await page.goto(await consoleUrlOf(approved, base));
+    await page.getByTestId('cli-login-name').waitFor();
+    check((await page.getByTestId('cli-login-name').innerText()).trim() === 'browser-test'
+      && (await page.getByTestId('cli-login-scope').innerText()).includes(msg(lang, 'tokens.scope.read')),
+    'cronwheel login: the console shows the name and scope the CLI asked for');
+    await page.getByTestId('cli-login-approve').click();
+    await page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/, { timeout: 15_000 });
+    const code = await exitWithin(approved, 15_000);
+    const said = `${approved.out}${approved.err}`;
+    const saidLine = said.split('\n').find((l) => l.includes('Logged in')) || said.trim().split('\n').pop();
+    check(code === 0 && said.includes('Logged in'), `cronwheel login: approved, it exits 0 saying "Logged in" (${code}: ${saidLine.trim()})`);
+    log(`the CLI's loopback page says: ${(await page.locator('body').innerText().catch(() => '?')).replace(/\s+/g, ' ').slice(0, 120)}`);
+    const tokenFile = path.join(xdg, 'cronwheel', 'token');
+    const firstLine = fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, 'utf8').split('\n')[0] : '';
+    check(firstLine.startsWith('cwt_'), `cronwheel login: the token is saved in ${path.relative(work, tokenFile)} (first line cwt_…)`);
+    const groups = spawnSync(bin, ['groups', 'list', '--admin', base], {
+      env: { PATH: process.env.PATH, XDG_CONFIG_HOME: xdg }, timeout: 15_000, encoding: 'utf8',
+    });
+    check(groups.status === 0 && groups.stdout.includes('web-test-app'),
+      `cronwheel groups list uses the saved login (exit ${groups.status ?? groups.signal}${groups.status ? `: ${groups.stderr.trim()}` : ''})`);
+
+    const refused = startCli(bin, loginArgs, xdg);
+    runs.push(refused);
+    await page.goto(await consoleUrlOf(refused, base));
+    await page.getByTestId('cli-login-deny').click();
+    await page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/, { timeout: 15_000 });
+    const refusedCode = await exitWithin(refused, 15_000);
+    check(refusedCode === 1 && /denied/i.test(refused.err), `cronwheel login: denied, it exits 1 saying so (${refusedCode}: ${refused.err.trim().split('\n').pop()})`);
+  } finally {
+    for (const run of runs) {
+      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGTERM');
+    }
+  }
+}
+
 async function englishScenario(context, base, adminPassword, executorPort) {
   const lang = 'en';
   const page = context.pages()[0] || (await context.newPage());
@@ -599,16 +782,32 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   check((await page.getByTestId('stat-jobs').innerText()).startsWith('1'), 'the dashboard counts the job');
   await shot(page, 'dashboard');
 
-  // --- a normal user, created in the UI, sees only their group -----------------------------------------------
+  // --- a normal user, created in the UI with a role in one group, sees only that group ------------------------
+  const otherGroup = (await pageApi(page, 'GET', '/api/v1/groups')).body.items.find((g) => g.app_name === 'other-team-app').id;
+  const otherJob = await pageApi(page, 'POST', '/api/v1/jobs', {
+    group_id: otherGroup, description: 'Other team report', schedule_type: 'NONE', handler: 'otherTeamHandler',
+  });
+  check(otherJob.status === 201, `a job in the other team's group (${otherJob.status})`);
   await page.goto(`${base}/#/users`);
   await page.locator('[data-testid=new-user]').click();
   const userForm = page.locator('[data-testid=user-form]');
   await userForm.locator('input[name=username]').fill('viewer');
   const viewerPassword = crypto.randomBytes(12).toString('base64url');
   await userForm.locator('input[name=password]').fill(viewerPassword);
-  await userForm.locator('input[name="group-other-team-app"]').check();
+  await userForm.locator('select[name="group-other-team-app"]').selectOption('VIEWER');
+  await shot(page, 'user-form');
+  const userSaved = page.waitForResponse((r) => r.url().endsWith('/api/v1/users') && r.request().method() === 'POST', { timeout: 15_000 });
   await page.locator('[data-testid=save-user]').click();
+  const userResponse = await userSaved;
+  const userSent = userResponse.request().postDataJSON();
+  const viewerId = (await userResponse.json()).id;
+  check(JSON.stringify(userSent.group_roles) === JSON.stringify([{ group_id: otherGroup, role: 'VIEWER' }]) && !('permitted_group_ids' in userSent),
+    `the user form sends the role per group, group_roles (${JSON.stringify({ ...userSent, password: undefined })})`);
   await page.getByText(msg(lang, 'users.saved', { name: 'viewer' })).waitFor();
+  const viewerGroups = page.locator('[data-testid=users-table] tr[data-username=viewer] [data-testid=user-groups]');
+  const listedRole = msg(lang, 'users.groupWithRole', { group: 'Other team', role: msg(lang, 'enum.groupRole.VIEWER') });
+  await until(`the users list to show "${listedRole}"`, async () => (await viewerGroups.innerText()).trim() === listedRole, 10_000);
+  check(true, `the users list shows the new user's group with its role: "${listedRole}"`);
   await checkTranslated(page, lang, 'users', seen.missing);
   await shot(page, 'users');
   await page.goto(`${base}/#/tokens`);
@@ -653,20 +852,54 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   await shot(page, 'audit');
   const later = (await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`)).body.total;
   check(later <= fires + 1, `no new fires after the stop (${fires} then ${later})`);
+  await cliLoginFlow(page, base, lang, seen, adminPassword);
+  await page.goto(`${base}/#/`);
   await logout(page);
 
   await login(page, base, lang, 'viewer', viewerPassword);
   await page.goto(`${base}/#/jobs`);
-  await page.getByTestId('jobs-table').waitFor();
-  check((await page.getByTestId('jobs-table').innerText()).includes(msg(lang, 'jobs.empty')), "the normal user's job list is empty");
+  const viewerRow = page.locator(`[data-testid=jobs-table] tr[data-job-id="${otherJob.body.id}"]`);
+  await viewerRow.waitFor();
+  check((await page.locator('[data-testid=jobs-table] tr[data-job-id]').count()) === 1, "the VIEWER's job list shows their group's job only");
   check((await page.getByText('Job <script>', { exact: false }).count()) === 0, "the other group's job is not shown");
+  // What a role may not do is not offered (the API would refuse it with 403, code role).
+  const offered = async (row) => Object.fromEntries(await Promise.all(
+    [['trigger', 'jobs.trigger'], ['start', 'jobs.start'], ['runOnce', 'jobs.runOnce'], ['copy', 'jobs.copy'], ['delete', 'common.delete']]
+      .map(async ([name, key]) => [name, await row.getByRole('button', { name: msg(lang, key), exact: true }).count()]),
+  ));
+  const asViewer = await offered(viewerRow);
+  check(Object.values(asViewer).every((n) => n === 0) && (await viewerRow.locator('input[name=select]').count()) === 0,
+    `a VIEWER is offered no trigger, start, run once, copy, delete or selection (${JSON.stringify(asViewer)})`);
+  check((await viewerRow.getByRole('link', { name: msg(lang, 'jobs.logs') }).count()) === 1, "a VIEWER may open the job's fires");
+  check((await page.getByTestId('new-job').count()) === 0, 'a VIEWER is offered no new job');
+  await shot(page, 'viewer-jobs');
+  await viewerRow.getByRole('link', { name: 'Other team report' }).click();
+  await page.getByTestId('read-only').waitFor();
+  check((await page.getByTestId('save-job').count()) === 0 && await page.locator('[data-testid=job-form] input[name=description]').isDisabled(),
+    "a VIEWER sees the job's form read-only, without Save");
   await page.goto(`${base}/#/jobs/${jobId}`);
   await page.getByText(`job '${jobId}' not found`).waitFor();
   check((await page.getByTestId('error-banner').innerText()).includes(msg(lang, 'error.kind.not_found')), "opening the other group's job by id answers not found");
   const denied = await pageApi(page, 'GET', `/api/v1/logs?job_id=${jobId}`);
   check(denied.status === 200 && denied.body.total === 0, "the other group's fires are not listed");
   check((await page.locator('nav a', { hasText: msg(lang, 'nav.users') }).count()) === 0, 'the normal user has no Users page in the menu');
-  await shot(page, 'viewer-jobs');
+  // OPERATOR in the group (given by an admin through the API): trigger, start and run once; still no edit.
+  await logout(page);
+  await login(page, base, lang, 'admin', adminPassword);
+  const promoted = await pageApi(page, 'PUT', `/api/v1/users/${viewerId}`, { group_roles: [{ group_id: otherGroup, role: 'OPERATOR' }] });
+  check(promoted.status === 200 && JSON.stringify(promoted.body.group_roles) === JSON.stringify([{ group_id: otherGroup, role: 'OPERATOR' }]),
+    `the admin makes the user an OPERATOR of the group (${promoted.status} ${JSON.stringify(promoted.body.group_roles)})`);
+  await logout(page);
+  await login(page, base, lang, 'viewer', viewerPassword);
+  await page.goto(`${base}/#/jobs`);
+  await viewerRow.getByRole('button', { name: msg(lang, 'jobs.trigger'), exact: true }).waitFor();
+  const asOperator = await offered(viewerRow);
+  check(asOperator.trigger === 1 && asOperator.start === 1 && asOperator.runOnce === 1 && asOperator.copy === 0 && asOperator.delete === 0,
+    `an OPERATOR is offered trigger, start and run once, not copy or delete (${JSON.stringify(asOperator)})`);
+  check((await page.getByTestId('new-job').count()) === 0, 'an OPERATOR is offered no new job');
+  await page.goto(`${base}/#/jobs/${otherJob.body.id}`);
+  await page.getByTestId('read-only').waitFor();
+  check((await page.getByTestId('save-job').count()) === 0, "an OPERATOR sees the job's form read-only, without Save");
   await logout(page);
   check(await page.locator('input[name=username]').isVisible(), 'logged out: the login page shows');
   check((await pageApi(page, 'GET', '/api/v1/jobs')).status === 401, 'after logout the API refuses the browser');
@@ -1013,6 +1246,9 @@ async function chineseScenario(context, base, adminPassword) {
     ['/users', 'users-zh-CN', '[data-testid=users-table]'],
     ['/tokens', 'tokens-zh-CN', 'input[name=token_name]'],
     ['/audit', 'audit-zh-CN', '[data-testid=audit-table]', '[data-testid=audit-table] tbody'],
+    // `cronwheel login`'s link (not approved here: no client listens).
+    [`/cli-login?port=54321&state=zh-CN.screenshot&code_challenge=${'x'.repeat(43)}&name=cli%40build-host&scope=write&expires_in_days=30`,
+      'cli-login-zh-CN', '[data-testid=cli-login-request]'],
     ['/account', 'account-zh-CN', 'input[name=old_password]'],
   ]) {
     await page.goto(`${base}/#${route}`);

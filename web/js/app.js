@@ -19,6 +19,7 @@ import { CalendarsPage } from './pages/calendars.js';
 import { WorkflowRunsPage, WorkflowsPage } from './pages/workflows.js';
 import { WorkflowFormPage } from './pages/workflow_form.js';
 import { WorkflowRunPage } from './pages/workflow_run.js';
+import { CliLoginPage } from './pages/cli_login.js';
 
 // [path, message key, admins only]
 const NAV = [
@@ -63,6 +64,8 @@ function Page({ route, user }) {
       return html`<${AuditPage} ...${props} />`;
     case 'account':
       return html`<${AccountPage} ...${props} />`;
+    case 'cli-login': // `cronwheel login`'s link; not in the menu
+      return html`<${CliLoginPage} ...${props} />`;
     default:
       return html`<div class="banner error">${t('app.noPage', { path: route.path })}</div>`;
   }

@@ -1,4 +1,5 @@
-// /api/v1/auth: login, logout and "who am I" of the console (auth/auth_service.hpp).
+// /api/v1/auth: login, logout and "who am I" of the console (auth/auth_service.hpp), and the command-line
+// client's login through the console (docs/cli.md, "Logging in").
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
 #include "api/routes.hpp"
@@ -42,6 +43,45 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
         SendJson(res, 200, {{"logged_out", ended}});
       },
       Access::kUser, TokenScope::kRead);
+  // The command-line client's login (RFC 8252's loopback redirect with PKCE): the console's user approves
+  // the request `cronwheel login` opened, in a browser session; the answer is where the browser goes next,
+  // the client's own loopback listener, which never is an address the admin requests.
+  s.Post(
+      "/api/v1/auth/cli/authorize",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        if (who.via != "session") {
+          return SendError(res, Error::Forbidden("a command-line login is approved in the console, signed in "
+                                                 "in a browser; an API token cannot approve one"));
+        }
+        const auto body = ParseBody(req, false);
+        if (Failed(res, body)) return;
+        const auto login = ReadCliLoginBody(*body);
+        if (Failed(res, login)) return;
+        const auto code = console.accounts.ApproveCliLogin(who.user_id, *login);
+        console.audit.Record(who, "token.cli_approve", "user", std::to_string(who.user_id), nullptr,
+                             {{"name", login->token.name},
+                              {"scope", ToString(login->token.scope)},
+                              {"expires_in_days", login->token.expires_in_days}});
+        SendJson(res, 200,
+                 {{"redirect", fmt::format("http://127.0.0.1:{}/callback?code={}&state={}", login->port, code,
+                                           login->state)}});
+      },
+      Access::kUser, TokenScope::kAdmin);
+  // The client trades the code the browser brought it, and its verifier, for the token (shown once).
+  s.PublicPost("/api/v1/auth/cli/token", [&](const net::Request& req, net::Response& res) {
+    const auto body = ParseBody(req, false);
+    if (Failed(res, body)) return;
+    const auto trade = ReadCliTokenBody(*body);
+    if (Failed(res, trade)) return;
+    const auto created = console.accounts.RedeemCliLogin(*trade);
+    if (Failed(res, created)) return;
+    const auto& [token, secret] = *created;
+    console.audit.Record(Principal{.user_id = token.user_id, .username = token.username, .via = "cli login"},
+                         "token.create", "token", std::to_string(token.id), nullptr, ToJson(token));
+    auto out = ToJson(token);
+    out["token"] = secret;  // shown once
+    SendJson(res, 201, out);
+  });
   s.Get("/api/v1/auth/me", [&](const Principal& who, const net::Request&, net::Response& res) {
     json user{{"id", who.user_id}, {"username", who.username}, {"role", who.admin ? "ADMIN" : "USER"}};
     AddGroupRoles(user, who.groups);

@@ -59,6 +59,8 @@ enum class Command {
   kWorkflowsRerun,
   kExport,
   kImport,
+  kLogin,
+  kLogout,
 };
 
 struct Invocation {
@@ -105,6 +107,14 @@ struct Invocation {
   std::string node_key;                    // workflows rerun RUN_ID NODE_KEY
   bool wait = false;                       // workflows trigger --wait
   std::chrono::seconds wait_timeout{600};  // workflows trigger --wait-timeout
+  // login (login.hpp)
+  std::string login_name;                // --name: the token's name (default cronwheel-cli@<host>)
+  std::string login_scope = "read";      // --scope: read, operate, write or admin
+  int login_days = 90;                   // --days: the token's lifetime
+  bool no_browser = false;               // --no-browser: only print the console's address
+  std::chrono::seconds login_wait{300};  // --wait: how long to wait for the approval
+  std::string saved_login;               // where logins are saved (SavedLoginPath; "" = nowhere)
+  bool can_open_browser = false;         // a display to open a browser on ($DISPLAY, $WAYLAND_DISPLAY)
 };
 
 struct ParseOutcome {

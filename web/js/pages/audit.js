@@ -16,11 +16,13 @@ function changedKeys(before, after) {
   return [...keys].filter((k) => k !== 'updated_ms' && JSON.stringify(before[k]) !== JSON.stringify(after[k]));
 }
 
-// How the caller signed in (the server's "session", "password", "token <id> (<name>)"; "" before it recorded it).
+// How the caller signed in (the server's "session", "password", "token <id> (<name>)", "cli login" (the token
+// `cronwheel login` received); "" before it recorded it).
 function Via({ via }) {
   const token = /^token (\d+) \((.*)\)$/.exec(via || '');
   if (token) return html`<div class="small muted" data-testid="audit-via">${t('audit.via.token', { id: token[1], name: token[2] })}</div>`;
   if (via === 'session' || via === 'password') return html`<div class="small muted" data-testid="audit-via">${t(`audit.via.${via}`)}</div>`;
+  if (via === 'cli login') return html`<div class="small muted" data-testid="audit-via">${t('audit.via.cliLogin')}</div>`;
   return null;
 }
 

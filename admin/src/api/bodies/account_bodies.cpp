@@ -297,8 +297,8 @@ Result<CliLoginRequest> ReadCliLoginBody(const json& body) {
     if (auto fields = ReadTokenBody(token)) {
       out.token = *std::move(fields);
     } else {
-      for (auto& e : fields.error().fields)
-        errors.push_back(std::move(e));
+      for (const auto& e : fields.error().fields)
+        errors.push_back(e);
     }
   }
   return Checked(std::move(out), std::move(errors), "the login request is not valid");
