@@ -8,8 +8,9 @@
 // a description and output holding <script> and <img onerror> render as text (no dialog, the literal text
 // visible, no such element); a normal user created in the UI with the VIEWER role in one group sees that
 // group's job but none of another group's, and is offered no trigger, edit or delete (as OPERATOR: trigger,
-// still no edit or delete); log out; a workflow (a diamond of four shell jobs) built in the editor, a cycle
-// refused on its edges, triggered, and its run followed in its drawing until every node is green. The
+// still no edit or delete); log out; a workflow (a diamond of four shell jobs) built in the editor (its
+// schedule previewed live as the job's, an invalid expression named), a cycle refused on its edges,
+// triggered, and its run followed in its drawing until every node is green. The
 // command-line client's login through the console (#/cli-login, RFC 8252's loopback redirect with PKCE): a
 // link that is not valid; Approve and Deny against a stand-in loopback listener (the request posted, the code
 // traded once for a token; signed out, the login page first); then the real `cronwheel login --no-browser`
@@ -306,6 +307,35 @@ function shanghaiTime(ms) {
   return `${d.getUTCFullYear()}/${p(d.getUTCMonth() + 1)}/${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
 }
 
+// A workflow's schedule previewed live as in the job form: none for NONE, the five next fires of a cron
+// expression in the workflow's zone, an invalid expression named. Left at NONE with no expression, as a new
+// workflow starts (the flow triggers it by hand).
+async function workflowSchedulePreview(page, form, lang, seen) {
+  const none = form.locator('.preview');
+  check((await none.innerText()).trim() === msg(lang, 'job.preview.none') && (await form.locator('[data-testid=schedule-preview]').count()) === 0,
+    `${lang}: a new workflow (NONE) shows "${msg(lang, 'job.preview.none')}" instead of fires`);
+  await form.locator('select[name=schedule_type]').selectOption('CRON');
+  const zone = await form.locator('input[name=time_zone]').inputValue();
+  const preview = form.locator('[data-testid=schedule-preview]');
+  await form.locator('input[name=schedule_conf]').fill('0 0 12 * * ?');
+  const fires = preview.locator('li');
+  await until('five noon fires in the workflow preview', async () => (await fires.count()) === 5
+    && (await fires.allInnerTexts()).every((f) => f.includes(' 12:00:00')), 10_000);
+  const next = msg(lang, 'job.preview.next', { n: 5, zone });
+  check((await preview.innerText()).includes(next), `${lang}: the workflow editor previews the 5 next fires of 0 0 12 * * ? ("${next}" ${(await fires.first().innerText()).trim()}, ...)`);
+  await checkTranslated(page, lang, 'workflow schedule preview', seen.missing);
+  await form.locator('input[name=schedule_conf]').fill('0 0 12 * 13 ?');
+  const lead = msg(lang, 'error.fieldLine', { field: msg(lang, 'field.schedule_conf'), message: msg(lang, 'error.schedule') });
+  await until('the workflow preview to reject month 13', async () => (await preview.innerText()).includes(lead), 10_000);
+  check((await preview.getAttribute('class')).includes('invalid') && (await preview.innerText()).includes('13'),
+    `${lang}: an invalid cron expression is named in the workflow's preview, after a translated lead (${lead})`);
+  await form.locator('input[name=schedule_conf]').fill('');
+  await form.locator('select[name=schedule_type]').selectOption('NONE');
+  await until('the workflow preview to say it has no schedule', async () => (await none.innerText()).trim() === msg(lang, 'job.preview.none'), 10_000);
+  check((await form.locator('input[name=schedule_conf]').count()) === 0 && (await preview.count()) === 0,
+    `${lang}: the workflow's schedule is back to NONE, with no expression and no fires`);
+}
+
 // --- workflows: a diamond of shell jobs (a -> b, a -> c, b -> d, c -> d) built in the editor, a cycle refused
 // with the error on the edges, a run triggered from the list and followed in its drawing until every node
 // and the run show SUCCESS. The workflow and its jobs are deleted at the end (the later steps count jobs).
@@ -331,6 +361,7 @@ async function workflowFlow(page, base, lang, seen, name, suffix) {
   await form.waitFor();
   await form.locator('input[name=name]').fill(name);
   await form.locator('select[name=group_id]').selectOption({ label: msg(lang, 'common.groupOption', { title: 'Web test', app: 'web-test-app' }) });
+  await workflowSchedulePreview(page, form, lang, seen);
   for (const [i, key] of ['a', 'b', 'c', 'd'].entries()) {
     await page.getByTestId('add-node').click();
     await form.locator(`input[name=node-key-${i}]`).fill(key);

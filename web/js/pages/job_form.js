@@ -1,10 +1,11 @@
-import { html, useEffect, useMemo, useState } from '../lib.js';
+import { html, useEffect, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, IdPicker, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
 import {
-  BLOCKS, CONCURRENCY, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, can, debounce, enumOptions, formatMs, timeZones,
+  BLOCKS, CONCURRENCY, GLUE_TYPES, MISFIRE, ROUTES, SCHEDULE_TYPES, browserZone, can, enumOptions, formatMs,
 } from '../util.js';
-import { fieldErrorText, fieldLabel, formatNumber, t } from '../i18n.js';
+import { t } from '../i18n.js';
+import { ScheduleFields, SchedulePreview } from '../schedule.js';
 
 const EDITABLE = [
   'group_id', 'description', 'author', 'alarm_email', 'alarm_webhook', 'schedule_type', 'schedule_conf', 'time_zone',
@@ -14,7 +15,6 @@ const EDITABLE = [
 ];
 const NUMBERS = ['group_id', 'timeout_s', 'retry_count', 'retry_backoff_s', 'max_concurrent'];
 const SHOWN_FIELDS = EDITABLE;
-const ZONES = timeZones();
 
 function blankJob(groups) {
   return {
@@ -56,44 +56,6 @@ function toLocalInput(ms) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 const fromLocalInput = (text) => (text ? new Date(text).getTime() : 0);
-
-// The next fires of the schedule being typed, from POST /api/v1/schedules/preview (debounced).
-function SchedulePreview({ type, conf, zone, calendars, start, end }) {
-  const [state, setState] = useState({ fires: [], error: null, busy: false });
-  const ask = useMemo(
-    () =>
-      debounce((body) => {
-        api
-          .post('/api/v1/schedules/preview', body)
-          .then((r) => setState({ fires: r.fires, excluded: r.excluded || [], error: null, busy: false }))
-          .catch((error) => setState({ fires: [], excluded: [], error, busy: false }));
-      }, 300),
-    [],
-  );
-  useEffect(() => {
-    setState((s) => ({ ...s, busy: true }));
-    ask({
-      schedule_type: type, schedule_conf: conf, time_zone: zone || 'UTC', count: 5,
-      calendar_ids: calendars || [], start_ms: Number(start) || 0, end_ms: Number(end) || 0,
-    });
-    return () => ask.cancel();
-  }, [type, conf, zone, (calendars || []).join(','), start, end]);
-  if (type === 'NONE') return html`<div class="preview muted">${t('job.preview.none')}</div>`;
-  if (state.error) {
-    const e = state.error.errors && state.error.errors[0];
-    return html`<div class="preview invalid" data-testid="schedule-preview" role="status">✗ ${e
-      ? t('error.fieldLine', { field: fieldLabel(e.field), message: fieldErrorText(e) })
-      : state.error.message}</div>`;
-  }
-  const count = state.fires.length;
-  const params = { count, n: formatNumber(count), zone: zone || 'UTC' };
-  return html`<div class=${`preview${state.busy ? ' busy' : ''}`} data-testid="schedule-preview" role="status">
-    <div class="muted">${type === 'FIX_DELAY' ? t('job.preview.nextFixDelay', params) : t('job.preview.next', params)}</div>
-    <ol>${state.fires.map((f) => html`<li class="mono" title=${t('job.preview.yourTime', { time: formatMs(f.ms) })}>${f.iso.replace('T', ' ')}</li>`)}</ol>
-    ${state.excluded && state.excluded.length > 0 && html`<div class="muted" data-testid="preview-excluded">${t('job.preview.excluded')}
-      <ul>${state.excluded.map((x) => html`<li class="mono">${t('job.preview.excludedDay', { date: x.date, name: x.name, calendar: x.calendar })}</li>`)}</ul></div>`}
-  </div>`;
-}
 
 function GlueHistory({ jobId, onLoad }) {
   const { data, error } = useLoad(() => api.get(`/api/v1/jobs/${jobId}/glue`), [jobId]);
@@ -207,18 +169,7 @@ export function JobFormPage({ id, user }) {
       </fieldset>
       <fieldset disabled=${readOnly}><legend>${t('job.section.schedule')}</legend>
         <div class="grid">
-          <${Field} label=${t('field.schedule_type')} error=${err('schedule_type')}>
-            <${Select} name="schedule_type" value=${job.schedule_type} onChange=${set('schedule_type')} options=${enumOptions(SCHEDULE_TYPES, 'enum.scheduleType')} />
-          </${Field}>
-          ${job.schedule_type !== 'NONE' && html`<${Field}
-              label=${job.schedule_type === 'CRON' ? t('job.cron') : t('job.seconds')} error=${err('schedule_conf')}
-              hint=${job.schedule_type === 'CRON' ? t('job.hint.cron') : t('job.hint.seconds')}>
-            <input name="schedule_conf" class="mono" value=${job.schedule_conf} onInput=${input('schedule_conf')} autocomplete="off" />
-          </${Field}>`}
-          <${Field} label=${t('field.time_zone')} error=${err('time_zone')} hint=${t('job.hint.timeZone')}>
-            <input name="time_zone" list="tz-list" value=${job.time_zone} onInput=${input('time_zone')} autocomplete="off" />
-            <datalist id="tz-list">${ZONES.map((z) => html`<option value=${z}></option>`)}</datalist>
-          </${Field}>
+          <${ScheduleFields} types=${SCHEDULE_TYPES} value=${job} onChange=${(k, v) => set(k)(v)} err=${err} list="tz-list" />
           <${Field} label=${t('field.misfire_strategy')} error=${err('misfire_strategy')} hint=${t('job.hint.misfire')}>
             <${Select} name="misfire_strategy" value=${job.misfire_strategy} onChange=${set('misfire_strategy')} options=${enumOptions(MISFIRE, 'enum.misfire')} />
           </${Field}>

@@ -1,19 +1,20 @@
-// A workflow's editor: its name, group, schedule and parameter; its nodes (a key, a job, an optional
-// parameter) and edges (from, to, a condition) as rows, drawn live beside them. The server checks the graph
-// (keys, jobs, edges between known nodes, no cycle): its field errors are shown on the matching row.
+// A workflow's editor: its name, group, schedule (with the next fires previewed as in the job form) and
+// parameter; its nodes (a key, a job, an optional parameter) and edges (from, to, a condition) as rows, drawn
+// live beside them. The server checks the graph (keys, jobs, edges between known nodes, no cycle): its field
+// errors are shown on the matching row.
 import { html, useEffect, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
 import {
-  EDGE_CONDITIONS, MISFIRE, WORKFLOW_SCHEDULE_TYPES, browserZone, can, enumOptions, timeZones,
+  EDGE_CONDITIONS, MISFIRE, WORKFLOW_SCHEDULE_TYPES, browserZone, can, enumOptions,
 } from '../util.js';
 import { fieldErrorText, t } from '../i18n.js';
+import { ScheduleFields, SchedulePreview } from '../schedule.js';
 import { WorkflowGraph } from './workflow_graph.js';
 
 const EDITABLE = ['group_id', 'name', 'param', 'schedule_type', 'schedule_conf', 'time_zone', 'misfire_strategy', 'enabled'];
 const SHOWN = [...EDITABLE, 'nodes', 'edges'];
 const ROW_FIELD = /^(nodes|edges)\[\d+\](\.\w+)?$/;
-const ZONES = timeZones();
 const DEFAULT_CONF = { CRON: '0 0 * * * ?', FIX_RATE: '60', NONE: '' };
 
 function blankWorkflow(groups) {
@@ -199,22 +200,13 @@ export function WorkflowFormPage({ id, user }) {
       </fieldset>
       <fieldset disabled=${readOnly}><legend>${t('job.section.schedule')}</legend>
         <div class="grid">
-          <${Field} label=${t('field.schedule_type')} error=${err('schedule_type')}>
-            <${Select} name="schedule_type" value=${wf.schedule_type} onChange=${setScheduleType} options=${enumOptions(WORKFLOW_SCHEDULE_TYPES, 'enum.scheduleType')} />
-          </${Field}>
-          ${wf.schedule_type !== 'NONE' && html`<${Field}
-              label=${wf.schedule_type === 'CRON' ? t('job.cron') : t('job.seconds')} error=${err('schedule_conf')}
-              hint=${wf.schedule_type === 'CRON' ? t('job.hint.cron') : t('job.hint.seconds')}>
-            <input name="schedule_conf" class="mono" value=${wf.schedule_conf} onInput=${input('schedule_conf')} autocomplete="off" />
-          </${Field}>`}
-          <${Field} label=${t('field.time_zone')} error=${err('time_zone')} hint=${t('job.hint.timeZone')}>
-            <input name="time_zone" list="wf-tz-list" value=${wf.time_zone} onInput=${input('time_zone')} autocomplete="off" />
-            <datalist id="wf-tz-list">${ZONES.map((z) => html`<option value=${z}></option>`)}</datalist>
-          </${Field}>
+          <${ScheduleFields} types=${WORKFLOW_SCHEDULE_TYPES} value=${wf} err=${err} list="wf-tz-list"
+            onChange=${(k, v) => (k === 'schedule_type' ? setScheduleType(v) : set(k)(v))} />
           <${Field} label=${t('field.misfire_strategy')} error=${err('misfire_strategy')} hint=${t('job.hint.misfire')}>
             <${Select} name="misfire_strategy" value=${wf.misfire_strategy} onChange=${set('misfire_strategy')} options=${enumOptions(MISFIRE, 'enum.misfire')} />
           </${Field}>
         </div>
+        <${SchedulePreview} type=${wf.schedule_type} conf=${wf.schedule_conf} zone=${wf.time_zone} />
       </fieldset>
       <fieldset disabled=${readOnly}><legend>${t('workflow.section.graph')}</legend>
         <div class="wf-editor">
