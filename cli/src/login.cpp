@@ -254,8 +254,12 @@ int RunLogout(const Invocation& inv, Console& console) {
   }
   HttpApi api(ApiSettings(saved->admin_url, inv.timeout, saved->token));
   const auto reply = api.Send("DELETE", fmt::format("/api/v1/tokens/{}", saved->token_id), std::nullopt);
-  if (reply.status == 200 || reply.status == 401 || reply.status == 404) {
+  if (reply.status == 200) {
     console.out << fmt::format("Logged out of {}: token {} deleted\n", saved->admin_url, saved->token_id);
+  } else if (reply.status == 401 || reply.status == 404) {
+    console.out << fmt::format(
+        "Logged out of {}: token {} was no longer valid (expired, revoked or deleted)\n", saved->admin_url,
+        saved->token_id);
   } else if (reply.status == 403) {
     console.err << fmt::format(
         "cronwheel: token {}'s scope may not delete itself: it stays valid until it expires; delete it on "
