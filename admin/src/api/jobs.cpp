@@ -33,9 +33,9 @@ JobRepository::Visible VisibleTo(const Principal& who) {
   };
 }
 
-// The answer to a body that names group `g` for a job (`what`: "create jobs in", "move jobs to"): 404 where
-// the caller does not see the group, 403 where its role there is less than the route needs; nullopt when
-// it may.
+// The answer to a body that names group `g` for a job (`what`: "create jobs in", "move jobs to"): 403 "you
+// may not ..." where the caller does not see the group (as before roles), RoleRefusal's 403 where its role
+// there is less than the route needs; nullopt when it may.
 std::optional<Error> BodyGroupRefusal(const Principal& who, int g, std::string_view what) {
   if (!who.SeesGroup(g)) return Error::Forbidden(fmt::format("you may not {} group {}", what, g));
   return RoleRefusal(who, g, RoleFor(who.route_scope));
