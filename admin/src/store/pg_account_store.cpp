@@ -73,7 +73,8 @@ void WriteGrants(pqxx::transaction_base& tx, int user_id, const std::vector<Grou
 }
 
 User ReadUser(pqxx::transaction_base& tx, int id) {
-  return UserFromRow(tx.exec_params1(fmt::format("SELECT {} FROM app_user WHERE id = $1", kUserColumns), id));
+  return UserFromRow(
+      tx.exec_params1(fmt::format("SELECT {} FROM app_user WHERE id = $1", UserColumns()), id));
 }
 
 // Locks every admin row (in id order, so concurrent changes serialise) and counts them.
@@ -84,7 +85,7 @@ int LockAdmins(pqxx::transaction_base& tx) {
 
 std::optional<User> LockUser(pqxx::transaction_base& tx, int id) {
   const auto rows =
-      tx.exec_params(fmt::format("SELECT {} FROM app_user WHERE id = $1 FOR UPDATE", kUserColumns), id);
+      tx.exec_params(fmt::format("SELECT {} FROM app_user WHERE id = $1 FOR UPDATE", UserColumns()), id);
   if (rows.empty()) return std::nullopt;
   return UserFromRow(rows[0]);
 }
@@ -95,7 +96,7 @@ std::vector<User> PgAccountStore::ListUsers() {
   return WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::read_transaction tx(conn);
     std::vector<User> out;
-    for (const auto& r : tx.exec(fmt::format("SELECT {} FROM app_user ORDER BY id", kUserColumns)))
+    for (const auto& r : tx.exec(fmt::format("SELECT {} FROM app_user ORDER BY id", UserColumns())))
       out.push_back(UserFromRow(r));
     return out;
   });
@@ -104,7 +105,7 @@ std::vector<User> PgAccountStore::ListUsers() {
 std::optional<User> PgAccountStore::GetUser(int id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<User> {
     pqxx::read_transaction tx(conn);
-    const auto rows = tx.exec_params(fmt::format("SELECT {} FROM app_user WHERE id = $1", kUserColumns), id);
+    const auto rows = tx.exec_params(fmt::format("SELECT {} FROM app_user WHERE id = $1", UserColumns()), id);
     if (rows.empty()) return std::nullopt;
     return UserFromRow(rows[0]);
   });
@@ -114,7 +115,7 @@ std::optional<UserLogin> PgAccountStore::FindLogin(const std::string& username) 
   return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<UserLogin> {
     pqxx::read_transaction tx(conn);
     const auto rows = tx.exec_params(
-        fmt::format("SELECT {}, password_hash FROM app_user WHERE username = $1", kUserColumns), username);
+        fmt::format("SELECT {}, password_hash FROM app_user WHERE username = $1", UserColumns()), username);
     if (rows.empty()) return std::nullopt;
     return UserLogin{UserFromRow(rows[0]), rows[0]["password_hash"].as<std::string>()};
   });

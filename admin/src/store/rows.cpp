@@ -24,18 +24,17 @@ const char* const kClaimedColumns = R"sql(
   l.shard_index, l.shard_total
 )sql";
 
-const char* const kUserColumns = R"sql(
-  id, username, role,
-  (SELECT coalesce(json_agg(json_build_array(g.group_id, g.role) ORDER BY g.group_id), '[]'::json)
-     FROM app_user_group g WHERE g.user_id = app_user.id) AS groups,
-  created_ms, updated_ms
-)sql";
-
 std::string UserGroupsColumn(std::string_view user_alias) {
   return fmt::format(
       "(SELECT coalesce(json_agg(json_build_array(g.group_id, g.role) ORDER BY g.group_id), '[]'::json)"
       " FROM app_user_group g WHERE g.user_id = {}.id)",
       user_alias);
+}
+
+const std::string& UserColumns() {
+  static const std::string columns =
+      fmt::format("id, username, role, {} AS groups, created_ms, updated_ms", UserGroupsColumn("app_user"));
+  return columns;
 }
 
 std::vector<GroupGrant> GrantsFromJson(const char* text) {

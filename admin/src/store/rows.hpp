@@ -4,6 +4,8 @@
 // The column lists name what each mapper reads; a query may select more.
 
 #include <pqxx/pqxx>
+#include <string>
+#include <string_view>
 
 #include "admin/model/accounts.hpp"
 #include "admin/model/fire.hpp"
@@ -27,7 +29,7 @@ ClaimedFire ClaimedFromRow(const pqxx::row& r);
 
 // The columns of app_user as UserFromRow reads them (its roles from app_user_group as JSON `groups`), to
 // select FROM app_user unaliased.
-extern const char* const kUserColumns;
+const std::string& UserColumns();
 User UserFromRow(const pqxx::row& r);
 // The expression of a user's roles, a JSON array of [group_id, role] by group id, for the user row named
 // `user_alias` (select it AS groups).
