@@ -23,6 +23,10 @@ find_package(Boost 1.74 REQUIRED)
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 # libical (libical-dev): the iCalendar parser calendars are imported with (admin/model/ics_import.hpp).
 pkg_check_modules(ICAL REQUIRED IMPORTED_TARGET libical)
+# Single sign-on (admin/auth/sso_service.hpp): the ID token's signature (libjwt) and LDAP logins (OpenLDAP's
+# client library).
+pkg_check_modules(JWT REQUIRED IMPORTED_TARGET libjwt)
+pkg_check_modules(LDAP REQUIRED IMPORTED_TARGET ldap)
 if(CRONWHEEL_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

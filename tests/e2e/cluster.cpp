@@ -30,7 +30,8 @@ Cluster::Cluster(Options options)
   token_ = fmt::format("e2e-{:08x}{:08x}{:08x}", rd(), rd(), rd());
   conn_ = std::make_unique<pqxx::connection>(db_.dsn());
   for (int i = 0; i < options_.admins; ++i) {
-    admin_ports_.push_back(FreeTcpPort());
+    admin_ports_.push_back(i == 0 && options_.first_admin_port > 0 ? options_.first_admin_port
+                                                                   : FreeTcpPort());
     StartAdmin(i);
   }
   for (int i = 0; i < options_.admins; ++i)

@@ -146,6 +146,7 @@ nlohmann::json ToJson(const User& u) {
   nlohmann::json out{{"id", u.id},
                      {"username", u.username},
                      {"role", u.admin ? "ADMIN" : "USER"},
+                     {"login_source", u.login_source},
                      {"created_ms", u.created_ms},
                      {"updated_ms", u.updated_ms}};
   AddGroupRoles(out, u.groups);

@@ -169,6 +169,7 @@ void RegisterWorkflowRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterJobRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterLogRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterSessionRoutes(Routes& routes, const RouteContext& ctx);
+void RegisterSsoRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterUserRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterTokenRoutes(Routes& routes, const RouteContext& ctx);
 void RegisterAuditRoutes(Routes& routes, const RouteContext& ctx);

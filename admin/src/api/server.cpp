@@ -110,6 +110,7 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
   RegisterScheduleRoutes(routes, ctx);
   if (services_.console != nullptr) {
     RegisterSessionRoutes(routes, ctx);
+    RegisterSsoRoutes(routes, ctx);
     RegisterUserRoutes(routes, ctx);
     RegisterTokenRoutes(routes, ctx);
     RegisterAuditRoutes(routes, ctx);

@@ -2,6 +2,7 @@
 // client's login through the console (docs/cli.md, "Logging in").
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
+#include "admin/auth/sso_service.hpp"
 #include "api/routes.hpp"
 #include "cronwheel/text.hpp"
 
@@ -18,20 +19,29 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
     if (Failed(res, body)) return;
     const auto login = ReadLoginBody(*body);
     if (Failed(res, login)) return;
-    const auto session = console.auth.Login(login->username, login->password, req.remote_addr);
-    if (!session) {
-      if (session.error().kind == ErrorKind::kUnauthenticated) {
+    // With single sign-on the password form also checks an LDAP directory and the sign-in policy.
+    Result<SsoService::SignIn> signed_in = Error::Unauthenticated("wrong username or password");
+    if (console.sso != nullptr) {
+      signed_in = console.sso->PasswordLogin(login->username, login->password, req.remote_addr);
+    } else if (auto session = console.auth.Login(login->username, login->password, req.remote_addr)) {
+      signed_in = SsoService::SignIn{.session = *std::move(session), .via = "password"};
+    } else {
+      signed_in = session.error();
+    }
+    if (!signed_in) {
+      if (signed_in.error().kind == ErrorKind::kUnauthenticated) {
         console.audit.Record(
             Principal{.username = std::string(Utf8Prefix(login->username, 100)), .via = "password"},
             "user.login_failed", "user", "", nullptr, {{"client", req.remote_addr}});
       }
-      return SendError(res, session.error());
+      return SendError(res, signed_in.error());
     }
+    const auto& session = signed_in->session;
     console.audit.Record(
-        Principal{.user_id = session->user.id, .username = session->user.username, .via = "password"},
-        "user.login", "user", std::to_string(session->user.id), nullptr, {{"client", req.remote_addr}});
-    res.set_header("Set-Cookie", console.auth.SessionCookie(session->token));
-    SendJson(res, 200, {{"csrf_token", session->csrf_token}, {"user", ToJson(session->user)}});
+        Principal{.user_id = session.user.id, .username = session.user.username, .via = signed_in->via},
+        "user.login", "user", std::to_string(session.user.id), nullptr, {{"client", req.remote_addr}});
+    res.set_header("Set-Cookie", console.auth.SessionCookie(session.token));
+    SendJson(res, 200, {{"csrf_token", session.csrf_token}, {"user", ToJson(session.user)}});
   });
   s.Action(
       "/api/v1/auth/logout",
@@ -40,7 +50,13 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
         if (ended)
           console.audit.Record(who, "user.logout", "user", std::to_string(who.user_id), nullptr, nullptr);
         res.set_header("Set-Cookie", console.auth.ExpiredCookie());
-        SendJson(res, 200, {{"logged_out", ended}});
+        json out{{"logged_out", ended}};
+        // A user of an OpenID provider may also end the provider's session there (RP-initiated logout).
+        if (console.sso != nullptr) {
+          if (auto url = console.sso->EndSessionUrl(who.login_source); !url.empty())
+            out["provider_logout_url"] = url;
+        }
+        SendJson(res, 200, out);
       },
       Access::kUser, TokenScope::kRead);
   // The command-line client's login (RFC 8252's loopback redirect with PKCE): the console's user approves

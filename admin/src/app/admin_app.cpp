@@ -11,6 +11,7 @@
 #include "admin/app/metrics.hpp"
 #include "admin/auth/accounts.hpp"
 #include "admin/auth/auth_service.hpp"
+#include "admin/auth/sso_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/dispatch/route_strategies.hpp"
@@ -38,6 +39,7 @@
 #include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "admin/store/pg_sso_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
 #include "app/metered.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
@@ -115,6 +117,9 @@ struct AdminApp::Parts {
                            .forget_after = c.login_window}},
              clock, account_store),
         accounts(auth, clock, account_store),
+        sso_store(pool),
+        sso(c.sso, clock, auth, account_store, sso_store,
+            MakeCurlHttpsClient(c.mode == "dev" || c.sso.AnyPlainHttpIssuer())),
         audit(clock, pool),
         console_store(clock, pool),
         console{.auth = auth,
@@ -122,7 +127,8 @@ struct AdminApp::Parts {
                 .audit = audit,
                 .store = console_store,
                 .executors = metered_client,
-                .web_dir = c.web_dir} {}
+                .web_dir = c.web_dir,
+                .sso = &sso} {}
 
   // A retry waits in the hashed wheel timer for its back-off, then goes to the scheduler like any due fire.
   // If the timer refuses it, the ring holds it instead (it keeps the fire's instant).
@@ -233,6 +239,8 @@ struct AdminApp::Parts {
   PgAccountStore account_store;
   AuthService auth;
   Accounts accounts;
+  PgSsoStore sso_store;
+  SsoService sso;
   AuditLog audit;
   ConsoleRepository console_store;
   ConsoleServices console;

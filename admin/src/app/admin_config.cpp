@@ -91,6 +91,10 @@ void AdminConfig::Declare(ConfigLoader& s) {
           "empty = generate one and print it once")
       .Add("web_dir", &web_dir,
            "serve the console from this folder (development); empty = the copy in the binary")
+      .Add("sso_config", &sso_config,
+           "TOML file of single sign-on: OpenID Connect providers and an LDAP directory, with the rules "
+           "mapping "
+           "their groups to roles (docs/operations.md, \"Single sign-on\"); empty = local passwords only")
       .Add("cookie_secure", &cookie_secure,
            "mark the session cookie Secure, so that browsers send it over HTTPS only; turn it off only for a "
            "console served over plain HTTP on a trusted network",
@@ -141,6 +145,11 @@ Result<void> AdminConfig::Validate() {
     node_id = fmt::format("{}-{}", name, address->port);
   }
   if (node_id.size() > 100) return Error::Invalid("node_id must be at most 100 characters");
+  if (!sso_config.empty()) {
+    auto loaded = LoadSsoConfig(sso_config, mode == "dev");
+    if (!loaded) return Error::Invalid(fmt::format("sso_config: {}", loaded.error().message));
+    sso = *std::move(loaded);
+  }
   if (!admin_password.empty()) {
     if (auto ok = CheckPasswordPolicy(admin_password); !ok)
       return Error::Invalid(fmt::format("admin_password {}", ok.error().message));

@@ -54,6 +54,13 @@ Result<UserChange> Accounts::UpdateUser(int id, const UserFields& f, int acting_
   auto edited = store_.EditUser(
       id,
       [&](const User& before, int admins) -> Result<UserWrite> {
+        if (hash && before.login_source != "local") {
+          return Error::Invalid(
+              "the user is not valid",
+              {{"password",
+                fmt::format("'{}' signs in through {}, which keeps its password: it has none here",
+                            before.username, before.login_source)}});
+        }
         UserWrite write{.user = before, .password_hash = hash, .revoke_reason = "password_reset"};
         if (f.groups) write.user.groups = *f.groups;
         if (f.admin && *f.admin != before.admin) {
@@ -89,6 +96,11 @@ Result<void> Accounts::ChangeOwnPassword(int user_id, const PasswordChange& chan
   if (!admission.ticket) return Error::Throttled("too many wrong passwords", admission.retry_after);
   const auto stored = store_.PasswordHash(user_id);
   if (!stored) return Error::NotFound("user not found");
+  if (*stored == "!") {
+    return Error::Invalid(
+        "the password was not changed",
+        {{"old_password", "you sign in through single sign-on: change your password there"}});
+  }
   if (!auth_.hasher().Verify(change.old_password, *stored)) {
     admission.ticket->Failed(clock_.NowMs());
     return Error::Invalid("the password was not changed", {{"old_password", "is wrong"}});

@@ -119,7 +119,7 @@ std::optional<std::string> AuthService::EnsureAdminUser(const std::string& passw
 }
 
 Result<AuthService::Session> AuthService::Login(const std::string& username, const std::string& password,
-                                                const std::string& client) {
+                                                const std::string& client, const Admit& admit) {
   const auto now = clock_.NowMs();
   // The attempt takes its place on the throttle before the password is checked (login_throttle.hpp).
   auto admission = throttle_.BeginLogin(username, client, now);
@@ -132,11 +132,22 @@ Result<AuthService::Session> AuthService::Login(const std::string& username, con
     return Error::Unauthenticated("wrong username or password");
   }
   admission.ticket->Succeeded(clock_.NowMs());
+  if (admit) {
+    if (auto admitted = admit(row->user); !admitted) return admitted.error();
+  }
   Session session{.token = RandomSecret(), .csrf_token = RandomSecret(), .user = row->user};
   const std::optional<std::string> rehash =
       hasher_.NeedsRehash(row->password_hash) ? std::optional(hasher_.Hash(password)) : std::nullopt;
   store_.AddSession(SecretHash(session.token), session.user.id, session.csrf_token, now,
                     now + std::min(settings_.session_idle, settings_.session_max).count(), rehash);
+  return session;
+}
+
+AuthService::Session AuthService::StartSession(const User& user) {
+  const auto now = clock_.NowMs();
+  Session session{.token = RandomSecret(), .csrf_token = RandomSecret(), .user = user};
+  store_.AddSession(SecretHash(session.token), user.id, session.csrf_token, now,
+                    now + std::min(settings_.session_idle, settings_.session_max).count(), std::nullopt);
   return session;
 }
 

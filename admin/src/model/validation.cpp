@@ -51,7 +51,8 @@ bool ValidAppName(std::string_view name) {
 }
 
 bool ValidUsername(std::string_view name) {
-  return name.size() >= 3 && name.size() <= 50 && std::all_of(name.begin(), name.end(), NameChar);
+  return name.size() >= 3 && name.size() <= 100 &&
+         std::all_of(name.begin(), name.end(), [](char c) { return NameChar(c) || c == '@' || c == '+'; });
 }
 
 Result<void> CheckPasswordPolicy(std::string_view password) {

@@ -22,7 +22,8 @@ Principal PrincipalFromRow(const pqxx::row& r, std::string via) {
                    .admin = r["role"].as<std::string>() == "ADMIN",
                    .groups = GrantsFromJson(r["groups"].c_str()),
                    .via = std::move(via),
-                   .csrf_token = ""};
+                   .csrf_token = "",
+                   .login_source = r["login_source"].as<std::string>()};
 }
 
 void RevokeTokens(pqxx::transaction_base& tx, int user_id, std::int64_t now_ms, const std::string& reason) {
@@ -51,30 +52,6 @@ void CheckGroupsExist(pqxx::transaction_base& tx, const std::vector<GroupGrant>&
           {"group_roles", fmt::format("job group {} does not exist", id), "not_found", {{"id", id}}});
     }
   }
-}
-
-// Replaces the user's roles with `grants` (groups checked to exist).
-void WriteGrants(pqxx::transaction_base& tx, int user_id, const std::vector<GroupGrant>& grants) {
-  tx.exec_params(R"sql(DELETE FROM app_user_group WHERE user_id = $1)sql", user_id);
-  if (grants.empty()) return;
-  std::vector<int> ids;
-  std::vector<std::string> roles;
-  ids.reserve(grants.size());
-  roles.reserve(grants.size());
-  for (const auto& g : grants) {
-    ids.push_back(g.group_id);
-    roles.emplace_back(ToString(g.role));
-  }
-  tx.exec_params(R"sql(
-    INSERT INTO app_user_group (user_id, group_id, role)
-    SELECT $1, g, r FROM unnest($2::int[], $3::text[]) AS v(g, r)
-  )sql",
-                 user_id, PgArray<int>(ids), PgTextArray(roles));
-}
-
-User ReadUser(pqxx::transaction_base& tx, int id) {
-  return UserFromRow(
-      tx.exec_params1(fmt::format("SELECT {} FROM app_user WHERE id = $1", UserColumns()), id));
 }
 
 // Locks every admin row (in id order, so concurrent changes serialise) and counts them.
@@ -256,7 +233,7 @@ std::optional<SessionRecord> PgAccountStore::FindSession(const std::string& toke
   return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<SessionRecord> {
     pqxx::work tx(conn);
     const auto rows = tx.exec_params(fmt::format(R"sql(
-      SELECT s.csrf_token, s.created_ms AS session_created_ms, s.expires_ms, u.id, u.username, u.role,
+      SELECT s.csrf_token, s.created_ms AS session_created_ms, s.expires_ms, u.id, u.username, u.role, u.login_source,
              {} AS groups
         FROM user_session s JOIN app_user u ON u.id = s.user_id
        WHERE s.token_hash = $1
@@ -312,7 +289,7 @@ std::optional<TokenRecord> PgAccountStore::FindToken(const std::string& token_ha
     pqxx::read_transaction tx(conn);
     const auto rows = tx.exec_params(fmt::format(R"sql(
       SELECT t.id AS token_id, t.name AS token_name, t.scope, t.last_used_ms, t.expires_ms, t.revoked_ms,
-             t.revoked_reason, u.id, u.username, u.role, {} AS groups
+             t.revoked_reason, u.id, u.username, u.role, u.login_source, {} AS groups
         FROM api_token t JOIN app_user u ON u.id = t.user_id
        WHERE t.token_hash = $1
     )sql",

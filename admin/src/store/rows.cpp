@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/pg_util.hpp"
+
 namespace cronwheel::admin {
 
 const char* const kJobColumns = R"sql(
@@ -32,8 +34,8 @@ std::string UserGroupsColumn(std::string_view user_alias) {
 }
 
 const std::string& UserColumns() {
-  static const std::string columns =
-      fmt::format("id, username, role, {} AS groups, created_ms, updated_ms", UserGroupsColumn("app_user"));
+  static const std::string columns = fmt::format(
+      "id, username, role, {} AS groups, login_source, created_ms, updated_ms", UserGroupsColumn("app_user"));
   return columns;
 }
 
@@ -52,6 +54,7 @@ User UserFromRow(const pqxx::row& r) {
               .username = r["username"].as<std::string>(),
               .admin = r["role"].as<std::string>() == "ADMIN",
               .groups = GrantsFromJson(r["groups"].c_str()),
+              .login_source = r["login_source"].as<std::string>(),
               .created_ms = r["created_ms"].as<std::int64_t>(),
               .updated_ms = r["updated_ms"].as<std::int64_t>()};
 }
@@ -173,6 +176,29 @@ ClaimedFire ClaimedFromRow(const pqxx::row& r) {
           .retry_count = r["retry_count"].as<int>(),
           .shard_index = r["shard_index"].as<int>(),
           .shard_total = r["shard_total"].as<int>()};
+}
+
+void WriteGrants(pqxx::transaction_base& tx, int user_id, const std::vector<GroupGrant>& grants) {
+  tx.exec_params(R"sql(DELETE FROM app_user_group WHERE user_id = $1)sql", user_id);
+  if (grants.empty()) return;
+  std::vector<int> ids;
+  std::vector<std::string> roles;
+  ids.reserve(grants.size());
+  roles.reserve(grants.size());
+  for (const auto& g : grants) {
+    ids.push_back(g.group_id);
+    roles.emplace_back(ToString(g.role));
+  }
+  tx.exec_params(R"sql(
+    INSERT INTO app_user_group (user_id, group_id, role)
+    SELECT $1, g, r FROM unnest($2::int[], $3::text[]) AS v(g, r)
+  )sql",
+                 user_id, PgArray<int>(ids), PgTextArray(roles));
+}
+
+User ReadUser(pqxx::transaction_base& tx, int id) {
+  return UserFromRow(
+      tx.exec_params1(fmt::format("SELECT {} FROM app_user WHERE id = $1", UserColumns()), id));
 }
 
 }  // namespace cronwheel::admin

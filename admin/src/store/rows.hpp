@@ -36,6 +36,10 @@ User UserFromRow(const pqxx::row& r);
 std::string UserGroupsColumn(std::string_view user_alias);
 // That array read back.
 std::vector<GroupGrant> GrantsFromJson(const char* text);
+// Replaces the roles of user `user_id` with `grants` (their groups checked to exist by the caller).
+void WriteGrants(pqxx::transaction_base& tx, int user_id, const std::vector<GroupGrant>& grants);
+// The user `id`, which exists.
+User ReadUser(pqxx::transaction_base& tx, int id);
 // An api_token row joined with its user's username.
 ApiToken TokenFromRow(const pqxx::row& r);
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/auth/sso_config.hpp"
 #include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/result.hpp"
 #include "cronwheel/config.hpp"
@@ -52,6 +53,10 @@ struct AdminConfig {
   // Console (auth_service.hpp).
   std::string admin_password;  // password of the user `admin` created at the first start; "" = generate
   std::string web_dir;         // serve web/ from this folder instead of the copy in the binary
+  // Single sign-on (auth/sso_config.hpp): the TOML file of OpenID providers and the LDAP directory ("" =
+  // none); Validate reads it into `sso`.
+  std::string sso_config;
+  SsoConfig sso;
   // Session cookie only over HTTPS; unset = on in production mode, off in dev (CookieSecure()).
   std::optional<bool> cookie_secure;
   std::chrono::seconds session_idle{12 * 3600};

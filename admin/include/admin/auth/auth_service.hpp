@@ -26,6 +26,7 @@
 // from any thread at once. Errors: the store's failures throw; expected outcomes are Results.
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,8 +74,13 @@ class AuthService final : public Authenticator {
   // Checks the password of `username` for a login from address `client`, held to the login throttle
   // (login_throttle.hpp: its place taken before the check, a failure counted after it, the address made
   // familiar for the user on success). kThrottled (with retry_after) or kUnauthenticated ("wrong username
-  // or password").
-  Result<Session> Login(const std::string& username, const std::string& password, const std::string& client);
+  // or password"). `admit`, when given, may still refuse the user whose password was right (single sign-on's
+  // policy, auth/sso_service.hpp): its error is returned and no session starts.
+  using Admit = std::function<Result<void>(const User&)>;
+  Result<Session> Login(const std::string& username, const std::string& password, const std::string& client,
+                        const Admit& admit = nullptr);
+  // A session for `user`, whom single sign-on vouched for (auth/sso_service.hpp).
+  Session StartSession(const User& user);
   // Ends the session of this request's cookie. False when it had none or it was unknown.
   bool Logout(const net::Request& req);
   // Set-Cookie values: a new session / one that deletes the cookie.

@@ -27,6 +27,8 @@ struct Principal {
   std::vector<GroupGrant> groups;  // a USER: its role in each group it may see, by group id ascending
   std::string via;                 // "session" or "token"
   std::string csrf_token;          // via "session": the session's CSRF token (for GET /api/v1/auth/me)
+  // Where its user signs in: "local", "ldap" or "oidc:<name>" (User::login_source).
+  std::string login_source = "local";
   // Via "token": the token's scope, the most its routes may need; a session: kAdmin (all its user may do).
   TokenScope scope = TokenScope::kAdmin;
   int token_id = 0;        // via "token": which one
@@ -35,10 +37,13 @@ struct Principal {
   // of a token, and in the group it acts on the role of the same rank (RoleFor).
   TokenScope route_scope = TokenScope::kRead;
 
-  // How the caller signed in, as the audit log records it: "session", "token 7 (ci)", or `via` as it is
-  // ("password" for the login itself).
+  // How the caller signed in, as the audit log records it: "session", "session (oidc:keycloak)" (a user of
+  // single sign-on), "token 7 (ci)", or `via` as it is ("password", "ldap", "oidc:keycloak" for the login
+  // itself).
   [[nodiscard]] std::string Login() const {
-    return via == "token" ? "token " + std::to_string(token_id) + " (" + token_name + ")" : via;
+    if (via == "token") return "token " + std::to_string(token_id) + " (" + token_name + ")";
+    if (via == "session" && login_source != "local") return "session (" + login_source + ")";
+    return via;
   }
 
   // Whether a route that needs `needed` is within the scope (the user's own rights are checked apart).

@@ -45,6 +45,9 @@ struct User {
   std::string username;
   bool admin = false;
   std::vector<GroupGrant> groups;  // a USER's roles, by group id ascending; empty for an ADMIN
+  // Where it signs in (sql/021_single_sign_on.sql): "local" (a password kept here), "ldap" or "oidc:<name>"
+  // (single sign-on, admin/auth/sso_service.hpp: its role and groups come from the source at each login).
+  std::string login_source = "local";
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
 };

@@ -26,7 +26,8 @@ bool ValidAppName(std::string_view name);
 // "a@x, b@y": every comma-separated part is one address (local@domain, no spaces inside, no <>"); "" is an
 // empty list.
 bool ValidEmailList(std::string_view list);
-// A username: 3 to 50 ASCII letters, digits, '.', '_' or '-'.
+// A username: 3 to 100 ASCII letters, digits, '.', '_', '-', '@' or '+' (an e-mail address is one: single
+// sign-on providers name users so, sql/021_single_sign_on.sql).
 bool ValidUsername(std::string_view name);
 // The password policy: 10 to 1024 characters. kInvalid (no fields) saying what is wrong.
 Result<void> CheckPasswordPolicy(std::string_view password);

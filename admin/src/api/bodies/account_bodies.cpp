@@ -95,10 +95,11 @@ std::optional<std::vector<GroupGrant>> GroupRoles(const json& v, FieldErrors& er
 void ReadUserField(const std::string& k, const json& v, UserFields& f, FieldErrors& errors) {
   if (k == "username") {
     if (!v.is_string() || !ValidUsername(v.get<std::string>())) {
-      errors.push_back({k,
-                        fmt::format("{} is not valid: 3 to 50 letters, digits, '.', '_' or '-'", Quote(v)),
-                        "format",
-                        {{"what", "username"}}});
+      errors.push_back(
+          {k,
+           fmt::format("{} is not valid: 3 to 100 letters, digits, '.', '_', '-', '@' or '+'", Quote(v)),
+           "format",
+           {{"what", "username"}}});
     } else {
       f.username = v.get<std::string>();
     }

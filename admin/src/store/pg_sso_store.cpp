@@ -1,0 +1,155 @@
+#include "admin/store/pg_sso_store.hpp"
+
+#include <fmt/format.h>
+
+#include "store/pg_util.hpp"
+#include "store/rows.hpp"
+
+namespace cronwheel::admin {
+namespace {
+
+// pg_advisory_xact_lock key of a single sign-on user's creation ("cronsso1"): two first logins of one
+// person at once create one user.
+constexpr std::int64_t kSsoUserLockKey = 0x63726f6e73736f31;
+
+// The grants of `groups` (by app_name) for existing groups; the app_names no group has go to `skipped`.
+std::vector<GroupGrant> ResolveGroups(pqxx::transaction_base& tx,
+                                      const std::vector<std::pair<std::string, GroupRole>>& groups,
+                                      std::vector<std::string>& skipped) {
+  std::vector<GroupGrant> grants;
+  grants.reserve(groups.size());
+  for (const auto& [app_name, role] : groups) {
+    const auto rows =
+        tx.exec_params(R"sql(SELECT id FROM job_group WHERE app_name = $1 ORDER BY id)sql", app_name);
+    if (rows.empty()) {
+      skipped.push_back(app_name);
+      continue;
+    }
+    // app_name is not unique across groups (XXL-JOB allows one executor app in several groups): each gets it.
+    for (const auto& r : rows)
+      grants.push_back({.group_id = r["id"].as<int>(), .role = role});
+  }
+  std::sort(grants.begin(), grants.end(),
+            [](const GroupGrant& a, const GroupGrant& b) { return a.group_id < b.group_id; });
+  return grants;
+}
+
+}  // namespace
+
+Result<User> PgSsoStore::SyncExternalUser(const ExternalUser& who, std::int64_t now_ms,
+                                          std::vector<std::string>& skipped) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<User> {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(SELECT pg_advisory_xact_lock($1))sql", kSsoUserLockKey);
+    std::optional<int> id;
+    if (const auto rows = tx.exec_params(
+            R"sql(SELECT id FROM app_user WHERE login_source = $1 AND external_subject = $2)sql", who.source,
+            who.subject);
+        !rows.empty()) {
+      id = rows[0][0].as<int>();
+    } else if (const auto named = tx.exec_params(
+                   R"sql(SELECT id, login_source FROM app_user WHERE username = $1)sql", who.username);
+               !named.empty()) {
+      const auto source = named[0][1].as<std::string>();
+      if (source != who.source) {
+        return Error::Conflict(fmt::format(
+            "the username '{}' belongs to a {} user of cronwheel, not to one of {}: an ADMIN must rename or "
+            "delete that user first (a local account is never taken over by single sign-on)",
+            who.username, source == "local" ? "local" : source, who.source));
+      }
+      id = named[0][0].as<int>();
+    }
+    const char* role = who.admin ? "ADMIN" : "USER";
+    if (id) {
+      tx.exec_params(R"sql(
+        UPDATE app_user SET username = $2, role = $3, external_subject = $4, updated_ms = $5 WHERE id = $1
+      )sql",
+                     *id, who.username, role, who.subject, now_ms);
+    } else {
+      const auto taken = tx.exec_params(R"sql(SELECT 1 FROM app_user WHERE username = $1)sql", who.username);
+      if (!taken.empty()) return Error::Conflict(fmt::format("the username '{}' is taken", who.username));
+      id = tx.exec_params1(R"sql(
+        INSERT INTO app_user (username, password_hash, role, login_source, external_subject, created_ms, updated_ms)
+        VALUES ($1, '!', $2, $3, $4, $5, $5)
+        RETURNING id
+      )sql",
+                           who.username, role, who.source, who.subject, now_ms)[0]
+               .as<int>();
+    }
+    WriteGrants(tx, *id, who.admin ? std::vector<GroupGrant>{} : ResolveGroups(tx, who.groups, skipped));
+    auto user = ReadUser(tx, *id);
+    tx.commit();
+    return user;
+  });
+}
+
+void PgSsoStore::AddOidcLogin(const OidcLoginRecord& login, std::int64_t now_ms) {
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(DELETE FROM oidc_login WHERE expires_ms <= $1)sql", now_ms);
+    tx.exec_params(R"sql(
+      INSERT INTO oidc_login (state_hash, provider, browser_hash, nonce, code_verifier, return_to, created_ms,
+                              expires_ms)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    )sql",
+                   login.state_hash, login.provider, login.browser_hash, login.nonce, login.code_verifier,
+                   login.return_to, login.created_ms, login.expires_ms);
+    tx.commit();
+  });
+}
+
+std::optional<OidcLoginRecord> PgSsoStore::TakeOidcLogin(const std::string& state_hash, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<OidcLoginRecord> {
+    pqxx::work tx(conn);
+    const auto rows = tx.exec_params(R"sql(
+      DELETE FROM oidc_login WHERE state_hash = $1
+      RETURNING provider, browser_hash, nonce, code_verifier, return_to, created_ms, expires_ms
+    )sql",
+                                     state_hash);
+    tx.commit();
+    if (rows.empty()) return std::nullopt;
+    const auto& r = rows[0];
+    OidcLoginRecord out{.state_hash = state_hash,
+                        .provider = r["provider"].as<std::string>(),
+                        .browser_hash = r["browser_hash"].as<std::string>(),
+                        .nonce = r["nonce"].as<std::string>(),
+                        .code_verifier = r["code_verifier"].as<std::string>(),
+                        .return_to = r["return_to"].as<std::string>(),
+                        .created_ms = r["created_ms"].as<std::int64_t>(),
+                        .expires_ms = r["expires_ms"].as<std::int64_t>()};
+    if (out.expires_ms <= now_ms) return std::nullopt;
+    return out;
+  });
+}
+
+AuthPolicy PgSsoStore::Policy() {
+  return WithConnection(pool_, [](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    const auto r =
+        tx.exec1(R"sql(SELECT require_sso, updated_by, updated_ms FROM auth_policy WHERE id = 1)sql");
+    return AuthPolicy{.require_sso = r[0].as<bool>(),
+                      .updated_by = r[1].as<std::string>(),
+                      .updated_ms = r[2].as<std::int64_t>()};
+  });
+}
+
+int PgSsoStore::SetRequireSso(bool require_sso, const std::string& by, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    tx.exec_params(
+        R"sql(UPDATE auth_policy SET require_sso = $1, updated_by = $2, updated_ms = $3 WHERE id = 1)sql",
+        require_sso, by, now_ms);
+    int ended = 0;
+    if (require_sso) {
+      ended = static_cast<int>(tx.exec(R"sql(
+        DELETE FROM user_session s USING app_user u
+         WHERE u.id = s.user_id AND u.login_source = 'local' AND u.role <> 'ADMIN'
+      )sql")
+                                   .affected_rows());
+    }
+    tx.commit();
+    return ended;
+  });
+}
+
+}  // namespace cronwheel::admin
