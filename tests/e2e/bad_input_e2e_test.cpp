@@ -607,6 +607,7 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
       return {{"port", 9}, {"state", "s"}, {"code_challenge", std::string(43, 'c')}, {"name", "bad-input"}};
     }
     if (r.schema == "CliTokenRequest") return {{"code", "c"}, {"code_verifier", std::string(43, 'v')}};
+    if (r.schema == "AuthPolicyChange") return {{"require_sso", false}};
     if (r.schema == "UserCreate") {
       return {{"username", "bad-input-user"},
               {"password", "bad-input-password-1"},

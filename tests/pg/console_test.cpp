@@ -21,12 +21,14 @@
 #include <utility>
 
 #include "admin/api/server.hpp"
+#include "admin/auth/sso_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/pg_account_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "admin/store/pg_sso_store.hpp"
 #include "api_fixture.hpp"
 #include "cwtest/answering_executor_client.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -99,12 +101,18 @@ class ConsoleTest : public cwtest::ApiServerFixture {
     accounts_ = std::make_unique<Accounts>(*auth_, *clock_, *account_store_);
     audit_ = std::make_unique<AuditLog>(*clock_, *pool_);
     console_store_ = std::make_unique<ConsoleRepository>(*clock_, *pool_);
+    // Single sign-on with nothing configured: its routes answer as in an admin without an SSO file (the
+    // flows themselves: tests/e2e/sso_e2e_test.cpp).
+    sso_store_ = std::make_unique<PgSsoStore>(*pool_);
+    sso_ = std::make_unique<SsoService>(SsoConfig{}, *clock_, *auth_, *account_store_, *sso_store_,
+                                        MakeCurlHttpsClient(false));
     console_ = std::make_unique<ConsoleServices>(ConsoleServices{.auth = *auth_,
                                                                  .accounts = *accounts_,
                                                                  .audit = *audit_,
                                                                  .store = *console_store_,
                                                                  .executors = executors_,
-                                                                 .web_dir = ""});
+                                                                 .web_dir = "",
+                                                                 .sso = sso_.get()});
     ASSERT_NO_FATAL_FAILURE(StartServer({.access_token = kToken}, *auth_, console_.get()));
     ASSERT_TRUE(auth_->EnsureAdminUser(kAdminPassword));
     admin_ = Login("admin", kAdminPassword);
@@ -217,6 +225,8 @@ class ConsoleTest : public cwtest::ApiServerFixture {
   std::unique_ptr<Accounts> accounts_;
   std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<ConsoleRepository> console_store_;
+  std::unique_ptr<PgSsoStore> sso_store_;
+  std::unique_ptr<SsoService> sso_;
   std::unique_ptr<ConsoleServices> console_;
   Caller admin_;
 };
@@ -428,6 +438,8 @@ TEST_F(ConsoleTest, EachApiTokenScopeGetsExactlyTheRoutesItCovers) {
       {"GET /api/v1/alert-channels/{id}", "read"},
       {"GET /api/v1/alerts", "read"},
       {"GET /api/v1/auth/me", "read"},
+      {"GET /api/v1/auth/policy", "admin"},
+      {"PUT /api/v1/auth/policy", "admin"},
       {"GET /api/v1/calendars", "read"},
       {"GET /api/v1/calendars/{id}", "read"},
       {"GET /api/v1/dashboard", "read"},
@@ -583,6 +595,8 @@ TEST_F(ConsoleTest, EachGroupRoleGetsExactlyTheRoutesItsTableAllows) {
       {"GET /api/v1/alert-channels/{id}", "any"},
       {"GET /api/v1/alerts", "any"},
       {"GET /api/v1/auth/me", "any"},
+      {"GET /api/v1/auth/policy", "global"},
+      {"PUT /api/v1/auth/policy", "global"},
       {"GET /api/v1/calendars", "any"},
       {"GET /api/v1/calendars/{id}", "any"},
       {"GET /api/v1/dashboard", "any"},
@@ -1455,6 +1469,13 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"POST", "/api/v1/auth/cli/authorize", "/api/v1/auth/cli/authorize", "{}", 401, 0},
       {"POST", "/api/v1/auth/cli/token", "/api/v1/auth/cli/token", "{}", 400, 0},
       {"GET", "/api/v1/auth/me", "/api/v1/auth/me", "", 401, 0},
+      // Single sign-on: what the login page offers is public; a provider this admin does not have is 404.
+      {"GET", "/api/v1/auth/providers", "/api/v1/auth/providers", "", 200, 0},
+      {"GET", "/api/v1/auth/oidc/{name}/start", "/api/v1/auth/oidc/none/start", "", 404, 0},
+      {"GET", "/api/v1/auth/oidc/{name}/callback", "/api/v1/auth/oidc/none/callback?code=c&state=s", "", 404,
+       0},
+      {"GET", "/api/v1/auth/policy", "/api/v1/auth/policy", "", 401, 403},
+      {"PUT", "/api/v1/auth/policy", "/api/v1/auth/policy", R"({"require_sso":false})", 401, 403},
       {"GET", "/api/v1/groups", "/api/v1/groups", "", 401, 0},
       {"POST", "/api/v1/groups", "/api/v1/groups", R"({"app_name":"new-app","title":"t"})", 401, 403},
       {"GET", "/api/v1/groups/{id}", "/api/v1/groups/" + id(other), "", 401, 404},
@@ -1817,6 +1838,23 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   };
   routes["POST /api/v1/auth/logout"] = [&](const Actor&) {
     return Request{"/api/v1/auth/logout", "", only({200})};
+  };
+  routes["GET /api/v1/auth/providers"] = [&](const Actor&) {
+    return Request{"/api/v1/auth/providers", "", only({200})};
+  };
+  routes["GET /api/v1/auth/oidc/{name}/start"] = [&](const Actor&) {
+    return Request{"/api/v1/auth/oidc/none/start", "", only({404})};
+  };
+  routes["GET /api/v1/auth/oidc/{name}/callback"] = [&](const Actor&) {
+    return Request{"/api/v1/auth/oidc/none/callback?code=c&state=s", "", only({404})};
+  };
+  routes["GET /api/v1/auth/policy"] = [&](const Actor& a) {
+    return Request{"/api/v1/auth/policy", "", admin_only(a, only({200}))};
+  };
+  // Without single sign-on configured, requiring it is refused and turning it off changes nothing.
+  routes["PUT /api/v1/auth/policy"] = [&](const Actor& a) {
+    return Request{"/api/v1/auth/policy", json{{"require_sso", a.admin && a.user_id % 2 == 0}}.dump(),
+                   admin_only(a, only({200, 400}))};
   };
   // Approving the CLI's login is a console session's (the walk's callers hold API tokens); trading a code
   // is anyone's, and a code of nothing is refused.
@@ -2271,8 +2309,13 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
     EXPECT_TRUE(routes.contains(key)) << key << " has no rule in this test";
     if (routes.contains(key)) served.emplace_back(route.method, route.path);
   }
-  const std::set<std::string> public_routes = {"GET /api/v1/health", "GET /api/v1/openapi.json",
-                                               "POST /api/v1/auth/login", "POST /api/v1/auth/cli/token"};
+  const std::set<std::string> public_routes = {"GET /api/v1/health",
+                                               "GET /api/v1/openapi.json",
+                                               "POST /api/v1/auth/login",
+                                               "POST /api/v1/auth/cli/token",
+                                               "GET /api/v1/auth/providers",
+                                               "GET /api/v1/auth/oidc/{name}/start",
+                                               "GET /api/v1/auth/oidc/{name}/callback"};
   // --- the walk: every route, in random order, a random caller each, for a number of rounds -------------
   // Each route meets each kind of caller (ADMIN, USER, none) in turn; which one of that kind is random.
   const std::vector<std::vector<std::size_t>> kinds = {{0, 1}, {2, 3, 4}, {5}};

@@ -72,6 +72,9 @@ void RegisterSsoRoutes(Routes& s, const RouteContext& ctx) {
 
   s.PublicGet("/api/v1/auth/oidc/{name}/callback", [&, secure](const net::Request& req, net::Response& res) {
     const std::string name = req.matches[1];
+    if (sso.config().Provider(name) == nullptr)
+      return SendError(
+          res, Error::NotFound(fmt::format("no OpenID provider is named '{}'", Utf8Prefix(name, 40))));
     const std::string via = "oidc:" + name;
     res.set_header("Cache-Control", "no-store");
     auto failed = [&](const std::string& message) {

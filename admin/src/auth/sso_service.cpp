@@ -6,6 +6,7 @@
 
 #include "admin/model/validation.hpp"
 #include "auth/secrets.hpp"
+#include "cronwheel/text.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -109,7 +110,8 @@ Result<SsoService::SignIn> SsoService::PasswordLogin(const std::string& username
 Result<std::string> SsoService::BeginOidc(const std::string& name, const std::string& browser_secret,
                                           const std::string& return_to) {
   const auto it = oidc_.find(name);
-  if (it == oidc_.end()) return Error::NotFound(fmt::format("no OpenID provider is named '{}'", name));
+  if (it == oidc_.end())
+    return Error::NotFound(fmt::format("no OpenID provider is named '{}'", Utf8Prefix(name, 40)));
   static const std::regex kConsoleRoute("#/[A-Za-z0-9/_.?=&%-]{0,200}");
   const OidcLoginRecord login{.state_hash = "",
                               .provider = name,
