@@ -179,6 +179,61 @@ TEST(Migrations, UsersFromBeforeTheRolesBecomeDevelopersOfTheirGroups) {
   }
 }
 
+// sql/021_single_sign_on.sql: the users of earlier versions are local, keep their passwords and sign in as
+// before; single sign-on is not required; a user of a source has a subject and no password, a local one no
+// subject, and one subject of a source is one user.
+TEST(Migrations, UsersFromBeforeSingleSignOnStayLocal) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  const auto all = BuiltInMigrations();
+  const auto twenty_one = std::find_if(all.begin(), all.end(), [](const auto& m) { return m.version == 21; });
+  ASSERT_NE(twenty_one, all.end()) << "sql/021_single_sign_on.sql";
+  ApplyMigrations(conn, {all.begin(), twenty_one}, 1000);
+  {
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO app_user (username, password_hash, created_ms, updated_ms) VALUES ('alice', "
+        "'$argon2id$x', 1, 1)");
+    tx.commit();
+  }
+  ApplyMigrations(conn, all, 2000);
+  pqxx::work tx(conn);
+  EXPECT_EQ(tx.exec1("SELECT login_source || ' ' || password_hash || ' ' || (external_subject IS NULL) FROM "
+                     "app_user WHERE username = 'alice'")[0]
+                .as<std::string>(),
+            "local $argon2id$x true");
+  EXPECT_FALSE(tx.exec1("SELECT require_sso FROM auth_policy")[0].as<bool>());
+  tx.exec(
+      "INSERT INTO app_user (username, password_hash, login_source, external_subject, created_ms, updated_ms)"
+      " VALUES ('bob@example.org', '!', 'oidc:kc', 'sub-1', 1, 1)");
+  const auto refused = [&tx](const std::string& sql) {
+    pqxx::subtransaction sub(tx);
+    try {
+      sub.exec(sql);
+    } catch (const pqxx::sql_error&) {
+      return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(
+      refused("INSERT INTO app_user (username, password_hash, login_source, external_subject, created_ms, "
+              "updated_ms) VALUES ('bob2', '!', 'oidc:kc', 'sub-1', 1, 1)"))
+      << "one subject, two users";
+  EXPECT_TRUE(
+      refused("INSERT INTO app_user (username, password_hash, login_source, created_ms, updated_ms) "
+              "VALUES ('carol', '!', 'ldap', 1, 1)"))
+      << "a source's user without a subject";
+  EXPECT_TRUE(
+      refused("INSERT INTO app_user (username, password_hash, created_ms, updated_ms) VALUES ('dave', "
+              "'plain-text', 1, 1)"))
+      << "a password that is not argon2id";
+  EXPECT_TRUE(
+      refused("INSERT INTO app_user (username, password_hash, login_source, external_subject, created_ms, "
+              "updated_ms) VALUES ('erin', '!', 'saml', 'x', 1, 1)"))
+      << "an unknown source";
+  EXPECT_TRUE(refused("INSERT INTO auth_policy (id) VALUES (2)")) << "a second policy";
+}
+
 class Schema : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -14,7 +14,15 @@
 // command-line client's login through the console (#/cli-login, RFC 8252's loopback redirect with PKCE): a
 // link that is not valid; Approve and Deny against a stand-in loopback listener (the request posted, the code
 // traded once for a token; signed out, the login page first); then the real `cronwheel login --no-browser`
-// approved (its token saved and used by `cronwheel groups list`) and denied (exit 1).
+// approved (its token saved and used by `cronwheel groups list`) and denied (exit 1). Single sign-on through a
+// real OpenID provider (tests/e2e/oidc_provider, the npm oidc-provider, started before the admin, whose
+// --sso-config names it): the login page's provider button after the password form, an error of
+// #/login?error= shown as text; a provider's user whose groups give no role refused with the admin's reason;
+// vera logged in on the provider's own login page, a VIEWER of one group by her groups there (offered nothing
+// more, no users page, no password on her account page), logged out with a link to the provider's logout,
+// followed; the admin's users page listing her as an SSO user without a password field; the sign-in policy
+// turned on (a local user's session ended, the login page putting the provider first, that user refused with
+// the server's words, the admin let in) and off again.
 // Then the main flow again in a browser whose language is zh-CN (time zone Asia/Shanghai): the login,
 // dashboard, a group, a job with both validation errors, start, trigger once, the fire and its output, all
 // in Chinese (the texts taken from web/i18n/*.json), dates in the browser's zone and locale; the workflow
@@ -28,7 +36,8 @@
 // folder, its web_dir, instead of the copy in the binary; CI leaves it unset). Bounded: a global deadline,
 // every wait has its own; everything it started is stopped in `finally`. Prints "N passed, N failed".
 // CRONWHEEL_CLI_BIN: the cronwheel CLI (else build/dev/cli/cronwheel; its steps are skipped, logged, when it
-// is missing or has no `login`).
+// is missing or has no `login`). The OpenID provider needs tests/e2e/oidc_provider/node_modules (scripts/setup
+// --web).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
@@ -685,7 +694,229 @@ async function cliLoginFlow(page, base, lang, seen, adminPassword) {
   }
 }
 
-async function englishScenario(context, base, adminPassword, executorPort) {
+// --- single sign-on through a real OpenID provider (tests/e2e/oidc_provider: the npm oidc-provider) ----------
+const OIDC_PROVIDER_DIR = path.join(here, '../e2e/oidc_provider');
+const PROVIDER_TITLE = 'Test provider';
+
+// The provider, started before the admin (its issuer goes in the admin's SSO file, and the admin's port, chosen
+// first, in the provider's redirect URIs). Its accounts: vera, in the provider's group cw-viewers (VIEWER of
+// other-team-app by the admin's rule, a group the test creates later: rules are applied at each login), and
+// nobody, whose group no rule names (refused). Returns { issuer, config: the admin's SSO file }.
+async function startOidcProvider(adminPort) {
+  if (!fs.existsSync(path.join(OIDC_PROVIDER_DIR, 'node_modules/oidc-provider/package.json'))) {
+    throw new Error('tests/e2e/oidc_provider has no node_modules: run scripts/setup --web (npm ci there)');
+  }
+  const secret = crypto.randomBytes(24).toString('base64url'); // A-Z a-z 0-9 - _: no encoding matters
+  const redirect = `http://127.0.0.1:${adminPort}/api/v1/auth/oidc/test/callback`;
+  const providerConfig = path.join(work, 'oidc-provider.json');
+  fs.writeFileSync(providerConfig, JSON.stringify({
+    clients: [{ client_id: 'cronwheel', client_secret: secret, redirect_uris: [redirect], post_logout_redirect_uris: [`http://127.0.0.1:${adminPort}/`] }],
+    accounts: {
+      vera: { email: 'vera@example.org', name: 'Vera', groups: ['cw-viewers'] },
+      nobody: { email: 'nobody@example.org', name: 'Nobody', groups: ['cw-contractors'] },
+    },
+    max_seconds: 600,
+    parent_pid: process.pid,
+  }));
+  const err = fs.openSync(path.join(work, 'oidc-provider.log'), 'w');
+  const child = spawn(process.execPath, [path.join(OIDC_PROVIDER_DIR, 'server.mjs'), providerConfig], {
+    env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', err],
+  });
+  child.on('exit', (code, signal) => log(`oidc-provider exited (${code ?? signal})`));
+  children.push({ name: 'oidc-provider', child });
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  // Its one line on stdout: {"issuer": "http://127.0.0.1:PORT"}.
+  const issuer = await until('the OpenID provider to print its issuer', async () => {
+    if (out.includes('\n')) return JSON.parse(out.split('\n')[0]).issuer;
+    if (child.exitCode !== null) throw new Error(`it exited (${child.exitCode}): see oidc-provider.log`);
+    return null;
+  }, 20_000, 100);
+  const config = path.join(work, 'sso.toml');
+  fs.writeFileSync(config, [
+    '[[oidc]]',
+    'name = "test"',
+    `title = "${PROVIDER_TITLE}"`,
+    `issuer = "${issuer}"`,
+    'client_id = "cronwheel"',
+    `client_secret = "${secret}"`,
+    `redirect_url = "${redirect}"`,
+    'scopes = ["openid", "profile", "email", "groups"]',
+    '[[oidc.roles]]',
+    'value = "cw-viewers"',
+    'group = "other-team-app"',
+    'role = "VIEWER"',
+    '',
+  ].join('\n'));
+  log(`OpenID provider ${issuer}`);
+  return { issuer, config };
+}
+
+// The console's button for the test provider, the provider's own login page (a form of login and password; any
+// password), and back. Starts logged out at console route `route`; ends where the admin's callback sends the
+// browser.
+async function loginThroughProvider(page, base, lang, sso, route, account) {
+  await page.goto(`${base}/#${route}`);
+  const button = page.getByRole('link', { name: msg(lang, 'login.withProvider', { title: PROVIDER_TITLE }), exact: true });
+  await button.waitFor();
+  const href = await button.getAttribute('href');
+  await button.click();
+  await page.waitForURL((u) => u.href.startsWith(`${sso.issuer}/interaction/`), { timeout: 15_000 });
+  const form = page.locator('form', { has: page.locator('input[name=login]') });
+  await form.locator('input[name=login]').fill(account);
+  await form.locator('input[name=password]').fill('any password at all');
+  await form.locator('button[type=submit]').click();
+  return href;
+}
+
+// A provider's user: a login refused for want of a role (the admin's message as text on the login page),
+// then vera's, a VIEWER of the other team's group by her groups there: offered nothing a VIEWER may not do, no
+// users page, no password on her account page; logged out, with a link to the provider's own logout.
+async function ssoUserFlow(page, base, lang, seen, sso, offered, otherJobId) {
+  const refusedHref = await loginThroughProvider(page, base, lang, sso, '/jobs', 'nobody');
+  check(refusedHref === '/api/v1/auth/oidc/test/start?return_to=%23%2Fjobs', `sso: the button starts the provider's login, back to the page asked for (${refusedHref})`);
+  await page.waitForURL((u) => u.href.startsWith(`${base}/#/login?error=`), { timeout: 15_000 });
+  const refused = page.getByTestId('login-error');
+  await refused.waitFor();
+  const refusedText = await refused.textContent();
+  check(refusedText.includes(`'nobody' signed in through ${PROVIDER_TITLE}, but its groups there (cw-contractors) give it no role in cronwheel`)
+    && (await page.getByTestId('whoami').count()) === 0,
+  `sso: a provider's user whose groups give no role is not logged in, the admin's reason shown ("${refusedText.slice(0, 90)}…")`);
+  await shot(page, 'sso-refused');
+  // The provider keeps nobody's session in its own cookies (same host, 127.0.0.1): forgotten, so that the next
+  // sign-in shows its login page again.
+  await page.context().clearCookies({ name: /^_session/ });
+
+  await loginThroughProvider(page, base, lang, sso, '/jobs', 'vera');
+  await page.locator('[data-testid=whoami]').waitFor({ timeout: 15_000 });
+  check((await page.getByTestId('whoami').innerText()) === 'vera' && page.url() === `${base}/#/jobs`,
+    `sso: vera logs in through the provider's own login page and lands on the page she asked for (${page.url()})`);
+  const row = page.locator(`[data-testid=jobs-table] tr[data-job-id="${otherJobId}"]`);
+  await row.waitFor();
+  check((await page.locator('[data-testid=jobs-table] tr[data-job-id]').count()) === 1, "sso: vera (VIEWER of the other team's group from her provider's groups) sees that group's job only");
+  const asVera = await offered(row);
+  check(Object.values(asVera).every((n) => n === 0) && (await row.locator('input[name=select]').count()) === 0 && (await page.getByTestId('new-job').count()) === 0,
+    `sso: vera is offered no trigger, start, run once, copy, delete, selection or new job (${JSON.stringify(asVera)})`);
+  await checkTranslated(page, lang, 'jobs of an SSO user', seen.missing);
+  await shot(page, 'sso-viewer-jobs');
+  check((await page.locator('nav a', { hasText: msg(lang, 'nav.users') }).count()) === 0, 'sso: vera has no Users page in the menu');
+  await page.goto(`${base}/#/users`);
+  await page.getByText(msg(lang, 'users.adminsOnly')).waitFor();
+  const users = await pageApi(page, 'GET', '/api/v1/users');
+  check((await page.getByTestId('users-table').count()) === 0 && users.status === 403, `sso: the users page is not hers (the API answers ${users.status})`);
+  await page.goto(`${base}/#/account`);
+  const account = page.getByTestId('account-external');
+  await account.waitFor();
+  check((await account.innerText()).trim() === msg(lang, 'account.external', { source: PROVIDER_TITLE }) && (await page.locator('input[name=old_password]').count()) === 0,
+    `sso: her account page says where she logs in, with no change of password ("${(await account.innerText()).trim()}")`);
+  await checkTranslated(page, lang, 'account of an SSO user', seen.missing);
+  await shot(page, 'sso-account');
+
+  await page.locator('[data-testid=logout]').click();
+  const providerLogout = page.getByTestId('provider-logout');
+  await providerLogout.waitFor();
+  const href = await providerLogout.getAttribute('href');
+  check(href.startsWith(`${sso.issuer}/session/end?`) && href.includes('client_id=cronwheel')
+    && (await providerLogout.innerText()).trim() === msg(lang, 'login.providerLogout', { title: PROVIDER_TITLE }),
+  `sso: logged out, the login page offers "${msg(lang, 'login.providerLogout', { title: PROVIDER_TITLE })}" (${href})`);
+  check((await pageApi(page, 'GET', '/api/v1/auth/me')).status === 401, "sso: vera's cronwheel session has ended");
+  await shot(page, 'sso-logged-out');
+  await providerLogout.click();
+  await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+  await page.getByText('Sign-out Success').waitFor();
+  check(true, "sso: the link ends her session at the provider too (its logout page, then \"Sign-out Success\")");
+  await page.goto(`${base}/#/`);
+  await page.locator('input[name=username]').waitFor();
+}
+
+// The admin's side: vera listed with her source and no password in her form; the sign-in policy turned on (a
+// local non-admin's session ended, the login page putting the provider first, a local non-admin refused with
+// the server's words, the admin still let in) and off again. Starts and ends logged out.
+async function ssoAdminFlow(page, base, lang, seen, adminPassword, viewerPassword) {
+  await login(page, base, lang, 'admin', adminPassword);
+  await page.goto(`${base}/#/users`);
+  const veraRow = page.locator('[data-testid=users-table] tr[data-username=vera]');
+  await veraRow.waitFor();
+  const veraSource = veraRow.getByTestId('user-source');
+  const sourceText = (await veraSource.innerText()).replace(/\s+/g, ' ').trim();
+  check((await veraSource.getAttribute('data-source')) === 'oidc:test' && sourceText === `${msg(lang, 'users.source.oidc')} test`,
+    `sso: the users page lists vera as "${sourceText}"`);
+  const viewerSource = (await page.locator('[data-testid=users-table] tr[data-username=viewer] [data-testid=user-source]').innerText()).trim();
+  check(viewerSource === msg(lang, 'users.source.local'), `sso: a local user is listed as "${viewerSource}"`);
+  const veraGroups = (await veraRow.getByTestId('user-groups').innerText()).trim();
+  check(veraGroups === msg(lang, 'users.groupWithRole', { group: 'Other team', role: msg(lang, 'enum.groupRole.VIEWER') }),
+    `sso: vera's role comes from the provider's groups (${veraGroups})`);
+  check((await page.locator('[data-testid=users-table] tr[data-username=nobody]').count()) === 0, 'sso: a refused sign-in made no user');
+  await veraRow.getByRole('button', { name: msg(lang, 'common.edit'), exact: true }).click();
+  const form = page.getByTestId('user-form');
+  await form.waitFor();
+  const note = (await form.getByTestId('user-external').innerText()).trim();
+  check((await form.locator('input[name=password]').count()) === 0 && note === msg(lang, 'users.external', { name: 'vera', source: PROVIDER_TITLE }),
+    `sso: her form has no password and says her roles are set at each login ("${note.slice(0, 60)}…")`);
+  await checkTranslated(page, lang, 'users with an SSO user', seen.missing);
+  await shot(page, 'users-sso');
+  await form.getByRole('button', { name: msg(lang, 'common.cancel'), exact: true }).click();
+
+  // A session of a local user who is not an admin (the viewer's, from outside the browser), which requiring
+  // single sign-on ends.
+  const viewerLogin = await fetch(`${base}/api/v1/auth/login`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'viewer', password: viewerPassword }),
+  });
+  const viewerCookie = (viewerLogin.headers.get('set-cookie') || '').split(';')[0];
+  check(viewerLogin.status === 200 && viewerCookie.startsWith('cw_session='), `sso: the viewer has a session (${viewerLogin.status})`);
+  const policy = page.getByTestId('sso-policy');
+  await policy.waitFor();
+  check((await policy.getAttribute('data-require-sso')) === 'false' && (await policy.getByTestId('sso-policy-state').innerText()).trim() === msg(lang, 'users.policy.optional'),
+    'sso: the sign-in policy lets every user log in with a password');
+  await policy.getByRole('button', { name: msg(lang, 'users.policy.require'), exact: true }).click();
+  await policy.getByRole('button', { name: msg(lang, 'users.policy.requireConfirm'), exact: true }).click();
+  const ended = msg(lang, 'users.policy.enabled.one', { count: 1 });
+  await policy.getByText(ended).waitFor();
+  await until('the policy card to show the policy saved', async () => (await policy.getAttribute('data-require-sso')) === 'true', 10_000);
+  check((await policy.getByTestId('sso-policy-state').innerText()).trim() === msg(lang, 'users.policy.required'),
+    `sso: single sign-on is required, after a confirmation ("${ended}")`);
+  const viewerMe = await fetch(`${base}/api/v1/auth/me`, { headers: { Cookie: viewerCookie } });
+  const saved = (await pageApi(page, 'GET', '/api/v1/auth/policy')).body;
+  check(viewerMe.status === 401 && saved.require_sso === true && saved.sso_configured === true && saved.updated_by === 'admin',
+    `sso: the viewer's session has ended (${viewerMe.status}) and the policy is saved (${JSON.stringify(saved)})`);
+  await checkTranslated(page, lang, 'sign-in policy', seen.missing);
+  await shot(page, 'users-policy');
+
+  await logout(page);
+  const note2 = page.getByTestId('login-require-sso');
+  await note2.waitFor();
+  const providerFirst = await page.evaluate(() => {
+    const buttons = document.querySelector('[data-testid=login-providers]');
+    const form = document.querySelector('[data-testid=login-form]');
+    return Boolean(buttons && form && buttons.compareDocumentPosition(form) & Node.DOCUMENT_POSITION_FOLLOWING);
+  });
+  check(providerFirst && (await note2.innerText()).trim() === msg(lang, 'login.requireSso'),
+    'sso: single sign-on required, the login page puts the provider first and keeps the password form for administrators');
+  await page.locator('input[name=username]').fill('viewer');
+  await page.locator('input[name=password]').fill(viewerPassword);
+  await page.getByRole('button', { name: msg(lang, 'login.submit'), exact: true }).click();
+  const refusal = page.getByTestId('login-error');
+  await refusal.waitFor();
+  const refusalText = await refusal.innerText();
+  check(refusalText.includes('this cronwheel requires single sign-on') && (await page.getByTestId('whoami').count()) === 0,
+    `sso: a local user who is not an admin is refused with the server's words ("${refusalText.slice(0, 80)}…")`);
+  await shot(page, 'login-require-sso');
+  await login(page, base, lang, 'admin', adminPassword);
+  check(true, 'sso: the admin still logs in with a password (break glass)');
+  await page.goto(`${base}/#/users`);
+  await policy.waitFor();
+  await policy.getByRole('button', { name: msg(lang, 'users.policy.allow'), exact: true }).click();
+  await policy.getByRole('button', { name: msg(lang, 'common.confirmAgain'), exact: true }).click();
+  await policy.getByText(msg(lang, 'users.policy.disabled')).waitFor();
+  await until('the policy card to show the policy saved', async () => (await policy.getAttribute('data-require-sso')) === 'false', 10_000);
+  check((await pageApi(page, 'GET', '/api/v1/auth/policy')).body.require_sso === false,
+    'sso: turned off again, every user may log in with a password');
+  await logout(page);
+}
+
+async function englishScenario(context, base, adminPassword, executorPort, sso) {
   const lang = 'en';
   const page = context.pages()[0] || (await context.newPage());
   const seen = watch(page);
@@ -694,7 +925,22 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   await page.goto(`${base}/`);
   await page.locator('input[name=username]').waitFor();
   check((await page.evaluate(() => document.documentElement.lang)) === 'en', 'en-US browser: <html lang="en">');
+  // The OpenID provider's button, after the password form (single sign-on is not required); no directory.
+  const providerButton = page.getByRole('link', { name: msg(lang, 'login.withProvider', { title: PROVIDER_TITLE }), exact: true });
+  await providerButton.waitFor();
+  const formFirst = await page.evaluate(() => Boolean(document.querySelector('[data-testid=login-form]')
+    .compareDocumentPosition(document.querySelector('[data-testid=login-providers]')) & Node.DOCUMENT_POSITION_FOLLOWING));
+  check(formFirst && (await page.getByTestId('login-require-sso').count()) === 0 && (await page.getByTestId('login-ldap-hint').count()) === 0,
+    `the login page offers "${msg(lang, 'login.withProvider', { title: PROVIDER_TITLE })}" after the password form (no LDAP hint, no note)`);
   await shot(page, 'login');
+  // A provider's failed login comes back as #/login?error=<message>: shown as text, never as markup.
+  const hostile = `<b>x</b><img src=x onerror="alert('sso-error')"> & co`;
+  await page.goto(`${base}/#/login?error=${encodeURIComponent(hostile)}`);
+  const loginError = page.getByTestId('login-error');
+  await loginError.waitFor();
+  check((await loginError.textContent()) === msg(lang, 'login.ssoFailed', { message: hostile }) && (await loginError.locator('b, img').count()) === 0,
+    `the login page shows #/login?error= as text (${await loginError.textContent()})`);
+  await shot(page, 'login-error');
   await page.locator('input[name=username]').fill('admin');
   await page.locator('input[name=password]').fill('not-the-password');
   await page.getByRole('button', { name: msg(lang, 'login.submit') }).click();
@@ -934,6 +1180,10 @@ async function englishScenario(context, base, adminPassword, executorPort) {
   await logout(page);
   check(await page.locator('input[name=username]').isVisible(), 'logged out: the login page shows');
   check((await pageApi(page, 'GET', '/api/v1/jobs')).status === 401, 'after logout the API refuses the browser');
+
+  // --- single sign-on: a provider's user, then the admin's side (the policy back off before the next logins) ---
+  await ssoUserFlow(page, base, lang, seen, sso, offered, otherJob.body.id);
+  await ssoAdminFlow(page, base, lang, seen, adminPassword, viewerPassword);
 
   // --- phone width ----------------------------------------------------------------------------------------------
   await page.setViewportSize({ width: 390, height: 844 });
@@ -1334,8 +1584,9 @@ async function scenario() {
   const adminPort = await freePort();
   const executorPort = await freePort();
   const base = `http://127.0.0.1:${adminPort}`;
+  const sso = await startOidcProvider(adminPort);
 
-  startProcess('admin', adminBin, ['--mode', 'production', '--listen', `127.0.0.1:${adminPort}`], {
+  startProcess('admin', adminBin, ['--mode', 'production', '--listen', `127.0.0.1:${adminPort}`, '--sso-config', sso.config], {
     CRONWHEEL_DSN: dsnFor(dbName),
     CRONWHEEL_ACCESS_TOKEN: token,
     CRONWHEEL_ADMIN_PASSWORD: adminPassword,
@@ -1359,7 +1610,7 @@ async function scenario() {
   log(`admin ${base}, executor 127.0.0.1:${executorPort}, database ${dbName}`);
 
   for (const [locale, zone, run] of [
-    ['en-US', 'America/New_York', () => englishScenario(browser, base, adminPassword, executorPort)],
+    ['en-US', 'America/New_York', () => englishScenario(browser, base, adminPassword, executorPort, sso)],
     ['zh-CN', 'Asia/Shanghai', () => chineseScenario(browser, base, adminPassword)],
   ]) {
     log(`--- the browser's language: ${locale}, time zone ${zone}`);
@@ -1420,7 +1671,7 @@ async function finish(code) {
     }
   }
   if (code !== 0 || checks.failed > 0) {
-    for (const name of ['admin', 'executor']) {
+    for (const name of ['admin', 'executor', 'oidc-provider']) {
       const file = path.join(work, `${name}.log`);
       if (fs.existsSync(file)) console.log(`--- ${name}.log (last 40 lines)\n${fs.readFileSync(file, 'utf8').split('\n').slice(-40).join('\n')}`);
     }

@@ -64,6 +64,8 @@ function Page({ route, user }) {
       return html`<${AuditPage} ...${props} />`;
     case 'account':
       return html`<${AccountPage} ...${props} />`;
+    case 'login': // a provider's failed login seen by a logged-in browser: App goes on to the dashboard
+      return html`<${Loading} />`;
     case 'cli-login': // `cronwheel login`'s link; not in the menu
       return html`<${CliLoginPage} ...${props} />`;
     default:
@@ -75,6 +77,8 @@ function App() {
   const route = useRoute();
   const [user, setUser] = useState(undefined); // undefined = asking, null = logged out
   const [menuOpen, setMenuOpen] = useState(false);
+  // After a logout: {source, url} of the user's OpenID provider when its answer offers the provider's logout.
+  const [signedOut, setSignedOut] = useState(null);
   const [, setLang] = useState(''); // a change of language re-renders the whole page in place
   useEffect(() => onLanguageChange(setLang), []);
 
@@ -89,24 +93,36 @@ function App() {
       .catch(() => setUser(null));
   }, []);
   useEffect(() => setMenuOpen(false), [route.path]);
+  // Logged in (a password login from #/login?error=..., or a session still alive), the login page's address
+  // goes to the dashboard.
+  useEffect(() => {
+    if (user && route.parts[0] === 'login') navigate('/');
+  }, [user, route.path]);
 
   if (user === undefined) return html`<main class="center"><${Loading} /></main>`;
   if (user === null) {
     return html`<${LoginPage}
+      signedOut=${signedOut}
       onLogin=${(data) => {
         setCsrf(data.csrf_token);
+        setSignedOut(null);
         setUser(data.user);
       }}
     />`;
   }
 
   const logout = async () => {
+    let answer = null;
     try {
-      await api.post('/api/v1/auth/logout');
+      answer = await api.post('/api/v1/auth/logout');
     } catch (_) {
       // the session is gone either way
     }
     setCsrf('');
+    // A user of an OpenID provider is offered its logout too (a link on the login page: the provider's own
+    // session outlives cronwheel's).
+    const url = answer && answer.provider_logout_url;
+    setSignedOut(url ? { source: user.login_source, url } : null);
     setUser(null);
     navigate('/');
   };

@@ -99,3 +99,25 @@ export function can(user, groupId, what) {
 // Whether `user` may `what` in some group (a global ADMIN: always).
 export const canSomewhere = (user, what) =>
   Boolean(user) && (user.role === 'ADMIN' || (user.group_roles || []).some((g) => can(user, g.group_id, what)));
+
+// A user's login_source ('local', 'ldap', 'oidc:<provider name>'; none from an older admin: local) as
+// { kind: 'local' | 'ldap' | 'oidc', name: the provider's name or '' }.
+export function loginSource(source) {
+  const s = String(source || 'local');
+  if (s.startsWith('oidc:')) return { kind: 'oidc', name: s.slice(5) };
+  return { kind: s, name: '' };
+}
+
+// The title of OpenID provider `name` from /auth/providers' answer (its name when it is not listed).
+export function providerTitle(providers, name) {
+  const p = ((providers && providers.oidc) || []).find((x) => x.name === name);
+  return (p && p.title) || name;
+}
+
+// Where a user who is not local logs in, as text: the directory, or the OpenID provider's title.
+export function loginSourceText(source, providers) {
+  const { kind, name } = loginSource(source);
+  if (kind === 'oidc') return providerTitle(providers, name);
+  return kind === 'ldap' ? t('users.via.ldap') : String(source);
+}
+

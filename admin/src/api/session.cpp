@@ -99,7 +99,10 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
     SendJson(res, 201, out);
   });
   s.Get("/api/v1/auth/me", [&](const Principal& who, const net::Request&, net::Response& res) {
-    json user{{"id", who.user_id}, {"username", who.username}, {"role", who.admin ? "ADMIN" : "USER"}};
+    json user{{"id", who.user_id},
+              {"username", who.username},
+              {"role", who.admin ? "ADMIN" : "USER"},
+              {"login_source", who.login_source}};
     AddGroupRoles(user, who.groups);
     json body{{"user", std::move(user)}, {"via", who.via}};
     // What a token may do (the console hides what its caller cannot do); a session: everything its user may.

@@ -1,7 +1,17 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
-import { ErrorBanner, Field, Notice, PageHeader } from '../components.js';
+import { ErrorBanner, Field, Notice, PageHeader, useLoad } from '../components.js';
 import { t } from '../i18n.js';
+import { loginSource, loginSourceText } from '../util.js';
+
+// A user of the LDAP directory or of an OpenID provider has no password here: the page says where they log
+// in instead of offering a change of password.
+function ExternalAccount({ user }) {
+  const providers = useLoad(() => api.get('/api/v1/auth/providers').catch(() => ({ oidc: [] })), []);
+  return html`<div class="banner warn" role="note" data-testid="account-external">
+    ${t('account.external', { source: loginSourceText(user.login_source, providers.data) })}
+  </div>`;
+}
 
 export function AccountPage({ user }) {
   const [f, setF] = useState({ old_password: '', new_password: '', again: '' });
@@ -22,6 +32,13 @@ export function AccountPage({ user }) {
       setError(ex);
     }
   };
+  if (loginSource(user.login_source).kind !== 'local') {
+    return html`<section>
+      <${PageHeader} title=${t('account.title')} />
+      <p>${user.username} · <span class="badge role" title=${user.role}>${t(`enum.role.${user.role}`)}</span></p>
+      <${ExternalAccount} user=${user} />
+    </section>`;
+  }
   return html`<section>
     <${PageHeader} title=${t('account.title')} />
     <p>${user.username} · <span class="badge role" title=${user.role}>${t(`enum.role.${user.role}`)}</span></p>

@@ -1,8 +1,8 @@
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
-import { GROUP_ROLES, ROLES, formatMs } from '../util.js';
-import { t } from '../i18n.js';
+import { GROUP_ROLES, ROLES, formatMs, loginSource, loginSourceText, providerTitle } from '../util.js';
+import { t, tOr } from '../i18n.js';
 
 const FIELDS = ['username', 'password', 'role', 'group_roles'];
 
@@ -14,7 +14,11 @@ function rolesOf(user) {
   return Object.fromEntries((user.permitted_group_ids || []).map((id) => [id, 'DEVELOPER']));
 }
 
-function UserForm({ user, groups, onDone, onCancel }) {
+// A user of the LDAP directory or of an OpenID provider: no password here, and the role and group roles are
+// set again from the groups there at each login (the API refuses a password for such a user).
+const external = (user) => Boolean(user) && loginSource(user.login_source).kind !== 'local';
+
+function UserForm({ user, groups, providers, onDone, onCancel }) {
   const [u, setU] = useState({
     username: user ? user.username : '',
     password: '',
@@ -48,14 +52,17 @@ function UserForm({ user, groups, onDone, onCancel }) {
   return html`<form class="card form" onSubmit=${save} data-testid="user-form">
     <h2>${user ? t('users.edit', { name: user.username }) : t('users.new')}</h2>
     <${ErrorBanner} error=${error} shownFields=${shownFields} />
+    ${external(user) && html`<div class="banner warn" role="note" data-testid="user-external">
+      ${t('users.external', { name: user.username, source: loginSourceText(user.login_source, providers) })}
+    </div>`}
     <div class="grid">
       <${Field} label=${t('field.username')} error=${err('username')} hint=${t('users.hint.username')}>
         <input name="username" required disabled=${!!user} value=${u.username} onInput=${(e) => setU({ ...u, username: e.target.value })} />
       </${Field}>
-      <${Field} label=${user ? t('users.newPassword') : t('field.password')} error=${err('password')} hint=${t('users.hint.password')}>
+      ${!external(user) && html`<${Field} label=${user ? t('users.newPassword') : t('field.password')} error=${err('password')} hint=${t('users.hint.password')}>
         <input name="password" type="password" autocomplete="new-password" required=${!user} value=${u.password}
           onInput=${(e) => setU({ ...u, password: e.target.value })} />
-      </${Field}>
+      </${Field}>`}
       <${Field} label=${t('field.role')} error=${err('role')} hint=${t('users.hint.role')}>
         <${Select} name="role" value=${u.role} onChange=${(v) => setU({ ...u, role: v })} options=${ROLES.map((r) => [r, t(`enum.role.${r}`)])} />
       </${Field}>
@@ -78,9 +85,54 @@ function UserForm({ user, groups, onDone, onCancel }) {
   </form>`;
 }
 
+// Where a user logs in: a badge (local, LDAP, SSO) and the OpenID provider's name.
+function SourceCell({ user, providers }) {
+  const { kind, name } = loginSource(user.login_source);
+  return html`<td data-testid="user-source" data-source=${user.login_source || 'local'}>
+    <span class=${`badge source-${kind}`}>${tOr(`users.source.${kind}`, kind)}</span>
+    ${name && html` <span class="muted" title=${providerTitle(providers, name)}>${name}</span>`}
+  </td>`;
+}
+
+// The sign-in policy (global ADMIN only): whether single sign-on is required, so that only global admins may
+// log in with a local password. Requiring it ends the sessions of local users who are not admins.
+function PolicyCard() {
+  const policy = useLoad(() => api.get('/api/v1/auth/policy'), []);
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState(null);
+  if (!policy.data) return html`<${ErrorBanner} error=${policy.error} />`;
+  const p = policy.data;
+  const change = async (require) => {
+    setError(null);
+    setNotice('');
+    try {
+      const r = await api.put('/api/v1/auth/policy', { require_sso: require });
+      setNotice(r.require_sso ? t('users.policy.enabled', { count: Number(r.sessions_ended) || 0 }) : t('users.policy.disabled'));
+      policy.reload();
+    } catch (ex) {
+      setError(ex);
+    }
+  };
+  return html`<div class="card policy" data-testid="sso-policy" data-require-sso=${String(Boolean(p.require_sso))}>
+    <h2>${t('users.policy.title')}</h2>
+    <${Notice} text=${notice} onClose=${() => setNotice('')} />
+    <${ErrorBanner} error=${error} />
+    <p data-testid="sso-policy-state">${p.require_sso ? t('users.policy.required') : t('users.policy.optional')}</p>
+    ${!p.sso_configured && html`<p class="muted">${t('users.policy.notConfigured')}</p>`}
+    ${p.updated_ms > 0 && p.updated_by && html`<p class="muted">${t('users.policy.changedBy', { name: p.updated_by, time: formatMs(p.updated_ms) })}</p>`}
+    <div class="form-actions">
+      ${p.require_sso
+        ? html`<${ConfirmButton} key="allow" cls="" label=${t('users.policy.allow')} onConfirm=${() => change(false)} />`
+        : html`<${ConfirmButton} key="require" label=${t('users.policy.require')} confirmLabel=${t('users.policy.requireConfirm')}
+            disabled=${!p.sso_configured} onConfirm=${() => change(true)} />`}
+    </div>
+  </div>`;
+}
+
 export function UsersPage({ user: me }) {
   const users = useLoad(() => api.get('/api/v1/users'), []);
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
+  const providers = useLoad(() => api.get('/api/v1/auth/providers').catch(() => ({ oidc: [] })), []);
   const [editing, setEditing] = useState(null);
   const [notice, setNotice] = useState('');
   const [error, setError] = useState(null);
@@ -104,12 +156,14 @@ export function UsersPage({ user: me }) {
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error || users.error} />
     ${editing && html`<${UserForm} key=${editing === 'new' ? 'new' : editing.id} user=${editing === 'new' ? null : editing} groups=${groupList}
+      providers=${providers.data}
       onCancel=${() => setEditing(null)}
       onDone=${(u) => { setEditing(null); setNotice(t('users.saved', { name: u.username })); users.reload(); }} />`}
     ${!users.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="users-table">
-      <thead><tr><th>${t('common.id')}</th><th>${t('field.username')}</th><th>${t('field.role')}</th><th>${t('users.col.groups')}</th><th>${t('users.col.changed')}</th><th>${t('common.actions')}</th></tr></thead>
+      <thead><tr><th>${t('common.id')}</th><th>${t('field.username')}</th><th>${t('field.role')}</th><th>${t('users.col.source')}</th><th>${t('users.col.groups')}</th><th>${t('users.col.changed')}</th><th>${t('common.actions')}</th></tr></thead>
       <tbody>${users.data.items.map((u) => html`<tr key=${u.id} data-username=${u.username}>
         <td>${u.id}</td><td>${u.username}</td><td><span class="badge role" title=${u.role}>${t(`enum.role.${u.role}`)}</span></td>
+        <${SourceCell} user=${u} providers=${providers.data} />
         <td data-testid="user-groups">${u.role === 'ADMIN' ? html`<span class="muted">${t('users.allGroups')}</span>` : Object.entries(rolesOf(u))
           .map(([id, role]) => t('users.groupWithRole', { group: groupName[id] || id, role: t(`enum.groupRole.${role}`) }))
           .join(t('common.listSeparator'))}</td>
@@ -120,5 +174,6 @@ export function UsersPage({ user: me }) {
         </td>
       </tr>`)}</tbody>
     </table></div>`}
+    <${PolicyCard} />
   </section>`;
 }
