@@ -40,26 +40,11 @@ namespace fs = std::filesystem;
 constexpr const char* kAdminPassword = "sso-e2e-admin-password";
 constexpr const char* kClientSecret = "sso-e2e-client-secret-0123456789";
 
-std::string FindInPath(const std::string& name) {
-  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): read before any thread starts
-  std::istringstream dirs(path != nullptr ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const auto candidate = fs::path(dir.empty() ? "." : dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return "";
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Waits (up to 30 s) for a line of `log` that parses as a JSON object holding `key`; the object, or nullopt.
 std::optional<json> AwaitJsonLine(ChildProcess& process, const fs::path& log, const std::string& key) {
   const auto give_up = std::chrono::steady_clock::now() + 30s;
   while (std::chrono::steady_clock::now() < give_up && process.running()) {
-    std::istringstream lines(ReadFile(log));
+    std::istringstream lines(ReadWholeFile(log));
     for (std::string line; std::getline(lines, line);) {
       auto j = json::parse(line, nullptr, false);
       if (j.is_object() && j.contains(key)) return j;

@@ -64,22 +64,6 @@ fs::path ProgramDir() {
   return fs::path(CRONWHEEL_SOURCE_DIR) / "tests/e2e/xxl_job_node";
 }
 
-// The first executable `name` in PATH, or "" (posix_spawn needs a path).
-std::string FindInPath(const std::string& name) {
-  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): before any thread reads it
-  std::istringstream dirs(path != nullptr ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const auto candidate = fs::path(dir.empty() ? "." : dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return "";
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // What is missing to run the package, or "" when nothing is.
 std::string MissingPrerequisite(const std::string& node) {
   if (node.empty()) return fmt::format("node is not in PATH; run {} (it installs nodejs and npm)", kSetup);
@@ -88,7 +72,7 @@ std::string MissingPrerequisite(const std::string& node) {
     return fmt::format("the npm package xxl-job is not installed ({} is missing); run {} (npm ci in {})",
                        manifest.string(), kSetup, ProgramDir().string());
   }
-  if (ReadFile(manifest).find(R"("version": "0.1.7")") == std::string::npos) {
+  if (ReadWholeFile(manifest).find(R"("version": "0.1.7")") == std::string::npos) {
     return fmt::format("{} is not xxl-job 0.1.7 (package-lock.json's); run rm -rf {}/node_modules && {}",
                        manifest.string(), ProgramDir().string(), kSetup);
   }

@@ -22,7 +22,9 @@
 // more, no users page, no password on her account page), logged out with a link to the provider's logout,
 // followed; the admin's users page listing her as an SSO user without a password field; the sign-in policy
 // turned on (a local user's session ended, the login page putting the provider first, that user refused with
-// the server's words, the admin let in) and off again.
+// the server's words, the admin let in) and off again. Script jobs where a global admin allows them: the admin
+// ticks "Allow script jobs" in a group's form; a user who is DEVELOPER there and ADMIN of the other group is
+// offered the script run modes in a new job of the first only, and sees the box read-only in the other's form.
 // Then the main flow again in a browser whose language is zh-CN (time zone Asia/Shanghai): the login,
 // dashboard, a group, a job with both validation errors, start, trigger once, the fire and its output, all
 // in Chinese (the texts taken from web/i18n/*.json), dates in the browser's zone and locale; the workflow
@@ -809,7 +811,11 @@ async function ssoUserFlow(page, base, lang, seen, sso, offered, otherJobId) {
   await page.goto(`${base}/#/account`);
   const account = page.getByTestId('account-external');
   await account.waitFor();
-  check((await account.innerText()).trim() === msg(lang, 'account.external', { source: PROVIDER_TITLE }) && (await page.locator('input[name=old_password]').count()) === 0,
+  // The provider's title arrives with /api/v1/auth/providers, after the page's first render (its name until then).
+  const wanted = msg(lang, 'account.external', { source: PROVIDER_TITLE });
+  await page.waitForFunction((text) => document.querySelector('[data-testid=account-external]')?.innerText.trim() === text,
+    wanted, { timeout: 10_000 }).catch(() => {});
+  check((await account.innerText()).trim() === wanted && (await page.locator('input[name=old_password]').count()) === 0,
     `sso: her account page says where she logs in, with no change of password ("${(await account.innerText()).trim()}")`);
   await checkTranslated(page, lang, 'account of an SSO user', seen.missing);
   await shot(page, 'sso-account');
@@ -913,6 +919,80 @@ async function ssoAdminFlow(page, base, lang, seen, adminPassword, viewerPasswor
   await until('the policy card to show the policy saved', async () => (await policy.getAttribute('data-require-sso')) === 'false', 10_000);
   check((await pageApi(page, 'GET', '/api/v1/auth/policy')).body.require_sso === false,
     'sso: turned off again, every user may log in with a password');
+  await logout(page);
+}
+
+// Script jobs where a global ADMIN allows them (allow_scripts): the admin ticks the box in web-test-app's form
+// and the list marks the group; a user made through the API, DEVELOPER of web-test-app and ADMIN of
+// other-team-app, is offered the script run modes in a new job of web-test-app only (in other-team-app a script
+// type kept is named next to the field, and without it only BEAN is offered), and as other-team-app's ADMIN
+// sees the box read-only in its form (the API refuses it the change, 403 on allow_scripts). The box stays
+// ticked: nothing after depends on it (the admin writes script jobs anywhere).
+async function scriptGroupFlow(page, base, lang, seen, adminPassword) {
+  await login(page, base, lang, 'admin', adminPassword);
+  const groups = (await pageApi(page, 'GET', '/api/v1/groups')).body.items;
+  const web = groups.find((g) => g.app_name === 'web-test-app');
+  const other = groups.find((g) => g.app_name === 'other-team-app');
+  check(web.allow_scripts === false && other.allow_scripts === false, 'scripts: no group allows script jobs by default');
+  await page.goto(`${base}/#/groups`);
+  const groupRow = (app) => page.locator('[data-testid=groups-table] tbody tr', { hasText: app });
+  await groupRow('web-test-app').getByRole('button', { name: msg(lang, 'common.edit'), exact: true }).click();
+  const box = page.getByTestId('group-form').locator('input[name=allow_scripts]');
+  check(!(await box.isChecked()) && (await box.isEnabled()), "scripts: the global admin's group form has the box, unticked");
+  await box.check();
+  await shot(page, 'group-form-scripts');
+  const putGroup = page.waitForResponse((r) => r.url().endsWith(`/api/v1/groups/${web.id}`) && r.request().method() === 'PUT', { timeout: 15_000 });
+  await page.getByTestId('save-group').click();
+  const put = await putGroup;
+  check(put.status() === 200 && put.request().postDataJSON().allow_scripts === true && (await put.json()).allow_scripts === true,
+    `scripts: the admin's form sends allow_scripts: true, saved (${put.status()})`);
+  await page.getByText(msg(lang, 'groups.saved', { app: 'web-test-app' })).waitFor();
+  await groupRow('web-test-app').getByTestId('scripts-allowed').waitFor();
+  check((await groupRow('web-test-app').getByTestId('scripts-allowed').innerText()).trim() === msg(lang, 'groups.scriptsAllowed')
+    && (await page.getByTestId('scripts-allowed').count()) === 1, `scripts: the list marks that group only "${msg(lang, 'groups.scriptsAllowed')}"`);
+  await checkTranslated(page, lang, 'groups with scripts allowed', seen.missing);
+  await shot(page, 'groups-scripts');
+
+  const devPassword = crypto.randomBytes(12).toString('base64url');
+  const dev = await pageApi(page, 'POST', '/api/v1/users', {
+    username: 'developer', password: devPassword, role: 'USER',
+    group_roles: [{ group_id: web.id, role: 'DEVELOPER' }, { group_id: other.id, role: 'ADMIN' }],
+  });
+  check(dev.status === 201, `scripts: a user, DEVELOPER of web-test-app and ADMIN of other-team-app (${dev.status})`);
+  await logout(page);
+  await login(page, base, lang, 'developer', devPassword);
+  await page.goto(`${base}/#/jobs/new`);
+  const form = page.getByTestId('job-form');
+  const glue = form.locator('select[name=glue_type]');
+  const offeredTypes = () => glue.locator('option').evaluateAll((options) => options.map((o) => o.value));
+  await form.locator('select[name=group_id]').selectOption(String(web.id));
+  await until('the script run modes offered in web-test-app', async () => (await offeredTypes()).includes('GLUE_SHELL'), 10_000);
+  const inWeb = await offeredTypes();
+  check(inWeb.includes('BEAN') && inWeb.includes('GLUE_SHELL') && inWeb.includes('GLUE_PYTHON'),
+    `scripts: a DEVELOPER is offered the script run modes in the group that allows them (${inWeb.join(', ')})`);
+  await glue.selectOption('GLUE_SHELL');
+  await form.locator('textarea[name=glue_source]').waitFor();
+  const glueField = form.locator('label.field', { has: page.locator('select[name=glue_type]') });
+  check((await glueField.innerText()).includes(msg(lang, 'job.hint.scriptsAllowed')), 'scripts: the run mode says the group allows script jobs');
+  await checkTranslated(page, lang, 'job form of a DEVELOPER with scripts', seen.missing);
+  await shot(page, 'job-form-developer-script');
+  await form.locator('select[name=group_id]').selectOption(String(other.id));
+  await glueField.locator('.field-error').waitFor();
+  check((await glueField.locator('.field-error').innerText()).trim() === msg(lang, 'job.hint.scriptsNotAllowed'),
+    'scripts: moved to a group that does not allow them, the script type kept is named next to the field');
+  await glue.selectOption('BEAN');
+  await until('only BEAN offered in other-team-app', async () => (await offeredTypes()).length === 1, 10_000);
+  const inOther = await offeredTypes();
+  check(JSON.stringify(inOther) === '["BEAN"]', `scripts: in a group without them (even as its ADMIN) only BEAN is offered (${inOther.join(', ')})`);
+
+  await page.goto(`${base}/#/groups`);
+  await groupRow('other-team-app').getByRole('button', { name: msg(lang, 'common.edit'), exact: true }).click();
+  const otherBox = page.getByTestId('group-form').locator('input[name=allow_scripts]');
+  await otherBox.waitFor();
+  check(await otherBox.isDisabled() && !(await otherBox.isChecked()), "scripts: a group's ADMIN sees the box read-only");
+  const refused = await pageApi(page, 'PUT', `/api/v1/groups/${other.id}`, { allow_scripts: true });
+  check(refused.status === 403 && refused.body.errors?.[0]?.field === 'allow_scripts',
+    `scripts: the API refuses a group's ADMIN allow_scripts (${refused.status} ${refused.body.errors?.[0]?.field})`);
   await logout(page);
 }
 
@@ -1184,6 +1264,9 @@ async function englishScenario(context, base, adminPassword, executorPort, sso) 
   // --- single sign-on: a provider's user, then the admin's side (the policy back off before the next logins) ---
   await ssoUserFlow(page, base, lang, seen, sso, offered, otherJob.body.id);
   await ssoAdminFlow(page, base, lang, seen, adminPassword, viewerPassword);
+
+  // --- script jobs in a group where the global admin allows them ---------------------------------------------------
+  await scriptGroupFlow(page, base, lang, seen, adminPassword);
 
   // --- phone width ----------------------------------------------------------------------------------------------
   await page.setViewportSize({ width: 390, height: 844 });

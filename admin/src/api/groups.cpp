@@ -58,6 +58,7 @@ std::optional<std::string> GlobalAdminField(const JobGroup& before, const JobGro
   if (after.address_type != before.address_type) return "address_type";
   if (after.addresses != before.addresses) return "addresses";
   if (after.access_token != before.access_token) return "access_token";
+  if (after.allow_scripts != before.allow_scripts) return "allow_scripts";
   return std::nullopt;
 }
 

@@ -1,7 +1,7 @@
 // /api/v1/jobs: jobs (admins, or users permitted on the job's group): list, create, read, update, delete,
 // start, stop, manual trigger, copy, and the versions of a script job's source. A job may name as child jobs
-// only jobs the caller may see (store/job_repository.hpp); script jobs are created and changed by admins
-// only (docs/security.md, "Script jobs").
+// only jobs the caller may see (store/job_repository.hpp); script jobs are created and changed by global
+// admins, and by DEVELOPERs of groups where an admin allowed scripts (docs/security.md, "Script jobs").
 #include <algorithm>
 #include <optional>
 
@@ -42,18 +42,30 @@ std::optional<Error> BodyGroupRefusal(const Principal& who, int g, std::string_v
 }
 
 // A script job (any glue type but BEAN) runs the code its author wrote on the executors of its group:
-// creating or changing one needs the ADMIN role (docs/security.md, "Script jobs"). nullopt when `who` may.
-std::optional<Error> ScriptNeedsAdmin(const Principal& who, GlueType type) {
+// creating or changing one in group `group_id` needs the global ADMIN role, or DEVELOPER there when a global
+// ADMIN allowed scripts in the group (JobGroup::allow_scripts; docs/security.md, "Script jobs"). nullopt when
+// `who` may.
+std::optional<Error> ScriptRefusal(const RouteContext& ctx, const Principal& who, GlueType type,
+                                   int group_id) {
   if (who.admin || type == GlueType::kBean) return std::nullopt;
+  const auto group = ctx.services.groups.GetGroup(group_id);
+  const bool allowed = group && group->allow_scripts;
+  if (allowed && who.HasRole(group_id, GroupRole::kDeveloper)) return std::nullopt;
   const std::string name(ToString(type));
-  return Error{ErrorKind::kForbidden,
-               fmt::format("a {} job is a script: creating or changing one needs the ADMIN role", name),
-               {{"glue_type",
-                 fmt::format("{} is a script type: creating or changing a script job needs the ADMIN role; "
-                             "you may trigger, start and stop one, and use BEAN jobs",
-                             name),
-                 "role",
-                 {{"role", "ADMIN"}}}}};
+  return Error{
+      ErrorKind::kForbidden,
+      fmt::format("a {} job is a script: creating or changing one needs the global ADMIN role, or "
+                  "DEVELOPER in a group where an ADMIN allowed scripts",
+                  name),
+      {{"glue_type",
+        fmt::format("{} is a script type: in job group {} {}; you may trigger, start and stop a script job, "
+                    "and use BEAN jobs",
+                    name, group_id,
+                    allowed ? "writing one needs the DEVELOPER role"
+                            : "scripts are not allowed, so writing one needs the global ADMIN role (a global "
+                              "ADMIN may allow scripts in the group)"),
+        "role",
+        {{"role", allowed ? "DEVELOPER" : "ADMIN"}, {"group_id", group_id}}}}};
 }
 
 // The job body read over `base` and its webhook checked against the operator's prefixes.
@@ -220,7 +232,7 @@ ActionAnswer Retag(const RouteContext& ctx, const Principal& who, const Job& job
   };
   if (retagged(job.tags) == job.tags) return {200, ToJson(job)};
   // As PUT /api/v1/jobs/{id}: a script job is an admin's to change.
-  if (auto refused = ScriptNeedsAdmin(who, job.glue_type)) return Refused(*refused);
+  if (auto refused = ScriptRefusal(ctx, who, job.glue_type, job.group_id)) return Refused(*refused);
   const auto updated = ctx.services.jobs.UpdateJob(job.id, [&](Job& stored) -> Result<void> {
     stored.tags = retagged(stored.tags);
     return {};
@@ -325,7 +337,8 @@ void RegisterJobExtras(Routes& s, const RouteContext& ctx) {
       [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto job = ctx.VisibleJob(who, req.matches[1], res);
         if (!job) return;
-        if (const auto refused = ScriptNeedsAdmin(who, job->glue_type)) return SendError(res, *refused);
+        if (const auto refused = ScriptRefusal(ctx, who, job->glue_type, job->group_id))
+          return SendError(res, *refused);
         Job copy = *job;
         constexpr std::string_view kSuffix = " (copy)";
         copy.id = 0;
@@ -395,7 +408,8 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     }
     auto job = ReadJob(*body, Job{}, true, allow);
     if (Failed(res, job)) return;
-    if (const auto refused = ScriptNeedsAdmin(who, job->glue_type)) return SendError(res, *refused);
+    if (const auto refused = ScriptRefusal(ctx, who, job->glue_type, job->group_id))
+      return SendError(res, *refused);
     const auto created = jobs.CreateJob(*std::move(job), VisibleTo(who));
     if (Failed(res, created)) return;
     ctx.Audit(who, "job.create", "job", std::to_string(created->id), nullptr, ToJson(*created));
@@ -417,9 +431,12 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
         [&](Job& stored) -> Result<void> {
           auto read = ReadJob(*body, stored, false, allow);
           if (!read) return read.error();
-          // A script job stays an admin's to change, and a bean job becomes a script only by an admin.
+          // A script job is changed, and a bean job becomes a script, only by whoever may write scripts in
+          // the group it is in and the one it goes to.
           const auto type = stored.glue_type != GlueType::kBean ? stored.glue_type : read->glue_type;
-          if (auto refused = ScriptNeedsAdmin(who, type)) return *std::move(refused);
+          for (const int g : {stored.group_id, read->group_id}) {
+            if (auto refused = ScriptRefusal(ctx, who, type, g)) return *std::move(refused);
+          }
           stored = std::move(*read);
           return {};
         },

@@ -15,6 +15,7 @@ nlohmann::json ToJson(const JobGroup& g, bool include_token) {
          {"addresses", g.addresses},
          {"has_access_token", g.access_token.has_value()},
          {"alert_channel_ids", g.alert_channel_ids},
+         {"allow_scripts", g.allow_scripts},
          {"created_ms", g.created_ms},
          {"updated_ms", g.updated_ms}};
   if (include_token) j["access_token"] = g.access_token ? json(*g.access_token) : json(nullptr);

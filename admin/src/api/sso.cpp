@@ -51,10 +51,11 @@ void RegisterSsoRoutes(Routes& s, const RouteContext& ctx) {
   s.PublicGet("/api/v1/auth/providers", [&](const net::Request&, net::Response& res) {
     const auto offer = sso.Offered();
     json oidc = json::array();
-    for (const auto& p : offer.oidc)
+    for (const auto& p : offer.oidc) {
       oidc.push_back({{"name", p.name},
                       {"title", p.title},
                       {"start", fmt::format("/api/v1/auth/oidc/{}/start", p.name)}});
+    }
     SendJson(res, 200, {{"oidc", oidc}, {"ldap", offer.ldap}, {"require_sso", offer.require_sso}});
   });
 
@@ -72,9 +73,10 @@ void RegisterSsoRoutes(Routes& s, const RouteContext& ctx) {
 
   s.PublicGet("/api/v1/auth/oidc/{name}/callback", [&, secure](const net::Request& req, net::Response& res) {
     const std::string name = req.matches[1];
-    if (sso.config().Provider(name) == nullptr)
+    if (sso.config().Provider(name) == nullptr) {
       return SendError(
           res, Error::NotFound(fmt::format("no OpenID provider is named '{}'", Utf8Prefix(name, 40))));
+    }
     const std::string via = "oidc:" + name;
     res.set_header("Cache-Control", "no-store");
     auto failed = [&](const std::string& message) {

@@ -124,16 +124,19 @@ std::unique_ptr<HttpsClient> MakeCurlHttpsClient(bool allow_http) {
 
 Result<json> OidcClient::FetchJson(const std::string& url, const std::string& what) {
   auto answer = http_.Get(url, provider_.ca_file);
-  if (!answer)
+  if (!answer) {
     return Error::Invalid(
         fmt::format("the {} of provider '{}': {}", what, provider_.name, answer.error().message));
-  if (answer->status != 200)
+  }
+  if (answer->status != 200) {
     return Error::Invalid(fmt::format("the {} of provider '{}' ({}) answered HTTP {}", what, provider_.name,
                                       url, answer->status));
+  }
   auto doc = json::parse(answer->body, nullptr, false);
-  if (!doc.is_object())
+  if (!doc.is_object()) {
     return Error::Invalid(
         fmt::format("the {} of provider '{}' ({}) is not a JSON object", what, provider_.name, url));
+  }
   return doc;
 }
 
@@ -230,9 +233,10 @@ Result<json> OidcClient::Redeem(const std::string& code, const std::string& code
                                               provider_.name, answer->status, why));
   }
   const auto id_token = body.value("id_token", "");
-  if (id_token.empty())
+  if (id_token.empty()) {
     return Error::Unauthenticated(fmt::format(
         "provider '{}' answered without an ID token (is 'openid' among the scopes?)", provider_.name));
+  }
   const IdTokenExpectations expect{
       .issuer = provider_.issuer, .client_id = provider_.client_id, .nonce = nonce, .now_ms = clock_.NowMs()};
   auto keys = Keys(false);

@@ -147,9 +147,10 @@ Result<json> VerifyIdToken(const std::string& id_token, const json& jwks, const 
     return Refused("its header is not a JSON object with an 'alg'");
   const auto alg = header["alg"].get<std::string>();
   const char* kty = KeyTypeOf(alg);
-  if (kty == nullptr)
+  if (kty == nullptr) {
     return Refused(
         fmt::format("its algorithm '{}' is not accepted (RS256, RS384, RS512, ES256, ES384, ES512)", alg));
+  }
   const std::string kid =
       header.contains("kid") && header["kid"].is_string() ? header["kid"].get<std::string>() : "";
 
@@ -187,12 +188,14 @@ Result<json> VerifyIdToken(const std::string& id_token, const json& jwks, const 
   const auto iss = claims.value("iss", "");
   if (iss != expect.issuer)
     return Refused(fmt::format("its issuer '{}' is not the configured issuer '{}'", iss, expect.issuer));
-  if (!claims.contains("aud") || !AudienceHas(claims["aud"], expect.client_id))
+  if (!claims.contains("aud") || !AudienceHas(claims["aud"], expect.client_id)) {
     return Refused(fmt::format("its audience {} does not include this client, '{}'",
                                claims.contains("aud") ? claims["aud"].dump() : "(none)", expect.client_id));
-  if (claims["aud"].is_array() && claims["aud"].size() > 1 && claims.value("azp", "") != expect.client_id)
+  }
+  if (claims["aud"].is_array() && claims["aud"].size() > 1 && claims.value("azp", "") != expect.client_id) {
     return Refused(
         fmt::format("it has several audiences and its authorized party (azp) is not '{}'", expect.client_id));
+  }
   const auto leeway_ms = std::chrono::duration_cast<std::chrono::milliseconds>(kIdTokenLeeway).count();
   if (!claims.contains("exp") || !claims["exp"].is_number()) return Refused("it has no expiry (exp)");
   const auto exp_ms = static_cast<std::int64_t>(claims["exp"].get<double>() * 1000);
@@ -200,9 +203,10 @@ Result<json> VerifyIdToken(const std::string& id_token, const json& jwks, const 
     return Refused(fmt::format("it expired at {} (now {})", FormatUtc(exp_ms), FormatUtc(expect.now_ms)));
   if (claims.contains("iat") && claims["iat"].is_number()) {
     const auto iat_ms = static_cast<std::int64_t>(claims["iat"].get<double>() * 1000);
-    if (iat_ms - leeway_ms > expect.now_ms)
+    if (iat_ms - leeway_ms > expect.now_ms) {
       return Refused(fmt::format("it was issued in the future, at {} (now {}): check the clocks",
                                  FormatUtc(iat_ms), FormatUtc(expect.now_ms)));
+    }
   }
   const auto nonce =
       claims.contains("nonce") && claims["nonce"].is_string() ? claims["nonce"].get<std::string>() : "";

@@ -117,8 +117,8 @@ Result<std::vector<RoleRule>> ReadRoles(TableReader& parent, const toml::table& 
     TableReader r(*arr->get(i)->as_table(), fmt::format("{}.roles[{}]", where, i + 1), file);
     RoleRule rule;
     std::string role;
-    for (auto res : {r.String("value", rule.value), r.Bool("admin", rule.admin),
-                     r.String("group", rule.group), r.String("role", role), r.NoOtherKeys()}) {
+    for (const auto& res : {r.String("value", rule.value), r.Bool("admin", rule.admin),
+                            r.String("group", rule.group), r.String("role", role), r.NoOtherKeys()}) {
       if (!res) return res.error();
     }
     if (rule.value.empty()) return r.Bad("value", "is required: the group value at the source, or \"*\"");
@@ -160,11 +160,11 @@ Result<OidcProviderConfig> ReadProvider(const toml::table& table, std::size_t in
                                         bool allow_plain_http) {
   TableReader r(table, fmt::format("oidc[{}]", index + 1), file);
   OidcProviderConfig p;
-  for (auto res : {r.String("name", p.name), r.String("title", p.title), r.String("issuer", p.issuer),
-                   r.String("client_id", p.client_id), r.Secret("client_secret", p.client_secret),
-                   r.String("redirect_url", p.redirect_url), r.Strings("scopes", p.scopes),
-                   r.String("username_claim", p.username_claim), r.String("groups_claim", p.groups_claim),
-                   r.String("ca_file", p.ca_file)}) {
+  for (const auto& res : {r.String("name", p.name), r.String("title", p.title), r.String("issuer", p.issuer),
+                          r.String("client_id", p.client_id), r.Secret("client_secret", p.client_secret),
+                          r.String("redirect_url", p.redirect_url), r.Strings("scopes", p.scopes),
+                          r.String("username_claim", p.username_claim),
+                          r.String("groups_claim", p.groups_claim), r.String("ca_file", p.ca_file)}) {
     if (!res) return res.error();
   }
   auto roles = ReadRoles(r, table, fmt::format("oidc[{}]", index + 1), file);
@@ -194,12 +194,13 @@ Result<OidcProviderConfig> ReadProvider(const toml::table& table, std::size_t in
 Result<LdapConfig> ReadLdap(const toml::table& table, const std::string& file) {
   TableReader r(table, "ldap", file);
   LdapConfig l;
-  for (auto res : {r.String("url", l.url), r.Bool("start_tls", l.start_tls), r.String("ca_file", l.ca_file),
-                   r.String("user_dn", l.user_dn), r.String("bind_dn", l.bind_dn),
-                   r.Secret("bind_password", l.bind_password), r.String("user_base", l.user_base),
-                   r.String("user_filter", l.user_filter), r.String("group_base", l.group_base),
-                   r.String("group_filter", l.group_filter), r.String("group_attribute", l.group_attribute),
-                   r.Seconds("timeout_s", l.timeout, 1, 60)}) {
+  for (const auto& res :
+       {r.String("url", l.url), r.Bool("start_tls", l.start_tls), r.String("ca_file", l.ca_file),
+        r.String("user_dn", l.user_dn), r.String("bind_dn", l.bind_dn),
+        r.Secret("bind_password", l.bind_password), r.String("user_base", l.user_base),
+        r.String("user_filter", l.user_filter), r.String("group_base", l.group_base),
+        r.String("group_filter", l.group_filter), r.String("group_attribute", l.group_attribute),
+        r.Seconds("timeout_s", l.timeout, 1, 60)}) {
     if (!res) return res.error();
   }
   auto roles = ReadRoles(r, table, "ldap", file);
@@ -210,11 +211,12 @@ Result<LdapConfig> ReadLdap(const toml::table& table, const std::string& file) {
   if (StartsWith(l.url, "ldaps://")) {
     if (l.start_tls) return r.Bad("start_tls", "= true with an ldaps:// url: the connection is TLS already");
   } else if (StartsWith(l.url, "ldap://")) {
-    if (!l.start_tls)
+    if (!l.start_tls) {
       return r.Bad("url",
                    fmt::format("= '{}' is plain LDAP: use ldaps://, or set start_tls = true (passwords "
                                "must not cross the network in clear)",
                                l.url));
+    }
   } else {
     return r.Bad("url", fmt::format("= '{}' must start with ldaps:// or ldap://", l.url));
   }

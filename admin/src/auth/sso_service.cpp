@@ -62,7 +62,7 @@ SsoService::Offer SsoService::Offered() {
   return offer;
 }
 
-Result<SsoService::SignIn> SsoService::Sync(ExternalUser who, const std::string& via) {
+Result<SsoService::SignIn> SsoService::Sync(const ExternalUser& who, const std::string& via) {
   std::vector<std::string> skipped;
   auto user = store_.SyncExternalUser(who, clock_.NowMs(), skipped);
   if (!user) return user.error();

@@ -31,13 +31,13 @@ Result<JobGroup> GroupRepository::CreateGroup(const JobGroup& g) {
     const auto row =
         tx.exec_params1(fmt::format(R"sql(
       INSERT INTO job_group (app_name, title, address_type, addresses, access_token, alert_channel_ids,
-                             created_ms, updated_ms)
-      VALUES ($1, $2, $3, $4::text[], $5, $7::int[], $6, $6)
+                             allow_scripts, created_ms, updated_ms)
+      VALUES ($1, $2, $3, $4::text[], $5, $7::int[], $8, $6, $6)
       RETURNING {}
     )sql",
                                     kGroupColumns),
                         g.app_name, g.title, std::string(ToString(g.address_type)), PgTextArray(g.addresses),
-                        g.access_token, clock_.NowMs(), PgArray<int>(g.alert_channel_ids));
+                        g.access_token, clock_.NowMs(), PgArray<int>(g.alert_channel_ids), g.allow_scripts);
     tx.commit();
     return GroupFromRow(row);
   });
@@ -61,14 +61,14 @@ Result<JobGroup> GroupRepository::UpdateGroup(int id, const Edit& edit) {
     const auto row = tx.exec_params1(fmt::format(R"sql(
       UPDATE job_group
          SET app_name = $2, title = $3, address_type = $4, addresses = $5::text[], access_token = $6,
-             updated_ms = $7, alert_channel_ids = $8::int[]
+             updated_ms = $7, alert_channel_ids = $8::int[], allow_scripts = $9
        WHERE id = $1
       RETURNING {}
     )sql",
                                                  kGroupColumns),
                                      id, g.app_name, g.title, std::string(ToString(g.address_type)),
                                      PgTextArray(g.addresses), g.access_token, clock_.NowMs(),
-                                     PgArray<int>(g.alert_channel_ids));
+                                     PgArray<int>(g.alert_channel_ids), g.allow_scripts);
     tx.commit();
     return GroupFromRow(row);
   });

@@ -60,14 +60,23 @@ Result<User> PgSsoStore::SyncExternalUser(const ExternalUser& who, std::int64_t 
       id = named[0][0].as<int>();
     }
     const char* role = who.admin ? "ADMIN" : "USER";
+    // The source may rename its user: the new name must not be someone else's.
+    if (const auto other =
+            tx.exec_params(R"sql(SELECT login_source FROM app_user WHERE username = $1 AND id <> $2)sql",
+                           who.username, id.value_or(0));
+        !other.empty()) {
+      return Error::Conflict(
+          fmt::format("the username '{}' belongs to another user of cronwheel ({}): an ADMIN must rename or "
+                      "delete that user "
+                      "first (a local account is never taken over by single sign-on)",
+                      who.username, other[0][0].as<std::string>()));
+    }
     if (id) {
       tx.exec_params(R"sql(
         UPDATE app_user SET username = $2, role = $3, external_subject = $4, updated_ms = $5 WHERE id = $1
       )sql",
                      *id, who.username, role, who.subject, now_ms);
     } else {
-      const auto taken = tx.exec_params(R"sql(SELECT 1 FROM app_user WHERE username = $1)sql", who.username);
-      if (!taken.empty()) return Error::Conflict(fmt::format("the username '{}' is taken", who.username));
       id = tx.exec_params1(R"sql(
         INSERT INTO app_user (username, password_hash, role, login_source, external_subject, created_ms, updated_ms)
         VALUES ($1, '!', $2, $3, $4, $5, $5)

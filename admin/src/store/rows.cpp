@@ -18,7 +18,7 @@ const char* const kJobColumns = R"sql(
 
 const char* const kGroupColumns = R"sql(
   id, app_name, title, address_type, to_json(addresses) AS addresses, access_token,
-  to_json(alert_channel_ids) AS alert_channel_ids, created_ms, updated_ms
+  to_json(alert_channel_ids) AS alert_channel_ids, allow_scripts, created_ms, updated_ms
 )sql";
 
 const char* const kClaimedColumns = R"sql(
@@ -129,6 +129,7 @@ JobGroup GroupFromRow(const pqxx::row& r) {
   g.addresses = nlohmann::json::parse(r["addresses"].c_str()).get<std::vector<std::string>>();
   if (!r["access_token"].is_null()) g.access_token = r["access_token"].as<std::string>();
   g.alert_channel_ids = nlohmann::json::parse(r["alert_channel_ids"].c_str()).get<std::vector<int>>();
+  g.allow_scripts = r["allow_scripts"].as<bool>();
   g.created_ms = r["created_ms"].as<std::int64_t>();
   g.updated_ms = r["updated_ms"].as<std::int64_t>();
   return g;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -150,6 +151,21 @@ std::string ChildProcess::LogTail(std::size_t bytes) const {
   ss << in.rdbuf();
   const auto all = ss.str();
   return bytes != std::string::npos && all.size() > bytes ? all.substr(all.size() - bytes) : all;
+}
+
+std::string FindInPath(const std::string& name) {
+  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): the tests read it, never set it
+  std::istringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "";
+}
+
+std::string ReadWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 int FreeTcpPort() {

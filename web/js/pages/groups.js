@@ -4,10 +4,11 @@ import { ConfirmButton, ErrorBanner, Field, IdPicker, Loading, Notice, PageHeade
 import { ADDRESS_TYPES, can, enumOptions } from '../util.js';
 import { t } from '../i18n.js';
 
-const FIELDS = ['app_name', 'title', 'address_type', 'addresses', 'access_token', 'alert_channel_ids'];
+const FIELDS = ['app_name', 'title', 'address_type', 'addresses', 'access_token', 'alert_channel_ids', 'allow_scripts'];
 
 // `full`: a global ADMIN's form; a group's ADMIN changes only its title and alert channels (the API keeps
-// where its fires go and how its executors authenticate to global ADMINs).
+// where its fires go, how its executors authenticate and whether its DEVELOPERs may write script jobs,
+// allow_scripts, to global ADMINs).
 function GroupForm({ group, full, onDone, onCancel }) {
   const [g, setG] = useState({
     app_name: group ? group.app_name : '',
@@ -17,6 +18,7 @@ function GroupForm({ group, full, onDone, onCancel }) {
     access_token: '',
     change_token: !group,
     alert_channel_ids: group ? group.alert_channel_ids || [] : [],
+    allow_scripts: group ? Boolean(group.allow_scripts) : false,
   });
   const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
   const [error, setError] = useState(null);
@@ -29,6 +31,7 @@ function GroupForm({ group, full, onDone, onCancel }) {
       address_type: g.address_type,
       addresses: g.addresses.split(/[\s,]+/).filter(Boolean),
       alert_channel_ids: g.alert_channel_ids,
+      allow_scripts: g.allow_scripts,
     } : { title: g.title, alert_channel_ids: g.alert_channel_ids };
     if (full && g.change_token) body.access_token = g.access_token || null;
     try {
@@ -64,6 +67,9 @@ function GroupForm({ group, full, onDone, onCancel }) {
       </${Field}>
       <${Field} label=${t('field.alert_channel_ids')} error=${err('alert_channel_ids')} hint=${t('groups.hint.channels')}>
         <${IdPicker} name="alert_channel_ids" load=${channels} value=${g.alert_channel_ids} onChange=${(v) => setG({ ...g, alert_channel_ids: v })} />
+      </${Field}>
+      <${Field} label=${t('groups.allowScripts')} error=${err('allow_scripts')} hint=${t('groups.hint.allowScripts')}>
+        <input type="checkbox" name="allow_scripts" disabled=${!full} checked=${g.allow_scripts} onChange=${(e) => setG({ ...g, allow_scripts: e.target.checked })} />
       </${Field}>
     </div>
     <div class="form-actions">
@@ -103,7 +109,7 @@ export function GroupsPage({ user }) {
       <tbody>
         ${groups.data.items.length === 0 && html`<tr><td colspan="7" class="muted">${admin ? t('groups.empty') : t('groups.emptyVisible')}</td></tr>`}
         ${groups.data.items.map((g) => html`<tr key=${g.id}>
-          <td data-label=${t('common.id')}>${g.id}</td><td class="mono" data-label=${t('field.app_name')}>${g.app_name}</td><td data-label=${t('field.title')}>${g.title}</td>
+          <td data-label=${t('common.id')}>${g.id}</td><td class="mono" data-label=${t('field.app_name')}>${g.app_name}</td><td data-label=${t('field.title')}>${g.title}${g.allow_scripts && html` <span class="badge scripts" data-testid="scripts-allowed" title=${t('groups.hint.allowScripts')}>${t('groups.scriptsAllowed')}</span>`}</td>
           <td data-label=${t('field.address_type')} title=${g.address_type}>${t(`enum.addressType.${g.address_type}`)}</td>
           <td class="mono" data-label=${t('groups.col.addressesShort')}>${g.online_addresses.length === 0
             ? html`<span class="muted">${t('groups.noneOnline')}</span>`

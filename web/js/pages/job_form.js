@@ -101,10 +101,22 @@ export function JobFormPage({ id, user }) {
   const admin = user.role === 'ADMIN';
   const groupList = groups.data.items.filter((g) => writable(g.id) || String(g.id) === String(job.group_id));
   const script = job.glue_type !== 'BEAN';
-  // Changing a job needs DEVELOPER in its group, and a script job a global ADMIN: else it is shown, not offered.
+  // Script jobs (any glue type but BEAN) are a global ADMIN's to write, and a DEVELOPER's (or the group's
+  // ADMIN's) in a group whose allow_scripts a global ADMIN turned on.
+  const scriptsIn = (groupId) => {
+    if (admin) return true;
+    const g = groups.data.items.find((x) => String(x.id) === String(groupId));
+    return Boolean(g && g.allow_scripts) && writable(groupId);
+  };
+  // Changing a job needs DEVELOPER in its group, and a script job also scriptsIn its group: else it is shown,
+  // not offered.
   const stored = loaded.data;
-  const readOnly = Boolean(stored) && (!writable(stored.group_id) || (stored.glue_type !== 'BEAN' && !admin));
-  const glueTypes = admin ? GLUE_TYPES : [...new Set(['BEAN', job.glue_type])];
+  const scriptLocked = Boolean(stored) && stored.glue_type !== 'BEAN' && !scriptsIn(stored.group_id);
+  const readOnly = Boolean(stored) && (!writable(stored.group_id) || scriptLocked);
+  const scriptsHere = scriptsIn(job.group_id);
+  const glueTypes = scriptsHere ? GLUE_TYPES : [...new Set(['BEAN', job.glue_type])];
+  // A script type kept while the job moves to (or is created in) a group where the user may not write one.
+  const scriptRefused = script && !scriptsHere && !readOnly;
 
   const save = async (e) => {
     e.preventDefault();
@@ -145,7 +157,7 @@ export function JobFormPage({ id, user }) {
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error} shownFields=${SHOWN_FIELDS} />
     ${groupList.length === 0 && html`<div class="banner warn">${groups.data.items.length === 0 ? t('job.noGroups') : t('job.noWritableGroups')}</div>`}
-    ${readOnly && html`<div class="banner warn" data-testid="read-only">${t('job.readOnly')}</div>`}
+    ${readOnly && html`<div class="banner warn" data-testid="read-only">${scriptLocked && writable(stored.group_id) ? t('job.readOnlyScript') : t('job.readOnly')}</div>`}
     <form class="card form" onSubmit=${save} data-testid="job-form">
       <fieldset disabled=${readOnly}><legend>${t('job.section.basic')}</legend>
         <div class="grid">
@@ -188,7 +200,8 @@ export function JobFormPage({ id, user }) {
       </fieldset>
       <fieldset disabled=${readOnly}><legend>${t('job.section.execution')}</legend>
         <div class="grid">
-          <${Field} label=${t('field.glue_type')} error=${err('glue_type')}>
+          <${Field} label=${t('field.glue_type')} error=${err('glue_type') || (scriptRefused ? t('job.hint.scriptsNotAllowed') : '')}
+            hint=${script && scriptsHere && !admin ? t('job.hint.scriptsAllowed') : ''}>
             <${Select} name="glue_type" value=${job.glue_type} onChange=${set('glue_type')} options=${enumOptions(glueTypes, 'enum.glue')} />
           </${Field}>
           ${!script && html`<${Field} label=${t('field.handler')} error=${err('handler')} hint=${t('job.hint.handler')}>

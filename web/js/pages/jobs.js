@@ -163,6 +163,9 @@ export function JobsPage({ route, user }) {
   // bulk actions offered are those allowed on every selected job.
   const operable = (j) => can(user, j.group_id, 'operate');
   const writable = (j) => can(user, j.group_id, 'write');
+  // A script job is copied by a global ADMIN, or a DEVELOPER of a group that allows script jobs.
+  const copyable = (j) => writable(j) && (j.glue_type === 'BEAN' || user.role === 'ADMIN'
+    || Boolean(groupById[j.group_id] && groupById[j.group_id].allow_scripts));
   const selectedIds = Object.keys(selected).map(Number);
   const bulkWrite = selectedIds.every((id) => can(user, selected[id], 'write'));
   const pageJobs = jobs.data ? jobs.data.items.filter(operable) : [];
@@ -257,7 +260,7 @@ export function JobsPage({ route, user }) {
               ${operable(j) && html`<button type="button" onClick=${() => setTriggering(j)}>${t('jobs.trigger')}</button>
               <button type="button" onClick=${() => setRunningOnce(j)}>${t('jobs.runOnce')}</button>`}
               <a class="button" href=${`#/logs?job=${j.id}&group=${j.group_id}`}>${t('jobs.logs')}</a>
-              ${writable(j) && (j.glue_type === 'BEAN' || user.role === 'ADMIN') && html`<button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/copy`), t('jobs.copied', { id: j.id }))}>${t('jobs.copy')}</button>`}
+              ${copyable(j) && html`<button type="button" onClick=${() => act(() => api.post(`/api/v1/jobs/${j.id}/copy`), t('jobs.copied', { id: j.id }))}>${t('jobs.copy')}</button>`}
               ${writable(j) && html`<${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => act(() => api.del(`/api/v1/jobs/${j.id}`), t('jobs.deleted', { id: j.id }))} />`}
             </td>
           </tr>`;

@@ -95,7 +95,7 @@ class SsoService {
   [[nodiscard]] const SsoConfig& config() const { return config_; }
 
  private:
-  Result<SignIn> Sync(ExternalUser who, const std::string& via);
+  Result<SignIn> Sync(const ExternalUser& who, const std::string& via);
 
   SsoConfig config_;
   ringwheel::Clock& clock_;

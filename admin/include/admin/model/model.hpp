@@ -41,6 +41,9 @@ struct JobGroup {
   std::vector<std::string> addresses;  // configured (MANUAL groups)
   std::optional<std::string> access_token;
   std::vector<int> alert_channel_ids;  // alerted for every job of the group (admin/model/alert_channel.hpp)
+  // Whether the group's DEVELOPERs may create and change script jobs (glue types but BEAN); set by a global
+  // ADMIN (sql/022_group_scripts.sql). A global ADMIN may anywhere.
+  bool allow_scripts = false;
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
 };

@@ -109,6 +109,7 @@ Result<JobGroup> ReadGroupBody(const json& body, JobGroup g, bool create) {
   r.StringArray("addresses", g.addresses, false, 1000);
   r.OptionalString("access_token", g.access_token, 255);
   r.IntArray("alert_channel_ids", g.alert_channel_ids, false, 50, "an alert channel id");
+  r.Bool("allow_scripts", g.allow_scripts, false);
   r.RejectUnknown();
   if (!g.app_name.empty() && !ValidAppName(g.app_name)) {
     errors.push_back(

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,6 +61,12 @@ class ChildProcess {
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreeTcpPort();
+
+// The first executable `name` in PATH, or "" (ChildProcess needs a path): for programs the tests start but
+// did not build (node, python3).
+std::string FindInPath(const std::string& name);
+// The whole file ("" when it cannot be read).
+std::string ReadWholeFile(const std::filesystem::path& path);
 
 // Polls GET http://127.0.0.1:<port><path> until it answers `status` (and, when given, a body containing
 // `contains`), or the timeout passes. Returns whether it did.
