@@ -544,8 +544,8 @@ TEST(ExecutorClient, AFailedRequestGivesItsSlotBack) {
   }
 }
 
-// RunAsync from one thread: the requests to a slow executor fill its bound (shared by the client's threads)
-// and wait in its own queue, while those to a fast one are all answered meanwhile.
+// RunAsync from one thread: the requests to a slow executor take at most its bound (shared by the client's
+// threads) and wait in its own queue, while those to a fast one are all answered meanwhile.
 TEST(ExecutorClient, RequestsHandedOverQueuePerExecutorSoASlowOneHoldsUpNoOther) {
   GatedExecutor slow;
   ExecutorStub fast(5);
@@ -575,7 +575,10 @@ TEST(ExecutorClient, RequestsHandedOverQueuePerExecutorSoASlowOneHoldsUpNoOther)
     p.log_id = i + 1;
     client.RunAsync(slow.address(), "", p, 0, count(slow_ok));
   }
-  ASSERT_TRUE(slow.AwaitInFlight(kBound, std::chrono::seconds(20)));
+  // At least one is held (how many of the bound's connections open before the first request counts as
+  // stalled depends on the machine's speed: under ThreadSanitizer on a busy box a stall after 20 ms can cap
+  // the connections to this executor below the bound, admin/dispatch/connection_policy.hpp, "Stalls").
+  ASSERT_TRUE(slow.AwaitInFlight(1, std::chrono::seconds(20)));
   for (int i = 0; i < kFast; ++i) {
     p.log_id = 100 + i;
     client.RunAsync(fast.address(), "", p, 0, count(fast_ok));
@@ -586,11 +589,15 @@ TEST(ExecutorClient, RequestsHandedOverQueuePerExecutorSoASlowOneHoldsUpNoOther)
         << fast_ok << " of " << kFast << " answered while the slow executor held its requests";
     EXPECT_EQ(slow_ok, 0);
   }
-  EXPECT_EQ(client.Stats(slow.address()).waiting, static_cast<std::size_t>(kSlow - kBound));
+  // The rest wait in the slow executor's own queue, never more than the bound on its connections.
+  const auto waiting = client.Stats(slow.address()).waiting;
+  EXPECT_GE(waiting, static_cast<std::size_t>(kSlow - kBound));
+  EXPECT_LT(waiting, static_cast<std::size_t>(kSlow));
   slow.Open();
   std::unique_lock lock(mu);
   ASSERT_TRUE(answered.wait_for(lock, std::chrono::seconds(20), [&] { return slow_ok == kSlow; }));
-  EXPECT_EQ(slow.max_in_flight(), kBound);
+  EXPECT_GE(slow.max_in_flight(), 1);
+  EXPECT_LE(slow.max_in_flight(), kBound);
   EXPECT_EQ(fast.runs, kFast);
 }
 
