@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 
 namespace cronwheel::cli {
@@ -55,19 +56,6 @@ json Call(Api& api, const std::string& method, const std::string& target, const 
   throw CommandError(code, DescribeFailure(api, method, target, reply));
 }
 
-std::string EncodeQueryValue(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) != 0 || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += c;
-    } else {
-      out += fmt::format("%{:02X}", u);
-    }
-  }
-  return out;
-}
-
 HttpApi::HttpApi(Settings settings) : settings_(std::move(settings)) {
   const auto address = net::ParseHttpAddress(settings_.admin_url);
   if (!address.ok()) {
@@ -91,7 +79,7 @@ HttpApi::HttpApi(Settings settings) : settings_(std::move(settings)) {
   client_->set_write_timeout(ts, tus);
   client_->set_tcp_nodelay(true);
   client_->set_keep_alive(true);
-  client_->set_url_encode(false);  // targets are encoded by the caller (EncodeQueryValue)
+  client_->set_url_encode(false);  // targets are encoded by the caller (net::PercentEncode)
   client_->set_follow_location(false);
 }
 

@@ -11,6 +11,7 @@
 
 #include "commands_internal.hpp"
 #include "cronwheel/json.hpp"
+#include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 #include "cwcli/login.hpp"
 #include "cwcli/table.hpp"
@@ -182,8 +183,8 @@ void JobsList(const Invocation& inv, Api& api, Console& c) {
   std::string query;
   if (inv.group_id) query += fmt::format("&group_id={}", *inv.group_id);
   for (const auto& tag : inv.tags)
-    query += "&tag=" + EncodeQueryValue(tag);
-  if (inv.search) query += "&q=" + EncodeQueryValue(*inv.search);
+    query += "&tag=" + net::PercentEncode(tag);
+  if (inv.search) query += "&q=" + net::PercentEncode(*inv.search);
   if (!query.empty()) query[0] = '?';
   const auto jobs = FetchAll(api, "/api/v1/jobs" + query);
   if (inv.json) return PrintJson(c, {{"total", jobs.size()}, {"items", jobs}});
@@ -480,7 +481,7 @@ void LogsTail(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
 
 void LogsList(const Invocation& inv, Api& api, Console& c) {
   auto target = fmt::format("/api/v1/logs?job_id={}&limit={}", inv.job_id, inv.limit);
-  if (inv.status) target += "&status=" + EncodeQueryValue(*inv.status);
+  if (inv.status) target += "&status=" + net::PercentEncode(*inv.status);
   const auto r = Call(api, "GET", target);
   if (inv.json) return PrintJson(c, r);
   Table t({"ID", "TYPE", "SCHEDULED (UTC)", "STATUS", "EXECUTOR", "TRIGGER", "HANDLE", "MESSAGE"});

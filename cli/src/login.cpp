@@ -17,6 +17,7 @@
 #include <system_error>
 #include <thread>
 
+#include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 #include "cwcli/text_util.hpp"
 
@@ -211,7 +212,7 @@ int RunLogin(const Invocation& inv, Console& console) {
   const auto name = inv.login_name.empty() ? "cronwheel-cli@" + HostName() : inv.login_name;
   const auto url = fmt::format(
       "{}/#/cli-login?port={}&state={}&code_challenge={}&name={}&scope={}&expires_in_days={}", base, port,
-      state, Challenge(verifier), EncodeQueryValue(name), inv.login_scope, inv.login_days);
+      state, Challenge(verifier), net::PercentEncode(name), inv.login_scope, inv.login_days);
   console.err << "Open this address in a browser, signed in to the console, and approve the login (waiting "
               << inv.login_wait.count() << " s):\n  " << url << '\n';
   console.err.flush();

@@ -7,6 +7,7 @@
 
 #include "commands_internal.hpp"
 #include "cronwheel/json.hpp"
+#include "cronwheel/net/http_message.hpp"
 #include "cwcli/job_file.hpp"
 #include "cwcli/table.hpp"
 #include "cwcli/text_util.hpp"
@@ -251,7 +252,7 @@ void Kill(const Invocation& inv, Api& api, Console& c) {
 
 void Rerun(const Invocation& inv, Api& api, Console& c) {
   const auto run = Call(
-      api, "POST", fmt::format("{}/nodes/{}/rerun", RunPath(inv.run_id), EncodeQueryValue(inv.node_key)));
+      api, "POST", fmt::format("{}/nodes/{}/rerun", RunPath(inv.run_id), net::PercentEncode(inv.node_key)));
   if (inv.json) return PrintJson(c, run);
   c.out << fmt::format(
       "workflow run {}: node {} re-run, the run is {} (follow it: cronwheel workflows run {})\n", inv.run_id,

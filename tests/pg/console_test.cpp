@@ -112,7 +112,7 @@ class ConsoleTest : public cwtest::ApiServerFixture {
                                                                  .store = *console_store_,
                                                                  .executors = executors_,
                                                                  .web_dir = "",
-                                                                 .sso = sso_.get()});
+                                                                 .sso = *sso_});
     ASSERT_NO_FATAL_FAILURE(StartServer({.access_token = kToken}, *auth_, console_.get()));
     ASSERT_TRUE(auth_->EnsureAdminUser(kAdminPassword));
     admin_ = Login("admin", kAdminPassword);

@@ -20,14 +20,7 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
     const auto login = ReadLoginBody(*body);
     if (Failed(res, login)) return;
     // With single sign-on the password form also checks an LDAP directory and the sign-in policy.
-    Result<SsoService::SignIn> signed_in = Error::Unauthenticated("wrong username or password");
-    if (console.sso != nullptr) {
-      signed_in = console.sso->PasswordLogin(login->username, login->password, req.remote_addr);
-    } else if (auto session = console.auth.Login(login->username, login->password, req.remote_addr)) {
-      signed_in = SsoService::SignIn{.session = *std::move(session), .via = "password"};
-    } else {
-      signed_in = session.error();
-    }
+    const auto signed_in = console.sso.PasswordLogin(login->username, login->password, req.remote_addr);
     if (!signed_in) {
       if (signed_in.error().kind == ErrorKind::kUnauthenticated) {
         console.audit.Record(
@@ -52,10 +45,8 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
         res.set_header("Set-Cookie", console.auth.ExpiredCookie());
         json out{{"logged_out", ended}};
         // A user of an OpenID provider may also end the provider's session there (RP-initiated logout).
-        if (console.sso != nullptr) {
-          if (auto url = console.sso->EndSessionUrl(who.login_source); !url.empty())
-            out["provider_logout_url"] = url;
-        }
+        if (auto url = console.sso.EndSessionUrl(who.login_source); !url.empty())
+          out["provider_logout_url"] = url;
         SendJson(res, 200, out);
       },
       Access::kUser, TokenScope::kRead);

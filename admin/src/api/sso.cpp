@@ -2,12 +2,12 @@
 // page offers, the OpenID Connect redirects, and the sign-in policy.
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "admin/api/json_views.hpp"
+#include "admin/api/request_bodies.hpp"
 #include "admin/auth/sso_service.hpp"
 #include "api/routes.hpp"
 #include "auth/secrets.hpp"
+#include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 
 namespace cronwheel::admin::api {
@@ -16,16 +16,7 @@ namespace {
 // The console's login page with `message` shown (the browser arrives here from a redirect, so an error is
 // a page, not a JSON answer).
 std::string LoginPageWith(const std::string& message) {
-  std::string out = "/#/login?error=";
-  for (const char ch : Utf8Prefix(message, 400)) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) != 0 || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-      out += ch;
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
+  return "/#/login?error=" + net::PercentEncode(Utf8Prefix(message, 400));
 }
 
 // 303 See Other to `location`: the browser GETs it.
@@ -44,8 +35,7 @@ std::string OidcCookie(const std::string& value, bool secure, int max_age_s) {
 
 void RegisterSsoRoutes(Routes& s, const RouteContext& ctx) {
   auto& console = *ctx.services.console;
-  if (console.sso == nullptr) return;
-  auto& sso = *console.sso;
+  auto& sso = console.sso;
   const bool secure = console.auth.settings().cookie_secure;
 
   s.PublicGet("/api/v1/auth/providers", [&](const net::Request&, net::Response& res) {
@@ -93,10 +83,7 @@ void RegisterSsoRoutes(Routes& s, const RouteContext& ctx) {
     }
     auto signed_in = sso.FinishOidc(name, req.get_param_value("code"), req.get_param_value("state"),
                                     CookieValue(req, kOidcCookie));
-    if (!signed_in) {
-      if (signed_in.error().kind == ErrorKind::kNotFound) return SendError(res, signed_in.error());
-      return failed(signed_in.error().message);
-    }
+    if (!signed_in) return failed(signed_in.error().message);
     const auto& user = signed_in->session.user;
     console.audit.Record(Principal{.user_id = user.id, .username = user.username, .via = via}, "user.login",
                          "user", std::to_string(user.id), nullptr,
@@ -122,13 +109,9 @@ void RegisterSsoRoutes(Routes& s, const RouteContext& ctx) {
       [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto body = ParseBody(req, false);
         if (Failed(res, body)) return;
-        if (!body->is_object() || body->size() != 1 || !body->contains("require_sso") ||
-            !(*body)["require_sso"].is_boolean()) {
-          return SendError(
-              res, Error::Invalid("the policy is not valid",
-                                  {{"require_sso", "send exactly {\"require_sso\": true} or false"}}));
-        }
-        const bool require = (*body)["require_sso"].get<bool>();
+        const auto read = ReadAuthPolicyBody(*body);
+        if (Failed(res, read)) return;
+        const bool require = *read;
         const auto before = sso.Policy();
         auto ended = sso.SetRequireSso(require, who.username);
         if (Failed(res, ended)) return;

@@ -128,7 +128,7 @@ struct AdminApp::Parts {
                 .store = console_store,
                 .executors = metered_client,
                 .web_dir = c.web_dir,
-                .sso = &sso} {}
+                .sso = sso} {}
 
   // A retry waits in the hashed wheel timer for its back-off, then goes to the scheduler like any due fire.
   // If the timer refuses it, the ring holds it instead (it keeps the fire's instant).

@@ -135,19 +135,19 @@ Result<AuthService::Session> AuthService::Login(const std::string& username, con
   if (admit) {
     if (auto admitted = admit(row->user); !admitted) return admitted.error();
   }
-  Session session{.token = RandomSecret(), .csrf_token = RandomSecret(), .user = row->user};
-  const std::optional<std::string> rehash =
-      hasher_.NeedsRehash(row->password_hash) ? std::optional(hasher_.Hash(password)) : std::nullopt;
-  store_.AddSession(SecretHash(session.token), session.user.id, session.csrf_token, now,
-                    now + std::min(settings_.session_idle, settings_.session_max).count(), rehash);
-  return session;
+  return NewSession(row->user, hasher_.NeedsRehash(row->password_hash) ? std::optional(hasher_.Hash(password))
+                                                                       : std::nullopt);
 }
 
 AuthService::Session AuthService::StartSession(const User& user) {
+  return NewSession(user, std::nullopt);
+}
+
+AuthService::Session AuthService::NewSession(const User& user, const std::optional<std::string>& rehash) {
   const auto now = clock_.NowMs();
   Session session{.token = RandomSecret(), .csrf_token = RandomSecret(), .user = user};
   store_.AddSession(SecretHash(session.token), user.id, session.csrf_token, now,
-                    now + std::min(settings_.session_idle, settings_.session_max).count(), std::nullopt);
+                    now + std::min(settings_.session_idle, settings_.session_max).count(), rehash);
   return session;
 }
 

@@ -5,6 +5,7 @@
 
 #include "admin/auth/oidc.hpp"
 #include "auth/secrets.hpp"
+#include "cronwheel/net/http_message.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -41,13 +42,11 @@ std::size_t Collect(char* data, std::size_t size, std::size_t count, void* user)
   return n;
 }
 
-std::string FormEncode(CURL* curl, const std::vector<std::pair<std::string, std::string>>& fields) {
+// application/x-www-form-urlencoded (also a query string).
+std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& fields) {
   std::string out;
-  for (const auto& [k, v] : fields) {
-    char* escaped = curl_easy_escape(curl, v.c_str(), static_cast<int>(v.size()));
-    out += fmt::format("{}{}={}", out.empty() ? "" : "&", k, escaped != nullptr ? escaped : "");
-    curl_free(escaped);
-  }
+  for (const auto& [k, v] : fields)
+    out += fmt::format("{}{}={}", out.empty() ? "" : "&", k, net::PercentEncode(v));
   return out;
 }
 
@@ -88,17 +87,11 @@ class CurlHttpsClient final : public HttpsClient {
       curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form->c_str());
       curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(form->size()));
       // client_secret_basic (RFC 6749 §2.3.1): the id and secret form-encoded, then joined by ':'.
-      char* u = curl_easy_escape(curl, user.c_str(), static_cast<int>(user.size()));
-      char* p = curl_easy_escape(curl, password.c_str(), static_cast<int>(password.size()));
-      const std::string u_enc = u != nullptr ? u : "";
-      const std::string p_enc = p != nullptr ? p : "";
-      curl_free(u);
-      curl_free(p);
+      const std::string u_enc = net::PercentEncode(user);
+      const std::string p_enc = net::PercentEncode(password);
       curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
       curl_easy_setopt(curl, CURLOPT_USERNAME, u_enc.c_str());
-      curl_easy_setopt(curl, CURLOPT_PASSWORD, p_enc.c_str());
-      const auto rc = curl_easy_perform(curl);
-      return Finish(curl, rc, url, std::move(sink));
+      curl_easy_setopt(curl, CURLOPT_PASSWORD, p_enc.c_str());  // libcurl copies option strings
     }
     const auto rc = curl_easy_perform(curl);
     return Finish(curl, rc, url, std::move(sink));
@@ -196,16 +189,14 @@ Result<std::string> OidcClient::AuthorizationUrl(const std::string& state, const
   std::string scopes;
   for (const auto& s : provider_.scopes)
     scopes += (scopes.empty() ? "" : " ") + s;
-  const std::unique_ptr<CURL, CurlFree> curl(curl_easy_init());
-  if (!curl) return Error::Invalid("libcurl could not start");
-  const auto query = FormEncode(curl.get(), {{"response_type", "code"},
-                                             {"client_id", provider_.client_id},
-                                             {"redirect_uri", provider_.redirect_url},
-                                             {"scope", scopes},
-                                             {"state", state},
-                                             {"nonce", nonce},
-                                             {"code_challenge", PkceChallenge(code_verifier)},
-                                             {"code_challenge_method", "S256"}});
+  const auto query = FormEncode({{"response_type", "code"},
+                                 {"client_id", provider_.client_id},
+                                 {"redirect_uri", provider_.redirect_url},
+                                 {"scope", scopes},
+                                 {"state", state},
+                                 {"nonce", nonce},
+                                 {"code_challenge", PkceChallenge(code_verifier)},
+                                 {"code_challenge_method", "S256"}});
   const char sep = d->authorization_endpoint.find('?') == std::string::npos ? '?' : '&';
   return fmt::format("{}{}{}", d->authorization_endpoint, sep, query);
 }
@@ -214,12 +205,10 @@ Result<json> OidcClient::Redeem(const std::string& code, const std::string& code
                                 const std::string& nonce) {
   auto d = Discover();
   if (!d) return d.error();
-  const std::unique_ptr<CURL, CurlFree> curl(curl_easy_init());
-  if (!curl) return Error::Invalid("libcurl could not start");
-  const auto form = FormEncode(curl.get(), {{"grant_type", "authorization_code"},
-                                            {"code", code},
-                                            {"redirect_uri", provider_.redirect_url},
-                                            {"code_verifier", code_verifier}});
+  const auto form = FormEncode({{"grant_type", "authorization_code"},
+                                {"code", code},
+                                {"redirect_uri", provider_.redirect_url},
+                                {"code_verifier", code_verifier}});
   auto answer = http_.PostForm(d->token_endpoint, form, provider_.client_id, provider_.client_secret,
                                provider_.ca_file);
   if (!answer)

@@ -113,20 +113,19 @@ Result<std::string> SsoService::BeginOidc(const std::string& name, const std::st
   if (it == oidc_.end())
     return Error::NotFound(fmt::format("no OpenID provider is named '{}'", Utf8Prefix(name, 40)));
   static const std::regex kConsoleRoute("#/[A-Za-z0-9/_.?=&%-]{0,200}");
-  const OidcLoginRecord login{.state_hash = "",
+  const std::string state = RandomSecret();
+  const auto now = clock_.NowMs();
+  const OidcLoginRecord login{.state_hash = SecretHash(state),
                               .provider = name,
                               .browser_hash = SecretHash(browser_secret),
                               .nonce = RandomSecret(),
                               .code_verifier = RandomSecret(),
                               .return_to = std::regex_match(return_to, kConsoleRoute) ? return_to : "",
-                              .created_ms = clock_.NowMs(),
-                              .expires_ms = clock_.NowMs() + kOidcLoginMs};
-  const std::string state = RandomSecret();
+                              .created_ms = now,
+                              .expires_ms = now + kOidcLoginMs};
   auto url = it->second->AuthorizationUrl(state, login.nonce, login.code_verifier);
   if (!url) return url.error();
-  OidcLoginRecord stored = login;
-  stored.state_hash = SecretHash(state);
-  store_.AddOidcLogin(stored, clock_.NowMs());
+  store_.AddOidcLogin(login, now);
   return url;
 }
 

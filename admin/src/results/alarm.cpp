@@ -14,6 +14,7 @@
 #include "admin/model/validation.hpp"
 #include "cronwheel/json.hpp"
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 #include "model/time_format.hpp"
 
@@ -141,19 +142,6 @@ std::string HmacSha256Base64(std::string_view key, std::string_view data) {
   crypto_auth_hmacsha256_final(&state, mac);
   char out[sodium_base64_ENCODED_LEN(crypto_auth_hmacsha256_BYTES, sodium_base64_VARIANT_ORIGINAL)];
   sodium_bin2base64(out, sizeof out, mac, sizeof mac, sodium_base64_VARIANT_ORIGINAL);
-  return out;
-}
-
-// Percent-encodes everything but RFC 3986's unreserved characters (a Base64 signature in a query).
-std::string QueryEncode(std::string_view s) {
-  std::string out;
-  for (const char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
-    }
-  }
   return out;
 }
 
@@ -308,7 +296,7 @@ bool DefaultAlarmSender::SendChannel(const AlertChannel& c, const AlarmEvent& e,
   if (!c.secret.empty() && c.preset == AlertPreset::kDingTalk) {
     const auto ms = clock_.NowMs();
     query += fmt::format("{}timestamp={}&sign={}", query.empty() ? "" : "&", ms,
-                         QueryEncode(DingTalkSign(ms, c.secret)));
+                         net::PercentEncode(DingTalkSign(ms, c.secret)));
   }
   if (!c.secret.empty() && c.preset == AlertPreset::kFeishu) {
     auto j = nlohmann::json::parse(*body, nullptr, false);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "store/pg_util.hpp"
 #include "store/rows.hpp"
 
@@ -12,22 +15,28 @@ namespace {
 // person at once create one user.
 constexpr std::int64_t kSsoUserLockKey = 0x63726f6e73736f31;
 
-// The grants of `groups` (by app_name) for existing groups; the app_names no group has go to `skipped`.
+// The grants of `groups` (by app_name) for existing groups, in one query; the app_names no group has go to
+// `skipped`. app_name is not unique across groups (XXL-JOB allows one executor app in several groups): each
+// gets the role.
 std::vector<GroupGrant> ResolveGroups(pqxx::transaction_base& tx,
                                       const std::vector<std::pair<std::string, GroupRole>>& groups,
                                       std::vector<std::string>& skipped) {
+  std::vector<std::string> names;
+  names.reserve(groups.size());
+  for (const auto& g : groups)
+    names.push_back(g.first);
+  std::multimap<std::string, int> ids;  // app_name -> group id
+  for (const auto& r :
+       tx.exec_params(R"sql(SELECT app_name, id FROM job_group WHERE app_name = ANY($1::text[]))sql",
+                      PgTextArray(names)))
+    ids.emplace(r["app_name"].as<std::string>(), r["id"].as<int>());
   std::vector<GroupGrant> grants;
-  grants.reserve(groups.size());
+  grants.reserve(ids.size());
   for (const auto& [app_name, role] : groups) {
-    const auto rows =
-        tx.exec_params(R"sql(SELECT id FROM job_group WHERE app_name = $1 ORDER BY id)sql", app_name);
-    if (rows.empty()) {
-      skipped.push_back(app_name);
-      continue;
-    }
-    // app_name is not unique across groups (XXL-JOB allows one executor app in several groups): each gets it.
-    for (const auto& r : rows)
-      grants.push_back({.group_id = r["id"].as<int>(), .role = role});
+    const auto [first, last] = ids.equal_range(app_name);
+    if (first == last) skipped.push_back(app_name);
+    for (auto it = first; it != last; ++it)
+      grants.push_back({.group_id = it->second, .role = role});
   }
   std::sort(grants.begin(), grants.end(),
             [](const GroupGrant& a, const GroupGrant& b) { return a.group_id < b.group_id; });
@@ -41,36 +50,29 @@ Result<User> PgSsoStore::SyncExternalUser(const ExternalUser& who, std::int64_t 
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<User> {
     pqxx::work tx(conn);
     tx.exec_params(R"sql(SELECT pg_advisory_xact_lock($1))sql", kSsoUserLockKey);
+    // The user of (source, subject), and whoever has the username, in one look.
     std::optional<int> id;
-    if (const auto rows = tx.exec_params(
-            R"sql(SELECT id FROM app_user WHERE login_source = $1 AND external_subject = $2)sql", who.source,
-            who.subject);
-        !rows.empty()) {
-      id = rows[0][0].as<int>();
-    } else if (const auto named = tx.exec_params(
-                   R"sql(SELECT id, login_source FROM app_user WHERE username = $1)sql", who.username);
-               !named.empty()) {
-      const auto source = named[0][1].as<std::string>();
-      if (source != who.source) {
-        return Error::Conflict(fmt::format(
-            "the username '{}' belongs to a {} user of cronwheel, not to one of {}: an ADMIN must rename or "
-            "delete that user first (a local account is never taken over by single sign-on)",
-            who.username, source == "local" ? "local" : source, who.source));
-      }
-      id = named[0][0].as<int>();
+    std::optional<std::pair<int, std::string>> named;  // id and login_source
+    for (const auto& r : tx.exec_params(R"sql(
+      SELECT id, login_source, username = $3 AS named, coalesce(login_source = $1 AND external_subject = $2, false) AS same
+        FROM app_user
+       WHERE (login_source = $1 AND external_subject = $2) OR username = $3
+    )sql",
+                                        who.source, who.subject, who.username)) {
+      if (r["same"].as<bool>()) id = r["id"].as<int>();
+      if (r["named"].as<bool>()) named.emplace(r["id"].as<int>(), r["login_source"].as<std::string>());
+    }
+    // Found by name within its own source: the first login of a user the source renamed, or one made before.
+    if (!id && named && named->second == who.source) id = named->first;
+    // Someone else has the name: a local account (never taken over) or another source's user.
+    if (named && named->first != id.value_or(0)) {
+      return Error::Conflict(
+          fmt::format("the username '{}' belongs to a {} user of cronwheel, not to this one of {}: an ADMIN "
+                      "must rename or "
+                      "delete that user first (a local account is never taken over by single sign-on)",
+                      who.username, named->second, who.source));
     }
     const char* role = who.admin ? "ADMIN" : "USER";
-    // The source may rename its user: the new name must not be someone else's.
-    if (const auto other =
-            tx.exec_params(R"sql(SELECT login_source FROM app_user WHERE username = $1 AND id <> $2)sql",
-                           who.username, id.value_or(0));
-        !other.empty()) {
-      return Error::Conflict(
-          fmt::format("the username '{}' belongs to another user of cronwheel ({}): an ADMIN must rename or "
-                      "delete that user "
-                      "first (a local account is never taken over by single sign-on)",
-                      who.username, other[0][0].as<std::string>()));
-    }
     if (id) {
       tx.exec_params(R"sql(
         UPDATE app_user SET username = $2, role = $3, external_subject = $4, updated_ms = $5 WHERE id = $1

@@ -1,6 +1,9 @@
 #include "cronwheel/net/http_message.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 
 namespace cronwheel::net {
@@ -75,6 +78,20 @@ std::string Response::get_header_value(std::string_view name) const {
 void Response::set_content(std::string content, std::string_view content_type) {
   body = std::move(content);
   set_header("Content-Type", content_type);
+}
+
+std::string PercentEncode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) != 0 || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
 }
 
 std::string PercentDecode(std::string_view text, bool plus_is_space) {

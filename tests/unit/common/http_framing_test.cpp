@@ -203,6 +203,14 @@ TEST(HttpMessage, PercentDecodingLeavesWhatIsNotAnEscapeAsItIs) {
   EXPECT_EQ(PercentDecode("a+b", true), "a b");
 }
 
+TEST(HttpMessage, PercentEncodingKeepsOnlyUnreservedCharactersAndRoundTrips) {
+  EXPECT_EQ(PercentEncode("a-Z.0_~"), "a-Z.0_~");
+  EXPECT_EQ(PercentEncode("a b/c?d=e&f+g%"), "a%20b%2Fc%3Fd%3De%26f%2Bg%25");
+  EXPECT_EQ(PercentEncode("\xE4\xB8\xAD<b>"), "%E4%B8%AD%3Cb%3E");
+  const std::string any = "x y/\n#%+&=\xFF";
+  EXPECT_EQ(PercentDecode(PercentEncode(any)), any);
+}
+
 }  // namespace
 
 // A request arriving a few bytes at a time is parsed as the server's read loop does it: the bytes received

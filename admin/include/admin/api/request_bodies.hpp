@@ -77,6 +77,8 @@ Result<CliLoginRequest> ReadCliLoginBody(const nlohmann::json& body);
 // POST /api/v1/auth/cli/token: code (1 to 200 characters) and code_verifier (43 to 128 of
 // [A-Za-z0-9._~-]), both required.
 Result<CliTokenRequest> ReadCliTokenBody(const nlohmann::json& body);
+// PUT /api/v1/auth/policy: require_sso (a boolean, required), nothing else.
+Result<bool> ReadAuthPolicyBody(const nlohmann::json& body);
 
 struct LoginBody {
   std::string username;

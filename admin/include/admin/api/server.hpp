@@ -72,8 +72,8 @@ struct ConsoleServices {
   ConsoleRepository& store;
   ExecutorClient& executors;  // for a fire's output (/log) and kill (/kill)
   std::string web_dir;        // serve the pages from this folder instead of the embedded copy ("" = embedded)
-  // Single sign-on and the sign-in policy (nullptr: local passwords only, no /api/v1/auth/oidc routes).
-  SsoService* sso = nullptr;
+  // Single sign-on and the sign-in policy (with an empty SsoConfig: local passwords only).
+  SsoService& sso;
   // Filled while the server registers its routes: every /api/v1 route (for the OpenAPI completeness test).
   std::vector<RouteInfo> routes{};
 };

@@ -94,6 +94,9 @@ class AuthService final : public Authenticator {
   LoginThrottle& throttle() { return throttle_; }
 
  private:
+  // Stores a new session of `user` (and, with `rehash`, the user's new password hash in the same
+  // transaction).
+  Session NewSession(const User& user, const std::optional<std::string>& rehash);
   std::optional<Principal> SessionPrincipal(const std::string& cookie_token);
   Result<Principal> TokenPrincipal(const std::string& bearer);
 

@@ -305,6 +305,15 @@ Result<CliLoginRequest> ReadCliLoginBody(const json& body) {
   return Checked(std::move(out), std::move(errors), "the login request is not valid");
 }
 
+Result<bool> ReadAuthPolicyBody(const json& body) {
+  FieldErrors errors;
+  BodyReader r(body, errors);
+  bool require_sso = false;
+  r.Bool("require_sso", require_sso, true);
+  r.RejectUnknown();
+  return Checked(require_sso, std::move(errors), "the policy is not valid");
+}
+
 Result<CliTokenRequest> ReadCliTokenBody(const json& body) {
   CliTokenRequest out;
   FieldErrors errors;

@@ -76,6 +76,10 @@ struct Response {
 // only in a query). Never fails.
 std::string PercentDecode(std::string_view text, bool plus_is_space = false);
 
+// "a b/c" -> "a%20b%2Fc": every byte but RFC 3986's unreserved characters (letters, digits, '-', '.', '_',
+// '~') as %XX, for a query value, a path segment or an application/x-www-form-urlencoded field.
+std::string PercentEncode(std::string_view text);
+
 // "a=1&b=x%20y&a=2" -> {a:1, a:2, b:"x y"}; a name without '=' has the value "".
 Params ParseQuery(std::string_view query);
 
