@@ -75,7 +75,6 @@ std::string DescribeFailure(const Api& api, const std::string& method, const std
 nlohmann::json Call(Api& api, const std::string& method, const std::string& target,
                     const std::optional<nlohmann::json>& body = std::nullopt);
 
-
 // The REST API over HTTP(S) with cpp-httplib's client: Authorization: Bearer <token> on every call, TCP
 // no-delay, one keep-alive connection reused across calls, the server's certificate verified for https.
 class HttpApi final : public Api {
