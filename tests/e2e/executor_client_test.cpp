@@ -165,8 +165,11 @@ TEST(ExecutorClient, AFailureSaysWhatAUserNeedsNotWhatTheAddressAnswered) {
     EXPECT_EQ(r.delivery, admin::ExecutorClient::Delivery::kAnswered) << path;
     EXPECT_NE(msg.find("answered, but not as an XXL-JOB executor"), std::string::npos) << msg;
     EXPECT_NE(msg.find(address), std::string::npos) << msg;  // where, so the user can fix it
+    // The address itself is allowed (its port may well contain "418"); nothing else the server said is.
+    auto rest = msg;
+    if (const auto at = rest.find(address); at != std::string::npos) rest.erase(at, address.size());
     for (const char* leak : {"418", "secret", "teapot", "html", "parse", "items"}) {
-      EXPECT_EQ(msg.find(leak), std::string::npos) << leak << " in: " << msg;
+      EXPECT_EQ(rest.find(leak), std::string::npos) << leak << " in: " << msg;
     }
   }
   // Nothing listens there: "could not be reached (connection refused)", in words of our own.
