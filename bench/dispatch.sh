@@ -3,8 +3,13 @@
 # that same executor, measured in the same run and at the same place (the executor's run trace).
 #
 #   bench/dispatch.sh [--jobs 10000] [--bursts 3] [--period 10] [--wrk-seconds 10] [--connections 32]
+#                     [--executor cronwheel|stub]
 #
-# 1. One admin, one cronwheel-executor (noopJobHandler, --run-trace-file), a private PostgreSQL.
+# 1. One admin, one executor, a private PostgreSQL. The executor is cronwheel-executor (noopJobHandler,
+#    --run-trace-file) or, with --executor stub, `xxl-stub --minimal` (64 threads, listen backlog 4096; with
+#    BENCH_STUB_FLAGS="--keep-alive-max-count K" it closes each connection after K answers, as cpp-httplib's
+#    default of 5 and HTTP/1.0 servers do: wrk then opens a connection per K requests too, so the ratio
+#    compares the admin's connection opening with wrk's against the same executor).
 # 2. wrk: --connections connections, 2 threads, POST /run with a valid TriggerParam (unique logId, job ids
 #    cycling over 1..jobs, the access-token header; bench/tools/run.lua) for 3 s of warm-up, then
 #    --wrk-seconds measured. The warm-up also starts the executor's job threads for every job id.
@@ -15,12 +20,12 @@
 # receive times (the same for wrk's window). Ratio = admin / wrk. Goal (issue 9): >= 0.5.
 # Environment: BENCH_PERF=1 records perf profiles (cpu-clock) of the executor during wrk's window and of
 # the whole machine during the first burst (perf-wrk.data, perf-burst.data; `perf report -i ...`).
-# BENCH_ADMIN_FLAGS / BENCH_EXECUTOR_FLAGS add flags; BENCH_BIN runs other binaries (before/after).
+# BENCH_ADMIN_FLAGS / BENCH_EXECUTOR_FLAGS / BENCH_STUB_FLAGS add flags; BENCH_BIN runs other binaries (before/after).
 # Results: bench/out/dispatch/ (report.txt, results.json, wrk.txt, logs, trace).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-jobs=10000; bursts=3; period=10; wrk_seconds=10; connections=32
+jobs=10000; bursts=3; period=10; wrk_seconds=10; connections=32; executor=cronwheel
 while (($#)); do
   case "$1" in
     --jobs) jobs="$2"; shift 2 ;;
@@ -28,10 +33,12 @@ while (($#)); do
     --period) period="$2"; shift 2 ;;
     --wrk-seconds) wrk_seconds="$2"; shift 2 ;;
     --connections) connections="$2"; shift 2 ;;
-    *) bench_die "dispatch.sh: unknown option $1 (valid: --jobs --bursts --period --wrk-seconds --connections)" ;;
+    --executor) executor="$2"; shift 2 ;;
+    *) bench_die "dispatch.sh: unknown option $1 (valid: --jobs --bursts --period --wrk-seconds --connections --executor)" ;;
   esac
 done
 ((60 % period == 0)) || bench_die "--period must divide 60"
+case "$executor" in cronwheel | stub) ;; *) bench_die "--executor '$executor': valid are cronwheel, stub" ;; esac
 command -v wrk >/dev/null || bench_die "wrk is not installed: scripts/setup --bench"
 
 out="$BENCH_OUT/dispatch"
@@ -39,20 +46,28 @@ rm -rf "$out"; mkdir -p "$out"
 BENCH_TOKEN=$(bench_secret); BENCH_ADMIN_PASSWORD="Bench-$(bench_secret)"
 bench_traps
 bench_pg_up
-bench_log "dispatch: $jobs jobs x $bursts bursts every ${period} s against wrk ${wrk_seconds} s, $connections connections"
+bench_log "dispatch: $jobs jobs x $bursts bursts every ${period} s against wrk ${wrk_seconds} s, $connections connections, executor $executor ${BENCH_STUB_FLAGS:-}"
 bench_log "machine: $(bench_machine)"
 
 dsn=$(bench_fresh_db cwbench_dispatch)
 aport=$(bench_admin_port); eport=$(bench_executor_port)
 bench_start_admin "$out" "$dsn" "$aport" --executor-connections "$connections" ${BENCH_ADMIN_FLAGS:-}
 aport="$BENCH_ADMIN_PORT"
-bench_start_executor "$out" "$aport" "$eport" --run-trace-file "$out/trace.txt" ${BENCH_EXECUTOR_FLAGS:-}
-eport="$BENCH_EXECUTOR_PORT"
+if [ "$executor" = stub ]; then
+  # shellcheck disable=SC2086
+  bench_start_stub "$out" "$(bench_admin_urls "$aport")" "$eport" 64 "$out/trace.txt" "$BENCH_APP" \
+    ${BENCH_STUB_FLAGS:-}
+  eport="$BENCH_STUB_PORT"; epid="$BENCH_STUB_PID"
+else
+  # shellcheck disable=SC2086
+  bench_start_executor "$out" "$aport" "$eport" --run-trace-file "$out/trace.txt" ${BENCH_EXECUTOR_FLAGS:-}
+  eport="$BENCH_EXECUTOR_PORT"; epid="$BENCH_EXECUTOR_PID"
+fi
 bench_await_registered "$dsn"
 group=$(bench_add_group "$dsn")
 bench_add_jobs "$dsn" "$group" "$jobs" "0/$period * * * * ?" 0 false
 python3 "$BENCH_ROOT/bench/tools/procsample.py" --out "$out/samples.csv" --pg "$BENCH_PG_PID" \
-  admin="$BENCH_ADMIN_PID" executor="$BENCH_EXECUTOR_PID" &
+  admin="$BENCH_ADMIN_PID" executor="$epid" &
 sampler=$!
 bench_track "$sampler"
 
@@ -68,7 +83,7 @@ wrk_load_start=$(bench_load)
 wrk_start=$(bench_now_ms); wrk_opens=$(bench_tcp_opens)
 if ((${BENCH_PERF:-0})); then
   # Where the executor's CPU goes when wrk alone drives it (software clock: no hardware counters here).
-  perf record -q -e cpu-clock -F 999 ${BENCH_PERF_CALLGRAPH:-} -p "$BENCH_EXECUTOR_PID" -o "$out/perf-wrk.data" \
+  perf record -q -e cpu-clock -F 999 ${BENCH_PERF_CALLGRAPH:-} -p "$epid" -o "$out/perf-wrk.data" \
     -- sleep "$wrk_seconds" >"$out/perf-wrk.log" 2>&1 &
 fi
 wrk_run "$wrk_seconds" 2000000000000 "$out/wrk.txt"
@@ -96,7 +111,7 @@ psql "$dsn" -qc "UPDATE job SET enabled = false" >/dev/null
 bench_sleep_until "$((last + period * 1000 - 500))"
 admin_load_end=$(bench_load); admin_opens=$(($(bench_tcp_opens) - admin_opens))
 kill -TERM "$sampler"; wait "$sampler" || true
-bench_stop "$BENCH_EXECUTOR_PID" 60   # SIGTERM flushes the run trace
+bench_stop "$epid" 60   # SIGTERM flushes the run trace
 bench_stop "$BENCH_ADMIN_PID" 30
 BENCH_PIDS=()
 psql "$dsn" -qc "\\copy (SELECT id, job_id, scheduled_ms, dispatch_ms, trigger_ms, trigger_code FROM job_log
