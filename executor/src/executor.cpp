@@ -94,7 +94,8 @@ struct Executor::Impl {
   std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   std::unique_ptr<CallbackSender> callbacks;
   std::unique_ptr<Timer> timer;
-  std::unique_ptr<RunTrace> trace;  // before the dispatcher, which writes it
+  std::unique_ptr<Timer> start_timer;  // starts fires sent ahead of their instant, to the millisecond
+  std::unique_ptr<RunTrace> trace;     // before the dispatcher, which writes it
   std::unique_ptr<JobDispatcher> dispatcher;
   std::unique_ptr<ExecutorService> service;
   std::unique_ptr<HttpServer> server;
@@ -111,6 +112,7 @@ struct Executor::Impl {
     if (server) server->Stop();
     if (dispatcher) dispatcher->Stop();
     if (timer) timer->Stop();
+    if (start_timer) start_timer->Stop();
     if (callbacks) callbacks->Stop();
     if (retention) retention->Stop();
     retention.reset();
@@ -120,6 +122,7 @@ struct Executor::Impl {
     dispatcher.reset();
     trace.reset();  // after the dispatcher, which writes it
     timer.reset();
+    start_timer.reset();
     callbacks.reset();
     metered_admin.reset();
     admin.reset();
@@ -173,6 +176,7 @@ void Executor::Start() {
         *m.metered_admin, m.logs.get(), m.clock);
     m.callbacks->Start();
     m.timer = std::make_unique<WheelTimer>(m.clock);
+    m.start_timer = std::make_unique<WheelTimer>(m.clock, std::chrono::milliseconds(1), 8192);
     if (!s.run_trace_file.empty()) m.trace = std::make_unique<RunTrace>(s.run_trace_file);
     m.dispatcher = std::make_unique<JobDispatcher>(
         JobDispatcher::Settings{.idle_timeout = s.idle_thread_timeout,
@@ -185,7 +189,7 @@ void Executor::Start() {
           if (r.handler) r.handler = m.metrics.Meter(std::move(r.handler), m.clock);
           return r;
         },
-        *m.logs, *m.callbacks, *m.timer, m.clock, m.trace.get());
+        *m.logs, *m.callbacks, *m.timer, m.clock, m.trace.get(), m.start_timer.get());
     m.service = std::make_unique<ExecutorService>(*m.dispatcher, *m.logs, &m.metrics, s.on_drain_request);
     m.metrics.WatchCallbacks(*m.callbacks);  // once: an Executor starts once
     m.metrics.WatchDispatcher(*m.dispatcher);

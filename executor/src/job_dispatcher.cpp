@@ -30,6 +30,7 @@ constexpr std::string_view kIdleMsg = "executor idle times over limit.";
 constexpr std::string_view kBusyMsg = "job thread is running or has trigger queue.";
 constexpr std::string_view kRunningKilled = " [job running, killed]";
 constexpr std::string_view kQueuedKilled = " [job not executed, in the job queue, killed.]";
+constexpr std::string_view kHeldKilled = " [job not executed, held for its instant, killed.]";
 constexpr std::string_view kTimeoutMsg = "job execute timeout";
 constexpr std::size_t kMaxHandleMsg = 50000;
 
@@ -75,14 +76,16 @@ struct JobDispatcher::Worker {
 };
 
 JobDispatcher::JobDispatcher(Settings settings, HandlerResolver resolver, JobLogFiles& logs,
-                             CallbackSink& sink, Timer& timer, ringwheel::Clock& clock, RunTrace* trace)
+                             CallbackSink& sink, Timer& timer, ringwheel::Clock& clock, RunTrace* trace,
+                             Timer* start_timer)
     : settings_(settings),
       resolver_(std::move(resolver)),
       logs_(logs),
       sink_(sink),
       timer_(timer),
       clock_(clock),
-      trace_(trace) {}
+      trace_(trace),
+      start_timer_(start_timer != nullptr ? *start_timer : timer) {}
 
 JobDispatcher::~JobDispatcher() {
   Stop();
@@ -90,14 +93,29 @@ JobDispatcher::~JobDispatcher() {
 
 xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
   const std::int64_t received_ms = clock_.NowMs();
+  if (p.run_at_ms > received_ms) return Hold(p, received_ms);
   bool queued = false;
   auto answer = Accept(p, received_ms, queued);
   if (!queued && trace_ != nullptr) trace_->Record(p.log_id, p.job_id, received_ms, 0);
   return answer;
 }
 
-xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64_t received_ms,
-                                       bool& queued) {
+std::optional<xxljob::Envelope> JobDispatcher::RefusalLocked(const xxljob::TriggerParam& p) {
+  if (stopped_) return xxljob::Envelope::Fail(std::string(xxljob::kStoppingMsg));
+  if (draining_) return xxljob::Envelope::Fail(std::string(xxljob::kDrainingMsg));
+  PruneLogIdsLocked();
+  if (const auto it = log_ids_.find(p.log_id); it != log_ids_.end()) {
+    if (it->second.active) return xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(p.log_id));
+    return xxljob::Envelope{
+        xxljob::kCodeSuccess,
+        fmt::format("logId:{} was already run by this executor; the redelivery is not run again", p.log_id),
+        nullptr};
+  }
+  return std::nullopt;
+}
+
+xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
+                                       bool held) {
   Resolution res = resolver_(p);
   if (!res.error.empty()) return xxljob::Envelope::Fail(res.error);
 
@@ -106,15 +124,10 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   bool join = false;
   {
     std::lock_guard lock(mu_);
-    if (stopped_) return xxljob::Envelope::Fail(std::string(xxljob::kStoppingMsg));
-    if (draining_) return xxljob::Envelope::Fail(std::string(xxljob::kDrainingMsg));
-    PruneLogIdsLocked();
-    if (const auto it = log_ids_.find(p.log_id); it != log_ids_.end()) {
-      if (it->second.active) return xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(p.log_id));
-      return {
-          xxljob::kCodeSuccess,
-          fmt::format("logId:{} was already run by this executor; the redelivery is not run again", p.log_id),
-          nullptr};
+    if (held) {
+      if (stopped_) return xxljob::Envelope::Fail(std::string(xxljob::kStoppingMsg));
+    } else if (auto refusal = RefusalLocked(p)) {
+      return *std::move(refusal);
     }
     std::shared_ptr<JobThread> t;
     if (const auto it = threads_.find(p.job_id); it != threads_.end()) t = it->second;
@@ -162,6 +175,76 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   return xxljob::Envelope::Success();
 }
 
+xxljob::Envelope JobDispatcher::Hold(const xxljob::TriggerParam& p, std::int64_t received_ms) {
+  // Checked now as at its instant: a handler that cannot be resolved is refused while the admin can still
+  // record it as a failed trigger.
+  if (const Resolution res = resolver_(p); !res.error.empty()) return xxljob::Envelope::Fail(res.error);
+  {
+    std::lock_guard lock(mu_);
+    if (auto refusal = RefusalLocked(p)) return *std::move(refusal);
+    auto fire = std::make_shared<Fire>();
+    fire->param = p;
+    fire->received_ms = received_ms;
+    log_ids_[p.log_id] = LogIdState{};
+    held_[p.log_id].fire = std::move(fire);
+  }
+  // Armed outside mu_ (the timer may run the task at once, and the task takes mu_).
+  auto start =
+      start_timer_.After(std::chrono::milliseconds(std::max<std::int64_t>(p.run_at_ms - clock_.NowMs(), 0)),
+                         [this, id = p.log_id] { StartHeld(id); });
+  {
+    std::lock_guard lock(mu_);
+    if (const auto it = held_.find(p.log_id); it != held_.end()) it->second.start = std::move(start);
+  }
+  return {xxljob::kCodeSuccess, fmt::format("held; starts at runAtMs {}", p.run_at_ms), nullptr};
+}
+
+void JobDispatcher::StartHeld(std::int64_t log_id) {
+  std::shared_ptr<Fire> fire;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = held_.find(log_id);
+    if (it == held_.end()) return;  // dropped (killed, stopped) meanwhile
+    fire = std::move(it->second.fire);
+    held_.erase(it);
+  }
+  bool queued = false;
+  const auto answer = Accept(fire->param, fire->received_ms, queued, /*held=*/true);
+  if (queued) return;
+  // Refused at its instant: its /run was answered long ago, so the refusal is its result.
+  std::vector<Report> reports;
+  {
+    std::lock_guard lock(mu_);
+    if (ClaimLocked(fire)) {
+      reports.push_back(
+          Report{fire, xxljob::kCodeFail, answer.msg.value_or("refused at its instant"), false});
+    }
+    if (draining_) drained_.notify_all();
+  }
+  Deliver(reports);
+}
+
+void JobDispatcher::DropHeldLocked(std::optional<int> job_id, const std::string& reason,
+                                   std::vector<Report>& reports) {
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (job_id && it->second.fire->param.job_id != *job_id) {
+      ++it;
+      continue;
+    }
+    it->second.start.Cancel();
+    if (ClaimLocked(it->second.fire)) {
+      reports.push_back(Report{it->second.fire, xxljob::kCodeFail, reason + std::string(kHeldKilled), false});
+    }
+    it = held_.erase(it);
+  }
+  if (draining_) drained_.notify_all();
+}
+
+std::size_t JobDispatcher::HeldFires() const {
+  std::lock_guard lock(mu_);
+  return held_.size();
+}
+
 xxljob::Envelope JobDispatcher::IdleBeat(int job_id) {
   std::lock_guard lock(mu_);
   const auto it = threads_.find(job_id);
@@ -175,10 +258,15 @@ xxljob::Envelope JobDispatcher::Kill(int job_id) {
   std::vector<Report> reports;
   {
     std::lock_guard lock(mu_);
+    DropHeldLocked(job_id, std::string(kKillMsg), reports);
     const auto it = threads_.find(job_id);
-    if (it == threads_.end()) return {xxljob::kCodeSuccess, "job thread already killed.", nullptr};
-    const auto t = it->second;  // the map's pointer goes when it is retired
-    RetireLocked(*t, std::string(kKillMsg), reports);
+    if (it == threads_.end() && reports.empty()) {
+      return {xxljob::kCodeSuccess, "job thread already killed.", nullptr};
+    }
+    if (it != threads_.end()) {
+      const auto t = it->second;  // the map's pointer goes when it is retired
+      RetireLocked(*t, std::string(kKillMsg), reports);
+    }
   }
   Deliver(reports);
   return xxljob::Envelope::Success();
@@ -190,6 +278,7 @@ void JobDispatcher::Stop(std::string_view reason) {
   {
     std::lock_guard lock(mu_);
     stopped_ = true;
+    DropHeldLocked(std::nullopt, std::string(reason), reports);
     std::vector<std::shared_ptr<JobThread>> live;
     live.reserve(threads_.size());
     for (const auto& [id, t] : threads_)
@@ -222,8 +311,9 @@ bool JobDispatcher::Draining() const {
 }
 
 bool JobDispatcher::IdleLocked() const {
-  return std::all_of(threads_.begin(), threads_.end(),
-                     [](const auto& entry) { return !entry.second->running && entry.second->queue.empty(); });
+  return held_.empty() && std::all_of(threads_.begin(), threads_.end(), [](const auto& entry) {
+           return !entry.second->running && entry.second->queue.empty();
+         });
 }
 
 bool JobDispatcher::AwaitDrained() {

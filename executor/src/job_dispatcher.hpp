@@ -37,6 +37,15 @@
 // are reported. A job thread idle for `idle_timeout` (XXL-JOB: 30 empty 3-second polls, about 90 s) is
 // retired too. The timeout, the idle reaping and the starvation check run on a Timer.
 //
+// Ahead-of-time dispatch (cronwheel's extension, docs/architecture.md "Ahead-of-time dispatch"): a /run
+// whose runAtMs is still ahead is *held*: checked as any /run (handler, stopping, draining, a repeated log
+// id) and answered at once, then started at runAtMs on the start timer (1 ms ticks: never early, at most a
+// tick late), where it meets its job thread and block strategy as a /run arriving at that instant would.
+// A held fire counts as accepted: its log id is a "repeat trigger" for a second /run, /kill drops the
+// held fires of its job (reported killed, never run), a drain waits for them to run, and Stop() reports
+// them. One refused at its instant (DISCARD_LATER against a running fire, the executor stopping) is
+// reported through its callback, since its /run was answered already.
+//
 // Each fire writes "job execute start / Param / end" lines to its job log, then the result goes to the
 // CallbackSink (exactly once per accepted log id).
 //
@@ -52,6 +61,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -103,18 +113,21 @@ class JobDispatcher final {
   // `trace` (optional, outliving the dispatcher) gets one line per /run: when a worker starts the fire, or
   // when the fire ends without starting (refused, a redelivery, killed or replaced in the queue) with
   // started_ms 0.
+  // `start_timer` starts held fires (see above); nullptr = `timer`, with its precision.
   JobDispatcher(Settings settings, HandlerResolver resolver, JobLogFiles& logs, CallbackSink& sink,
-                Timer& timer, ringwheel::Clock& clock, RunTrace* trace = nullptr);
+                Timer& timer, ringwheel::Clock& clock, RunTrace* trace = nullptr,
+                Timer* start_timer = nullptr);
   ~JobDispatcher();
   JobDispatcher(const JobDispatcher&) = delete;
   JobDispatcher& operator=(const JobDispatcher&) = delete;
 
-  // /run: 200 = accepted (queued or started), not finished. The fire's start (when a worker takes it, on
-  // the clock, epoch ms) goes back in its callback as handleStartTime.
+  // /run: 200 = accepted (queued, started, or held until its runAtMs), not finished. The fire's start
+  // (when a worker takes it, on the clock, epoch ms) goes back in its callback as handleStartTime.
   xxljob::Envelope Run(const xxljob::TriggerParam& p);
   // /idleBeat: 500 "job thread is running or has trigger queue." when busy.
   xxljob::Envelope IdleBeat(int job_id);
-  // /kill: always 200 (msg "job thread already killed." when the job has no thread).
+  // /kill: always 200 (msg "job thread already killed." when the job has no thread and no held fire).
+  // Its held fires are dropped and reported killed.
   xxljob::Envelope Kill(int job_id);
   // Retires every thread (running and queued fires reported killed with `reason`), refuses later /runs,
   // and joins the threads (a handler that ignores its stop token delays this). Idempotent.
@@ -141,6 +154,8 @@ class JobDispatcher final {
   [[nodiscard]] std::size_t Workers() const;
   // Pool threads started since construction (tests).
   [[nodiscard]] std::uint64_t WorkersStarted() const;
+  // Fires held for their runAtMs now (tests, metrics).
+  [[nodiscard]] std::size_t HeldFires() const;
 
  private:
   struct Fire;
@@ -155,8 +170,19 @@ class JobDispatcher final {
     std::optional<nlohmann::json> output;  // what the handler set (JobContext::SetOutput)
   };
 
-  // Run's work: `queued` tells whether the fire was queued (else it is answered at once).
-  xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued);
+  // Run's work: `queued` tells whether the fire was queued (else it is answered at once). `held`: a held
+  // fire at its instant (its log id is its own already, and a drain does not refuse it).
+  xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
+                          bool held = false);
+  // Needs mu_: why a /run may not be taken now (stopping, draining, a log id held, queued, running or run
+  // within the redelivery window), or nullopt.
+  std::optional<xxljob::Envelope> RefusalLocked(const xxljob::TriggerParam& p);
+  // A /run for a later instant: checks it, holds it and arms its start.
+  xxljob::Envelope Hold(const xxljob::TriggerParam& p, std::int64_t received_ms);
+  // On the start timer: the held fire `log_id` meets its job thread (nothing if it was dropped).
+  void StartHeld(std::int64_t log_id);
+  // Needs mu_: drops the held fires of `job_id` (every one when nullopt), reporting them with `reason`.
+  void DropHeldLocked(std::optional<int> job_id, const std::string& reason, std::vector<Report>& reports);
   void WorkerLoop(Worker* w);
   // The following need mu_ held. A job was made ready: true if an idle worker should be notified;
   // otherwise starts a worker (below `workers`) or arms the starvation check.
@@ -199,6 +225,7 @@ class JobDispatcher final {
   Timer& timer_;
   ringwheel::Clock& clock_;
   RunTrace* trace_;
+  Timer& start_timer_;
 
   mutable std::mutex mu_;
   std::condition_variable threads_changed_;
@@ -232,6 +259,12 @@ class JobDispatcher final {
     ringwheel::SteadyTime expires{};
   };
   std::unordered_map<std::int64_t, LogIdState> log_ids_;
+  // Fires held for their runAtMs, by log id (each also active in log_ids_).
+  struct Held {
+    std::shared_ptr<Fire> fire;
+    Timer::Handle start;
+  };
+  std::unordered_map<std::int64_t, Held> held_;
   std::deque<std::pair<ringwheel::SteadyTime, std::int64_t>> finished_;  // in finishing order
 };
 

@@ -47,6 +47,10 @@ void RegistryHeartbeat::Beat() {
   xxljob::RegistryParam p;
   p.registry_key = settings_.app_name;
   p.registry_value = settings_.address;
+  // cronwheel's extensions (XXL-JOB admins ignore them): fires may be sent ahead of their instant, and the
+  // admin measures this executor's clock offset from clockMs with every heartbeat.
+  p.run_at = true;
+  p.clock_ms = clock_.NowMs();
   AdminReply reply;
   try {
     reply = admin_.Call("registry", xxljob::ToJson(p));

@@ -6,8 +6,8 @@
 
 namespace cronwheel::executor {
 
-WheelTimer::WheelTimer(ringwheel::Clock& clock)
-    : wheel_(clock, ringwheel::HashedWheelTimer::Settings{std::chrono::milliseconds(100), 512, 0, 100'000}) {}
+WheelTimer::WheelTimer(ringwheel::Clock& clock, std::chrono::milliseconds tick, std::size_t ticks_per_wheel)
+    : wheel_(clock, ringwheel::HashedWheelTimer::Settings{tick, ticks_per_wheel, 0, 100'000}) {}
 
 WheelTimer::~WheelTimer() {
   Stop();

@@ -1,9 +1,10 @@
 #pragma once
-// Internal seam for the executor's two timed jobs: fire timeouts and reaping idle job threads. The
+// Internal seam for the executor's timed jobs: fire timeouts, reaping idle job threads and starting fires
+// sent ahead of their instant. The
 // executor only needs "run this after a delay, unless cancelled"; the implementation is ringwheel's
 // HashedWheelTimer (Netty's design, on the injected Clock), wrapped by WheelTimer.
 //
-// Precision: a task runs after its delay, at most one tick (100 ms) late; never early.
+// Precision: a task runs after its delay, at most one tick late (100 ms by default); never early.
 // Thread-safety: After() and Handle::Cancel() may be called from any thread, including from a task.
 // Lifetime: a Handle may outlive its Timer (Cancel() then does nothing). Stop() runs no further tasks
 // and returns after a task in progress has finished; tasks not yet due are dropped. Tasks run on the
@@ -11,6 +12,7 @@
 // a task.
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 
@@ -48,12 +50,16 @@ class Timer {
   Timer& operator=(const Timer&) = default;
 };
 
-// The executor's Timer: a ringwheel::HashedWheelTimer with 100 ms ticks and 512 buckets (one turn is
-// 51.2 s; a 90 s idle reaping or a long job timeout waits a few turns). Unbounded pending timeouts: each
-// running fire holds at most one, each idle job thread one.
+// The executor's Timer: a ringwheel::HashedWheelTimer, by default with 100 ms ticks and 512 buckets (one
+// turn is 51.2 s; a 90 s idle reaping or a long job timeout waits a few turns). Unbounded pending timeouts:
+// each running fire holds at most one, each idle job thread one. The start timer of fires sent ahead of
+// their instant (JobDispatcher) is one with 1 ms ticks and 8192 buckets (a turn of 8.2 s, longer than any
+// lead): it wakes a thousand times a second, which costs a few milliseconds of CPU a second.
 class WheelTimer final : public Timer {
  public:
-  explicit WheelTimer(ringwheel::Clock& clock);
+  explicit WheelTimer(ringwheel::Clock& clock,
+                      std::chrono::milliseconds tick = std::chrono::milliseconds(100),
+                      std::size_t ticks_per_wheel = 512);
   ~WheelTimer() override;
   WheelTimer(const WheelTimer&) = delete;
   WheelTimer& operator=(const WheelTimer&) = delete;

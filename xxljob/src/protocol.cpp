@@ -171,18 +171,20 @@ nlohmann::json ToJson(const Envelope& e) {
 }
 
 nlohmann::json ToJson(const TriggerParam& p) {
-  return {{"jobId", p.job_id},
-          {"executorHandler", p.executor_handler},
-          {"executorParams", p.executor_params},
-          {"executorBlockStrategy", p.executor_block_strategy},
-          {"executorTimeout", p.executor_timeout},
-          {"logId", p.log_id},
-          {"logDateTime", p.log_date_time},
-          {"glueType", p.glue_type},
-          {"glueSource", p.glue_source},
-          {"glueUpdatetime", p.glue_updatetime},
-          {"broadcastIndex", p.broadcast_index},
-          {"broadcastTotal", p.broadcast_total}};
+  json j{{"jobId", p.job_id},
+         {"executorHandler", p.executor_handler},
+         {"executorParams", p.executor_params},
+         {"executorBlockStrategy", p.executor_block_strategy},
+         {"executorTimeout", p.executor_timeout},
+         {"logId", p.log_id},
+         {"logDateTime", p.log_date_time},
+         {"glueType", p.glue_type},
+         {"glueSource", p.glue_source},
+         {"glueUpdatetime", p.glue_updatetime},
+         {"broadcastIndex", p.broadcast_index},
+         {"broadcastTotal", p.broadcast_total}};
+  if (p.run_at_ms > 0) j["runAtMs"] = p.run_at_ms;
+  return j;
 }
 
 nlohmann::json ToJson(const JobIdParam& p) {
@@ -211,9 +213,12 @@ nlohmann::json ToJson(const HandleCallbackParam& p) {
 }
 
 nlohmann::json ToJson(const RegistryParam& p) {
-  return {{"registryGroup", p.registry_group},
-          {"registryKey", p.registry_key},
-          {"registryValue", p.registry_value}};
+  json j{{"registryGroup", p.registry_group},
+         {"registryKey", p.registry_key},
+         {"registryValue", p.registry_value}};
+  if (p.run_at) j["runAt"] = true;
+  if (p.clock_ms > 0) j["clockMs"] = p.clock_ms;
+  return j;
 }
 
 nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list) {
@@ -263,9 +268,11 @@ absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body) {
   r.Integer({"glueUpdatetime"}, p.glue_updatetime, false);
   r.Integer({"broadcastIndex"}, p.broadcast_index, false);
   r.Integer({"broadcastTotal"}, p.broadcast_total, false);
+  r.Integer({"runAtMs"}, p.run_at_ms, false);
   CheckId(r, "jobId", p.job_id);
   CheckId(r, "logId", p.log_id);
   CheckInstant(r, {"logDateTime", "logDateTim"}, p.log_date_time);
+  CheckInstant(r, {"runAtMs"}, p.run_at_ms);
   if (r.ok() && p.executor_timeout < 0) {
     r.Find({"executorTimeout"});
     r.Fail(fmt::format("must be >= 0 seconds, got {}", p.executor_timeout));
@@ -351,6 +358,9 @@ absl::StatusOr<RegistryParam> ParseRegistryParam(std::string_view body) {
   r.String({"registryGroup"}, p.registry_group, false);
   r.String({"registryKey"}, p.registry_key, true);
   r.String({"registryValue"}, p.registry_value, true);
+  r.Boolean({"runAt"}, p.run_at);
+  r.Integer({"clockMs"}, p.clock_ms, false);
+  CheckInstant(r, {"clockMs"}, p.clock_ms);
   if (r.ok() && p.registry_group != "EXECUTOR" && p.registry_group != "ADMIN") {
     r.Find({"registryGroup"});
     r.Fail(fmt::format("'{}' is not valid: use EXECUTOR or ADMIN", p.registry_group));

@@ -80,6 +80,7 @@ class DispatcherTest : public ::testing::Test {
   void TearDown() override {
     if (d_) d_->Stop();
     timer_.Stop();
+    start_timer_.Stop();
   }
   void Make(JobDispatcher::Settings s, RunTrace* trace = nullptr) {
     d_ = std::make_unique<JobDispatcher>(
@@ -96,7 +97,7 @@ class DispatcherTest : public ::testing::Test {
           }
           return r;
         },
-        logs_, sink_, timer_, clock_, trace);
+        logs_, sink_, timer_, clock_, trace, &start_timer_);
   }
   void Register(const std::string& name, JobHandler h) {
     std::lock_guard lock(mu_);
@@ -128,6 +129,7 @@ class DispatcherTest : public ::testing::Test {
   JobLogFiles logs_{{dir_.path()}, clock_};
   cwtest::RecordingSink sink_;
   WheelTimer timer_{clock_};
+  WheelTimer start_timer_{clock_, std::chrono::milliseconds(1), 8192};  // as the executor's
   std::mutex mu_;
   std::map<std::string, JobHandler> handlers_;
   Gate gate_;
@@ -615,3 +617,117 @@ TEST_F(DispatcherTest, StopReportsRunningAndQueuedFiresAndRefusesNewOnes) {
 }
 
 }  // namespace
+
+// Ahead-of-time dispatch: a fire whose runAtMs is ahead is held, answered at once, and started at that
+// instant on the start timer (1 ms ticks), never before it; its start goes back as handleStartTime.
+class HeldFireTest : public DispatcherTest {
+ protected:
+  static TriggerParam Ahead(int job, std::int64_t log, std::int64_t run_at_ms,
+                            std::string strategy = "SERIAL_EXECUTION") {
+    auto p = Fire(job, log, std::move(strategy));
+    p.run_at_ms = run_at_ms;
+    return p;
+  }
+  // Advances the fake clock by `d` and returns once both timer threads wait again: any task due by then
+  // has run (the start timer's runs StartHeld, which queues the fire before it returns).
+  void AdvanceAndSettle(std::chrono::milliseconds d) {
+    clock_.Advance(d);
+    ASSERT_TRUE(clock_.AwaitWaiters(2));
+  }
+};
+
+TEST_F(HeldFireTest, AFireSentAheadIsAnsweredAtOnceAndStartsAtItsInstantNeverBefore) {
+  Register("h", gate_.Handler());
+  const auto answer = d_->Run(Ahead(1, 1, kDay + 1000));
+  EXPECT_EQ(answer.code, 200);
+  EXPECT_EQ(answer.msg, fmt::format("held; starts at runAtMs {}", kDay + 1000));
+  EXPECT_EQ(d_->HeldFires(), 1U);
+  AdvanceAndSettle(std::chrono::milliseconds(999));
+  EXPECT_EQ(d_->HeldFires(), 1U) << "1 ms before its instant";
+  EXPECT_TRUE(gate_.Entered().empty());
+  AdvanceAndSettle(std::chrono::milliseconds(1));
+  ASSERT_TRUE(gate_.AwaitEntered(1));
+  EXPECT_EQ(d_->HeldFires(), 0U);
+  gate_.Open();
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(1).handle_code, 200);
+  EXPECT_EQ(sink_.For(1).handle_start_ms, kDay + 1000) << "started at its instant on the executor's clock";
+}
+
+TEST_F(HeldFireTest, AHeldLogIdIsARepeatTriggerAndAKillDropsTheHeldFiresOfItsJobOnly) {
+  Register("h", gate_.Handler());
+  ASSERT_EQ(d_->Run(Ahead(1, 5, kDay + 1000)).code, 200);
+  ASSERT_EQ(d_->Run(Ahead(2, 6, kDay + 1000)).code, 200);
+  const auto again = d_->Run(Fire(1, 5));  // an admin that recovered the fire sends it again
+  EXPECT_EQ(again.code, 500);
+  EXPECT_EQ(again.msg, cronwheel::xxljob::RepeatTriggerMsg(5));
+  EXPECT_EQ(d_->Kill(1).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(5).handle_code, 500);
+  EXPECT_EQ(sink_.For(5).handle_msg,
+            "scheduling center kill job. [job not executed, held for its instant, killed.]");
+  EXPECT_EQ(sink_.For(5).handle_start_ms, 0) << "never started";
+  EXPECT_EQ(d_->HeldFires(), 1U) << "job 2's stays";
+  AdvanceAndSettle(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(gate_.AwaitEntered(1));
+  EXPECT_EQ(gate_.Entered(), (std::vector<std::int64_t>{6})) << "the killed fire never runs";
+  gate_.Open();
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(6).handle_code, 200);
+  EXPECT_EQ(d_->Run(Fire(1, 5)).code, 200) << "a finished log id is a redelivery, answered and not run";
+}
+
+TEST_F(HeldFireTest, ADrainRunsTheHeldFiresAtTheirInstantAndWaitsForThem) {
+  Register("h", gate_.Handler());
+  ASSERT_EQ(d_->Run(Ahead(1, 1, kDay + 500)).code, 200);
+  d_->BeginDrain(std::chrono::minutes(1));
+  EXPECT_EQ(d_->Run(Ahead(1, 2, kDay + 900)).msg, std::string(cronwheel::xxljob::kDrainingMsg))
+      << "nothing new is held while draining";
+  std::atomic<int> drained{-1};
+  std::thread waiter([&] { drained = d_->AwaitDrained() ? 1 : 0; });
+  AdvanceAndSettle(std::chrono::milliseconds(499));
+  EXPECT_EQ(drained, -1) << "a held fire is accepted work";
+  AdvanceAndSettle(std::chrono::milliseconds(1));
+  ASSERT_TRUE(gate_.AwaitEntered(1)) << "it starts at its instant although the executor drains";
+  EXPECT_EQ(drained, -1);
+  gate_.Open();
+  waiter.join();
+  EXPECT_EQ(drained, 1);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(1).handle_code, 200);
+}
+
+TEST_F(HeldFireTest, AHeldFireItsBlockStrategyRefusesAtItsInstantIsReportedThroughItsCallback) {
+  Register("h", gate_.Handler());
+  ASSERT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(gate_.AwaitEntered(1));
+  ASSERT_EQ(d_->Run(Ahead(1, 2, kDay + 1000, "DISCARD_LATER")).code, 200) << "job 1 may be idle by then";
+  AdvanceAndSettle(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(2).handle_code, 500);
+  EXPECT_EQ(sink_.For(2).handle_msg, std::string(kDiscardLater));
+  gate_.Open();
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(1).handle_code, 200);
+  EXPECT_EQ(gate_.Entered(), (std::vector<std::int64_t>{1}));
+}
+
+TEST_F(HeldFireTest, StoppingReportsTheHeldFiresUnrun) {
+  Register("h", gate_.Handler());
+  ASSERT_EQ(d_->Run(Ahead(1, 1, kDay + 1000)).code, 200);
+  d_->Stop();
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(1).handle_msg,
+            "executor is stopping. [job not executed, held for its instant, killed.]");
+  AdvanceAndSettle(std::chrono::milliseconds(1000));
+  EXPECT_TRUE(gate_.Entered().empty());
+  EXPECT_EQ(d_->HeldFires(), 0U);
+}
+
+TEST_F(HeldFireTest, ARunAtInThePastOrNowStartsAtOnceAsAnyRun) {
+  Register("h", gate_.Handler());
+  ASSERT_EQ(d_->Run(Ahead(1, 1, kDay)).code, 200);
+  EXPECT_EQ(d_->HeldFires(), 0U);
+  ASSERT_TRUE(gate_.AwaitEntered(1));
+  gate_.Open();
+}

@@ -157,6 +157,39 @@ TEST(Protocol, CallbackCarriesTheHandlerStartAsAnExtensionField) {
   EXPECT_THAT(err, HasSubstr("handleStartTime"));
 }
 
+// Ahead-of-time dispatch: runAtMs on a /run, runAt and clockMs on a registration. Sent only when set, so
+// what goes to an XXL-JOB executor or admin stays byte for byte XXL-JOB's.
+TEST(Protocol, RunAtAndTheRegistrationsCapabilityAreExtensionFieldsSentOnlyWhenSet) {
+  TriggerParam t;
+  t.job_id = 1;
+  t.log_id = 2;
+  EXPECT_FALSE(ToJson(t).contains("runAtMs"));
+  t.run_at_ms = 1'767'225'601'000;
+  EXPECT_EQ(ToJson(t).at("runAtMs"), 1'767'225'601'000);
+  const auto back = ParseTriggerParam(ToJson(t).dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->run_at_ms, 1'767'225'601'000);
+  auto err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":2,"runAtMs":-1})"));
+  EXPECT_THAT(err, HasSubstr("runAtMs"));
+  EXPECT_THAT(err, HasSubstr("epoch milliseconds"));
+
+  RegistryParam r;
+  r.registry_key = "app";
+  r.registry_value = "http://127.0.0.1:9999/";
+  EXPECT_EQ(ToJson(r).size(), 3U) << "what an XXL-JOB executor sends";
+  r.run_at = true;
+  r.clock_ms = 1'767'225'600'123;
+  const auto reg = ParseRegistryParam(ToJson(r).dump());
+  ASSERT_TRUE(reg.ok()) << reg.status();
+  EXPECT_TRUE(reg->run_at);
+  EXPECT_EQ(reg->clock_ms, 1'767'225'600'123);
+  err = ErrorOf(ParseRegistryParam(R"({"registryKey":"a","registryValue":"v","runAt":"yes"})"));
+  EXPECT_THAT(err, HasSubstr("runAt"));
+  EXPECT_THAT(err, HasSubstr("true or false"));
+  err = ErrorOf(ParseRegistryParam(R"({"registryKey":"a","registryValue":"v","clockMs":"now"})"));
+  EXPECT_THAT(err, HasSubstr("clockMs"));
+}
+
 TEST(Protocol, RegistryParamNeedsNonBlankFields) {
   std::string err;
   const auto p = ParseRegistryParam(

@@ -59,6 +59,10 @@ struct TriggerParam {
   std::int64_t glue_updatetime = 0;     // glueUpdatetime: epoch ms, the version of glue_source
   int broadcast_index = 0;              // broadcastIndex: shard index
   int broadcast_total = 0;              // broadcastTotal: shard count (0 or 1 = not sharded)
+  // runAtMs, cronwheel's extension (ahead-of-time dispatch, docs/architecture.md): epoch ms on the
+  // executor's clock at which to start the fire; 0 = at once, as every XXL-JOB /run. Sent only when set, and
+  // only to executors whose registration announced runAt (RegistryParam::run_at).
+  std::int64_t run_at_ms = 0;
 };
 
 // Executor /idleBeat and /kill.
@@ -104,6 +108,12 @@ struct RegistryParam {
   std::string registry_group = "EXECUTOR";  // registryGroup: EXECUTOR or ADMIN
   std::string registry_key;                 // registryKey: the executor's app name
   std::string registry_value;               // registryValue: its address, e.g. http://10.0.0.5:9999/
+  // cronwheel's extensions, sent only by cronwheel-executor and ignored by XXL-JOB admins:
+  // runAt: the executor starts a /run that carries runAtMs at that instant (ahead-of-time dispatch);
+  bool run_at = false;
+  // clockMs: the executor's wall clock (epoch ms) when it sent the request, from which the admin estimates
+  // its clock offset; 0 = not sent.
+  std::int64_t clock_ms = 0;
 };
 
 // --- Serialising (exact) -------------------------------------------------------------------------------
