@@ -38,13 +38,24 @@ void AdminConfig::Declare(ConfigLoader& s) {
            1, 1024)
       .Add("misfire_threshold_ms", &misfire_threshold, "a fire later than this is a misfire",
            std::chrono::milliseconds(1000), std::chrono::milliseconds(3'600'000))
+      .Add("run_ahead_ms", &run_ahead,
+           "send each fire this long before its instant to executors that announce they hold fires until "
+           "their instant (cronwheel-executor), which start them then on their own timer; other executors "
+           "(XXL-JOB's) still get each fire at its instant. 0 = every fire at its instant. Below pre_read_ms "
+           "less 1000",
+           std::chrono::milliseconds(0), std::chrono::milliseconds(59'000))
+      .Add("run_ahead_max_clock_offset_ms", &run_ahead_max_clock_offset,
+           "fires go ahead of time only to executors whose clock, measured with each heartbeat, is within "
+           "this of the admin's; others get them at their instant",
+           std::chrono::milliseconds(1), std::chrono::milliseconds(10'000))
       .Add("executor_timeout_ms", &executor_timeout, "connect and read timeout of requests to executors",
            std::chrono::milliseconds(100), std::chrono::milliseconds(60'000))
       .Add("executor_connections", &executor_connections,
            "connections, and so requests in flight, to one executor at a time; more wait for a free "
-           "connection (at most executor_timeout_ms). Connections stay open across bursts while the "
-           "executor keeps them (its Keep-Alive timeout, learned) and open at most two per 5 ms, so a "
-           "small listen backlog is not overrun (docs/architecture.md, Delivery to executors). An executor "
+           "connection (until the fire's misfire threshold). Connections stay open across bursts while the "
+           "executor keeps them (its Keep-Alive timeout, learned); new ones open as fast as the executor "
+           "answers them, slowing down only on evidence that it does not keep up (docs/architecture.md, "
+           "Delivery to executors). An executor "
            "that serves a thread per connection (XXL-JOB's, cpp-httplib's) needs admins x this threads",
            1, 1000)
       .Add("executor_client_threads", &executor_client_threads,
@@ -163,6 +174,13 @@ Result<void> AdminConfig::Validate() {
   if (auto ok = CheckWebhookAllow(alarm_webhook_allow); !ok) return ok;
   if (auto guard = RegistryGuard::Make({.allow = registry_allow, .deny = registry_deny}); !guard) {
     return guard.error();
+  }
+  // The scan runs once a second (at scan_offset) and writes what is due within pre_read: a fire must be in
+  // the ring a whole second before it is handed on.
+  if (run_ahead.count() > 0 && run_ahead + std::chrono::seconds(1) > pre_read) {
+    return Error::Invalid(fmt::format(
+        "run_ahead_ms {} is not valid with pre_read_ms {}: it must be at most pre_read_ms - 1000 ({}), or 0",
+        run_ahead.count(), pre_read.count(), pre_read.count() - 1000));
   }
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};

@@ -91,14 +91,24 @@ std::map<std::string, std::vector<std::string>> JobCatalog::Registry() {
 void JobCatalog::RefreshRegistry() {
   const auto since = clock_.NowMs() - settings_.dead_after.count();
   auto fresh = source_.LoadRegistry(since);
-  for (auto& [key, list] : fresh) {
+  for (auto& [key, list] : fresh.apps) {
     for (auto& address : list)
       address = net::NormalizeAddress(address);
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
   }
+  std::map<std::string, std::int64_t> run_at;
+  for (const auto& [address, offset] : fresh.run_at_offset_ms)
+    run_at[net::NormalizeAddress(address)] = offset;
   std::lock_guard lock(mu_);
-  registry_.swap(fresh);
+  registry_.swap(fresh.apps);
+  run_at_offset_ms_.swap(run_at);
+}
+
+std::optional<std::int64_t> JobCatalog::RunAtOffsetMs(const std::string& address) {
+  std::lock_guard lock(mu_);
+  if (const auto it = run_at_offset_ms_.find(address); it != run_at_offset_ms_.end()) return it->second;
+  return std::nullopt;
 }
 
 void JobCatalog::InvalidateJob(int id) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 
 #include "cronwheel/net/http_address.hpp"
 #include "xxljob/protocol.hpp"
@@ -24,7 +25,7 @@ std::string JoinAddresses(const std::vector<std::string>& a) {
 
 TriggerService::TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog,
                                ExecutorClient& client, TriggerRecorder& recorder, RouterFor routers,
-                               SchedulerStore& store, ResendLater resend)
+                               SchedulerStore& store, ResendLater resend, DeferToInstant defer)
     : settings_(std::move(settings)),
       clock_(clock),
       catalog_(catalog),
@@ -32,7 +33,8 @@ TriggerService::TriggerService(Settings settings, ringwheel::Clock& clock, JobCa
       recorder_(recorder),
       routers_(std::move(routers)),
       store_(store),
-      resend_(std::move(resend)) {}
+      resend_(std::move(resend)),
+      defer_(std::move(defer)) {}
 
 void TriggerService::Prefetch(std::span<const Fire> fires) {
   std::vector<int> ids;
@@ -82,6 +84,14 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
 
   const auto listed = catalog_.Addresses(*group);
   auto addresses = RouteAroundDraining(listed);
+  // Handed on before its instant: only an executor that holds fires may get it now.
+  const bool ahead = defer_ && fire.scheduled_ms > result.trigger_ms;
+  if (ahead && std::none_of(addresses.begin(), addresses.end(),
+                            [this](const std::string& a) { return AheadOffset(a).has_value(); })) {
+    defer_(fire);
+    if (done) done();
+    return;
+  }
   if (ExpandBroadcast(fire, *job, addresses, result, done)) return;
   // What the trigger met (route notes, failures).
   std::string msg;
@@ -96,6 +106,17 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
     return;
   }
   auto param = RunParam(fire, *job, result);
+  if (ahead) {
+    if (const auto offset = AheadOffset(*address)) {
+      param.run_at_ms = fire.scheduled_ms + *offset;  // the instant on the executor's clock
+    } else {
+      Fire later = fire;
+      later.routed_address = *address;
+      defer_(std::move(later));
+      if (done) done();
+      return;
+    }
+  }
   // The rest happens when the executor answers (on the client's thread): nothing here waits for it. While
   // the admin's connections to the executor are all busy, the fire waits for one until its misfire threshold.
   client_.RunAsync(*address, token, param, SendByMs(fire),
@@ -228,6 +249,9 @@ std::optional<std::string> TriggerService::ChooseAddress(const Fire& fire, const
       msg += fmt::format("Trigger failed: address {} is not registered or configured for group '{}'", wanted,
                          group.app_name);
     }
+  } else if (fire.routed_address &&
+             std::find(addresses.begin(), addresses.end(), *fire.routed_address) != addresses.end()) {
+    address = fire.routed_address;  // routed when it was handed on ahead of its instant
   } else if (fire.shard_total > 1) {
     const auto i = static_cast<std::size_t>(fire.shard_index);
     address = i < addresses.size() ? addresses[i] : addresses.front();
@@ -257,6 +281,12 @@ xxljob::TriggerParam TriggerService::RunParam(const Fire& fire, const Job& job, 
   p.broadcast_index = fire.shard_index;
   p.broadcast_total = fire.shard_total;
   return p;
+}
+
+std::optional<std::int64_t> TriggerService::AheadOffset(const std::string& address) {
+  const auto offset = catalog_.RunAtOffsetMs(address);
+  if (!offset || std::abs(*offset) > settings_.max_clock_offset.count()) return std::nullopt;
+  return offset;
 }
 
 std::int64_t TriggerService::SendByMs(const Fire& fire) const {

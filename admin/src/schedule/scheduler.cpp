@@ -61,7 +61,37 @@ std::vector<Fire> Scheduler::TakeRing() {
   std::lock_guard lock(mu_);
   std::move(unclaimed_.begin(), unclaimed_.end(), std::back_inserter(out));
   unclaimed_.clear();
+  std::move(deferred_.begin(), deferred_.end(), std::back_inserter(out));
+  deferred_.clear();
   return out;
+}
+
+void Scheduler::Defer(Fire fire) {
+  {
+    std::lock_guard lock(mu_);
+    if (fire.scheduled_ms > deferred_sent_until_ms_) {
+      deferred_.push_back(std::move(fire));
+      return;
+    }
+  }
+  // Its instant's deferred fires were handed on already (this one came back late): now.
+  std::vector<Fire> one;
+  one.push_back(std::move(fire));
+  sink_.Dispatch(std::move(one));
+}
+
+void Scheduler::SendDeferred(std::int64_t boundary_ms) {
+  std::vector<Fire> due;
+  {
+    std::lock_guard lock(mu_);
+    deferred_sent_until_ms_ = std::max(deferred_sent_until_ms_, boundary_ms);
+    const auto first_due = std::partition(deferred_.begin(), deferred_.end(), [boundary_ms](const Fire& f) {
+      return f.scheduled_ms > boundary_ms;
+    });
+    std::move(first_due, deferred_.end(), std::back_inserter(due));
+    deferred_.erase(first_due, deferred_.end());
+  }
+  if (!due.empty()) sink_.Dispatch(std::move(due));
 }
 
 Scheduler::Stats Scheduler::stats() const {
@@ -147,7 +177,9 @@ void Scheduler::ScheduleLoop(const std::stop_token& stop) {
 void Scheduler::RingLoop(const std::stop_token& stop) {
   while (!stop.stop_requested()) {
     const std::int64_t boundary = NextSecondMs(clock_.NowMs());
-    if (!clock_.WaitUntilWallMs(boundary - settings_.dispatch_lead.count(), stop)) return;
+    const bool ahead = settings_.run_ahead.count() > 0;
+    const auto lead = std::max(settings_.dispatch_lead, settings_.run_ahead);
+    if (!clock_.WaitUntilWallMs(boundary - lead.count(), stop)) return;
     std::vector<Fire> fires;
     {
       std::lock_guard lock(mu_);
@@ -155,9 +187,11 @@ void Scheduler::RingLoop(const std::stop_token& stop) {
     }
     for (auto& e : ring_.Drain(boundary))
       fires.push_back(std::move(e.item));
-    if (!fires.empty()) ClaimAndSend(std::move(fires), boundary, stop);
+    // Ahead: handed on at once (the trigger defers what must wait for the instant).
+    if (!fires.empty()) ClaimAndSend(std::move(fires), ahead ? 0 : boundary, stop);
     // Sleep past the boundary so the next round targets the following second.
     if (clock_.NowMs() < boundary && !clock_.WaitUntilWallMs(boundary, stop)) return;
+    if (ahead) SendDeferred(boundary);
   }
 }
 

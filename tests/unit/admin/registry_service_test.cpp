@@ -23,9 +23,11 @@ class MemoryRegistryStore final : public RegistryStore {
   std::map<std::tuple<std::string, std::string, std::string>, std::int64_t> rows;  // entry -> updated_ms
   std::map<std::string, std::string> group_tokens;                                 // app name -> token
   int token_reads = 0;
+  std::optional<RegistryEntry> last;  // the last heartbeat's entry
 
   void Upsert(const RegistryEntry& e, std::int64_t now_ms) override {
     rows[{e.group, e.key, e.value}] = now_ms;
+    last = e;
   }
   void Remove(const RegistryEntry& e) override { rows.erase({e.group, e.key, e.value}); }
   std::size_t RemoveNotRenewedSince(std::int64_t before_ms) override {
@@ -116,3 +118,23 @@ TEST_F(RegistryServiceTest, GroupTokenIsTheGroupsOwnOrNone) {
 }
 
 }  // namespace
+
+// Ahead-of-time dispatch: a cronwheel-executor's heartbeat announces runAt and carries its clock; the admin
+// records its offset (its clock minus the admin's at arrival) with every heartbeat. An XXL-JOB executor's
+// heartbeat carries neither.
+TEST_F(RegistryServiceTest, AHeartbeatWithTheExecutorsClockRecordsItsOffsetAndItsRunAt) {
+  cronwheel::xxljob::RegistryParam p{"EXECUTOR", "app", "http://127.0.0.1:9999/"};
+  p.run_at = true;
+  p.clock_ms = kT0 + 7;  // 7 ms ahead of the admin
+  ASSERT_TRUE(registry_.Register(p));
+  ASSERT_TRUE(store_.last);
+  EXPECT_TRUE(store_.last->run_at);
+  EXPECT_EQ(store_.last->clock_offset_ms, 7);
+  clock_.Advance(std::chrono::seconds(30));
+  p.clock_ms = clock_.NowMs() - 12;  // drifted behind
+  ASSERT_TRUE(registry_.Register(p));
+  EXPECT_EQ(store_.last->clock_offset_ms, -12);
+  ASSERT_TRUE(registry_.Register({"EXECUTOR", "app", "http://127.0.0.1:9998/"}));
+  EXPECT_FALSE(store_.last->run_at);
+  EXPECT_FALSE(store_.last->clock_offset_ms) << "an XXL-JOB executor sends no clock";
+}

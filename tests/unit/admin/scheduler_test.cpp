@@ -215,3 +215,81 @@ TEST_F(SchedulerTest, SubmittedDueFiresAreSentAtOnceAndFutureOnesAtTheirSecond) 
 }
 
 }  // namespace
+
+// Ahead-of-time dispatch: with run_ahead the ring hands each second's fires on that long before it; the
+// trigger gives back those whose executor cannot hold them (Defer), and the ring hands those on at their
+// second, never early; one given back after its second has passed goes at once.
+class DeferringSink final : public FireSink {
+ public:
+  explicit DeferringSink(ringwheel::Clock& clock) : clock_(clock) {}
+  Scheduler* scheduler = nullptr;
+  std::set<int> deferred_jobs;  // their executors cannot hold fires
+  void Dispatch(std::vector<Fire> fires) override {
+    for (auto& f : fires) {
+      const auto now = clock_.NowMs();
+      if (deferred_jobs.contains(f.job_id) && f.scheduled_ms > now) {
+        scheduler->Defer(std::move(f));
+        continue;
+      }
+      std::lock_guard lock(mu_);
+      sent_.emplace_back(std::move(f), now);
+    }
+  }
+  std::vector<std::pair<Fire, std::int64_t>> sent() {
+    std::lock_guard lock(mu_);
+    return sent_;
+  }
+
+ private:
+  ringwheel::Clock& clock_;
+  std::mutex mu_;
+  std::vector<std::pair<Fire, std::int64_t>> sent_;
+};
+
+TEST(SchedulerAhead, FiresGoOnTheLeadBeforeTheirSecondAndTheDeferredOnesAtItNeverEarly) {
+  cwtest::FakeClock clock(kT0);
+  cwtest::MemorySchedulerStore store;
+  DeferringSink sink(clock);
+  sink.deferred_jobs = {2};
+  store.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  store.AddJob(cwtest::EverySecondJob(2, kT0 + 2000));
+  Scheduler scheduler({.node_id = "node-a", .run_ahead = 1000ms}, clock, store, sink);
+  sink.scheduler = &scheduler;
+  scheduler.Start();
+  ASSERT_TRUE(clock.AwaitWaiters(2));
+  for (int step = 0; step < 160; ++step) {  // 8 s
+    clock.Advance(50ms);
+    ASSERT_TRUE(clock.AwaitWaiters(2));
+  }
+  std::map<std::pair<int, std::int64_t>, int> seen;
+  for (const auto& [fire, at] : sink.sent()) {
+    if (fire.job_id == 1) {
+      EXPECT_EQ(at, fire.scheduled_ms - 1000) << "job 1 goes the lead before its instant";
+    } else {
+      EXPECT_EQ(at, fire.scheduled_ms) << "job 2 waits for its instant";
+    }
+    ++seen[{fire.job_id, fire.scheduled_ms}];
+  }
+  for (std::int64_t t = kT0 + 2000; t <= kT0 + 8000; t += 1000) {
+    EXPECT_EQ((seen[{2, t}]), 1) << "job 2, instant " << t - kT0;
+    EXPECT_EQ((seen[{1, t}]), 1) << "job 1, instant " << t - kT0;
+  }
+  EXPECT_EQ((seen[{1, kT0 + 9000}]), 1) << "handed on at T0 + 8 s, a second ahead";
+  EXPECT_EQ((seen[{2, kT0 + 9000}]), 0) << "held for its instant";
+
+  // A fire given back after its instant's deferred fires went: at once.
+  Fire late;
+  late.log_id = 999;
+  late.job_id = 3;
+  late.scheduled_ms = kT0 + 8000;
+  scheduler.Defer(late);
+  const auto sent = sink.sent();
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent.back().first.log_id, 999);
+  EXPECT_EQ(sent.back().second, clock.NowMs());
+  // Stopping hands the held ones over.
+  scheduler.Stop();
+  const auto left = scheduler.TakeRing();
+  EXPECT_TRUE(std::any_of(left.begin(), left.end(),
+                          [](const Fire& f) { return f.job_id == 2 && f.scheduled_ms == kT0 + 9000; }));
+}

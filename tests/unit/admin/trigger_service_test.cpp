@@ -343,3 +343,101 @@ TEST_F(TriggerServiceTest, AFireWhoseJobIsGoneOrWhoseGroupHasNoExecutorIsRecorde
 }
 
 }  // namespace
+
+// Ahead-of-time dispatch: a fire handed on before its instant goes at once only to an executor that holds
+// fires (its registration announced runAt) with a clock within max_clock_offset, carrying runAtMs = the
+// instant on that executor's clock; otherwise it is given back for its instant, with the address its route
+// chose, so the route strategy is not advanced twice; a group where no executor holds fires is given back
+// before routing.
+class AheadTriggerTest : public TriggerServiceTest {
+ protected:
+  void SetUp() override {
+    TriggerServiceTest::SetUp();
+    source_.Register("manual-app", kExecutorA, kT0, /*run_at_offset_ms=*/3);
+    source_.Register("manual-app", kExecutorB, kT0);  // an XXL-JOB executor
+    catalog_.RefreshRegistry();
+  }
+  Fire FireAt(std::int64_t scheduled_ms) {
+    Fire f;
+    f.log_id = store_.InsertFire(job_.id, TriggerType::kCron, scheduled_ms, "admin-t");
+    f.job_id = job_.id;
+    f.scheduled_ms = scheduled_ms;
+    return f;
+  }
+  std::vector<Fire> deferred_;
+  TriggerService ahead_{
+      {.node_id = "admin-t",
+       .access_token = "global",
+       .misfire_threshold = std::chrono::milliseconds(5000),
+       .max_clock_offset = std::chrono::milliseconds(50)},
+      clock_,
+      catalog_,
+      executors_,
+      results_,
+      [this](RouteStrategy s) -> Router& { return routers_.For(s); },
+      store_,
+      [this](Fire f, std::chrono::milliseconds delay) { resent_.emplace_back(std::move(f), delay); },
+      [this](Fire f) { deferred_.push_back(std::move(f)); }};
+};
+
+TEST_F(AheadTriggerTest, AFireGoesAheadToAnExecutorThatHoldsFiresWithTheInstantOnItsClock) {
+  SetRoute(RouteStrategy::kFirst);  // A
+  ahead_.Trigger(FireAt(kT0 + 1000), {});
+  ASSERT_EQ(executors_.params.size(), 1u);
+  EXPECT_EQ(executors_.runs[0], kExecutorA);
+  EXPECT_EQ(executors_.params[0].run_at_ms, kT0 + 1000 + 3) << "the instant plus A's clock offset";
+  EXPECT_TRUE(deferred_.empty());
+  ASSERT_EQ(results_.recorded.size(), 1u);
+  EXPECT_EQ(results_.recorded[0].trigger_code, 200);
+  EXPECT_EQ(results_.recorded[0].trigger_ms, kT0) << "sent a second before its instant";
+}
+
+TEST_F(AheadTriggerTest, AFireRoutedToAnExecutorThatCannotHoldItGoesThereAtItsInstant) {
+  SetRoute(RouteStrategy::kLast);  // B, an XXL-JOB executor
+  ahead_.Trigger(FireAt(kT0 + 1000), {});
+  EXPECT_TRUE(executors_.runs.empty()) << "nothing is sent before the instant";
+  ASSERT_EQ(deferred_.size(), 1u);
+  EXPECT_EQ(deferred_[0].routed_address, kExecutorB);
+  clock_.Advance(std::chrono::milliseconds(1000));
+  SetRoute(RouteStrategy::kFirst);  // changed meanwhile: the fire keeps the address its route chose
+  ahead_.Trigger(deferred_[0], {});
+  ASSERT_EQ(executors_.params.size(), 1u);
+  EXPECT_EQ(executors_.runs[0], kExecutorB);
+  EXPECT_EQ(executors_.params[0].run_at_ms, 0) << "an XXL-JOB /run, byte for byte";
+}
+
+TEST_F(AheadTriggerTest,
+       AGroupWithoutAnExecutorThatHoldsFiresIsGivenBackBeforeRoutingAndRoutedOnceAtTheInstant) {
+  source_.Register("manual-app", kExecutorA, kT0);  // A no longer announces runAt
+  catalog_.RefreshRegistry();
+  std::vector<Fire> fires;
+  for (int i = 0; i < 4; ++i)
+    fires.push_back(FireAt(kT0 + 1000));
+  for (const auto& f : fires)
+    ahead_.Trigger(f, {});
+  EXPECT_TRUE(executors_.runs.empty());
+  ASSERT_EQ(deferred_.size(), 4u);
+  EXPECT_FALSE(deferred_[0].routed_address) << "not routed yet";
+  clock_.Advance(std::chrono::milliseconds(1000));
+  for (const auto& f : deferred_)
+    ahead_.Trigger(f, {});
+  ASSERT_EQ(executors_.runs.size(), 4u);
+  // ROUND advanced once per fire: the four alternate.
+  EXPECT_NE(executors_.runs[0], executors_.runs[1]);
+  EXPECT_EQ(executors_.runs[0], executors_.runs[2]);
+  EXPECT_EQ(executors_.runs[1], executors_.runs[3]);
+}
+
+TEST_F(AheadTriggerTest, AnExecutorWhoseClockIsOffByMoreThanTheBoundGetsItsFiresAtTheirInstant) {
+  source_.Register("manual-app", kExecutorA, kT0, /*run_at_offset_ms=*/-80);
+  catalog_.RefreshRegistry();
+  SetRoute(RouteStrategy::kFirst);
+  ahead_.Trigger(FireAt(kT0 + 1000), {});
+  EXPECT_TRUE(executors_.runs.empty());
+  ASSERT_EQ(deferred_.size(), 1u);
+  clock_.Advance(std::chrono::milliseconds(1000));
+  ahead_.Trigger(deferred_[0], {});
+  ASSERT_EQ(executors_.params.size(), 1u);
+  EXPECT_EQ(executors_.runs[0], kExecutorA);
+  EXPECT_EQ(executors_.params[0].run_at_ms, 0);
+}

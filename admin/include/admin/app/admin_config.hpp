@@ -29,6 +29,11 @@ struct AdminConfig {
   std::chrono::milliseconds pre_read{5000};
   std::chrono::milliseconds scan_offset{500};  // the schedule scan runs this long after each second
   std::chrono::milliseconds misfire_threshold{5000};
+  // Ahead-of-time dispatch (docs/architecture.md): hand each second's fires on this long before it, so that
+  // executors announcing runAt get them early and start them at the instant (0 = off); only to executors
+  // whose clock is within run_ahead_max_clock_offset of the admin's.
+  std::chrono::milliseconds run_ahead{0};
+  std::chrono::milliseconds run_ahead_max_clock_offset{50};
   int schedule_partitions = 60;  // P of schedule/partitions.hpp; the cluster uses the last value an admin set
   std::chrono::milliseconds executor_timeout{3000};
   int executor_connections = 32;    // requests in flight to one executor (HttpExecutorClient)

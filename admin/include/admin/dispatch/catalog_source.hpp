@@ -21,6 +21,15 @@
 
 namespace cronwheel::admin {
 
+// The live registry: app name -> the addresses (as registered) of executors heard from since a cut-off; and
+// of those that take fires ahead of their instant (their heartbeats announce runAt, docs/architecture.md
+// "Ahead-of-time dispatch"), address -> the clock offset measured at the last heartbeat (ms, the executor's
+// clock minus the admin's).
+struct RegistrySnapshot {
+  std::map<std::string, std::vector<std::string>> apps;
+  std::map<std::string, std::int64_t> run_at_offset_ms;
+};
+
 class CatalogSource {
  public:
   virtual ~CatalogSource() = default;
@@ -28,8 +37,8 @@ class CatalogSource {
   // The jobs of `ids` that exist (any order).
   virtual std::vector<Job> LoadJobs(std::span<const int> ids) = 0;
   virtual std::optional<JobGroup> LoadGroup(int id) = 0;
-  // App name -> the addresses (as registered) of executors whose last heartbeat is at or after `since_ms`.
-  virtual std::map<std::string, std::vector<std::string>> LoadRegistry(std::int64_t since_ms) = 0;
+  // The executors whose last heartbeat is at or after `since_ms`.
+  virtual RegistrySnapshot LoadRegistry(std::int64_t since_ms) = 0;
   // Listens for changes until `stop`: calls `on_listening` once changes are being delivered (what was loaded
   // before may be stale), then `on_change(table, id)` for each changed row of "job" or "job_group". Returns
   // when `stop` is requested; throws when the connection breaks (a change may have been missed).

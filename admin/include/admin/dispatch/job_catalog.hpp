@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -53,6 +54,9 @@ class JobCatalog final {
   std::vector<std::string> Addresses(const JobGroup& group);
   // The live registry as of the last refresh: app name -> sorted addresses.
   std::map<std::string, std::vector<std::string>> Registry();
+  // When the executor at `address` (normalised) takes fires ahead of their instant: its clock offset as of
+  // its last heartbeat (ms, its clock minus the admin's); nullopt for any other (XXL-JOB executors).
+  std::optional<std::int64_t> RunAtOffsetMs(const std::string& address);
   // Re-reads the registry now (tests; after a registration).
   void RefreshRegistry();
 
@@ -70,6 +74,7 @@ class JobCatalog final {
   std::unordered_map<int, std::shared_ptr<const Job>> jobs_;
   std::unordered_map<int, std::shared_ptr<const JobGroup>> groups_;
   std::map<std::string, std::vector<std::string>> registry_;
+  std::map<std::string, std::int64_t> run_at_offset_ms_;  // normalised address -> offset
   std::jthread listener_;
   std::unique_ptr<PeriodicTask> registry_task_;
 };

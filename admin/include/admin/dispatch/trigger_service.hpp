@@ -29,6 +29,14 @@
 // configured addresses, which never drop it, the rest of the drain. A fire whose group has no other address
 // is recorded as failed, saying so.
 //
+// Ahead-of-time dispatch (docs/architecture.md): a fire handed on before its instant (the ring's run_ahead)
+// goes ahead only to an executor that announced runAt and whose clock offset, measured at its last heartbeat,
+// is within `max_clock_offset`: its /run carries runAtMs = the instant on the executor's clock (instant plus
+// offset), and the executor starts it then. Any other fire is given back to wait for its instant (`defer`,
+// the scheduler's Defer), before routing when no address of the group can take it ahead, else with the
+// address its route chose (Fire::routed_address), which it goes to at the instant while the group still has
+// it. So an XXL-JOB executor gets every /run at its instant, byte for byte as before.
+//
 // Thread-safety: Trigger() is called concurrently from the trigger pools; the outcomes are recorded on the
 // executor client's thread.
 
@@ -58,14 +66,19 @@ class TriggerService final : public FireTrigger {
     std::string access_token;                           // global token; a group's own token takes precedence
     std::chrono::milliseconds misfire_threshold{5000};  // XXL-JOB: 5 s
     std::chrono::milliseconds draining_hold{30000};     // a draining executor is routed around this long
+    std::chrono::milliseconds max_clock_offset{50};     // ahead of time only to executors within this
   };
   // Sends `fire` again after `delay` (the admin's hashed wheel timer, then the trigger pools).
   using ResendLater = std::function<void(Fire fire, std::chrono::milliseconds delay)>;
   // Router for a strategy; must return a router for every strategy.
   using RouterFor = std::function<Router&(RouteStrategy)>;
+  // Gives back a fire handed on ahead of its instant that must be sent at it (Scheduler::Defer).
+  using DeferToInstant = std::function<void(Fire fire)>;
 
+  // Without `defer`, a fire handed on early is sent at once, as any other.
   TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog, ExecutorClient& client,
-                 TriggerRecorder& recorder, RouterFor routers, SchedulerStore& store, ResendLater resend);
+                 TriggerRecorder& recorder, RouterFor routers, SchedulerStore& store, ResendLater resend,
+                 DeferToInstant defer = nullptr);
   TriggerService(const TriggerService&) = delete;
   TriggerService& operator=(const TriggerService&) = delete;
 
@@ -97,6 +110,8 @@ class TriggerService final : public FireTrigger {
   // from `addresses` (and forgets expired marks). O(addresses + marks) under a mutex of its own.
   void Drains(const std::string& address);
   [[nodiscard]] std::vector<std::string> RouteAroundDraining(std::vector<std::string> addresses);
+  // The executor at `address` takes fires ahead of their instant: its clock offset (ms), else nullopt.
+  [[nodiscard]] std::optional<std::int64_t> AheadOffset(const std::string& address);
   // The last instant (epoch ms) at which `fire` may still be sent: its instant plus the misfire threshold.
   [[nodiscard]] std::int64_t SendByMs(const Fire& fire) const;
 
@@ -108,6 +123,7 @@ class TriggerService final : public FireTrigger {
   RouterFor routers_;
   SchedulerStore& store_;  // writes the extra rows of a sharding broadcast
   ResendLater resend_;
+  DeferToInstant defer_;
   std::mutex draining_mu_;
   std::map<std::string, std::int64_t> draining_until_ms_;  // address -> routed around until (epoch ms)
 };

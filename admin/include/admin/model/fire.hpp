@@ -67,6 +67,10 @@ struct Fire {
   // threshold), and what each met, for the trigger message.
   int unsent_attempts = 0;
   std::string unsent_notes;
+  // Handed on ahead of its instant (Scheduler::Settings::run_ahead) but routed to an executor that cannot
+  // take it ahead: the address chosen then, used again at the instant while the group still has it (so a
+  // route strategy with state, ROUND or LRU, is not advanced twice for one fire).
+  std::optional<std::string> routed_address;
 };
 
 // A pending row this node has claimed (for sending) or re-owned (from a dead node).

@@ -16,17 +16,21 @@
 namespace cronwheel::admin {
 
 // One executor_registry row: XXL-JOB's registryGroup ("EXECUTOR"), registryKey (the app name) and
-// registryValue (the executor's address, already normalised by the caller).
+// registryValue (the executor's address, already normalised by the caller); and what a cronwheel-executor's
+// heartbeat adds: whether it takes fires ahead of their instant, and its clock offset measured at this
+// heartbeat (ms, its clock minus the admin's; nullopt when it sent no clock).
 struct RegistryEntry {
   std::string group;
   std::string key;
   std::string value;
+  bool run_at = false;
+  std::optional<std::int64_t> clock_offset_ms;
 };
 
 class RegistryStore {
  public:
   virtual ~RegistryStore() = default;
-  // Inserts the entry or, when it exists, sets its updated_ms to `now_ms`.
+  // Inserts the entry or, when it exists, sets its updated_ms to `now_ms` (and its run_at and offset).
   virtual void Upsert(const RegistryEntry& entry, std::int64_t now_ms) = 0;
   // Deletes the entry; nothing when there is none.
   virtual void Remove(const RegistryEntry& entry) = 0;

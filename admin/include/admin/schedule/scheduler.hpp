@@ -9,6 +9,10 @@
 //  * Ring thread: `dispatch_lead` before each second boundary T it drains the ring up to T (the current
 //    slot and the ones before it, so a late tick loses nothing), claims those fires in one statement,
 //    waits until T (never early) and hands them to the FireSink (the trigger pools).
+//    With `run_ahead` (ahead-of-time dispatch, docs/architecture.md): it drains and claims `run_ahead`
+//    before T and hands the fires on at once; the trigger sends each fire whose executor starts fires at
+//    their instant on its own timer (cronwheel-executor), and gives every other back through Defer(),
+//    which the ring thread hands on at T, never early.
 //
 // A claim that fails (database down) is retried every second; fires claimed later than the misfire
 // threshold follow their job's misfire strategy (ResolveLateFires).
@@ -48,6 +52,9 @@ class Scheduler final {
     // second on two cores: docs/performance.md), and the pre-read window still covers 4.5 s ahead.
     std::chrono::milliseconds scan_offset{500};
     int ring_lookback_s = 2;  // slots drained behind the current one
+    // Hand each second's fires on this long before it (0 = at the second): the lead of ahead-of-time
+    // dispatch. Below the pre-read window less a second, so the scan has written them by then.
+    std::chrono::milliseconds run_ahead{0};
   };
 
   struct Stats {
@@ -83,6 +90,10 @@ class Scheduler final {
   // Stops both threads.
   void Stop();
 
+  // A fire handed on ahead of its instant that must be sent at it (its executor cannot hold it): handed on
+  // again at its instant by the ring thread, or at once when that has passed. Any thread.
+  void Defer(Fire fire);
+
   // Fires this node owns that were written elsewhere (manual triggers, retries, child jobs, re-owned fires
   // of a dead node): due ones (scheduled_ms <= now) are claimed and sent at once, future ones wait in the
   // ring until their time.
@@ -105,9 +116,14 @@ class Scheduler final {
   ScanPlanner planner_;
   ringwheel::SecondRing<Fire> ring_;
 
-  mutable std::mutex mu_;  // guards stats_ and unclaimed_
+  // Hands on the deferred fires due by `boundary_ms` (the ring thread, at that instant).
+  void SendDeferred(std::int64_t boundary_ms);
+
+  mutable std::mutex mu_;  // guards stats_, unclaimed_ and deferred_
   Stats stats_;
-  std::vector<Fire> unclaimed_;  // claims that failed: retried each tick
+  std::vector<Fire> unclaimed_;              // claims that failed: retried each tick
+  std::vector<Fire> deferred_;               // handed back by Defer() until their instant
+  std::int64_t deferred_sent_until_ms_ = 0;  // the instant up to which deferred fires were handed on
   ThrottledLog scan_failures_;
   ThrottledLog claim_failures_;
 

@@ -17,7 +17,7 @@ class PgCatalogSource final : public CatalogSource {
 
   std::vector<Job> LoadJobs(std::span<const int> ids) override;
   std::optional<JobGroup> LoadGroup(int id) override;
-  std::map<std::string, std::vector<std::string>> LoadRegistry(std::int64_t since_ms) override;
+  RegistrySnapshot LoadRegistry(std::int64_t since_ms) override;
   void ListenForChanges(const std::function<void()>& on_listening,
                         const std::function<void(std::string_view table, int id)>& on_change,
                         const std::stop_token& stop) override;

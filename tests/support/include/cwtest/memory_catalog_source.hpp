@@ -27,10 +27,17 @@ class MemoryCatalogSource final : public cronwheel::admin::CatalogSource {
     std::lock_guard lock(mu_);
     groups_[group.id] = group;
   }
-  // An executor of `app_name` at `address`, last heard of at `heartbeat_ms`.
-  void Register(const std::string& app_name, const std::string& address, std::int64_t heartbeat_ms) {
+  // An executor of `app_name` at `address`, last heard of at `heartbeat_ms`; with `run_at_offset_ms`, one
+  // that takes fires ahead of their instant, its clock that far ahead of the admin's.
+  void Register(const std::string& app_name, const std::string& address, std::int64_t heartbeat_ms,
+                std::optional<std::int64_t> run_at_offset_ms = std::nullopt) {
     std::lock_guard lock(mu_);
     registry_[app_name][address] = heartbeat_ms;
+    if (run_at_offset_ms) {
+      run_at_[address] = *run_at_offset_ms;
+    } else {
+      run_at_.erase(address);
+    }
   }
   int job_loads() const {
     std::lock_guard lock(mu_);
@@ -51,12 +58,16 @@ class MemoryCatalogSource final : public cronwheel::admin::CatalogSource {
     if (auto it = groups_.find(id); it != groups_.end()) return it->second;
     return std::nullopt;
   }
-  std::map<std::string, std::vector<std::string>> LoadRegistry(std::int64_t since_ms) override {
+  cronwheel::admin::RegistrySnapshot LoadRegistry(std::int64_t since_ms) override {
     std::lock_guard lock(mu_);
-    std::map<std::string, std::vector<std::string>> out;
+    cronwheel::admin::RegistrySnapshot out;
     for (const auto& [app, addresses] : registry_) {
-      for (const auto& [address, heartbeat] : addresses)
-        if (heartbeat >= since_ms) out[app].push_back(address);
+      for (const auto& [address, heartbeat] : addresses) {
+        if (heartbeat < since_ms) continue;
+        out.apps[app].push_back(address);
+        if (const auto it = run_at_.find(address); it != run_at_.end())
+          out.run_at_offset_ms[address] = it->second;
+      }
     }
     return out;
   }
@@ -92,6 +103,7 @@ class MemoryCatalogSource final : public cronwheel::admin::CatalogSource {
   std::map<int, cronwheel::admin::Job> jobs_;
   std::map<int, cronwheel::admin::JobGroup> groups_;
   std::map<std::string, std::map<std::string, std::int64_t>> registry_;
+  std::map<std::string, std::int64_t> run_at_;  // address -> clock offset (ms)
   std::function<void(std::string_view, int)> on_change_;
   int job_loads_ = 0;
 };
