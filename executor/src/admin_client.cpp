@@ -60,6 +60,7 @@ AdminReply HttpAdminClient::Call(std::string_view api, const nlohmann::json& bod
         } else {
           reply.ok = true;
           reply.detail = admin->address;
+          reply.content = envelope->content;
           return reply;
         }
       }

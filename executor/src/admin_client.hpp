@@ -29,7 +29,8 @@ namespace cronwheel::executor {
 
 struct AdminReply {
   bool ok = false;
-  std::string detail;  // the admin that accepted, or why each failed
+  std::string detail;      // the admin that accepted, or why each failed
+  nlohmann::json content;  // the accepting admin's envelope content (null when none)
 };
 
 class AdminClient {

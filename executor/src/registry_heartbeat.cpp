@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
@@ -47,16 +49,20 @@ void RegistryHeartbeat::Beat() {
   xxljob::RegistryParam p;
   p.registry_key = settings_.app_name;
   p.registry_value = settings_.address;
-  // cronwheel's extensions (XXL-JOB admins ignore them): fires may be sent ahead of their instant, and the
-  // admin measures this executor's clock offset from clockMs with every heartbeat.
+  // cronwheel's extensions (XXL-JOB admins ignore them): fires may be sent ahead of their instant, and this
+  // executor's clock as last measured (see the header).
   p.run_at = true;
-  p.clock_ms = clock_.NowMs();
+  p.clock_offset_ms = clock_offset_ms_;
+  p.clock_error_ms = clock_error_ms_;
   AdminReply reply;
+  const auto sent_ms = clock_.NowMs();
   try {
     reply = admin_.Call("registry", xxljob::ToJson(p));
   } catch (const std::exception& e) {
     reply.detail = e.what();
   }
+  const auto answered_ms = clock_.NowMs();
+  const bool first_measurement = reply.ok && !clock_offset_ms_ && Measure(reply, sent_ms, answered_ms);
   if (reply.ok) {
     if (failing_ || !registered_once_) {
       spdlog::info("registry: registered {} at {} with {}", p.registry_key, p.registry_value, reply.detail);
@@ -67,6 +73,19 @@ void RegistryHeartbeat::Beat() {
     spdlog::warn("registry: no admin accepted the heartbeat: {}", reply.detail);
     failing_ = true;
   }
+  if (reply.ok && !first_measurement) Measure(reply, sent_ms, answered_ms);
+  if (first_measurement) Beat();  // the admin learns the clock now, not a heartbeat later
+}
+
+bool RegistryHeartbeat::Measure(const AdminReply& reply, std::int64_t sent_ms, std::int64_t answered_ms) {
+  if (!reply.content.is_object()) return false;  // an XXL-JOB admin
+  const auto it = reply.content.find(xxljob::kRegistryClockField);
+  if (it == reply.content.end() || !it->is_number_integer()) return false;
+  const auto admin_ms = it->get<std::int64_t>();
+  const auto round_trip = std::max<std::int64_t>(answered_ms - sent_ms, 0);
+  clock_offset_ms_ = sent_ms + round_trip / 2 - admin_ms;
+  clock_error_ms_ = (round_trip + 1) / 2 + 1;
+  return true;
 }
 
 }  // namespace cronwheel::executor

@@ -6,10 +6,21 @@
 // the admin stops routing here before the job threads stop. A failure is logged when the state changes (not
 // every beat), then at most once per `interval` as a warning.
 //
+// Ahead-of-time dispatch (cronwheel's extension, docs/architecture.md): each heartbeat announces runAt (this
+// executor starts a /run carrying runAtMs at that instant) and its clock offset against the admin's, measured
+// as NTP's client does with one exchange: a cronwheel admin answers with its clock
+// (xxljob::kRegistryClockField); the offset is that against the midpoint of the request's round trip, and the
+// error bound half the round trip (rounded up) plus 1 ms for the two clocks' millisecond truncation. It goes
+// with the next heartbeat; the first measurement is sent at once by a second heartbeat, so an admin can send
+// fires ahead within a second of the executor's start. An XXL-JOB admin answers no clock: nothing is
+// measured, nothing sent.
+//
 // Thread-safety: Start/Stop from one thread. Lifetime: the admin client must outlive it.
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "admin_client.hpp"
@@ -36,12 +47,18 @@ class RegistryHeartbeat final {
 
  private:
   void Beat();
+  // Reads the admin's clock from an accepted heartbeat's answer into clock_offset_ms_ / clock_error_ms_;
+  // false when it has none (an XXL-JOB admin).
+  bool Measure(const AdminReply& reply, std::int64_t sent_ms, std::int64_t answered_ms);
 
   Settings settings_;
   AdminClient& admin_;
   ringwheel::Clock& clock_;
   bool registered_once_ = false;
   bool failing_ = false;
+  // The last measurement of this executor's clock against the admin's (PeriodicTask thread only).
+  std::optional<std::int64_t> clock_offset_ms_;
+  std::int64_t clock_error_ms_ = 0;
   std::unique_ptr<PeriodicTask> task_;
 };
 

@@ -123,6 +123,8 @@ absl::StatusOr<T> Finish(const FieldReader& r, T value) {
 
 // Ids are positive (XXL-JOB's are database keys); instants are epoch ms from 1970 to the end of 9999.
 constexpr std::int64_t kMaxInstantMs = 253'402'300'799'999;
+// A clock offset (or its error) beyond a year is no clock worth measuring.
+constexpr std::int64_t kMaxClockOffsetMs = 31'536'000'000;
 
 void CheckId(FieldReader& r, const char* name, std::int64_t v) {
   if (r.ok() && v <= 0) {
@@ -217,7 +219,10 @@ nlohmann::json ToJson(const RegistryParam& p) {
          {"registryKey", p.registry_key},
          {"registryValue", p.registry_value}};
   if (p.run_at) j["runAt"] = true;
-  if (p.clock_ms > 0) j["clockMs"] = p.clock_ms;
+  if (p.clock_offset_ms) {
+    j["clockOffsetMs"] = *p.clock_offset_ms;
+    j["clockErrorMs"] = p.clock_error_ms;
+  }
   return j;
 }
 
@@ -359,8 +364,20 @@ absl::StatusOr<RegistryParam> ParseRegistryParam(std::string_view body) {
   r.String({"registryKey"}, p.registry_key, true);
   r.String({"registryValue"}, p.registry_value, true);
   r.Boolean({"runAt"}, p.run_at);
-  r.Integer({"clockMs"}, p.clock_ms, false);
-  CheckInstant(r, {"clockMs"}, p.clock_ms);
+  if (const auto it = j->find("clockOffsetMs"); it != j->end() && !it->is_null()) {
+    std::int64_t offset = 0;
+    r.Integer({"clockOffsetMs"}, offset, false);
+    r.Integer({"clockErrorMs"}, p.clock_error_ms, true);
+    if (r.ok() && (offset < -kMaxClockOffsetMs || offset > kMaxClockOffsetMs)) {
+      r.Find({"clockOffsetMs"});
+      r.Fail(fmt::format("must be within +-{} ms (a year), got {}", kMaxClockOffsetMs, offset));
+    }
+    if (r.ok() && (p.clock_error_ms < 0 || p.clock_error_ms > kMaxClockOffsetMs)) {
+      r.Find({"clockErrorMs"});
+      r.Fail(fmt::format("must be from 0 to {} ms, got {}", kMaxClockOffsetMs, p.clock_error_ms));
+    }
+    p.clock_offset_ms = offset;
+  }
   if (r.ok() && p.registry_group != "EXECUTOR" && p.registry_group != "ADMIN") {
     r.Find({"registryGroup"});
     r.Fail(fmt::format("'{}' is not valid: use EXECUTOR or ADMIN", p.registry_group));

@@ -59,7 +59,11 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
         return SendEnvelope(res, xxljob::Envelope::Fail(stored.error().message));
       }
       count_registration(remove, "ok");
-      SendEnvelope(res, xxljob::Envelope::Success());
+      auto ok = xxljob::Envelope::Success();
+      // A cronwheel-executor measures its clock offset against this (XXL-JOB's get no content, as before).
+      if (!remove && p->run_at)
+        ok.content = nlohmann::json{{xxljob::kRegistryClockField, registry.ClockMs()}};
+      SendEnvelope(res, ok);
     };
   };
   server.Post(prefix + "/api/registry", registration(false),

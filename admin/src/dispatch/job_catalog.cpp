@@ -97,17 +97,17 @@ void JobCatalog::RefreshRegistry() {
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
   }
-  std::map<std::string, std::int64_t> run_at;
-  for (const auto& [address, offset] : fresh.run_at_offset_ms)
-    run_at[net::NormalizeAddress(address)] = offset;
+  std::map<std::string, ExecutorClock> run_at;
+  for (const auto& [address, clock] : fresh.run_at)
+    run_at[net::NormalizeAddress(address)] = clock;
   std::lock_guard lock(mu_);
   registry_.swap(fresh.apps);
-  run_at_offset_ms_.swap(run_at);
+  run_at_.swap(run_at);
 }
 
-std::optional<std::int64_t> JobCatalog::RunAtOffsetMs(const std::string& address) {
+std::optional<ExecutorClock> JobCatalog::RunAtClock(const std::string& address) {
   std::lock_guard lock(mu_);
-  if (const auto it = run_at_offset_ms_.find(address); it != run_at_offset_ms_.end()) return it->second;
+  if (const auto it = run_at_.find(address); it != run_at_.end()) return it->second;
   return std::nullopt;
 }
 

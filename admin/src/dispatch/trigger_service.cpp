@@ -108,7 +108,7 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
   auto param = RunParam(fire, *job, result);
   if (ahead) {
     if (const auto offset = AheadOffset(*address)) {
-      param.run_at_ms = fire.scheduled_ms + *offset;  // the instant on the executor's clock
+      param.run_at_ms = fire.scheduled_ms + *offset;  // the instant on the executor's clock, at its latest
     } else {
       Fire later = fire;
       later.routed_address = *address;
@@ -284,9 +284,11 @@ xxljob::TriggerParam TriggerService::RunParam(const Fire& fire, const Job& job, 
 }
 
 std::optional<std::int64_t> TriggerService::AheadOffset(const std::string& address) {
-  const auto offset = catalog_.RunAtOffsetMs(address);
-  if (!offset || std::abs(*offset) > settings_.max_clock_offset.count()) return std::nullopt;
-  return offset;
+  const auto clock = catalog_.RunAtClock(address);
+  if (!clock || std::abs(clock->offset_ms) + clock->error_ms > settings_.max_clock_offset.count()) {
+    return std::nullopt;
+  }
+  return clock->offset_ms + clock->error_ms;
 }
 
 std::int64_t TriggerService::SendByMs(const Fire& fire) const {

@@ -11,13 +11,9 @@ RegistryService::RegistryService(ringwheel::Clock& clock, RegistryStore& store,
 
 Result<void> RegistryService::Register(const xxljob::RegistryParam& p) {
   if (auto allowed = guard_.CheckAddress(p.registry_value); !allowed) return allowed.error();
-  const auto now = clock_.NowMs();
-  // The executor's clock when it sent, against ours when it arrived: its offset less the request's one-way
-  // delay (on a LAN well under a millisecond; the bound it is held to is tens of them).
-  std::optional<std::int64_t> offset;
-  if (p.clock_ms > 0) offset = p.clock_ms - now;
-  store_.Upsert({p.registry_group, p.registry_key, net::NormalizeAddress(p.registry_value), p.run_at, offset},
-                now);
+  store_.Upsert({p.registry_group, p.registry_key, net::NormalizeAddress(p.registry_value), p.run_at,
+                 p.clock_offset_ms, p.clock_error_ms},
+                clock_.NowMs());
   return {};
 }
 
@@ -27,6 +23,10 @@ void RegistryService::Remove(const xxljob::RegistryParam& p) {
 
 std::size_t RegistryService::ExpireDead() {
   return store_.RemoveNotRenewedSince(clock_.NowMs() - dead_after_.count());
+}
+
+std::int64_t RegistryService::ClockMs() const {
+  return clock_.NowMs();
 }
 
 std::optional<std::string> RegistryService::GroupToken(const std::string& app_name) {

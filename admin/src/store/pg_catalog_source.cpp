@@ -49,13 +49,15 @@ RegistrySnapshot PgCatalogSource::LoadRegistry(std::int64_t since_ms) {
     pqxx::read_transaction tx(conn);
     RegistrySnapshot out;
     for (const auto& r : tx.exec_params(R"sql(
-           SELECT registry_key, registry_value, run_at, clock_offset_ms FROM executor_registry
+           SELECT registry_key, registry_value, run_at, clock_offset_ms, clock_error_ms FROM executor_registry
             WHERE registry_group = 'EXECUTOR' AND updated_ms >= $1
          )sql",
                                         since_ms)) {
       auto address = r["registry_value"].as<std::string>();
-      if (r["run_at"].as<bool>() && !r["clock_offset_ms"].is_null())
-        out.run_at_offset_ms[address] = r["clock_offset_ms"].as<std::int64_t>();
+      if (r["run_at"].as<bool>() && !r["clock_offset_ms"].is_null()) {
+        out.run_at[address] = {r["clock_offset_ms"].as<std::int64_t>(),
+                               r["clock_error_ms"].as<std::int64_t>()};
+      }
       out.apps[r["registry_key"].as<std::string>()].push_back(std::move(address));
     }
     return out;

@@ -9,12 +9,14 @@ void PgRegistryStore::Upsert(const RegistryEntry& entry, std::int64_t now_ms) {
     pqxx::work tx(conn);
     tx.exec_params(R"sql(
       INSERT INTO executor_registry (registry_group, registry_key, registry_value, updated_ms, run_at,
-                                     clock_offset_ms)
-      VALUES ($1, $2, $3, $4, $5, $6)
+                                     clock_offset_ms, clock_error_ms)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
       ON CONFLICT (registry_group, registry_key, registry_value) DO UPDATE
-        SET updated_ms = EXCLUDED.updated_ms, run_at = EXCLUDED.run_at, clock_offset_ms = EXCLUDED.clock_offset_ms
+        SET updated_ms = EXCLUDED.updated_ms, run_at = EXCLUDED.run_at,
+            clock_offset_ms = EXCLUDED.clock_offset_ms, clock_error_ms = EXCLUDED.clock_error_ms
     )sql",
-                   entry.group, entry.key, entry.value, now_ms, entry.run_at, entry.clock_offset_ms);
+                   entry.group, entry.key, entry.value, now_ms, entry.run_at, entry.clock_offset_ms,
+                   entry.clock_error_ms);
     tx.commit();
   });
 }

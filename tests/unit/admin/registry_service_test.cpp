@@ -119,21 +119,22 @@ TEST_F(RegistryServiceTest, GroupTokenIsTheGroupsOwnOrNone) {
 
 }  // namespace
 
-// Ahead-of-time dispatch: a cronwheel-executor's heartbeat announces runAt and carries its clock; the admin
-// records its offset (its clock minus the admin's at arrival) with every heartbeat. An XXL-JOB executor's
-// heartbeat carries neither.
-TEST_F(RegistryServiceTest, AHeartbeatWithTheExecutorsClockRecordsItsOffsetAndItsRunAt) {
+// Ahead-of-time dispatch: a cronwheel-executor's heartbeat announces runAt and, once measured, its clock
+// offset and the error of that measurement; the admin records them with every heartbeat. An XXL-JOB
+// executor's heartbeat carries neither.
+TEST_F(RegistryServiceTest, AHeartbeatRecordsTheExecutorsRunAtAndItsMeasuredClock) {
   cronwheel::xxljob::RegistryParam p{"EXECUTOR", "app", "http://127.0.0.1:9999/"};
   p.run_at = true;
-  p.clock_ms = kT0 + 7;  // 7 ms ahead of the admin
   ASSERT_TRUE(registry_.Register(p));
   ASSERT_TRUE(store_.last);
   EXPECT_TRUE(store_.last->run_at);
-  EXPECT_EQ(store_.last->clock_offset_ms, 7);
-  clock_.Advance(std::chrono::seconds(30));
-  p.clock_ms = clock_.NowMs() - 12;  // drifted behind
+  EXPECT_FALSE(store_.last->clock_offset_ms) << "not measured yet";
+  p.clock_offset_ms = -12;
+  p.clock_error_ms = 2;
   ASSERT_TRUE(registry_.Register(p));
   EXPECT_EQ(store_.last->clock_offset_ms, -12);
+  EXPECT_EQ(store_.last->clock_error_ms, 2);
+  EXPECT_EQ(registry_.ClockMs(), kT0) << "what the answer tells the executor";
   ASSERT_TRUE(registry_.Register({"EXECUTOR", "app", "http://127.0.0.1:9998/"}));
   EXPECT_FALSE(store_.last->run_at);
   EXPECT_FALSE(store_.last->clock_offset_ms) << "an XXL-JOB executor sends no clock";

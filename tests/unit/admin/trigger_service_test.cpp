@@ -353,7 +353,7 @@ class AheadTriggerTest : public TriggerServiceTest {
  protected:
   void SetUp() override {
     TriggerServiceTest::SetUp();
-    source_.Register("manual-app", kExecutorA, kT0, /*run_at_offset_ms=*/3);
+    source_.Register("manual-app", kExecutorA, kT0, ExecutorClock{.offset_ms = 3, .error_ms = 1});
     source_.Register("manual-app", kExecutorB, kT0);  // an XXL-JOB executor
     catalog_.RefreshRegistry();
   }
@@ -385,7 +385,7 @@ TEST_F(AheadTriggerTest, AFireGoesAheadToAnExecutorThatHoldsFiresWithTheInstantO
   ahead_.Trigger(FireAt(kT0 + 1000), {});
   ASSERT_EQ(executors_.params.size(), 1u);
   EXPECT_EQ(executors_.runs[0], kExecutorA);
-  EXPECT_EQ(executors_.params[0].run_at_ms, kT0 + 1000 + 3) << "the instant plus A's clock offset";
+  EXPECT_EQ(executors_.params[0].run_at_ms, kT0 + 1000 + 3 + 1) << "the instant on A's clock, at its latest";
   EXPECT_TRUE(deferred_.empty());
   ASSERT_EQ(results_.recorded.size(), 1u);
   EXPECT_EQ(results_.recorded[0].trigger_code, 200);
@@ -429,7 +429,7 @@ TEST_F(AheadTriggerTest,
 }
 
 TEST_F(AheadTriggerTest, AnExecutorWhoseClockIsOffByMoreThanTheBoundGetsItsFiresAtTheirInstant) {
-  source_.Register("manual-app", kExecutorA, kT0, /*run_at_offset_ms=*/-80);
+  source_.Register("manual-app", kExecutorA, kT0, ExecutorClock{.offset_ms = -45, .error_ms = 6});
   catalog_.RefreshRegistry();
   SetRoute(RouteStrategy::kFirst);
   ahead_.Trigger(FireAt(kT0 + 1000), {});

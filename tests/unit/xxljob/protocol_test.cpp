@@ -178,16 +178,24 @@ TEST(Protocol, RunAtAndTheRegistrationsCapabilityAreExtensionFieldsSentOnlyWhenS
   r.registry_value = "http://127.0.0.1:9999/";
   EXPECT_EQ(ToJson(r).size(), 3U) << "what an XXL-JOB executor sends";
   r.run_at = true;
-  r.clock_ms = 1'767'225'600'123;
+  EXPECT_EQ(ToJson(r).size(), 4U) << "no clock until it is measured";
+  r.clock_offset_ms = -7;
+  r.clock_error_ms = 2;
   const auto reg = ParseRegistryParam(ToJson(r).dump());
   ASSERT_TRUE(reg.ok()) << reg.status();
   EXPECT_TRUE(reg->run_at);
-  EXPECT_EQ(reg->clock_ms, 1'767'225'600'123);
+  EXPECT_EQ(reg->clock_offset_ms, -7);
+  EXPECT_EQ(reg->clock_error_ms, 2);
   err = ErrorOf(ParseRegistryParam(R"({"registryKey":"a","registryValue":"v","runAt":"yes"})"));
   EXPECT_THAT(err, HasSubstr("runAt"));
   EXPECT_THAT(err, HasSubstr("true or false"));
-  err = ErrorOf(ParseRegistryParam(R"({"registryKey":"a","registryValue":"v","clockMs":"now"})"));
-  EXPECT_THAT(err, HasSubstr("clockMs"));
+  err = ErrorOf(ParseRegistryParam(R"({"registryKey":"a","registryValue":"v","clockOffsetMs":3})"));
+  EXPECT_THAT(err, HasSubstr("clockErrorMs"));
+  EXPECT_THAT(err, HasSubstr("required"));
+  err = ErrorOf(
+      ParseRegistryParam(R"({"registryKey":"a","registryValue":"v","clockOffsetMs":3,"clockErrorMs":-1})"));
+  EXPECT_THAT(err, HasSubstr("clockErrorMs"));
+  EXPECT_THAT(err, HasSubstr("-1"));
 }
 
 TEST(Protocol, RegistryParamNeedsNonBlankFields) {

@@ -111,10 +111,17 @@ struct RegistryParam {
   // cronwheel's extensions, sent only by cronwheel-executor and ignored by XXL-JOB admins:
   // runAt: the executor starts a /run that carries runAtMs at that instant (ahead-of-time dispatch);
   bool run_at = false;
-  // clockMs: the executor's wall clock (epoch ms) when it sent the request, from which the admin estimates
-  // its clock offset; 0 = not sent.
-  std::int64_t clock_ms = 0;
+  // clockOffsetMs and clockErrorMs: the executor's clock minus the admin's, as the executor measured it at
+  // its previous heartbeat (the admin's clock in the answer against the midpoint of the request's round
+  // trip), and the measurement's error bound (half the round trip, rounded up, plus 1 ms): the true offset
+  // is within offset +- error. Absent until measured.
+  std::optional<std::int64_t> clock_offset_ms;
+  std::int64_t clock_error_ms = 0;
 };
+// What a cronwheel admin answers a registration that announced runAt: {"clockMs": <its clock, epoch ms>} as
+// the envelope's content, from which the executor measures its clock offset (RegistryParam above). An
+// XXL-JOB executor's registration gets XXL-JOB's answer, without content.
+inline constexpr const char* kRegistryClockField = "clockMs";
 
 // --- Serialising (exact) -------------------------------------------------------------------------------
 nlohmann::json ToJson(const Envelope& e);

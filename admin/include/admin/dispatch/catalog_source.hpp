@@ -21,13 +21,20 @@
 
 namespace cronwheel::admin {
 
+// An executor's clock against the admin's, as the executor measured it (xxljob::RegistryParam): its clock
+// minus the admin's is within offset_ms +- error_ms.
+struct ExecutorClock {
+  std::int64_t offset_ms = 0;
+  std::int64_t error_ms = 0;
+  friend bool operator==(const ExecutorClock&, const ExecutorClock&) = default;
+};
+
 // The live registry: app name -> the addresses (as registered) of executors heard from since a cut-off; and
 // of those that take fires ahead of their instant (their heartbeats announce runAt, docs/architecture.md
-// "Ahead-of-time dispatch"), address -> the clock offset measured at the last heartbeat (ms, the executor's
-// clock minus the admin's).
+// "Ahead-of-time dispatch") and have measured their clock, address -> that clock.
 struct RegistrySnapshot {
   std::map<std::string, std::vector<std::string>> apps;
-  std::map<std::string, std::int64_t> run_at_offset_ms;
+  std::map<std::string, ExecutorClock> run_at;
 };
 
 class CatalogSource {

@@ -54,9 +54,9 @@ class JobCatalog final {
   std::vector<std::string> Addresses(const JobGroup& group);
   // The live registry as of the last refresh: app name -> sorted addresses.
   std::map<std::string, std::vector<std::string>> Registry();
-  // When the executor at `address` (normalised) takes fires ahead of their instant: its clock offset as of
-  // its last heartbeat (ms, its clock minus the admin's); nullopt for any other (XXL-JOB executors).
-  std::optional<std::int64_t> RunAtOffsetMs(const std::string& address);
+  // When the executor at `address` (normalised) takes fires ahead of their instant: its clock as it measured
+  // it at its last heartbeat; nullopt for any other (XXL-JOB executors, or one that has not measured yet).
+  std::optional<ExecutorClock> RunAtClock(const std::string& address);
   // Re-reads the registry now (tests; after a registration).
   void RefreshRegistry();
 
@@ -74,7 +74,7 @@ class JobCatalog final {
   std::unordered_map<int, std::shared_ptr<const Job>> jobs_;
   std::unordered_map<int, std::shared_ptr<const JobGroup>> groups_;
   std::map<std::string, std::vector<std::string>> registry_;
-  std::map<std::string, std::int64_t> run_at_offset_ms_;  // normalised address -> offset
+  std::map<std::string, ExecutorClock> run_at_;  // normalised address -> clock
   std::jthread listener_;
   std::unique_ptr<PeriodicTask> registry_task_;
 };

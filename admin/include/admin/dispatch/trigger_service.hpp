@@ -30,12 +30,14 @@
 // is recorded as failed, saying so.
 //
 // Ahead-of-time dispatch (docs/architecture.md): a fire handed on before its instant (the ring's run_ahead)
-// goes ahead only to an executor that announced runAt and whose clock offset, measured at its last heartbeat,
-// is within `max_clock_offset`: its /run carries runAtMs = the instant on the executor's clock (instant plus
-// offset), and the executor starts it then. Any other fire is given back to wait for its instant (`defer`,
-// the scheduler's Defer), before routing when no address of the group can take it ahead, else with the
-// address its route chose (Fire::routed_address), which it goes to at the instant while the group still has
-// it. So an XXL-JOB executor gets every /run at its instant, byte for byte as before.
+// goes ahead only to an executor that announced runAt and whose clock, as it measured it at its last
+// heartbeat, is within `max_clock_offset` of the admin's (|offset| + error): its /run carries runAtMs = the
+// instant on the executor's clock at its latest (instant + offset + error), and the executor starts it then:
+// never before the instant, at most twice the measurement's error after it. Any other fire is given back to
+// wait for its instant (`defer`, the scheduler's Defer), before routing when no address of the group can take
+// it ahead, else with the address its route chose (Fire::routed_address), which it goes to at the instant
+// while the group still has it. So an XXL-JOB executor gets every /run at its instant, byte for byte as
+// before.
 //
 // Thread-safety: Trigger() is called concurrently from the trigger pools; the outcomes are recorded on the
 // executor client's thread.
@@ -110,7 +112,8 @@ class TriggerService final : public FireTrigger {
   // from `addresses` (and forgets expired marks). O(addresses + marks) under a mutex of its own.
   void Drains(const std::string& address);
   [[nodiscard]] std::vector<std::string> RouteAroundDraining(std::vector<std::string> addresses);
-  // The executor at `address` takes fires ahead of their instant: its clock offset (ms), else nullopt.
+  // The executor at `address` takes fires ahead of their instant: how far its clock is ahead of the admin's
+  // at most (offset + error, ms), else nullopt.
   [[nodiscard]] std::optional<std::int64_t> AheadOffset(const std::string& address);
   // The last instant (epoch ms) at which `fire` may still be sent: its instant plus the misfire threshold.
   [[nodiscard]] std::int64_t SendByMs(const Fire& fire) const;

@@ -38,6 +38,9 @@ class RegistryService {
   // Stores the heartbeat; Error::Forbidden, naming the address and the setting, when the guard refuses it.
   Result<void> Register(const xxljob::RegistryParam& p);
   void Remove(const xxljob::RegistryParam& p);
+  // The admin's clock (epoch ms), answered to a registration that announced runAt, from which the executor
+  // measures its clock offset (xxljob::kRegistryClockField).
+  [[nodiscard]] std::int64_t ClockMs() const;
   // Deletes registrations not renewed within dead_after; returns how many.
   std::size_t ExpireDead();
   // The access token executors of `app_name` must present: the group's own, else nullopt (use the global).

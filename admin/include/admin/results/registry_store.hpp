@@ -17,14 +17,15 @@ namespace cronwheel::admin {
 
 // One executor_registry row: XXL-JOB's registryGroup ("EXECUTOR"), registryKey (the app name) and
 // registryValue (the executor's address, already normalised by the caller); and what a cronwheel-executor's
-// heartbeat adds: whether it takes fires ahead of their instant, and its clock offset measured at this
-// heartbeat (ms, its clock minus the admin's; nullopt when it sent no clock).
+// heartbeat adds: whether it takes fires ahead of their instant, and its clock offset as it measured it
+// (ms, its clock minus the admin's, within +- clock_error_ms; nullopt until measured).
 struct RegistryEntry {
   std::string group;
   std::string key;
   std::string value;
   bool run_at = false;
   std::optional<std::int64_t> clock_offset_ms;
+  std::int64_t clock_error_ms = 0;
 };
 
 class RegistryStore {

@@ -27,14 +27,14 @@ class MemoryCatalogSource final : public cronwheel::admin::CatalogSource {
     std::lock_guard lock(mu_);
     groups_[group.id] = group;
   }
-  // An executor of `app_name` at `address`, last heard of at `heartbeat_ms`; with `run_at_offset_ms`, one
-  // that takes fires ahead of their instant, its clock that far ahead of the admin's.
+  // An executor of `app_name` at `address`, last heard of at `heartbeat_ms`; with `run_at`, one that takes
+  // fires ahead of their instant, with its clock as it measured it.
   void Register(const std::string& app_name, const std::string& address, std::int64_t heartbeat_ms,
-                std::optional<std::int64_t> run_at_offset_ms = std::nullopt) {
+                std::optional<cronwheel::admin::ExecutorClock> run_at = std::nullopt) {
     std::lock_guard lock(mu_);
     registry_[app_name][address] = heartbeat_ms;
-    if (run_at_offset_ms) {
-      run_at_[address] = *run_at_offset_ms;
+    if (run_at) {
+      run_at_[address] = *run_at;
     } else {
       run_at_.erase(address);
     }
@@ -65,8 +65,7 @@ class MemoryCatalogSource final : public cronwheel::admin::CatalogSource {
       for (const auto& [address, heartbeat] : addresses) {
         if (heartbeat < since_ms) continue;
         out.apps[app].push_back(address);
-        if (const auto it = run_at_.find(address); it != run_at_.end())
-          out.run_at_offset_ms[address] = it->second;
+        if (const auto it = run_at_.find(address); it != run_at_.end()) out.run_at[address] = it->second;
       }
     }
     return out;
@@ -103,7 +102,7 @@ class MemoryCatalogSource final : public cronwheel::admin::CatalogSource {
   std::map<int, cronwheel::admin::Job> jobs_;
   std::map<int, cronwheel::admin::JobGroup> groups_;
   std::map<std::string, std::map<std::string, std::int64_t>> registry_;
-  std::map<std::string, std::int64_t> run_at_;  // address -> clock offset (ms)
+  std::map<std::string, cronwheel::admin::ExecutorClock> run_at_;
   std::function<void(std::string_view, int)> on_change_;
   int job_loads_ = 0;
 };
