@@ -1,5 +1,7 @@
 #include "executor_service.hpp"
 
+#include <fmt/format.h>
+
 #include "xxljob/framing.hpp"
 #include "xxljob/vocabulary.hpp"
 
@@ -24,6 +26,13 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
   if (method == "/kill") {
     const auto p = xxljob::ParseJobIdParam(body);
     return p.ok() ? dispatcher_.Kill(p->job_id) : xxljob::Envelope::Fail(p.status());
+  }
+  if (method == "/cancel") {
+    const auto p = xxljob::ParseCancelParam(body);
+    if (!p.ok()) return xxljob::Envelope::Fail(p.status());
+    const auto dropped = dispatcher_.Cancel(p->log_ids);
+    return {xxljob::kCodeSuccess, fmt::format("{} held fire(s) dropped", dropped.size()),
+            nlohmann::json{{"cancelled", dropped}}};
   }
   if (method == "/drain") {
     if (!drain_request_) return xxljob::Envelope::Fail(std::string(xxljob::kNoDrainRequestsMsg));

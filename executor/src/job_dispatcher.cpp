@@ -240,6 +240,33 @@ void JobDispatcher::DropHeldLocked(std::optional<int> job_id, const std::string&
   if (draining_) drained_.notify_all();
 }
 
+std::vector<std::int64_t> JobDispatcher::Cancel(const std::vector<std::int64_t>& log_ids) {
+  std::vector<std::int64_t> dropped;
+  std::vector<std::shared_ptr<Fire>> fires;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto id : log_ids) {
+      const auto it = held_.find(id);
+      if (it == held_.end()) continue;
+      it->second.start.Cancel();
+      if (ClaimLocked(it->second.fire)) {
+        dropped.push_back(id);
+        fires.push_back(it->second.fire);
+      }
+      held_.erase(it);
+    }
+    if (draining_) drained_.notify_all();
+  }
+  if (trace_ != nullptr) {
+    for (const auto& f : fires)
+      trace_->Record(f->param.log_id, f->param.job_id, f->received_ms, 0);
+  }
+  for (const auto& f : fires)
+    logs_.Append(f->param.log_date_time, f->param.log_id,
+                 "----------- cancelled before its instant by the scheduling center: not run");
+  return dropped;
+}
+
 std::size_t JobDispatcher::HeldFires() const {
   std::lock_guard lock(mu_);
   return held_.size();

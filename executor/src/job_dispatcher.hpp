@@ -126,6 +126,10 @@ class JobDispatcher final {
   xxljob::Envelope Run(const xxljob::TriggerParam& p);
   // /idleBeat: 500 "job thread is running or has trigger queue." when busy.
   xxljob::Envelope IdleBeat(int job_id);
+  // /cancel (cronwheel's extension): drops the fires of `log_ids` that are held for their instant, without a
+  // callback (the admin that asked records them), and returns the ones dropped. A fire already started, or
+  // not held here, is left alone. Its log id counts as run afterwards (a redelivery is not run).
+  std::vector<std::int64_t> Cancel(const std::vector<std::int64_t>& log_ids);
   // /kill: always 200 (msg "job thread already killed." when the job has no thread and no held fire).
   // Its held fires are dropped and reported killed.
   xxljob::Envelope Kill(int job_id);

@@ -725,4 +725,54 @@ TEST(SchedulerE2E, TwoAdminsSendingAheadOneKilledEveryFourSecondsRunEachInstantE
   EXPECT_GE(kills, 5);
 }
 
+// Issue 26, item 3: a job stopped within the lead. Its executor already holds the fire of a coming instant
+// (sent two seconds ahead here); stopping the job withdraws it there: it never runs, and its row says why.
+TEST(SchedulerE2E, StoppingAJobWithdrawsTheFireItsExecutorHoldsSoItNeverRunsAndItsRowSaysWhy) {
+  constexpr const char* kPassword = "ahead-e2e-password";
+  Cluster c({.admins = 1,
+             .executors = 1,
+             .admin_args = {"--run-ahead-ms", "2000"},
+             .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+  c.AwaitRegistered(0);
+  ASSERT_TRUE(cwtest::Eventually(
+      [&] {
+        return c.Scalar("SELECT count(*) FROM executor_registry WHERE clock_offset_ms IS NOT NULL") == 1;
+      },
+      30s, 100ms));
+  const int group = c.AddGroup();
+  const int job = c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "noopJobHandler", Cluster::NowMs());
+  // A fire sent ahead (its trigger result recorded) with at least 800 ms to go before its instant.
+  std::int64_t held = 0;
+  std::int64_t instant = 0;
+  ASSERT_TRUE(cwtest::Eventually(
+      [&] {
+        const auto r =
+            c.Exec(fmt::format("SELECT log_id, scheduled_ms FROM fire_open WHERE job_id = {} AND"
+                               " trigger_ms > 0 AND scheduled_ms > {} ORDER BY scheduled_ms DESC LIMIT 1",
+                               job, Cluster::NowMs() + 800));
+        if (r.empty()) return false;
+        held = r[0][0].as<std::int64_t>();
+        instant = r[0][1].as<std::int64_t>();
+        return true;
+      },
+      30s, 20ms));
+  cwtest::HttpCaller http(c.admin_port(0));
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session.has_value());
+  const auto stopped =
+      http.Send("POST", fmt::format("/api/v1/jobs/{}/stop", job), cwtest::SessionHeaders(*session));
+  ASSERT_EQ(stopped.status, 200) << stopped.body;
+  ASSERT_LT(Cluster::NowMs(), instant) << "the stop came within the lead";
+  SleepUntil(instant + 2000);
+  const auto row = c.Exec(fmt::format("SELECT status, trigger_msg FROM job_log WHERE id = {}", held));
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0][0].as<std::string>(), "SKIPPED");
+  EXPECT_THAT(
+      row[0][1].as<std::string>(),
+      ::testing::HasSubstr("withdrawn before its instant: the job was stopped; the executor dropped it"));
+  const auto runs = c.ExecutedLogIds();  // its job log says it was cancelled; it has no start
+  EXPECT_EQ(runs.contains(held) ? runs.at(held) : 0, 0) << "the withdrawn fire never ran";
+  EXPECT_EQ(c.Scalar(fmt::format("SELECT count(*) FROM fire_open WHERE job_id = {}", job)), 0);
+}
+
 }  // namespace

@@ -193,6 +193,10 @@ nlohmann::json ToJson(const JobIdParam& p) {
   return {{"jobId", p.job_id}};
 }
 
+nlohmann::json ToJson(const CancelParam& p) {
+  return {{"logIds", p.log_ids}};
+}
+
 nlohmann::json ToJson(const LogParam& p) {
   return {{"logDateTim", p.log_date_tim}, {"logId", p.log_id}, {"fromLineNum", p.from_line_num}};
 }
@@ -299,6 +303,31 @@ absl::StatusOr<JobIdParam> ParseJobIdParam(std::string_view body) {
   r.Integer({"jobId"}, p.job_id, true);
   CheckId(r, "jobId", p.job_id);
   return Finish(r, p);
+}
+
+absl::StatusOr<CancelParam> ParseCancelParam(std::string_view body) {
+  auto j = ParseObject(body);
+  if (!j.ok()) return j.status();
+  const auto it = j->find("logIds");
+  if (it == j->end() || !it->is_array()) {
+    return absl::InvalidArgumentError(fmt::format("field 'logIds': expected an array of log ids, got {}",
+                                                  it == j->end() ? std::string("nothing") : Shown(*it)));
+  }
+  if (it->size() > kMaxCancelLogIds) {
+    return absl::InvalidArgumentError(
+        fmt::format("field 'logIds': at most {} log ids, got {}", kMaxCancelLogIds, it->size()));
+  }
+  CancelParam p;
+  p.log_ids.reserve(it->size());
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const auto& v = (*it)[i];
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("field 'logIds[{}]': expected a positive log id, got {}", i, Shown(v)));
+    }
+    p.log_ids.push_back(v.get<std::int64_t>());
+  }
+  return p;
 }
 
 absl::StatusOr<LogParam> ParseLogParam(std::string_view body) {

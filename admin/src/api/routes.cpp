@@ -1,9 +1,11 @@
 #include "api/routes.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 
 #include "admin/api/json_views.hpp"
 #include "cronwheel/json.hpp"
@@ -247,6 +249,29 @@ std::optional<std::string> RouteContext::GroupAddress(const JobGroup& group, con
   const auto it = std::find(online.begin(), online.end(), net::NormalizeAddress(typed));
   if (it == online.end()) return std::nullopt;
   return *it;
+}
+
+void RouteContext::WithdrawSentAhead(const std::vector<SentAheadFire>& fires, int group_id,
+                                     std::string_view why) const {
+  if (fires.empty() || services.console == nullptr) return;
+  std::map<std::string, xxljob::CancelParam> by_address;
+  for (const auto& f : fires)
+    by_address[f.address].log_ids.push_back(f.log_id);
+  const auto token = ExecutorToken(group_id);
+  const auto note = fmt::format("withdrawn before its instant: {}; the executor dropped it", why);
+  for (const auto& [address, param] : by_address) {
+    const auto answer = services.console->executors.Cancel(address, token, param);
+    std::vector<std::int64_t> dropped;
+    if (answer.ok() && answer.content.is_object() && answer.content.contains("cancelled") &&
+        answer.content["cancelled"].is_array()) {
+      for (const auto& id : answer.content["cancelled"])
+        if (id.is_number_integer()) dropped.push_back(id.get<std::int64_t>());
+    } else {
+      spdlog::warn("{} fire(s) sent ahead to {} could not be withdrawn ({}): they run as sent",
+                   param.log_ids.size(), address, answer.msg.value_or(""));
+    }
+    services.jobs.MarkWithdrawnAhead(dropped, note);
+  }
 }
 
 }  // namespace cronwheel::admin::api

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "admin/api/server.hpp"
+#include "admin/model/fire.hpp"
 #include "admin/model/result.hpp"
 #include "cronwheel/net/http_message.hpp"
 #include "cronwheel/net/http_server.hpp"
@@ -155,6 +156,11 @@ struct RouteContext {
                                        net::Response& res) const;
   // The token a group's executors expect: the group's own, else the global one.
   std::string ExecutorToken(int group_id) const;
+  // Ahead-of-time dispatch: asks the executors holding `fires` (of a job of group `group_id`, sent ahead of
+  // their instants) to drop them, and records the ones they dropped as skipped with `why` (a fire of a
+  // deleted job has no row left to record). Best effort: a fire an executor does not drop (already started,
+  // or the executor did not answer) runs as sent. Needs the console's executor client; nothing without it.
+  void WithdrawSentAhead(const std::vector<SentAheadFire>& fires, int group_id, std::string_view why) const;
   // The group's online or configured executor address that `typed` names (compared normalised), as the
   // admin holds it: requests go there, never to what a caller typed. nullopt when none matches.
   std::optional<std::string> GroupAddress(const JobGroup& group, const std::string& typed) const;

@@ -49,6 +49,10 @@ class MeteredExecutorClient final : public ExecutorClient {
   xxljob::Envelope Log(const std::string& address, const std::string& token,
                        const xxljob::LogParam& param) override;
   // An operator's rare request: not measured.
+  xxljob::Envelope Cancel(const std::string& address, const std::string& token,
+                          const xxljob::CancelParam& param) override {
+    return inner_.Cancel(address, token, param);
+  }
   xxljob::Envelope Drain(const std::string& address, const std::string& token) override {
     return inner_.Drain(address, token);
   }

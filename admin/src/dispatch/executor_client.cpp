@@ -134,6 +134,11 @@ xxljob::Envelope HttpExecutorClient::Drain(const std::string& address, const std
   return PostAndWait(address, "drain", token, "{}").envelope;
 }
 
+xxljob::Envelope HttpExecutorClient::Cancel(const std::string& address, const std::string& token,
+                                            const xxljob::CancelParam& param) {
+  return PostAndWait(address, "cancel", token, xxljob::ToJson(param).dump()).envelope;
+}
+
 HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& address) const {
   const auto addr = cronwheel::net::ParseHttpAddress(address);
   if (!addr.ok()) return {};

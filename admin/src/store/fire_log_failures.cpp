@@ -229,6 +229,33 @@ void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_m
                  job_id, after_ms);
 }
 
+std::vector<SentAheadFire> SentAhead(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {
+  std::vector<SentAheadFire> out;
+  for (const auto& r : tx.exec_params(R"sql(
+         SELECT log_id, executor_address FROM fire_open
+          WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms > 0 AND scheduled_ms > $2
+            AND executor_address <> ''
+       )sql",
+                                      job_id, after_ms)) {
+    out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>()});
+  }
+  return out;
+}
+
+void MarkWithdrawnAhead(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids,
+                        std::string_view note) {
+  if (log_ids.empty()) return;
+  tx.exec_params(R"sql(
+    WITH o AS (DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) RETURNING log_id, scheduled_ms)
+    UPDATE job_log l
+       SET skipped = true, alarm_status = CASE WHEN l.alarm_status = 0 THEN 1 ELSE l.alarm_status END,
+           trigger_msg = CASE WHEN l.trigger_msg = '' THEN $2 ELSE l.trigger_msg || E'\n' || $2 END
+      FROM o
+     WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms AND l.handle_code = 0
+  )sql",
+                 PgArray(log_ids), std::string(note));
+}
+
 bool WithdrawUnclaimed(pqxx::transaction_base& tx, std::int64_t log_id) {
   return tx.exec_params(R"sql(
     WITH o AS (

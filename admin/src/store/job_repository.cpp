@@ -221,10 +221,7 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
     FieldErrors errors;
     ValidateJob(tx, job, before.child_job_ids, visible, errors);
     const auto now = clock_.NowMs();
-    const bool schedule_changed =
-        job.schedule_type != before.schedule_type || job.schedule_conf != before.schedule_conf ||
-        job.time_zone != before.time_zone || job.calendar_ids != before.calendar_ids ||
-        job.start_ms != before.start_ms || job.end_ms != before.end_ms;
+    const bool schedule_changed = !SameSchedule(job, before);
     if (errors.empty() && job.enabled && (!before.enabled || schedule_changed)) {
       SetFirstFire(job, now, settings_.pre_read, errors);
     }
@@ -394,6 +391,21 @@ Result<void> JobRepository::StopJob(int id) {
     fire_log::WithdrawUnsent(tx, id, now);
     tx.commit();
     return {};
+  });
+}
+
+std::vector<SentAheadFire> JobRepository::SentAhead(int job_id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    return fire_log::SentAhead(tx, job_id, clock_.NowMs());
+  });
+}
+
+void JobRepository::MarkWithdrawnAhead(std::span<const std::int64_t> log_ids, std::string_view note) {
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    fire_log::MarkWithdrawnAhead(tx, log_ids, note);
+    tx.commit();
   });
 }
 

@@ -49,6 +49,9 @@ class FakeExecutors final : public ExecutorClient {
   xxljob::Envelope Drain(const std::string&, const std::string&) override {
     return xxljob::Envelope::Success();
   }
+  xxljob::Envelope Cancel(const std::string&, const std::string&, const xxljob::CancelParam&) override {
+    return xxljob::Envelope::Success();
+  }
 };
 
 TEST(Routers, XxlHashIsMd5BytesZeroToThreeLittleEndian) {

@@ -172,6 +172,36 @@ TEST_F(ServiceTest, MalformedBodiesNameTheField) {
   EXPECT_THAT(Call("/log", R"({"logId":[1]})").msg.value_or(""), HasSubstr("'logId'"));
 }
 
+// Ahead-of-time dispatch: /cancel (cronwheel's extension) drops the fires held for their instant among the
+// log ids it names, answers which it dropped, and sends no callback for them (the admin records them); a
+// fire not held there is left alone. A malformed body names the field.
+TEST_F(ServiceTest, CancelDropsTheNamedHeldFiresAndSaysWhichWithoutACallback) {
+  handlers_.Register("hello", [](JobContext&) {});
+  const auto run_at =
+      fmt::format(R"({{"jobId":1,"logId":{},"executorHandler":"hello","runAtMs":{}}})", 20, kDay + 5000);
+  ASSERT_EQ(Call("/run", run_at).code, 200);
+  ASSERT_EQ(Call("/run", fmt::format(R"({{"jobId":2,"logId":21,"executorHandler":"hello","runAtMs":{}}})",
+                                     kDay + 5000))
+                .code,
+            200);
+  const auto r = Call("/cancel", R"({"logIds":[20,99]})");
+  ASSERT_EQ(r.code, 200) << r.msg.value_or("");
+  EXPECT_EQ(r.msg, "1 held fire(s) dropped");
+  EXPECT_EQ(r.content.at("cancelled"), nlohmann::json::array({20}));
+  EXPECT_EQ(dispatcher_.HeldFires(), 1U);
+  EXPECT_EQ(Call("/run", run_at).msg.value_or(""),
+            "logId:20 was already run by this executor; the redelivery is not run again")
+      << "a withdrawn log id does not run later either";
+  EXPECT_THAT(Call("/cancel", R"({"logIds":[0]})").msg.value_or(""), HasSubstr("'logIds[0]'"));
+  EXPECT_THAT(Call("/cancel", R"({"logIds":"20"})").msg.value_or(""), HasSubstr("'logIds'"));
+  EXPECT_THAT(Call("/cancel", R"({})").msg.value_or(""), HasSubstr("'logIds'"));
+  dispatcher_.Stop();
+  ASSERT_TRUE(sink_.WaitFor(1));
+  const auto callbacks = sink_.Get();
+  ASSERT_EQ(callbacks.size(), 1U) << "only the held fire the stop reported, not the withdrawn one";
+  EXPECT_EQ(callbacks[0].log_id, 21);
+}
+
 TEST(HandlerRegistry, RegisterRefusesBlankEmptyAndDuplicateNames) {
   HandlerRegistry r(false, nullptr);
   r.Register("a", [](JobContext&) {});

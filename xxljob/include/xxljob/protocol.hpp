@@ -19,6 +19,7 @@
 
 #include <absl/status/statusor.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -69,6 +70,15 @@ struct TriggerParam {
 struct JobIdParam {
   int job_id = 0;  // jobId
 };
+
+// Executor /cancel, cronwheel's extension (ahead-of-time dispatch, docs/architecture.md): drop these fires
+// if they are held for their instant and not started. The answer's content is {"cancelled": [log ids]}, the
+// ones dropped; a fire already started, or never held there, is left alone. An XXL-JOB executor answers
+// "uri-mapping(/cancel) not found"; the admin sends it only to executors that announced runAt.
+struct CancelParam {
+  std::vector<std::int64_t> log_ids;  // logIds: at most kMaxCancelLogIds, each positive
+};
+inline constexpr std::size_t kMaxCancelLogIds = 100'000;
 
 // Executor /log.
 struct LogParam {
@@ -127,6 +137,7 @@ inline constexpr const char* kRegistryClockField = "clockMs";
 nlohmann::json ToJson(const Envelope& e);
 nlohmann::json ToJson(const TriggerParam& p);
 nlohmann::json ToJson(const JobIdParam& p);
+nlohmann::json ToJson(const CancelParam& p);
 nlohmann::json ToJson(const LogParam& p);
 nlohmann::json ToJson(const LogResult& r);
 nlohmann::json ToJson(const HandleCallbackParam& p);
@@ -145,6 +156,8 @@ nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list);
 absl::StatusOr<Envelope> ParseEnvelope(std::string_view body);
 absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body);
 absl::StatusOr<JobIdParam> ParseJobIdParam(std::string_view body);
+// {"logIds": [positive longs]}: required, at most kMaxCancelLogIds.
+absl::StatusOr<CancelParam> ParseCancelParam(std::string_view body);
 absl::StatusOr<LogParam> ParseLogParam(std::string_view body);
 absl::StatusOr<LogResult> ParseLogResult(const nlohmann::json& content);
 // An array of callbacks, or {"callbackList": [...]}. An error in one element fails the whole body and

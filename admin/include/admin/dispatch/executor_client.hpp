@@ -127,6 +127,10 @@ class ExecutorClient {
   // POST /drain, cronwheel's extension: asks the executor to drain and exit (xxljob::kDrainStartedMsg); an
   // XXL-JOB executor answers 500 "uri-mapping(/drain) not found".
   virtual xxljob::Envelope Drain(const std::string& address, const std::string& token) = 0;
+  // POST /cancel, cronwheel's extension (ahead-of-time dispatch): asks the executor to drop these fires it
+  // holds for their instant; the answer's content is {"cancelled": [the log ids dropped]}.
+  virtual xxljob::Envelope Cancel(const std::string& address, const std::string& token,
+                                  const xxljob::CancelParam& param) = 0;
 
  protected:
   ExecutorClient() = default;
@@ -188,6 +192,8 @@ class HttpExecutorClient final : public ExecutorClient {
   xxljob::Envelope Log(const std::string& address, const std::string& token,
                        const xxljob::LogParam& param) override;
   xxljob::Envelope Drain(const std::string& address, const std::string& token) override;
+  xxljob::Envelope Cancel(const std::string& address, const std::string& token,
+                          const xxljob::CancelParam& param) override;
 
   // The pool of `address`'s origin; all zero for an origin never used.
   [[nodiscard]] OriginStats Stats(const std::string& address) const;

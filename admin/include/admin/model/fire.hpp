@@ -73,6 +73,13 @@ struct Fire {
   std::optional<std::string> routed_address;
 };
 
+// A fire sent to an executor ahead of its instant (docs/architecture.md, "Ahead-of-time dispatch") whose
+// instant has not come: the executor holds it. Where it went, so that it can be withdrawn there.
+struct SentAheadFire {
+  std::int64_t log_id = 0;
+  std::string address;  // the executor holding it
+};
+
 // A pending row this node has claimed (for sending) or re-owned (from a dead node).
 struct ClaimedFire {
   std::int64_t log_id = 0;

@@ -111,6 +111,14 @@ struct Job {
   std::int64_t updated_ms = 0;
 };
 
+// Whether two versions of a job fire at the same instants: schedule, time zone, calendars and window. A
+// change withdraws the fires written for the old one (JobRepository::UpdateJob).
+inline bool SameSchedule(const Job& a, const Job& b) {
+  return a.schedule_type == b.schedule_type && a.schedule_conf == b.schedule_conf &&
+         a.time_zone == b.time_zone && a.calendar_ids == b.calendar_ids && a.start_ms == b.start_ms &&
+         a.end_ms == b.end_ms;
+}
+
 // One fire (table job_log). trigger_code 0 = not triggered yet; handle_code 0 = no result yet.
 struct JobLog {
   std::int64_t id = 0;

@@ -219,6 +219,15 @@ bool WithdrawUnclaimed(pqxx::transaction_base& tx, std::int64_t log_id);
 // was stopped or its schedule changed).
 void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
 
+// The CRON fires of `job_id` sent ahead of their instant (trigger result recorded, instant after `after_ms`)
+// with no result yet: the executors hold them. One statement on fire_open.
+std::vector<SentAheadFire> SentAhead(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
+
+// Records that the executors dropped these fires sent ahead before their instant: skipped, with `note`
+// appended to the trigger message, no longer open, and no alarm (a person changed the job).
+void MarkWithdrawnAhead(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids,
+                        std::string_view note);
+
 // Records a manual kill on a fire still without a result (XXL-JOB logKill): handle_code 500, handle_msg
 // "Manual operation, kill job: <msg>", alarm_status 1 (a person stopped it: no retry, no alarm). When the
 // executor's own report of the kill (a failed result) came first, the note is appended and the fire is

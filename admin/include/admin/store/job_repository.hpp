@@ -25,7 +25,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "admin/model/fire.hpp"
@@ -68,6 +70,11 @@ class JobRepository {
   Result<void> StartJob(int id);
   // kNotFound.
   Result<void> StopJob(int id);
+  // Ahead-of-time dispatch: the job's fires its executors hold for instants still to come (they were sent
+  // ahead), to be withdrawn there when the job stops, goes or changes its schedule; and the record of those
+  // the executors dropped (fire_log::SentAhead, MarkWithdrawnAhead).
+  std::vector<SentAheadFire> SentAhead(int job_id);
+  void MarkWithdrawnAhead(std::span<const std::int64_t> log_ids, std::string_view note);
   // Writes a MANUAL (or API) fire owned by node_id, to be sent at once, and returns it: its log id and its
   // instant (now, which also locates its row in job_log's partitions: the fire sent must carry this one).
   // kNotFound.

@@ -19,6 +19,10 @@ class AnsweringExecutorClient : public cronwheel::admin::ExecutorClient {
   cronwheel::xxljob::Envelope IdleBeat(const std::string&, const std::string&, int) override { return Ok(); }
   cronwheel::xxljob::Envelope Kill(const std::string&, const std::string&, int) override { return Ok(); }
   cronwheel::xxljob::Envelope Drain(const std::string&, const std::string&) override { return Ok(); }
+  cronwheel::xxljob::Envelope Cancel(const std::string&, const std::string&,
+                                     const cronwheel::xxljob::CancelParam&) override {
+    return Ok();
+  }
   cronwheel::xxljob::Envelope Log(const std::string&, const std::string&,
                                   const cronwheel::xxljob::LogParam&) override {
     return Ok();
