@@ -219,31 +219,29 @@ TEST_F(SchedulerTest, SubmittedDueFiresAreSentAtOnceAndFutureOnesAtTheirSecond) 
 // Ahead-of-time dispatch: with run_ahead the ring hands each second's fires on that long before it; the
 // trigger gives back those whose executor cannot hold them (Defer), and the ring hands those on at their
 // second, never early; one given back after its second has passed goes at once.
+// Records as RecordingSink does, but gives the early fires of `deferred_jobs` back (their executors cannot
+// hold fires).
 class DeferringSink final : public FireSink {
  public:
-  explicit DeferringSink(ringwheel::Clock& clock) : clock_(clock) {}
+  explicit DeferringSink(ringwheel::Clock& clock) : clock_(clock), recorded_(clock) {}
   Scheduler* scheduler = nullptr;
-  std::set<int> deferred_jobs;  // their executors cannot hold fires
+  std::set<int> deferred_jobs;
   void Dispatch(std::vector<Fire> fires) override {
+    std::vector<Fire> sent;
     for (auto& f : fires) {
-      const auto now = clock_.NowMs();
-      if (deferred_jobs.contains(f.job_id) && f.scheduled_ms > now) {
+      if (deferred_jobs.contains(f.job_id) && f.scheduled_ms > clock_.NowMs()) {
         scheduler->Defer(std::move(f));
-        continue;
+      } else {
+        sent.push_back(std::move(f));
       }
-      std::lock_guard lock(mu_);
-      sent_.emplace_back(std::move(f), now);
     }
+    recorded_.Dispatch(std::move(sent));
   }
-  std::vector<std::pair<Fire, std::int64_t>> sent() {
-    std::lock_guard lock(mu_);
-    return sent_;
-  }
+  std::vector<std::pair<Fire, std::int64_t>> sent() { return recorded_.sent(); }
 
  private:
   ringwheel::Clock& clock_;
-  std::mutex mu_;
-  std::vector<std::pair<Fire, std::int64_t>> sent_;
+  RecordingSink recorded_;
 };
 
 TEST(SchedulerAhead, FiresGoOnTheLeadBeforeTheirSecondAndTheDeferredOnesAtItNeverEarly) {

@@ -108,13 +108,14 @@ class TriggerServiceTest : public ::testing::Test {
     source_.PutJob(job_);
     catalog_.InvalidateJob(job_.id);
   }
-  Fire FireDueNow() {
+  Fire FireAt(std::int64_t scheduled_ms) {
     Fire f;
-    f.log_id = store_.InsertFire(job_.id, TriggerType::kCron, clock_.NowMs(), "admin-t");
+    f.log_id = store_.InsertFire(job_.id, TriggerType::kCron, scheduled_ms, "admin-t");
     f.job_id = job_.id;
-    f.scheduled_ms = clock_.NowMs();
+    f.scheduled_ms = scheduled_ms;
     return f;
   }
+  Fire FireDueNow() { return FireAt(clock_.NowMs()); }
   // Triggers `fire`, then every resend after its delay on the fake clock; returns the attempts made.
   int TriggerUntilRecorded(const Fire& fire) {
     int attempts = 1;
@@ -356,13 +357,6 @@ class AheadTriggerTest : public TriggerServiceTest {
     source_.Register("manual-app", kExecutorA, kT0, ExecutorClock{.offset_ms = 3, .error_ms = 1});
     source_.Register("manual-app", kExecutorB, kT0);  // an XXL-JOB executor
     catalog_.RefreshRegistry();
-  }
-  Fire FireAt(std::int64_t scheduled_ms) {
-    Fire f;
-    f.log_id = store_.InsertFire(job_.id, TriggerType::kCron, scheduled_ms, "admin-t");
-    f.job_id = job_.id;
-    f.scheduled_ms = scheduled_ms;
-    return f;
   }
   std::vector<Fire> deferred_;
   TriggerService ahead_{
