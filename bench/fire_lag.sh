@@ -189,7 +189,12 @@ one_run() {
   kill -TERM "$sampler"; wait "$sampler" || true
   bench_pgss_dump "$dbname" "$run/pg_stat_statements.txt"
   bench_pgss_csv "$dbname" "$run/pg_stat_statements.csv"
-  psql "$dsn" -qc "UPDATE job SET enabled = false" >/dev/null
+  # The admins' scans lock job rows too, in another order: a deadlock aborts one side, so try again.
+  local tries=0
+  until psql "$dsn" -qc "UPDATE job SET enabled = false" >/dev/null 2>"$run/stop-jobs.err"; do
+    ((++tries < 20)) || { cat "$run/stop-jobs.err" >&2; bench_die "could not stop the jobs"; }
+    bench_sleep 0.2
+  done
   # Fires already in the ring (up to the pre-read horizon) are still sent: let them drain.
   bench_sleep 8
   bench_health "${aports[0]}" "$run/health.json" || true
