@@ -261,9 +261,10 @@ std::vector<std::int64_t> JobDispatcher::Cancel(const std::vector<std::int64_t>&
     for (const auto& f : fires)
       trace_->Record(f->param.log_id, f->param.job_id, f->received_ms, 0);
   }
-  for (const auto& f : fires)
+  for (const auto& f : fires) {
     logs_.Append(f->param.log_date_time, f->param.log_id,
                  "----------- cancelled before its instant by the scheduling center: not run");
+  }
   return dropped;
 }
 

@@ -151,6 +151,8 @@ BothGroups AddJobsToBoth(Cluster& c, int each) {
       "INSERT INTO job_group (app_name, title, created_ms, updated_ms) VALUES ('stub-app', 'stub', 1, 1)"
       " RETURNING id"));
   const auto start = Cluster::NowMs() + 3000;
+  b.ours_jobs.reserve(static_cast<std::size_t>(each));
+  b.theirs_jobs.reserve(static_cast<std::size_t>(each));
   for (int i = 0; i < each; ++i) {
     b.ours_jobs.push_back(c.AddJob(b.ours, "* * * * * ?", "FIRST", "DO_NOTHING", "noopJobHandler", start));
     b.theirs_jobs.push_back(c.AddJob(b.theirs, "* * * * * ?", "FIRST", "DO_NOTHING", "stubHandler", start));
@@ -704,6 +706,7 @@ TEST(SchedulerE2E, TwoAdminsSendingAheadOneKilledEveryFourSecondsRunEachInstantE
   const int group = c.AddGroup();
   const auto start = Cluster::NowMs() + 3000;
   std::vector<int> jobs;
+  jobs.reserve(kEach);
   for (int i = 0; i < kEach; ++i)
     jobs.push_back(c.AddJob(group, kEverySecond, "FIRST", "DO_NOTHING", "noopJobHandler", start));
   const auto schedule = ringwheel::Schedule::Parse("CRON", kEverySecond, "UTC").value();

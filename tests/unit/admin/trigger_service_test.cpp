@@ -405,6 +405,7 @@ TEST_F(AheadTriggerTest,
   source_.Register("manual-app", kExecutorA, kT0);  // A no longer announces runAt
   catalog_.RefreshRegistry();
   std::vector<Fire> fires;
+  fires.reserve(4);
   for (int i = 0; i < 4; ++i)
     fires.push_back(FireAt(kT0 + 1000));
   for (const auto& f : fires)
