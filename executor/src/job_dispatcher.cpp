@@ -115,7 +115,7 @@ std::optional<xxljob::Envelope> JobDispatcher::RefusalLocked(const xxljob::Trigg
 }
 
 xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
-                                       bool held) {
+                                       bool held, bool* dropped) {
   Resolution res = resolver_(p);
   if (!res.error.empty()) return xxljob::Envelope::Fail(res.error);
 
@@ -125,6 +125,13 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   {
     std::lock_guard lock(mu_);
     if (held) {
+      // It leaves held_ under the lock that queues it: a drain never sees the executor idle in between.
+      const auto h = held_.find(p.log_id);
+      if (h == held_.end()) {  // dropped meanwhile (killed, cancelled, stopped): reported there
+        if (dropped != nullptr) *dropped = true;
+        return xxljob::Envelope::Success();
+      }
+      held_.erase(h);
       if (stopped_) return xxljob::Envelope::Fail(std::string(xxljob::kStoppingMsg));
     } else if (auto refusal = RefusalLocked(p)) {
       return *std::move(refusal);
@@ -204,17 +211,18 @@ void JobDispatcher::StartHeld(std::int64_t log_id) {
   {
     std::lock_guard lock(mu_);
     const auto it = held_.find(log_id);
-    if (it == held_.end()) return;  // dropped (killed, stopped) meanwhile
-    fire = std::move(it->second.fire);
-    held_.erase(it);
+    if (it == held_.end()) return;  // dropped (killed, cancelled, stopped) meanwhile
+    fire = it->second.fire;
   }
   bool queued = false;
-  const auto answer = Accept(fire->param, fire->received_ms, queued, /*held=*/true);
-  if (queued) return;
+  bool dropped = false;
+  const auto answer = Accept(fire->param, fire->received_ms, queued, /*held=*/true, &dropped);
+  if (queued || dropped) return;
   // Refused at its instant: its /run was answered long ago, so the refusal is its result.
   std::vector<Report> reports;
   {
     std::lock_guard lock(mu_);
+    if (const auto it = held_.find(log_id); it != held_.end() && it->second.fire == fire) held_.erase(it);
     if (ClaimLocked(fire)) {
       reports.push_back(
           Report{fire, xxljob::kCodeFail, answer.msg.value_or("refused at its instant"), false});

@@ -175,9 +175,10 @@ class JobDispatcher final {
   };
 
   // Run's work: `queued` tells whether the fire was queued (else it is answered at once). `held`: a held
-  // fire at its instant (its log id is its own already, and a drain does not refuse it).
+  // fire at its instant (its log id is its own already, and a drain does not refuse it), which leaves held_
+  // here; `dropped` is set when it was no longer there (nothing done).
   xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
-                          bool held = false);
+                          bool held = false, bool* dropped = nullptr);
   // Needs mu_: why a /run may not be taken now (stopping, draining, a log id held, queued, running or run
   // within the redelivery window), or nullopt.
   std::optional<xxljob::Envelope> RefusalLocked(const xxljob::TriggerParam& p);

@@ -446,7 +446,7 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
         VisibleTo(who));
     if (Failed(res, updated)) return;
     if (!updated->enabled || !SameSchedule(*job, *updated)) {
-      ctx.WithdrawSentAhead(jobs.SentAhead(job->id), updated->group_id,
+      ctx.WithdrawSentAhead(jobs.SentAhead(job->id), job->group_id,  // held by the old group's executors
                             updated->enabled ? "the job's schedule changed" : "the job was stopped");
     }
     ctx.Audit(who, "job.update", "job", std::to_string(job->id), ToJson(*job), ToJson(*updated));
