@@ -161,6 +161,18 @@ BothGroups AddJobsToBoth(Cluster& c, int each) {
   return b;
 }
 
+// Waits until the cluster's one cronwheel-executor has measured its clock against the admins' (its second
+// heartbeat, at once after the first): from then on fires go to it ahead of their instant.
+bool AwaitClockMeasured(Cluster& c) {
+  return cwtest::Eventually(
+      [&] {
+        return c.Scalar(
+                   "SELECT count(*) FROM executor_registry WHERE run_at AND clock_offset_ms IS NOT NULL") ==
+               1;
+      },
+      30s, 100ms);
+}
+
 // Waits until every fire scheduled up to `last` has a result (or the timeout passes).
 void AwaitResults(Cluster& c, std::int64_t last) {
   cwtest::Eventually(
@@ -599,13 +611,7 @@ TEST(SchedulerE2E, FiresSentASecondAheadStartOnceAtTheirInstantNeverBeforeAndAnX
              .executor_args = {"--run-trace-file", trace.string()}});
   cwtest::XxlStub stub(c, "stub", {.threads = 32, .app_name = "stub-app"});
   c.AwaitRegistered(0);
-  ASSERT_TRUE(cwtest::Eventually(
-      [&] {
-        return c.Scalar(
-                   "SELECT count(*) FROM executor_registry WHERE run_at AND clock_offset_ms IS NOT NULL") ==
-               1;
-      },
-      30s, 100ms))
+  ASSERT_TRUE(AwaitClockMeasured(c))
       << "cronwheel-executor measures its clock at registration; the stub never does";
   const auto [ours, theirs, ours_jobs, theirs_jobs, first] = AddJobsToBoth(c, kEach);
   const auto schedule = ringwheel::Schedule::Parse("CRON", kEverySecond, "UTC").value();
@@ -698,11 +704,7 @@ TEST(SchedulerE2E, TwoAdminsSendingAheadOneKilledEveryFourSecondsRunEachInstantE
   Cluster c({.admins = 2, .executors = 1, .admin_args = {"--run-ahead-ms", "1000"}});
   c.AwaitAdmin(1);
   c.AwaitRegistered(0);
-  ASSERT_TRUE(cwtest::Eventually(
-      [&] {
-        return c.Scalar("SELECT count(*) FROM executor_registry WHERE clock_offset_ms IS NOT NULL") == 1;
-      },
-      30s, 100ms));
+  ASSERT_TRUE(AwaitClockMeasured(c));
   const int group = c.AddGroup();
   const auto start = Cluster::NowMs() + 3000;
   std::vector<int> jobs;
@@ -741,11 +743,7 @@ TEST(SchedulerE2E, StoppingAJobWithdrawsTheFireItsExecutorHoldsSoItNeverRunsAndI
              .admin_args = {"--run-ahead-ms", "2000"},
              .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
   c.AwaitRegistered(0);
-  ASSERT_TRUE(cwtest::Eventually(
-      [&] {
-        return c.Scalar("SELECT count(*) FROM executor_registry WHERE clock_offset_ms IS NOT NULL") == 1;
-      },
-      30s, 100ms));
+  ASSERT_TRUE(AwaitClockMeasured(c));
   const int group = c.AddGroup();
   const int job = c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "noopJobHandler", Cluster::NowMs());
   // A fire sent ahead (its trigger result recorded) with at least 800 ms to go before its instant.
