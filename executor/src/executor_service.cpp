@@ -34,6 +34,14 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
     return {xxljob::kCodeSuccess, fmt::format("{} held fire(s) dropped", dropped.size()),
             nlohmann::json{{"cancelled", dropped}}};
   }
+  if (method == "/accepted") {
+    const auto p = xxljob::ParseCancelParam(body);
+    if (!p.ok()) return xxljob::Envelope::Fail(p.status());
+    const auto known = dispatcher_.Accepted(p->log_ids);
+    return {xxljob::kCodeSuccess,
+            fmt::format("{} of {} fire(s) accepted here", known.size(), p->log_ids.size()),
+            nlohmann::json{{xxljob::kAcceptedField, known}}};
+  }
   if (method == "/drain") {
     if (!drain_request_) return xxljob::Envelope::Fail(std::string(xxljob::kNoDrainRequestsMsg));
     // Once: a second request (or one after SIGTERM) starts nothing new.

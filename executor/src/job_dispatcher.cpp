@@ -276,6 +276,15 @@ std::vector<std::int64_t> JobDispatcher::Cancel(const std::vector<std::int64_t>&
   return dropped;
 }
 
+std::vector<std::int64_t> JobDispatcher::Accepted(const std::vector<std::int64_t>& log_ids) {
+  std::vector<std::int64_t> known;
+  std::lock_guard lock(mu_);
+  for (const auto id : log_ids) {
+    if (log_ids_.contains(id)) known.push_back(id);
+  }
+  return known;
+}
+
 std::size_t JobDispatcher::HeldFires() const {
   std::lock_guard lock(mu_);
   return held_.size();

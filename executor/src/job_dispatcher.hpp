@@ -130,6 +130,10 @@ class JobDispatcher final {
   // callback (the admin that asked records them), and returns the ones dropped. A fire already started, or
   // not held here, is left alone. Its log id counts as run afterwards (a redelivery is not run).
   std::vector<std::int64_t> Cancel(const std::vector<std::int64_t>& log_ids);
+  // /accepted (cronwheel's extension): the log ids of `log_ids` this executor has accepted: held, queued,
+  // running, or run within the redelivery window (a cancelled or killed one too). An id missing from the
+  // answer never reached this process (or was refused), so it cannot run here. O(log_ids) under the lock.
+  std::vector<std::int64_t> Accepted(const std::vector<std::int64_t>& log_ids);
   // /kill: always 200 (msg "job thread already killed." when the job has no thread and no held fire).
   // Its held fires are dropped and reported killed.
   xxljob::Envelope Kill(int job_id);

@@ -161,14 +161,14 @@ BothGroups AddJobsToBoth(Cluster& c, int each) {
   return b;
 }
 
-// Waits until the cluster's one cronwheel-executor has measured its clock against the admins' (its second
-// heartbeat, at once after the first): from then on fires go to it ahead of their instant.
-bool AwaitClockMeasured(Cluster& c) {
+// Waits until the cluster's `executors` cronwheel-executors have measured their clocks against the admins'
+// (their second heartbeat, at once after the first): from then on fires go to them ahead of their instant.
+bool AwaitClockMeasured(Cluster& c, int executors = 1) {
   return cwtest::Eventually(
       [&] {
         return c.Scalar(
                    "SELECT count(*) FROM executor_registry WHERE run_at AND clock_offset_ms IS NOT NULL") ==
-               1;
+               executors;
       },
       30s, 100ms);
 }
@@ -732,6 +732,52 @@ TEST(SchedulerE2E, TwoAdminsSendingAheadOneKilledEveryFourSecondsRunEachInstantE
   EXPECT_EQ(counts.handled, counts.expected);
   EXPECT_EQ(counts.duplicated, 0);
   EXPECT_GE(kills, 5);
+}
+
+// Issue 26, item 3: an executor killed within the lead. Two cronwheel-executors take fires a second ahead
+// (ROUND: half each); one is killed (SIGKILL) 400 ms into a second, holding the next instant's fires. 100 ms
+// before that instant the admin asks it which fires it holds, its address refuses the connection, and those
+// fires are routed again: to the other executor, at their instant. Every instant runs exactly once, and the
+// rerouted rows say why.
+TEST(SchedulerE2E, AnExecutorKilledWithinTheLeadHasTheFiresItHeldRoutedAgainAndEachInstantRunsOnce) {
+  constexpr int kEach = 30;
+  constexpr const char* kEverySecond = "* * * * * ?";
+  Cluster c({.admins = 1, .executors = 2, .admin_args = {"--run-ahead-ms", "1000"}});
+  c.AwaitRegistered(0);
+  c.AwaitRegistered(1);
+  ASSERT_TRUE(AwaitClockMeasured(c, 2));
+  const int group = c.AddGroup();
+  const auto start = Cluster::NowMs() + 3000;
+  std::vector<int> jobs;
+  jobs.reserve(kEach);
+  for (int i = 0; i < kEach; ++i)
+    jobs.push_back(c.AddJob(group, kEverySecond, "ROUND", "DO_NOTHING", "noopJobHandler", start));
+  const auto first = ringwheel::Schedule::Parse("CRON", kEverySecond, "UTC")->NextFireMs(start).value();
+  const auto last = first + 10'000;
+  const auto killed_at = first + 4'400;
+  SleepUntil(killed_at);
+  const auto held =
+      c.Scalar(fmt::format("SELECT count(*) FROM fire_open WHERE trigger_ms > 0 AND scheduled_ms"
+                           " = {} AND executor_address LIKE '%:{}/'",
+                           first + 5'000, c.executor_port(0)));
+  c.executor(0).Kill();
+  SleepUntil(last + 500);
+  c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
+  AwaitResults(c, last);
+  const auto counts = Check(c, jobs, first, last, kEverySecond);
+  const auto rerouted = c.Scalar(
+      fmt::format("SELECT count(*) FROM job_log WHERE scheduled_ms = {} AND trigger_msg LIKE '%that held it "
+                  "refused a connection%before its instant (it is gone): routed again%'",
+                  first + 5'000));
+  std::printf(
+      "[ahead, executor killed] %lld fire(s) held by the killed executor when it died, %lld routed again\n",
+      static_cast<long long>(held), static_cast<long long>(rerouted));
+  Print("2 executors taking fires a second ahead, one killed, 30 jobs every second, 10 s", counts);
+  EXPECT_EQ(counts.expected, kEach * 11);
+  EXPECT_EQ(counts.handled, counts.expected);
+  EXPECT_EQ(counts.duplicated, 0);
+  EXPECT_GT(held, 0) << "ROUND sent some of the next instant's fires to it ahead";
+  EXPECT_EQ(rerouted, held) << "each fire it held was routed again, and its row says why";
 }
 
 // Issue 26, item 3: a job stopped within the lead. Its executor already holds the fire of a coming instant

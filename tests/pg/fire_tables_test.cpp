@@ -201,6 +201,38 @@ TEST_F(FireTablesPg, DailyPartitionsAreCreatedAheadTakeTheirRowsFromTheDefaultAn
   EXPECT_EQ(Count("SELECT count(*) FROM job_log"), 2) << "the fires of 3 and 5 January stay";
 }
 
+// A fire sent ahead and then routed again (its executor lost it) can have two trigger results in one batch:
+// the row ends with the later one (its address) and both messages, in order.
+TEST_F(FireTablesPg, TwoTriggerResultsOfOneFireInABatchLeaveTheLaterAddressAndBothMessages) {
+  const auto fires = ScanEverySecondJobs(1);
+  ASSERT_FALSE(fires.empty());
+  const auto& f = fires.front();
+  PgSchedulerStore store(*pool_);
+  const std::vector<std::int64_t> ids{f.log_id};
+  ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 1u);
+  const auto sent = [&](const char* address, const char* msg) {
+    return TriggerResult{.log_id = f.log_id,
+                         .scheduled_ms = f.scheduled_ms,
+                         .trigger_ms = kT0 + 900,
+                         .trigger_code = 200,
+                         .trigger_msg = msg,
+                         .executor_address = address};
+  };
+  InTx([&](pqxx::work& tx) {
+    fire_log::RecordTriggerResults(tx, std::vector<TriggerResult>{sent("http://127.0.0.1:1/", "held at A"),
+                                                                  sent("http://127.0.0.1:2/", "sent to B")});
+  });
+  const auto row =
+      Exec(fmt::format("SELECT executor_address, trigger_msg FROM job_log WHERE id = {}", f.log_id));
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0][0].as<std::string>(), "http://127.0.0.1:2/");
+  EXPECT_EQ(row[0][1].as<std::string>(), "held at A\nsent to B");
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {} AND executor_address = "
+                              "'http://127.0.0.1:2/'",
+                              f.log_id)),
+            1);
+}
+
 TEST_F(FireTablesPg, ACallbackForAFireWhoseTriggerFailedIsStillRecorded) {
   const int g = AddGroup();
   const int j = AddJob(g, "* * * * * ?", 0);

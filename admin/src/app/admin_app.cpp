@@ -12,6 +12,7 @@
 #include "admin/auth/accounts.hpp"
 #include "admin/auth/auth_service.hpp"
 #include "admin/auth/sso_service.hpp"
+#include "admin/dispatch/ahead_watch.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/dispatch/route_strategies.hpp"
@@ -80,7 +81,13 @@ struct AdminApp::Parts {
             [this](Fire f, std::chrono::milliseconds delay) { SendAgain(std::move(f), delay); },
             c.run_ahead.count() > 0
                 ? TriggerService::DeferToInstant([this](Fire f) { scheduler.Defer(std::move(f)); })
-                : TriggerService::DeferToInstant()),
+                : TriggerService::DeferToInstant(),
+            c.run_ahead.count() > 0
+                ? TriggerService::HeldAhead(
+                      [this](const Fire& f, const std::string& address, const std::string& token) {
+                        ahead_watch->Held(f, address, token);
+                      })
+                : TriggerService::HeldAhead()),
         pools({.fast_threads = c.fast_pool_threads, .slow_threads = c.slow_pool_threads}, clock, trigger,
               metered_writer),
         scheduler({.node_id = c.node_id,
@@ -135,7 +142,25 @@ struct AdminApp::Parts {
                 .store = console_store,
                 .executors = metered_client,
                 .web_dir = c.web_dir,
-                .sso = sso} {}
+                .sso = sso} {
+    if (c.run_ahead.count() > 0) {
+      // The fires sent ahead are checked shortly before their instant (AheadWatch): on a timer of 10 ms
+      // ticks of its own, as the admin's wheel ticks every 100 ms.
+      ahead_watch = std::make_unique<AheadWatch>(
+          AheadWatch::Settings{}, clock, metered_client,
+          [this](std::function<void()> task, std::chrono::milliseconds delay) {
+            if (const auto timeout = ahead_timer->NewTimeout(std::move(task), delay); !timeout.ok()) {
+              spdlog::warn("the check of fires sent ahead was not armed: {}",
+                           std::string(timeout.status().message()));
+            }
+          },
+          [this](Fire f, const std::string& address, bool refused, const std::string& why) {
+            trigger.RouteAgain(std::move(f), address, refused, why);
+          });
+      ahead_timer = std::make_unique<ringwheel::HashedWheelTimer>(
+          clock, ringwheel::HashedWheelTimer::Settings{.tick = std::chrono::milliseconds(10)});
+    }
+  }
 
   // A retry waits in the hashed wheel timer for its back-off, then goes to the scheduler like any due fire.
   // If the timer refuses it, the ring holds it instead (it keeps the fire's instant).
@@ -237,6 +262,9 @@ struct AdminApp::Parts {
   PgResultStore result_store;
   CallbackService callbacks;
   ringwheel::HashedWheelTimer wheel;
+  // With run_ahead only. The timer goes first (its tasks use the watch).
+  std::unique_ptr<AheadWatch> ahead_watch;
+  std::unique_ptr<ringwheel::HashedWheelTimer> ahead_timer;
   DefaultAlarmSender alarms;
   MeteredAlarmSender metered_alarms;
   FailureMonitor failures;
@@ -410,7 +438,8 @@ void AdminApp::Shutdown() {
   for (const auto& f : p.scheduler.TakeRing())
     left.push_back(f.log_id);
   for (const auto& unrun : p.wheel.Stop())
-    (void)unrun;  // pending retries stay pending rows: handed over below
+    (void)unrun;                                   // pending retries stay pending rows: handed over below
+  if (p.ahead_timer) (void)p.ahead_timer->Stop();  // checks of fires held: their executors run them
   p.pools.Drain();
   p.writer.Flush();
   try {

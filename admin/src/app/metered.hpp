@@ -53,6 +53,10 @@ class MeteredExecutorClient final : public ExecutorClient {
                           const xxljob::CancelParam& param) override {
     return inner_.Cancel(address, token, param);
   }
+  void AcceptedAsync(const std::string& address, const std::string& token, const xxljob::CancelParam& param,
+                     RunDone done) override {
+    inner_.AcceptedAsync(address, token, param, std::move(done));
+  }
   xxljob::Envelope Drain(const std::string& address, const std::string& token) override {
     return inner_.Drain(address, token);
   }

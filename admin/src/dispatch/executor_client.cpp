@@ -139,6 +139,11 @@ xxljob::Envelope HttpExecutorClient::Cancel(const std::string& address, const st
   return PostAndWait(address, "cancel", token, xxljob::ToJson(param).dump()).envelope;
 }
 
+void HttpExecutorClient::AcceptedAsync(const std::string& address, const std::string& token,
+                                       const xxljob::CancelParam& param, RunDone done) {
+  Post(address, "accepted", token, xxljob::ToJson(param).dump(), 0, std::move(done));
+}
+
 HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& address) const {
   const auto addr = cronwheel::net::ParseHttpAddress(address);
   if (!addr.ok()) return {};

@@ -288,7 +288,7 @@ void Engine::Fail(const ConnPtr& c, Delivery delivery, const std::string& what, 
   RemoveBusy(origin, *c);
   Count(origin, [](OriginStats&) {});
   Pump(origin);
-  Finish(*r, {Failure(*r, what), delivery});
+  Finish(*r, {Failure(*r, what), delivery, why == ConnectFailure::kRefused});
 }
 
 void Engine::Close(Conn& c) {

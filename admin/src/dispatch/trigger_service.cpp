@@ -25,7 +25,8 @@ std::string JoinAddresses(const std::vector<std::string>& a) {
 
 TriggerService::TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog,
                                ExecutorClient& client, TriggerRecorder& recorder, RouterFor routers,
-                               SchedulerStore& store, ResendLater resend, DeferToInstant defer)
+                               SchedulerStore& store, ResendLater resend, DeferToInstant defer,
+                               HeldAhead held)
     : settings_(std::move(settings)),
       clock_(clock),
       catalog_(catalog),
@@ -34,7 +35,8 @@ TriggerService::TriggerService(Settings settings, ringwheel::Clock& clock, JobCa
       routers_(std::move(routers)),
       store_(store),
       resend_(std::move(resend)),
-      defer_(std::move(defer)) {}
+      defer_(std::move(defer)),
+      held_(std::move(held)) {}
 
 void TriggerService::Prefetch(std::span<const Fire> fires) {
   std::vector<int> ids;
@@ -83,7 +85,8 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
   result.retry_count = fire.retry_count >= 0 ? fire.retry_count : job->retry_count;
 
   const auto listed = catalog_.Addresses(*group);
-  auto addresses = RouteAroundDraining(listed);
+  std::string marked;
+  auto addresses = RouteAroundMarked(listed, marked);
   // Handed on before its instant: only an executor that holds fires may get it now.
   const bool ahead = defer_ && fire.scheduled_ms > result.trigger_ms;
   if (ahead && std::none_of(addresses.begin(), addresses.end(),
@@ -96,8 +99,8 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
   // What the trigger met (route notes, failures).
   std::string msg;
   if (addresses.empty() && !listed.empty()) {
-    msg += fmt::format("Trigger failed: every executor address of the group is draining: {}\n",
-                       JoinAddresses(listed));
+    msg += fmt::format(
+        "Trigger failed: every executor address of the group is draining or unreachable: [{}]\n", marked);
   }
   const auto address = ChooseAddress(fire, *job, *group, addresses, token, msg);
   if (!address) {
@@ -121,10 +124,10 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
   // the admin's connections to the executor are all busy, the fire waits for one until its misfire threshold.
   client_.RunAsync(*address, token, param, SendByMs(fire),
                    [this, fire, job, group, addresses = std::move(addresses), address = *address,
-                    result = std::move(result), msg = std::move(msg),
+                    result = std::move(result), msg = std::move(msg), ahead = param.run_at_ms != 0,
                     done = std::move(done)](const ExecutorClient::RunReply& reply) mutable {
                      Answered(fire, *job, *group, addresses, address, std::move(result), std::move(msg),
-                              reply);
+                              reply, ahead);
                      if (done) done();
                    });
 }
@@ -133,12 +136,13 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
 // handed back to be sent again when nothing of it can have arrived.
 void TriggerService::Answered(const Fire& fire, const Job& job, const JobGroup& group,
                               const std::vector<std::string>& addresses, const std::string& address,
-                              TriggerResult result, std::string msg, const ExecutorClient::RunReply& reply) {
+                              TriggerResult result, std::string msg, const ExecutorClient::RunReply& reply,
+                              bool ahead) {
   if (reply.delivery == ExecutorClient::Delivery::kNotSent && SendAgainLater(fire, address, reply)) return;
   const auto& env = reply.envelope;
   // A draining executor did not run it: elsewhere, at once.
   if (xxljob::RefusedWhileDraining(env.code, env.msg.value_or(""))) {
-    Drains(address);
+    RouteAround(address, "draining");
     if (SendAgainLater(fire, address, reply, /*at_once=*/true)) return;
   }
   result.executor_address = address;
@@ -164,6 +168,9 @@ void TriggerService::Answered(const Fire& fire, const Job& job, const JobGroup& 
     while (!result.trigger_msg.empty() && result.trigger_msg.back() == '\n')
       result.trigger_msg.pop_back();
     recorder_.Record(std::move(result));
+    // Held there until its instant: checked before it (AheadWatch).
+    if (ahead && held_)
+      held_(fire, address, group.access_token ? *group.access_token : settings_.access_token);
     return;
   }
   msg += fmt::format("address: {}\ncode: {}\nmsg: {}", address, env.code, env.msg.value_or(""));
@@ -312,17 +319,30 @@ bool TriggerService::SendAgainLater(const Fire& fire, const std::string& address
   return true;
 }
 
-void TriggerService::Drains(const std::string& address) {
-  std::lock_guard lock(draining_mu_);
-  draining_until_ms_[address] = clock_.NowMs() + settings_.draining_hold.count();
+void TriggerService::RouteAgain(Fire fire, const std::string& address, bool refused, const std::string& why) {
+  if (refused) RouteAround(address, "refused a connection before the instant of fires it held");
+  fire.routed_address.reset();
+  fire.unsent_notes += why + "\n";
+  if (resend_) resend_(std::move(fire), std::chrono::milliseconds(0));
 }
 
-std::vector<std::string> TriggerService::RouteAroundDraining(std::vector<std::string> addresses) {
-  std::lock_guard lock(draining_mu_);
-  if (draining_until_ms_.empty()) return addresses;
+void TriggerService::RouteAround(const std::string& address, const char* why) {
+  std::lock_guard lock(marks_mu_);
+  marks_[address] = Mark{clock_.NowMs() + settings_.draining_hold.count(), why};
+}
+
+std::vector<std::string> TriggerService::RouteAroundMarked(std::vector<std::string> addresses,
+                                                           std::string& marked) {
+  std::lock_guard lock(marks_mu_);
+  if (marks_.empty()) return addresses;
   const auto now = clock_.NowMs();
-  std::erase_if(draining_until_ms_, [now](const auto& mark) { return mark.second <= now; });
-  std::erase_if(addresses, [this](const std::string& a) { return draining_until_ms_.contains(a); });
+  std::erase_if(marks_, [now](const auto& mark) { return mark.second.until_ms <= now; });
+  std::erase_if(addresses, [this, &marked](const std::string& a) {
+    const auto it = marks_.find(a);
+    if (it == marks_.end()) return false;
+    marked += fmt::format("{}{} ({})", marked.empty() ? "" : ", ", a, it->second.why);
+    return true;
+  });
   return addresses;
 }
 

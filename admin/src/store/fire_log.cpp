@@ -361,14 +361,23 @@ void RecordTriggerResults(pqxx::transaction_base& tx, std::span<const TriggerRes
   sorted.reserve(results.size());
   for (const auto& r : results)
     sorted.push_back(&r);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->log_id < b->log_id; });
+  // Two results of one fire in a batch (a fire sent ahead, then routed again when its executor lost it):
+  // one row, the later one's, with both messages. An UPDATE ... FROM with two matching rows would apply one
+  // of them, either.
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->log_id < b->log_id; });
   json rows = json::array();
-  for (const auto* r : sorted) {
+  for (std::size_t k = 0; k < sorted.size(); ++k) {
+    const auto* r = sorted[k];
+    std::string msg = r->trigger_msg;
+    while (k + 1 < sorted.size() && sorted[k + 1]->log_id == r->log_id) {
+      r = sorted[++k];
+      msg += "\n" + r->trigger_msg;
+    }
     rows.push_back({{"i", r->log_id},
                     {"s", r->scheduled_ms},
                     {"t", r->trigger_ms},
                     {"c", r->trigger_code},
-                    {"m", r->trigger_msg},
+                    {"m", msg},
                     {"a", r->executor_address},
                     {"h", r->executor_handler},
                     {"p", r->executor_param},

@@ -371,7 +371,16 @@ class AheadTriggerTest : public TriggerServiceTest {
       [this](RouteStrategy s) -> Router& { return routers_.For(s); },
       store_,
       [this](Fire f, std::chrono::milliseconds delay) { resent_.emplace_back(std::move(f), delay); },
-      [this](Fire f) { deferred_.push_back(std::move(f)); }};
+      [this](Fire f) { deferred_.push_back(std::move(f)); },
+      [this](const Fire& f, const std::string& address, const std::string& token) {
+        held_.push_back({f, address, token});
+      }};
+  struct Held {
+    Fire fire;
+    std::string address;
+    std::string token;
+  };
+  std::vector<Held> held_;  // what the trigger told the watch
 };
 
 TEST_F(AheadTriggerTest, AFireGoesAheadToAnExecutorThatHoldsFiresWithTheInstantOnItsClock) {
@@ -384,6 +393,33 @@ TEST_F(AheadTriggerTest, AFireGoesAheadToAnExecutorThatHoldsFiresWithTheInstantO
   ASSERT_EQ(results_.recorded.size(), 1u);
   EXPECT_EQ(results_.recorded[0].trigger_code, 200);
   EXPECT_EQ(results_.recorded[0].trigger_ms, kT0) << "sent a second before its instant";
+}
+
+// A fire its executor lost before the instant (AheadWatch found it gone) is routed afresh and sent again,
+// and its row says why; an address that refused the connection is left out of routes meanwhile.
+TEST_F(AheadTriggerTest, AFireItsExecutorLostAheadIsRoutedAgainAroundTheAddressThatRefused) {
+  SetRoute(RouteStrategy::kFirst);  // A
+  ahead_.Trigger(FireAt(kT0 + 1000), {});
+  ASSERT_EQ(held_.size(), 1u) << "an accepted fire sent ahead is watched";
+  EXPECT_EQ(held_[0].address, kExecutorA);
+  EXPECT_EQ(held_[0].token, "global");
+  clock_.Advance(std::chrono::milliseconds(900));
+  ahead_.RouteAgain(held_[0].fire, kExecutorA, /*refused=*/true, "A refused a connection 100 ms before");
+  ASSERT_EQ(resent_.size(), 1u);
+  EXPECT_EQ(resent_[0].second, std::chrono::milliseconds(0)) << "at once";
+  ahead_.Trigger(resent_[0].first, {});
+  ASSERT_EQ(deferred_.size(), 1u) << "without A, no address holds fires: B gets it at the instant";
+  EXPECT_EQ(executors_.runs.size(), 1u);
+  clock_.Advance(std::chrono::milliseconds(100));
+  ahead_.Trigger(deferred_[0], {});
+  ASSERT_EQ(executors_.runs.size(), 2u);
+  EXPECT_EQ(executors_.runs[1], kExecutorB) << "FIRST routes around the address that refused";
+  EXPECT_EQ(executors_.params[1].run_at_ms, 0);
+  ASSERT_EQ(results_.recorded.size(), 2u);
+  EXPECT_THAT(results_.recorded[1].trigger_msg, HasSubstr(kExecutorB));
+  EXPECT_THAT(results_.recorded[1].trigger_msg, HasSubstr("A refused a connection 100 ms before"));
+  ahead_.Trigger(FireAt(kT0 + 3000), {});
+  EXPECT_EQ(held_.size(), 1u) << "A is routed around for draining_hold: nothing goes ahead to it";
 }
 
 TEST_F(AheadTriggerTest, AFireRoutedToAnExecutorThatCannotHoldItGoesThereAtItsInstant) {

@@ -202,6 +202,29 @@ TEST_F(ServiceTest, CancelDropsTheNamedHeldFiresAndSaysWhichWithoutACallback) {
   EXPECT_EQ(callbacks[0].log_id, 21);
 }
 
+// /accepted answers which of the named fires this executor took: held for an instant, queued or run, a
+// withdrawn one too (it must never be sent again), and not one it refused or never got. The admin asks it
+// before the instant of the fires it sent ahead; a bad body names the field.
+TEST_F(ServiceTest, AcceptedNamesTheFiresThisExecutorTookHeldRunOrWithdrawnAndNoOther) {
+  handlers_.Register("hello", [](JobContext&) {});
+  const auto held = [](int log_id) {
+    return fmt::format(R"({{"jobId":{},"logId":{},"executorHandler":"hello","runAtMs":{}}})", log_id, log_id,
+                       kDay + 5000);
+  };
+  ASSERT_EQ(Call("/run", held(30)).code, 200);
+  ASSERT_EQ(Call("/run", held(31)).code, 200);
+  ASSERT_EQ(Call("/run", R"({"jobId":32,"logId":32,"executorHandler":"hello"})").code, 200);
+  ASSERT_EQ(Call("/run", R"({"jobId":33,"logId":33,"executorHandler":"nobody"})").code, 500);
+  ASSERT_EQ(Call("/cancel", R"({"logIds":[31]})").code, 200);
+  const auto r = Call("/accepted", R"({"logIds":[30,31,32,33,34]})");
+  ASSERT_EQ(r.code, 200) << r.msg.value_or("");
+  EXPECT_EQ(r.msg, "3 of 5 fire(s) accepted here");
+  EXPECT_EQ(r.content.at("accepted"), nlohmann::json::array({30, 31, 32}));
+  EXPECT_EQ(dispatcher_.HeldFires(), 1U) << "asking changes nothing";
+  EXPECT_THAT(Call("/accepted", R"({"logIds":[-1]})").msg.value_or(""), HasSubstr("'logIds[0]'"));
+  EXPECT_THAT(Call("/accepted", "[]").msg.value_or(""), HasSubstr("JSON object"));
+}
+
 TEST(HandlerRegistry, RegisterRefusesBlankEmptyAndDuplicateNames) {
   HandlerRegistry r(false, nullptr);
   r.Register("a", [](JobContext&) {});

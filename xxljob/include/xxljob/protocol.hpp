@@ -75,10 +75,15 @@ struct JobIdParam {
 // if they are held for their instant and not started. The answer's content is {"cancelled": [log ids]}, the
 // ones dropped; a fire already started, or never held there, is left alone. An XXL-JOB executor answers
 // "uri-mapping(/cancel) not found"; the admin sends it only to executors that announced runAt.
+// Executor /accepted, cronwheel's extension too, takes the same body: which of these fires the executor has
+// accepted (held for its instant, queued, running, or run within its redelivery window). The answer's
+// content is {"accepted": [log ids]} (kAcceptedField). The admin asks it shortly before the instant of the
+// fires it sent ahead, to find those an executor lost by dying or restarting.
 struct CancelParam {
   std::vector<std::int64_t> log_ids;  // logIds: at most kMaxCancelLogIds, each positive
 };
 inline constexpr std::size_t kMaxCancelLogIds = 100'000;
+inline constexpr const char* kAcceptedField = "accepted";
 
 // Executor /log.
 struct LogParam {

@@ -101,6 +101,9 @@ class ExecutorClient {
   struct RunReply {
     xxljob::Envelope envelope;
     Delivery delivery = Delivery::kAnswered;
+    // kNotSent because the executor's host refused the connection: nothing listened at the address (the
+    // executor process is gone, or restarting). Not set for a timeout, which could be a slow live one.
+    bool refused = false;
   };
   // Called exactly once with the reply of a RunAsync.
   using RunDone = std::function<void(RunReply reply)>;
@@ -131,6 +134,15 @@ class ExecutorClient {
   // holds for their instant; the answer's content is {"cancelled": [the log ids dropped]}.
   virtual xxljob::Envelope Cancel(const std::string& address, const std::string& token,
                                   const xxljob::CancelParam& param) = 0;
+  // POST /accepted, cronwheel's extension (ahead-of-time dispatch): which of these fires the executor has
+  // accepted; the answer's content is {"accepted": [log ids]} (xxljob::kAcceptedField). Returns at once;
+  // `done` gets the reply as RunAsync's does. This default, for clients that have no executors behind them
+  // (the tests' fakes), answers as an XXL-JOB executor does to a path it does not know.
+  virtual void AcceptedAsync(const std::string& /*address*/, const std::string& /*token*/,
+                             const xxljob::CancelParam& /*param*/, RunDone done) {
+    const RunDone answer = std::move(done);
+    answer({xxljob::Envelope::Fail("uri-mapping(/accepted) not found."), Delivery::kAnswered});
+  }
 
  protected:
   ExecutorClient() = default;
@@ -194,6 +206,8 @@ class HttpExecutorClient final : public ExecutorClient {
   xxljob::Envelope Drain(const std::string& address, const std::string& token) override;
   xxljob::Envelope Cancel(const std::string& address, const std::string& token,
                           const xxljob::CancelParam& param) override;
+  void AcceptedAsync(const std::string& address, const std::string& token, const xxljob::CancelParam& param,
+                     RunDone done) override;
 
   // The pool of `address`'s origin; all zero for an origin never used.
   [[nodiscard]] OriginStats Stats(const std::string& address) const;

@@ -37,7 +37,10 @@
 // wait for its instant (`defer`, the scheduler's Defer), before routing when no address of the group can take
 // it ahead, else with the address its route chose (Fire::routed_address), which it goes to at the instant
 // while the group still has it. So an XXL-JOB executor gets every /run at its instant, byte for byte as
-// before.
+// before. Each fire an executor accepted ahead goes to `held` (AheadWatch), which checks before the instant
+// that the executor still has it; one it lost comes back through RouteAgain(), which routes it afresh (and,
+// when the address refused the connection, leaves that address out of every route for `draining_hold`, as a
+// draining one).
 //
 // Thread-safety: Trigger() is called concurrently from the trigger pools; the outcomes are recorded on the
 // executor client's thread.
@@ -76,11 +79,14 @@ class TriggerService final : public FireTrigger {
   using RouterFor = std::function<Router&(RouteStrategy)>;
   // Gives back a fire handed on ahead of its instant that must be sent at it (Scheduler::Defer).
   using DeferToInstant = std::function<void(Fire fire)>;
+  // Told of each fire an executor accepted ahead of its instant (AheadWatch::Held).
+  using HeldAhead =
+      std::function<void(const Fire& fire, const std::string& address, const std::string& token)>;
 
   // Without `defer`, a fire handed on early is sent at once, as any other.
   TriggerService(Settings settings, ringwheel::Clock& clock, JobCatalog& catalog, ExecutorClient& client,
                  TriggerRecorder& recorder, RouterFor routers, SchedulerStore& store, ResendLater resend,
-                 DeferToInstant defer = nullptr);
+                 DeferToInstant defer = nullptr, HeldAhead held = nullptr);
   TriggerService(const TriggerService&) = delete;
   TriggerService& operator=(const TriggerService&) = delete;
 
@@ -89,6 +95,10 @@ class TriggerService final : public FireTrigger {
   void Trigger(const Fire& fire, Done done) override;
   // Loads the jobs of many fires in one query (called once per batch before the pools run them).
   void Prefetch(std::span<const Fire> fires) override;
+  // A fire sent ahead that its executor at `address` lost before its instant (AheadWatch::Lost): sent again
+  // at once, routed afresh, with `why` in its trigger message. `refused`: that address is routed around for
+  // draining_hold.
+  void RouteAgain(Fire fire, const std::string& address, bool refused, const std::string& why);
 
  private:
   // The steps of Trigger (see the .cpp).
@@ -96,7 +106,7 @@ class TriggerService final : public FireTrigger {
                        TriggerResult& result, Done& done);
   void Answered(const Fire& fire, const Job& job, const JobGroup& group,
                 const std::vector<std::string>& addresses, const std::string& address, TriggerResult result,
-                std::string msg, const ExecutorClient::RunReply& reply);
+                std::string msg, const ExecutorClient::RunReply& reply, bool ahead);
   static std::string ShardNote(const Fire& fire);
   std::string Context(const Fire& fire, const Job& job, const JobGroup& group,
                       const std::vector<std::string>& addresses, int retries_left) const;
@@ -108,10 +118,12 @@ class TriggerService final : public FireTrigger {
   // can still arrive within the misfire threshold.
   bool SendAgainLater(const Fire& fire, const std::string& address, const ExecutorClient::RunReply& reply,
                       bool at_once = false);
-  // Draining executors: Drains() marks one for draining_hold; RouteAroundDraining() drops the marked ones
-  // from `addresses` (and forgets expired marks). O(addresses + marks) under a mutex of its own.
-  void Drains(const std::string& address);
-  [[nodiscard]] std::vector<std::string> RouteAroundDraining(std::vector<std::string> addresses);
+  // Draining and vanished executors: RouteAround() marks one for draining_hold (`why`: "draining", ...);
+  // RouteAroundMarked() drops the marked ones from `addresses` (and forgets expired marks), naming each in
+  // `marked`. O(addresses + marks) under a mutex of its own.
+  void RouteAround(const std::string& address, const char* why);
+  [[nodiscard]] std::vector<std::string> RouteAroundMarked(std::vector<std::string> addresses,
+                                                           std::string& marked);
   // The executor at `address` takes fires ahead of their instant: how far its clock is ahead of the admin's
   // at most (offset + error, ms), else nullopt.
   [[nodiscard]] std::optional<std::int64_t> AheadOffset(const std::string& address);
@@ -127,8 +139,13 @@ class TriggerService final : public FireTrigger {
   SchedulerStore& store_;  // writes the extra rows of a sharding broadcast
   ResendLater resend_;
   DeferToInstant defer_;
-  std::mutex draining_mu_;
-  std::map<std::string, std::int64_t> draining_until_ms_;  // address -> routed around until (epoch ms)
+  HeldAhead held_;
+  struct Mark {
+    std::int64_t until_ms = 0;  // routed around until (epoch ms)
+    const char* why = "";
+  };
+  std::mutex marks_mu_;
+  std::map<std::string, Mark> marks_;  // address -> why and until when it is routed around
 };
 
 }  // namespace cronwheel::admin

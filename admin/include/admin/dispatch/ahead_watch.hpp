@@ -1,0 +1,90 @@
+#pragma once
+// Finds the fires sent ahead of their instant that their executor lost (docs/architecture.md, "Ahead-of-time
+// dispatch", "An executor that dies within the lead").
+//
+// A fire sent ahead lives in its executor's memory until its instant. If that executor dies or restarts
+// within the lead, nothing would start the fire, and without this watch only the lost-result check would
+// notice, ten minutes later. So `check_before` ahead of each instant, the watch asks every executor holding
+// fires for that instant which of them it has accepted: POST /accepted {"logIds": [...]}, one request per
+// executor and instant (cronwheel's extension, docs/xxl-job-protocol.md). A fire is *lost* when
+//   * the connection was refused (nothing listens at the address: the process is gone), or
+//   * the executor answered without it (a new process at the same address),
+// and the answer came before the instant. Then no executor can have started it: a cronwheel-executor starts
+// a held fire at runAtMs = instant + its clock's offset + the offset's error, which is never before the
+// instant on the admin's clock. Each lost fire goes to `lost`, which routes it again by its job's route
+// strategy (TriggerService::RouteAgain); so it runs once, elsewhere or on the new process.
+//
+// Anything else (no answer in time, a timeout, an answer after the instant, an executor that does not know
+// /accepted) proves nothing and changes nothing: the fire's callback or the lost-result check settles it.
+// An executor killed after its check and before the instant also loses the fire to that check; the window
+// is `check_before` per lead (the default 100 ms against a lead of 1 s).
+//
+// Thread-safety: Held() from any thread (the executor client's); checks run on the `after` timer's thread and
+// their answers on the client's. Memory: one entry per fire held and not yet checked.
+// Complexity: Held O(log pending instants and addresses); a check O(fires held at that address for it).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "admin/dispatch/executor_client.hpp"
+#include "admin/model/fire.hpp"
+#include "ringwheel/clock.hpp"
+
+namespace cronwheel::admin {
+
+class AheadWatch final {
+ public:
+  struct Settings {
+    // Each instant's check is sent this long before it (admin's clock). A fire sent ahead later than that
+    // is not watched.
+    std::chrono::milliseconds check_before{100};
+  };
+  // Runs `task` once after `delay` (the admin's hashed wheel timer).
+  using After = std::function<void(std::function<void()> task, std::chrono::milliseconds delay)>;
+  // A fire the executor at `address` lost, before its instant. `refused`: the address refused the
+  // connection. `why`: a line for the fire's trigger message.
+  using Lost = std::function<void(Fire fire, const std::string& address, bool refused, std::string why)>;
+
+  struct Stats {
+    std::uint64_t checks = 0;      // /accepted requests sent
+    std::uint64_t lost = 0;        // fires handed to `lost`
+    std::uint64_t unanswered = 0;  // checks that proved nothing (no answer before the instant, or a refusal
+                                   // of the request itself)
+  };
+
+  AheadWatch(Settings settings, ringwheel::Clock& clock, ExecutorClient& client, After after, Lost lost);
+  AheadWatch(const AheadWatch&) = delete;
+  AheadWatch& operator=(const AheadWatch&) = delete;
+
+  // `fire` was sent ahead to `address` (with `token`) and accepted there: checks it before its instant.
+  void Held(const Fire& fire, const std::string& address, const std::string& token);
+
+  [[nodiscard]] Stats stats() const;
+
+ private:
+  struct Batch {
+    std::string token;
+    std::vector<Fire> fires;
+  };
+  using Key = std::pair<std::int64_t, std::string>;  // the instant (epoch ms), the address
+
+  void Check(const Key& key);
+  void Answered(const Key& key, std::vector<Fire> fires, const ExecutorClient::RunReply& reply);
+
+  Settings settings_;
+  ringwheel::Clock& clock_;
+  ExecutorClient& client_;
+  After after_;
+  Lost lost_;
+  mutable std::mutex mu_;  // guards pending_ and stats_
+  std::map<Key, Batch> pending_;
+  Stats stats_;
+};
+
+}  // namespace cronwheel::admin
