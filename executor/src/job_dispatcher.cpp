@@ -115,7 +115,7 @@ std::optional<xxljob::Envelope> JobDispatcher::RefusalLocked(const xxljob::Trigg
 }
 
 xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
-                                       bool held, bool* dropped) {
+                                       const Fire* held, HeldOutcome* outcome) {
   Resolution res = resolver_(p);
   if (!res.error.empty()) return xxljob::Envelope::Fail(res.error);
 
@@ -124,11 +124,15 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   bool join = false;
   {
     std::lock_guard lock(mu_);
-    if (held) {
+    if (held != nullptr) {
       // It leaves held_ under the lock that queues it: a drain never sees the executor idle in between.
       const auto h = held_.find(p.log_id);
       if (h == held_.end()) {  // dropped meanwhile (killed, cancelled, stopped): reported there
-        if (dropped != nullptr) *dropped = true;
+        if (outcome != nullptr) *outcome = HeldOutcome::kDropped;
+        return xxljob::Envelope::Success();
+      }
+      if (h->second.fire.get() != held) {  // replaced meanwhile: the caller starts the replacement
+        if (outcome != nullptr) *outcome = HeldOutcome::kReplaced;
         return xxljob::Envelope::Success();
       }
       held_.erase(h);
@@ -188,6 +192,9 @@ xxljob::Envelope JobDispatcher::Hold(const xxljob::TriggerParam& p, std::int64_t
   if (const Resolution res = resolver_(p); !res.error.empty()) return xxljob::Envelope::Fail(res.error);
   {
     std::lock_guard lock(mu_);
+    if (p.replace_held) {
+      if (auto replaced = ReplaceHeldLocked(p, received_ms)) return *std::move(replaced);
+    }
     if (auto refusal = RefusalLocked(p)) return *std::move(refusal);
     auto fire = std::make_shared<Fire>();
     fire->param = p;
@@ -206,18 +213,47 @@ xxljob::Envelope JobDispatcher::Hold(const xxljob::TriggerParam& p, std::int64_t
   return {xxljob::kCodeSuccess, fmt::format("held; starts at runAtMs {}", p.run_at_ms), nullptr};
 }
 
+std::optional<xxljob::Envelope> JobDispatcher::ReplaceHeldLocked(const xxljob::TriggerParam& p,
+                                                                 std::int64_t received_ms) {
+  if (const auto h = held_.find(p.log_id); h != held_.end()) {
+    if (h->second.fire->param.job_id != p.job_id)
+      return xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(p.log_id));
+    auto fire = std::make_shared<Fire>();
+    fire->param = p;
+    fire->param.run_at_ms = h->second.fire->param.run_at_ms;  // its start stays armed
+    fire->received_ms = received_ms;
+    h->second.fire = std::move(fire);
+    return xxljob::Envelope{
+        xxljob::kCodeSuccess,
+        fmt::format("held fire replaced; starts at runAtMs {}", h->second.fire->param.run_at_ms), nullptr};
+  }
+  // Started, run or withdrawn here already: it stays as it was (200: the fire is accepted, as it ran or
+  // runs). Never seen here (an executor restarted since): held as a new /run is.
+  if (log_ids_.contains(p.log_id)) {
+    return xxljob::Envelope{
+        xxljob::kCodeSuccess,
+        fmt::format("logId:{} was no longer held here (started, run or withdrawn): not replaced", p.log_id),
+        nullptr};
+  }
+  return std::nullopt;
+}
+
 void JobDispatcher::StartHeld(std::int64_t log_id) {
   std::shared_ptr<Fire> fire;
-  {
-    std::lock_guard lock(mu_);
-    const auto it = held_.find(log_id);
-    if (it == held_.end()) return;  // dropped (killed, cancelled, stopped) meanwhile
-    fire = it->second.fire;
-  }
   bool queued = false;
-  bool dropped = false;
-  const auto answer = Accept(fire->param, fire->received_ms, queued, /*held=*/true, &dropped);
-  if (queued || dropped) return;
+  HeldOutcome outcome = HeldOutcome::kStarted;
+  xxljob::Envelope answer;
+  do {  // again when a replacement came between the lookup and the start
+    {
+      std::lock_guard lock(mu_);
+      const auto it = held_.find(log_id);
+      if (it == held_.end()) return;  // dropped (killed, cancelled, stopped) meanwhile
+      fire = it->second.fire;
+    }
+    outcome = HeldOutcome::kStarted;
+    answer = Accept(fire->param, fire->received_ms, queued, fire.get(), &outcome);
+  } while (outcome == HeldOutcome::kReplaced);
+  if (queued || outcome == HeldOutcome::kDropped) return;
   // Refused at its instant: its /run was answered long ago, so the refusal is its result.
   std::vector<Report> reports;
   {

@@ -45,6 +45,9 @@
 // held fires of its job (reported killed, never run), a drain waits for them to run, and Stop() reports
 // them. One refused at its instant (DISCARD_LATER against a running fire, the executor stopping) is
 // reported through its callback, since its /run was answered already.
+// A /run with replaceHeld (the admin's, when the job changed within the lead) replaces the held fire of its
+// log id: its parameter, handler and strategies, keeping its start. One no longer held (started, run,
+// withdrawn) stays as it was, and the answer (200) says so.
 //
 // Each fire writes "job execute start / Param / end" lines to its job log, then the result goes to the
 // CallbackSink (exactly once per accepted log id).
@@ -178,11 +181,17 @@ class JobDispatcher final {
     std::optional<nlohmann::json> output;  // what the handler set (JobContext::SetOutput)
   };
 
+  // What became of a held fire Accept was asked to start.
+  enum class HeldOutcome { kStarted, kDropped, kReplaced };
   // Run's work: `queued` tells whether the fire was queued (else it is answered at once). `held`: a held
   // fire at its instant (its log id is its own already, and a drain does not refuse it), which leaves held_
-  // here; `dropped` is set when it was no longer there (nothing done).
+  // here; `outcome` says kDropped when it was no longer there, kReplaced when held_ has a replacement of it
+  // (nothing done in either case).
   xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
-                          bool held = false, bool* dropped = nullptr);
+                          const Fire* held = nullptr, HeldOutcome* outcome = nullptr);
+  // Needs mu_: a /run with replaceHeld. Replaces the held fire of its log id (keeping its start), answers
+  // for one no longer held, or nullopt for a log id never seen (held as any /run then).
+  std::optional<xxljob::Envelope> ReplaceHeldLocked(const xxljob::TriggerParam& p, std::int64_t received_ms);
   // Needs mu_: why a /run may not be taken now (stopping, draining, a log id held, queued, running or run
   // within the redelivery window), or nullopt.
   std::optional<xxljob::Envelope> RefusalLocked(const xxljob::TriggerParam& p);

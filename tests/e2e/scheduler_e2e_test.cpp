@@ -780,6 +780,58 @@ TEST(SchedulerE2E, AnExecutorKilledWithinTheLeadHasTheFiresItHeldRoutedAgainAndE
   EXPECT_EQ(rerouted, held) << "each fire it held was routed again, and its row says why";
 }
 
+// Issue 26, item 3: a job changed within the lead. Its executor holds the fire of a coming instant (sent two
+// seconds ahead); changing the job's parameter sends that fire again with replaceHeld, and the executor runs
+// the new parameter at the same instant, once. The row says what happened.
+TEST(SchedulerE2E, ChangingAJobsParameterReplacesTheFireItsExecutorHoldsWhichRunsOnceWithTheNewOne) {
+  constexpr const char* kPassword = "ahead-e2e-password";
+  Cluster c({.admins = 1,
+             .executors = 1,
+             .admin_args = {"--run-ahead-ms", "2000"},
+             .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+  c.AwaitRegistered(0);
+  ASSERT_TRUE(AwaitClockMeasured(c));
+  const int group = c.AddGroup();
+  const int job = c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "demoJobHandler", Cluster::NowMs(),
+                           "param = 'old'");
+  std::int64_t held = 0;
+  std::int64_t instant = 0;
+  ASSERT_TRUE(cwtest::Eventually(
+      [&] {
+        const auto r =
+            c.Exec(fmt::format("SELECT log_id, scheduled_ms FROM fire_open WHERE job_id = {} AND"
+                               " trigger_ms > 0 AND scheduled_ms > {} ORDER BY scheduled_ms DESC LIMIT 1",
+                               job, Cluster::NowMs() + 800));
+        if (r.empty()) return false;
+        held = r[0][0].as<std::int64_t>();
+        instant = r[0][1].as<std::int64_t>();
+        return true;
+      },
+      30s, 20ms));
+  cwtest::HttpCaller http(c.admin_port(0));
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session.has_value());
+  const auto changed = http.Send("PUT", fmt::format("/api/v1/jobs/{}", job), cwtest::SessionHeaders(*session),
+                                 R"({"param":"new"})");
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  ASSERT_LT(Cluster::NowMs(), instant) << "the change came within the lead";
+  SleepUntil(instant + 2000);
+  const auto row = c.Exec(fmt::format(
+      "SELECT status, output->>'param', executor_param, trigger_msg FROM job_log WHERE id = {}", held));
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0][0].as<std::string>(), "SUCCESS");
+  EXPECT_EQ(row[0][1].as<std::string>(), "new") << "the handler ran with the new parameter";
+  EXPECT_EQ(row[0][2].as<std::string>(), "new");
+  const auto msg = row[0][3].as<std::string>();
+  EXPECT_THAT(msg, ::testing::HasSubstr("the job's parameter changed before its instant: sent again to"));
+  EXPECT_THAT(msg, ::testing::HasSubstr("held fire replaced; starts at runAtMs"));
+  const auto runs = c.ExecutedLogIds();
+  EXPECT_EQ(runs.contains(held) ? runs.at(held) : 0, 1) << "run once";
+  EXPECT_EQ(c.Scalar(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND scheduled_ms = {}", job,
+                                 instant)),
+            1);
+}
+
 // Issue 26, item 3: a job stopped within the lead. Its executor already holds the fire of a coming instant
 // (sent two seconds ahead here); stopping the job withdraws it there: it never runs, and its row says why.
 TEST(SchedulerE2E, StoppingAJobWithdrawsTheFireItsExecutorHoldsSoItNeverRunsAndItsRowSaysWhy) {

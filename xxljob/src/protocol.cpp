@@ -186,6 +186,7 @@ nlohmann::json ToJson(const TriggerParam& p) {
          {"broadcastIndex", p.broadcast_index},
          {"broadcastTotal", p.broadcast_total}};
   if (p.run_at_ms > 0) j["runAtMs"] = p.run_at_ms;
+  if (p.replace_held) j["replaceHeld"] = true;
   return j;
 }
 
@@ -278,6 +279,7 @@ absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body) {
   r.Integer({"broadcastIndex"}, p.broadcast_index, false);
   r.Integer({"broadcastTotal"}, p.broadcast_total, false);
   r.Integer({"runAtMs"}, p.run_at_ms, false);
+  r.Boolean({"replaceHeld"}, p.replace_held);
   CheckId(r, "jobId", p.job_id);
   CheckId(r, "logId", p.log_id);
   CheckInstant(r, {"logDateTime", "logDateTim"}, p.log_date_time);

@@ -448,6 +448,9 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     if (!updated->enabled || !SameSchedule(*job, *updated)) {
       ctx.WithdrawSentAhead(jobs.SentAhead(job->id), job->group_id,  // held by the old group's executors
                             updated->enabled ? "the job's schedule changed" : "the job was stopped");
+    } else if (const auto changed = ChangedForExecutor(*job, *updated);
+               !changed.empty() && job->group_id == updated->group_id) {
+      ctx.ReplaceSentAhead(jobs.SentAhead(job->id), job->id, fmt::format("the job's {} changed", changed));
     }
     ctx.Audit(who, "job.update", "job", std::to_string(job->id), ToJson(*job), ToJson(*updated));
     SendJson(res, 200, ToJson(*updated));

@@ -244,6 +244,30 @@ std::string RouteContext::ExecutorToken(int group_id) const {
   return group && group->access_token ? *group->access_token : settings.access_token;
 }
 
+void RouteContext::ReplaceSentAhead(const std::vector<SentAheadFire>& fires, int job_id,
+                                    std::string_view why) const {
+  if (fires.empty() || !services.send_again) return;
+  services.catalog.InvalidateJob(
+      job_id);  // the trigger reads the change now, not when the catalog hears of it
+  std::vector<Fire> again;
+  again.reserve(fires.size());
+  for (const auto& f : fires) {
+    Fire fire;
+    fire.log_id = f.log_id;
+    fire.job_id = job_id;
+    fire.scheduled_ms = f.scheduled_ms;
+    fire.type = TriggerType::kCron;
+    fire.address = f.address;
+    fire.shard_index = f.shard_index;
+    fire.shard_total = f.shard_total;
+    fire.replaces_held = true;
+    fire.unsent_notes =
+        fmt::format("{} before its instant: sent again to {} to replace the fire it held\n", why, f.address);
+    again.push_back(std::move(fire));
+  }
+  services.send_again(std::move(again));
+}
+
 std::optional<std::string> RouteContext::GroupAddress(const JobGroup& group, const std::string& typed) const {
   const auto online = services.catalog.Addresses(group);
   const auto it = std::find(online.begin(), online.end(), net::NormalizeAddress(typed));

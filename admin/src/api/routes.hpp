@@ -161,6 +161,11 @@ struct RouteContext {
   // deleted job has no row left to record). Best effort: a fire an executor does not drop (already started,
   // or the executor did not answer) runs as sent. Needs the console's executor client; nothing without it.
   void WithdrawSentAhead(const std::vector<SentAheadFire>& fires, int group_id, std::string_view why) const;
+  // Ahead-of-time dispatch: sends `fires` (of job `job_id`, sent ahead of their instants) again to the
+  // executors holding them, with the job as it is now, to replace the held fires (replaceHeld); their rows
+  // say `why` ("the job's parameter changed") and what each executor answered. A fire that started already
+  // is not replaced and runs as sent (the answer says so). Needs Services::send_again; nothing without it.
+  void ReplaceSentAhead(const std::vector<SentAheadFire>& fires, int job_id, std::string_view why) const;
   // The group's online or configured executor address that `typed` names (compared normalised), as the
   // admin holds it: requests go there, never to what a caller typed. nullopt when none matches.
   std::optional<std::string> GroupAddress(const JobGroup& group, const std::string& typed) const;

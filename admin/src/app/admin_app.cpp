@@ -351,51 +351,52 @@ void AdminApp::Start() {
   p.scheduler.Start();
   p.StartMonitors();
   const auto address = net::ParseHostPort(config_.listen).value();
-  p.api =
-      std::make_unique<ApiServer>(
-          ApiServer::Settings{.host = address.host,
-                              .port = address.port,
-                              .threads = config_.http_threads,
-                              .access_token = config_.access_token,
-                              .node_id = config_.node_id,
-                              .max_connections = static_cast<std::size_t>(config_.http_max_connections),
-                              .max_connections_per_address =
-                                  static_cast<std::size_t>(config_.http_max_connections_per_address),
-                              .webhook_allow = config_.alarm_webhook_allow},
-          ApiServer::Services{.groups = p.groups,
-                              .jobs = p.jobs,
-                              .logs = p.logs,
-                              .scheduler = p.scheduler,
-                              .catalog = p.catalog,
-                              .registry = p.registry,
-                              .callbacks = p.callbacks,
-                              .authenticator = p.auth,
-                              .health_details =
-                                  [&p] {
-                                    const auto s = p.scheduler.stats();
-                                    const auto t = p.pools.stats();
-                                    return nlohmann::json{{"scheduler",
-                                                           {{"scans", s.scans},
-                                                            {"scan_errors", s.scan_errors},
-                                                            {"fires_written", s.fires_written},
-                                                            {"fires_skipped", s.fires_skipped},
-                                                            {"fires_dispatched", s.fires_dispatched},
-                                                            {"ring_size", s.ring_size},
-                                                            {"unclaimed", s.unclaimed}}},
-                                                          {"trigger_pools",
-                                                           {{"sent_fast", t.sent_fast},
-                                                            {"sent_slow", t.sent_slow},
-                                                            {"rejected", t.rejected},
-                                                            {"queued", t.queued_fast + t.queued_slow}}}};
-                                  },
-                              .console = &p.console,
-                              .metrics = p.metrics_endpoint.get(),
-                              .admin_metrics = &p.metrics,
-                              .alert_channels = &p.alert_channels,
-                              .alarms = &p.metered_alarms,
-                              .calendars = &p.calendars,
-                              .workflows = &p.workflows},
-          clock_);
+  p.api = std::make_unique<ApiServer>(
+      ApiServer::Settings{
+          .host = address.host,
+          .port = address.port,
+          .threads = config_.http_threads,
+          .access_token = config_.access_token,
+          .node_id = config_.node_id,
+          .max_connections = static_cast<std::size_t>(config_.http_max_connections),
+          .max_connections_per_address = static_cast<std::size_t>(config_.http_max_connections_per_address),
+          .webhook_allow = config_.alarm_webhook_allow},
+      ApiServer::Services{
+          .groups = p.groups,
+          .jobs = p.jobs,
+          .logs = p.logs,
+          .scheduler = p.scheduler,
+          .catalog = p.catalog,
+          .registry = p.registry,
+          .callbacks = p.callbacks,
+          .authenticator = p.auth,
+          .health_details =
+              [&p] {
+                const auto s = p.scheduler.stats();
+                const auto t = p.pools.stats();
+                return nlohmann::json{{"scheduler",
+                                       {{"scans", s.scans},
+                                        {"scan_errors", s.scan_errors},
+                                        {"fires_written", s.fires_written},
+                                        {"fires_skipped", s.fires_skipped},
+                                        {"fires_dispatched", s.fires_dispatched},
+                                        {"ring_size", s.ring_size},
+                                        {"unclaimed", s.unclaimed}}},
+                                      {"trigger_pools",
+                                       {{"sent_fast", t.sent_fast},
+                                        {"sent_slow", t.sent_slow},
+                                        {"rejected", t.rejected},
+                                        {"queued", t.queued_fast + t.queued_slow}}}};
+              },
+          .console = &p.console,
+          .metrics = p.metrics_endpoint.get(),
+          .admin_metrics = &p.metrics,
+          .alert_channels = &p.alert_channels,
+          .alarms = &p.metered_alarms,
+          .calendars = &p.calendars,
+          .workflows = &p.workflows,
+          .send_again = [&p](std::vector<Fire> fires) { p.pools.Dispatch(std::move(fires)); }},
+      clock_);
   if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
   p.started = true;
   spdlog::info("cronwheel-admin {} listening on http://{}:{} ({} mode)", config_.node_id, address.host,

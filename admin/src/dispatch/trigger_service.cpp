@@ -112,6 +112,7 @@ void TriggerService::Trigger(const Fire& fire, Done done) {
   if (ahead) {
     if (const auto offset = AheadOffset(*address)) {
       param.run_at_ms = fire.scheduled_ms + *offset;  // the instant on the executor's clock, at its latest
+      param.replace_held = fire.replaces_held;
     } else {
       Fire later = fire;
       later.routed_address = *address;

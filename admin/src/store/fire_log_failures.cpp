@@ -232,12 +232,17 @@ void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_m
 std::vector<SentAheadFire> SentAhead(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {
   std::vector<SentAheadFire> out;
   for (const auto& r : tx.exec_params(R"sql(
-         SELECT log_id, executor_address FROM fire_open
-          WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms > 0 AND scheduled_ms > $2
-            AND executor_address <> ''
+         SELECT o.log_id, o.executor_address, o.scheduled_ms, l.shard_index, l.shard_total
+           FROM fire_open o JOIN job_log l ON l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
+          WHERE o.job_id = $1 AND o.trigger_type = 'CRON' AND o.trigger_ms > 0 AND o.scheduled_ms > $2
+            AND o.executor_address <> ''
        )sql",
                                       job_id, after_ms)) {
-    out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>()});
+    out.push_back({.log_id = r[0].as<std::int64_t>(),
+                   .address = r[1].as<std::string>(),
+                   .scheduled_ms = r[2].as<std::int64_t>(),
+                   .shard_index = r[3].as<int>(),
+                   .shard_total = r[4].as<int>()});
   }
   return out;
 }

@@ -677,6 +677,47 @@ TEST_F(HeldFireTest, AHeldLogIdIsARepeatTriggerAndAKillDropsTheHeldFiresOfItsJob
   EXPECT_EQ(d_->Run(Fire(1, 5)).code, 200) << "a finished log id is a redelivery, answered and not run";
 }
 
+// The job changed within the lead: the admin's /run with replaceHeld replaces the held fire (parameter,
+// handler) and keeps its start; one that started already is not replaced, and the answer says so. Without
+// replaceHeld the same /run stays a repeat trigger.
+TEST_F(HeldFireTest, AReplacementOfAHeldFireRunsTheNewParameterAndHandlerAtTheSameInstant) {
+  std::mutex mu;
+  std::vector<std::string> seen;
+  const auto recording = [&](const char* name) {
+    return [&mu, &seen, name](cronwheel::executor::JobContext& ctx) {
+      std::lock_guard lock(mu);
+      seen.push_back(std::string(name) + ":" + ctx.param());
+    };
+  };
+  Register("h", recording("h"));
+  Register("h2", recording("h2"));
+  ASSERT_EQ(d_->Run(Ahead(1, 7, kDay + 1000)).code, 200);
+  auto changed = Ahead(1, 7, kDay + 1003, "SERIAL_EXECUTION");
+  changed.executor_handler = "h2";
+  changed.executor_params = "new";
+  EXPECT_EQ(d_->Run(changed).msg, cronwheel::xxljob::RepeatTriggerMsg(7)) << "not without replaceHeld";
+  changed.replace_held = true;
+  const auto replaced = d_->Run(changed);
+  EXPECT_EQ(replaced.code, 200);
+  EXPECT_EQ(replaced.msg, fmt::format("held fire replaced; starts at runAtMs {}", kDay + 1000));
+  EXPECT_EQ(d_->HeldFires(), 1U);
+  AdvanceAndSettle(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(sink_.For(7).handle_code, 200);
+  EXPECT_EQ(sink_.For(7).handle_start_ms, kDay + 1000) << "at the start it was held for";
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(seen, (std::vector<std::string>{"h2:new"})) << "run once, as replaced";
+  }
+  const auto late = d_->Run(changed);
+  EXPECT_EQ(late.code, 200);
+  EXPECT_EQ(late.msg, "logId:7 was no longer held here (started, run or withdrawn): not replaced");
+  auto unknown = Ahead(1, 8, kDay + 2000);
+  unknown.replace_held = true;
+  EXPECT_EQ(d_->Run(unknown).msg, fmt::format("held; starts at runAtMs {}", kDay + 2000))
+      << "a log id never seen here (the executor restarted) is held as any /run";
+}
+
 TEST_F(HeldFireTest, ADrainRunsTheHeldFiresAtTheirInstantAndWaitsForThem) {
   Register("h", gate_.Handler());
   ASSERT_EQ(d_->Run(Ahead(1, 1, kDay + 500)).code, 200);

@@ -172,6 +172,12 @@ TEST(Protocol, RunAtAndTheRegistrationsCapabilityAreExtensionFieldsSentOnlyWhenS
   auto err = ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":2,"runAtMs":-1})"));
   EXPECT_THAT(err, HasSubstr("runAtMs"));
   EXPECT_THAT(err, HasSubstr("epoch milliseconds"));
+  EXPECT_FALSE(ToJson(t).contains("replaceHeld"));
+  t.replace_held = true;
+  EXPECT_EQ(ToJson(t).at("replaceHeld"), true);
+  EXPECT_TRUE(ParseTriggerParam(ToJson(t).dump())->replace_held);
+  EXPECT_THAT(ErrorOf(ParseTriggerParam(R"({"jobId":1,"logId":2,"replaceHeld":"yes"})")),
+              HasSubstr("'replaceHeld'"));
 
   RegistryParam r;
   r.registry_key = "app";

@@ -64,6 +64,10 @@ struct TriggerParam {
   // executor's clock at which to start the fire; 0 = at once, as every XXL-JOB /run. Sent only when set, and
   // only to executors whose registration announced runAt (RegistryParam::run_at).
   std::int64_t run_at_ms = 0;
+  // replaceHeld, cronwheel's extension: this /run (with runAtMs) replaces the fire of the same logId that the
+  // executor holds for its instant (the job changed within the lead). Without it a second /run for a held
+  // logId is a repeat trigger. Sent only when true.
+  bool replace_held = false;
 };
 
 // Executor /idleBeat and /kill.

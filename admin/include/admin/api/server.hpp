@@ -116,6 +116,9 @@ class ApiServer final {
     CalendarRepository* calendars = nullptr;
     // /api/v1/workflows and /api/v1/workflow-runs; nullptr = not served.
     WorkflowRepository* workflows = nullptr;
+    // Sends fires that were claimed and sent already (the trigger pools): the replacements of fires sent
+    // ahead of their instant when their job changes (RouteContext::ReplaceSentAhead). nullptr = none.
+    std::function<void(std::vector<Fire>)> send_again;
   };
 
   ApiServer(Settings settings, Services services, ringwheel::Clock& clock);

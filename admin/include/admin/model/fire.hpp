@@ -71,6 +71,9 @@ struct Fire {
   // take it ahead: the address chosen then, used again at the instant while the group still has it (so a
   // route strategy with state, ROUND or LRU, is not advanced twice for one fire).
   std::optional<std::string> routed_address;
+  // Sent ahead already, to `address`, which holds it: this send replaces the held fire with the job as it is
+  // now (its /run carries replaceHeld). The job changed within the lead (RouteContext::ReplaceSentAhead).
+  bool replaces_held = false;
 };
 
 // A fire sent to an executor ahead of its instant (docs/architecture.md, "Ahead-of-time dispatch") whose
@@ -78,6 +81,9 @@ struct Fire {
 struct SentAheadFire {
   std::int64_t log_id = 0;
   std::string address;  // the executor holding it
+  std::int64_t scheduled_ms = 0;
+  int shard_index = 0;
+  int shard_total = 1;
 };
 
 // A pending row this node has claimed (for sending) or re-owned (from a dead node).

@@ -119,6 +119,22 @@ inline bool SameSchedule(const Job& a, const Job& b) {
          a.end_ms == b.end_ms;
 }
 
+// What of a job's /run differs between `a` and `b` ("parameter", "handler", "block strategy", "timeout",
+// "script"), comma-separated; empty when a fire sent to an executor would be the same.
+inline std::string ChangedForExecutor(const Job& a, const Job& b) {
+  std::string out;
+  const auto add = [&out](bool differs, const char* what) {
+    if (differs) out += (out.empty() ? "" : ", ") + std::string(what);
+  };
+  add(a.param != b.param, "parameter");
+  add(a.handler != b.handler, "handler");
+  add(a.block_strategy != b.block_strategy, "block strategy");
+  add(a.timeout_s != b.timeout_s, "timeout");
+  add(a.glue_type != b.glue_type || a.glue_source != b.glue_source || a.glue_updated_ms != b.glue_updated_ms,
+      "script");
+  return out;
+}
+
 // One fire (table job_log). trigger_code 0 = not triggered yet; handle_code 0 = no result yet.
 struct JobLog {
   std::int64_t id = 0;

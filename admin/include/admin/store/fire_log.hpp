@@ -220,7 +220,7 @@ bool WithdrawUnclaimed(pqxx::transaction_base& tx, std::int64_t log_id);
 void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
 
 // The CRON fires of `job_id` sent ahead of their instant (trigger result recorded, instant after `after_ms`)
-// with no result yet: the executors hold them. One statement on fire_open.
+// with no result yet: the executors hold them. One statement on fire_open (and their job_log rows).
 std::vector<SentAheadFire> SentAhead(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
 
 // Records that the executors dropped these fires sent ahead before their instant: skipped, with `note`
