@@ -23,6 +23,18 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
     if (metrics_ != nullptr) metrics_->CountRun(p.ok(), e.code, e.msg.value_or(""));
     return e;
   }
+  if (method == "/runs") {  // cronwheel's extension: many /run bodies in one request
+    const auto batch = xxljob::ParseTriggerBatch(body);
+    if (!batch.ok()) return xxljob::Envelope::Fail(batch.status());
+    nlohmann::json answers = nlohmann::json::array();
+    for (const auto& p : *batch) {
+      auto e = p.ok() ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(p.status());
+      if (metrics_ != nullptr) metrics_->CountRun(p.ok(), e.code, e.msg.value_or(""));
+      answers.push_back({{"code", e.code}, {"msg", e.msg.value_or("")}});
+    }
+    return {xxljob::kCodeSuccess, fmt::format("{} run(s) answered", batch->size()),
+            nlohmann::json{{xxljob::kBatchAnswersField, std::move(answers)}}};
+  }
   if (method == "/kill") {
     const auto p = xxljob::ParseJobIdParam(body);
     return p.ok() ? dispatcher_.Kill(p->job_id) : xxljob::Envelope::Fail(p.status());

@@ -605,9 +605,10 @@ TEST(SchedulerE2E, FiresSentASecondAheadStartOnceAtTheirInstantNeverBeforeAndAnX
   const auto trace =
       std::filesystem::temp_directory_path() / fmt::format("cw-ahead-trace-{}.txt", ::getpid());
   std::filesystem::remove(trace);
+  constexpr const char* kMetricsToken = "ahead-e2e-metrics-token";
   Cluster c({.admins = 1,
              .executors = 1,
-             .admin_args = {"--run-ahead-ms", "1000"},
+             .admin_args = {"--run-ahead-ms", "1000", "--metrics-token", kMetricsToken},
              .executor_args = {"--run-trace-file", trace.string()}});
   cwtest::XxlStub stub(c, "stub", {.threads = 32, .app_name = "stub-app"});
   c.AwaitRegistered(0);
@@ -669,6 +670,21 @@ TEST(SchedulerE2E, FiresSentASecondAheadStartOnceAtTheirInstantNeverBeforeAndAnX
   // held up past the lead sends at the instant, as without the setting): at least half. 260 of 260 on an idle
   // box, 220 with two clang-tidy processes beside it.
   EXPECT_GE(ahead * 2, static_cast<int>(start_lags.size()));
+
+  // They went many per request (POST /runs): the admin's counters of batches and the runs in them.
+  cwtest::HttpCaller http(c.admin_port(0));
+  const auto exposition = http.Send("GET", "/metrics", cwtest::BearerHeaders(kMetricsToken), "", "").body;
+  const auto counter = [&](const char* count) {
+    const auto key = fmt::format("cronwheel_executor_run_batches_total{{count=\"{}\"}} ", count);
+    const auto at = exposition.find(key);
+    return at == std::string::npos ? -1.0 : std::stod(exposition.substr(at + key.size()));
+  };
+  const auto requests = counter("requests");
+  const auto batched = counter("runs");
+  std::printf("[ahead] %.0f fires sent ahead in %.0f POST /runs\n", batched, requests);
+  EXPECT_GE(batched, ahead) << "every fire sent ahead went in a batch";
+  EXPECT_GE(requests, 1.0);
+  EXPECT_LE(requests, batched);
 
   // The XXL-JOB executor: each instant once, none before its instant.
   stub.StopAndCountConnections();

@@ -261,10 +261,11 @@ absl::StatusOr<Envelope> ParseEnvelope(std::string_view body) {
   return Finish(r, std::move(e));
 }
 
-absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body) {
-  auto j = ParseObject(body);
-  if (!j.ok()) return j.status();
-  FieldReader r(*j, "");
+namespace {
+
+// A TriggerParam out of `obj`; `prefix` locates it in the body ("" or "runs[3].").
+absl::StatusOr<TriggerParam> ReadTriggerParam(const json& obj, std::string prefix) {
+  FieldReader r(obj, std::move(prefix));
   TriggerParam p;
   r.Integer({"jobId"}, p.job_id, true);
   r.String({"executorHandler"}, p.executor_handler, false);
@@ -295,6 +296,47 @@ absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body) {
                        p.broadcast_total));
   }
   return Finish(r, std::move(p));
+}
+
+}  // namespace
+
+absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body) {
+  auto j = ParseObject(body);
+  if (!j.ok()) return j.status();
+  return ReadTriggerParam(*j, "");
+}
+
+nlohmann::json ToJson(std::span<const TriggerParam> runs) {
+  json list = json::array();
+  for (const auto& p : runs)
+    list.push_back(ToJson(p));
+  return json{{"runs", std::move(list)}};
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<TriggerParam>>> ParseTriggerBatch(std::string_view body) {
+  auto j = ParseObject(body);
+  if (!j.ok()) return j.status();
+  const auto it = j->find("runs");
+  if (it == j->end() || !it->is_array() || it->empty()) {
+    return absl::InvalidArgumentError(fmt::format("field 'runs': expected a non-empty array of runs, got {}",
+                                                  it == j->end() ? std::string("nothing") : Shown(*it)));
+  }
+  if (it->size() > kMaxBatchRuns) {
+    return absl::InvalidArgumentError(
+        fmt::format("field 'runs': at most {} runs, got {}", kMaxBatchRuns, it->size()));
+  }
+  std::vector<absl::StatusOr<TriggerParam>> out;
+  out.reserve(it->size());
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const auto& run = (*it)[i];
+    if (!run.is_object()) {
+      out.emplace_back(absl::InvalidArgumentError(
+          fmt::format("field 'runs[{}]': expected a TriggerParam object, got {}", i, Shown(run))));
+      continue;
+    }
+    out.push_back(ReadTriggerParam(run, fmt::format("runs[{}].", i)));
+  }
+  return out;
 }
 
 absl::StatusOr<JobIdParam> ParseJobIdParam(std::string_view body) {

@@ -213,6 +213,15 @@ void AdminMetrics::WatchExecutorConnections(const HttpExecutorClient& client) {
                                             {{"yielded"}, static_cast<double>(s.yielded)},
                                             {{"slowed"}, static_cast<double>(s.evidence)}};
       });
+  registry.AddCounterCallback(
+      "cronwheel_executor_run_batches_total",
+      "Fires sent ahead of their instant go to executors many per request (POST /runs): by what was counted, "
+      "requests (the batches sent) and runs (the fires in them).",
+      {"count"}, [&client] {
+        const auto s = client.BatchStats();
+        return std::vector<metrics::Sample>{{{"requests"}, static_cast<double>(s.batches)},
+                                            {{"runs"}, static_cast<double>(s.runs)}};
+      });
 }
 
 void AdminMetrics::WatchExecutors(JobCatalog& catalog) {

@@ -6,6 +6,7 @@
 #include <future>
 #include <utility>
 
+#include "admin/dispatch/run_batcher.hpp"
 #include "cronwheel/net/address_allow_list.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "dispatch/executor_engine.hpp"
@@ -15,7 +16,12 @@ namespace cronwheel::admin {
 namespace http = boost::beast::http;
 
 HttpExecutorClient::HttpExecutorClient(const Settings& settings, ringwheel::Clock& clock)
-    : guard_(settings.guard) {
+    : guard_(settings.guard),
+      batcher_(std::make_unique<RunBatcher>(
+          RunBatcher::Settings{}, [this](const std::string& address, const std::string& token,
+                                         std::string body, std::int64_t send_by_ms, RunDone done) {
+            Post(address, "runs", token, std::move(body), send_by_ms, std::move(done));
+          })) {
   // Each thread runs its share of every executor's connections: no more threads than connections, and the
   // shares add up to executor_connections exactly.
   const auto cap = std::max<std::size_t>(settings.max_connections_per_origin, 1);
@@ -104,6 +110,10 @@ ExecutorClient::RunReply HttpExecutorClient::PostAndWait(const std::string& addr
 
 void HttpExecutorClient::RunAsync(const std::string& address, const std::string& token,
                                   const xxljob::TriggerParam& param, std::int64_t send_by_ms, RunDone done) {
+  if (param.run_at_ms > 0) {
+    batcher_->Add(address, token, param, send_by_ms, std::move(done));
+    return;
+  }
   Post(address, "run", token, xxljob::ToJson(param).dump(), send_by_ms, std::move(done));
 }
 
@@ -151,6 +161,11 @@ HttpExecutorClient::OriginStats HttpExecutorClient::Stats(const std::string& add
   for (const auto& e : engines_)
     Add(total, e->Stats(addr->origin));
   return total;
+}
+
+HttpExecutorClient::BatchCounts HttpExecutorClient::BatchStats() const {
+  const auto s = batcher_->stats();
+  return {s.batches, s.runs};
 }
 
 HttpExecutorClient::OriginStats HttpExecutorClient::TotalStats() const {

@@ -225,6 +225,33 @@ TEST_F(ServiceTest, AcceptedNamesTheFiresThisExecutorTookHeldRunOrWithdrawnAndNo
   EXPECT_THAT(Call("/accepted", "[]").msg.value_or(""), HasSubstr("JSON object"));
 }
 
+// /runs takes many /run bodies in one request and answers each in order, as /run would have: a bad one
+// names its field ("runs[2].logId") and the others still run. A body that is not a batch is one refusal.
+TEST_F(ServiceTest, RunsAnswersEachRunOfTheBatchInOrderAsRunWould) {
+  handlers_.Register("hello", [](JobContext&) {});
+  const auto body = fmt::format(
+      R"({{"runs":[{{"jobId":1,"logId":40,"executorHandler":"hello","runAtMs":{}}},)"
+      R"({{"jobId":2,"logId":41,"executorHandler":"nobody","runAtMs":{}}},{{"jobId":3,"executorHandler":"hello"}},)"
+      R"({{"jobId":1,"logId":40,"executorHandler":"hello","runAtMs":{}}}]}})",
+      kDay + 5000, kDay + 5000, kDay + 5000);
+  const auto r = Call("/runs", body);
+  ASSERT_EQ(r.code, 200) << r.msg.value_or("");
+  EXPECT_EQ(r.msg, "4 run(s) answered");
+  const auto& a = r.content.at("answers");
+  ASSERT_EQ(a.size(), 4U);
+  EXPECT_EQ(a[0].at("code"), 200);
+  EXPECT_EQ(a[0].at("msg"), fmt::format("held; starts at runAtMs {}", kDay + 5000));
+  EXPECT_EQ(a[1].at("code"), 500);
+  EXPECT_EQ(a[1].at("msg"), "job handler [nobody] not found.");
+  EXPECT_EQ(a[2].at("code"), 500);
+  EXPECT_THAT(a[2].at("msg").get<std::string>(), HasSubstr("'runs[2].logId'"));
+  EXPECT_EQ(a[3].at("msg"), cronwheel::xxljob::RepeatTriggerMsg(40)) << "in order: the first one holds it";
+  EXPECT_EQ(dispatcher_.HeldFires(), 1U);
+  EXPECT_THAT(Call("/runs", R"({"runs":[]})").msg.value_or(""), HasSubstr("'runs'"));
+  EXPECT_THAT(Call("/runs", R"({"runs":[7]})").content.at("answers")[0].at("msg").get<std::string>(),
+              HasSubstr("'runs[0]'"));
+}
+
 TEST(HandlerRegistry, RegisterRefusesBlankEmptyAndDuplicateNames) {
   HandlerRegistry r(false, nullptr);
   r.Register("a", [](JobContext&) {});

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,8 @@ struct CancelParam {
 };
 inline constexpr std::size_t kMaxCancelLogIds = 100'000;
 inline constexpr const char* kAcceptedField = "accepted";
+inline constexpr std::size_t kMaxBatchRuns = 10'000;
+inline constexpr const char* kBatchAnswersField = "answers";
 
 // Executor /log.
 struct LogParam {
@@ -164,6 +167,14 @@ nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list);
 // end of year 9999 (0 when absent), as is a callback's handleStartTime.
 absl::StatusOr<Envelope> ParseEnvelope(std::string_view body);
 absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body);
+// Executor /runs, cronwheel's extension (ahead-of-time dispatch, docs/xxl-job-protocol.md §2): many /run
+// bodies in one request, {"runs": [TriggerParam, ...]} (1 to kMaxBatchRuns). The executor treats each as a
+// /run of its own, in order, and answers code 200 with content {"answers": [{"code": int, "msg": string},
+// ...]}, one per run in the same order (kBatchAnswersField). A run that does not parse is answered 500 naming
+// its field ("runs[3].logId"); the others still run. A body that is not such an object is one code-500 answer
+// for all. The admin sends it only to executors that announced runAt.
+nlohmann::json ToJson(std::span<const TriggerParam> runs);
+absl::StatusOr<std::vector<absl::StatusOr<TriggerParam>>> ParseTriggerBatch(std::string_view body);
 absl::StatusOr<JobIdParam> ParseJobIdParam(std::string_view body);
 // {"logIds": [positive longs]}: required, at most kMaxCancelLogIds.
 absl::StatusOr<CancelParam> ParseCancelParam(std::string_view body);

@@ -89,6 +89,8 @@
 
 namespace cronwheel::admin {
 
+class RunBatcher;
+
 class ExecutorClient {
  public:
   // How far a /run got.
@@ -194,6 +196,8 @@ class HttpExecutorClient final : public ExecutorClient {
   HttpExecutorClient(const HttpExecutorClient&) = delete;
   HttpExecutorClient& operator=(const HttpExecutorClient&) = delete;
 
+  // A /run with runAtMs (a fire sent ahead, to a cronwheel-executor) goes in a POST /runs with others to the
+  // same executor (RunBatcher); any other as a /run of its own.
   void RunAsync(const std::string& address, const std::string& token, const xxljob::TriggerParam& param,
                 std::int64_t send_by_ms, RunDone done) override;
   RunReply Run(const std::string& address, const std::string& token,
@@ -213,6 +217,12 @@ class HttpExecutorClient final : public ExecutorClient {
   [[nodiscard]] OriginStats Stats(const std::string& address) const;
   // The sums over every origin (metrics); `keep_alive` and `most_open` are not summed (left empty / 0).
   [[nodiscard]] OriginStats TotalStats() const;
+  // The batches of /runs sent so far and the runs in them (metrics).
+  struct BatchCounts {
+    std::uint64_t batches = 0;
+    std::uint64_t runs = 0;
+  };
+  [[nodiscard]] BatchCounts BatchStats() const;
 
   // A thread and its connections (admin/src/dispatch/executor_engine.hpp; Boost stays out of this header).
   // Not for use outside the client.
@@ -229,6 +239,9 @@ class HttpExecutorClient final : public ExecutorClient {
                        std::string body);
 
   std::shared_ptr<const RegistryGuard> guard_;  // checks IP addresses before a request is handed over
+  // The /runs of fires sent ahead (those with runAtMs). Declared before engines_: the engines' last answers,
+  // as they stop, reach it.
+  std::unique_ptr<RunBatcher> batcher_;
   std::vector<std::unique_ptr<Engine>> engines_;
 };
 
