@@ -52,17 +52,19 @@ void RegistryHeartbeat::Beat() {
   // cronwheel's extensions (XXL-JOB admins ignore them): fires may be sent ahead of their instant, and this
   // executor's clock as last measured (see the header).
   p.run_at = true;
-  p.clock_offset_ms = clock_offset_ms_;
-  p.clock_error_ms = clock_error_ms_;
-  AdminReply reply;
   const auto sent_ms = clock_.NowMs();
+  if (const auto best = clocks_.Best(sent_ms)) {
+    p.clock_offset_ms = best->offset_ms;
+    p.clock_error_ms = best->error_ms;
+  }
+  AdminReply reply;
   try {
     reply = admin_.Call("registry", xxljob::ToJson(p));
   } catch (const std::exception& e) {
     reply.detail = e.what();
   }
   const auto answered_ms = clock_.NowMs();
-  const bool first_measurement = reply.ok && !clock_offset_ms_ && Measure(reply, sent_ms, answered_ms);
+  const bool first_measurement = reply.ok && !measured_ && Measure(reply, sent_ms, answered_ms);
   if (reply.ok) {
     if (failing_ || !registered_once_) {
       spdlog::info("registry: registered {} at {} with {}", p.registry_key, p.registry_value, reply.detail);
@@ -83,8 +85,10 @@ bool RegistryHeartbeat::Measure(const AdminReply& reply, std::int64_t sent_ms, s
   if (it == reply.content.end() || !it->is_number_integer()) return false;
   const auto admin_ms = it->get<std::int64_t>();
   const auto round_trip = std::max<std::int64_t>(answered_ms - sent_ms, 0);
-  clock_offset_ms_ = sent_ms + round_trip / 2 - admin_ms;
-  clock_error_ms_ = (round_trip + 1) / 2 + 1;
+  clocks_.Add({.offset_ms = sent_ms + round_trip / 2 - admin_ms,
+               .error_ms = (round_trip + 1) / 2 + 1,
+               .at_ms = answered_ms});
+  measured_ = true;
   return true;
 }
 

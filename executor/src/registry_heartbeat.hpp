@@ -10,8 +10,9 @@
 // executor starts a /run carrying runAtMs at that instant) and its clock offset against the admin's, measured
 // as NTP's client does with one exchange: a cronwheel admin answers with its clock
 // (xxljob::kRegistryClockField); the offset is that against the midpoint of the request's round trip, and the
-// error bound half the round trip (rounded up) plus 1 ms for the two clocks' millisecond truncation. It goes
-// with the next heartbeat; the first measurement is sent at once by a second heartbeat, so an admin can send
+// error bound half the round trip (rounded up) plus 1 ms for the two clocks' millisecond truncation. Each
+// heartbeat sends the best of the recent measurements (ClockFilter: the least error, aged, dropping those a
+// clock step made wrong); the first measurement is sent at once by a second heartbeat, so an admin can send
 // fires ahead within a second of the executor's start. An XXL-JOB admin answers no clock: nothing is
 // measured, nothing sent.
 //
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "admin_client.hpp"
+#include "clock_filter.hpp"
 #include "cronwheel/periodic_task.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -47,8 +49,8 @@ class RegistryHeartbeat final {
 
  private:
   void Beat();
-  // Reads the admin's clock from an accepted heartbeat's answer into clock_offset_ms_ / clock_error_ms_;
-  // false when it has none (an XXL-JOB admin).
+  // Reads the admin's clock from an accepted heartbeat's answer into clocks_; false when it has none (an
+  // XXL-JOB admin).
   bool Measure(const AdminReply& reply, std::int64_t sent_ms, std::int64_t answered_ms);
 
   Settings settings_;
@@ -56,9 +58,9 @@ class RegistryHeartbeat final {
   ringwheel::Clock& clock_;
   bool registered_once_ = false;
   bool failing_ = false;
-  // The last measurement of this executor's clock against the admin's (PeriodicTask thread only).
-  std::optional<std::int64_t> clock_offset_ms_;
-  std::int64_t clock_error_ms_ = 0;
+  // The measurements of this executor's clock against the admin's (PeriodicTask thread only).
+  ClockFilter clocks_;
+  bool measured_ = false;
   std::unique_ptr<PeriodicTask> task_;
 };
 

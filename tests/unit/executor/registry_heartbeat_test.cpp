@@ -70,6 +70,29 @@ TEST(RegistryHeartbeat, ItMeasuresItsClockAgainstACronwheelAdminAndSendsTheOffse
   beat.Stop();
 }
 
+// NTP's clock filter, reduced (executor/src/clock_filter.hpp): the least error of the recent samples wins,
+// aged by 15 ppm; a sample that contradicts older ones (a clock step) drops them; 8 are kept.
+TEST(ClockFilter, ReportsTheTightestRecentSampleAndForgetsSamplesAClockStepMadeWrong) {
+  using cronwheel::executor::ClockFilter;
+  ClockFilter f;
+  EXPECT_FALSE(f.Best(kT0).has_value());
+  f.Add({.offset_ms = 20, .error_ms = 2, .at_ms = kT0});
+  f.Add({.offset_ms = 25, .error_ms = 40, .at_ms = kT0 + 30'000});  // a slow exchange: loose, consistent
+  auto best = f.Best(kT0 + 30'000);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->offset_ms, 20) << "the tight sample, not the latest";
+  EXPECT_EQ(best->error_ms, 3) << "2 ms grown by 15 ppm of 30 s (0.45 ms), rounded up";
+  // The clock stepped 100 ms: the new sample contradicts both older ones (neither 20 +- 3 nor 25 +- 41
+  // reaches 120 +- 3), which go.
+  f.Add({.offset_ms = 120, .error_ms = 3, .at_ms = kT0 + 60'000});
+  best = f.Best(kT0 + 60'000);
+  EXPECT_EQ(best->offset_ms, 120);
+  EXPECT_EQ(best->error_ms, 3);
+  for (int i = 1; i <= 8; ++i)
+    f.Add({.offset_ms = 121, .error_ms = 10, .at_ms = kT0 + 60'000 + i * 30'000});
+  EXPECT_EQ(f.Best(kT0 + 300'000)->error_ms, 10) << "the tight one was the oldest of 9: it went";
+}
+
 TEST(RegistryHeartbeat, AnXxlJobAdminGetsRunAtOnlyAndOneHeartbeat) {
   cwtest::FakeClock clock(kT0);
   FakeAdmin admin(clock, /*cronwheel=*/false, 0, std::chrono::milliseconds(2));
