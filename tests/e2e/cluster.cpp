@@ -125,6 +125,7 @@ void Cluster::StartExecutor(int i) {
     o.args.insert(o.args.end(), {"--enable-scripts", "true"});
   }
   o.args.insert(o.args.end(), options_.executor_args.begin(), options_.executor_args.end());
+  o.env = options_.executor_env;
   o.log_path = (dir_ / fmt::format("executor-{}.log", i + 1)).string();
   if (static_cast<std::size_t>(i) < executors_.size()) {
     executors_[static_cast<std::size_t>(i)] = std::make_unique<ChildProcess>(o);

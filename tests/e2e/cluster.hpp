@@ -30,9 +30,10 @@ class Cluster {
     int admins = 1;
     int executors = 1;
     std::string app_name = "e2e-app";
-    std::vector<std::string> admin_args;           // extra flags for every admin
-    std::map<std::string, std::string> admin_env;  // extra environment of every admin
-    std::vector<std::string> executor_args;        // extra flags for every executor
+    std::vector<std::string> admin_args;              // extra flags for every admin
+    std::map<std::string, std::string> admin_env;     // extra environment of every admin
+    std::vector<std::string> executor_args;           // extra flags for every executor
+    std::map<std::string, std::string> executor_env;  // extra environment of every executor
     bool scripts_on_last_executor = false;
     std::string server_dsn;  // PostgreSQL to create the database on; "" = CRONWHEEL_TEST_DSN's
     int first_admin_port =

@@ -750,6 +750,54 @@ TEST(SchedulerE2E, TwoAdminsSendingAheadOneKilledEveryFourSecondsRunEachInstantE
   EXPECT_GE(kills, 5);
 }
 
+// Issue 26, item 3: an executor whose clock is off by more than run_ahead_max_clock_offset_ms gets its fires
+// at their instant, as an XXL-JOB executor does. The executor's wall clock runs 300 ms ahead (Debian's
+// libfaketime, preloaded, its steady clock left alone); it measures that offset with its heartbeats, and the
+// admin (bound 50 ms) sends it nothing early: every fire arrives at or after its instant, none is held, each
+// runs once.
+TEST(SchedulerE2E, AnExecutorWhoseClockIsOffBeyondTheBoundGetsItsFiresAtTheirInstantNotAhead) {
+  std::string preload;
+  for (const char* dir :
+       {"/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime", "/usr/lib/faketime"}) {
+    if (std::filesystem::exists(fmt::format("{}/libfaketimeMT.so.1", dir))) {
+      preload = fmt::format("{}/libfaketimeMT.so.1", dir);
+    }
+  }
+  ASSERT_FALSE(preload.empty()) << "libfaketime is missing: scripts/setup installs Debian's faketime";
+  constexpr int kEach = 10;
+  constexpr const char* kEverySecond = "* * * * * ?";
+  Cluster c({.admins = 1,
+             .executors = 1,
+             .admin_args = {"--run-ahead-ms", "1000"},
+             .executor_env = {{"LD_PRELOAD", preload}, {"FAKETIME", "+0.3"}, {"DONT_FAKE_MONOTONIC", "1"}}});
+  c.AwaitRegistered(0);
+  ASSERT_TRUE(AwaitClockMeasured(c));
+  const auto offset = c.Scalar("SELECT clock_offset_ms FROM executor_registry WHERE run_at");
+  std::printf("[ahead, skewed clock] the executor measured its clock %lld ms ahead of the admin's\n",
+              static_cast<long long>(offset));
+  ASSERT_GT(offset, 200) << "the preloaded clock runs ahead";
+  const int group = c.AddGroup();
+  const auto start = Cluster::NowMs() + 3000;
+  std::vector<int> jobs;
+  jobs.reserve(kEach);
+  for (int i = 0; i < kEach; ++i)
+    jobs.push_back(c.AddJob(group, kEverySecond, "FIRST", "DO_NOTHING", "noopJobHandler", start));
+  const auto first = ringwheel::Schedule::Parse("CRON", kEverySecond, "UTC")->NextFireMs(start).value();
+  const auto last = first + 5'000;
+  SleepUntil(last + 500);
+  c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
+  AwaitResults(c, last);
+  const auto counts = Check(c, jobs, first, last, kEverySecond);
+  Print("an executor 300 ms ahead of the admin, run_ahead_ms 1000, 10 jobs every second, 5 s", counts);
+  EXPECT_EQ(counts.expected, kEach * 6);
+  EXPECT_EQ(counts.handled, counts.expected);
+  EXPECT_EQ(c.Scalar(fmt::format("SELECT count(*) FROM job_log WHERE scheduled_ms BETWEEN {} AND {} AND"
+                                 " (trigger_ms < scheduled_ms OR trigger_msg LIKE '%held; starts at%')",
+                                 first, last)),
+            0)
+      << "no fire was sent before its instant";
+}
+
 // Issue 26, item 3: an executor killed within the lead. Two cronwheel-executors take fires a second ahead
 // (ROUND: half each); one is killed (SIGKILL) 400 ms into a second, holding the next instant's fires. 100 ms
 // before that instant the admin asks it which fires it holds, its address refuses the connection, and those
