@@ -173,6 +173,24 @@ bool AwaitClockMeasured(Cluster& c, int executors = 1) {
       30s, 100ms);
 }
 
+// A fire of `job` its executor holds (sent ahead: its trigger result is recorded) with at least 800 ms to go
+// before its instant: {log id, instant}, or {0, 0} when none came within 30 s.
+std::pair<std::int64_t, std::int64_t> AwaitHeldFire(Cluster& c, int job) {
+  std::pair<std::int64_t, std::int64_t> held{0, 0};
+  cwtest::Eventually(
+      [&] {
+        const auto r =
+            c.Exec(fmt::format("SELECT log_id, scheduled_ms FROM fire_open WHERE job_id = {} AND"
+                               " trigger_ms > 0 AND scheduled_ms > {} ORDER BY scheduled_ms DESC LIMIT 1",
+                               job, Cluster::NowMs() + 800));
+        if (r.empty()) return false;
+        held = {r[0][0].as<std::int64_t>(), r[0][1].as<std::int64_t>()};
+        return true;
+      },
+      30s, 20ms);
+  return held;
+}
+
 // Waits until every fire scheduled up to `last` has a result (or the timeout passes).
 void AwaitResults(Cluster& c, std::int64_t last) {
   cwtest::Eventually(
@@ -858,20 +876,8 @@ TEST(SchedulerE2E, ChangingAJobsParameterReplacesTheFireItsExecutorHoldsWhichRun
   const int group = c.AddGroup();
   const int job = c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "demoJobHandler", Cluster::NowMs(),
                            "param = 'old'");
-  std::int64_t held = 0;
-  std::int64_t instant = 0;
-  ASSERT_TRUE(cwtest::Eventually(
-      [&] {
-        const auto r =
-            c.Exec(fmt::format("SELECT log_id, scheduled_ms FROM fire_open WHERE job_id = {} AND"
-                               " trigger_ms > 0 AND scheduled_ms > {} ORDER BY scheduled_ms DESC LIMIT 1",
-                               job, Cluster::NowMs() + 800));
-        if (r.empty()) return false;
-        held = r[0][0].as<std::int64_t>();
-        instant = r[0][1].as<std::int64_t>();
-        return true;
-      },
-      30s, 20ms));
+  const auto [held, instant] = AwaitHeldFire(c, job);
+  ASSERT_GT(held, 0) << "no fire was sent ahead";
   cwtest::HttpCaller http(c.admin_port(0));
   const auto session = cwtest::Login(http, "admin", kPassword);
   ASSERT_TRUE(session.has_value());
@@ -908,21 +914,8 @@ TEST(SchedulerE2E, StoppingAJobWithdrawsTheFireItsExecutorHoldsSoItNeverRunsAndI
   ASSERT_TRUE(AwaitClockMeasured(c));
   const int group = c.AddGroup();
   const int job = c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "noopJobHandler", Cluster::NowMs());
-  // A fire sent ahead (its trigger result recorded) with at least 800 ms to go before its instant.
-  std::int64_t held = 0;
-  std::int64_t instant = 0;
-  ASSERT_TRUE(cwtest::Eventually(
-      [&] {
-        const auto r =
-            c.Exec(fmt::format("SELECT log_id, scheduled_ms FROM fire_open WHERE job_id = {} AND"
-                               " trigger_ms > 0 AND scheduled_ms > {} ORDER BY scheduled_ms DESC LIMIT 1",
-                               job, Cluster::NowMs() + 800));
-        if (r.empty()) return false;
-        held = r[0][0].as<std::int64_t>();
-        instant = r[0][1].as<std::int64_t>();
-        return true;
-      },
-      30s, 20ms));
+  const auto [held, instant] = AwaitHeldFire(c, job);
+  ASSERT_GT(held, 0) << "no fire was sent ahead";
   cwtest::HttpCaller http(c.admin_port(0));
   const auto session = cwtest::Login(http, "admin", kPassword);
   ASSERT_TRUE(session.has_value());

@@ -52,7 +52,7 @@ void RunBatcher::Send(const Key& key, std::vector<Run> batch) {
   }
   auto body = xxljob::ToJson(std::span<const xxljob::TriggerParam>(params)).dump();
   post_(key.first, key.second, std::move(body), send_by_ms,
-        [this, key, batch = std::move(batch)](ExecutorClient::RunReply reply) mutable {
+        [this, key, batch = std::move(batch)](const ExecutorClient::RunReply& reply) mutable {
           Answered(key, std::move(batch), reply);
         });
 }

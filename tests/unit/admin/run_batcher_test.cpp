@@ -61,7 +61,7 @@ class RunBatcherTest : public ::testing::Test {
   std::vector<Posted> posted_;
   std::vector<std::pair<std::int64_t, ExecutorClient::RunReply>> answers_;
   RunBatcher batcher_{{.max_in_flight = 2, .max_batch = 3},
-                      [this](const std::string& address, const std::string& token, std::string body,
+                      [this](const std::string& address, const std::string& token, const std::string& body,
                              std::int64_t send_by_ms, ExecutorClient::RunDone done) {
                         auto runs = xxljob::ParseTriggerBatch(body);
                         ASSERT_TRUE(runs.ok()) << runs.status();

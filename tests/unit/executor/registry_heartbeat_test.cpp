@@ -89,7 +89,7 @@ TEST(ClockFilter, ReportsTheTightestRecentSampleAndForgetsSamplesAClockStepMadeW
   EXPECT_EQ(best->offset_ms, 120);
   EXPECT_EQ(best->error_ms, 3);
   for (int i = 1; i <= 8; ++i)
-    f.Add({.offset_ms = 121, .error_ms = 10, .at_ms = kT0 + 60'000 + i * 30'000});
+    f.Add({.offset_ms = 121, .error_ms = 10, .at_ms = kT0 + 60'000 + std::int64_t{i} * 30'000});
   EXPECT_EQ(f.Best(kT0 + 300'000)->error_ms, 10) << "the tight one was the oldest of 9: it went";
 }
 
