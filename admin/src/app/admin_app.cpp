@@ -241,6 +241,7 @@ struct AdminApp::Parts {
   JobCatalog catalog;
   TriggerResultWriter writer;
   MeteredTriggerRecorder metered_writer;
+  std::unique_ptr<AheadWatch> ahead_watch;  // with run_ahead only (see ahead_timer)
   HttpExecutorClient client;
   MeteredExecutorClient metered_client;
   RouterSet routers;
@@ -262,8 +263,8 @@ struct AdminApp::Parts {
   PgResultStore result_store;
   CallbackService callbacks;
   ringwheel::HashedWheelTimer wheel;
-  // With run_ahead only. The timer goes first (its tasks use the watch).
-  std::unique_ptr<AheadWatch> ahead_watch;
+  // With run_ahead only. Destroyed before the executor client (its tasks use the client); the watch is
+  // declared before the client, so it outlives it (the client's last answers, as it stops, reach the watch).
   std::unique_ptr<ringwheel::HashedWheelTimer> ahead_timer;
   DefaultAlarmSender alarms;
   MeteredAlarmSender metered_alarms;
@@ -441,6 +442,7 @@ void AdminApp::Shutdown() {
   for (const auto& unrun : p.wheel.Stop())
     (void)unrun;                                   // pending retries stay pending rows: handed over below
   if (p.ahead_timer) (void)p.ahead_timer->Stop();  // checks of fires held: their executors run them
+  if (p.ahead_watch) p.ahead_watch->Stop();
   p.pools.Drain();
   p.writer.Flush();
   try {

@@ -60,6 +60,7 @@ void AheadWatch::Check(const Key& key) {
 }
 
 void AheadWatch::Answered(const Key& key, std::vector<Fire> fires, const ExecutorClient::RunReply& reply) {
+  if (stopped_) return;
   const auto& [instant_ms, address] = key;
   const auto now = clock_.NowMs();
   const bool in_time = now < instant_ms;
@@ -105,6 +106,10 @@ void AheadWatch::Answered(const Key& key, std::vector<Fire> fires, const Executo
                instant_ms, address, refused ? "connection refused" : "not accepted there any more");
   for (auto& f : lost)
     lost_(std::move(f), address, refused, why);
+}
+
+void AheadWatch::Stop() {
+  stopped_ = true;
 }
 
 AheadWatch::Stats AheadWatch::stats() const {

@@ -132,6 +132,13 @@ TEST_F(AheadWatchTest, AnExecutorThatRefusesTheConnectionLostEveryFireItHeld) {
   ASSERT_EQ(lost_.size(), 2u);
   EXPECT_TRUE(lost_[0].refused);
   EXPECT_THAT(lost_[1].why, HasSubstr("refused a connection 100 ms before its instant"));
+  // A stopped watch (the admin shuts down) acts on no answer.
+  HeldFor(3, kT0 + 2000, kA);
+  clock_.AdvanceToWallMs(kT0 + 1900);
+  RunChecksDue();
+  watch_.Stop();
+  executors_.asked.back().done(refused);
+  EXPECT_EQ(lost_.size(), 2u);
 }
 
 // A check that proves nothing changes nothing: the executor may still start the fire.

@@ -23,6 +23,7 @@
 // their answers on the client's. Memory: one entry per fire held and not yet checked.
 // Complexity: Held O(log pending instants and addresses); a check O(fires held at that address for it).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -67,6 +68,9 @@ class AheadWatch final {
 
   [[nodiscard]] Stats stats() const;
 
+  // Shutdown: checks answered from now on change nothing (the admin stops; its peers recover what it owned).
+  void Stop();
+
  private:
   struct Batch {
     std::string token;
@@ -82,6 +86,7 @@ class AheadWatch final {
   ExecutorClient& client_;
   After after_;
   Lost lost_;
+  std::atomic<bool> stopped_{false};
   mutable std::mutex mu_;  // guards pending_ and stats_
   std::map<Key, Batch> pending_;
   Stats stats_;
