@@ -17,19 +17,13 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
     const auto p = xxljob::ParseJobIdParam(body);
     return p.ok() ? dispatcher_.IdleBeat(p->job_id) : xxljob::Envelope::Fail(p.status());
   }
-  if (method == "/run" || method == "/trigger") {
-    const auto p = xxljob::ParseTriggerParam(body);
-    auto e = p.ok() ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(p.status());
-    if (metrics_ != nullptr) metrics_->CountRun(p.ok(), e.code, e.msg.value_or(""));
-    return e;
-  }
+  if (method == "/run" || method == "/trigger") return RunOne(xxljob::ParseTriggerParam(body));
   if (method == "/runs") {  // cronwheel's extension: many /run bodies in one request
     const auto batch = xxljob::ParseTriggerBatch(body);
     if (!batch.ok()) return xxljob::Envelope::Fail(batch.status());
     nlohmann::json answers = nlohmann::json::array();
     for (const auto& p : *batch) {
-      auto e = p.ok() ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(p.status());
-      if (metrics_ != nullptr) metrics_->CountRun(p.ok(), e.code, e.msg.value_or(""));
+      const auto e = RunOne(p);
       answers.push_back({{"code", e.code}, {"msg", e.msg.value_or("")}});
     }
     return {xxljob::kCodeSuccess, fmt::format("{} run(s) answered", batch->size()),
@@ -69,6 +63,12 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
     return xxljob::Envelope::Success(xxljob::ToJson(logs_.Read(*p)));
   }
   return xxljob::Envelope::Fail(xxljob::UriNotFound(uri));
+}
+
+xxljob::Envelope ExecutorService::RunOne(const absl::StatusOr<xxljob::TriggerParam>& p) {
+  auto e = p.ok() ? dispatcher_.Run(*p) : xxljob::Envelope::Fail(p.status());
+  if (metrics_ != nullptr) metrics_->CountRun(p.ok(), e.code, e.msg.value_or(""));
+  return e;
 }
 
 }  // namespace cronwheel::executor

@@ -36,6 +36,9 @@ class ExecutorService final {
   }
 
  private:
+  // One /run (or one run of a /runs batch): its answer, counted.
+  xxljob::Envelope RunOne(const absl::StatusOr<xxljob::TriggerParam>& p);
+
   JobDispatcher& dispatcher_;
   JobLogFiles& logs_;
   ExecutorMetrics* metrics_;

@@ -247,8 +247,8 @@ std::string RouteContext::ExecutorToken(int group_id) const {
 void RouteContext::ReplaceSentAhead(const std::vector<SentAheadFire>& fires, int job_id,
                                     std::string_view why) const {
   if (fires.empty() || !services.send_again) return;
-  services.catalog.InvalidateJob(
-      job_id);  // the trigger reads the change now, not when the catalog hears of it
+  // The trigger reads the change now, not when the catalog hears of it.
+  services.catalog.InvalidateJob(job_id);
   std::vector<Fire> again;
   again.reserve(fires.size());
   for (const auto& f : fires) {
@@ -261,7 +261,7 @@ void RouteContext::ReplaceSentAhead(const std::vector<SentAheadFire>& fires, int
     fire.shard_index = f.shard_index;
     fire.shard_total = f.shard_total;
     fire.replaces_held = true;
-    fire.unsent_notes =
+    fire.trigger_notes =
         fmt::format("{} before its instant: sent again to {} to replace the fire it held\n", why, f.address);
     again.push_back(std::move(fire));
   }

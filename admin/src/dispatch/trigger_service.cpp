@@ -148,7 +148,7 @@ void TriggerService::Answered(const Fire& fire, const Job& job, const JobGroup& 
   }
   result.executor_address = address;
   result.trigger_code = env.code;
-  msg += fire.unsent_notes;
+  msg += fire.trigger_notes;
   // "repeat trigger job" for this very log id: the executor holds the fire already, queued or running (an
   // earlier send of it arrived: this admin's, or a peer's that recovered it). It runs there once and calls
   // back; recorded as a failure, the job's retry would run it a second time.
@@ -313,7 +313,7 @@ bool TriggerService::SendAgainLater(const Fire& fire, const std::string& address
   if (now + delay.count() > SendByMs(fire)) return false;
   Fire again = fire;
   again.unsent_attempts = fire.unsent_attempts + 1;
-  again.unsent_notes +=
+  again.trigger_notes +=
       fmt::format("attempt {} to {} not sent: {}; sent again after {} ms\n", again.unsent_attempts, address,
                   reply.envelope.msg.value_or(""), delay.count());
   resend_(std::move(again), delay);
@@ -323,7 +323,7 @@ bool TriggerService::SendAgainLater(const Fire& fire, const std::string& address
 void TriggerService::RouteAgain(Fire fire, const std::string& address, bool refused, const std::string& why) {
   if (refused) RouteAround(address, "refused a connection before the instant of fires it held");
   fire.routed_address.reset();
-  fire.unsent_notes += why + "\n";
+  fire.trigger_notes += why + "\n";
   if (resend_) resend_(std::move(fire), std::chrono::milliseconds(0));
 }
 

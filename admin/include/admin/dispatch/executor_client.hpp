@@ -85,6 +85,7 @@
 
 #include "admin/dispatch/registry_guard.hpp"
 #include "ringwheel/clock.hpp"
+#include "xxljob/framing.hpp"
 #include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
@@ -143,7 +144,7 @@ class ExecutorClient {
   virtual void AcceptedAsync(const std::string& /*address*/, const std::string& /*token*/,
                              const xxljob::CancelParam& /*param*/, RunDone done) {
     const RunDone answer = std::move(done);
-    answer({xxljob::Envelope::Fail("uri-mapping(/accepted) not found."), Delivery::kAnswered});
+    answer({xxljob::Envelope::Fail(xxljob::UriNotFound("/accepted")), Delivery::kAnswered});
   }
 
  protected:

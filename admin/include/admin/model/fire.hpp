@@ -64,9 +64,11 @@ struct Fire {
   int shard_total = 1;
   bool late_recovered = false;  // re-owned from a dead admin (for the trigger message)
   // Attempts that could not reach an executor (TriggerService sends such a fire again within the misfire
-  // threshold), and what each met, for the trigger message.
+  // threshold).
   int unsent_attempts = 0;
-  std::string unsent_notes;
+  // Lines for the trigger message, one per earlier send of this fire: what each attempt met, why a fire sent
+  // ahead was routed again or sent again to replace a held one.
+  std::string trigger_notes;
   // Handed on ahead of its instant (Scheduler::Settings::run_ahead) but routed to an executor that cannot
   // take it ahead: the address chosen then, used again at the instant while the group still has it (so a
   // route strategy with state, ROUND or LRU, is not advanced twice for one fire).
