@@ -5,7 +5,9 @@
 //    into it when it is created; retention drops whole days and forgets their open and queued fires;
 //  * a callback for a fire that is not open (its trigger failed, yet the executor ran it) is still recorded;
 //  * a batch of trigger results gives way to a transaction holding one of its rows (a callback), and is
-//    written whole at the next flush; a stopping writer's last flush waits such a transaction out.
+//    written whole at the next flush; a stopping writer's last flush waits such a transaction out;
+//  * deleting a job deletes its fires, also one a scan of its partition is writing meanwhile (job_log has no
+//    foreign key to job, sql/024).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +16,7 @@
 
 #include "admin/schedule/scan_planner.hpp"
 #include "admin/store/fire_log.hpp"
+#include "admin/store/job_repository.hpp"
 #include "admin/store/log_partitions.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
@@ -355,6 +358,46 @@ TEST_F(FireTablesPg, AStoppingWritersLastFlushWaitsOutACallbackHoldingItsRows) {
   stopped.get();
   EXPECT_EQ(writer.pending(), 0u);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 5) << "written once it could be";
+}
+
+TEST_F(FireTablesPg, DeletingAJobDeletesItsFiresAlsoOneAScanOfItsPartitionIsWritingMeanwhile) {
+  const auto fires = ScanEverySecondJobs(2);
+  ASSERT_EQ(fires.size(), 10u);
+  const int deleted = fires.front().job_id;
+  const int kept = fires.back().job_id;
+  ASSERT_NE(deleted, kept);
+  // Declared before the scan's transaction: a failed assertion rolls the scan back (its lock goes) before
+  // the delete is waited for.
+  JobRepository jobs(clock_, *pool_);
+  std::future<decltype(jobs.DeleteJob(0))> done;
+  // A scan of the job's partition, writing one more fire of it (a skipped instant: no fire_open row, whose
+  // key to job would refuse it), not committed yet.
+  pqxx::connection scan_conn(db_.dsn());
+  pqxx::work scan(scan_conn);
+  scan.exec_params(
+      "SELECT id FROM schedule_partition WHERE id = $1 % (SELECT count(*) FROM schedule_partition) FOR "
+      "UPDATE",
+      deleted);
+  scan.exec_params(R"sql(
+    INSERT INTO job_log (job_id, group_id, trigger_type, scheduled_ms, skipped, created_ms)
+    SELECT id, group_id, 'CRON', $2, true, $2 FROM job WHERE id = $1
+  )sql",
+                   deleted, kT0 + 9000);
+  done = std::async(std::launch::async, [&] { return jobs.DeleteJob(deleted); });
+  ASSERT_TRUE(cwtest::Eventually(
+      [&] {
+        return Count(R"sql(SELECT count(*) FROM pg_stat_activity
+                            WHERE datname = current_database() AND wait_event_type = 'Lock')sql") > 0;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(5)))
+      << "the delete waits for the partition the scan holds";
+  scan.commit();
+  ASSERT_TRUE(done.get());
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {}", deleted)), 0)
+      << "its 5 fires and the one the scan wrote";
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE job_id = {}", deleted)), 0);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {}", kept)), 5);
+  EXPECT_EQ(Inconsistent(), 0);
 }
 
 }  // namespace

@@ -264,6 +264,12 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
 Result<void> JobRepository::DeleteJob(int id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
     pqxx::work tx(conn);
+    // Its schedule partition first, before any job row: a scan holding it has committed the fires it writes
+    // for this job when this goes on, and the next scan reads the job gone (sql/024).
+    tx.exec_params(R"sql(
+      SELECT id FROM schedule_partition WHERE id = $1 % (SELECT count(*) FROM schedule_partition) FOR UPDATE
+    )sql",
+                   id);
     // A workflow's node names it: its runs would fail at that node. The workflows are named.
     const auto workflows = tx.exec_params(R"sql(
       SELECT id, name FROM workflow WHERE nodes @> jsonb_build_array(jsonb_build_object('job_id', $1::int))
@@ -288,6 +294,12 @@ Result<void> JobRepository::DeleteJob(int id) {
     const auto n = tx.exec_params(R"sql(DELETE FROM job WHERE id = $1)sql", id).affected_rows();
     if (n == 0) return Error::NotFound(fmt::format("job {} not found", id));
     tx.commit();
+    // Its fires, which have no foreign key to it (sql/024), in a transaction of their own: a job with
+    // millions of fires does not hold its partition's scan back meanwhile. Its open fires went with the job
+    // (fire_open's key), so none of these is being sent.
+    pqxx::work fires(conn);
+    fires.exec_params(R"sql(DELETE FROM job_log WHERE job_id = $1)sql", id);
+    fires.commit();
     return {};
   });
 }
