@@ -267,7 +267,8 @@ Result<void> JobRepository::DeleteJob(int id) {
     // Its schedule partition first, before any job row: a scan holding it has committed the fires it writes
     // for this job when this goes on, and the next scan reads the job gone (sql/024).
     tx.exec_params(R"sql(
-      SELECT id FROM schedule_partition WHERE id = $1 % (SELECT count(*) FROM schedule_partition) FOR UPDATE
+      SELECT id FROM schedule_partition
+       WHERE id = $1 % NULLIF((SELECT count(*) FROM schedule_partition), 0) FOR UPDATE
     )sql",
                    id);
     // A workflow's node names it: its runs would fail at that node. The workflows are named.
