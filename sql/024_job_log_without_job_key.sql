@@ -1,7 +1,7 @@
 -- cronwheel schema, version 24: job_log no longer carries a foreign key to job (docs/architecture.md, "The
 -- tables of fires"). The key cost a row-level check for every fire written, a SELECT ... FOR KEY SHARE of the
 -- job run through the trigger machinery: 11 us of PostgreSQL per fire, about a twentieth of the database's
--- cost per fire (docs/performance.md, "Fewer checks and conversions per fire").
+-- cost per fire (docs/performance.md, "Fewer checks per fire, and the same code on two days").
 --
 -- What the key gave, and what gives it now:
 --  * A deleted job's fires went with it (ON DELETE CASCADE). JobRepository::DeleteJob deletes them: the job
