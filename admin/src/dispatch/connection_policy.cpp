@@ -15,10 +15,11 @@ bool ConnectionPolicy::MayOpen(Time now, Time oldest_queued) {
   if (open_ >= open_cap_.value_or(settings_.max_open) || unproven_ >= window_ || now < hold_until_) {
     return false;
   }
-  return open_ == 0 || now - oldest_queued >= kGrowAfter;
+  return open_ == 0 || replacements_ > 0 || now - oldest_queued >= kGrowAfter;
 }
 
 std::size_t ConnectionPolicy::OnAttempt(Time /*now*/) {
+  if (replacements_ > 0) --replacements_;
   ++open_;
   return ++unproven_;
 }
@@ -35,7 +36,12 @@ void ConnectionPolicy::OnConnectFailed(Time now, ConnectFailure why, std::size_t
   }
 }
 
-void ConnectionPolicy::OnAnswered(Time now, bool first, std::chrono::nanoseconds since_attempt) {
+void ConnectionPolicy::OnAnswered(Time now, bool first, std::chrono::nanoseconds since_attempt, bool kept) {
+  if (kept) {
+    last_kept_ = now;
+  } else {
+    replacements_ = std::min(replacements_ + 1, settings_.max_open);
+  }
   if (!first) return;
   const bool limited = unproven_ >= window_;  // the window held openings back: a bigger one may help
   --unproven_;
@@ -64,9 +70,16 @@ void ConnectionPolicy::Evidence(Time now, std::size_t place) {
   hold_until_ = now + backoff_;
 }
 
+bool ConnectionPolicy::KeepsConnections(Time now) const {
+  return last_kept_ && now - *last_kept_ <= kCeilingMemory;
+}
+
 void ConnectionPolicy::Stalled(Time now, std::size_t stalled) {
+  // With every open connection stalled, none of this client's holds the executor's threads: the count says
+  // nothing of how many it serves at once.
+  if (open_ <= stalled) return;
   last_stall_ = now;
-  open_cap_ = std::max<std::size_t>(open_ > stalled ? open_ - stalled : 0, 1);
+  open_cap_ = std::max(open_ - stalled, open_ / 2);
 }
 
 void ConnectionPolicy::Proven(Time now, std::chrono::nanoseconds since_attempt, bool limited) {

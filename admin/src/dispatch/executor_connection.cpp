@@ -253,7 +253,7 @@ void Engine::Answered(const ConnPtr& c) {
           KeepAliveHeader(std::string_view(keep_alive_header.data(), keep_alive_header.size()))) {
     origin.policy.LearnKeepAlive(*keep_alive, now);
   }
-  origin.policy.OnAnswered(now, c->fresh, now - c->attempted);
+  origin.policy.OnAnswered(now, c->fresh, now - c->attempted, answer.keep_alive());
   origin.policy.FirstOver(c->Id());
   c->fresh = false;
   // Bytes beyond the answer were never asked for: such a connection is not reused.

@@ -32,7 +32,7 @@ class ConnectionPolicyTest : public ::testing::Test {
   static void OpenAndProve(ConnectionPolicy& p, ConnectionPolicy::Time now) {
     const auto place = p.OnAttempt(now);
     p.OnConnected(now, 50us, place);
-    p.OnAnswered(now, true, 150us);
+    p.OnAnswered(now, true, 150us, /*kept=*/true);
   }
   // Demand that never ends, to an executor closing each connection after one answer: `proofs` times, as
   // many connections are opened as the policy allows and one is answered (after `since_attempt`) and
@@ -41,7 +41,7 @@ class ConnectionPolicyTest : public ::testing::Test {
     for (int i = 0; i < proofs; ++i) {
       while (p.MayOpen(Now(), Now() - 1s))
         p.OnAttempt(Now());
-      p.OnAnswered(Now(), true, since_attempt);
+      p.OnAnswered(Now(), true, since_attempt, /*kept=*/false);
       p.OnClosed();
     }
     while (p.unproven() > 0)
@@ -65,10 +65,25 @@ TEST_F(ConnectionPolicyTest, TheFirstConnectionsOpenAtOnceAndNoMoreThanTheWindow
   }
   EXPECT_EQ(p.unproven(), 4u);
   EXPECT_FALSE(p.MayOpen(Now(), queued));  // the window: 4, below a listen backlog of 5
-  p.OnAnswered(Now(), true, 150us);        // one is proven: the window grows by one, and one more is free
+  p.OnAnswered(Now(), true, 150us, true);  // one is proven: the window grows by one, and one more is free
   EXPECT_EQ(p.window(), 5u);
   EXPECT_TRUE(p.MayOpen(Now(), queued));
   EXPECT_EQ(p.open(), 4u);
+}
+
+TEST_F(ConnectionPolicyTest, AConnectionTheExecutorClosedAfterItsAnswerIsReplacedWithoutWaiting) {
+  ConnectionPolicy p({.max_open = 32, .initial_window = 4});
+  OpenAndProve(p, Now());  // kept
+  p.OnAttempt(Now());
+  p.OnAnswered(Now(), true, 150us, /*kept=*/false);  // the executor closes this one
+  p.OnClosed();
+  const auto queued = Now();
+  ASSERT_EQ(p.open(), 1u);
+  EXPECT_TRUE(p.MayOpen(Now(), queued));  // its replacement: no kGrowAfter
+  p.OnAttempt(Now());
+  EXPECT_FALSE(p.MayOpen(Now(), queued));  // one more would be growth
+  Advance(ConnectionPolicy::kGrowAfter);
+  EXPECT_TRUE(p.MayOpen(Now(), queued));
 }
 
 TEST_F(ConnectionPolicyTest, TheWindowGrowsWithConnectionsProvenPromptlyWhileItIsFullUpToTheCap) {
@@ -132,7 +147,7 @@ TEST_F(ConnectionPolicyTest, ASynRetransmissionHalvesTheWindowSetsACeilingAndHol
   EXPECT_EQ(p.window(), 7u);
   // Held off, then free again (the 10 are still unproven: the window is what holds now).
   for (int i = 0; i < 10; ++i)
-    p.OnAnswered(Now(), true, 150us);
+    p.OnAnswered(Now(), true, 150us, true);
   EXPECT_FALSE(p.MayOpen(Now(), Now() - 1s));
   Advance(ConnectionPolicy::kFirstBackoff);
   EXPECT_TRUE(p.MayOpen(Now(), Now() - 1s));
@@ -203,6 +218,7 @@ TEST_F(ConnectionPolicyTest, ANewConnectionLostBeforeItsFirstAnswerIsEvidenceARe
 
 TEST_F(ConnectionPolicyTest, AStalledFirstRequestIsMadeUpForOnceAndOnlyIfNothingWaitsToBeRead) {
   ConnectionPolicy p({});
+  OpenAndProve(p, Now());  // an executor that keeps connections: one of them may hold its thread
   p.FirstWritten(1, Now());
   Advance(5ms);
   p.FirstWritten(2, Now());
@@ -235,7 +251,7 @@ TEST_F(ConnectionPolicyTest, AStallCapsTheOpenConnectionsAtWhatTheExecutorServed
   EXPECT_EQ(p.open_cap(), 5u);  // 6 open, 1 of them stalled
   p.OnClosed();                 // the client yields an idle one; the 6th gets its thread and is answered
   p.FirstOver(6);
-  p.OnAnswered(Now(), true, 21ms);
+  p.OnAnswered(Now(), true, 21ms, true);
   EXPECT_EQ(p.open(), 5u);
   EXPECT_FALSE(p.MayOpen(Now(), Now() - 1s));  // a 6th would wait for a thread again
   p.OnClosed();
@@ -245,6 +261,74 @@ TEST_F(ConnectionPolicyTest, AStallCapsTheOpenConnectionsAtWhatTheExecutorServed
   Advance(ConnectionPolicy::kCeilingMemory + 1ms);
   EXPECT_TRUE(p.MayOpen(Now(), Now() - 1s));
   EXPECT_EQ(p.open_cap(), std::nullopt);
+}
+
+TEST_F(ConnectionPolicyTest, OneStallNeverTakesTheCapBelowHalfTheOpenConnections) {
+  // 10 open, 9 of them stalled at once: a busy machine's hiccup as likely as an executor with one thread.
+  ConnectionPolicy p({.max_open = 32, .initial_window = 16});
+  OpenAndProve(p, Now());
+  for (std::uintptr_t id = 1; id <= 9; ++id) {
+    p.OnAttempt(Now());
+    p.FirstWritten(id, Now());
+  }
+  Advance(ConnectionPolicy::kFirstRequestStall + 1ms);
+  const auto silent = [](std::uintptr_t) { return true; };
+  ASSERT_TRUE(p.TakeStall(Now(), silent));
+  EXPECT_EQ(p.open_cap(), 5u);
+  // Another stall while no fewer are open keeps it there; as connections go, the next stall lowers it to
+  // what the executor served at once.
+  ASSERT_TRUE(p.TakeStall(Now(), silent));
+  EXPECT_EQ(p.open_cap(), 5u);
+  for (std::uintptr_t id = 1; id <= 6; ++id) {
+    p.FirstOver(id);
+    p.OnConnectFailed(Now(), ConnectFailure::kOther, 1);
+  }
+  ASSERT_EQ(p.open(), 4u);  // the proven one and 7, 8, 9, still stalled
+  ASSERT_TRUE(p.TakeStall(Now(), silent));
+  EXPECT_EQ(p.open_cap(), 2u);  // half of 4: never lower at once
+}
+
+TEST_F(ConnectionPolicyTest, NothingStallsAtAnExecutorThatClosesEachConnectionAfterItsAnswer) {
+  // Every connection is closed after its answer (HTTP/1.0): none of them can hold the executor's threads,
+  // so a slow first answer is a busy machine, not a thread some idle connection holds.
+  ConnectionPolicy p({.max_open = 32, .initial_window = 4});
+  Saturate(p, 10);
+  for (std::uintptr_t id = 1; id <= 4; ++id) {
+    p.OnAttempt(Now());
+    p.FirstWritten(id, Now());
+  }
+  p.OnAnswered(Now(), true, 150us, /*kept=*/false);  // 4, closed after its answer
+  p.FirstOver(4);
+  p.OnClosed();
+  Advance(ConnectionPolicy::kFirstRequestStall + 1ms);
+  const auto silent = [](std::uintptr_t) { return true; };
+  EXPECT_FALSE(p.TakeStall(Now(), silent));  // 1, 2 and 3 have waited past kFirstRequestStall
+  EXPECT_EQ(p.open_cap(), std::nullopt);
+  // Once it keeps one, its threads may be held again, and a stall counts.
+  p.OnAnswered(Now(), true, 150us, /*kept=*/true);  // 3, kept open
+  p.FirstOver(3);
+  EXPECT_TRUE(p.TakeStall(Now(), silent));
+  EXPECT_EQ(p.open_cap(), 1u);  // 3 open, 2 of them stalled: the executor served one at once
+  // A minute without a kept connection: forgotten.
+  Advance(ConnectionPolicy::kCeilingMemory + 1ms);
+  EXPECT_FALSE(p.TakeStall(Now(), silent));
+}
+
+TEST_F(ConnectionPolicyTest, WhenEveryOpenConnectionIsStalledTheStallYieldsButCapsNothing) {
+  // None of this client's connections holds a thread: another client's do, or the client's other
+  // threads'. The stall still asks for an idle connection to be closed (TakeStall is true), but the count of
+  // this client's connections says nothing of the executor's threads.
+  ConnectionPolicy p({.max_open = 32, .initial_window = 4});
+  OpenAndProve(p, Now());
+  p.OnClosed();  // kept, then closed idle: the executor keeps connections, none of this client's is open
+  for (std::uintptr_t id = 1; id <= 4; ++id) {
+    p.OnAttempt(Now());
+    p.FirstWritten(id, Now());
+  }
+  Advance(ConnectionPolicy::kFirstRequestStall + 1ms);
+  EXPECT_TRUE(p.TakeStall(Now(), [](std::uintptr_t) { return true; }));
+  EXPECT_EQ(p.open_cap(), std::nullopt);
+  EXPECT_EQ(p.open(), 4u);
 }
 
 TEST_F(ConnectionPolicyTest, TheKeepAliveIsLearnedFromTheHeaderOrTheIdleTimesAndForgotten) {
@@ -312,7 +396,8 @@ SimulationResult Simulate(cwtest::FakeClock& clock, const ModelExecutor& ex, int
       serving.erase(serving.begin());
       Conn& c = conns[id];
       ++r.answered;
-      p.OnAnswered(now, c.fresh, now - c.attempted);
+      const bool kept = c.served + 1 < ex.requests_per_connection;
+      p.OnAnswered(now, c.fresh, now - c.attempted, kept);
       c.fresh = false;
       if (++c.served >= ex.requests_per_connection) {
         p.OnClosed();

@@ -35,14 +35,24 @@
 // A connection is opened only for a request that has waited kGrowAfter for a free one (or when none is
 // open): a burst that the open connections carry away in a few round trips opens no more, so the pool
 // follows the concurrency the executor needs (a thread-per-connection executor gives every open connection
-// one of its threads).
+// one of its threads). A connection the executor closed after its answer is not the pool shrinking: it is
+// replaced without that wait (one replacement per such answer, at most `max_open` owed), so an executor that
+// closes its connections after 5 answers, or after each, keeps as many requests in flight as one that keeps
+// them.
 //
 // Stalls: a new connection whose first request has had no answer for kFirstRequestStall is taken to wait
 // for a server thread that the admin's own idle connections hold (a thread-per-connection server holds one
 // per open connection until its keep-alive runs out); the client closes one idle connection ("yields") for
 // each such request, which frees a thread at once (TakeStall). A stall also says how many connections the
 // executor serves at once: the connections open less the stalled ones become a cap on the open connections
-// (`open_cap()`), forgotten kCeilingMemory after the last stall.
+// (`open_cap()`), forgotten kCeilingMemory after the last stall. A request that waits 20 ms may also be a
+// busy machine's hiccup, so one stall never takes the cap below half the connections open (as TCP halves
+// its window on a loss): a cap too high is lowered by the next stall, one too low would stand for a minute.
+// Only an executor that keeps connections can have its threads held by them: at one that has kept none for
+// kCeilingMemory (it closes each connection after its answer, as HTTP/1.0 servers do) a slow first answer is
+// a busy machine, and counts for nothing; and when every open connection of the client is stalled, none of
+// them holds a thread (those that do are another client's, or the client's other threads'), so the stall
+// yields but caps nothing.
 //
 // Reuse: the executor's keep-alive is learned from a `Keep-Alive: timeout=N` answer header, else from the
 // shortest idle time after which a pooled connection was found closed (observations under
@@ -105,8 +115,9 @@ class ConnectionPolicy {
   // The attempt failed: the connection is gone.
   void OnConnectFailed(Time now, ConnectFailure why, std::size_t place);
   // A connection got an answer; `first`: its first one (it is proven now), `since_attempt` after the
-  // connection attempt started.
-  void OnAnswered(Time now, bool first, std::chrono::nanoseconds since_attempt);
+  // connection attempt started; `kept`: the executor keeps the connection open for another request (the
+  // answer is not HTTP/1.0 or `Connection: close`).
+  void OnAnswered(Time now, bool first, std::chrono::nanoseconds since_attempt, bool kept);
   // A connected connection failed before its answer (reset, closed, timed out) and is gone; `first`: while
   // it carried its first request (evidence: the executor did not serve a connection it took).
   void OnLost(Time now, bool first, std::size_t place);
@@ -130,8 +141,11 @@ class ConnectionPolicy {
   // A first request stalled past kFirstRequestStall that no closed connection has made up for yet, for
   // which `nothing_to_read(id)` holds (an answer already waiting in the socket is no stall: the client's
   // thread was late, not the executor); marks it made up for and returns true, false when there is none.
+  // Nothing stalls at an executor that has kept none of the connections it answered for kCeilingMemory (it
+  // closes each after its answer, as an HTTP/1.0 server): no connection of this client can hold its threads.
   template <class NothingToRead>
   bool TakeStall(Time now, NothingToRead&& nothing_to_read) {
+    if (!KeepsConnections(now)) return false;
     std::size_t stalled = 0;
     bool taken = false;
     for (auto& [id, first] : first_requests_) {
@@ -163,6 +177,7 @@ class ConnectionPolicy {
     bool compensated = false;  // an idle connection was closed for it (a stall counts once)
   };
   void Evidence(Time now, std::size_t place);
+  [[nodiscard]] bool KeepsConnections(Time now) const;
   void Stalled(Time now, std::size_t stalled);
   void Proven(Time now, std::chrono::nanoseconds since_attempt, bool limited);
 
@@ -176,6 +191,8 @@ class ConnectionPolicy {
   std::optional<std::size_t> ceiling_;
   std::optional<std::size_t> open_cap_;
   Time last_stall_{};
+  std::optional<Time> last_kept_;  // the last answer after which the executor kept its connection
+  std::size_t replacements_ = 0;   // connections the executor closed after an answer, not replaced yet
   // The quickest first answers (since the attempt) of this half-minute and the last: their minimum is the
   // prompt answer's measure.
   std::chrono::nanoseconds quickest_now_ = std::chrono::nanoseconds::max();
