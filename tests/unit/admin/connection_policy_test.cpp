@@ -279,7 +279,7 @@ TEST_F(ConnectionPolicyTest, OneStallNeverTakesTheCapBelowHalfTheOpenConnections
   // what the executor served at once.
   ASSERT_TRUE(p.TakeStall(Now(), silent));
   EXPECT_EQ(p.open_cap(), 5u);
-  for (std::uintptr_t id = 1; id <= 6; ++id) {
+  for (std::uintptr_t id = 1; id <= 6; ++id) {  // 6 of the stalled ones go, in ways that are no evidence
     p.FirstOver(id);
     p.OnConnectFailed(Now(), ConnectFailure::kOther, 1);
   }
