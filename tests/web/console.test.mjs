@@ -824,9 +824,13 @@ async function ssoUserFlow(page, base, lang, seen, sso, offered, otherJobId) {
   const providerLogout = page.getByTestId('provider-logout');
   await providerLogout.waitFor();
   const href = await providerLogout.getAttribute('href');
-  check(href.startsWith(`${sso.issuer}/session/end?`) && href.includes('client_id=cronwheel')
-    && (await providerLogout.innerText()).trim() === msg(lang, 'login.providerLogout', { title: PROVIDER_TITLE }),
-  `sso: logged out, the login page offers "${msg(lang, 'login.providerLogout', { title: PROVIDER_TITLE })}" (${href})`);
+  // As on the account page, the provider's title arrives with /api/v1/auth/providers after the first render.
+  const logoutText = msg(lang, 'login.providerLogout', { title: PROVIDER_TITLE });
+  await page.waitForFunction((text) => document.querySelector('[data-testid=provider-logout]')?.innerText.trim() === text,
+    logoutText, { timeout: 10_000 }).catch(() => {});
+  const shown = (await providerLogout.innerText()).trim();
+  check(href.startsWith(`${sso.issuer}/session/end?`) && href.includes('client_id=cronwheel') && shown === logoutText,
+    `sso: logged out, the login page offers "${logoutText}" (${href}; shown: "${shown}")`);
   check((await pageApi(page, 'GET', '/api/v1/auth/me')).status === 401, "sso: vera's cronwheel session has ended");
   await shot(page, 'sso-logged-out');
   await providerLogout.click();

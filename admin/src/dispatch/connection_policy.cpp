@@ -75,11 +75,8 @@ bool ConnectionPolicy::KeepsConnections(Time now) const {
 }
 
 void ConnectionPolicy::Stalled(Time now, std::size_t stalled) {
-  // With every open connection stalled, none of this client's holds the executor's threads: the count says
-  // nothing of how many it serves at once.
-  if (open_ <= stalled) return;
   last_stall_ = now;
-  open_cap_ = std::max(open_ - stalled, open_ / 2);
+  open_cap_ = std::max<std::size_t>(open_ > stalled ? open_ - stalled : 0, 1);
 }
 
 void ConnectionPolicy::Proven(Time now, std::chrono::nanoseconds since_attempt, bool limited) {

@@ -263,31 +263,6 @@ TEST_F(ConnectionPolicyTest, AStallCapsTheOpenConnectionsAtWhatTheExecutorServed
   EXPECT_EQ(p.open_cap(), std::nullopt);
 }
 
-TEST_F(ConnectionPolicyTest, OneStallNeverTakesTheCapBelowHalfTheOpenConnections) {
-  // 10 open, 9 of them stalled at once: a busy machine's hiccup as likely as an executor with one thread.
-  ConnectionPolicy p({.max_open = 32, .initial_window = 16});
-  OpenAndProve(p, Now());
-  for (std::uintptr_t id = 1; id <= 9; ++id) {
-    p.OnAttempt(Now());
-    p.FirstWritten(id, Now());
-  }
-  Advance(ConnectionPolicy::kFirstRequestStall + 1ms);
-  const auto silent = [](std::uintptr_t) { return true; };
-  ASSERT_TRUE(p.TakeStall(Now(), silent));
-  EXPECT_EQ(p.open_cap(), 5u);
-  // Another stall while no fewer are open keeps it there; as connections go, the next stall lowers it to
-  // what the executor served at once.
-  ASSERT_TRUE(p.TakeStall(Now(), silent));
-  EXPECT_EQ(p.open_cap(), 5u);
-  for (std::uintptr_t id = 1; id <= 6; ++id) {  // 6 of the stalled ones go, in ways that are no evidence
-    p.FirstOver(id);
-    p.OnConnectFailed(Now(), ConnectFailure::kOther, 1);
-  }
-  ASSERT_EQ(p.open(), 4u);  // the proven one and 7, 8, 9, still stalled
-  ASSERT_TRUE(p.TakeStall(Now(), silent));
-  EXPECT_EQ(p.open_cap(), 2u);  // half of 4: never lower at once
-}
-
 TEST_F(ConnectionPolicyTest, NothingStallsAtAnExecutorThatClosesEachConnectionAfterItsAnswer) {
   // Every connection is closed after its answer (HTTP/1.0): none of them can hold the executor's threads,
   // so a slow first answer is a busy machine, not a thread some idle connection holds.
@@ -312,23 +287,6 @@ TEST_F(ConnectionPolicyTest, NothingStallsAtAnExecutorThatClosesEachConnectionAf
   // A minute without a kept connection: forgotten.
   Advance(ConnectionPolicy::kCeilingMemory + 1ms);
   EXPECT_FALSE(p.TakeStall(Now(), silent));
-}
-
-TEST_F(ConnectionPolicyTest, WhenEveryOpenConnectionIsStalledTheStallYieldsButCapsNothing) {
-  // None of this client's connections holds a thread: another client's do, or the client's other
-  // threads'. The stall still asks for an idle connection to be closed (TakeStall is true), but the count of
-  // this client's connections says nothing of the executor's threads.
-  ConnectionPolicy p({.max_open = 32, .initial_window = 4});
-  OpenAndProve(p, Now());
-  p.OnClosed();  // kept, then closed idle: the executor keeps connections, none of this client's is open
-  for (std::uintptr_t id = 1; id <= 4; ++id) {
-    p.OnAttempt(Now());
-    p.FirstWritten(id, Now());
-  }
-  Advance(ConnectionPolicy::kFirstRequestStall + 1ms);
-  EXPECT_TRUE(p.TakeStall(Now(), [](std::uintptr_t) { return true; }));
-  EXPECT_EQ(p.open_cap(), std::nullopt);
-  EXPECT_EQ(p.open(), 4u);
 }
 
 TEST_F(ConnectionPolicyTest, TheKeepAliveIsLearnedFromTheHeaderOrTheIdleTimesAndForgotten) {

@@ -45,14 +45,9 @@
 // per open connection until its keep-alive runs out); the client closes one idle connection ("yields") for
 // each such request, which frees a thread at once (TakeStall). A stall also says how many connections the
 // executor serves at once: the connections open less the stalled ones become a cap on the open connections
-// (`open_cap()`), forgotten kCeilingMemory after the last stall. A request that waits 20 ms may also be a
-// busy machine's hiccup, so one stall never takes the cap below half the connections open (as TCP halves
-// its window on a loss): a cap too high is lowered by the next stall, one too low would stand for a minute.
-// Only an executor that keeps connections can have its threads held by them: at one that has kept none for
-// kCeilingMemory (it closes each connection after its answer, as HTTP/1.0 servers do) a slow first answer is
-// a busy machine, and counts for nothing; and when every open connection of the client is stalled, none of
-// them holds a thread (those that do are another client's, or the client's other threads'), so the stall
-// yields but caps nothing.
+// (`open_cap()`), forgotten kCeilingMemory after the last stall. Only an executor that keeps connections can
+// have its threads held by them: at one that has kept none for kCeilingMemory (it closes each connection
+// after its answer, as HTTP/1.0 servers do) a slow first answer is a busy machine, and counts for nothing.
 //
 // Reuse: the executor's keep-alive is learned from a `Keep-Alive: timeout=N` answer header, else from the
 // shortest idle time after which a pooled connection was found closed (observations under
