@@ -119,6 +119,14 @@ async function until(what, fn, timeoutMs = 30_000, everyMs = 250) {
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
 }
 
+// The trimmed text of the element with data-testid `testId` once it reads `wanted`, or whatever it reads after
+// `timeoutMs` (the caller checks it): for text the page fills in from a later answer than its first render.
+async function settledText(page, testId, wanted, timeoutMs = 10_000) {
+  await page.waitForFunction(([id, text]) => document.querySelector(`[data-testid=${id}]`)?.innerText.trim() === text,
+    [testId, wanted], { timeout: timeoutMs }).catch(() => {});
+  return (await page.getByTestId(testId).innerText()).trim();
+}
+
 // psql against the server of CRONWHEEL_TEST_DSN (its own database), for CREATE/DROP DATABASE.
 function psql(sql) {
   execFileSync('psql', [serverDsn, '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', sql], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
@@ -813,10 +821,9 @@ async function ssoUserFlow(page, base, lang, seen, sso, offered, otherJobId) {
   await account.waitFor();
   // The provider's title arrives with /api/v1/auth/providers, after the page's first render (its name until then).
   const wanted = msg(lang, 'account.external', { source: PROVIDER_TITLE });
-  await page.waitForFunction((text) => document.querySelector('[data-testid=account-external]')?.innerText.trim() === text,
-    wanted, { timeout: 10_000 }).catch(() => {});
-  check((await account.innerText()).trim() === wanted && (await page.locator('input[name=old_password]').count()) === 0,
-    `sso: her account page says where she logs in, with no change of password ("${(await account.innerText()).trim()}")`);
+  const accountText = await settledText(page, 'account-external', wanted);
+  check(accountText === wanted && (await page.locator('input[name=old_password]').count()) === 0,
+    `sso: her account page says where she logs in, with no change of password ("${accountText}")`);
   await checkTranslated(page, lang, 'account of an SSO user', seen.missing);
   await shot(page, 'sso-account');
 
@@ -826,9 +833,7 @@ async function ssoUserFlow(page, base, lang, seen, sso, offered, otherJobId) {
   const href = await providerLogout.getAttribute('href');
   // As on the account page, the provider's title arrives with /api/v1/auth/providers after the first render.
   const logoutText = msg(lang, 'login.providerLogout', { title: PROVIDER_TITLE });
-  await page.waitForFunction((text) => document.querySelector('[data-testid=provider-logout]')?.innerText.trim() === text,
-    logoutText, { timeout: 10_000 }).catch(() => {});
-  const shown = (await providerLogout.innerText()).trim();
+  const shown = await settledText(page, 'provider-logout', logoutText);
   check(href.startsWith(`${sso.issuer}/session/end?`) && href.includes('client_id=cronwheel') && shown === logoutText,
     `sso: logged out, the login page offers "${logoutText}" (${href}; shown: "${shown}")`);
   check((await pageApi(page, 'GET', '/api/v1/auth/me')).status === 401, "sso: vera's cronwheel session has ended");
