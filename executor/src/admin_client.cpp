@@ -46,7 +46,17 @@ AdminReply HttpAdminClient::Call(std::string_view api, const nlohmann::json& bod
     std::string why;
     {
       std::lock_guard lock(admin->mu);
-      const auto res = admin->client->Post(path, text, "application/json;charset=UTF-8");
+      // A kept connection the admin closes as the request goes out (its idle timeout, 2 s for cronwheel's
+      // admin, ending just then) fails the request before any answer, unprocessed: it is sent once more on
+      // a new connection, as RFC 9112 §9.3.1 allows and browsers do. A fresh connection's failure is the
+      // admin's. A read timeout on a reused connection is retried too (httplib reports both as Read); the
+      // admin may then get the call twice, which it takes as it takes the spool's retries (a heartbeat
+      // repeats, a callback of a fire already recorded changes nothing).
+      const bool reused = admin->client->is_socket_open() != 0;
+      auto res = admin->client->Post(path, text, "application/json;charset=UTF-8");
+      if (!res && reused && (res.error() == httplib::Error::Write || res.error() == httplib::Error::Read)) {
+        res = admin->client->Post(path, text, "application/json;charset=UTF-8");
+      }
       if (!res) {
         why = fmt::format("remoting error ({})", httplib::to_string(res.error()));
       } else if (res->status != 200) {

@@ -6,7 +6,9 @@
 // HttpAdminClient keeps one keep-alive HTTP connection per admin (TCP_NODELAY, connect and read timeouts,
 // default 3 s as XXL-JOB's), and respects the admin's base path: "http://host:8080/xxl-job-admin" posts to
 // /xxl-job-admin/api/callback, "http://host:8080" to /api/callback. Any transport error, HTTP status other
-// than 200, unparsable body or code other than 200 counts as that admin failing (§1).
+// than 200, unparsable body or code other than 200 counts as that admin failing (§1). A request that fails
+// on a reused connection before any answer (the admin closed it as the request went out) is sent once more
+// on a new connection first.
 //
 // Thread-safety: Call() may be used from several threads at once (each admin's connection has a mutex).
 

@@ -1741,6 +1741,14 @@ async function showFailure(context) {
            FROM pg_stat_activity WHERE datname = '${dbName}' AND pid <> pg_backend_pid()`],
       { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 }).toString();
       log(`the admin's database sessions:\n${activity}`);
+      // The newest fires and where each stands, with the open fires' owner: a node that stays RUNNING is told
+      // apart from a fire never sent, one sent and not called back, and one called back but not applied.
+      const fires = execFileSync('psql', [dsnFor(dbName), '-qAt', '-c',
+        `SELECT l.id, l.job_id, l.status, l.trigger_code, l.trigger_ms, l.handle_code, l.handle_ms, l.executor_address,
+                left(l.trigger_msg, 200), o.owner_node, o.dispatch_ms, o.trigger_ms
+           FROM job_log l LEFT JOIN fire_open o ON o.log_id = l.id ORDER BY l.id DESC LIMIT 6`],
+      { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 }).toString();
+      log(`the newest fires (id|job|status|trigger code|trigger ms|handle code|handle ms|executor|trigger msg|open: owner|dispatch ms|trigger ms):\n${fires}`);
       await page.screenshot({ path: path.join(shots, 'FAILURE.png'), fullPage: true, timeout: 5000 });
     } catch (e) {
       log(`the page at the failure could not be read: ${e.message}`);
