@@ -94,7 +94,7 @@ bench_log "wrk: $(grep -h 'Requests/sec' "$out/wrk.txt"), load $wrk_load_start"
 now=$(bench_now_ms)
 first=$(( (now + 8000 + period * 1000 - 1) / (period * 1000) * (period * 1000) ))
 last=$(( first + (bursts - 1) * period * 1000 ))
-psql "$dsn" -qc "UPDATE job SET enabled = true, next_fire_ms = $first" >/dev/null
+psql "$dsn" -qc "UPDATE job SET enabled = true; UPDATE job_schedule SET next_fire_ms = $first" >/dev/null
 bench_sleep_until "$((first - 500))"
 if ((${BENCH_PERF:-0})); then
   # The whole machine during the first burst (admin, executor, PostgreSQL).

@@ -346,10 +346,13 @@ bench_add_group() {
 # bench_add_jobs <dsn> <group> <count> <cron> <first fire ms> [enabled true|false]: noopJobHandler jobs.
 bench_add_jobs() {
   local dsn="$1" group="$2" n="$3" cron="$4" first="$5" enabled="${6:-true}"
-  psql "$dsn" -q -v ON_ERROR_STOP=1 -c "INSERT INTO job (group_id, description, schedule_type, schedule_conf,
-      time_zone, handler, route_strategy, glue_updated_ms, enabled, next_fire_ms, created_ms, updated_ms)
-    SELECT $group, 'bench ' || i, 'CRON', '$cron', 'UTC', 'noopJobHandler', 'FIRST', 0, $enabled, $first, 0, 0
-    FROM generate_series(1, $n) AS i" >/dev/null
+  psql "$dsn" -q -v ON_ERROR_STOP=1 -c "WITH ins AS (
+      INSERT INTO job (group_id, description, schedule_type, schedule_conf, time_zone, handler, route_strategy,
+                       glue_updated_ms, enabled, created_ms, updated_ms)
+      SELECT $group, 'bench ' || i, 'CRON', '$cron', 'UTC', 'noopJobHandler', 'FIRST', 0, $enabled, 0, 0
+        FROM generate_series(1, $n) AS i RETURNING id)
+    INSERT INTO job_schedule (job_id, next_fire_ms) SELECT id, CASE WHEN $enabled THEN $first ELSE 0 END FROM ins" \
+    >/dev/null
 }
 
 # bench_machine: one line describing the machine and its load now.

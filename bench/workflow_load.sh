@@ -86,8 +86,8 @@ bench_add_jobs "$dsn" "$group" "$jobs" '* * * * * ?' "$t_first"
 # the first of their second in the with-window: the scan pre-reads 5 s ahead, so none starts before it.
 psql "$dsn" -q -v ON_ERROR_STOP=1 <<SQL >/dev/null
 INSERT INTO job (group_id, description, schedule_type, schedule_conf, time_zone, handler, route_strategy,
-                 glue_updated_ms, enabled, next_fire_ms, created_ms, updated_ms)
-SELECT $group, 'workflow node ' || i, 'NONE', '', 'UTC', 'noopJobHandler', 'ROUND', 0, false, 0, 0, 0
+                 glue_updated_ms, enabled, created_ms, updated_ms)
+SELECT $group, 'workflow node ' || i, 'NONE', '', 'UTC', 'noopJobHandler', 'ROUND', 0, false, 0, 0
   FROM generate_series(1, $runs * $nodes) AS i;
 CREATE TEMP TABLE node_job AS
 SELECT id, row_number() OVER (ORDER BY id) - 1 AS k FROM job WHERE schedule_type = 'NONE';

@@ -204,9 +204,10 @@ int Cluster::AddJob(int group_id, const std::string& cron, const std::string& ro
   const auto next = schedule->NextFireMs(from).value();
   const int id = static_cast<int>(Scalar(fmt::format(
       "INSERT INTO job (group_id, description, handler, schedule_type, schedule_conf, route_strategy,"
-      " misfire_strategy, enabled, next_fire_ms, glue_updated_ms, created_ms, updated_ms)"
-      " VALUES ({}, 'e2e job', '{}', 'CRON', '{}', '{}', '{}', true, {}, 1, 1, 1) RETURNING id",
-      group_id, handler, cron, route, misfire, next)));
+      " misfire_strategy, enabled, glue_updated_ms, created_ms, updated_ms)"
+      " VALUES ({}, 'e2e job', '{}', 'CRON', '{}', '{}', '{}', true, 1, 1, 1) RETURNING id",
+      group_id, handler, cron, route, misfire)));
+  Exec(fmt::format("INSERT INTO job_schedule (job_id, next_fire_ms) VALUES ({}, {})", id, next));
   if (!extra_sets.empty()) Exec(fmt::format("UPDATE job SET {} WHERE id = {}", extra_sets, id));
   return id;
 }

@@ -1138,13 +1138,12 @@ TEST_F(ApiTest, FixDelayWaitsForTheRunToFinish) {
   body["schedule_type"] = "FIX_DELAY";
   body["schedule_conf"] = "30";
   const int job = Call("POST", "/api/v1/jobs", body.dump()).body.at("id");
-  Exec(fmt::format("UPDATE job SET enabled = true, next_fire_ms = {} WHERE id = {}", kAwaitingCompletion,
-                   job));
+  Exec(fmt::format("UPDATE job SET enabled = true WHERE id = {}", job));
+  SetNextFire(job, kAwaitingCompletion);
   const std::int64_t log = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job)).body.at("log_id");
   clock_->Advance(std::chrono::seconds(7));
   Executor("/api/callback", json::array({{{"logId", log}, {"handleCode", 200}}}).dump());
-  EXPECT_EQ(Exec(fmt::format("SELECT next_fire_ms FROM job WHERE id = {}", job))[0][0].as<std::int64_t>(),
-            kT0 + 7000 + 30'000);
+  EXPECT_EQ(NextFire(job), kT0 + 7000 + 30'000);
 }
 
 }  // namespace

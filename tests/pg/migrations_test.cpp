@@ -134,6 +134,50 @@ TEST(Migrations, TokensFromBeforeTheScopesKeepWhatTheyCouldDo) {
   }
 }
 
+// Migrates `conn` to just before migration `version`, writes `rows` (SQL) there, and migrates to the end.
+void MigrateAcross(pqxx::connection& conn, int version, const std::string& rows) {
+  const auto all = BuiltInMigrations();
+  const auto at = std::find_if(all.begin(), all.end(), [&](const auto& m) { return m.version == version; });
+  ASSERT_NE(at, all.end()) << "no migration " << version;
+  ApplyMigrations(conn, {all.begin(), at}, 1000);
+  {
+    pqxx::work tx(conn);
+    tx.exec(rows);
+    tx.commit();
+  }
+  ApplyMigrations(conn, all, 2000);
+}
+
+// sql/025_job_schedule.sql: each job's place in its schedule moves to job_schedule. A started job keeps its
+// next and last fire; a stopped one gets next 0 (the due index holds started jobs only), and the columns
+// and index in job are gone.
+TEST(Migrations, JobsFromBeforeTheScheduleTableKeepTheirNextFire) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  MigrateAcross(
+      conn, 25,
+      "INSERT INTO job_group (id, app_name, title, created_ms, updated_ms) VALUES (1, 'sample-app', 'T',"
+      " 1, 1);"
+      "INSERT INTO job (id, group_id, description, handler, schedule_type, schedule_conf, enabled,"
+      " next_fire_ms, last_fire_ms, glue_updated_ms, created_ms, updated_ms) VALUES"
+      " (1, 1, 'started', 'h', 'CRON', '* * * * * ?', true, 7000, 6000, 1, 1, 1),"
+      " (2, 1, 'stopped', 'h', 'CRON', '* * * * * ?', false, 9000, 8000, 1, 1, 1)");
+  pqxx::work tx(conn);
+  const auto rows = tx.exec("SELECT job_id, next_fire_ms, last_fire_ms FROM job_schedule ORDER BY job_id");
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[0][1].as<std::int64_t>(), 7000);
+  EXPECT_EQ(rows[0][2].as<std::int64_t>(), 6000);
+  EXPECT_EQ(rows[1][1].as<std::int64_t>(), 0) << "a stopped job is not in the due index";
+  EXPECT_EQ(rows[1][2].as<std::int64_t>(), 8000);
+  EXPECT_EQ(
+      tx.exec1("SELECT count(*) FROM information_schema.columns WHERE table_name = 'job' AND column_name"
+               " IN ('next_fire_ms', 'last_fire_ms')")[0]
+          .as<int>(),
+      0);
+  tx.exec("DELETE FROM job WHERE id = 1");
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM job_schedule")[0].as<int>(), 1) << "a job's row goes with it";
+}
+
 // sql/019_group_roles.sql: a USER of an earlier version could do everything in its groups but manage them,
 // so it becomes their DEVELOPER; a group id that no longer exists is dropped, an ADMIN gets no rows (it
 // holds every group), and a group deleted later takes its rows with it.

@@ -391,8 +391,7 @@ TEST_F(MonitorsPg, ASkippedInstantIsAlertedAsAMisfireAndAFixedDelayJobWaitingFor
             2);
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM alert_log WHERE channel_id = {}", failures)), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE status = 'SKIPPED' AND alarm_status = 2"), 2);
-  const auto next =
-      Exec(fmt::format("SELECT next_fire_ms FROM job WHERE id = {}", fixed))[0][0].as<std::int64_t>();
+  const auto next = NextFire(fixed);
   EXPECT_EQ(next, clock_.NowMs() + 30'000) << "the fixed delay counts from the skip";
   EXPECT_EQ(monitor.RunOnce().claimed, 0) << "each skipped instant is alerted once";
 }

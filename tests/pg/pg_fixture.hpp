@@ -51,13 +51,25 @@ class PgFixture : public ::testing::Test {
   // A CRON job, enabled, next fire as given.
   int AddJob(int group, const std::string& cron, std::int64_t next_ms,
              const std::string& misfire = "DO_NOTHING", const std::string& type = "CRON") {
-    return Exec(
-               "INSERT INTO job (group_id, description, handler, schedule_type, schedule_conf, "
-               "misfire_strategy,"
-               " enabled, next_fire_ms, glue_updated_ms, created_ms, updated_ms) VALUES (" +
-               std::to_string(group) + ", 'job', 'demoJobHandler', '" + type + "', '" + cron + "', '" +
-               misfire + "', true, " + std::to_string(next_ms) + ", 1, 1, 1) RETURNING id")[0][0]
-        .as<int>();
+    const int id = Exec(
+                       "INSERT INTO job (group_id, description, handler, schedule_type, schedule_conf, "
+                       "misfire_strategy, enabled, glue_updated_ms, created_ms, updated_ms) VALUES (" +
+                       std::to_string(group) + ", 'job', 'demoJobHandler', '" + type + "', '" + cron +
+                       "', '" + misfire + "', true, 1, 1, 1) RETURNING id")[0][0]
+                       .as<int>();
+    SetNextFire(id, next_ms);
+    return id;
+  }
+  // Job `id`'s next fire (its job_schedule row, sql/025_job_schedule.sql), written or replaced.
+  void SetNextFire(int id, std::int64_t next_ms) {
+    Exec("INSERT INTO job_schedule (job_id, next_fire_ms) VALUES (" + std::to_string(id) + ", " +
+         std::to_string(next_ms) +
+         ") ON CONFLICT (job_id) DO UPDATE SET next_fire_ms = EXCLUDED.next_fire_ms");
+  }
+  // Job `id`'s next fire as job_schedule holds it.
+  std::int64_t NextFire(int id) {
+    return Exec("SELECT next_fire_ms FROM job_schedule WHERE job_id = " + std::to_string(id))[0][0]
+        .as<std::int64_t>();
   }
 
   // A fire written directly, in the state given, with what the admin keeps beside it: open (fire_open) while

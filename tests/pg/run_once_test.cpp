@@ -32,9 +32,8 @@ class RunOncePg : public cwtest::PgFixture {
     jobs_ = std::make_unique<JobRepository>(clock_, *pool_);
     // A stopped job: only its run-once requests fire it.
     job_ = AddJob(AddGroup(), "0 0 0 1 1 ?", kT0 + 86'400'000);
-    Exec(fmt::format(
-        "UPDATE job SET enabled = false, next_fire_ms = 0, param = 'own', retry_count = 2 WHERE id = {}",
-        job_));
+    Exec(fmt::format("UPDATE job SET enabled = false, param = 'own', retry_count = 2 WHERE id = {}", job_));
+    SetNextFire(job_, 0);
   }
   RunOnce Ask(std::int64_t at_ms, const std::optional<std::string>& param = std::nullopt) {
     auto r = jobs_->CreateRunOnce(job_, at_ms, param, "alice");

@@ -73,10 +73,15 @@ TEST_F(SchedulerStorePg, OneScanWritesExactlyThePlannedRowsAndNextTimes) {
   const int every = AddJob(g, "* * * * * ?", kT0 + 2000);
   const int later = AddJob(g, "0 0 * * * ?", kT0 + 3'600'000);  // not due within 5 s
   const int missed = AddJob(g, "* * * * * ?", kT0 - 60'000);    // a minute late: misfire
+  const auto version = [&](int job) {
+    return Exec("SELECT xmin::text FROM job WHERE id = " + std::to_string(job))[0][0].as<std::string>();
+  };
+  const auto every_version = version(every);
   cwtest::FakeClock clock(kT0 + 500);
   PgSchedulerStore store(*pool_);
   ScanPlanner planner;
   const auto out = store.Scan("node-a", 100, clock, planner);
+  EXPECT_EQ(version(every), every_version) << "the scan writes job_schedule, not the wide job row";
   EXPECT_EQ(out.now_ms, kT0 + 500);
   EXPECT_EQ(out.jobs_read, 2u);
   EXPECT_FALSE(out.full_batch);
@@ -88,11 +93,11 @@ TEST_F(SchedulerStorePg, OneScanWritesExactlyThePlannedRowsAndNextTimes) {
                   " AND status = 'SKIPPED'"),
             1);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE job_id = " + std::to_string(later)), 0);
-  const auto next = Exec("SELECT next_fire_ms, last_fire_ms FROM job WHERE id = " + std::to_string(every));
+  const auto next =
+      Exec("SELECT next_fire_ms, last_fire_ms FROM job_schedule WHERE job_id = " + std::to_string(every));
   EXPECT_EQ(next[0][0].as<std::int64_t>(), kT0 + 6000);
   EXPECT_EQ(next[0][1].as<std::int64_t>(), kT0 + 5000);
-  EXPECT_EQ(Exec("SELECT next_fire_ms FROM job WHERE id = " + std::to_string(later))[0][0].as<std::int64_t>(),
-            kT0 + 3'600'000);
+  EXPECT_EQ(NextFire(later), kT0 + 3'600'000);
   // The returned fires are exactly the rows written.
   EXPECT_EQ(static_cast<int>(out.fires.size()), Count("SELECT count(*) FROM job_log"));
   // A second scan in the same second writes nothing new.
@@ -126,9 +131,7 @@ TEST_F(SchedulerStorePg, TheScanWritesNoFireOnAnExcludedDayOrOutsideTheWindow) {
   const auto rows = [&](int job) {
     return Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {}", job));
   };
-  const auto next = [&](int job) {
-    return Exec(fmt::format("SELECT next_fire_ms FROM job WHERE id = {}", job))[0][0].as<std::int64_t>();
-  };
+  const auto next = [&](int job) { return NextFire(job); };
   EXPECT_EQ(rows(free), 5) << "T0+1 s to T0+5 s";
   EXPECT_EQ(rows(excluded), 0);
   EXPECT_EQ(next(excluded), kT0 + 86'400'000) << "tomorrow's first second";
@@ -138,6 +141,7 @@ TEST_F(SchedulerStorePg, TheScanWritesNoFireOnAnExcludedDayOrOutsideTheWindow) {
   const auto stopped = Exec(fmt::format("SELECT enabled, stop_reason FROM job WHERE id = {}", ended));
   EXPECT_FALSE(stopped[0][0].as<bool>());
   EXPECT_THAT(stopped[0][1].as<std::string>(), ::testing::HasSubstr("window and calendars"));
+  EXPECT_EQ(next(ended), 0) << "a stopped job leaves the due index";
   // The next day, the excluded job's fires are written as any other's.
   cwtest::FakeClock tomorrow(kT0 + 86'400'000 - 2000);
   ScanPlanner again;

@@ -58,8 +58,9 @@ std::vector<FailedFire> ClaimFailed(pqxx::transaction_base& tx, std::string_view
         FROM q JOIN job_log l ON l.id = q.log_id AND l.scheduled_ms = q.scheduled_ms)
     SELECT c.*, j.id IS NOT NULL AS job_exists, j.description, j.retry_count AS job_retry_count,
            j.retry_backoff_s, j.alarm_email, j.alarm_webhook, j.schedule_type, j.schedule_conf, j.time_zone,
-           j.enabled, j.next_fire_ms, g.app_name, {} AS alert_channels
-      FROM c LEFT JOIN job j ON j.id = c.job_id LEFT JOIN job_group g ON g.id = c.group_id
+           j.enabled, COALESCE(s.next_fire_ms, 0) AS next_fire_ms, g.app_name, {} AS alert_channels
+      FROM c LEFT JOIN job j ON j.id = c.job_id LEFT JOIN job_schedule s ON s.job_id = j.id
+           LEFT JOIN job_group g ON g.id = c.group_id
      ORDER BY c.id
   )sql",
                                  alert_channel_table::JsonOf("coalesce(j.alert_channel_ids, '{}') || "

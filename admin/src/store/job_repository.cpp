@@ -187,10 +187,9 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
                        time_zone, misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s,
                        retry_count, retry_backoff_s, glue_type, glue_source, glue_remark, glue_updated_ms,
                        child_job_ids, tags, alert_channel_ids, calendar_ids, start_ms, end_ms,
-                       concurrency_policy, max_concurrent, enabled, next_fire_ms, last_fire_ms, created_ms,
-                       updated_ms)
+                       concurrency_policy, max_concurrent, enabled, created_ms, updated_ms)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-              $21::int[], $24::text[], $25::int[], $26::int[], $27, $28, $29, $30, $22, $23, 0, $20, $20)
+              $21::int[], $23::text[], $24::int[], $25::int[], $26, $27, $28, $29, $22, $20, $20)
       RETURNING {}
     )sql",
                     kJobColumns),
@@ -199,10 +198,12 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
         std::string(ToString(job.route_strategy)), job.handler, job.param,
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, now,
-        PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, PgTextArray(job.tags),
+        PgArray<int>(job.child_job_ids), job.enabled, PgTextArray(job.tags),
         PgArray<int>(job.alert_channel_ids), PgArray<int>(job.calendar_ids), job.start_ms, job.end_ms,
         std::string(ToString(job.concurrency_policy)), job.max_concurrent);
     Job created = JobFromRow(row);
+    created.next_fire_ms = job.enabled ? job.next_fire_ms : 0;
+    job_table::SetSchedule(tx, created.id, created.next_fire_ms, 0);
     if (created.glue_type != GlueType::kBean) WriteGlueHistory(tx, created, now);
     tx.commit();
     return created;
@@ -212,6 +213,7 @@ Result<Job> JobRepository::CreateJob(Job job, const Visible& visible) {
 Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& visible) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Job> {
     pqxx::work tx(conn);
+    job_table::LockSchedule(tx, id);
     const auto rows =
         tx.exec_params(fmt::format("SELECT {} FROM job WHERE id = $1 FOR UPDATE", kJobColumns), id);
     if (rows.empty()) return Error::NotFound(fmt::format("job {} not found", id));
@@ -229,6 +231,7 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
     if (!errors.empty()) return Error::Invalid("the job is not valid", std::move(errors));
     const bool glue_changed = job.glue_type != before.glue_type || job.glue_source != before.glue_source;
     if (glue_changed) job.glue_updated_ms = std::max(now, before.glue_updated_ms + 1);
+    job_table::SetSchedule(tx, id, job.next_fire_ms, std::nullopt);
     const auto row = tx.exec_params1(
         fmt::format(R"sql(
       UPDATE job
@@ -236,9 +239,9 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
              schedule_type = $7, schedule_conf = $8, time_zone = $9, misfire_strategy = $10, route_strategy = $11,
              handler = $12, param = $13, block_strategy = $14, timeout_s = $15, retry_count = $16,
              retry_backoff_s = $17, glue_type = $18, glue_source = $19, glue_remark = $20, glue_updated_ms = $21,
-             child_job_ids = $22::int[], enabled = $23, next_fire_ms = $24, stop_reason = $25, updated_ms = $26,
-             tags = $27::text[], alert_channel_ids = $28::int[], calendar_ids = $29::int[], start_ms = $30,
-             end_ms = $31, concurrency_policy = $32, max_concurrent = $33
+             child_job_ids = $22::int[], enabled = $23, stop_reason = $24, updated_ms = $25,
+             tags = $26::text[], alert_channel_ids = $27::int[], calendar_ids = $28::int[], start_ms = $29,
+             end_ms = $30, concurrency_policy = $31, max_concurrent = $32
        WHERE id = $1
       RETURNING {}
     )sql",
@@ -248,10 +251,9 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
         std::string(ToString(job.route_strategy)), job.handler, job.param,
         std::string(ToString(job.block_strategy)), job.timeout_s, job.retry_count, job.retry_backoff_s,
         std::string(ToString(job.glue_type)), job.glue_source, job.glue_remark, job.glue_updated_ms,
-        PgArray<int>(job.child_job_ids), job.enabled, job.next_fire_ms, job.stop_reason,
-        std::max(now, before.updated_ms + 1), PgTextArray(job.tags), PgArray<int>(job.alert_channel_ids),
-        PgArray<int>(job.calendar_ids), job.start_ms, job.end_ms,
-        std::string(ToString(job.concurrency_policy)), job.max_concurrent);
+        PgArray<int>(job.child_job_ids), job.enabled, job.stop_reason, std::max(now, before.updated_ms + 1),
+        PgTextArray(job.tags), PgArray<int>(job.alert_channel_ids), PgArray<int>(job.calendar_ids),
+        job.start_ms, job.end_ms, std::string(ToString(job.concurrency_policy)), job.max_concurrent);
     Job updated = JobFromRow(row);
     if (glue_changed && updated.glue_type != GlueType::kBean) WriteGlueHistory(tx, updated, now);
     // Fires already written for the old schedule or a stopped job, and not yet being sent, are withdrawn.
@@ -362,6 +364,7 @@ std::vector<TagCount> JobRepository::ListTags(const std::optional<std::vector<in
 Result<void> JobRepository::StartJob(int id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
     pqxx::work tx(conn);
+    job_table::LockSchedule(tx, id);
     const auto rows =
         tx.exec_params(fmt::format("SELECT {} FROM job WHERE id = $1 FOR UPDATE", kJobColumns), id);
     if (rows.empty()) return Error::NotFound(fmt::format("job {} not found", id));
@@ -379,11 +382,9 @@ Result<void> JobRepository::StartJob(int id) {
       return Error::Invalid("the job cannot be started",
                             {{"schedule_conf", "the schedule has no fire after now", "schedule"}});
     }
-    tx.exec_params(R"sql(
-      UPDATE job SET enabled = true, next_fire_ms = $2, last_fire_ms = 0, stop_reason = '', updated_ms = $3
-       WHERE id = $1
-    )sql",
-                   id, *first, std::max(now, job.updated_ms + 1));
+    job_table::SetSchedule(tx, id, *first, 0);
+    tx.exec_params(R"sql(UPDATE job SET enabled = true, stop_reason = '', updated_ms = $2 WHERE id = $1)sql",
+                   id, std::max(now, job.updated_ms + 1));
     tx.commit();
     return {};
   });
@@ -393,14 +394,12 @@ Result<void> JobRepository::StopJob(int id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
     pqxx::work tx(conn);
     const auto now = clock_.NowMs();
-    const auto n = tx.exec_params(R"sql(
-                       UPDATE job SET enabled = false, next_fire_ms = 0, last_fire_ms = 0,
-                              updated_ms = GREATEST($2, updated_ms + 1)
-                        WHERE id = $1
-                     )sql",
-                                  id, now)
-                       .affected_rows();
+    job_table::LockSchedule(tx, id);  // before job: the order a scan takes them in
+    const auto sql =
+        "UPDATE job SET enabled = false, updated_ms = GREATEST($2, updated_ms + 1) WHERE id = $1";
+    const auto n = tx.exec_params(sql, id, now).affected_rows();
     if (n == 0) return Error::NotFound(fmt::format("job {} not found", id));
+    job_table::SetSchedule(tx, id, 0, 0);
     fire_log::WithdrawUnsent(tx, id, now);
     tx.commit();
     return {};

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cronwheel/json.hpp"
@@ -12,13 +13,9 @@
 
 namespace cronwheel::admin::job_table {
 
-void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances) {
-  AdvanceSchedules(tx, "job", advances);
-}
+namespace {
 
-void AdvanceSchedules(pqxx::transaction_base& tx, std::string_view table,
-                      std::span<const JobAdvance> advances) {
-  if (advances.empty()) return;
+nlohmann::json AdvanceRows(std::span<const JobAdvance> advances) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& a : advances) {
     rows.push_back({{"id", a.job_id},
@@ -28,6 +25,37 @@ void AdvanceSchedules(pqxx::transaction_base& tx, std::string_view table,
                     {"x", a.stop},
                     {"r", a.stop_reason}});
   }
+  return rows;
+}
+
+}  // namespace
+
+void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances) {
+  if (advances.empty()) return;
+  const bool stops = std::ranges::any_of(advances, [](const JobAdvance& a) { return a.stop; });
+  // job_schedule's row only: 36 bytes and two indexes (sql/025_job_schedule.sql). A job whose schedule
+  // ended is stopped in job too, where its stop shows and the job caches hear of it.
+  constexpr std::string_view kSchedule = R"sql(
+      UPDATE job_schedule t
+         SET next_fire_ms = v.n, last_fire_ms = CASE WHEN v.l > 0 THEN v.l ELSE t.last_fire_ms END
+        FROM json_to_recordset($1::json) AS v(id int, e bigint, n bigint, l bigint, x boolean, r text)
+       WHERE t.job_id = v.id AND t.next_fire_ms = v.e AND t.next_fire_ms > 0
+  )sql";
+  if (!stops) {
+    tx.exec_params(std::string(kSchedule), DumpLossy(AdvanceRows(advances)));
+    return;
+  }
+  tx.exec_params(fmt::format(R"sql(
+    WITH s AS ({} RETURNING t.job_id, v.x, v.r)
+    UPDATE job j SET enabled = false, stop_reason = s.r FROM s WHERE j.id = s.job_id AND s.x
+  )sql",
+                             kSchedule),
+                 DumpLossy(AdvanceRows(advances)));
+}
+
+void AdvanceSchedules(pqxx::transaction_base& tx, std::string_view table,
+                      std::span<const JobAdvance> advances) {
+  if (advances.empty()) return;
   tx.exec_params(fmt::format(R"sql(
     UPDATE {0} t
        SET next_fire_ms = v.n,
@@ -38,19 +66,35 @@ void AdvanceSchedules(pqxx::transaction_base& tx, std::string_view table,
      WHERE t.id = v.id AND t.enabled AND t.next_fire_ms = v.e
   )sql",
                              table),
-                 DumpLossy(rows));
+                 DumpLossy(AdvanceRows(advances)));
+}
+
+void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_ms,
+                 std::optional<std::int64_t> last_fire_ms) {
+  tx.exec_params(R"sql(
+    INSERT INTO job_schedule (job_id, next_fire_ms, last_fire_ms) VALUES ($1, $2, COALESCE($3::bigint, 0))
+    ON CONFLICT (job_id) DO UPDATE
+       SET next_fire_ms = EXCLUDED.next_fire_ms,
+           last_fire_ms = CASE WHEN $3::bigint IS NULL THEN job_schedule.last_fire_ms ELSE EXCLUDED.last_fire_ms END
+  )sql",
+                 job_id, next_fire_ms, last_fire_ms);
+}
+
+void LockSchedule(pqxx::transaction_base& tx, int job_id) {
+  tx.exec_params(R"sql(SELECT 1 FROM job_schedule WHERE job_id = $1 FOR UPDATE)sql", job_id);
 }
 
 void ResumeFixDelay(pqxx::transaction_base& tx, std::span<const int> job_ids, std::int64_t now_ms) {
   if (job_ids.empty()) return;
   for (const auto& r : tx.exec_params(R"sql(
-         SELECT id, schedule_conf, time_zone FROM job
-          WHERE id = ANY($1::int[]) AND enabled AND schedule_type = 'FIX_DELAY' AND next_fire_ms = $2
+         SELECT j.id, j.schedule_conf, j.time_zone FROM job j JOIN job_schedule s ON s.job_id = j.id
+          WHERE j.id = ANY($1::int[]) AND j.enabled AND j.schedule_type = 'FIX_DELAY' AND s.next_fire_ms = $2
        )sql",
                                       PgArray<int>(job_ids), kAwaitingCompletion)) {
     tx.exec_params(
-        R"sql(UPDATE job SET next_fire_ms = $2 WHERE id = $1 AND next_fire_ms = $3)sql", r["id"].as<int>(),
-        NextAfterCompletion(r["schedule_conf"].c_str(), r["time_zone"].c_str(), now_ms), kAwaitingCompletion);
+        R"sql(UPDATE job_schedule SET next_fire_ms = $2 WHERE job_id = $1 AND next_fire_ms = $3)sql",
+        r["id"].as<int>(), NextAfterCompletion(r["schedule_conf"].c_str(), r["time_zone"].c_str(), now_ms),
+        kAwaitingCompletion);
   }
 }
 

@@ -3,6 +3,7 @@
 // (store/job_repository.cpp, docs/architecture.md "Who writes which table"). Private to admin/src/store.
 
 #include <cstdint>
+#include <optional>
 #include <pqxx/pqxx>
 #include <span>
 #include <string_view>
@@ -13,13 +14,23 @@
 
 namespace cronwheel::admin::job_table {
 
-// A scan's next times (and stops), for rows still enabled and still at the next time the scan read: a
-// concurrent edit or stop wins.
+// A scan's next times (and stops), in job_schedule, for rows still at the next time the scan read: a
+// concurrent edit, start or stop (which writes job_schedule too) wins. A stop also sets job.enabled false and
+// its stop_reason.
 void Advance(pqxx::transaction_base& tx, std::span<const JobAdvance> advances);
-// The same for the rows of `table`, "job" or "workflow" (a constant, never user input): both keep a schedule
-// in the same columns (next_fire_ms, last_fire_ms, enabled, stop_reason).
+// The same for the rows of `table` (a constant, never user input) that keep their schedule in their own
+// columns (next_fire_ms, last_fire_ms, enabled, stop_reason): "workflow".
 void AdvanceSchedules(pqxx::transaction_base& tx, std::string_view table,
                       std::span<const JobAdvance> advances);
+
+// Sets job `job_id`'s place in its schedule (table job_schedule): `next_fire_ms` (0: stopped), and
+// `last_fire_ms` when given (else it is kept). Writes the row when the job has none yet (its creation).
+void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_ms,
+                 std::optional<std::int64_t> last_fire_ms);
+// Locks job `job_id`'s job_schedule row (FOR UPDATE), before an edit, start or stop reads or writes its job
+// row. A scan locks the two in the same order (job_schedule, then job for a stop), so they wait for each
+// other instead of deadlocking, and the edit reads the schedule a scan left.
+void LockSchedule(pqxx::transaction_base& tx, int job_id);
 
 // The FIX_DELAY jobs among `job_ids` that wait for their run to finish (next_fire_ms = kAwaitingCompletion)
 // get their next fire: the finish (`now_ms`) plus their delay (schedule/next_fire.hpp). A callback and a

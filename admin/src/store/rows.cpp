@@ -13,7 +13,9 @@ const char* const kJobColumns = R"sql(
   misfire_strategy, route_strategy, handler, param, block_strategy, timeout_s, retry_count, retry_backoff_s,
   glue_type, glue_source, glue_remark, glue_updated_ms, to_json(child_job_ids) AS child_job_ids, to_json(tags) AS tags,
   to_json(alert_channel_ids) AS alert_channel_ids, to_json(calendar_ids) AS calendar_ids, start_ms, end_ms,
-  concurrency_policy, max_concurrent, enabled, next_fire_ms, last_fire_ms, stop_reason, created_ms, updated_ms
+  concurrency_policy, max_concurrent, enabled, stop_reason, created_ms, updated_ms,
+  COALESCE((SELECT s.next_fire_ms FROM job_schedule s WHERE s.job_id = job.id), 0) AS next_fire_ms,
+  COALESCE((SELECT s.last_fire_ms FROM job_schedule s WHERE s.job_id = job.id), 0) AS last_fire_ms
 )sql";
 
 const char* const kGroupColumns = R"sql(

@@ -13,7 +13,9 @@
 
 namespace cronwheel::admin {
 
-// The columns of job as JobFromRow reads them (child_job_ids as JSON).
+// The columns of job as JobFromRow reads them (child_job_ids as JSON), for a query of the table `job` by
+// that name (not an alias): next_fire_ms and last_fire_ms come from its job_schedule row, as that row
+// stands when the statement starts (0 when it has none yet).
 extern const char* const kJobColumns;
 // The columns of job_group as GroupFromRow reads them (addresses as JSON).
 extern const char* const kGroupColumns;

@@ -1,7 +1,7 @@
 #pragma once
 // SchedulerStore on PostgreSQL. Each scan is one transaction of a fixed handful of statements, however
 // many jobs it handles: the live admins and P, the partitions locked FOR UPDATE SKIP LOCKED
-// (schedule/partitions.hpp), one SELECT of the due jobs of those partitions (index job_due_idx), one
+// (schedule/partitions.hpp), one SELECT of the due jobs of those partitions (index job_schedule_due_idx), one
 // multi-row INSERT of the fires (fire_log::InsertPlanned), one UPDATE ... FROM of the jobs, one UPDATE of
 // the partitions scanned.
 //
@@ -30,16 +30,17 @@ class PgSchedulerStore final : public SchedulerStore {
     std::chrono::milliseconds liveness_grace{2500};
   };
 
-  // The pre-read: enabled jobs due by $1 (epoch ms: now + pre_read) in the partitions $4 (an int[] literal)
-  // of $3, soonest first, at most $2. Served by the partial index job_due_idx (next_fire_ms) WHERE enabled.
+  // The pre-read: started jobs due by $1 (epoch ms: now + pre_read) in the partitions $4 (an int[] literal)
+  // of $3, soonest first, at most $2. Served by the partial index job_schedule_due_idx (next_fire_ms) WHERE
+  // next_fire_ms > 0 (a stopped job's is 0: sql/025_job_schedule.sql).
   // Public so bench/admin/bench_pre_read can time and EXPLAIN exactly the statement Scan runs.
   static constexpr const char* kDueJobsSql = R"sql(
-    SELECT id, group_id, schedule_type, schedule_conf, time_zone, misfire_strategy, next_fire_ms,
-           CASE WHEN calendar_ids = '{}' THEN NULL ELSE to_json(calendar_ids) END AS calendar_ids, start_ms,
-           end_ms
-      FROM job
-     WHERE enabled AND next_fire_ms <= $1 AND id % $3 = ANY($4::int[])
-     ORDER BY next_fire_ms LIMIT $2
+    SELECT j.id, j.group_id, j.schedule_type, j.schedule_conf, j.time_zone, j.misfire_strategy, s.next_fire_ms,
+           CASE WHEN j.calendar_ids = '{}' THEN NULL ELSE to_json(j.calendar_ids) END AS calendar_ids,
+           j.start_ms, j.end_ms
+      FROM job_schedule s JOIN job j ON j.id = s.job_id
+     WHERE s.next_fire_ms > 0 AND s.next_fire_ms <= $1 AND s.job_id % $3 = ANY($4::int[]) AND j.enabled
+     ORDER BY s.next_fire_ms LIMIT $2
   )sql";
 
   PgSchedulerStore(PgPool& pool, Settings settings);
