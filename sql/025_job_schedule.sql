@@ -4,9 +4,9 @@
 -- Every scan that writes a job's fires advances its next_fire_ms: thousands of rows a second. In job that
 -- update rewrote the whole row (about 275 bytes with its glue source, description and arrays) and, as
 -- next_fire_ms is indexed, inserted into each of job's indexes (the key, group, tags and due indexes): about
--- 850 bytes of WAL and 34 us per job advanced, measured in psql on 5,000 jobs. In job_schedule the same
--- update writes 150 bytes of WAL in 7 us: its row is 36 bytes and it has two indexes (docs/performance.md,
--- "A narrow table for the schedule").
+-- 735 bytes of WAL and 20-38 us per job advanced, measured in psql on 5,000 jobs. In job_schedule, whose row
+-- is 36 bytes with two indexes, the same update writes 220-280 bytes in 18-22 us (docs/performance.md, "A
+-- narrow table for the schedule").
 --
 -- Rules, kept by the admin (store/job_table.cpp, store/job_repository.cpp):
 --  * every job has exactly one job_schedule row, written with the job and deleted with it (ON DELETE CASCADE);
