@@ -1042,6 +1042,13 @@ TEST_F(ConsoleTest, OutputComesFromTheFiresOwnExecutorUntilTheEnd) {
           .as<std::int64_t>();
   r = Call("GET", fmt::format("/api/v1/logs/{}/output", pending));
   EXPECT_EQ(r.body.at("end"), false);
+  // Its callback came before its trigger result (written in batches): it ran, and the trigger result naming
+  // its executor is on its way, so its output is not at its end yet; after 30 s without one, it is.
+  Exec(fmt::format("UPDATE job_log SET handle_code = 200, handle_ms = {} WHERE id = {}", clock_->NowMs(),
+                   pending));
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/logs/{}/output", pending)).body.at("end"), false);
+  clock_->Advance(std::chrono::seconds(31));
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/logs/{}/output", pending)).body.at("end"), true);
   std::lock_guard lock(executors_.mu);
   EXPECT_EQ(executors_.logs.size(), 4u) << "no request for a fire without an executor";
 }

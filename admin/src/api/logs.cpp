@@ -39,8 +39,14 @@ Result<LogQuery> ReadLogQuery(const net::Request& req) {
 void SendOutput(const RouteContext& ctx, const JobLog& log, int from_line, net::Response& res) {
   json out{{"from_line", from_line}, {"to_line", 0}, {"content", ""}, {"end", false}};
   if (log.trigger_code != xxljob::kCodeSuccess || log.executor_address.empty()) {
-    // Never sent, or refused: no executor has output. Pending fires may still be sent.
-    out["end"] = log.status != "PENDING";
+    // Never sent, or refused: no executor has output. Pending fires may still be sent. A fire whose callback
+    // came before its trigger result (the trigger results are written in batches) ran: the trigger result
+    // naming its executor follows within a flush, so its output is not at its end yet; after
+    // kTriggerResultWait without one, the result is taken as lost with its admin.
+    constexpr std::int64_t kTriggerResultWaitMs = 30'000;
+    const bool trigger_result_due = log.trigger_code == 0 && log.handle_code != 0 &&
+                                    ctx.clock.NowMs() - log.handle_ms < kTriggerResultWaitMs;
+    out["end"] = log.status != "PENDING" && !trigger_result_due;
     return SendJson(res, 200, out);
   }
   const auto env = ctx.services.console->executors.Log(
