@@ -188,6 +188,15 @@ TEST_F(SchedulerStorePg, MissingPartitionRowsStopScanning) {
   EXPECT_THROW(store.Scan("node-a", 10, clock, planner), std::runtime_error);
 }
 
+// The admin's connections run without JIT (its statements are short; one planned over jit_above_cost spent
+// 76 ms a call compiling) and with PostgreSQL checking every second that the admin is still there.
+TEST_F(SchedulerStorePg, TheAdminsConnectionsRunWithoutJitAndCheckTheirClientEverySecond) {
+  auto conn = pool_->Acquire();
+  pqxx::nontransaction tx(*conn);
+  EXPECT_EQ(tx.exec1("SHOW jit")[0].as<std::string>(), "off");
+  EXPECT_EQ(tx.exec1("SHOW client_connection_check_interval")[0].as<std::string>(), "1s");
+}
+
 TEST_F(SchedulerStorePg, ClaimReturnsOnlyRowsThisNodeStillOwns) {
   AddEverySecondJob();
   PgSchedulerStore store(*pool_);

@@ -37,11 +37,14 @@ class PgPool final {
     std::chrono::milliseconds acquire_timeout{10'000};  // how long Acquire() may wait for a free one
     // Run on every new connection. The default makes PostgreSQL (14+) check every second that the client
     // is still there, even while a statement waits for a lock: a killed admin's transaction then releases
-    // its row locks within a second instead of when its lock wait ends.
+    // its row locks within a second instead of when its lock wait ends. It also turns JIT compilation off:
+    // the admin's statements are short, and one whose estimated cost passes jit_above_cost (the alert
+    // recovery claim, planned against an empty, never analysed alert_state) spent 76 ms compiling and
+    // 0.1 ms running, once a second (docs/performance.md, "Four costs found by profiling").
     std::string session_setup = kDefaultSessionSetup;
   };
   static constexpr const char* kDefaultSessionSetup =
-      "SET client_connection_check_interval = 1000; SET application_name = 'cronwheel-admin'";
+      "SET client_connection_check_interval = 1000; SET jit = off; SET application_name = 'cronwheel-admin'";
 
   class Lease {
    public:
