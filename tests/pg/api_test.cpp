@@ -1140,10 +1140,19 @@ TEST_F(ApiTest, FixDelayWaitsForTheRunToFinish) {
   const int job = Call("POST", "/api/v1/jobs", body.dump()).body.at("id");
   Exec(fmt::format("UPDATE job SET enabled = true WHERE id = {}", job));
   SetNextFire(job, kAwaitingCompletion);
+  // A FIX_DELAY job whose run is not awaited (its next fire is set) keeps its next fire on a callback.
+  const int other = Call("POST", "/api/v1/jobs", body.dump()).body.at("id");
+  Exec(fmt::format("UPDATE job SET enabled = true WHERE id = {}", other));
+  SetNextFire(other, kT0 + 90'000);
   const std::int64_t log = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job)).body.at("log_id");
+  const std::int64_t other_log =
+      Call("POST", fmt::format("/api/v1/jobs/{}/trigger", other)).body.at("log_id");
   clock_->Advance(std::chrono::seconds(7));
-  Executor("/api/callback", json::array({{{"logId", log}, {"handleCode", 200}}}).dump());
+  Executor("/api/callback",
+           json::array({{{"logId", log}, {"handleCode", 200}}, {{"logId", other_log}, {"handleCode", 200}}})
+               .dump());
   EXPECT_EQ(NextFire(job), kT0 + 7000 + 30'000);
+  EXPECT_EQ(NextFire(other), kT0 + 90'000);
 }
 
 }  // namespace

@@ -87,8 +87,8 @@ void LockSchedule(pqxx::transaction_base& tx, int job_id) {
 void ResumeFixDelay(pqxx::transaction_base& tx, std::span<const int> job_ids, std::int64_t now_ms) {
   if (job_ids.empty()) return;
   for (const auto& r : tx.exec_params(R"sql(
-         SELECT j.id, j.schedule_conf, j.time_zone FROM job j JOIN job_schedule s ON s.job_id = j.id
-          WHERE j.id = ANY($1::int[]) AND j.enabled AND j.schedule_type = 'FIX_DELAY' AND s.next_fire_ms = $2
+         SELECT j.id, j.schedule_conf, j.time_zone FROM job_schedule s JOIN job j ON j.id = s.job_id
+          WHERE s.next_fire_ms = $2 AND s.job_id = ANY($1::int[]) AND j.enabled AND j.schedule_type = 'FIX_DELAY'
        )sql",
                                       PgArray<int>(job_ids), kAwaitingCompletion)) {
     tx.exec_params(
