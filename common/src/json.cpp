@@ -6,20 +6,54 @@
 
 namespace cronwheel {
 
+namespace {
+
+struct TooDeep {};
+
+// nlohmann's own DOM builder, counting the arrays and objects open: the parse stops at the first one that
+// would be deeper than kMaxJsonDepth, before it is built. json::parse with a parser callback did the same at
+// 1.2 to 2 times the cost (the callback parser keeps stacks of its own and calls a std::function for every
+// value), and every batch of runs an executor reads goes through it (bench/protocol; docs/performance.md,
+// "Four costs found by profiling"). sax_parse calls these members on this type, so hiding the base's is
+// enough.
+class DepthLimitedDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+ public:
+  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+  explicit DepthLimitedDom(nlohmann::json& result) : Base(result, /*allow_exceptions_=*/true) {}
+
+  bool start_object(std::size_t n) {
+    Enter();
+    return Base::start_object(n);
+  }
+  bool end_object() {
+    --depth_;
+    return Base::end_object();
+  }
+  bool start_array(std::size_t n) {
+    Enter();
+    return Base::start_array(n);
+  }
+  bool end_array() {
+    --depth_;
+    return Base::end_array();
+  }
+
+ private:
+  void Enter() {
+    if (++depth_ > kMaxJsonDepth) throw TooDeep{};
+  }
+  int depth_ = 0;
+};
+
+}  // namespace
+
 absl::StatusOr<nlohmann::json> ParseJson(std::string_view body, std::string_view what) {
   using nlohmann::json;
-  // nlohmann's parser keeps its own stack (it does not recurse); its callback sees the depth of every
-  // array and object as it starts (0 for the outermost), so the parse stops at the first one too deep.
-  struct TooDeep {};
-  const json::parser_callback_t limit = [](int depth, json::parse_event_t event, json&) {
-    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth) {
-      throw TooDeep{};
-    }
-    return true;
-  };
   try {
-    return json::parse(body.begin(), body.end(), limit);
+    json result;
+    DepthLimitedDom dom(result);
+    json::sax_parse(body.begin(), body.end(), &dom);  // throws parse errors (allow_exceptions_)
+    return result;
   } catch (const TooDeep&) {
     return absl::InvalidArgumentError(
         fmt::format("{} nests JSON arrays and objects deeper than {} levels", what, kMaxJsonDepth));
