@@ -6,6 +6,7 @@
 #include <future>
 #include <pqxx/pqxx>
 
+#include "admin/store/log_partitions.hpp"
 #include "cwtest/test_database.hpp"
 
 namespace {
@@ -176,6 +177,27 @@ TEST(Migrations, JobsFromBeforeTheScheduleTableKeepTheirNextFire) {
       0);
   tx.exec("DELETE FROM job WHERE id = 1");
   EXPECT_EQ(tx.exec1("SELECT count(*) FROM job_schedule")[0].as<int>(), 1) << "a job's row goes with it";
+}
+
+// sql/026_job_log_fillfactor.sql: the partitions of job_log made before it (a day's and the default) leave
+// 70% of each new page to the versions of a fire's updates, as the partitions the admin creates from now on.
+TEST(Migrations, PartitionsOfFiresFromBeforeLeaveRoomForTheirUpdatesAsNewOnesDo) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  MigrateAcross(conn, 26,
+                "CREATE TABLE job_log_p20260101 PARTITION OF job_log FOR VALUES FROM (1767225600000)"
+                " TO (1767312000000) WITH (fillfactor = 50)");
+  cronwheel::admin::log_partitions::Ensure(conn, 1'767'312'000'000, 0);  // creates job_log_p20260102
+  pqxx::work tx(conn);
+  const auto rows = tx.exec(
+      "SELECT c.relname, array_to_string(c.reloptions, ',') FROM pg_inherits i JOIN pg_class c ON c.oid ="
+      " i.inhrelid WHERE i.inhparent = 'job_log'::regclass ORDER BY c.relname");
+  ASSERT_EQ(rows.size(), 3U);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r[1].as<std::string>(),
+              "fillfactor=" + std::to_string(cronwheel::admin::log_partitions::kFillfactor))
+        << r[0].as<std::string>();
+  }
 }
 
 // sql/019_group_roles.sql: a USER of an earlier version could do everything in its groups but manage them,

@@ -79,8 +79,8 @@ int Ensure(pqxx::connection& conn, std::int64_t now_ms, int days_ahead) {
                                kColumns),
                    from, from + kDayMs);
     tx.exec(fmt::format(
-        "CREATE TABLE {} PARTITION OF job_log FOR VALUES FROM ({}) TO ({}) WITH (fillfactor = 50)", name,
-        from, from + kDayMs));
+        "CREATE TABLE {} PARTITION OF job_log FOR VALUES FROM ({}) TO ({}) WITH (fillfactor = {})", name,
+        from, from + kDayMs, kFillfactor));
     tx.exec(fmt::format("INSERT INTO job_log ({0}) SELECT {0} FROM moving", kColumns));
     tx.commit();
     ++created;

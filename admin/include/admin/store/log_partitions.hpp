@@ -1,6 +1,7 @@
 #pragma once
 // The partitions of job_log, the table of fires (sql/005_fire_tables.sql): one per UTC day of scheduled_ms,
-// named job_log_pYYYYMMDD, each with fillfactor 50 (room for the HOT updates of a fire's results), plus the
+// named job_log_pYYYYMMDD, each with fillfactor 30 (room for the HOT updates of a fire's results:
+// sql/026_job_log_fillfactor.sql), plus the
 // default partition job_log_default for any instant no daily partition covers (fires written while their
 // day's partition was missing, fake instants in tests). At 10,000 fires a second a day holds 864 million
 // rows: retention is a DROP of whole days, never a DELETE scan of them.
@@ -30,6 +31,9 @@ namespace cronwheel::admin::log_partitions {
 
 inline constexpr std::int64_t kDayMs = 86'400'000;
 inline constexpr int kDefaultDaysAhead = 2;
+// The fillfactor of each daily partition: 70% of a page is left to the versions a fire's trigger result and
+// callback write, so nearly all of them are HOT (sql/026_job_log_fillfactor.sql has the figures).
+inline constexpr int kFillfactor = 30;
 
 struct Partition {
   std::string name;  // job_log_pYYYYMMDD
