@@ -11,14 +11,13 @@
 // and the ratios of each to the reference, measured in the same run.
 
 #include <benchmark/benchmark.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "bench/collector.hpp"
 #include "cronwheel/json.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -91,29 +90,7 @@ void ParseTriggerBatch(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kRuns);
 }
 
-// Keeps each row's median time per item, and prints the console report as usual.
-class Collector : public benchmark::ConsoleReporter {
- public:
-  Collector() : ConsoleReporter(isatty(STDOUT_FILENO) != 0 ? OO_ColorTabular : OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
-      if (r.run_type != Run::RT_Iteration && !median) continue;
-      const auto it = r.counters.find("items_per_second");
-      if (it != r.counters.end() && it->second.value > 0)
-        ns_per_item_[r.run_name.function_name] = 1e9 / it->second.value;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  [[nodiscard]] double NsPerItem(const std::string& name) const {
-    const auto it = ns_per_item_.find(name);
-    return it == ns_per_item_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> ns_per_item_;
-};
+using cronwheel::bench::Collector;
 
 }  // namespace
 
@@ -123,9 +100,10 @@ int main(int argc, char** argv) {
       {"nlohmann/parse_callback", NlohmannParseCallback},
       {"ParseJson", ParseJson},
       {"ParseTriggerBatch", ParseTriggerBatch}};
-  for (const auto& [name, fn] : rows)
+  for (const auto& [name, fn] : rows) {
     benchmark::RegisterBenchmark(name, fn)->Repetitions(3)->ReportAggregatesOnly(true)->Unit(
         benchmark::kMillisecond);
+  }
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

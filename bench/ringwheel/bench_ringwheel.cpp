@@ -16,16 +16,15 @@
 // Random deadlines come from a pre-generated table so RNG cost is not measured.
 #include <benchmark/benchmark.h>
 #include <date/tz.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <functional>
-#include <map>
 #include <queue>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/collector.hpp"
 #include "ringwheel/cron.hpp"
 #include "ringwheel/hashed_wheel.hpp"
 
@@ -213,33 +212,7 @@ void CronNextFire(benchmark::State& state, const CronCase& c) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// Keeps every run's result, and prints the console report as usual.
-class Collector : public benchmark::ConsoleReporter {
- public:
-  // Colours only on a terminal (a reporter passed in does not see --benchmark_color).
-  Collector() : ConsoleReporter(isatty(STDOUT_FILENO) != 0 ? OO_ColorTabular : OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
-      if (r.run_type == Run::RT_Iteration || median) {
-        const auto it = r.counters.find("items_per_second");
-        if (it != r.counters.end() && it->second.value > 0) {
-          const std::string& args = r.run_name.args;
-          ns_per_item_[r.run_name.function_name + (args.empty() ? "" : "/" + args)] = 1e9 / it->second.value;
-        }
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  [[nodiscard]] double NsPerItem(const std::string& name) const {
-    const auto it = ns_per_item_.find(name);
-    return it == ns_per_item_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> ns_per_item_;
-};
+using cronwheel::bench::Collector;
 
 }  // namespace
 
