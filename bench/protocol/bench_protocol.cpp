@@ -105,11 +105,8 @@ int main(int argc, char** argv) {
         benchmark::kMillisecond);
   }
 
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   Collector collector;
-  benchmark::RunSpecifiedBenchmarks(&collector);
-  benchmark::Shutdown();
+  if (!cronwheel::bench::RunRegistered(argc, argv, collector)) return 1;
 
   std::printf(
       "\nA POST /runs body of %d runs, %zu bytes. Per run (median of 3), and against nlohmann/parse:\n",

@@ -250,11 +250,8 @@ int main(int argc, char** argv) {
         ->ReportAggregatesOnly(true);
   }
 
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   Collector collector;
-  benchmark::RunSpecifiedBenchmarks(&collector);
-  benchmark::Shutdown();
+  if (!cronwheel::bench::RunRegistered(argc, argv, collector)) return 1;
 
   std::printf(
       "\nWorkload: tick 1 ms, 512 ticks per wheel (one turn = 512 ms). N timers pending, deadlines uniform "

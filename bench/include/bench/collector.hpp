@@ -44,4 +44,14 @@ class Collector : public benchmark::ConsoleReporter {
   std::map<std::string, double> ns_per_item_;
 };
 
+// Runs the registered benchmarks with the command line's flags, reporting to `collector`. False (after
+// Google Benchmark printed why) for an argument it does not know.
+inline bool RunRegistered(int argc, char** argv, Collector& collector) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return false;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::Shutdown();
+  return true;
+}
+
 }  // namespace cronwheel::bench
