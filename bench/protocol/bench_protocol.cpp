@@ -14,7 +14,10 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/collector.hpp"

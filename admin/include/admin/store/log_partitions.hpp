@@ -1,10 +1,10 @@
 #pragma once
 // The partitions of job_log, the table of fires (sql/005_fire_tables.sql): one per UTC day of scheduled_ms,
-// named job_log_pYYYYMMDD, each with fillfactor 30 (room for the HOT updates of a fire's results:
-// sql/026_job_log_fillfactor.sql), plus the
-// default partition job_log_default for any instant no daily partition covers (fires written while their
-// day's partition was missing, fake instants in tests). At 10,000 fires a second a day holds 864 million
-// rows: retention is a DROP of whole days, never a DELETE scan of them.
+// named job_log_pYYYYMMDD, each with fillfactor kFillfactor (room for the HOT updates of a fire's results:
+// sql/026_job_log_fillfactor.sql), plus the default partition job_log_default for any instant no daily
+// partition covers (fires written while their day's partition was missing, fake instants in tests). At 10,000
+// fires a second a day holds 864 million rows: retention is a DROP of whole days, never a DELETE scan of
+// them.
 //
 // Ensure creates the partitions of the days from `now_ms`'s to `days_ahead` days later that are missing;
 // rows of the default partition that belong to a day being created are moved into it in the same
