@@ -146,6 +146,7 @@ LogSegments::LogSegments(Settings settings) : settings_(std::move(settings)) {
 
 LogSegments::~LogSegments() {
   std::lock_guard lock(mu_);
+  WriteQueuedLocked();
   for (const auto& [day, d] : days_)
     WriteIndexLocked(day, d);
 }
@@ -198,15 +199,72 @@ void LogSegments::WriteIndexLocked(const std::string& day, const Day& d) {
 
 void LogSegments::Append(const std::string& day, const std::vector<Record>& records) {
   if (records.empty()) return;
-  std::string buf;
-  std::vector<std::uint64_t> at;  // offset of each record's text within `buf`
-  at.reserve(records.size());
+  Queued q;
+  q.day = day;
+  q.log_ids.reserve(records.size());
+  q.at.reserve(records.size());
+  q.lengths.reserve(records.size());
   for (const auto& r : records) {
-    fmt::format_to(std::back_inserter(buf), "{}{} {}\n", kHeaderTag, r.log_id, r.text.size());
-    at.push_back(buf.size());
-    buf += r.text;
+    fmt::format_to(std::back_inserter(q.text), "{}{} {}\n", kHeaderTag, r.log_id, r.text.size());
+    q.log_ids.push_back(r.log_id);
+    q.at.push_back(q.text.size());
+    q.lengths.push_back(static_cast<std::uint32_t>(r.text.size()));
+    q.text += r.text;
   }
-  std::lock_guard lock(mu_);
+  {
+    std::lock_guard lock(queue_mu_);
+    queue_.push_back(std::move(q));
+    if (writing_) return;  // the writing thread takes it in its next round
+    writing_ = true;
+  }
+  // This thread writes, round after round, until a round finds the queue empty.
+  while (true) {
+    std::lock_guard lock(mu_);
+    std::vector<Queued> batch;
+    {
+      std::lock_guard queue_lock(queue_mu_);
+      batch.swap(queue_);
+      if (batch.empty()) {
+        writing_ = false;
+        return;
+      }
+    }
+    WriteLocked(batch);
+  }
+}
+
+void LogSegments::WriteQueuedLocked() {
+  std::vector<Queued> batch;
+  {
+    std::lock_guard queue_lock(queue_mu_);
+    batch.swap(queue_);
+  }
+  WriteLocked(batch);
+}
+
+void LogSegments::WriteLocked(const std::vector<Queued>& batch) {
+  // Almost always one day; a batch crossing midnight keeps each day's records in queue order.
+  std::vector<std::pair<const std::string*, std::vector<const Queued*>>> days;
+  for (const auto& q : batch) {
+    auto it = std::find_if(days.begin(), days.end(), [&](const auto& e) { return *e.first == q.day; });
+    if (it == days.end()) it = days.insert(days.end(), {&q.day, {}});
+    it->second.push_back(&q);
+  }
+  for (const auto& [day, items] : days)
+    WriteDayLocked(*day, items);
+}
+
+void LogSegments::WriteDayLocked(const std::string& day, const std::vector<const Queued*>& items) {
+  std::string joined;
+  if (items.size() > 1) {
+    std::size_t total = 0;
+    for (const auto* q : items)
+      total += q->text.size();
+    joined.reserve(total);
+    for (const auto* q : items)
+      joined += q->text;
+  }
+  const std::string_view buf = items.size() > 1 ? std::string_view(joined) : std::string_view(items[0]->text);
   Day* d = OpenDayLocked(day);
   struct stat st {};
   if (d != nullptr && ::fstat(d->fd.get(), &st) == 0 && st.st_nlink == 0) {
@@ -221,24 +279,29 @@ void LogSegments::Append(const std::string& day, const std::vector<Record>& reco
     d = OpenDayLocked(day);
   }
   if (d == nullptr) return;
+  if (settings_.before_write) settings_.before_write();
+  ++writes_;
   if (!WriteAll(d->fd.get(), buf)) {
     spdlog::warn("job log segment {}/{}: write failed: {}", day, SegmentName(d->seq, ".seg"),
                  ErrnoText(errno));
     if (::fstat(d->fd.get(), &st) == 0) d->size = static_cast<std::uint64_t>(st.st_size);
     return;
   }
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const auto index = static_cast<std::uint32_t>(d->extents.size());
-    d->extents.push_back(Extent{records[i].log_id, d->size + at[i],
-                                static_cast<std::uint32_t>(records[i].text.size()), kNoNext});
-    auto [it, inserted] = d->logs.try_emplace(records[i].log_id, index, index);
-    if (!inserted) {
-      d->extents[it->second.second].next = index;
-      it->second.second = index;
+  std::uint64_t base = d->size;
+  for (const auto* q : items) {
+    for (std::size_t i = 0; i < q->log_ids.size(); ++i) {
+      const auto index = static_cast<std::uint32_t>(d->extents.size());
+      d->extents.push_back(Extent{q->log_ids[i], base + q->at[i], q->lengths[i], kNoNext});
+      auto [it, inserted] = d->logs.try_emplace(q->log_ids[i], index, index);
+      if (!inserted) {
+        d->extents[it->second.second].next = index;
+        it->second.second = index;
+      }
     }
+    base += q->text.size();
+    records_ += q->log_ids.size();
   }
   d->size += buf.size();
-  records_ += records.size();
 }
 
 std::optional<std::string> LogSegments::Read(const std::string& day, std::int64_t log_id) {
@@ -249,6 +312,7 @@ std::optional<std::string> LogSegments::Read(const std::string& day, std::int64_
   bool found = false;
   {
     std::lock_guard lock(mu_);
+    WriteQueuedLocked();  // what was appended before this read
     if (const auto open = days_.find(day); open != days_.end()) {
       const Day& d = open->second;
       open_seq = d.seq;
@@ -350,6 +414,7 @@ void LogSegments::ReadClosed(const std::filesystem::path& seg, std::int64_t log_
 void LogSegments::Forget(const std::string& day) {
   {
     std::lock_guard lock(mu_);
+    WriteQueuedLocked();
     days_.erase(day);
   }
   ForgetRanges(day);
@@ -365,6 +430,11 @@ void LogSegments::ForgetRanges(const std::string& day) {
 std::uint64_t LogSegments::RecordsAppended() const {
   std::lock_guard lock(mu_);
   return records_;
+}
+
+std::uint64_t LogSegments::Writes() const {
+  std::lock_guard lock(mu_);
+  return writes_;
 }
 
 }  // namespace cronwheel::executor

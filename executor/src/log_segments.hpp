@@ -20,16 +20,28 @@
 // A process never appends to a segment it did not create: after a restart the day's next number is used.
 // One executor process per log dir (as for XXL-JOB's per-fire files).
 //
-// Complexity: Append is one write(2) and a hash insert. Read is a hash look-up for the open segment plus,
-// for each closed segment of the day whose log id range (kept in memory once seen) holds the id, a binary
+// Group commit: an Append that finds another thread writing queues its records and returns; the writing
+// thread takes them in its next round, so when many fires start or end at once (ahead-of-time dispatch
+// starts a whole instant in the same millisecond) their records share a write(2) and one check of the day
+// folder, and no caller sleeps on the mutex while another's write is in the kernel. Records reach the
+// file in the order their Appends queued them (a log's records are never reordered); a Read, Forget or the
+// destructor first writes what is queued, so a read sees every line appended before it. What this gives
+// up: records queued behind a writer sit in memory for the length of its write, and a process killed in
+// that window loses them (as it loses lines a handler had not yet written); write(2) without fsync
+// already gave up a machine crash.
+//
+// Complexity: Append is a format into a buffer and a queue push; the thread that writes does one write(2)
+// per day per round and a hash insert per record. Read is a hash look-up for the open segment plus, for
+// each closed segment of the day whose log id range (kept in memory once seen) holds the id, a binary
 // search of its index (about log2(entries) preads).
 //
-// Thread-safety: all members may be called from any thread. One mutex serialises the writers and the
-// open segments' indexes; reads of closed segments (which never change) run outside it.
+// Thread-safety: all members may be called from any thread. One mutex serialises the writes and the open
+// segments' indexes, a second the queue; reads of closed segments (which never change) run outside both.
 // Errors: write failures are logged (spdlog) and swallowed, so a full disk does not fail a job.
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -47,6 +59,9 @@ class LogSegments final {
   struct Settings {
     std::filesystem::path dir;                              // the log dir (day folders below it)
     std::uint64_t segment_bytes = std::uint64_t{16} << 20;  // rotate past this size
+    // Tests only: called before each write(2), with the writing mutex held (to hold a writer while other
+    // threads append).
+    std::function<void()> before_write;
   };
   // One record to append: `text` (complete lines, each ending in '\n') for `log_id`.
   struct Record {
@@ -59,7 +74,9 @@ class LogSegments final {
   LogSegments(const LogSegments&) = delete;
   LogSegments& operator=(const LogSegments&) = delete;
 
-  // Appends the records to the segment of `day` ("yyyy-mm-dd") with one write. Creates the day folder.
+  // Appends the records to the segment of `day` ("yyyy-mm-dd"), in one write with any records queued
+  // meanwhile (see group commit above). Creates the day folder. Returns once they are written, or queued
+  // behind the thread that is writing.
   void Append(const std::string& day, const std::vector<Record>& records);
 
   // All text recorded for `log_id` on `day`, in write order; nullopt when there is none.
@@ -68,8 +85,10 @@ class LogSegments final {
   // Closes the day's open segment and forgets its index, before the folder is deleted (log retention).
   void Forget(const std::string& day);
 
-  // Records appended (since construction; tests and metrics).
+  // Records written (since construction; tests and metrics). Records still queued are not counted.
   [[nodiscard]] std::uint64_t RecordsAppended() const;
+  // write(2) calls that wrote records (since construction; tests and metrics).
+  [[nodiscard]] std::uint64_t Writes() const;
 
   static constexpr std::string_view kHeaderTag = "#cwlog ";
   static constexpr std::string_view kIndexMagic = "CWLOGIX1";
@@ -91,6 +110,21 @@ class LogSegments final {
     std::unordered_map<std::int64_t, std::pair<std::uint32_t, std::uint32_t>> logs;  // id -> first, last
   };
 
+  // An Append's records, formatted: `text` is their header lines and texts; each `at` is the offset of a
+  // record's text in it.
+  struct Queued {
+    std::string day;
+    std::string text;
+    std::vector<std::int64_t> log_ids;
+    std::vector<std::uint64_t> at;
+    std::vector<std::uint32_t> lengths;
+  };
+  // Writes what is queued (mu_ held), so that what follows sees every record appended before it.
+  void WriteQueuedLocked();
+  // Writes `batch` (queue order), one write(2) per day.
+  void WriteLocked(const std::vector<Queued>& batch);
+  // Writes `items` (Appends of `day`, in queue order) with one write(2).
+  void WriteDayLocked(const std::string& day, const std::vector<const Queued*>& items);
   Day* OpenDayLocked(const std::string& day);
   void RotateLocked(const std::string& day, Day& d);
   // Writes the sorted index of `d`'s open segment next to it.
@@ -105,6 +139,10 @@ class LogSegments final {
   mutable std::mutex mu_;
   std::map<std::string, Day> days_;
   std::uint64_t records_ = 0;
+  std::uint64_t writes_ = 0;
+  std::mutex queue_mu_;  // taken inside mu_, never the other way round
+  std::vector<Queued> queue_;
+  bool writing_ = false;  // an Append is writing the queue: others only queue (guarded by queue_mu_)
   std::mutex ranges_mu_;
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> ranges_;  // closed segment -> log id range
 };

@@ -1,12 +1,16 @@
 // LogSegments: records of many fires in a few files per day, rotation, the closed segments' indexes, a
-// restart, and a segment left without an index (or with a half-written record) by a crash.
+// restart, a segment left without an index (or with a half-written record) by a crash, and group commit.
 #include "log_segments.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -172,6 +176,56 @@ TEST_F(LogSegmentsTest, ConcurrentWritersAndReadersAcrossRotations) {
       want += Line(t, n);
     EXPECT_EQ(s.Read(kToday, t), want) << t;
   }
+}
+
+// Group commit: while one thread is in its write, other Appends queue and return at once, and the writing
+// thread writes them all in its next round, in the order they were appended.
+TEST_F(LogSegmentsTest, AppendsMadeWhileAnotherThreadWritesQueueAndShareItsNextWrite) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool held = false;
+  bool release = false;
+  int writes_seen = 0;
+  LogSegments::Settings settings{dir_.path()};
+  settings.before_write = [&] {
+    std::unique_lock lock(m);
+    if (++writes_seen != 1) return;  // only the first write is held
+    held = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  };
+  auto release_writer = [&] {
+    const std::lock_guard lock(m);
+    release = true;
+    cv.notify_all();
+  };
+  LogSegments s(settings);
+  const std::string a1 = Line(1, 1);
+  const std::string a2 = Line(1, 2);
+  const std::string b1 = Line(2, 1);
+  const std::string c1 = Line(3, 1);
+  std::thread writer([&] { s.Append(kToday, {{1, a1}}); });
+  {
+    std::unique_lock lock(m);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return held; }));
+  }
+  // The writer is inside its write, holding the writing mutex: these return without waiting for it.
+  std::promise<void> appended;
+  std::thread others([&] {
+    s.Append(kToday, {{1, a2}});
+    s.Append(kToday, {{2, b1}, {3, c1}});
+    appended.set_value();
+  });
+  const bool returned = appended.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  release_writer();
+  others.join();
+  writer.join();
+  EXPECT_TRUE(returned) << "an Append waited for the thread that was writing";
+  EXPECT_EQ(s.Writes(), 2U);  // its own record, then the three queued meanwhile in one write
+  EXPECT_EQ(s.RecordsAppended(), 4U);
+  EXPECT_EQ(s.Read(kToday, 1), a1 + a2);
+  EXPECT_EQ(s.Read(kToday, 2), b1);
+  EXPECT_EQ(s.Read(kToday, 3), c1);
 }
 
 }  // namespace
