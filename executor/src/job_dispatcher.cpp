@@ -115,11 +115,12 @@ std::optional<xxljob::Envelope> JobDispatcher::RefusalLocked(const xxljob::Trigg
 }
 
 xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
-                                       const Fire* held, HeldOutcome* outcome) {
+                                       const std::shared_ptr<Fire>& held, HeldOutcome* outcome) {
   Resolution res = resolver_(p);
   if (!res.error.empty()) return xxljob::Envelope::Fail(res.error);
 
   std::vector<Report> reports;
+  std::optional<xxljob::Envelope> refused;
   bool wake = false;
   bool join = false;
   {
@@ -131,7 +132,7 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
         if (outcome != nullptr) *outcome = HeldOutcome::kDropped;
         return xxljob::Envelope::Success();
       }
-      if (h->second.fire.get() != held) {  // replaced meanwhile: the caller starts the replacement
+      if (h->second.fire != held) {  // replaced meanwhile: the caller starts the replacement
         if (outcome != nullptr) *outcome = HeldOutcome::kReplaced;
         return xxljob::Envelope::Success();
       }
@@ -140,42 +141,16 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
     } else if (auto refusal = RefusalLocked(p)) {
       return *std::move(refusal);
     }
-    std::shared_ptr<JobThread> t;
-    if (const auto it = threads_.find(p.job_id); it != threads_.end()) t = it->second;
-    if (t && t->identity != res.identity) {
-      RetireLocked(*t, std::string(res.is_glue ? kChangeGlueMsg : kChangeBeanMsg), reports);
-      t.reset();
+    auto fire = held;
+    if (fire == nullptr) {
+      fire = std::make_shared<Fire>();
+      fire->param = p;
+      fire->received_ms = received_ms;
     }
-    if (t && (t->running || !t->queue.empty())) {
-      // An unknown value is SERIAL_EXECUTION, as XXL-JOB's executor treats it.
-      const auto strategy = xxljob::ParseBlockStrategy(p.executor_block_strategy)
-                                .value_or(xxljob::BlockStrategy::kSerialExecution);
-      if (strategy == xxljob::BlockStrategy::kDiscardLater)
-        return xxljob::Envelope::Fail(std::string(kDiscardLaterMsg));
-      if (strategy == xxljob::BlockStrategy::kCoverEarly) {
-        RetireLocked(*t, std::string(kCoverEarlyMsg), reports);
-        t.reset();
-      }
-    }
-    if (!t) {
-      t = std::make_shared<JobThread>();
-      t->job_id = p.job_id;
-      t->identity = std::move(res.identity);
-      t->handler = std::move(res.handler);
-      threads_[p.job_id] = t;
-      threads_changed_.notify_all();
-      t->serial = ++created_;
-    }
-    auto fire = std::make_shared<Fire>();
-    fire->param = p;
-    fire->received_ms = received_ms;
-    t->queue.push_back(std::move(fire));
-    queued = true;
-    log_ids_[p.log_id] = LogIdState{};
-    if (!t->scheduled) {
-      t->scheduled = true;
-      ready_.push_back(std::move(t));
-      wake = WorkerForReadyLocked();
+    refused = QueueLocked(fire, res, reports, wake);
+    if (!refused) {
+      queued = true;
+      if (held == nullptr) log_ids_[p.log_id] = LogIdState{};  // a held one's is there since it was held
     }
     join = exited_workers_ > 0;
   }
@@ -183,13 +158,52 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   if (wake) work_cv_.notify_one();
   Deliver(reports);
   if (join) JoinExitedWorkers();
-  return xxljob::Envelope::Success();
+  return refused ? *std::move(refused) : xxljob::Envelope::Success();
+}
+
+std::optional<xxljob::Envelope> JobDispatcher::QueueLocked(const std::shared_ptr<Fire>& fire, Resolution& res,
+                                                           std::vector<Report>& reports, bool& wake) {
+  const auto& p = fire->param;
+  std::shared_ptr<JobThread> t;
+  if (const auto it = threads_.find(p.job_id); it != threads_.end()) t = it->second;
+  if (t && t->identity != res.identity) {
+    RetireLocked(*t, std::string(res.is_glue ? kChangeGlueMsg : kChangeBeanMsg), reports);
+    t.reset();
+  }
+  if (t && (t->running || !t->queue.empty())) {
+    // An unknown value is SERIAL_EXECUTION, as XXL-JOB's executor treats it.
+    const auto strategy = xxljob::ParseBlockStrategy(p.executor_block_strategy)
+                              .value_or(xxljob::BlockStrategy::kSerialExecution);
+    if (strategy == xxljob::BlockStrategy::kDiscardLater)
+      return xxljob::Envelope::Fail(std::string(kDiscardLaterMsg));
+    if (strategy == xxljob::BlockStrategy::kCoverEarly) {
+      RetireLocked(*t, std::string(kCoverEarlyMsg), reports);
+      t.reset();
+    }
+  }
+  if (!t) {
+    t = std::make_shared<JobThread>();
+    t->job_id = p.job_id;
+    t->identity = std::move(res.identity);
+    t->handler = std::move(res.handler);
+    threads_[p.job_id] = t;
+    threads_changed_.notify_all();
+    t->serial = ++created_;
+  }
+  t->queue.push_back(fire);
+  if (!t->scheduled) {
+    t->scheduled = true;
+    ready_.push_back(std::move(t));
+    wake = WorkerForReadyLocked() || wake;
+  }
+  return std::nullopt;
 }
 
 xxljob::Envelope JobDispatcher::Hold(const xxljob::TriggerParam& p, std::int64_t received_ms) {
   // Checked now as at its instant: a handler that cannot be resolved is refused while the admin can still
   // record it as a failed trigger.
   if (const Resolution res = resolver_(p); !res.error.empty()) return xxljob::Envelope::Fail(res.error);
+  std::uint64_t arm = 0;  // the serial of the instant this fire is the first of, which it arms
   {
     std::lock_guard lock(mu_);
     if (p.replace_held) {
@@ -201,14 +215,20 @@ xxljob::Envelope JobDispatcher::Hold(const xxljob::TriggerParam& p, std::int64_t
     fire->received_ms = received_ms;
     log_ids_[p.log_id] = LogIdState{};
     held_[p.log_id].fire = std::move(fire);
+    // One start per instant: the first fire held for it arms it; the others join its list.
+    auto [instant, fresh] = held_instants_.try_emplace(p.run_at_ms);
+    instant->second.log_ids.push_back(p.log_id);
+    if (fresh) arm = instant->second.serial = ++instants_armed_;
   }
-  // Armed outside mu_ (the timer may run the task at once, and the task takes mu_).
-  auto start =
-      start_timer_.After(std::chrono::milliseconds(std::max<std::int64_t>(p.run_at_ms - clock_.NowMs(), 0)),
-                         [this, id = p.log_id] { StartHeld(id); });
-  {
+  if (arm != 0) {
+    // Armed outside mu_ (the timer may run the task at once, and the task takes mu_).
+    auto start =
+        start_timer_.After(std::chrono::milliseconds(std::max<std::int64_t>(p.run_at_ms - clock_.NowMs(), 0)),
+                           [this, at = p.run_at_ms] { StartInstant(at); });
     std::lock_guard lock(mu_);
-    if (const auto it = held_.find(p.log_id); it != held_.end()) it->second.start = std::move(start);
+    if (const auto it = held_instants_.find(p.run_at_ms);
+        it != held_instants_.end() && it->second.serial == arm)
+      it->second.start = std::move(start);
   }
   return {xxljob::kCodeSuccess, fmt::format("held; starts at runAtMs {}", p.run_at_ms), nullptr};
 }
@@ -238,6 +258,69 @@ std::optional<xxljob::Envelope> JobDispatcher::ReplaceHeldLocked(const xxljob::T
   return std::nullopt;
 }
 
+void JobDispatcher::StartInstant(std::int64_t run_at_ms) {
+  std::vector<std::shared_ptr<Fire>> fires;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = held_instants_.find(run_at_ms);
+    if (it == held_instants_.end()) return;
+    fires.reserve(it->second.log_ids.size());
+    for (const auto id : it->second.log_ids) {
+      if (const auto h = held_.find(id); h != held_.end()) fires.push_back(h->second.fire);
+    }
+    held_instants_.erase(it);
+  }
+  // In chunks: the first fires reach the workers while the later ones are being resolved.
+  constexpr std::size_t kChunk = 128;
+  std::vector<Resolution> res;
+  std::vector<Report> reports;
+  std::vector<std::int64_t> replaced;
+  for (std::size_t from = 0; from < fires.size(); from += kChunk) {
+    const auto to = std::min(fires.size(), from + kChunk);
+    res.clear();
+    for (auto i = from; i < to; ++i)
+      res.push_back(resolver_(fires[i]->param));
+    bool wake = false;
+    bool join = false;
+    {
+      std::lock_guard lock(mu_);
+      for (auto i = from; i < to; ++i) {
+        const auto& fire = fires[i];
+        const auto h = held_.find(fire->param.log_id);
+        if (h == held_.end()) continue;  // dropped meanwhile (killed, cancelled, stopped): reported there
+        if (h->second.fire != fire) {    // replaced since it was read above: started on its own below
+          replaced.push_back(fire->param.log_id);
+          continue;
+        }
+        // It leaves held_ under the lock that queues it: a drain never sees the executor idle in between.
+        held_.erase(h);
+        auto& r = res[i - from];
+        std::optional<xxljob::Envelope> refused;
+        if (stopped_) {
+          refused = xxljob::Envelope::Fail(std::string(xxljob::kStoppingMsg));
+        } else if (!r.error.empty()) {
+          refused = xxljob::Envelope::Fail(r.error);
+        } else {
+          refused = QueueLocked(fire, r, reports, wake);
+        }
+        // Refused at its instant: its /run was answered long ago, so the refusal is its result.
+        if (refused && ClaimLocked(fire)) {
+          reports.push_back(
+              Report{fire, xxljob::kCodeFail, refused->msg.value_or("refused at its instant"), false});
+        }
+      }
+      if (draining_) drained_.notify_all();
+      join = exited_workers_ > 0;
+    }
+    if (wake) work_cv_.notify_one();
+    Deliver(reports);
+    reports.clear();
+    if (join) JoinExitedWorkers();
+  }
+  for (const auto id : replaced)
+    StartHeld(id);
+}
+
 void JobDispatcher::StartHeld(std::int64_t log_id) {
   std::shared_ptr<Fire> fire;
   bool queued = false;
@@ -251,7 +334,7 @@ void JobDispatcher::StartHeld(std::int64_t log_id) {
       fire = it->second.fire;
     }
     outcome = HeldOutcome::kStarted;
-    answer = Accept(fire->param, fire->received_ms, queued, fire.get(), &outcome);
+    answer = Accept(fire->param, fire->received_ms, queued, fire, &outcome);
   } while (outcome == HeldOutcome::kReplaced);
   if (queued || outcome == HeldOutcome::kDropped) return;
   // Refused at its instant: its /run was answered long ago, so the refusal is its result.
@@ -275,7 +358,6 @@ void JobDispatcher::DropHeldLocked(std::optional<int> job_id, const std::string&
       ++it;
       continue;
     }
-    it->second.start.Cancel();
     if (ClaimLocked(it->second.fire)) {
       reports.push_back(Report{it->second.fire, xxljob::kCodeFail, reason + std::string(kHeldKilled), false});
     }
@@ -291,8 +373,7 @@ std::vector<std::int64_t> JobDispatcher::Cancel(const std::vector<std::int64_t>&
     std::lock_guard lock(mu_);
     for (const auto id : log_ids) {
       const auto it = held_.find(id);
-      if (it == held_.end()) continue;
-      it->second.start.Cancel();
+      if (it == held_.end()) continue;  // its instant's start finds it gone
       if (ClaimLocked(it->second.fire)) {
         dropped.push_back(id);
         fires.push_back(it->second.fire);
@@ -324,6 +405,11 @@ std::vector<std::int64_t> JobDispatcher::Accepted(const std::vector<std::int64_t
 std::size_t JobDispatcher::HeldFires() const {
   std::lock_guard lock(mu_);
   return held_.size();
+}
+
+std::uint64_t JobDispatcher::InstantsArmed() const {
+  std::lock_guard lock(mu_);
+  return instants_armed_;
 }
 
 xxljob::Envelope JobDispatcher::IdleBeat(int job_id) {
@@ -360,6 +446,9 @@ void JobDispatcher::Stop(std::string_view reason) {
     std::lock_guard lock(mu_);
     stopped_ = true;
     DropHeldLocked(std::nullopt, std::string(reason), reports);
+    for (auto& [at, instant] : held_instants_)
+      instant.start.Cancel();
+    held_instants_.clear();
     std::vector<std::shared_ptr<JobThread>> live;
     live.reserve(threads_.size());
     for (const auto& [id, t] : threads_)

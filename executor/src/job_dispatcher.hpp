@@ -62,6 +62,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -167,6 +168,8 @@ class JobDispatcher final {
   [[nodiscard]] std::uint64_t WorkersStarted() const;
   // Fires held for their runAtMs now (tests, metrics).
   [[nodiscard]] std::size_t HeldFires() const;
+  // Start tasks armed on the start timer since construction: one per runAtMs held for, not one per fire.
+  [[nodiscard]] std::uint64_t InstantsArmed() const;
 
  private:
   struct Fire;
@@ -185,10 +188,10 @@ class JobDispatcher final {
   enum class HeldOutcome { kStarted, kDropped, kReplaced };
   // Run's work: `queued` tells whether the fire was queued (else it is answered at once). `held`: a held
   // fire at its instant (its log id is its own already, and a drain does not refuse it), which leaves held_
-  // here; `outcome` says kDropped when it was no longer there, kReplaced when held_ has a replacement of it
-  // (nothing done in either case).
+  // here and is queued itself (no copy of its parameters at the instant); `outcome` says kDropped when it
+  // was no longer there, kReplaced when held_ has a replacement of it (nothing done in either case).
   xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
-                          const Fire* held = nullptr, HeldOutcome* outcome = nullptr);
+                          const std::shared_ptr<Fire>& held = nullptr, HeldOutcome* outcome = nullptr);
   // Needs mu_: a /run with replaceHeld. Replaces the held fire of its log id (keeping its start), answers
   // for one no longer held, or nullopt for a log id never seen (held as any /run then).
   std::optional<xxljob::Envelope> ReplaceHeldLocked(const xxljob::TriggerParam& p, std::int64_t received_ms);
@@ -197,8 +200,17 @@ class JobDispatcher final {
   std::optional<xxljob::Envelope> RefusalLocked(const xxljob::TriggerParam& p);
   // A /run for a later instant: checks it, holds it and arms its start.
   xxljob::Envelope Hold(const xxljob::TriggerParam& p, std::int64_t received_ms);
-  // On the start timer: the held fire `log_id` meets its job thread (nothing if it was dropped).
+  // On the start timer, at `run_at_ms`: the fires held for that instant meet their job threads, many under
+  // one lock (ahead-of-time dispatch starts a whole second's fires for an executor at one runAtMs).
+  void StartInstant(std::int64_t run_at_ms);
+  // The held fire `log_id` meets its job thread (nothing if it was dropped): one replaced while its instant
+  // was starting.
   void StartHeld(std::int64_t log_id);
+  // Needs mu_: `fire` meets its job thread and block strategy: nullopt when it was queued, else the
+  // refusal (DISCARD_LATER). `res` is its resolved handler (moved from when a job thread is made); `wake` is
+  // set when a worker should be notified after mu_ is released.
+  std::optional<xxljob::Envelope> QueueLocked(const std::shared_ptr<Fire>& fire, Resolution& res,
+                                              std::vector<Report>& reports, bool& wake);
   // Needs mu_: drops the held fires of `job_id` (every one when nullopt), reporting them with `reason`.
   void DropHeldLocked(std::optional<int> job_id, const std::string& reason, std::vector<Report>& reports);
   void WorkerLoop(Worker* w);
@@ -280,9 +292,17 @@ class JobDispatcher final {
   // Fires held for their runAtMs, by log id (each also active in log_ids_).
   struct Held {
     std::shared_ptr<Fire> fire;
-    Timer::Handle start;
   };
   std::unordered_map<std::int64_t, Held> held_;
+  // The start of each runAtMs that fires are held for: one timer task for all of them. A fire dropped or
+  // replaced meanwhile stays in `log_ids` (the start looks each up in held_).
+  struct HeldInstant {
+    std::vector<std::int64_t> log_ids;
+    std::uint64_t serial = 0;  // tells a re-made entry of the same instant from this one
+    Timer::Handle start;
+  };
+  std::map<std::int64_t, HeldInstant> held_instants_;
+  std::uint64_t instants_armed_ = 0;
   std::deque<std::pair<ringwheel::SteadyTime, std::int64_t>> finished_;  // in finishing order
 };
 

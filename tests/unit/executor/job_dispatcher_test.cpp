@@ -765,6 +765,40 @@ TEST_F(HeldFireTest, StoppingReportsTheHeldFiresUnrun) {
   EXPECT_EQ(d_->HeldFires(), 0U);
 }
 
+// A second's fires sent ahead to one executor share a runAtMs: one start task for that instant starts
+// them all (in chunks under the dispatcher's lock), each once and none before it. A fire cancelled or
+// killed meanwhile is not run, and the next instant has a start task of its own.
+TEST_F(HeldFireTest, ThreeHundredFiresHeldForOneInstantStartAtItWithOneTimerTask) {
+  Register("h", [](cronwheel::executor::JobContext&) {});
+  constexpr int kFires = 300;
+  for (int i = 1; i <= kFires; ++i)
+    ASSERT_EQ(d_->Run(Ahead(i, i, kDay + 1000)).code, 200) << i;
+  ASSERT_EQ(d_->Run(Ahead(1, 1001, kDay + 1001)).code, 200) << "job 1's next instant";
+  EXPECT_EQ(d_->InstantsArmed(), 2U) << "one start task per instant, not one per fire";
+  EXPECT_EQ(d_->Cancel({7}), (std::vector<std::int64_t>{7}));
+  ASSERT_EQ(d_->Kill(8).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(1));  // the kill's report of fire 8
+  AdvanceAndSettle(std::chrono::milliseconds(999));
+  EXPECT_EQ(d_->HeldFires(), static_cast<std::size_t>(kFires + 1 - 2)) << "1 ms before the instant";
+  EXPECT_EQ(sink_.Get().size(), 1U);
+  AdvanceAndSettle(std::chrono::milliseconds(1));
+  ASSERT_TRUE(sink_.WaitFor(kFires - 1));
+  EXPECT_EQ(d_->HeldFires(), 1U) << "the next instant's";
+  for (int i = 1; i <= kFires; ++i) {
+    if (i == 7 || i == 8) continue;
+    const auto cb = sink_.For(i);
+    EXPECT_EQ(cb.handle_code, 200) << i;
+    EXPECT_EQ(cb.handle_start_ms, kDay + 1000) << i;
+  }
+  EXPECT_EQ(sink_.For(7).handle_code, -1) << "cancelled: no callback, never run";
+  EXPECT_EQ(sink_.For(8).handle_code, 500) << "killed";
+  AdvanceAndSettle(std::chrono::milliseconds(1));
+  ASSERT_TRUE(sink_.WaitFor(kFires));
+  EXPECT_EQ(sink_.For(1001).handle_start_ms, kDay + 1001);
+  EXPECT_EQ(sink_.Get().size(), static_cast<std::size_t>(kFires)) << "each fire called back once";
+  EXPECT_EQ(d_->InstantsArmed(), 2U);
+}
+
 TEST_F(HeldFireTest, ARunAtInThePastOrNowStartsAtOnceAsAnyRun) {
   Register("h", gate_.Handler());
   ASSERT_EQ(d_->Run(Ahead(1, 1, kDay)).code, 200);
