@@ -373,12 +373,12 @@ std::vector<std::int64_t> JobDispatcher::Cancel(const std::vector<std::int64_t>&
     std::lock_guard lock(mu_);
     for (const auto id : log_ids) {
       const auto it = held_.find(id);
-      if (it == held_.end()) continue;  // its instant's start finds it gone
+      if (it == held_.end()) continue;
       if (ClaimLocked(it->second.fire)) {
         dropped.push_back(id);
         fires.push_back(it->second.fire);
       }
-      held_.erase(it);
+      held_.erase(it);  // its instant's start task finds it gone and skips it
     }
     if (draining_) drained_.notify_all();
   }
