@@ -114,8 +114,8 @@ std::optional<xxljob::Envelope> JobDispatcher::RefusalLocked(const xxljob::Trigg
   return std::nullopt;
 }
 
-xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
-                                       const std::shared_ptr<Fire>& held, HeldOutcome* outcome) {
+xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64_t received_ms,
+                                       bool& queued) {
   Resolution res = resolver_(p);
   if (!res.error.empty()) return xxljob::Envelope::Fail(res.error);
 
@@ -125,32 +125,14 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   bool join = false;
   {
     std::lock_guard lock(mu_);
-    if (held != nullptr) {
-      // It leaves held_ under the lock that queues it: a drain never sees the executor idle in between.
-      const auto h = held_.find(p.log_id);
-      if (h == held_.end()) {  // dropped meanwhile (killed, cancelled, stopped): reported there
-        if (outcome != nullptr) *outcome = HeldOutcome::kDropped;
-        return xxljob::Envelope::Success();
-      }
-      if (h->second.fire != held) {  // replaced meanwhile: the caller starts the replacement
-        if (outcome != nullptr) *outcome = HeldOutcome::kReplaced;
-        return xxljob::Envelope::Success();
-      }
-      held_.erase(h);
-      if (stopped_) return xxljob::Envelope::Fail(std::string(xxljob::kStoppingMsg));
-    } else if (auto refusal = RefusalLocked(p)) {
-      return *std::move(refusal);
-    }
-    auto fire = held;
-    if (fire == nullptr) {
-      fire = std::make_shared<Fire>();
-      fire->param = p;
-      fire->received_ms = received_ms;
-    }
+    if (auto refusal = RefusalLocked(p)) return *std::move(refusal);
+    auto fire = std::make_shared<Fire>();
+    fire->param = p;
+    fire->received_ms = received_ms;
     refused = QueueLocked(fire, res, reports, wake);
     if (!refused) {
       queued = true;
-      if (held == nullptr) log_ids_[p.log_id] = LogIdState{};  // a held one's is there since it was held
+      log_ids_[p.log_id] = LogIdState{};
     }
     join = exited_workers_ > 0;
   }
@@ -270,6 +252,24 @@ void JobDispatcher::StartInstant(std::int64_t run_at_ms) {
     }
     held_instants_.erase(it);
   }
+  for (const auto id : StartFires(fires))
+    StartHeld(id);
+}
+
+void JobDispatcher::StartHeld(std::int64_t log_id) {
+  while (true) {  // again when a replacement came between the lookup and the start
+    std::shared_ptr<Fire> fire;
+    {
+      std::lock_guard lock(mu_);
+      const auto it = held_.find(log_id);
+      if (it == held_.end()) return;  // dropped (killed, cancelled, stopped) meanwhile
+      fire = it->second.fire;
+    }
+    if (StartFires({fire}).empty()) return;
+  }
+}
+
+std::vector<std::int64_t> JobDispatcher::StartFires(const std::vector<std::shared_ptr<Fire>>& fires) {
   // In chunks: the first fires reach the workers while the later ones are being resolved.
   constexpr std::size_t kChunk = 128;
   std::vector<Resolution> res;
@@ -288,7 +288,7 @@ void JobDispatcher::StartInstant(std::int64_t run_at_ms) {
         const auto& fire = fires[i];
         const auto h = held_.find(fire->param.log_id);
         if (h == held_.end()) continue;  // dropped meanwhile (killed, cancelled, stopped): reported there
-        if (h->second.fire != fire) {    // replaced since it was read above: started on its own below
+        if (h->second.fire != fire) {    // replaced since it was read: the caller starts the replacement
           replaced.push_back(fire->param.log_id);
           continue;
         }
@@ -317,38 +317,7 @@ void JobDispatcher::StartInstant(std::int64_t run_at_ms) {
     reports.clear();
     if (join) JoinExitedWorkers();
   }
-  for (const auto id : replaced)
-    StartHeld(id);
-}
-
-void JobDispatcher::StartHeld(std::int64_t log_id) {
-  std::shared_ptr<Fire> fire;
-  bool queued = false;
-  HeldOutcome outcome = HeldOutcome::kStarted;
-  xxljob::Envelope answer;
-  do {  // again when a replacement came between the lookup and the start
-    {
-      std::lock_guard lock(mu_);
-      const auto it = held_.find(log_id);
-      if (it == held_.end()) return;  // dropped (killed, cancelled, stopped) meanwhile
-      fire = it->second.fire;
-    }
-    outcome = HeldOutcome::kStarted;
-    answer = Accept(fire->param, fire->received_ms, queued, fire, &outcome);
-  } while (outcome == HeldOutcome::kReplaced);
-  if (queued || outcome == HeldOutcome::kDropped) return;
-  // Refused at its instant: its /run was answered long ago, so the refusal is its result.
-  std::vector<Report> reports;
-  {
-    std::lock_guard lock(mu_);
-    if (const auto it = held_.find(log_id); it != held_.end() && it->second.fire == fire) held_.erase(it);
-    if (ClaimLocked(fire)) {
-      reports.push_back(
-          Report{fire, xxljob::kCodeFail, answer.msg.value_or("refused at its instant"), false});
-    }
-    if (draining_) drained_.notify_all();
-  }
-  Deliver(reports);
+  return replaced;
 }
 
 void JobDispatcher::DropHeldLocked(std::optional<int> job_id, const std::string& reason,

@@ -184,14 +184,8 @@ class JobDispatcher final {
     std::optional<nlohmann::json> output;  // what the handler set (JobContext::SetOutput)
   };
 
-  // What became of a held fire Accept was asked to start.
-  enum class HeldOutcome { kStarted, kDropped, kReplaced };
-  // Run's work: `queued` tells whether the fire was queued (else it is answered at once). `held`: a held
-  // fire at its instant (its log id is its own already, and a drain does not refuse it), which leaves held_
-  // here and is queued itself (no copy of its parameters at the instant); `outcome` says kDropped when it
-  // was no longer there, kReplaced when held_ has a replacement of it (nothing done in either case).
-  xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued,
-                          const std::shared_ptr<Fire>& held = nullptr, HeldOutcome* outcome = nullptr);
+  // Run's work for a /run due now: `queued` tells whether the fire was queued (else it is answered at once).
+  xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued);
   // Needs mu_: a /run with replaceHeld. Replaces the held fire of its log id (keeping its start), answers
   // for one no longer held, or nullopt for a log id never seen (held as any /run then).
   std::optional<xxljob::Envelope> ReplaceHeldLocked(const xxljob::TriggerParam& p, std::int64_t received_ms);
@@ -206,6 +200,10 @@ class JobDispatcher final {
   // The held fire `log_id` meets its job thread (nothing if it was dropped): one replaced while its instant
   // was starting.
   void StartHeld(std::int64_t log_id);
+  // `fires` (read from held_) meet their job threads, in chunks of 128 under one lock each; one refused at
+  // its instant (DISCARD_LATER, its handler gone, stopping) is reported through its callback. Skips those
+  // dropped meanwhile and returns the log ids of those replaced meanwhile (held_ has a newer fire).
+  std::vector<std::int64_t> StartFires(const std::vector<std::shared_ptr<Fire>>& fires);
   // Needs mu_: `fire` meets its job thread and block strategy: nullopt when it was queued, else the
   // refusal (DISCARD_LATER). `res` is its resolved handler (moved from when a job thread is made); `wake` is
   // set when a worker should be notified after mu_ is released.
