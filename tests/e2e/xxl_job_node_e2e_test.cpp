@@ -4,8 +4,12 @@
 // a trace file (nodeTraceHandler; nodeEchoHandler also returns "echo:<executorParams>"). cronwheel's admin
 // has no executor of its own here: 100 jobs every second for 30 s go to the Node executor, and every instant
 // must run there exactly once, with no failed trigger and every callback recorded (handle code 200). Counts
-// and the receive lag are printed. A workflow run triggered over the REST API passes its parameter and a
-// parent's handleMsg into the parameters the Node executor's handlers receive.
+// and the receive lag are printed (the slowest fire of each instant too), not asserted: the lag is the Node
+// process working through 100 fires, about 2.5 ms of CPU each, on a box it shares with the debug-build admin
+// and PostgreSQL (p99 410-680 ms on the development box, 2 Dec). A fire later than a second would meet its
+// job's previous run and be refused (below), so scripts/test runs this test when nothing is built behind it.
+// A workflow run triggered over the REST API passes its parameter and a parent's handleMsg into the
+// parameters the Node executor's handlers receive.
 //
 // What the package does that XXL-JOB's own executors do not, and how this test lives with it (the program's
 // header has the details):
@@ -18,10 +22,10 @@
 //   and counts them instead, and its requests time out after 3 s.
 //
 // The admin's connection counters are printed too (its /metrics). Against this single-threaded server the
-// admin's rule for thread-per-connection executors (admin/include/admin/dispatch/executor_client.hpp: a new
-// connection's first request unanswered after 20 ms makes the admin close one of its idle ones) fires on
-// almost every burst, so about every other /run opens a connection; it costs connections, not lag (the lag
-// is the Node process working through 100 fires), and is reported, not asserted.
+// admin's rule for thread-per-connection executors (admin/include/admin/dispatch/connection_policy.hpp: a
+// new connection's first request unanswered after 20 ms makes the admin close one of its idle ones and cap
+// its connections) holds the pool at about 4 connections. That costs no lag: with the rule switched off the
+// admin opened 32 and the lag was the same (p99 589 and 649 ms against 570 and 666 ms, 2 Dec).
 //
 // node and the package are installed by `scripts/setup --web` (npm ci in tests/e2e/xxl_job_node); without
 // them the test fails and says so.
@@ -229,9 +233,10 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
   }
 
   int expected = 0, once = 0, missed = 0, twice = 0, failed_triggers = 0, handled_ok = 0;
-  std::vector<std::int64_t> lags_ms;     // received - scheduled
-  std::vector<std::int64_t> to_send_ms;  // trigger start - scheduled
-  std::vector<std::int64_t> on_wire_ms;  // received - trigger start
+  std::vector<std::int64_t> lags_ms;                // received - scheduled
+  std::vector<std::int64_t> to_send_ms;             // trigger start - scheduled
+  std::vector<std::int64_t> on_wire_ms;             // received - trigger start
+  std::map<std::int64_t, std::int64_t> slowest_ms;  // instant -> the largest lag of its fires
   const auto schedule = ringwheel::Schedule::Parse("CRON", kCron, "UTC").value();
   for (int job : jobs) {
     for (auto at = schedule.NextFireMs(first - 1); at && *at <= last; at = schedule.NextFireMs(*at)) {
@@ -263,6 +268,7 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
         continue;
       }
       lags_ms.push_back(got->second.front() - *at);
+      slowest_ms[*at] = std::max(slowest_ms[*at], lags_ms.back());
       to_send_ms.push_back(fire.trigger_ms - *at);
       on_wire_ms.push_back(got->second.front() - fire.trigger_ms);
       if (n == 1) {
@@ -283,6 +289,10 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
   fmt::print("callbacks with handle code 200 {}; ", handled_ok);
   fmt::print("lag p50 {} ms, p99 {} ms, max {} ms\n", Percentile(lags_ms, 0.5), Percentile(lags_ms, 0.99),
              Percentile(lags_ms, 1.0));
+  std::string by_instant;
+  for (const auto& [at, lag] : slowest_ms)
+    by_instant += fmt::format("{}{}", by_instant.empty() ? "" : " ", lag);
+  fmt::print("[lag] the slowest fire of each instant, ms: {}\n", by_instant);
   fmt::print("[where] scheduled -> trigger start p50 {} ms, p99 {} ms; ", Percentile(to_send_ms, 0.5),
              Percentile(to_send_ms, 0.99));
   fmt::print("trigger start -> received p50 {} ms, p99 {} ms\n", Percentile(on_wire_ms, 0.5),
@@ -311,8 +321,6 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
   EXPECT_EQ(failed_triggers, 0);
   EXPECT_EQ(refused, 0);
   EXPECT_EQ(handled_ok, expected);
-  // A fire a second late would meet its job's previous one not yet called back, which the package refuses.
-  EXPECT_LT(Percentile(lags_ms, 0.99), 1000);
   EXPECT_EQ(output.find("request failed:"), std::string::npos)
       << "a registry or callback request of the Node executor failed:\n"
       << executor.LogTail();
