@@ -6,8 +6,9 @@
 // must run there exactly once, with no failed trigger and every callback recorded (handle code 200). Counts
 // and the receive lag are printed (the slowest fire of each instant too), not asserted: the lag is the Node
 // process working through 100 fires, about 2.5 ms of CPU each, on a box it shares with the debug-build admin
-// and PostgreSQL (p99 410-680 ms on the development box, 2 Dec). A fire later than a second would meet its
-// job's previous run and be refused (below), so scripts/test runs this test when nothing is built behind it.
+// and PostgreSQL (p99 410-680 ms on the development box, 2 Dec; docs/performance.md). A fire later than a
+// second would meet its job's previous run and be refused (below), so scripts/test runs this test when
+// nothing is built behind it.
 // A workflow run triggered over the REST API passes its parameter and a parent's handleMsg into the
 // parameters the Node executor's handlers receive.
 //
