@@ -42,6 +42,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -243,9 +244,12 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
   // How long before a job's fire reached the executor its previous fire had been called back: the package
   // refuses the fire when this is negative (the callback is answered a moment after the admin records it).
   std::vector<std::int64_t> margins_ms;
+  std::vector<std::int64_t> callback_ms;   // received -> its callback recorded by the admin
+  std::vector<std::int64_t> lag_steps_ms;  // a job's lag less its lag at the instant before
   const auto schedule = ringwheel::Schedule::Parse("CRON", kCron, "UTC").value();
   for (int job : jobs) {
     std::int64_t previous_handle_ms = 0;  // of this job's previous instant, 0 before the first
+    std::optional<std::int64_t> previous_lag_ms;
     for (auto at = schedule.NextFireMs(first - 1); at && *at <= last; at = schedule.NextFireMs(*at)) {
       ++expected;
       const auto f = fires.find({job, *at});
@@ -277,6 +281,9 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
       lags_ms.push_back(got->second.front() - *at);
       slowest_ms[*at] = std::max(slowest_ms[*at], lags_ms.back());
       if (previous_handle_ms > 0) margins_ms.push_back(got->second.front() - previous_handle_ms);
+      if (fire.handle_ms > 0) callback_ms.push_back(fire.handle_ms - got->second.front());
+      if (previous_lag_ms) lag_steps_ms.push_back(lags_ms.back() - *previous_lag_ms);
+      previous_lag_ms = lags_ms.back();
       previous_handle_ms = fire.handle_ms;
       to_send_ms.push_back(fire.trigger_ms - *at);
       on_wire_ms.push_back(got->second.front() - fire.trigger_ms);
@@ -306,6 +313,10 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
       "[margin] a job's previous fire called back before its next reached the executor: min {} ms, "
       "p1 {} ms, p50 {} ms\n",
       Percentile(margins_ms, 0.0), Percentile(margins_ms, 0.01), Percentile(margins_ms, 0.5));
+  fmt::print("[margin] received -> callback recorded p50 {} ms, p99 {} ms, max {} ms\n",
+             Percentile(callback_ms, 0.5), Percentile(callback_ms, 0.99), Percentile(callback_ms, 1.0));
+  fmt::print("[margin] a job's lag less its lag at the instant before: p1 {} ms, p50 {} ms, p99 {} ms\n",
+             Percentile(lag_steps_ms, 0.01), Percentile(lag_steps_ms, 0.5), Percentile(lag_steps_ms, 0.99));
   fmt::print("[where] scheduled -> trigger start p50 {} ms, p99 {} ms; ", Percentile(to_send_ms, 0.5),
              Percentile(to_send_ms, 0.99));
   fmt::print("trigger start -> received p50 {} ms, p99 {} ms\n", Percentile(on_wire_ms, 0.5),
