@@ -47,6 +47,7 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "cluster.hpp"
 #include "cwtest/process.hpp"
@@ -248,9 +249,12 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
   std::vector<std::int64_t> lag_steps_ms;  // a job's lag less its lag at the instant before
   const auto schedule = ringwheel::Schedule::Parse("CRON", kCron, "UTC").value();
   for (int job : jobs) {
-    std::int64_t previous_handle_ms = 0;  // of this job's previous instant, 0 before the first
-    std::optional<std::int64_t> previous_lag_ms;
+    // This job's callback time and lag at the instant before, when its fire ran there.
+    std::int64_t last_handle_ms = 0;
+    std::optional<std::int64_t> last_lag_ms;
     for (auto at = schedule.NextFireMs(first - 1); at && *at <= last; at = schedule.NextFireMs(*at)) {
+      const auto previous_handle_ms = std::exchange(last_handle_ms, 0);
+      const auto previous_lag_ms = std::exchange(last_lag_ms, std::nullopt);
       ++expected;
       const auto f = fires.find({job, *at});
       if (f == fires.end()) {
@@ -283,8 +287,8 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
       if (previous_handle_ms > 0) margins_ms.push_back(got->second.front() - previous_handle_ms);
       if (fire.handle_ms > 0) callback_ms.push_back(fire.handle_ms - got->second.front());
       if (previous_lag_ms) lag_steps_ms.push_back(lags_ms.back() - *previous_lag_ms);
-      previous_lag_ms = lags_ms.back();
-      previous_handle_ms = fire.handle_ms;
+      last_lag_ms = lags_ms.back();
+      last_handle_ms = fire.handle_ms;
       to_send_ms.push_back(fire.trigger_ms - *at);
       on_wire_ms.push_back(got->second.front() - fire.trigger_ms);
       if (n == 1) {
