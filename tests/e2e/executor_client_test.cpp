@@ -4,7 +4,8 @@
 // connections gradually and reuses them; the connections to one executor never exceed
 // max_connections_per_origin; failures say whether anything was sent, in words of the client's own;
 // requests handed over without waiting (RunAsync) queue per executor, so a slow executor holds up none of
-// another's; the registration guard is checked on the addresses a name resolves to.
+// another's, and fires waiting for a connection leave by instant and job, other requests first; the
+// registration guard is checked on the addresses a name resolves to.
 #include "admin/dispatch/executor_client.hpp"
 
 #include <gmock/gmock.h>
@@ -21,6 +22,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -357,13 +359,19 @@ class GatedExecutor {
     server_.new_task_queue = [] { return new httplib::ThreadPool(32); };
     server_.set_keep_alive_timeout(1);
     server_.set_tcp_nodelay(true);
-    server_.Post("/run", [this](const httplib::Request&, httplib::Response& res) {
+    server_.Post("/run", [this](const httplib::Request& req, httplib::Response& res) {
       std::unique_lock lock(mu_);
       ++received_;
+      order_.push_back("job " + std::to_string(nlohmann::json::parse(req.body).at("jobId").get<int>()));
       max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
       changed_.notify_all();
       changed_.wait(lock, [this] { return open_; });
       --in_flight_;
+      res.set_content(R"({"code":200,"msg":null})", "application/json");
+    });
+    server_.Post("/beat", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      order_.emplace_back("beat");
       res.set_content(R"({"code":200,"msg":null})", "application/json");
     });
     loopback_ = std::make_unique<cwtest::LoopbackServer>(server_);
@@ -390,6 +398,11 @@ class GatedExecutor {
     std::lock_guard lock(mu_);
     return max_in_flight_;
   }
+  // What reached it, in order: "job <jobId>" for a /run, "beat".
+  std::vector<std::string> order() {
+    std::lock_guard lock(mu_);
+    return order_;
+  }
 
  private:
   httplib::Server server_;
@@ -399,6 +412,7 @@ class GatedExecutor {
   int in_flight_ = 0;
   int max_in_flight_ = 0;
   int received_ = 0;
+  std::vector<std::string> order_;
   std::unique_ptr<cwtest::LoopbackServer> loopback_;  // last: destroyed first
 };
 
@@ -437,7 +451,11 @@ TEST(ExecutorClient, RequestsInFlightToOneExecutorNeverExceedTheBound) {
 // Release(): what the later requests of a test wait for.
 class HeldConnection {
  public:
-  HeldConnection() {
+  explicit HeldConnection(std::chrono::milliseconds connect_timeout = std::chrono::milliseconds(200))
+      : client({.connect_timeout = connect_timeout,
+                .read_timeout = std::chrono::seconds(30),
+                .max_connections_per_origin = 1},
+               ringwheel::RealClock::Instance()) {
     xxljob::TriggerParam p;
     p.job_id = 1;
     p.log_id = 1;
@@ -453,10 +471,7 @@ class HeldConnection {
   }
 
   GatedExecutor executor;
-  admin::HttpExecutorClient client{{.connect_timeout = std::chrono::milliseconds(200),
-                                    .read_timeout = std::chrono::seconds(30),
-                                    .max_connections_per_origin = 1},
-                                   ringwheel::RealClock::Instance()};
+  admin::HttpExecutorClient client;
 
  private:
   std::thread first_;
@@ -517,6 +532,43 @@ TEST(ExecutorClient, AFireWaitsForAFreeConnectionUntilItsThresholdAndIsSentWhenO
   const auto sent = waiting.get();
   EXPECT_TRUE(sent.envelope.ok()) << sent.envelope.msg.value_or("");
   EXPECT_EQ(executor.received(), 2);
+}
+
+// Fires handed over in any order (the trigger threads' order) leave the queue to a busy executor by instant,
+// then job, so each job keeps its place in every burst; a request that is not a fire (a beat, a kill) goes
+// before them.
+TEST(ExecutorClient, FiresWaitingForAConnectionAreSentByInstantThenJobAndOtherRequestsFirst) {
+  HeldConnection held(std::chrono::seconds(30));  // the beat waits as long as the fires may
+  auto& executor = held.executor;
+  auto& client = held.client;
+  const auto now_ms = ringwheel::RealClock::Instance().NowMs();
+  const auto second = now_ms + 30'000;  // the misfire deadlines of two instants a second apart
+  const auto first = second - 1000;
+  std::vector<std::future<admin::ExecutorClient::RunReply>> replies;
+  std::int64_t log_id = 10;
+  for (const auto& [job, send_by_ms] : std::vector<std::pair<int, std::int64_t>>{
+           {5, second}, {3, second}, {9, first}, {1, second}, {4, second}, {2, second}, {7, first}}) {
+    xxljob::TriggerParam p;
+    p.job_id = job;
+    p.log_id = ++log_id;
+    auto done = std::make_shared<std::promise<admin::ExecutorClient::RunReply>>();
+    replies.push_back(done->get_future());
+    client.RunAsync(executor.address(), "", p, send_by_ms,
+                    [done](admin::ExecutorClient::RunReply r) { done->set_value(std::move(r)); });
+  }
+  // Handed over after the fires, and waiting with them.
+  auto beat = std::async(std::launch::async, [&] { return client.Beat(executor.address(), ""); });
+  ASSERT_TRUE(cwtest::Eventually([&] { return client.Stats(executor.address()).waiting == 8; },
+                                 std::chrono::seconds(20), std::chrono::milliseconds(5)));
+  EXPECT_EQ(executor.received(), 1);  // only the held first request has reached the executor
+  held.Release();
+  EXPECT_TRUE(beat.get().ok());
+  for (auto& r : replies) {
+    const auto reply = r.get();
+    EXPECT_TRUE(reply.envelope.ok()) << reply.envelope.msg.value_or("");
+  }
+  EXPECT_THAT(executor.order(), ::testing::ElementsAre("job 1", "beat", "job 7", "job 9", "job 1", "job 2",
+                                                       "job 3", "job 4", "job 5"));
 }
 
 TEST(ExecutorClient, AFailedRequestGivesItsSlotBack) {

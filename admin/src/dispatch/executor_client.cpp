@@ -52,7 +52,7 @@ HttpExecutorClient::~HttpExecutorClient() {
 }
 
 void HttpExecutorClient::Post(const std::string& address, const char* method, const std::string& token,
-                              std::string body, std::int64_t send_by_ms, RunDone done) {
+                              std::string body, std::int64_t send_by_ms, RunDone done, int job_id) {
   const auto addr = cronwheel::net::ParseHttpAddress(address);
   if (!addr.ok()) {
     done({xxljob::Envelope::Fail(addr.status()), Delivery::kInvalid});
@@ -84,13 +84,19 @@ void HttpExecutorClient::Post(const std::string& address, const char* method, co
   m.prepare_payload();
   r->done = std::move(done);
   r->send_by_ms = send_by_ms;
-  // The least loaded thread: a burst is spread over all of them, a lone request (a probe, a test) always
-  // goes through the first and so finds its pooled connections.
-  Engine* least = engines_.front().get();
-  for (const auto& e : engines_) {
-    if (e->Load() < least->Load()) least = e.get();
+  r->job_id = job_id;
+  // A job's fires all go through one thread, where they queue in order (Engine::Origin::waiting). Other
+  // requests go through the least loaded thread: a burst is spread over all of them, a lone request (a
+  // probe, a test) always goes through the first and so finds its pooled connections.
+  Engine* to = engines_.front().get();
+  if (job_id > 0) {
+    to = engines_[static_cast<std::size_t>(job_id) % engines_.size()].get();
+  } else {
+    for (const auto& e : engines_) {
+      if (e->Load() < to->Load()) to = e.get();
+    }
   }
-  least->Submit(std::move(r));
+  to->Submit(std::move(r));
 }
 
 ExecutorClient::RunReply HttpExecutorClient::PostAndWait(const std::string& address, const char* method,
@@ -114,7 +120,7 @@ void HttpExecutorClient::RunAsync(const std::string& address, const std::string&
     batcher_->Add(address, token, param, send_by_ms, std::move(done));
     return;
   }
-  Post(address, "run", token, xxljob::ToJson(param).dump(), send_by_ms, std::move(done));
+  Post(address, "run", token, xxljob::ToJson(param).dump(), send_by_ms, std::move(done), param.job_id);
 }
 
 ExecutorClient::RunReply HttpExecutorClient::Run(const std::string& address, const std::string& token,

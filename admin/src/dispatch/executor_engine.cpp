@@ -131,7 +131,15 @@ void Engine::Enqueue(std::unique_ptr<Request> r) {
   r->give_up = TransportClock::now() + r->wait_limit;
   r->queued = clock_.SteadyNow();
   origin.earliest_give_up = std::min(origin.earliest_give_up, r->give_up);
-  origin.waiting.push_back(std::move(r));
+  origin.queued_at.insert(r->queued);
+  // After every request that goes before it or with it: a burst of fires that came from many trigger
+  // threads in any order leaves in the order of its instants and jobs, so each job's fires reach a busy
+  // executor at the same place of every burst, a period apart (an XXL-JOB executor refuses or discards a
+  // fire while the job's previous one runs). Usually that is the back.
+  const auto key = [](const Request& q) { return std::pair{q.send_by_ms, q.job_id}; };
+  const auto at = std::upper_bound(origin.waiting.begin(), origin.waiting.end(), key(*r),
+                                   [&](const auto& k, const auto& q) { return k < key(*q); });
+  origin.waiting.insert(at, std::move(r));
   ++pending_;
   Pump(origin);
   Count(origin, [](OriginStats&) {});
@@ -141,6 +149,7 @@ void Engine::Enqueue(std::unique_ptr<Request> r) {
 std::unique_ptr<Engine::Request> Engine::PopWaiting(Origin& origin) {
   auto r = std::move(origin.waiting.front());
   origin.waiting.pop_front();
+  origin.queued_at.erase(origin.queued_at.find(r->queued));
   --pending_;
   return r;
 }
@@ -156,6 +165,7 @@ void Engine::ExpireWaiting(Origin& origin) {
   auto earliest = TransportClock::time_point::max();
   for (auto& r : origin.waiting) {
     if (real_now >= r->give_up) {
+      origin.queued_at.erase(origin.queued_at.find(r->queued));
       expired.push_back(std::move(r));
     } else {
       earliest = std::min(earliest, r->give_up);
@@ -186,7 +196,7 @@ void Engine::Pump(Origin& origin) {
       Write(c);
       continue;
     }
-    if (!origin.policy.MayOpen(now, origin.waiting.front()->queued)) {
+    if (!origin.policy.MayOpen(now, *origin.queued_at.begin())) {
       // Nothing can start now: those whose wait is over fail, the rest wait for the tick or an answer. (A
       // request whose wait was over when it came, a fire recovered after its threshold say, is still sent
       // if a connection is free at once.)

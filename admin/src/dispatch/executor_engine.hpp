@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -48,6 +49,7 @@ class HttpExecutorClient::Engine {
     boost::beast::http::request<boost::beast::http::string_body> message;
     ExecutorClient::RunDone done;
     std::int64_t send_by_ms = 0;             // epoch ms it must be sent by; 0 = connect_timeout from handover
+    int job_id = 0;                          // a /run's job (its place in the queue), else 0
     TransportClock::time_point give_up;      // the wait for a free connection ends here
     std::chrono::milliseconds wait_limit{};  // how long that wait was allowed (messages)
     ringwheel::SteadyTime queued{};          // when it started waiting for one
@@ -118,7 +120,10 @@ class HttpExecutorClient::Engine {
     ConnectionPolicy policy;
     std::vector<ConnPtr> idle;  // least recently used first
     std::vector<ConnPtr> busy;  // connecting or carrying a request
+    // In the order they are sent: requests that are not fires first, then fires by their misfire deadline
+    // (their instant) and job, each kind in the order it came (Engine::Enqueue).
     std::deque<std::unique_ptr<Request>> waiting;
+    std::multiset<ringwheel::SteadyTime> queued_at;  // `waiting`'s Request::queued (the oldest is first)
     TransportClock::time_point earliest_give_up =
         TransportClock::time_point::max();  // of `waiting`, or earlier
     OriginStats* stats = nullptr;           // its entry in stats_, written under stats_mu_

@@ -34,12 +34,14 @@
 //    after the executor's keep-alive timeout (2 s of lag, measured against a server with 8 threads); and the
 //    open connections are capped at what the executor served at once, for a minute;
 //  * at most `max_connections_per_origin` (setting executor_connections) are open; requests beyond wait in
-//    the origin's own queue, in order, for a free connection: a fire (RunAsync with `send_by_ms`) until its
-//    misfire threshold (the admin's own congestion never fails a fire sooner), any other request at most
-//    `connect_timeout` (real time: a transport timeout, like connect_timeout itself); then they fail as not
-//    sent, naming the origin, the bound and the wait. At most `max_waiting_per_origin` wait per executor
-//    (bounded memory): one beyond fails at once as not sent. Each executor has its own queue, so a slow
-//    executor delays only its own fires.
+//    the origin's own queue for a free connection, those that are not fires first, then fires in the order
+//    of their instants and jobs (so each job's fires keep their place in every burst and reach the executor
+//    a period apart, whatever order the trigger threads handed them over in): a fire (RunAsync with
+//    `send_by_ms`) until its misfire threshold (the admin's own congestion never fails a fire sooner), any
+//    other request at most `connect_timeout` (real time: a transport timeout, like connect_timeout itself);
+//    then they fail as not sent, naming the origin, the bound and the wait. At most `max_waiting_per_origin`
+//    wait per executor (bounded memory): one beyond fails at once as not sent. Each executor has its own
+//    queue, so a slow executor delays only its own fires.
 //
 // Event-driven (docs/architecture.md, "Delivery to executors"): threads of the client's own (`threads`, 2)
 // run every connection (Boost.Asio; HTTP/1.1 framing by Boost.Beast), each its share of them, and no caller
@@ -232,9 +234,10 @@ class HttpExecutorClient final : public ExecutorClient {
  private:
   static void Add(OriginStats& total, const OriginStats& share);
 
-  // Sends POST <address's base path>/<method> with `body`; `done` gets the reply.
+  // Sends POST <address's base path>/<method> with `body`; `done` gets the reply. `job_id`: a /run's job,
+  // which places it in the queue to its executor (0: not a fire of one job).
   void Post(const std::string& address, const char* method, const std::string& token, std::string body,
-            std::int64_t send_by_ms, RunDone done);
+            std::int64_t send_by_ms, RunDone done, int job_id = 0);
   // The same, waited for.
   RunReply PostAndWait(const std::string& address, const char* method, const std::string& token,
                        std::string body);
