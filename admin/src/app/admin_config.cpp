@@ -41,8 +41,9 @@ void AdminConfig::Declare(ConfigLoader& s) {
       .Add("run_ahead_ms", &run_ahead,
            "send each fire this long before its instant to executors that announce they hold fires until "
            "their instant (cronwheel-executor), which start them then on their own timer; other executors "
-           "(XXL-JOB's) still get each fire at its instant. 0 = every fire at its instant. Below pre_read_ms "
-           "less 1000",
+           "(XXL-JOB's) still get each fire at its instant. 0 = every fire at its instant; 800 is the usual "
+           "value (1000 sends a second's fires as the second before starts its own). Below pre_read_ms less "
+           "1000",
            std::chrono::milliseconds(0), std::chrono::milliseconds(59'000))
       .Add("run_ahead_max_clock_offset_ms", &run_ahead_max_clock_offset,
            "fires go ahead of time only to executors whose clock, measured with each heartbeat, is within "
