@@ -27,11 +27,6 @@ pkg_check_modules(ICAL REQUIRED IMPORTED_TARGET libical)
 # client library).
 pkg_check_modules(JWT REQUIRED IMPORTED_TARGET libjwt)
 pkg_check_modules(LDAP REQUIRED IMPORTED_TARGET ldap)
-# jemalloc (libjemalloc-dev): the allocator of the cronwheel-admin and cronwheel-executor binaries
-# (cronwheel_use_jemalloc below). Not under the sanitizers, which bring allocators of their own.
-if(CRONWHEEL_JEMALLOC AND CRONWHEEL_SANITIZE STREQUAL "")
-  pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
-endif()
 if(CRONWHEEL_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
@@ -45,14 +40,3 @@ add_library(cronwheel_pqxx INTERFACE)
 target_link_libraries(cronwheel_pqxx INTERFACE PkgConfig::PQXX)
 target_compile_definitions(cronwheel_pqxx INTERFACE PQXX_HAVE_OPTIONAL=1)
 add_library(cronwheel::pqxx ALIAS cronwheel_pqxx)
-
-# cronwheel_use_jemalloc(<executable>): links jemalloc into a binary, so that its malloc and free are
-# jemalloc's. A fire's path allocates many small short-lived blocks across threads (JSON documents, strings,
-# requests); with glibc's malloc the admin spent about a third of its CPU in malloc and free at 10,000 fires a
-# second, and with jemalloc the admin used 15% and the executor 25-30% less CPU per fire (docs/performance.md,
-# "An allocator for the fire path"). Only binaries: the executor library leaves its embedder's allocator alone.
-function(cronwheel_use_jemalloc target)
-  if(CRONWHEEL_JEMALLOC AND CRONWHEEL_SANITIZE STREQUAL "")
-    target_link_libraries(${target} PRIVATE PkgConfig::JEMALLOC)
-  endif()
-endfunction()
