@@ -81,8 +81,8 @@ class ClosingServer {
       if (conn < 0) return;
       ++accepted_;
       for (int i = 0; i < answers && ReadRequest(conn); ++i) {
+        ++answered_;  // before the answer: the client may check the count as soon as it has read it
         if (::write(conn, kAnswer.data(), kAnswer.size()) != static_cast<ssize_t>(kAnswer.size())) break;
-        ++answered_;
       }
       // The next request arrives as the server's idle timeout closes the connection: it is not answered.
       if (answers >= 0) Readable(conn);
