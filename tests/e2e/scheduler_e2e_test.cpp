@@ -173,18 +173,26 @@ bool AwaitClockMeasured(Cluster& c, int executors = 1) {
       30s, 100ms);
 }
 
-// A fire of `job` its executor holds (sent ahead: its trigger result is recorded) with at least 800 ms to go
-// before its instant: {log id, instant}, or {0, 0} when none came within 30 s.
-std::pair<std::int64_t, std::int64_t> AwaitHeldFire(Cluster& c, int job) {
+// A fire of `job` its executor holds (sent ahead: the console, signed in with `session`, shows its trigger
+// result) with at least 800 ms to go before its instant: {log id, instant}, or {0, 0} when none came within
+// 30 s.
+std::pair<std::int64_t, std::int64_t> AwaitHeldFire(Cluster& c, int job, cwtest::HttpCaller& http,
+                                                    const httplib::Headers& session) {
   std::pair<std::int64_t, std::int64_t> held{0, 0};
   cwtest::Eventually(
       [&] {
+        // Claimed and being sent, or sent; the admin keeps an accepted fire's trigger result back for its
+        // callback, and its console writes it before showing the fire.
         const auto r =
             c.Exec(fmt::format("SELECT log_id, scheduled_ms FROM fire_open WHERE job_id = {} AND"
-                               " trigger_ms > 0 AND scheduled_ms > {} ORDER BY scheduled_ms DESC LIMIT 1",
+                               " dispatch_ms > 0 AND scheduled_ms > {} ORDER BY scheduled_ms DESC LIMIT 1",
                                job, Cluster::NowMs() + 800));
         if (r.empty()) return false;
-        held = {r[0][0].as<std::int64_t>(), r[0][1].as<std::int64_t>()};
+        const auto log_id = r[0][0].as<std::int64_t>();
+        const auto shown = http.Send("GET", fmt::format("/api/v1/logs/{}", log_id), session);
+        if (shown.status != 200 || nlohmann::json::parse(shown.body).value("trigger_code", 0) != 200)
+          return false;
+        held = {log_id, r[0][1].as<std::int64_t>()};
         return true;
       },
       30s, 20ms);
@@ -838,15 +846,16 @@ TEST(SchedulerE2E, AnExecutorKilledWithinTheLeadHasTheFiresItHeldRoutedAgainAndE
   const auto last = first + 10'000;
   const auto killed_at = first + 4'400;
   SleepUntil(killed_at);
-  const auto held =
-      c.Scalar(fmt::format("SELECT count(*) FROM fire_open WHERE trigger_ms > 0 AND scheduled_ms"
-                           " = {} AND executor_address LIKE '%:{}/'",
-                           first + 5'000, c.executor_port(0)));
   c.executor(0).Kill();
   SleepUntil(last + 500);
   c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
   AwaitResults(c, last);
   const auto counts = Check(c, jobs, first, last, kEverySecond);
+  // The fires of that instant it had accepted ahead: each row keeps every send and its answer.
+  const auto held = c.Scalar(fmt::format(
+      "SELECT count(*) FROM job_log WHERE scheduled_ms = {} AND trigger_msg LIKE '%to %:{}/ (%held; "
+      "starts at runAtMs%'",
+      first + 5'000, c.executor_port(0)));
   const auto rerouted = c.Scalar(
       fmt::format("SELECT count(*) FROM job_log WHERE scheduled_ms = {} AND trigger_msg LIKE '%that held it "
                   "refused a connection%before its instant (it is gone): routed again%'",
@@ -876,11 +885,11 @@ TEST(SchedulerE2E, ChangingAJobsParameterReplacesTheFireItsExecutorHoldsWhichRun
   const int group = c.AddGroup();
   const int job = c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "demoJobHandler", Cluster::NowMs(),
                            "param = 'old'");
-  const auto [held, instant] = AwaitHeldFire(c, job);
-  ASSERT_GT(held, 0) << "no fire was sent ahead";
   cwtest::HttpCaller http(c.admin_port(0));
   const auto session = cwtest::Login(http, "admin", kPassword);
   ASSERT_TRUE(session.has_value());
+  const auto [held, instant] = AwaitHeldFire(c, job, http, cwtest::SessionHeaders(*session));
+  ASSERT_GT(held, 0) << "no fire was sent ahead";
   const auto changed = http.Send("PUT", fmt::format("/api/v1/jobs/{}", job), cwtest::SessionHeaders(*session),
                                  R"({"param":"new"})");
   ASSERT_EQ(changed.status, 200) << changed.body;
@@ -914,11 +923,11 @@ TEST(SchedulerE2E, StoppingAJobWithdrawsTheFireItsExecutorHoldsSoItNeverRunsAndI
   ASSERT_TRUE(AwaitClockMeasured(c));
   const int group = c.AddGroup();
   const int job = c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "noopJobHandler", Cluster::NowMs());
-  const auto [held, instant] = AwaitHeldFire(c, job);
-  ASSERT_GT(held, 0) << "no fire was sent ahead";
   cwtest::HttpCaller http(c.admin_port(0));
   const auto session = cwtest::Login(http, "admin", kPassword);
   ASSERT_TRUE(session.has_value());
+  const auto [held, instant] = AwaitHeldFire(c, job, http, cwtest::SessionHeaders(*session));
+  ASSERT_GT(held, 0) << "no fire was sent ahead";
   const auto stopped =
       http.Send("POST", fmt::format("/api/v1/jobs/{}/stop", job), cwtest::SessionHeaders(*session));
   ASSERT_EQ(stopped.status, 200) << stopped.body;

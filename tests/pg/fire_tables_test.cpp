@@ -6,18 +6,24 @@
 //  * a callback for a fire that is not open (its trigger failed, yet the executor ran it) is still recorded;
 //  * a batch of trigger results gives way to a transaction holding one of its rows (a callback), and is
 //    written whole at the next flush; a stopping writer's last flush waits such a transaction out;
+//  * the trigger result of a fire sent ahead is kept back for its callback, which writes both in one update
+//    of the row; one whose callback is late is written by the writer after the instant, and a second result
+//    of the fire releases the first, so both are written in order;
 //  * deleting a job deletes its fires, also one a scan of its partition is writing meanwhile (job_log has no
 //    foreign key to job, sql/024).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <future>
+#include <map>
 
 #include "admin/schedule/scan_planner.hpp"
 #include "admin/store/fire_log.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/log_partitions.hpp"
+#include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -81,6 +87,17 @@ class FireTablesPg : public cwtest::PgFixture {
                      .trigger_msg = "sent",
                      .executor_address = "http://127.0.0.1:9999/"});
     }
+  }
+  // The trigger result of fire `f` accepted ahead of its instant.
+  static TriggerResult SentAhead(const CommittedFire& f, std::string msg = "sent ahead") {
+    return {.log_id = f.log_id,
+            .scheduled_ms = f.scheduled_ms,
+            .trigger_ms = kT0 + 900,
+            .trigger_code = 200,
+            .trigger_msg = std::move(msg),
+            .executor_address = "http://127.0.0.1:9999/",
+            .executor_handler = "demoJobHandler",
+            .sent_ahead = true};
   }
   // Another transaction (a callback, say) holding the row lock of fire `log_id`'s fire_open row.
   struct RowHolder {
@@ -333,6 +350,129 @@ TEST_F(FireTablesPg, TriggerResultsGiveWayToACallbackHoldingTheirRowsAndAreWritt
   EXPECT_EQ(writer.pending(), 0u);
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 15);
   EXPECT_EQ(Count("SELECT count(*) FROM fire_open WHERE trigger_ms > 0"), 15);
+}
+
+// Item 5 of issue 26: a fire sent ahead is written twice, not three times (the scan's insert, then its
+// trigger and handle results together), and its fire_open row is deleted without being updated first.
+TEST_F(FireTablesPg, ATriggerResultKeptBackForItsCallbackIsWrittenWithItInOneUpdateOfTheRow) {
+  {
+    auto conn = pool_->Acquire();
+    ASSERT_EQ(log_partitions::Ensure(*conn, kT0), 3);  // the day's partition, whose statistics are read
+  }
+  const auto fires = ScanEverySecondJobs(3);  // 15 fires
+  ASSERT_EQ(fires.size(), 15u);
+  PgSchedulerStore store(*pool_);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900).size(), 15u);
+  TriggerResultWriter writer({.flush_interval = std::chrono::hours(1)}, clock_, *pool_);
+  std::vector<CommittedFire> sorted = fires;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.log_id < b.log_id; });
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    auto r = SentAhead(sorted[i]);
+    r.sent_ahead = i < 10;             // the last five were sent at their instants
+    if (i == 9) r.trigger_code = 500;  // a failed trigger is never kept back
+    writer.Record(r);
+  }
+  EXPECT_EQ(writer.held(), 9u);
+  EXPECT_EQ(writer.pending(), 15u);
+
+  std::vector<HandleResult> handled;
+  for (std::size_t i = 0; i < 6; ++i) {
+    handled.push_back(
+        {.log_id = sorted[i].log_id, .handle_code = 200, .handle_msg = "ok", .start_ms = kT0 + 1001});
+  }
+  // Three callbacks through the result store: it takes their results from the writer.
+  PgResultStore results(*pool_, &writer);
+  const auto recorded = results.RecordCallbacks(std::span(handled).first(3), "node-a", kT0 + 1002);
+  EXPECT_EQ(recorded.recorded.size(), 3u);
+  EXPECT_EQ(writer.taken(), 3u);
+  EXPECT_EQ(writer.held(), 6u);
+  // Three more on this test's connection, whose statistics count the updates.
+  const auto before = Updates("job_log_p20260101");
+  InTx([&](pqxx::work& tx) {
+    const std::vector<std::int64_t> ids{handled[3].log_id, handled[4].log_id, handled[5].log_id};
+    const auto triggers = writer.TakeHeld(ids);
+    EXPECT_EQ(triggers.size(), 3u);
+    EXPECT_EQ(fire_log::RecordHandleResults(tx, std::span(handled).subspan(3), triggers, kT0 + 1002).size(),
+              3u);
+  });
+  const auto after = Updates("job_log_p20260101");
+  EXPECT_EQ(writer.taken(), 6u);
+  EXPECT_EQ(writer.held(), 3u);
+  EXPECT_EQ(after.first - before.first, 3) << "one update of each fire's row";
+  EXPECT_EQ(after.second - before.second, 3) << "and HOT";
+  EXPECT_EQ(Count(fmt::format(R"sql(
+              SELECT count(*) FROM job_log
+               WHERE id <= {} AND status = 'SUCCESS' AND trigger_code = 200 AND trigger_ms = {}
+                 AND trigger_msg = 'sent ahead' AND executor_address = 'http://127.0.0.1:9999/'
+                 AND executor_handler = 'demoJobHandler' AND dispatch_ms = {} AND handle_msg = 'ok'
+                 AND start_ms = {})sql",
+                              sorted[5].log_id, kT0 + 900, kT0 + 900, kT0 + 1001)),
+            6);
+  EXPECT_EQ(Count("SELECT count(*) FROM fire_open"), 9);
+  EXPECT_EQ(Count("SELECT count(*) FROM fire_open WHERE trigger_ms > 0"), 0) << "nothing else was written";
+  EXPECT_EQ(Inconsistent(), 0);
+
+  // The rest is written by a flush: the three kept back, the failed one and the five sent at their instants.
+  EXPECT_TRUE(writer.Flush());
+  EXPECT_EQ(writer.pending(), 0u);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"), 14);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE trigger_code = 500 AND status = 'FAILED'"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM fire_open WHERE trigger_ms > 0"), 8);
+  EXPECT_EQ(Inconsistent(), 0);
+}
+
+TEST_F(FireTablesPg, ATriggerResultWhoseCallbackIsLateIsWrittenAfterItsInstantAndASecondOneReleasesIt) {
+  const auto fires = ScanEverySecondJobs(1);  // instants kT0 + 1000 ... kT0 + 5000
+  ASSERT_EQ(fires.size(), 5u);
+  PgSchedulerStore store(*pool_);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900).size(), 5u);
+  TriggerResultWriter writer(
+      {.flush_interval = std::chrono::milliseconds(20), .hold_for_callback = std::chrono::milliseconds(1000)},
+      clock_, *pool_);
+  std::map<std::int64_t, std::int64_t> by_instant;  // instant -> log id
+  for (const auto& f : fires) {
+    writer.Record(SentAhead(f));
+    by_instant[f.scheduled_ms] = f.log_id;
+  }
+  const auto written = [&] { return Count("SELECT count(*) FROM job_log WHERE trigger_code = 200"); };
+  const auto advance_to = [&](std::int64_t wall_ms) {
+    ASSERT_TRUE(clock_.AwaitWaiters(1)) << "the writer waits for its next flush";
+    clock_.AdvanceToWallMs(wall_ms);
+    ASSERT_TRUE(clock_.AwaitWaiters(1)) << "and has flushed";
+  };
+  advance_to(kT0 + 1980);  // the writer flushes every 20 ms: at 1980, then at 2000
+  EXPECT_EQ(written(), 0) << "kept back until a second after the instant";
+  advance_to(kT0 + 2000);
+  EXPECT_EQ(written(), 1);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {} AND trigger_ms > 0",
+                              by_instant.at(kT0 + 1000))),
+            1);
+  EXPECT_EQ(writer.held(), 4u);
+
+  // Fire kT0 + 2000 routed again and sent ahead again: the first result goes now, the second is kept back.
+  const auto again =
+      std::find_if(fires.begin(), fires.end(), [](auto& f) { return f.scheduled_ms == kT0 + 2000; });
+  writer.Record(SentAhead(*again, "routed again"));
+  advance_to(kT0 + 2020);
+  EXPECT_EQ(written(), 2);
+  EXPECT_EQ(writer.held(), 4u);
+  const auto msg = [&] {
+    return Exec(fmt::format("SELECT trigger_msg FROM job_log WHERE id = {}", again->log_id))[0][0]
+        .as<std::string>();
+  };
+  EXPECT_EQ(msg(), "sent ahead");
+  // Taken by a callback whose transaction then failed: given back, and written by the next flush.
+  const std::vector<std::int64_t> ids{again->log_id};
+  auto taken = writer.TakeHeld(ids);
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_TRUE(writer.TakeHeld(ids).empty()) << "taken once";
+  writer.GiveBack(std::move(taken));
+  EXPECT_EQ(writer.taken(), 0u);
+  advance_to(kT0 + 2040);
+  EXPECT_EQ(msg(), "sent ahead\nrouted again");
+  EXPECT_EQ(writer.held(), 3u);
+  writer.Stop();
+  EXPECT_EQ(written(), 5) << "stopping writes what was kept back";
 }
 
 // A stopping writer's last flush gives way like any other, and is tried again until the transaction holding

@@ -183,7 +183,7 @@ ActionAnswer StartOrStop(const RouteContext& ctx, const Principal& who, const Jo
   auto& jobs = ctx.services.jobs;
   if (const auto done = start ? jobs.StartJob(job.id) : jobs.StopJob(job.id); !done)
     return Refused(done.error());
-  if (!start) ctx.WithdrawSentAhead(jobs.SentAhead(job.id), job.group_id, "the job was stopped");
+  if (!start) ctx.WithdrawSentAhead(ctx.SentAhead(job.id), job.group_id, "the job was stopped");
   const auto now = jobs.GetJob(job.id);
   if (!now) return Refused(Error::NotFound(fmt::format("job {} not found", job.id)));  // deleted meanwhile
   const auto after = ToJson(*now);
@@ -245,7 +245,7 @@ ActionAnswer Retag(const RouteContext& ctx, const Principal& who, const Job& job
 }
 
 ActionAnswer DeleteOne(const RouteContext& ctx, const Principal& who, const Job& job) {
-  const auto held = ctx.services.jobs.SentAhead(job.id);  // its rows go with it
+  const auto held = ctx.SentAhead(job.id);  // its rows go with it
   if (const auto done = ctx.services.jobs.DeleteJob(job.id); !done) return Refused(done.error());
   ctx.WithdrawSentAhead(held, job.group_id, "the job was deleted");
   ctx.Audit(who, "job.delete", "job", std::to_string(job.id), ToJson(job), nullptr);
@@ -446,11 +446,11 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
         VisibleTo(who));
     if (Failed(res, updated)) return;
     if (!updated->enabled || !SameSchedule(*job, *updated)) {
-      ctx.WithdrawSentAhead(jobs.SentAhead(job->id), job->group_id,  // held by the old group's executors
+      ctx.WithdrawSentAhead(ctx.SentAhead(job->id), job->group_id,  // held by the old group's executors
                             updated->enabled ? "the job's schedule changed" : "the job was stopped");
     } else if (const auto changed = ChangedForExecutor(*job, *updated);
                !changed.empty() && job->group_id == updated->group_id) {
-      ctx.ReplaceSentAhead(jobs.SentAhead(job->id), job->id, fmt::format("the job's {} changed", changed));
+      ctx.ReplaceSentAhead(ctx.SentAhead(job->id), job->id, fmt::format("the job's {} changed", changed));
     }
     ctx.Audit(who, "job.update", "job", std::to_string(job->id), ToJson(*job), ToJson(*updated));
     SendJson(res, 200, ToJson(*updated));

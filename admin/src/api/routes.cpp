@@ -223,7 +223,21 @@ std::optional<JobLog> RouteContext::VisibleLog(const Principal& who, const std::
                 fmt::format("log '{}' not found", Shorten(text)), res)) {
     return std::nullopt;
   }
+  // A fire without a trigger result may have one kept back for its callback: read it with it.
+  if (log->trigger_code == 0 && log->handle_code == 0 && services.write_trigger_results) {
+    services.write_trigger_results();
+    if (auto again = services.logs.GetLog(log->id)) log = std::move(again);
+  }
   return log;
+}
+
+void RouteContext::WriteTriggerResults() const {
+  if (services.write_trigger_results) services.write_trigger_results();
+}
+
+std::vector<SentAheadFire> RouteContext::SentAhead(int job_id) const {
+  WriteTriggerResults();
+  return services.jobs.SentAhead(job_id);
 }
 
 std::optional<JobGroup> RouteContext::VisibleGroup(const Principal& who, const std::string& text,

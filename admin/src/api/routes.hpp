@@ -151,9 +151,16 @@ struct RouteContext {
   // Job `id` if it exists and the caller sees its group, whatever its role there (no answer sent): for a
   // route that handles many jobs and answers each itself (it checks the role with RoleRefusal).
   std::optional<Job> JobSeenBy(const Principal& who, int id) const;
+  // A fire that shows no trigger result is read again after WriteTriggerResults.
   std::optional<JobLog> VisibleLog(const Principal& who, const std::string& text, net::Response& res) const;
   std::optional<JobGroup> VisibleGroup(const Principal& who, const std::string& text,
                                        net::Response& res) const;
+  // Writes the trigger results the admin has not written yet, those kept back for callbacks included
+  // (Services::write_trigger_results), so that what is read next says where each fire went.
+  void WriteTriggerResults() const;
+  // The fires of job `job_id` that executors hold for coming instants (JobRepository::SentAhead), after
+  // WriteTriggerResults.
+  std::vector<SentAheadFire> SentAhead(int job_id) const;
   // The token a group's executors expect: the group's own, else the global one.
   std::string ExecutorToken(int group_id) const;
   // Ahead-of-time dispatch: asks the executors holding `fires` (of a job of group `group_id`, sent ahead of

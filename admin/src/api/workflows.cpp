@@ -157,6 +157,7 @@ void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
            [&](const Principal& who, const net::Request& req, net::Response& res) {
              const auto run = VisibleRun(workflows, who, req.matches[1], res);
              if (!run) return;
+             ctx.WriteTriggerResults();  // where its running fires went
              const auto killed = workflows.KillRun(run->id, who.username);
              if (Failed(res, killed)) return;
              // The run is recorded killed; the executors are asked to stop what they run (best effort: a fire

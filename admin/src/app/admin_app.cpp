@@ -107,7 +107,7 @@ struct AdminApp::Parts {
         logs(clock, pool),
         registry_store(pool),
         registry(clock, registry_store, std::chrono::seconds(90), *guard),
-        result_store(pool),
+        result_store(pool, &writer),
         callbacks(clock, result_store, c.node_id,
                   [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
         wheel(clock),
@@ -396,7 +396,9 @@ void AdminApp::Start() {
           .alarms = &p.metered_alarms,
           .calendars = &p.calendars,
           .workflows = &p.workflows,
-          .send_again = [&p](std::vector<Fire> fires) { p.pools.Dispatch(std::move(fires)); }},
+          .send_again = [&p](std::vector<Fire> fires) { p.pools.Dispatch(std::move(fires)); },
+          .write_trigger_results = [&p] { p.writer.Flush(); },
+      },
       clock_);
   if (!p.api->Start()) throw std::runtime_error(fmt::format("cannot listen on {}", config_.listen));
   p.started = true;

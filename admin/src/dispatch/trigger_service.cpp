@@ -168,6 +168,7 @@ void TriggerService::Answered(const Fire& fire, const Job& job, const JobGroup& 
                     env.msg && !env.msg->empty() ? ": " : "", env.msg.value_or(""), msg);
     while (!result.trigger_msg.empty() && result.trigger_msg.back() == '\n')
       result.trigger_msg.pop_back();
+    result.sent_ahead = ahead;
     recorder_.Record(std::move(result));
     // Held there until its instant: checked before it (AheadWatch).
     if (ahead && held_)

@@ -8,6 +8,7 @@
 
 #include "admin/store/fire_log.hpp"
 #include "admin/store/log_partitions.hpp"
+#include "admin/store/trigger_result_writer.hpp"
 #include "cronwheel/json.hpp"
 #include "store/alert_channel_table.hpp"
 #include "store/job_table.hpp"
@@ -54,10 +55,30 @@ std::vector<std::pair<std::int64_t, std::optional<std::string>>> PgResultStore::
 
 CallbacksRecorded PgResultStore::RecordCallbacks(std::span<const HandleResult> results,
                                                  const std::string& node_id, std::int64_t now_ms) {
+  // The trigger results kept back for these callbacks are written with them, or given back if this fails.
+  std::vector<TriggerResult> triggers;
+  if (held_ != nullptr) {
+    std::vector<std::int64_t> ids;
+    ids.reserve(results.size());
+    for (const auto& r : results)
+      ids.push_back(r.log_id);
+    triggers = held_->TakeHeld(ids);
+  }
+  try {
+    return Record(results, triggers, node_id, now_ms);
+  } catch (...) {
+    if (held_ != nullptr) held_->GiveBack(std::move(triggers));
+    throw;
+  }
+}
+
+CallbacksRecorded PgResultStore::Record(std::span<const HandleResult> results,
+                                        std::span<const TriggerResult> triggers, const std::string& node_id,
+                                        std::int64_t now_ms) {
   return WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);
     CallbacksRecorded out;
-    const auto done = fire_log::RecordHandleResults(tx, results, now_ms);
+    const auto done = fire_log::RecordHandleResults(tx, results, triggers, now_ms);
     std::vector<fire_log::HandledFire> succeeded;
     std::vector<fire_log::HandledFire> nodes_succeeded;  // fires of workflow nodes
     std::vector<int> finished_jobs;

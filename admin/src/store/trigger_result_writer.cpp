@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <pqxx/pqxx>
 
 #include "admin/store/fire_log.hpp"
@@ -44,13 +45,64 @@ void TriggerResultWriter::Stop() {
 
 void TriggerResultWriter::Record(TriggerResult result) {
   std::lock_guard lock(mu_);
-  if (pending_.size() >= settings_.max_pending) {
+  // A second result of a fire kept back (routed again, replaced): the first goes ahead of it.
+  ReleaseLocked(result.log_id);
+  if (pending_.size() + held_.size() >= settings_.max_pending) {
+    if (pending_.empty() && !release_.empty()) ReleaseLocked(release_.begin()->second);
     spdlog::error(
         "trigger results are not being written (database unavailable?): dropping the result of fire {}",
         pending_.front().log_id);
     pending_.pop_front();
   }
+  if (result.sent_ahead && result.trigger_code == 200 && settings_.hold_for_callback.count() > 0 &&
+      result.scheduled_ms > 0) {
+    const auto log_id = result.log_id;
+    const auto at = release_.emplace(result.scheduled_ms + settings_.hold_for_callback.count(), log_id);
+    held_.emplace(log_id, Held{std::move(result), at});
+    return;
+  }
   pending_.push_back(std::move(result));
+}
+
+void TriggerResultWriter::ReleaseLocked(std::int64_t log_id) {
+  const auto it = held_.find(log_id);
+  if (it == held_.end()) return;
+  release_.erase(it->second.release);
+  pending_.push_back(std::move(it->second.result));
+  held_.erase(it);
+}
+
+std::vector<TriggerResult> TriggerResultWriter::TakeHeld(std::span<const std::int64_t> log_ids) {
+  std::vector<TriggerResult> out;
+  std::lock_guard lock(mu_);
+  if (held_.empty()) return out;
+  for (const auto id : log_ids) {
+    const auto it = held_.find(id);
+    if (it == held_.end()) continue;
+    release_.erase(it->second.release);
+    out.push_back(std::move(it->second.result));
+    held_.erase(it);
+  }
+  taken_ += out.size();
+  return out;
+}
+
+void TriggerResultWriter::GiveBack(std::vector<TriggerResult> results) {
+  if (results.empty()) return;
+  std::lock_guard lock(mu_);
+  taken_ -= std::min<std::uint64_t>(taken_, results.size());
+  pending_.insert(pending_.begin(), std::make_move_iterator(results.begin()),
+                  std::make_move_iterator(results.end()));
+}
+
+std::size_t TriggerResultWriter::held() const {
+  std::lock_guard lock(mu_);
+  return held_.size();
+}
+
+std::uint64_t TriggerResultWriter::taken() const {
+  std::lock_guard lock(mu_);
+  return taken_;
 }
 
 std::uint64_t TriggerResultWriter::gave_way() const {
@@ -59,19 +111,25 @@ std::uint64_t TriggerResultWriter::gave_way() const {
 
 std::size_t TriggerResultWriter::pending() const {
   std::lock_guard lock(mu_);
-  return pending_.size();
+  return pending_.size() + held_.size();
 }
 
 void TriggerResultWriter::Loop(const std::stop_token& stop) {
   while (clock_.WaitFor(settings_.flush_interval, stop))
-    Flush();
+    FlushUntil(clock_.NowMs());
 }
 
 bool TriggerResultWriter::Flush() {
+  return FlushUntil(std::numeric_limits<std::int64_t>::max());
+}
+
+bool TriggerResultWriter::FlushUntil(std::int64_t release_by_ms) {
   std::lock_guard flush_lock(flush_mu_);
   std::deque<TriggerResult> taken;
   {
     std::lock_guard lock(mu_);
+    while (!release_.empty() && release_.begin()->first <= release_by_ms)
+      ReleaseLocked(release_.begin()->second);
     taken.swap(pending_);
   }
   std::vector<TriggerResult> batch(std::make_move_iterator(taken.begin()),

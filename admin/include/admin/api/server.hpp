@@ -119,6 +119,9 @@ class ApiServer final {
     // Sends fires that were claimed and sent already (the trigger pools): the replacements of fires sent
     // ahead of their instant when their job changes (RouteContext::ReplaceSentAhead). nullptr = none.
     std::function<void(std::vector<Fire>)> send_again;
+    // Writes the trigger results not written yet, those kept back for callbacks included
+    // (TriggerResultWriter::Flush): called before a read of where fires went. Empty = nothing to write.
+    std::function<void()> write_trigger_results;
   };
 
   ApiServer(Settings settings, Services services, ringwheel::Clock& clock);

@@ -118,6 +118,9 @@ struct TriggerResult {
   int shard_index = 0;
   int shard_total = 1;
   int retry_count = 0;
+  // Accepted ahead of its instant (`scheduled_ms`): the executor holds it until then. Its callback can
+  // carry this result to the row (TriggerResultWriter, "kept back for the callback").
+  bool sent_ahead = false;
 };
 
 // The Fire a committed scan row becomes (sent at once, or through the time ring).

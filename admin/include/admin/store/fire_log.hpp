@@ -124,8 +124,17 @@ struct HandledFire {
 // Records results (code, message, the executor's start instant) on fires that have none yet (a repeated
 // callback changes nothing, XXL-JOB "log repeate callback"), closes them and queues the failed ones for the
 // failure monitor. `results` must be sorted by log id. Returns the fires recorded, by log id.
+// `triggers`: trigger results of these fires kept back for their callbacks (TriggerResultWriter::TakeHeld),
+// written in the same update of each row (two of one fire fold as in RecordTriggerResults); one whose row
+// this does not write (a repeated callback, a fire gone) is written as RecordTriggerResults writes it.
 std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
-                                             std::span<const HandleResult> results, std::int64_t now_ms);
+                                             std::span<const HandleResult> results,
+                                             std::span<const TriggerResult> triggers, std::int64_t now_ms);
+inline std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
+                                                    std::span<const HandleResult> results,
+                                                    std::int64_t now_ms) {
+  return RecordHandleResults(tx, results, {}, now_ms);
+}
 
 // Writes PARENT fires for the child jobs of the succeeded fires `handled`, except a child already in the
 // parent's ancestry (a cycle created by racing edits) and a stopped child (a schedule, not enabled; a NONE

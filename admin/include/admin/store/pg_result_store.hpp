@@ -10,10 +10,13 @@
 namespace cronwheel::admin {
 
 class PgPool;
+class TriggerResultWriter;
 
 class PgResultStore final : public ResultStore {
  public:
-  explicit PgResultStore(PgPool& pool) : pool_(pool) {}
+  // `held`: the writer whose trigger results kept back for callbacks RecordCallbacks writes with them
+  // (nullptr: none).
+  explicit PgResultStore(PgPool& pool, TriggerResultWriter* held = nullptr) : pool_(pool), held_(held) {}
 
   std::vector<std::pair<std::int64_t, std::optional<std::string>>> GroupTokensOf(
       std::span<const std::int64_t> log_ids) override;
@@ -37,7 +40,11 @@ class PgResultStore final : public ResultStore {
   RetentionOutcome DropFiresBefore(std::int64_t cutoff_ms, int batch) override;
 
  private:
+  CallbacksRecorded Record(std::span<const HandleResult> results, std::span<const TriggerResult> triggers,
+                           const std::string& node_id, std::int64_t now_ms);
+
   PgPool& pool_;
+  TriggerResultWriter* held_;
 };
 
 }  // namespace cronwheel::admin
