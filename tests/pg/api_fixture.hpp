@@ -19,6 +19,7 @@
 #include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "admin/store/trigger_result_writer.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -47,7 +48,10 @@ class ApiServerFixture : public PgFixture {
         std::make_unique<Scheduler>(Scheduler::Settings{.node_id = "node-a"}, *clock_, *store_, sink);
     registry_store_ = std::make_unique<PgRegistryStore>(*pool_);
     registry_ = std::make_unique<RegistryService>(*clock_, *registry_store_);
-    result_store_ = std::make_unique<PgResultStore>(*pool_);
+    // Flushed only when asked (write_trigger_results, Flush): what a test records stays pending until then.
+    writer_ = std::make_unique<TriggerResultWriter>(
+        TriggerResultWriter::Settings{.flush_interval = std::chrono::hours(1)}, *clock_, *pool_);
+    result_store_ = std::make_unique<PgResultStore>(*pool_, writer_.get());
     callbacks_ =
         std::make_unique<CallbackService>(*clock_, *result_store_, "node-a", std::move(on_child_fires));
   }
@@ -65,22 +69,24 @@ class ApiServerFixture : public PgFixture {
     alarms_ = std::make_unique<DefaultAlarmSender>(
         *clock_, DefaultAlarmSender::Settings{.webhook_allow = settings.webhook_allow,
                                               .timeout = std::chrono::milliseconds(2000)});
-    server_ = std::make_unique<ApiServer>(std::move(settings),
-                                          ApiServer::Services{.groups = *groups_,
-                                                              .jobs = *repo_,
-                                                              .logs = *logs_,
-                                                              .scheduler = *scheduler_,
-                                                              .catalog = *catalog_,
-                                                              .registry = *registry_,
-                                                              .callbacks = *callbacks_,
-                                                              .authenticator = authenticator,
-                                                              .health_details = health_details_,
-                                                              .console = console,
-                                                              .alert_channels = alert_channels_.get(),
-                                                              .alarms = alarms_.get(),
-                                                              .calendars = calendars_.get(),
-                                                              .workflows = workflows_.get()},
-                                          *clock_);
+    server_ = std::make_unique<ApiServer>(
+        std::move(settings),
+        ApiServer::Services{.groups = *groups_,
+                            .jobs = *repo_,
+                            .logs = *logs_,
+                            .scheduler = *scheduler_,
+                            .catalog = *catalog_,
+                            .registry = *registry_,
+                            .callbacks = *callbacks_,
+                            .authenticator = authenticator,
+                            .health_details = health_details_,
+                            .console = console,
+                            .alert_channels = alert_channels_.get(),
+                            .alarms = alarms_.get(),
+                            .calendars = calendars_.get(),
+                            .workflows = workflows_.get(),
+                            .write_trigger_results = [this] { writer_->Flush(); }},
+        *clock_);
     ASSERT_TRUE(server_->Start());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
     client_->set_read_timeout(10, 0);
@@ -122,6 +128,7 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::Scheduler> scheduler_;
   std::unique_ptr<cronwheel::admin::PgRegistryStore> registry_store_;
   std::unique_ptr<cronwheel::admin::RegistryService> registry_;
+  std::unique_ptr<cronwheel::admin::TriggerResultWriter> writer_;  // the trigger results' writer
   std::unique_ptr<cronwheel::admin::PgResultStore> result_store_;
   std::unique_ptr<cronwheel::admin::CallbackService> callbacks_;
   std::unique_ptr<cronwheel::admin::ApiServer> server_;

@@ -904,6 +904,52 @@ TEST_F(ApiTest, RegistryRefusesAKeyThatIsNoAppNameAndAValueThatIsNoAddress) {
 
 // Found by the bad-input e2e suite: a callback naming only log ids no fire has was accepted with a wrong
 // token (an oracle for which ids exist).
+// Issue 26, item 5: the trigger result of a fire sent ahead is kept back for its callback. The console shows
+// it all the same (a fire read without a trigger result writes the kept-back ones first), and the callback
+// writes it with its handle result.
+TEST_F(ApiTest, AFireSentAheadShowsItsKeptBackTriggerResultAndItsCallbackWritesBoth) {
+  const int g = CreateGroup("sample-app");
+  const int job = Call("POST", "/api/v1/jobs", JobBody(g).dump()).body.at("id");
+  const auto sent_ahead = [&](std::int64_t log_id) {
+    const auto instant =
+        Exec(fmt::format("SELECT scheduled_ms FROM job_log WHERE id = {}", log_id))[0][0].as<std::int64_t>();
+    writer_->Record({.log_id = log_id,
+                     .scheduled_ms = instant,
+                     .trigger_ms = kT0,
+                     .trigger_code = 200,
+                     .trigger_msg = "held; starts at runAtMs 1",
+                     .executor_address = "http://127.0.0.1:9999/",
+                     .executor_handler = "demoJobHandler",
+                     .sent_ahead = true});
+  };
+  const std::int64_t shown = Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job)).body.at("log_id");
+  sent_ahead(shown);
+  ASSERT_EQ(writer_->held(), 1u);
+  auto r = Call("GET", fmt::format("/api/v1/logs/{}", shown));
+  EXPECT_EQ(r.body.at("trigger_code"), 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("executor_address"), "http://127.0.0.1:9999/");
+  EXPECT_EQ(writer_->held(), 0u) << "written to be shown";
+
+  const std::int64_t called_back =
+      Call("POST", fmt::format("/api/v1/jobs/{}/trigger", job)).body.at("log_id");
+  sent_ahead(called_back);
+  ASSERT_EQ(writer_->held(), 1u);
+  const auto cb =
+      Executor("/api/callback",
+               json::array({{{"logId", called_back}, {"handleCode", 200}, {"handleMsg", "done"}}}).dump());
+  ASSERT_EQ(cb.body.at("code"), 200) << cb.body.dump();
+  EXPECT_EQ(writer_->taken(), 1u) << "the callback took the kept-back result";
+  const auto row = Exec(
+      fmt::format("SELECT trigger_code, trigger_msg, executor_address, handle_msg FROM job_log WHERE id = {}",
+                  called_back));
+  EXPECT_EQ(row[0][0].as<int>(), 200);
+  EXPECT_EQ(row[0][1].as<std::string>(), "held; starts at runAtMs 1");
+  EXPECT_EQ(row[0][2].as<std::string>(), "http://127.0.0.1:9999/");
+  EXPECT_EQ(row[0][3].as<std::string>(), "done");
+  EXPECT_EQ(writer_->held(), 0u);
+  EXPECT_EQ(writer_->pending(), 0u) << "nothing left for the writer to write";
+}
+
 TEST_F(ApiTest, ACallbackForUnknownLogIdsNeedsTheToken) {
   auto r = Executor("/api/callback", R"([{"logId":987654321,"handleCode":500}])", "wrong");
   EXPECT_EQ(r.body.at("code"), 500);
