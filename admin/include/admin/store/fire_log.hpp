@@ -20,7 +20,9 @@
 //   RecordTrigger... the trigger result (trigger_code 200 = RUNNING: still open, now with its executor;
 //                    else FAILED: closed and queued in fire_alarm).
 //   RecordHandle...  the executor's callback (handle_code) closes it; a failed result is queued in
-//                    fire_alarm. A fire that has a result is never sent again.
+//                    fire_alarm. A fire that has a result is never sent again. A fire sent ahead has its
+//                    trigger result written here too, in the same update, when the callback comes first
+//                    (TriggerResultWriter keeps it back for a second after the instant).
 // Every update of job_log is by (id, scheduled_ms), which names one partition, and changes no column
 // job_log's indexes cover, so it is a HOT update (no index entry written). A batched statement locks rows
 // in the order its plan visits them; the two that write the same fires at about the same time, a batch of
