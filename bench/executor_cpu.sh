@@ -61,14 +61,8 @@ bench_log "executor-cpu: wrk -t2 -c$connections, ${warmup} s warm-up + ${seconds
 bench_log "machine: $(bench_machine)"
 
 # The fake admin.
-fport=$(bench_helper_port)
-for attempt in 1 2 3 4 5; do
-  bench_start fake-admin "$out" python3 "$BENCH_ROOT/bench/tools/fake_admin.py" --port "$fport"
-  fake_pid=$(cat "$out/fake-admin.pid")
-  bench_listening "$fake_pid" 30 http "http://127.0.0.1:$fport/stats" && break
-  kill -0 "$fake_pid" 2>/dev/null || ((attempt == 5)) || { fport=$(bench_free_port $((fport + 1))); continue; }
-  cat "$out/fake-admin.log" >&2; bench_die "the fake admin did not start"
-done
+bench_start_fake_admin "$out"
+fake_pid="$BENCH_FAKE_ADMIN_PID" fport="$BENCH_FAKE_ADMIN_PORT"
 admin_url="http://127.0.0.1:$fport"
 
 # The two servers.

@@ -271,6 +271,23 @@ bench_start_executor() {
   bench_die "the executor did not start"
 }
 
+# bench_start_fake_admin <run dir>: bench/tools/fake_admin.py (answers an executor's /api/callback and
+# /api/registry with {"code":200}, counts the results at GET /stats) on a free helper port; log
+# fake-admin.log. Sets BENCH_FAKE_ADMIN_PID and BENCH_FAKE_ADMIN_PORT.
+bench_start_fake_admin() {
+  local dir="$1" port attempt
+  port=$(bench_helper_port)
+  for attempt in 1 2 3 4 5; do
+    bench_start fake-admin "$dir" python3 "$BENCH_ROOT/bench/tools/fake_admin.py" --port "$port"
+    BENCH_FAKE_ADMIN_PID=$(cat "$dir/fake-admin.pid") BENCH_FAKE_ADMIN_PORT="$port"
+    bench_listening "$BENCH_FAKE_ADMIN_PID" 30 http "http://127.0.0.1:$port/stats" && return 0
+    kill -0 "$BENCH_FAKE_ADMIN_PID" 2>/dev/null || ((attempt == 5)) || { port=$(bench_free_port $((port + 1))); continue; }
+    break
+  done
+  cat "$dir/fake-admin.log" >&2
+  bench_die "the fake admin did not start"
+}
+
 # bench_start_stub <run dir> <admin URLs | ""> <port> <server threads> <trace file> [app name] [extra flags...]:
 # the benchmarks' minimal executor, `xxl-stub --minimal` (tests/support/xxl_stub): /run parses the body,
 # writes a run-trace line and queues a success callback, nothing else; callbacks go in batches of up to 100
