@@ -66,7 +66,7 @@ TEST_F(ConcurrencyLimitPg, AForbiddingJobGetsNoSecondFireWhileOneRunsAndItsInsta
 
   const auto first = Pending(forbid, 1);
   const auto other1 = Pending(allow, 1);
-  EXPECT_THAT(ClaimedIds(store.ClaimForDispatch("node-a", std::vector{first, other1}, kT0 + 800)),
+  EXPECT_THAT(ClaimedIds(store.ClaimForDispatch("node-a", std::vector{first, other1}, kT0 + 800, {})),
               ::testing::UnorderedElementsAre(first, other1));
   Accepted(first, "http://10.0.0.7:9999/");
   Accepted(other1, "http://10.0.0.8:9999/");
@@ -75,7 +75,7 @@ TEST_F(ConcurrencyLimitPg, AForbiddingJobGetsNoSecondFireWhileOneRunsAndItsInsta
   // without a limit fires again beside its running fire.
   const auto second = Pending(forbid, 2);
   const auto other2 = Pending(allow, 2);
-  const auto out = store.ClaimForDispatch("node-a", std::vector{second, other2}, kT0 + 1800);
+  const auto out = store.ClaimForDispatch("node-a", std::vector{second, other2}, kT0 + 1800, {});
   EXPECT_THAT(ClaimedIds(out), ::testing::ElementsAre(other2));
   ASSERT_EQ(out.size(), 2u);
   const auto& held = out[0].log_id == second ? out[0] : out[1];
@@ -89,16 +89,17 @@ TEST_F(ConcurrencyLimitPg, AForbiddingJobGetsNoSecondFireWhileOneRunsAndItsInsta
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {}", second)), 0);
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_alarm WHERE log_id = {}", second)), 1)
       << "queued for the failure monitor as a misfire is (alert, a fixed-delay job's next fire)";
-  EXPECT_TRUE(store.ClaimForDispatch("node-a", std::vector{second}, kT0 + 1900).empty()) << "skipped once";
+  EXPECT_TRUE(store.ClaimForDispatch("node-a", std::vector{second}, kT0 + 1900, {}).empty())
+      << "skipped once";
 
   // Once it has finished, the next instant fires.
   Finished(first);
   const auto third = Pending(forbid, 3);
-  EXPECT_THAT(ClaimedIds(store.ClaimForDispatch("node-a", std::vector{third}, kT0 + 2800)),
+  EXPECT_THAT(ClaimedIds(store.ClaimForDispatch("node-a", std::vector{third}, kT0 + 2800, {})),
               ::testing::ElementsAre(third));
   // A fire claimed but not yet accepted counts too (it is being sent).
   const auto fourth = Pending(forbid, 4);
-  const auto out4 = store.ClaimForDispatch("node-a", std::vector{fourth}, kT0 + 3800);
+  const auto out4 = store.ClaimForDispatch("node-a", std::vector{fourth}, kT0 + 3800, {});
   ASSERT_EQ(out4.size(), 1u);
   EXPECT_EQ(out4[0].held_by_log_id, third);
 }
@@ -108,11 +109,11 @@ TEST_F(ConcurrencyLimitPg, InOneBatchTheEarliestInstantsFireUpToTheLimitAndABroa
   PgSchedulerStore store(*pool_);
   // A broadcast fire of three shards runs: one fire.
   const auto base = Pending(job, 1);
-  ASSERT_EQ(ClaimedIds(store.ClaimForDispatch("node-a", std::vector{base}, kT0 + 800)).size(), 1u);
+  ASSERT_EQ(ClaimedIds(store.ClaimForDispatch("node-a", std::vector{base}, kT0 + 800, {})).size(), 1u);
   ASSERT_EQ(store.CreateShards(base, 3, "node-a", kT0 + 900).size(), 3u);
   // Three more instants arrive together (the database was slow): one slot is left, the earliest takes it.
   const auto a = Pending(job, 2), b = Pending(job, 3), c = Pending(job, 4);
-  const auto out = store.ClaimForDispatch("node-a", std::vector{c, a, b}, kT0 + 4800);
+  const auto out = store.ClaimForDispatch("node-a", std::vector{c, a, b}, kT0 + 4800, {});
   EXPECT_THAT(ClaimedIds(out), ::testing::ElementsAre(a));
   EXPECT_EQ(Status(b), "SKIPPED");
   EXPECT_EQ(Status(c), "SKIPPED");
@@ -125,9 +126,9 @@ TEST_F(ConcurrencyLimitPg, AFireOfAnotherAdminCountsAndTwoAdminsClaimingAtOnceSe
   PgSchedulerStore a(*pool_), b(pool_b);
   // A fire node-b sent holds node-a's next one.
   const auto on_b = Pending(job, 1, "node-b");
-  ASSERT_EQ(ClaimedIds(b.ClaimForDispatch("node-b", std::vector{on_b}, kT0 + 800)).size(), 1u);
+  ASSERT_EQ(ClaimedIds(b.ClaimForDispatch("node-b", std::vector{on_b}, kT0 + 800, {})).size(), 1u);
   const auto on_a = Pending(job, 2, "node-a");
-  EXPECT_TRUE(ClaimedIds(a.ClaimForDispatch("node-a", std::vector{on_a}, kT0 + 1800)).empty());
+  EXPECT_TRUE(ClaimedIds(a.ClaimForDispatch("node-a", std::vector{on_a}, kT0 + 1800, {})).empty());
   Finished(on_b);
 
   // Rounds of two fires of the job, one owned by each admin, claimed at the same moment on two connections
@@ -136,10 +137,10 @@ TEST_F(ConcurrencyLimitPg, AFireOfAnotherAdminCountsAndTwoAdminsClaimingAtOnceSe
   for (int round = 0; round < 20; ++round) {
     const auto fa = Pending(job, 10 + 2 * round, "node-a");
     const auto fb = Pending(job, 11 + 2 * round, "node-b");
-    auto ca =
-        std::async(std::launch::async, [&] { return a.ClaimForDispatch("node-a", std::vector{fa}, kT0); });
-    auto cb =
-        std::async(std::launch::async, [&] { return b.ClaimForDispatch("node-b", std::vector{fb}, kT0); });
+    auto ca = std::async(std::launch::async,
+                         [&] { return a.ClaimForDispatch("node-a", std::vector{fa}, kT0, {}); });
+    auto cb = std::async(std::launch::async,
+                         [&] { return b.ClaimForDispatch("node-b", std::vector{fb}, kT0, {}); });
     const auto got_a = ClaimedIds(ca.get());
     const auto got_b = ClaimedIds(cb.get());
     ASSERT_EQ(got_a.size() + got_b.size(), 1u) << "round " << round;

@@ -125,7 +125,7 @@ TEST_F(FireTablesPg, AFiresResultsAreHotUpdatesAndFireOpenHoldsExactlyTheUnfinis
   EXPECT_EQ(Inconsistent(), 0);
   const auto ids = LogIds(fires);
   PgSchedulerStore store(*pool_);
-  ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 100u);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900, {}).size(), 100u);
   std::vector<TriggerResult> triggered;
   std::vector<fire_log::HandleResult> handled;
   for (const auto& f : fires) {
@@ -229,7 +229,7 @@ TEST_F(FireTablesPg, TwoTriggerResultsOfOneFireInABatchLeaveTheLaterAddressAndBo
   const auto& f = fires.front();
   PgSchedulerStore store(*pool_);
   const std::vector<std::int64_t> ids{f.log_id};
-  ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 1u);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900, {}).size(), 1u);
   const auto sent = [&](const char* address, const char* msg) {
     return TriggerResult{.log_id = f.log_id,
                          .scheduled_ms = f.scheduled_ms,
@@ -333,7 +333,7 @@ TEST_F(FireTablesPg, TriggerResultsGiveWayToACallbackHoldingTheirRowsAndAreWritt
   ASSERT_EQ(fires.size(), 15u);
   const auto ids = LogIds(fires);
   PgSchedulerStore store(*pool_);
-  ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900).size(), 15u);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", ids, kT0 + 900, {}).size(), 15u);
   TriggerResultWriter writer(
       {.flush_interval = std::chrono::hours(1), .lock_wait = std::chrono::milliseconds(50)}, clock_, *pool_);
   RecordSent(writer, fires);
@@ -362,7 +362,7 @@ TEST_F(FireTablesPg, ATriggerResultKeptBackForItsCallbackIsWrittenWithItInOneUpd
   const auto fires = ScanEverySecondJobs(3);  // 15 fires
   ASSERT_EQ(fires.size(), 15u);
   PgSchedulerStore store(*pool_);
-  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900).size(), 15u);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900, {}).size(), 15u);
   TriggerResultWriter writer({.flush_interval = std::chrono::hours(1)}, clock_, *pool_);
   std::vector<CommittedFire> sorted = fires;
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.log_id < b.log_id; });
@@ -425,7 +425,7 @@ TEST_F(FireTablesPg, ATriggerResultWhoseCallbackIsLateIsWrittenAfterItsInstantAn
   const auto fires = ScanEverySecondJobs(1);  // instants kT0 + 1000 ... kT0 + 5000
   ASSERT_EQ(fires.size(), 5u);
   PgSchedulerStore store(*pool_);
-  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900).size(), 5u);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900, {}).size(), 5u);
   TriggerResultWriter writer(
       {.flush_interval = std::chrono::milliseconds(20), .hold_for_callback = std::chrono::milliseconds(1000)},
       clock_, *pool_);
@@ -482,7 +482,7 @@ TEST_F(FireTablesPg, AStoppingWritersLastFlushWaitsOutACallbackHoldingItsRows) {
   const auto fires = ScanEverySecondJobs(1);
   ASSERT_EQ(fires.size(), 5u);
   PgSchedulerStore store(*pool_);
-  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900).size(), 5u);
+  ASSERT_EQ(store.ClaimForDispatch("node-a", LogIds(fires), kT0 + 900, {}).size(), 5u);
   TriggerResultWriter writer({.flush_interval = std::chrono::hours(1),
                               .lock_wait = std::chrono::milliseconds(50),
                               .stop_wait = std::chrono::seconds(60)},

@@ -148,8 +148,8 @@ TEST_F(RunOncePg, CancellingWithdrawsAWaitingRequestOrItsUnclaimedFireButNeverOn
   };
   const auto unclaimed_log = log_of(unclaimed.id);
   const auto claimed_log = log_of(claimed.id);
-  ASSERT_EQ(store_->ClaimForDispatch("admin-a", std::vector<std::int64_t>{claimed_log}, kT0 + 3900).size(),
-            1u);
+  ASSERT_EQ(
+      store_->ClaimForDispatch("admin-a", std::vector<std::int64_t>{claimed_log}, kT0 + 3900, {}).size(), 1u);
 
   const auto c2 = jobs_->CancelRunOnce(job_, unclaimed.id, "bob");
   ASSERT_TRUE(c2.ok());
@@ -158,7 +158,7 @@ TEST_F(RunOncePg, CancellingWithdrawsAWaitingRequestOrItsUnclaimedFireButNeverOn
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE id = {}", unclaimed_log)), 0)
       << "its fire is withdrawn";
   EXPECT_TRUE(
-      store_->ClaimForDispatch("admin-a", std::vector<std::int64_t>{unclaimed_log}, kT0 + 2900).empty())
+      store_->ClaimForDispatch("admin-a", std::vector<std::int64_t>{unclaimed_log}, kT0 + 2900, {}).empty())
       << "the admin holding it in its time ring can no longer claim it";
 
   const auto c3 = jobs_->CancelRunOnce(job_, claimed.id, "bob");

@@ -205,10 +205,10 @@ TEST_F(SchedulerStorePg, ClaimReturnsOnlyRowsThisNodeStillOwns) {
   ASSERT_GE(out.fires.size(), 2u);
   std::vector<std::int64_t> ids{out.fires[0].log_id, out.fires[1].log_id};
   Exec("UPDATE fire_open SET owner_node = 'node-b' WHERE log_id = " + std::to_string(ids[1]));
-  const auto claimed = store.ClaimForDispatch("node-a", ids, kT0 + 900);
+  const auto claimed = store.ClaimForDispatch("node-a", ids, kT0 + 900, {});
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].log_id, ids[0]);
-  EXPECT_TRUE(store.ClaimForDispatch("node-a", ids, kT0 + 900).empty()) << "a claim is taken once";
+  EXPECT_TRUE(store.ClaimForDispatch("node-a", ids, kT0 + 900, {}).empty()) << "a claim is taken once";
   store.MarkSkipped(std::vector<std::int64_t>{ids[1]}, "misfire: test");
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE status = 'SKIPPED'"), 1);
 }
@@ -273,7 +273,7 @@ TEST_F(SchedulerStorePg, RecoveryNeverTakesAFireWithATriggerResultOrACallback) {
   ASSERT_EQ(fires.size(), 5u);
   const auto ids = LogIds(fires);
   PgSchedulerStore store(*pool_);
-  ASSERT_EQ(store.ClaimForDispatch("admin-a", ids, kT0 + 900).size(), 5u);
+  ASSERT_EQ(store.ClaimForDispatch("admin-a", ids, kT0 + 900, {}).size(), 5u);
   {
     // The trigger result of the first; callbacks of the next two that came before their trigger results.
     auto conn = pool_->Acquire();

@@ -94,10 +94,10 @@ ScanOutcome MeteredSchedulerStore::Scan(std::string_view node_id, int limit, rin
   return out;
 }
 
-std::vector<ClaimedFire> MeteredSchedulerStore::ClaimForDispatch(std::string_view node_id,
-                                                                 std::span<const std::int64_t> log_ids,
-                                                                 std::int64_t now_ms) {
-  auto claimed = inner_.ClaimForDispatch(node_id, log_ids, now_ms);
+std::vector<ClaimedFire> MeteredSchedulerStore::ClaimForDispatch(
+    std::string_view node_id, std::span<const std::int64_t> log_ids, std::int64_t claim_ms,
+    std::span<const std::int64_t> doubtful_claims) {
+  auto claimed = inner_.ClaimForDispatch(node_id, log_ids, claim_ms, doubtful_claims);
   const auto held = std::count_if(claimed.begin(), claimed.end(),
                                   [](const ClaimedFire& c) { return c.held_by_log_id != 0; });
   if (held > 0) m_.fires_skipped_concurrency.Inc(static_cast<std::uint64_t>(held));

@@ -76,7 +76,13 @@ class MeteredSchedulerStore final : public SchedulerStore {
   ScanOutcome Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
                    ScanPlanner& planner) override;
   std::vector<ClaimedFire> ClaimForDispatch(std::string_view node_id, std::span<const std::int64_t> log_ids,
-                                            std::int64_t now_ms) override;
+                                            std::int64_t claim_ms,
+                                            std::span<const std::int64_t> doubtful_claims) override;
+  std::vector<ClaimedFire> OwnUnclaimed(std::string_view node_id, std::int64_t after_log_id,
+                                        int limit) override {
+    return inner_.OwnUnclaimed(node_id, after_log_id, limit);
+  }
+  std::uint64_t CommitsInDoubt() override { return inner_.CommitsInDoubt(); }
   void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
   std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
                                          std::int64_t now_ms) override;

@@ -132,6 +132,18 @@ void AdminMetrics::WatchScheduler(const Scheduler& scheduler) {
                             "Due fires this admin could not claim yet (database unavailable); retried each "
                             "second.",
                             [&scheduler] { return static_cast<double>(scheduler.stats().unclaimed); });
+  registry.AddCounterCallback(
+      "cronwheel_fire_commit_doubts_total",
+      "Commits whose outcome the scheduler resolved after the database connection was lost during COMMIT "
+      "(a failover), by kind: claim (a claim retried by its stamp), resolved (the admin's own unclaimed "
+      "fires "
+      "read back and submitted), adopted (fires so read back).",
+      {"kind"}, [&scheduler] {
+        const auto s = scheduler.stats();
+        return std::vector<metrics::Sample>{{{"claim"}, static_cast<double>(s.claims_in_doubt)},
+                                            {{"resolved"}, static_cast<double>(s.doubts_resolved)},
+                                            {{"adopted"}, static_cast<double>(s.fires_adopted)}};
+      });
 }
 
 void AdminMetrics::WatchTriggerPools(const TriggerPools& pools) {
@@ -179,12 +191,15 @@ void AdminMetrics::WatchPgPool(const PgPool& pool) {
       "cronwheel_pg_pool_errors_total",
       "PostgreSQL pool failures, by kind: connect (a connection could not be opened), "
       "exhausted (no connection free within the acquire timeout), discarded (a "
-      "connection closed after a failure).",
+      "connection closed after a failure), stale (an idle connection its server had closed, found before it "
+      "was lent: a failover), commit_in_doubt (the connection was lost during COMMIT).",
       {"kind"}, [&pool] {
         const auto s = pool.stats();
         return std::vector<metrics::Sample>{{{"connect"}, static_cast<double>(s.connect_errors)},
                                             {{"exhausted"}, static_cast<double>(s.exhausted)},
-                                            {{"discarded"}, static_cast<double>(s.discarded)}};
+                                            {{"discarded"}, static_cast<double>(s.discarded)},
+                                            {{"stale"}, static_cast<double>(s.stale)},
+                                            {{"commit_in_doubt"}, static_cast<double>(s.commits_in_doubt)}};
       });
 }
 

@@ -126,6 +126,7 @@ void Scheduler::ScheduleLoop(const std::stop_token& stop) {
   while (!stop.stop_requested()) {
     bool again = false;
     try {
+      ResolveDoubts();
       const auto scan_start = clock_.SteadyNow();
       auto outcome = store_.Scan(settings_.node_id, settings_.pre_read_count, clock_, planner_);
       const auto took =
@@ -195,25 +196,101 @@ void Scheduler::RingLoop(const std::stop_token& stop) {
   }
 }
 
+std::int64_t Scheduler::NextClaimStamp() {
+  const auto now = clock_.NowMs();
+  auto last = last_claim_ms_.load();
+  for (;;) {
+    const auto stamp = std::max(now, last + 1);
+    if (last_claim_ms_.compare_exchange_weak(last, stamp)) return stamp;
+  }
+}
+
+void Scheduler::ResolveDoubts() {
+  // Read before the fires, so a commit in doubt while they are read starts the reads over.
+  const auto doubts = store_.CommitsInDoubt();
+  const auto now = clock_.SteadyNow();
+  if (doubts != doubts_seen_) {
+    doubts_seen_ = doubts;
+    doubt_seen_at_ = now;
+    rereads_done_ = 0;
+  }
+  if (rereads_done_ >= kDoubtRereads.size() || now - doubt_seen_at_ < kDoubtRereads.at(rereads_done_)) return;
+  constexpr int kPage = 5000;
+  std::size_t adopted = 0;
+  for (std::int64_t after = 0;;) {
+    auto page = store_.OwnUnclaimed(settings_.node_id, after, kPage);
+    if (page.empty()) break;
+    after = page.back().log_id;
+    const auto n = page.size();
+    std::vector<Fire> fires;
+    fires.reserve(n);
+    for (auto& c : page) {
+      Fire f = FireFromRecovered(std::move(c));
+      f.late_recovered = false;  // this node's own fire, not a dead one's
+      fires.push_back(std::move(f));
+    }
+    adopted += n;
+    Submit(std::move(fires));
+    if (n < static_cast<std::size_t>(kPage)) break;
+  }
+  // Past every read now due (a scan thread that stalled skips the ones it missed).
+  while (rereads_done_ < kDoubtRereads.size() && now - doubt_seen_at_ >= kDoubtRereads.at(rereads_done_))
+    ++rereads_done_;
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.doubts_resolved;
+    stats_.fires_adopted += adopted;
+  }
+  if (rereads_done_ == 1 || adopted > 0) {
+    spdlog::warn(
+        "a commit's outcome was unknown (the database connection was lost while committing): read "
+        "back {} open fire(s) of this admin that no claim had taken, and submitted them",
+        adopted);
+  }
+}
+
 void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, const std::stop_token& stop) {
   std::vector<std::int64_t> ids;
+  std::vector<std::int64_t> doubtful;
   ids.reserve(fires.size());
-  for (const auto& f : fires)
+  for (const auto& f : fires) {
     ids.push_back(f.log_id);
+    doubtful.insert(doubtful.end(), f.doubtful_claims.begin(), f.doubtful_claims.end());
+  }
+  std::sort(doubtful.begin(), doubtful.end());
+  doubtful.erase(std::unique(doubtful.begin(), doubtful.end()), doubtful.end());
+  const auto stamp = NextClaimStamp();
+  // Back to the claims retried each second; a claim or a skip whose outcome is unknown leaves its stamp on
+  // the fires, so the retry releases what it may have marked.
+  const auto retry_later = [this](std::vector<Fire> again, std::int64_t doubtful_stamp) {
+    std::lock_guard lock(mu_);
+    for (auto& f : again) {
+      if (doubtful_stamp != 0) f.doubtful_claims.push_back(doubtful_stamp);
+      unclaimed_.push_back(std::move(f));
+    }
+  };
   std::vector<ClaimedFire> claimed;
   try {
-    claimed = store_.ClaimForDispatch(settings_.node_id, ids, clock_.NowMs());
+    claimed = store_.ClaimForDispatch(settings_.node_id, ids, stamp, doubtful);
   } catch (const std::exception& e) {
+    const bool in_doubt = dynamic_cast<const CommitOutcomeUnknown*>(&e) != nullptr;
     if (const auto n = claim_failures_.Failure(clock_.SteadyNow())) {
       spdlog::error("claiming {} fire(s) failed ({} time(s) in a row), retrying each second: {}",
                     fires.size(), *n, e.what());
     }
-    std::lock_guard lock(mu_);
-    ++stats_.claim_errors;
-    std::move(fires.begin(), fires.end(), std::back_inserter(unclaimed_));
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.claim_errors;
+      if (in_doubt) ++stats_.claims_in_doubt;
+    }
+    retry_later(std::move(fires), in_doubt ? stamp : 0);
     return;
   }
   claim_failures_.Success();
+  std::unordered_map<std::int64_t, Fire*> by_id;
+  by_id.reserve(fires.size());
+  for (auto& f : fires)
+    by_id.emplace(f.log_id, &f);
   // Fires of jobs at their concurrency limit were recorded SKIPPED by the claim: not sent.
   const auto held = std::erase_if(claimed, [](const ClaimedFire& c) { return c.held_by_log_id != 0; });
   // Fires claimed late (the database was down, the ring stalled) follow their misfire strategy.
@@ -225,17 +302,23 @@ void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, c
                          "misfire: claimed for sending more than the misfire threshold late "
                          "(the admin or its database was unavailable); skipped");
     } catch (const std::exception& e) {
-      spdlog::error("recording {} skipped misfire(s) failed: {}", resolution.skip.size(), e.what());
+      // Claimed by this node and neither skipped nor sent: decided again by the retried claim.
+      spdlog::error("recording {} skipped misfire(s) failed, deciding them again: {}", resolution.skip.size(),
+                    e.what());
+      std::vector<Fire> again;
+      for (const auto id : resolution.skip) {
+        if (auto it = by_id.find(id); it != by_id.end()) again.push_back(std::move(*it->second));
+      }
+      retry_later(std::move(again), stamp);
     }
   }
-  std::unordered_map<std::int64_t, Fire*> by_id;
-  by_id.reserve(fires.size());
-  for (auto& f : fires)
-    by_id.emplace(f.log_id, &f);
   std::vector<Fire> send;
   send.reserve(resolution.send.size());
   for (const auto& c : resolution.send) {
-    if (auto it = by_id.find(c.log_id); it != by_id.end()) send.push_back(std::move(*it->second));
+    if (auto it = by_id.find(c.log_id); it != by_id.end()) {
+      it->second->doubtful_claims.clear();
+      send.push_back(std::move(*it->second));
+    }
   }
   {
     std::lock_guard lock(mu_);

@@ -267,6 +267,32 @@ std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::strin
   return claimed;
 }
 
+std::size_t ReleaseDoubtfulClaims(pqxx::transaction_base& tx, std::string_view node_id,
+                                  std::span<const std::int64_t> log_ids,
+                                  std::span<const std::int64_t> claims) {
+  if (log_ids.empty() || claims.empty()) return 0;
+  return tx
+      .exec_params(R"sql(
+    UPDATE fire_open SET dispatch_ms = 0
+     WHERE log_id = ANY($1::bigint[]) AND owner_node = $2 AND trigger_ms = 0 AND dispatch_ms = ANY($3::bigint[])
+  )sql",
+                   PgArray(log_ids), std::string(node_id), PgArray(claims))
+      .affected_rows();
+}
+
+std::vector<ClaimedFire> OwnUnclaimed(pqxx::transaction_base& tx, std::string_view node_id,
+                                      std::int64_t after_log_id, int limit) {
+  return Claimed(tx.exec_params(fmt::format(R"sql(
+    SELECT {} FROM fire_open o
+      JOIN job_log l ON l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
+      JOIN job j ON j.id = l.job_id
+     WHERE o.owner_node = $1 AND o.dispatch_ms = 0 AND o.trigger_ms = 0 AND o.log_id > $2
+     ORDER BY o.log_id LIMIT $3
+  )sql",
+                                            kClaimedColumns),
+                                std::string(node_id), after_log_id, limit));
+}
+
 void MarkSkipped(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::string_view note) {
   json rows = json::array();
   for (const auto id : log_ids)

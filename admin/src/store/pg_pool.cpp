@@ -1,6 +1,21 @@
 #include "admin/store/pg_pool.hpp"
 
+#include <poll.h>
+
 namespace cronwheel::admin {
+namespace {
+
+// Whether an idle connection may be lent. Nothing should arrive on one: the pool's connections listen for no
+// notification, and a notice only answers a statement. Anything to read (a server that closed it, or sent its
+// FATAL message first, as a dying or demoted primary's backends do) means it is of no further use; a rare
+// asynchronous message (a parameter's new value after a reload) costs a reconnection. One poll(2), no wait.
+bool StillOpen(const pqxx::connection& conn) {
+  if (!conn.is_open()) return false;
+  pollfd p{.fd = conn.sock(), .events = POLLIN, .revents = 0};
+  return p.fd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+}  // namespace
 
 PgPool::PgPool(Settings settings) : settings_(std::move(settings)) {}
 
@@ -33,12 +48,13 @@ PgPool::Lease PgPool::Acquire() {
     while (!idle_.empty()) {
       auto conn = std::move(idle_.back());
       idle_.pop_back();
-      if (conn->is_open()) {
+      if (StillOpen(*conn)) {
         got();
         return {this, std::move(conn)};
       }
-      --open_;  // closed behind our back: drop it and try the next
+      --open_;  // closed behind our back (a server that died or was demoted): drop it and try the next
       ++discarded_;
+      ++stale_;
     }
     if (open_ < settings_.size) {
       ++open_;
@@ -97,7 +113,14 @@ PgPool::Stats PgPool::stats() const {
           .wait_ns = wait_ns_,
           .exhausted = exhausted_,
           .connect_errors = connect_errors_,
-          .discarded = discarded_};
+          .discarded = discarded_,
+          .stale = stale_,
+          .commits_in_doubt = commits_in_doubt_};
+}
+
+void PgPool::NoteCommitInDoubt() {
+  std::lock_guard lock(mu_);
+  ++commits_in_doubt_;
 }
 
 }  // namespace cronwheel::admin

@@ -125,14 +125,28 @@ ScanOutcome PgSchedulerStore::Scan(std::string_view node_id, int limit, ringwhee
 
 std::vector<ClaimedFire> PgSchedulerStore::ClaimForDispatch(std::string_view node_id,
                                                             std::span<const std::int64_t> log_ids,
-                                                            std::int64_t now_ms) {
+                                                            std::int64_t claim_ms,
+                                                            std::span<const std::int64_t> doubtful_claims) {
   if (log_ids.empty()) return {};
   return WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);
-    auto claimed = fire_log::ClaimForDispatch(tx, node_id, log_ids, now_ms);
+    fire_log::ReleaseDoubtfulClaims(tx, node_id, log_ids, doubtful_claims);
+    auto claimed = fire_log::ClaimForDispatch(tx, node_id, log_ids, claim_ms);
     tx.commit();
     return claimed;
   });
+}
+
+std::vector<ClaimedFire> PgSchedulerStore::OwnUnclaimed(std::string_view node_id, std::int64_t after_log_id,
+                                                        int limit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    return fire_log::OwnUnclaimed(tx, node_id, after_log_id, limit);
+  });
+}
+
+std::uint64_t PgSchedulerStore::CommitsInDoubt() {
+  return pool_.stats().commits_in_doubt;
 }
 
 void PgSchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {

@@ -4,6 +4,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "admin/model/result.hpp"
+
 namespace cwtest {
 
 using namespace cronwheel::admin;
@@ -58,10 +60,73 @@ void MemorySchedulerStore::ThrowIfBroken() const {
   if (broken_) throw std::runtime_error("database unavailable (MemorySchedulerStore::Break)");
 }
 
+void MemorySchedulerStore::LoseNextAck(Op op, Commit commit) {
+  std::lock_guard lock(mu_);
+  lose_next_ack_[op] = commit;
+}
+
+void MemorySchedulerStore::LandLateCommit() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, row] : logs_)
+    row.invisible = false;
+}
+
+int MemorySchedulerStore::released_claims() const {
+  std::lock_guard lock(mu_);
+  return released_claims_;
+}
+
+MemorySchedulerStore::AckLoss MemorySchedulerStore::TakeAckLoss(Op op) {
+  const auto it = lose_next_ack_.find(op);
+  if (it == lose_next_ack_.end()) return {};
+  const AckLoss loss{.lost = true, .commit = it->second};
+  lose_next_ack_.erase(it);
+  return loss;
+}
+
+void MemorySchedulerStore::ThrowInDoubt(Op op) {
+  ++doubts_;
+  throw CommitOutcomeUnknown(
+      "the connection was lost while committing (MemorySchedulerStore::LoseNextAck, op " +
+      std::to_string(static_cast<int>(op)) + ")");
+}
+
+ClaimedFire MemorySchedulerStore::ClaimedOf(const LogRow& row) const {
+  return {.log_id = row.id,
+          .job_id = row.job_id,
+          .scheduled_ms = row.scheduled_ms,
+          .type = row.type,
+          .misfire_strategy = jobs_.count(row.job_id) ? jobs_.at(row.job_id).due.misfire_strategy
+                                                      : MisfireStrategy::kDoNothing,
+          .shard_index = row.shard_index,
+          .shard_total = row.shard_total};
+}
+
+std::uint64_t MemorySchedulerStore::CommitsInDoubt() {
+  std::lock_guard lock(mu_);
+  return doubts_;
+}
+
+std::vector<ClaimedFire> MemorySchedulerStore::OwnUnclaimed(std::string_view node_id,
+                                                            std::int64_t after_log_id, int limit) {
+  std::lock_guard lock(mu_);
+  ThrowIfBroken();
+  std::vector<ClaimedFire> out;
+  for (auto it = logs_.upper_bound(after_log_id); it != logs_.end() && static_cast<int>(out.size()) < limit;
+       ++it) {
+    const auto& row = it->second;
+    if (row.owner == node_id && row.dispatch_ms == 0 && !row.skipped && !row.invisible)
+      out.push_back(ClaimedOf(row));
+  }
+  return out;
+}
+
 ScanOutcome MemorySchedulerStore::Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
                                        ScanPlanner& planner) {
   std::lock_guard lock(mu_);
   ThrowIfBroken();
+  const auto loss = TakeAckLoss(Op::kScan);
+  if (loss.lost && loss.commit == Commit::kNo) ThrowInDoubt(Op::kScan);
   ++scans_;
   ScanOutcome out;
   out.now_ms = clock.NowMs();
@@ -91,7 +156,8 @@ ScanOutcome MemorySchedulerStore::Scan(std::string_view node_id, int limit, ring
                        .scheduled_ms = f.scheduled_ms,
                        .owner = std::string(node_id),
                        .skipped = f.skipped,
-                       .note = f.note};
+                       .note = f.note,
+                       .invisible = loss.lost && loss.commit == Commit::kLater};
     out.fires.push_back({.log_id = id,
                          .job_id = f.job_id,
                          .scheduled_ms = f.scheduled_ms,
@@ -108,39 +174,47 @@ ScanOutcome MemorySchedulerStore::Scan(std::string_view node_id, int limit, ring
       row.stop_reason = a.stop_reason;
     }
   }
+  if (loss.lost) ThrowInDoubt(Op::kScan);
   return out;
 }
 
-std::vector<ClaimedFire> MemorySchedulerStore::ClaimForDispatch(std::string_view node_id,
-                                                                std::span<const std::int64_t> log_ids,
-                                                                std::int64_t now_ms) {
+std::vector<ClaimedFire> MemorySchedulerStore::ClaimForDispatch(
+    std::string_view node_id, std::span<const std::int64_t> log_ids, std::int64_t claim_ms,
+    std::span<const std::int64_t> doubtful_claims) {
   std::lock_guard lock(mu_);
   ThrowIfBroken();
+  const auto loss = TakeAckLoss(Op::kClaim);
+  if (loss.lost && loss.commit == Commit::kNo) ThrowInDoubt(Op::kClaim);
   std::vector<ClaimedFire> out;
   for (auto id : log_ids) {
     auto it = logs_.find(id);
     if (it == logs_.end()) continue;
     auto& row = it->second;
-    if (row.owner != node_id || row.dispatch_ms != 0 || row.skipped) continue;
-    row.dispatch_ms = now_ms;
-    out.push_back({.log_id = id,
-                   .job_id = row.job_id,
-                   .scheduled_ms = row.scheduled_ms,
-                   .type = row.type,
-                   .misfire_strategy = jobs_.count(row.job_id) ? jobs_.at(row.job_id).due.misfire_strategy
-                                                               : MisfireStrategy::kDoNothing});
+    if (row.owner != node_id || row.skipped || row.invisible) continue;
+    if (row.dispatch_ms != 0 &&
+        std::find(doubtful_claims.begin(), doubtful_claims.end(), row.dispatch_ms) != doubtful_claims.end()) {
+      row.dispatch_ms = 0;  // a claim whose outcome was unknown: released, then taken again below
+      ++released_claims_;
+    }
+    if (row.dispatch_ms != 0) continue;
+    row.dispatch_ms = claim_ms;
+    out.push_back(ClaimedOf(row));
   }
+  if (loss.lost) ThrowInDoubt(Op::kClaim);
   return out;
 }
 
 void MemorySchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {
   std::lock_guard lock(mu_);
   ThrowIfBroken();
+  const auto loss = TakeAckLoss(Op::kMarkSkipped);
+  if (loss.lost && loss.commit == Commit::kNo) ThrowInDoubt(Op::kMarkSkipped);
   for (auto id : log_ids) {
     auto& row = logs_.at(id);
     row.skipped = true;
     row.note += std::string(row.note.empty() ? "" : "\n") + std::string(note);
   }
+  if (loss.lost) ThrowInDoubt(Op::kMarkSkipped);
 }
 
 std::vector<std::int64_t> MemorySchedulerStore::CreateShards(std::int64_t base_log_id, int total,

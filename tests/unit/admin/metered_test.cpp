@@ -81,10 +81,12 @@ struct Store final : SchedulerStore {
     out.lock_wait = 3ms;
     return out;
   }
-  std::vector<ClaimedFire> ClaimForDispatch(std::string_view, std::span<const std::int64_t>,
-                                            std::int64_t) override {
+  std::vector<ClaimedFire> ClaimForDispatch(std::string_view, std::span<const std::int64_t>, std::int64_t,
+                                            std::span<const std::int64_t>) override {
     return {{.log_id = 9}};
   }
+  std::vector<ClaimedFire> OwnUnclaimed(std::string_view, std::int64_t, int) override { return {}; }
+  std::uint64_t CommitsInDoubt() override { return 0; }
   void MarkSkipped(std::span<const std::int64_t> ids, std::string_view) override { skipped += ids.size(); }
   std::vector<std::int64_t> CreateShards(std::int64_t base, int, std::string_view, std::int64_t) override {
     return {base};
@@ -106,7 +108,7 @@ TEST_F(MeteredSeams, ScansAndSkippedMisfires) {
   const std::int64_t late[] = {5, 6};
   store.MarkSkipped(late, "late");
   EXPECT_EQ(inner.skipped, 2U);
-  EXPECT_EQ(store.ClaimForDispatch("a", late, 0).front().log_id, 9);
+  EXPECT_EQ(store.ClaimForDispatch("a", late, 0, {}).front().log_id, 9);
 
   EXPECT_EQ(m.scans_ok.value(), 1U);
   EXPECT_EQ(m.scans_full_batch.value(), 1U);

@@ -194,6 +194,142 @@ TEST_F(SchedulerTest, StopScanningKeepsSendingTheRingAndTakeRingHandsTheRestOver
   scheduler_->Stop();
 }
 
+// How many times each (job, instant) was handed to the sink.
+std::map<std::pair<int, std::int64_t>, int> SentCounts(RecordingSink& sink) {
+  std::map<std::pair<int, std::int64_t>, int> seen;
+  for (const auto& [fire, at] : sink.sent())
+    ++seen[{fire.job_id, fire.scheduled_ms}];
+  return seen;
+}
+
+// A failover during the scan's COMMIT (docs/architecture.md, "When the primary dies"): the scan's fires were
+// committed, but the admin never learned it, so none of them is in its ring. The next scan does not write
+// them again (the jobs advanced), and the scheduler reads its own unclaimed fires back: each instant is sent
+// once.
+TEST_F(SchedulerTest, AScanWhoseCommitWasNotAcknowledgedButHappenedHasItsFiresReadBackAndSentOnce) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  store_.AddJob(cwtest::EverySecondJob(2, kT0 + 2000));
+  store_.LoseNextAck(cwtest::MemorySchedulerStore::Op::kScan, cwtest::MemorySchedulerStore::Commit::kYes);
+  StartScheduler();
+  Run(10s);
+  const auto seen = SentCounts(sink_);
+  for (int job : {1, 2}) {
+    for (std::int64_t t = kT0 + 2000; t <= kT0 + 10'000; t += 1000)
+      EXPECT_EQ((seen.count({job, t}) ? seen.at({job, t}) : 0), 1) << "job " << job << " instant " << t - kT0;
+  }
+  for (const auto& [fire, at] : sink_.sent())
+    EXPECT_EQ(at, fire.scheduled_ms) << "read back before its second: sent at it, never early";
+  // Read back at the next scans (T0+1.5 s, and again 2 and 5 s later); the scan at T0+0.5 s wrote T0+2..5 s
+  // (within its 5 s pre-read) for both jobs, and lost its acknowledgement.
+  EXPECT_EQ(scheduler_->stats().doubts_resolved, 3u);
+  EXPECT_GE(scheduler_->stats().fires_adopted, 8u);
+}
+
+// The same COMMIT lost without effect: nothing was written, the jobs did not advance, and the next scan
+// writes the instants itself. Reading back finds nothing of its own, and nothing is sent twice.
+TEST_F(SchedulerTest, AScanWhoseCommitWasNotAcknowledgedAndDidNotHappenIsWrittenByTheNextScan) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  store_.LoseNextAck(cwtest::MemorySchedulerStore::Op::kScan, cwtest::MemorySchedulerStore::Commit::kNo);
+  StartScheduler();
+  Run(8s);
+  const auto seen = SentCounts(sink_);
+  for (std::int64_t t = kT0 + 2000; t <= kT0 + 8000; t += 1000)
+    EXPECT_EQ((seen.count({1, t}) ? seen.at({1, t}) : 0), 1) << "instant " << t - kT0;
+  EXPECT_GE(scheduler_->stats().doubts_resolved, 1u);
+}
+
+// A commit can land after its connection was lost (the server was alive, or waited for its synchronous
+// standby): the first read back finds nothing, and a later one, within the window, finds the fires.
+TEST_F(SchedulerTest, AScanWhoseCommitLandsAfterTheFirstReadBackIsFoundByALaterOne) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 4000));
+  store_.LoseNextAck(cwtest::MemorySchedulerStore::Op::kScan, cwtest::MemorySchedulerStore::Commit::kLater);
+  StartScheduler();
+  Run(1500ms);  // the scan at T0+0.5 s (T0+4..5 s) lost its ack; the read at T0+1.5 s found nothing
+  EXPECT_EQ(scheduler_->stats().fires_adopted, 0u);
+  store_.LandLateCommit();
+  Run(8500ms);  // the read 2 s after the doubt (T0+3.5 s) finds T0+4 and 5 s, in time for their seconds
+  const auto seen = SentCounts(sink_);
+  for (std::int64_t t = kT0 + 4000; t <= kT0 + 10'000; t += 1000)
+    EXPECT_EQ((seen.count({1, t}) ? seen.at({1, t}) : 0), 1) << "instant " << t - kT0;
+  for (const auto& [fire, at] : sink_.sent())
+    EXPECT_EQ(at, fire.scheduled_ms);
+}
+
+// A failover during a claim's COMMIT: the rows were marked as being sent by this admin, which never learned
+// it. Claimed again plainly, they would be "taken already" and never sent; the retry releases what the
+// doubtful claim marked (by its stamp) and claims it again, so each instant is sent once.
+TEST_F(SchedulerTest, AClaimWhoseCommitWasNotAcknowledgedButHappenedIsReleasedByItsStampAndSentOnce) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  StartScheduler({.scan_offset = 0ms});
+  Run(1000ms);  // the scan at T0+1 s wrote T0+2 s .. T0+6 s
+  store_.LoseNextAck(cwtest::MemorySchedulerStore::Op::kClaim, cwtest::MemorySchedulerStore::Commit::kYes);
+  Run(6s);
+  const auto seen = SentCounts(sink_);
+  for (std::int64_t t = kT0 + 2000; t <= kT0 + 7000; t += 1000)
+    EXPECT_EQ((seen.count({1, t}) ? seen.at({1, t}) : 0), 1) << "instant " << t - kT0;
+  EXPECT_EQ(scheduler_->stats().claims_in_doubt, 1u);
+  EXPECT_EQ(store_.released_claims(), 1) << "the T0+2 s row, marked by the claim in doubt";
+  EXPECT_EQ(scheduler_->stats().fires_lost_claim, 0u);
+  // Retried at the next second, a second late: within the misfire threshold, so sent, late, at T0+3 s.
+  for (const auto& [fire, at] : sink_.sent()) {
+    if (fire.scheduled_ms == kT0 + 2000) {
+      EXPECT_EQ(at, kT0 + 3000);
+    }
+  }
+}
+
+TEST_F(SchedulerTest, AClaimWhoseCommitWasNotAcknowledgedAndDidNotHappenIsClaimedAgainAndSentOnce) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  StartScheduler({.scan_offset = 0ms});
+  Run(1000ms);
+  store_.LoseNextAck(cwtest::MemorySchedulerStore::Op::kClaim, cwtest::MemorySchedulerStore::Commit::kNo);
+  Run(6s);
+  const auto seen = SentCounts(sink_);
+  for (std::int64_t t = kT0 + 2000; t <= kT0 + 7000; t += 1000)
+    EXPECT_EQ((seen.count({1, t}) ? seen.at({1, t}) : 0), 1) << "instant " << t - kT0;
+  EXPECT_EQ(store_.released_claims(), 0);
+}
+
+// A claim's stamp names that claim only: a fire held twice in memory (read back after a doubt while it was
+// also waiting in the ring) and claimed once successfully is not released by the other copy's retry.
+TEST_F(SchedulerTest, AClaimThatSucceededIsNeverReleasedByTheRetryOfAnotherClaimOfTheSameFire) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  StartScheduler({.scan_offset = 0ms});
+  Run(1000ms);
+  // The claim at T0+1.8 s loses its acknowledgement without effect; its fire goes back to the retried claims
+  // with the stamp. The scan's resolution then reads the same fire back (still unclaimed) and submits it.
+  store_.LoseNextAck(cwtest::MemorySchedulerStore::Op::kClaim, cwtest::MemorySchedulerStore::Commit::kNo);
+  Run(4s);
+  const auto seen = SentCounts(sink_);
+  for (std::int64_t t = kT0 + 2000; t <= kT0 + 5000; t += 1000)
+    EXPECT_EQ((seen.count({1, t}) ? seen.at({1, t}) : 0), 1) << "instant " << t - kT0;
+  EXPECT_EQ(store_.released_claims(), 0);
+}
+
+// A late fire the claim decided to skip, whose skip could not be recorded (its COMMIT lost without effect),
+// stays claimed by this admin; it is decided again, not left claimed and never sent or skipped.
+TEST_F(SchedulerTest, ASkipThatCouldNotBeRecordedIsDecidedAgainNotLeftClaimed) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  StartScheduler({.scan_offset = 0ms});
+  Run(1000ms);
+  store_.Break();
+  Run(8500ms);  // T0+9.5 s: T0+2..4 s are more than the threshold late
+  store_.Heal();
+  store_.LoseNextAck(cwtest::MemorySchedulerStore::Op::kMarkSkipped,
+                     cwtest::MemorySchedulerStore::Commit::kNo);
+  Run(2s);
+  int skipped = 0;
+  for (const auto& row : store_.Logs()) {
+    if (row.scheduled_ms >= kT0 + 2000 && row.scheduled_ms <= kT0 + 4000) {
+      EXPECT_TRUE(row.skipped) << "instant " << row.scheduled_ms - kT0;
+      skipped += row.skipped ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(skipped, 3);
+  for (const auto& [fire, at] : sink_.sent())
+    EXPECT_GT(fire.scheduled_ms, kT0 + 4000) << "a skipped instant is not sent";
+}
+
 TEST_F(SchedulerTest, SubmittedDueFiresAreSentAtOnceAndFutureOnesAtTheirSecond) {
   StartScheduler();
   const auto manual = store_.InsertFire(5, TriggerType::kManual, kT0 - 30'000, "node-a");  // late, but manual

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "admin/model/model.hpp"
 
@@ -76,6 +77,9 @@ struct Fire {
   // Sent ahead already, to `address`, which holds it: this send replaces the held fire with the job as it is
   // now (its /run carries replaceHeld). The job changed within the lead (RouteContext::ReplaceSentAhead).
   bool replaces_held = false;
+  // The stamps of this node's claims of this fire whose commit outcome was unknown (Scheduler, "Commits
+  // whose outcome is unknown"): the next claim releases a row still marked with one of them, then claims it.
+  std::vector<std::int64_t> doubtful_claims;
 };
 
 // A fire sent to an executor ahead of its instant (docs/architecture.md, "Ahead-of-time dispatch") whose

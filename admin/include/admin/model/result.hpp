@@ -78,6 +78,17 @@ class DatabaseUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The connection was lost while a transaction was committing (a primary killed or failed over mid-COMMIT):
+// whether it committed is not known. It may have: with synchronous replication the new primary holds every
+// commit that was acknowledged, and may also hold one that was not. Callers that wrote fires resolve the
+// outcome from the database once it answers again (docs/architecture.md, "When the primary dies"):
+// the scheduler adopts its own unclaimed fires, and a claim in doubt is released and taken again by its
+// stamp (schedule/scheduler.hpp). Answered 503 at the HTTP boundary, like any DatabaseUnavailable.
+class CommitOutcomeUnknown : public DatabaseUnavailable {
+ public:
+  using DatabaseUnavailable::DatabaseUnavailable;
+};
+
 template <class T>
 class [[nodiscard]] Result {
  public:

@@ -17,10 +17,30 @@
 // A claim that fails (database down) is retried every second; fires claimed later than the misfire
 // threshold follow their job's misfire strategy (ResolveLateFires).
 //
+// Commits whose outcome is unknown (CommitOutcomeUnknown: the primary died or failed over during a COMMIT;
+// docs/architecture.md, "When the primary dies") are resolved from the database once it answers again,
+// so a fire is neither lost nor sent twice:
+//  * A claim in doubt may have marked its fires as being sent by this node without this node learning it.
+//    Each claim has a stamp of its own (its claim_ms, strictly increasing in this node); the fires of a claim
+//    in doubt keep its stamp (Fire::doubtful_claims) and go back to the claims retried each second, whose
+//    claim first releases the rows still marked with that stamp and not accepted by an executor, then
+//    claims them again. A claim that succeeded has a stamp no fire keeps, so it is never released.
+//  * Any other commit in doubt (the scan's, or a callback's child jobs, a failure's retries, an API
+//    trigger, all in this admin's database pool) may have written fires owned by this node that it does not
+//    hold. When SchedulerStore::CommitsInDoubt moves, the schedule thread reads this node's open, unclaimed
+//    fires (OwnUnclaimed) before its next scan and submits them: the ring refuses a fire it holds already,
+//    and the claim takes each row once, so one held twice is still sent once. A commit can also land after
+//    its connection was lost (the server still alive, or waiting for its synchronous standby's
+//    acknowledgement), so the fires are read back again 2, 5, 10, 20 and 30 s after the doubt was seen
+//    (kDoubtRereads).
+//  * A skip a claim decided (a late fire, MarkSkipped) that fails goes back to the retried claims with the
+//    claim's stamp, so it is decided again rather than left claimed and never sent.
+//
 // Thread-safety: Submit/Stats may be called from any thread. Start/StopScanning/TakeRing/Stop from one
 // owner thread. Lifetime: clock, store and sink must outlive the Scheduler; the destructor stops both
 // threads.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -41,6 +61,12 @@ namespace cronwheel::admin {
 
 class Scheduler final {
  public:
+  // When, after a commit in doubt was seen, the schedule thread reads its own unclaimed fires back: at once,
+  // then again in case the commit landed later (see the class comment).
+  static constexpr std::array<std::chrono::seconds, 6> kDoubtRereads{
+      std::chrono::seconds(0),  std::chrono::seconds(2),  std::chrono::seconds(5),
+      std::chrono::seconds(10), std::chrono::seconds(20), std::chrono::seconds(30)};
+
   struct Settings {
     std::string node_id;
     int pre_read_count = 3000;                     // XXL-JOB: (fast max + slow max) * 10
@@ -67,6 +93,9 @@ class Scheduler final {
     std::uint64_t fires_lost_claim = 0;        // owned by another node by the time of the claim
     std::uint64_t fires_held_concurrency = 0;  // skipped at the claim: the job was at its concurrency limit
     std::uint64_t claim_errors = 0;
+    std::uint64_t claims_in_doubt = 0;  // claims whose commit outcome was unknown (retried by stamp)
+    std::uint64_t doubts_resolved = 0;  // times the schedule thread read its own unclaimed fires back
+    std::uint64_t fires_adopted = 0;    // fires so read back and submitted (most were held already)
     std::size_t ring_size = 0;
     std::size_t unclaimed = 0;  // waiting for the database to claim them
     int partitions_total = 0;   // schedule partitions in the cluster, as of the last scan
@@ -108,6 +137,11 @@ class Scheduler final {
   // Claims `fires` (all due by now_ms or about to be) and sends the on-time ones; keeps the ones the
   // database could not claim for the next attempt. `send_at_ms`: do not send before this instant.
   void ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, const std::stop_token& stop);
+  // A stamp for a new claim: now, or one more than the last stamp when that is not earlier.
+  std::int64_t NextClaimStamp();
+  // When the store counted commits in doubt since the last call: submits this node's open, unclaimed fires
+  // (the schedule thread, before a scan). Throws on database failure (retried at the next scan).
+  void ResolveDoubts();
 
   Settings settings_;
   ringwheel::Clock& clock_;
@@ -126,6 +160,12 @@ class Scheduler final {
   std::int64_t deferred_sent_until_ms_ = 0;  // the instant up to which deferred fires were handed on
   ThrottledLog scan_failures_;
   ThrottledLog claim_failures_;
+  std::atomic<std::int64_t> last_claim_ms_{0};  // the last claim's stamp (NextClaimStamp)
+  // The schedule thread's: CommitsInDoubt when last seen, when it moved, and how many of the reads after it
+  // (kDoubtRereads) were made.
+  std::uint64_t doubts_seen_ = 0;
+  ringwheel::SteadyTime doubt_seen_at_{};
+  std::size_t rereads_done_ = kDoubtRereads.size();  // none pending until a doubt is seen
 
   std::jthread schedule_thread_;
   std::jthread ring_thread_;

@@ -42,11 +42,31 @@ class SchedulerStore {
   virtual ScanOutcome Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
                            ScanPlanner& planner) = 0;
 
-  // Marks the given rows as being sent by node_id (dispatch_ms = now_ms) where node_id still owns them
-  // and they are pending, not skipped and not yet claimed. Returns those rows. Throws on database failure.
+  // Marks the given rows as being sent by node_id (dispatch_ms = claim_ms) where node_id still owns them
+  // and they are pending, not skipped and not yet claimed. Returns those rows. Throws on database failure;
+  // CommitOutcomeUnknown when the claim may or may not have been committed.
+  //
+  // `doubtful_claims`: the stamps (claim_ms) of earlier claims of some of these rows whose commit outcome
+  // was unknown. A row this node claimed with one of them, still not accepted by an executor, was never sent
+  // (the claim's caller did not learn it had it): in the same transaction it is released first and then
+  // claimed again. A stamp names one claim: the scheduler gives each of its claims a stamp of its own
+  // (strictly increasing per node), so a claim that succeeded is never released this way.
   virtual std::vector<ClaimedFire> ClaimForDispatch(std::string_view node_id,
                                                     std::span<const std::int64_t> log_ids,
-                                                    std::int64_t now_ms) = 0;
+                                                    std::int64_t claim_ms,
+                                                    std::span<const std::int64_t> doubtful_claims) = 0;
+
+  // This node's open fires that nobody has claimed (dispatch_ms 0) and no executor accepted, with log id
+  // above `after_log_id`, in log id order, at most `limit`: what a transaction whose commit outcome was
+  // unknown may have written for this node (a scan's fires, a callback's child jobs, a failure's retries)
+  // without this node holding them in memory. Nothing is written. Throws on database failure.
+  virtual std::vector<ClaimedFire> OwnUnclaimed(std::string_view node_id, std::int64_t after_log_id,
+                                                int limit) = 0;
+
+  // How many commits this store's database connections lost before learning their outcome, since it was
+  // made (all of the admin's transactions count, not only the scheduler's). When it moves, the scheduler
+  // resolves what those commits may have written (OwnUnclaimed).
+  virtual std::uint64_t CommitsInDoubt() = 0;
 
   // Records rows as skipped misfires (status SKIPPED) with `note` appended to trigger_msg.
   virtual void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) = 0;

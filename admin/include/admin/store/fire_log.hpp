@@ -75,6 +75,19 @@ inline constexpr int kConcurrencyLockClass = 0x6363;  // "cc"
 std::vector<ClaimedFire> ClaimForDispatch(pqxx::transaction_base& tx, std::string_view node_id,
                                           std::span<const std::int64_t> log_ids, std::int64_t now_ms);
 
+// Releases the claims `node_id` made of `log_ids` with one of the stamps `claims` (fire_open.dispatch_ms)
+// whose commit outcome it could not learn, where no executor has accepted the fire: dispatch_ms back to 0,
+// so ClaimForDispatch takes them again (SchedulerStore::ClaimForDispatch, "doubtful_claims"). Returns how
+// many it released.
+std::size_t ReleaseDoubtfulClaims(pqxx::transaction_base& tx, std::string_view node_id,
+                                  std::span<const std::int64_t> log_ids,
+                                  std::span<const std::int64_t> claims);
+
+// `node_id`'s open fires that nobody has claimed (dispatch_ms 0) and no executor accepted, with log id above
+// `after_log_id`, in log id order, at most `limit` (SchedulerStore::OwnUnclaimed). Reads only.
+std::vector<ClaimedFire> OwnUnclaimed(pqxx::transaction_base& tx, std::string_view node_id,
+                                      std::int64_t after_log_id, int limit);
+
 // Marks pending rows as skipped misfires (status SKIPPED), appending `note` to trigger_msg.
 void MarkSkipped(pqxx::transaction_base& tx, std::span<const std::int64_t> log_ids, std::string_view note);
 

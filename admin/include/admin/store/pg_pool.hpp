@@ -6,6 +6,15 @@
 // (or that finds the connection closed) is discarded instead of returned, so the pool heals itself
 // when PostgreSQL comes back after an outage.
 //
+// Failover (docs/architecture.md, "When the primary dies"). The DSN may name several hosts
+// (postgresql://u:p@h1:5432,h2:5432,h3:5432/db?target_session_attrs=read-write): libpq tries them in turn
+// and keeps the first that accepts writes, so a new connection reaches whichever server is the primary now.
+// An idle connection is checked before it is lent: one whose server has closed it (a primary that died or
+// was demoted: PostgreSQL's backends exit and the socket reads end-of-file) is dropped, not lent, so a
+// failover costs no failed statement on connections that were idle. A connection that meets a read-only
+// server (SQLSTATE 25006: a standby, or a primary turned read-only) or a server shutting down (class 57P) is
+// discarded by WithConnection (store/pg_util.hpp) like a broken one.
+//
 // Thread-safety: Acquire() may be called from any thread. A Lease belongs to the thread that holds it.
 // Lifetime: the pool must outlive every Lease.
 
@@ -88,8 +97,14 @@ class PgPool final {
     std::uint64_t exhausted = 0;       // Acquire() gave up after acquire_timeout (PoolExhausted)
     std::uint64_t connect_errors = 0;  // a new connection could not be opened
     std::uint64_t discarded = 0;       // connections closed after a failure (broken, closed behind our back)
+    std::uint64_t stale = 0;           // ... of which were idle and found closed by the server before a lend
+    std::uint64_t commits_in_doubt = 0;  // COMMITs whose connection was lost before the outcome came back
   };
   [[nodiscard]] Stats stats() const;
+
+  // Counts a commit whose outcome is unknown (WithConnection, on pqxx::in_doubt_error). The scheduler
+  // resolves its fires when the count moves (SchedulerStore::CommitsInDoubt).
+  void NoteCommitInDoubt();
 
  private:
   void Return(std::unique_ptr<pqxx::connection> conn, bool discard);
@@ -106,6 +121,8 @@ class PgPool final {
   std::uint64_t exhausted_ = 0;
   std::uint64_t connect_errors_ = 0;
   std::uint64_t discarded_ = 0;
+  std::uint64_t stale_ = 0;
+  std::uint64_t commits_in_doubt_ = 0;
 };
 
 }  // namespace cronwheel::admin

@@ -1,7 +1,9 @@
 #pragma once
 // An in-memory SchedulerStore with the same contract as PgSchedulerStore (one mutex stands in for the
 // lock row), for unit tests of the scheduler on a FakeClock. It can be told to fail, as a database
-// outage would, and lets a test re-own rows, as recovery by another admin would.
+// outage would, to lose the acknowledgement of a commit, as a primary dying mid-COMMIT would (the change
+// made or not, and CommitOutcomeUnknown thrown either way), and lets a test re-own rows, as recovery by
+// another admin would.
 
 #include <cstdint>
 #include <map>
@@ -54,6 +56,7 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
     std::string note;
     int shard_index = 0;
     int shard_total = 1;
+    bool invisible = false;  // written by a commit that has not landed yet (Commit::kLater)
   };
 
   void AddJob(const cronwheel::admin::DueJob& job);
@@ -68,19 +71,48 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
   // Another admin re-owned this row (recovery).
   void SetOwner(std::int64_t log_id, const std::string& owner);
   int scans() const;
+  // The operations whose commit acknowledgement a test can lose.
+  enum class Op { kScan, kClaim, kMarkSkipped };
+  // What became of a commit whose acknowledgement was lost.
+  enum class Commit {
+    kNo,     // rolled back (or never reached the server)
+    kYes,    // carried out before the connection was lost
+    kLater,  // carried out after (a scan only): its fires stay invisible until LandLateCommit()
+  };
+  // The next call of `op` makes its change as `commit` says, then throws
+  // cronwheel::admin::CommitOutcomeUnknown and counts a commit in doubt (CommitsInDoubt).
+  void LoseNextAck(Op op, Commit commit);
+  // The scan commit that was to land later lands now.
+  void LandLateCommit();
+  // Calls of ClaimForDispatch that released a doubtful claim (for assertions).
+  int released_claims() const;
 
   cronwheel::admin::ScanOutcome Scan(std::string_view node_id, int limit, ringwheel::Clock& clock,
                                      cronwheel::admin::ScanPlanner& planner) override;
-  std::vector<cronwheel::admin::ClaimedFire> ClaimForDispatch(std::string_view node_id,
-                                                              std::span<const std::int64_t> log_ids,
-                                                              std::int64_t now_ms) override;
+  std::vector<cronwheel::admin::ClaimedFire> ClaimForDispatch(
+      std::string_view node_id, std::span<const std::int64_t> log_ids, std::int64_t claim_ms,
+      std::span<const std::int64_t> doubtful_claims) override;
+  std::vector<cronwheel::admin::ClaimedFire> OwnUnclaimed(std::string_view node_id, std::int64_t after_log_id,
+                                                          int limit) override;
+  std::uint64_t CommitsInDoubt() override;
   void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
   std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
                                          std::int64_t now_ms) override;
 
  private:
   void ThrowIfBroken() const;
+  // With mu_ held: whether this call of `op` loses its acknowledgement, and whether it commits.
+  struct AckLoss {
+    bool lost = false;
+    Commit commit = Commit::kYes;
+  };
+  AckLoss TakeAckLoss(Op op);
+  void ThrowInDoubt(Op op);
+  cronwheel::admin::ClaimedFire ClaimedOf(const LogRow& row) const;
   mutable std::mutex mu_;
+  std::map<Op, Commit> lose_next_ack_;
+  std::uint64_t doubts_ = 0;
+  int released_claims_ = 0;
   std::map<int, JobRow> jobs_;
   std::map<std::int64_t, LogRow> logs_;
   std::int64_t next_log_id_ = 1;
