@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 
 Cluster::Cluster(Options options)
     : options_(std::move(options)),
-      db_(options_.server_dsn.empty() ? TestDatabase::ServerDsn() : options_.server_dsn) {
+      db_(options_.server_database_as_is
+              ? TestDatabase(options_.server_dsn, TestDatabase::AsIs{})
+              : TestDatabase(options_.server_dsn.empty() ? TestDatabase::ServerDsn() : options_.server_dsn)) {
   std::random_device rd;
   dir_ = fs::temp_directory_path() / fmt::format("cronwheel-e2e-{}-{:08x}", ::getpid(), rd());
   fs::create_directories(dir_);

@@ -35,7 +35,8 @@ class Cluster {
     std::vector<std::string> executor_args;           // extra flags for every executor
     std::map<std::string, std::string> executor_env;  // extra environment of every executor
     bool scripts_on_last_executor = false;
-    std::string server_dsn;  // PostgreSQL to create the database on; "" = CRONWHEEL_TEST_DSN's
+    std::string server_dsn;              // PostgreSQL to create the database on; "" = CRONWHEEL_TEST_DSN's
+    bool server_database_as_is = false;  // use server_dsn's own database instead of creating one
     int first_admin_port =
         0;  // admin 1 listens here (a URL naming it was configured before); 0 = a free port
   };

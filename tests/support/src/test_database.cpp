@@ -47,7 +47,10 @@ TestDatabase::TestDatabase(std::string server_dsn) : server_dsn_(std::move(serve
   dsn_ = WithDatabase(server_dsn_, name_);
 }
 
+TestDatabase::TestDatabase(std::string dsn, AsIs /*tag*/) : dsn_(std::move(dsn)) {}
+
 TestDatabase::~TestDatabase() {
+  if (name_.empty()) return;  // AsIs: not ours to drop
   try {
     pqxx::connection conn(server_dsn_);
     pqxx::nontransaction tx(conn);

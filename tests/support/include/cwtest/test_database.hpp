@@ -15,6 +15,11 @@ class TestDatabase {
   TestDatabase();
   // On another server (a libpq URI of any database there).
   explicit TestDatabase(std::string server_dsn);
+  // Not a new database: `dsn`'s own, used as it is and not dropped (a server made for one test, such as the
+  // Patroni cluster of the HA test, whose replicas may not have replayed a database created a moment ago:
+  // libpq does not try the next host of a multi-host DSN when one answers that the database does not exist).
+  struct AsIs {};
+  TestDatabase(std::string dsn, AsIs /*tag*/);
   ~TestDatabase();
   TestDatabase(const TestDatabase&) = delete;
   TestDatabase& operator=(const TestDatabase&) = delete;
