@@ -11,6 +11,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
+#include "admin/store/fire_log.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "cwtest/tcp_proxy.hpp"
@@ -60,6 +61,14 @@ class FailoverPg : public cwtest::PgFixture {
          ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+  }
+  template <class Fn>
+  auto WithTx(Fn fn) {
+    auto conn = pool_->Acquire();
+    pqxx::work tx(*conn);
+    auto out = fn(tx);
+    tx.commit();
+    return out;
   }
   cwtest::FakeClock clock_{kT0};
 };
@@ -153,6 +162,49 @@ TEST_F(FailoverPg, AClaimWhoseAcknowledgementIsLostIsReleasedByItsStampAndOnlyBy
   Exec(fmt::format("UPDATE fire_open SET trigger_ms = {} WHERE log_id = {}", kT0 + 1900, ids[0]));
   EXPECT_EQ(LogIds(store.ClaimForDispatch("node-a", ids, kT0 + 1904, std::vector<std::int64_t>{kT0 + 1803})),
             std::vector<std::int64_t>{ids[1]});
+}
+
+// A database restored from a backup shows the fires that were open at its restore point; whether each ran
+// after that point is not known. after_restore closes those of admins that are not alive, unsent.
+TEST_F(FailoverPg, AfterARestoreTheOpenFiresOfAdminsNotAliveAreClosedUnsentAndALiveAdminsAreLeftAlone) {
+  const int g = AddGroup();
+  const int job = AddJob(g, "* * * * * ?", kT0 + 60'000);
+  const auto now = kT0 + 600'000;  // ten minutes after the restore point
+  Exec(fmt::format(
+      "INSERT INTO admin_node (node_id, lock_key, address, started_ms, heartbeat_ms, lease_until_ms) VALUES "
+      "('old-admin', 1, '', {0}, {0}, {1}), ('live-admin', 2, '', {2}, {2}, {3})",
+      kT0, kT0 + 10'000, now, now + 10'000));
+  const auto pending = AddFire(job, g, "CRON", kT0 + 1000, 0, 0, 0, "", 0, "old-admin");
+  const auto claimed = AddFire(job, g, "RETRY", kT0 + 2000, 0, 0, 0, "", 0, "old-admin");
+  Exec(fmt::format("UPDATE fire_open SET dispatch_ms = {} WHERE log_id = {}", kT0 + 1900, claimed));
+  const auto running =
+      AddFire(job, g, "CRON", kT0 + 3000, 200, 0, 0, "http://127.0.0.1:9/", kT0 + 3000, "old-admin");
+  const auto handed_over = AddFire(job, g, "MANUAL", kT0 + 4000, 0, 0, 0, "", 0, "");
+  const auto lives = AddFire(job, g, "CRON", now + 1000, 0, 0, 0, "", 0, "live-admin");
+  const auto closed = WithTx([&](pqxx::work& tx) { return fire_log::CloseAfterRestore(tx, now); });
+  EXPECT_EQ(closed.unsent, 3u);
+  EXPECT_EQ(closed.running, 1u);
+  const auto status = [&](std::int64_t id) {
+    return Exec(fmt::format("SELECT status FROM job_log WHERE id = {}", id))[0][0].as<std::string>();
+  };
+  for (const auto id : {pending, claimed, handed_over})
+    EXPECT_EQ(status(id), "SKIPPED") << "fire " << id;
+  EXPECT_EQ(status(running), "FAILED");
+  EXPECT_EQ(status(lives), "PENDING");
+  EXPECT_EQ(Count("SELECT count(*) FROM fire_open"), 1) << "only the live admin's fire stays open";
+  // The skipped ones wait for their MISFIRE alert; the running one is neither retried nor alarmed.
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_alarm WHERE log_id IN ({}, {}, {})", pending,
+                              claimed, handed_over)),
+            3);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_alarm WHERE log_id = {}", running)), 0);
+  EXPECT_EQ(
+      Count(fmt::format("SELECT count(*) FROM job_log WHERE id = {} AND alarm_status = 1 AND handle_msg LIKE "
+                        "'result unknown: the database was restored%'",
+                        running)),
+      1);
+  // Run again: nothing more to close.
+  const auto again = WithTx([&](pqxx::work& tx) { return fire_log::CloseAfterRestore(tx, now); });
+  EXPECT_EQ(again.unsent + again.running, 0u);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/audit_log.hpp"
 #include "admin/store/console_repository.hpp"
+#include "admin/store/fire_log.hpp"
 #include "admin/store/group_repository.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/log_partitions.hpp"
@@ -310,6 +311,16 @@ void AdminApp::Start() {
       if (const int before = ResizeSchedulePartitions(*conn, config_.schedule_partitions);
           before != config_.schedule_partitions) {
         spdlog::info("schedule partitions: {} (were {})", config_.schedule_partitions, before);
+      }
+      if (config_.after_restore) {
+        pqxx::work tx(*conn);
+        const auto closed = fire_log::CloseAfterRestore(tx, clock_.NowMs());
+        tx.commit();
+        spdlog::warn(
+            "after_restore: closed {} unsent fire(s) as SKIPPED and {} running fire(s) as failed with an "
+            "unknown result: the restored database cannot tell whether they ran after its restore point, "
+            "so none is sent again (docs/operations.md, Backups that restore)",
+            closed.unsent, closed.running);
       }
       break;
     } catch (const pqxx::broken_connection& e) {

@@ -21,6 +21,10 @@ void AdminConfig::Declare(ConfigLoader& s) {
       .Add("node_id", &node_id,
            "this admin's name in the cluster (default <hostname>-<port>); unique per admin")
       .Add("mode", &mode, "production (refuses to run without an access token) or dev")
+      .Add("after_restore", &after_restore,
+           "start on a database restored from a backup to an earlier point: fires it shows open for admins "
+           "that are not alive are closed unsent (they may have run after that point); give it to the first "
+           "admin started on the restored database (docs/operations.md, Backups that restore)")
       .Add("fast_pool_threads", &fast_pool_threads, "threads of the fast trigger pool", 1, 2000)
       .Add("slow_pool_threads", &slow_pool_threads, "threads of the slow trigger pool", 1, 2000)
       .Add("pre_read_count", &pre_read_count, "jobs read per scan; 0 = (fast + slow threads) * 10", 0,

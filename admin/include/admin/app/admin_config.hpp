@@ -45,6 +45,10 @@ struct AdminConfig {
   std::chrono::milliseconds shutdown_drain{5000};
   std::chrono::milliseconds startup_timeout{120'000};
   int log_retention_days = 30;
+  // Start on a database restored to an earlier point (docs/operations.md, "Backups that restore"): before
+  // anything is sent, every fire the restored database shows open for an admin that is not alive is
+  // closed without being sent, since it may have run after the restore point (fire_log::CloseAfterRestore).
+  bool after_restore = false;
   std::string smtp_url;
   std::string smtp_from = "cronwheel@localhost";
   std::string smtp_user;
