@@ -64,6 +64,57 @@ TEST(Migrations, ChangedAppliedMigrationIsRefused) {
   EXPECT_THROW(ApplyMigrations(conn, migrations, 2000), cronwheel::admin::MigrationError);
 }
 
+// Upgrades (docs/operations.md): a migration whose first line says it stops every admin is not applied while
+// another admin's lease runs, and the message names the migration and the live admins; once their leases have
+// ended, it is applied. An ordinary migration is applied beside live admins (a rolling upgrade).
+TEST(Migrations, AMigrationThatStopsEveryAdminWaitsUntilNoOtherAdminIsAlive) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  auto migrations = BuiltInMigrations();
+  ApplyMigrations(conn, migrations, 1000);
+  {
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO admin_node (node_id, lock_key, address, started_ms, heartbeat_ms, lease_until_ms) "
+        "VALUES "
+        "('old-a', 1, '', 1000, 50000, 60000), ('old-b', 2, '', 1000, 50000, 60000)");
+    tx.commit();
+  }
+  const std::string additive = "-- adds a table\nCREATE TABLE upgrade_probe_a (x int);\n";
+  const std::string rewrite = "-- cronwheel: stop every admin\nCREATE TABLE upgrade_probe_b (x int);\n";
+  migrations.push_back({.version = 900, .name = "900_additive.sql", .sql = additive});
+  EXPECT_FALSE(migrations.back().StopsEveryAdmin());
+  EXPECT_EQ(ApplyMigrations(conn, migrations, 55'000).applied, 1) << "beside live admins";
+  migrations.push_back({.version = 901, .name = "901_rewrite.sql", .sql = rewrite});
+  EXPECT_TRUE(migrations.back().StopsEveryAdmin());
+  try {
+    ApplyMigrations(conn, migrations, 55'000);
+    ADD_FAILURE() << "applied while old-a and old-b were alive";
+  } catch (const cronwheel::admin::MigrationError& e) {
+    EXPECT_NE(std::string(e.what()).find("'901_rewrite.sql'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("old-a, old-b"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ApplyMigrations(conn, migrations, 60'001).applied, 1) << "once their leases ended";
+}
+
+// An admin older than its database does not start, and says how to go back.
+TEST(Migrations, AnAdminOlderThanItsDatabaseRefusesToStartAndSaysWhatToDo) {
+  cwtest::TestDatabase db;
+  pqxx::connection conn(db.dsn());
+  auto migrations = BuiltInMigrations();
+  const std::string newer = "CREATE TABLE upgrade_probe_c (x int);";
+  migrations.push_back({.version = 902, .name = "902_newer.sql", .sql = newer});
+  ApplyMigrations(conn, migrations, 1000);
+  migrations.pop_back();
+  try {
+    ApplyMigrations(conn, migrations, 2000);
+    ADD_FAILURE() << "an older admin started";
+  } catch (const cronwheel::admin::MigrationError& e) {
+    EXPECT_NE(std::string(e.what()).find("restore the backup taken before the upgrade"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Security review (issue 21), finding 5: API tokens get an expiry (sql/007_token_expiry.sql). A token made
 // before it expires 90 days after the upgrade, not at once (the scripts using it keep working meanwhile), and
 // none is revoked; a new token cannot expire before it was made.

@@ -44,7 +44,24 @@ class AdvisoryLock {
   pqxx::connection& conn_;
 };
 
+// The admins other than the one migrating whose lease runs at `now_ms` (none before admin_node exists).
+std::vector<std::string> LiveAdmins(pqxx::connection& conn, std::int64_t now_ms) {
+  pqxx::read_transaction tx(conn);
+  if (tx.exec1(R"sql(SELECT to_regclass('admin_node') IS NULL)sql")[0].as<bool>()) return {};
+  std::vector<std::string> out;
+  for (const auto& r : tx.exec_params(
+           R"sql(SELECT node_id FROM admin_node WHERE lease_until_ms > $1 ORDER BY node_id)sql", now_ms))
+    out.push_back(r[0].as<std::string>());
+  return out;
+}
+
 }  // namespace
+
+bool Migration::StopsEveryAdmin() const {
+  // 005 rebuilds job_log and copies every fire into it (it predates the marker; applied files never change).
+  constexpr std::string_view kMarker = "-- cronwheel: stop every admin";
+  return version == 5 || sql.substr(0, sql.find('\n')).starts_with(kMarker);
+}
 
 std::vector<Migration> BuiltInMigrations() {
   std::vector<Migration> out;
@@ -99,6 +116,20 @@ MigrationReport ApplyMigrations(pqxx::connection& conn, std::span<const Migratio
       }
       continue;
     }
+    if (m.StopsEveryAdmin()) {
+      // This admin's own row, from a run before, is as dead as the others must be: the process starting is
+      // not yet in admin_node's live set (its lease starts after the migrations).
+      if (const auto live = LiveAdmins(conn, now_ms); !live.empty()) {
+        std::string names;
+        for (const auto& n : live)
+          names += (names.empty() ? "" : ", ") + n;
+        throw MigrationError(fmt::format(
+            "migration '{}' rewrites what running admins use and needs every admin stopped, but these are "
+            "alive: {}. Stop them, start this admin, then the others with this release (docs/operations.md, "
+            "Upgrades)",
+            m.name, names));
+      }
+    }
     pqxx::work tx(conn);
     tx.exec(std::string(m.sql));
     tx.exec_params(R"sql(
@@ -117,7 +148,9 @@ MigrationReport ApplyMigrations(pqxx::connection& conn, std::span<const Migratio
     if (std::none_of(migrations.begin(), migrations.end(),
                      [v = v](const Migration& m) { return m.version == v; })) {
       throw MigrationError(fmt::format(
-          "the database has migration {} ('{}') that this build does not know: it is newer than this admin",
+          "the database has migration {} ('{}') that this build does not know: it is newer than this admin. "
+          "Start an admin of the database's release or later; to go back to this release, restore the backup "
+          "taken before the upgrade (docs/operations.md, Upgrades)",
           v, entry.first));
     }
   }
