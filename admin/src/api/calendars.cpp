@@ -39,7 +39,7 @@ void RegisterCalendarRoutes(Routes& s, const RouteContext& ctx) {
       [&](const Principal& who, const net::Request& req, net::Response& res) {
         const auto body = ParseBody(req, false);
         if (Failed(res, body)) return;
-        const auto read = ReadCalendarBody(*body, JobCalendar{}, true, ctx.clock.NowMs());
+        const auto read = ReadCalendarBody(*body, JobCalendar{}, true, ctx.clock);
         if (Failed(res, read)) return;
         const auto c = calendars.Create(*read);
         if (Failed(res, c)) return;
@@ -59,7 +59,7 @@ void RegisterCalendarRoutes(Routes& s, const RouteContext& ctx) {
         const auto body = ParseBody(req, false);
         if (Failed(res, body)) return;
         const auto c = calendars.Update(before->calendar.id, [&](JobCalendar& stored) -> Result<void> {
-          auto read = ReadCalendarBody(*body, stored, false, ctx.clock.NowMs());
+          auto read = ReadCalendarBody(*body, stored, false, ctx.clock);
           if (!read) return read.error();
           stored = std::move(*read);
           return {};
