@@ -218,10 +218,10 @@ TEST(LoginThrottle, F5b_ANewThrottleOnTheSameStoreKnowsTheFamiliarAddresses) {
   LoginThrottle after(LoginThrottle::Settings{}, &store);
   EXPECT_TRUE(after.Familiar("alice", "10.0.0.9", kT0 + 1));
   RunSteps({"guesses from elsewhere after the restart do not lock alice out of her address",
-       {Wrong("alice", "10.0.1.1"), Wrong("alice", "10.0.1.2"), Wrong("alice", "10.0.1.3"),
-        Wrong("alice", "10.0.1.4"), Wrong("alice", "10.0.1.5"), Refused("alice", "10.0.1.6", 1000),
-        Right("alice", "10.0.0.9")}},
-      after);
+            {Wrong("alice", "10.0.1.1"), Wrong("alice", "10.0.1.2"), Wrong("alice", "10.0.1.3"),
+             Wrong("alice", "10.0.1.4"), Wrong("alice", "10.0.1.5"), Refused("alice", "10.0.1.6", 1000),
+             Right("alice", "10.0.0.9")}},
+           after);
 }
 
 // An attempt takes its place before its password is checked: while 5 are being checked, a 6th is refused
