@@ -210,7 +210,18 @@ Result<IcsImport> ImportIcs(std::string_view text, std::int32_t from_day, std::i
     for (const auto day : occurrences) {
       if (day >= from_day && day <= to_day && !excluded.contains(day)) add(day);
     }
-    if (days.size() > 4 * kMaxCalendarDays) break;
+    // Duplicates are merged as they pile up; more distinct days than a calendar may hold are refused (events
+    // were dropped silently here before).
+    if (days.size() > 4 * kMaxCalendarDays) {
+      NormaliseDays(days);
+      if (days.size() > kMaxCalendarDays) {
+        return LimitPassed(
+            fmt::format("the iCalendar file gives more than {} days (at event {} '{}'); a calendar "
+                        "holds at most {}: narrow ics_from and ics_to, or split the file",
+                        kMaxCalendarDays, out.events, summary, kMaxCalendarDays),
+            "max_days", static_cast<std::int64_t>(kMaxCalendarDays), static_cast<std::int64_t>(days.size()));
+      }
+    }
   }
   if (out.events == 0) return Error::Invalid("the iCalendar file has no events (VEVENT)");
   NormaliseDays(days);

@@ -231,6 +231,20 @@ TEST(IcsImportN5, ExpandingRecurringEventsStopsAtTheLimitOfInstants) {
   const auto r = ImportIcs(Events(1'000, "RRULE:FREQ=SECONDLY"), Day("2026-01-01"), Day("2035-12-31"), clock);
   ExpectLimit(r, "max_instants", 100'000, 100'001);
   EXPECT_THAT(r.error().message, HasSubstr("at event 11 'E10'"));
+  // Within the window, the occurrences of every rule count: 900 weekly rules over ten years are 469,800.
+  const auto weekly =
+      ImportIcs(Events(900, "RRULE:FREQ=WEEKLY"), Day("2026-01-01"), Day("2035-12-31"), clock);
+  ExpectLimit(weekly, "max_instants", 100'000, 100'001);
+  // Days pile up as events are read; more distinct days than a calendar holds are refused (twenty years of
+  // daily rules), not cut short.
+  std::string daily;
+  for (int year = 2026; year < 2029; ++year) {
+    daily += fmt::format(
+        "BEGIN:VEVENT\r\nUID:d{0}\r\nDTSTART;VALUE=DATE:{0}0101\r\nRRULE:FREQ=DAILY\r\n"
+        "SUMMARY:D\r\nEND:VEVENT\r\n",
+        year);
+  }
+  ExpectLimit(ImportIcs(Wrap(daily), Day("2026-01-01"), Day("2045-12-31"), clock), "max_days", 5'000, 5'001);
   // A yearly rule over ten years is well within it.
   const auto yearly =
       ImportIcs(Events(100, "RRULE:FREQ=YEARLY"), Day("2026-01-01"), Day("2035-12-31"), clock);

@@ -13,10 +13,11 @@
 // file, its content lines are counted: at most `max_components` components (BEGIN: lines, VCALENDAR aside)
 // and `max_rules` RRULE lines, so libical's tree (about 3 KB per RRULE) stays small. While expanding, at most
 // `max_instants_per_rule` occurrences per RRULE and `max_instants` in all are computed, and the import
-// stops once `max_time` of steady time (the injected clock) has passed. Each refusal is kInvalid naming
-// the limit and the file's value, with one FieldError (field "ics", code "limit", params {"limit": name,
-// "max": the limit, "actual": the value or more}). Whatever libical allocated is freed on return, its
-// per-thread ring of temporary buffers included.
+// stops once `max_time` of steady time (the injected clock) has passed; a file giving more distinct days than
+// a calendar holds (kMaxCalendarDays, limit "max_days") is refused as the days pile up. Each refusal is
+// kInvalid naming the limit and the file's value, with one FieldError (field "ics", code "limit", params
+// {"limit": name, "max": the limit, "actual": the value or more}). Whatever libical allocated is freed on
+// return, its per-thread ring of temporary buffers included.
 //
 // Thread-safety: reentrant (libical keeps no state between calls here). Complexity: linear in the file and
 // in the occurrences expanded, both bounded.
