@@ -193,12 +193,25 @@ class SsoE2E : public ::testing::Test {
          {{{"client_id", "cronwheel"},
            {"client_secret", kClientSecret},
            {"redirect_uris",
-            {fmt::format("http://127.0.0.1:{}/api/v1/auth/oidc/test/callback", admin_port)}}}}},
+            {fmt::format("http://127.0.0.1:{}/api/v1/auth/oidc/test/callback", admin_port),
+             fmt::format("http://127.0.0.1:{}/api/v1/auth/oidc/mail/callback", admin_port)}}}}},
         {"accounts",
          {{"alice", {{"email", "alice@example.org"}, {"name", "Alice"}, {"groups", {"cw-admins"}}}},
           {"bob", {{"email", "bob@example.org"}, {"name", "Bob"}, {"groups", {"staff", "e2e-operators"}}}},
           {"carol", {{"email", "carol@example.org"}, {"name", "Carol"}, {"groups", {"staff"}}}},
-          {"dave", {{"email", "dave@example.org"}, {"name", "Dave"}, {"groups", {"cw-admins"}}}}}},
+          {"dave", {{"email", "dave@example.org"}, {"name", "Dave"}, {"groups", {"cw-admins"}}}},
+          // Security review 2, N2: another account of the provider that calls itself bob (providers let
+          // users choose their preferred_username), and one whose e-mail address is not verified.
+          {"mallory",
+           {{"email", "mallory@example.org"},
+            {"name", "Mallory"},
+            {"preferred_username", "bob"},
+            {"groups", {"cw-admins"}}}},
+          {"frank",
+           {{"email", "frank@example.org"},
+            {"name", "Frank"},
+            {"email_verified", false},
+            {"groups", {"cw-admins"}}}}}},
         {"max_seconds", 600},
         {"parent_pid", ::getpid()}};
     const auto config_path = *dir_ / "provider.json";
@@ -292,9 +305,21 @@ role = "OPERATOR"
 value = "e2e-operators"
 group = "no-such-app"
 role = "VIEWER"
+[[oidc]]
+name = "mail"
+title = "Test provider by e-mail"
+issuer = "{}"
+client_id = "cronwheel"
+client_secret = "{}"
+redirect_url = "http://127.0.0.1:{}/api/v1/auth/oidc/mail/callback"
+scopes = ["openid", "profile", "email", "groups"]
+username_claim = "email"
+[[oidc.roles]]
+value = "cw-admins"
+admin = true
 {}
 )toml",
-                                      issuer_, kClientSecret, port, ldap_table);
+                                      issuer_, kClientSecret, port, issuer_, kClientSecret, port, ldap_table);
     return std::make_unique<Cluster>(Cluster::Options{
         .admins = 1,
         .executors = 0,
@@ -307,9 +332,9 @@ role = "VIEWER"
 
   // A new "browser" signs in through the provider as `account`; returns it (its jar holds the session).
   static std::unique_ptr<Browser> SignIn(const Cluster& c, const std::string& account,
-                                         const std::string& return_to = "") {
+                                         const std::string& return_to = "", const std::string& via = "test") {
     auto b = std::make_unique<Browser>();
-    const auto start = fmt::format("http://127.0.0.1:{}/api/v1/auth/oidc/test/start{}", c.admin_port(0),
+    const auto start = fmt::format("http://127.0.0.1:{}/api/v1/auth/oidc/{}/start{}", c.admin_port(0), via,
                                    return_to.empty() ? "" : "?return_to=" + return_to);
     EXPECT_EQ(b->Get(start), 200) << b->body();
     EXPECT_THAT(b->EffectiveUrl(), HasSubstr(issuer_ + "/interaction/")) << "the provider's login page";
@@ -426,7 +451,20 @@ TEST_F(SsoE2E, OpenIdSignInCreatesTheUserWithTheRolesItsGroupsMapTo) {
       201);
   auto dave = SignIn(*cluster, "dave");
   EXPECT_TRUE(dave->Cookie("cw_session").empty());
-  EXPECT_THAT(LoginPageError(*dave), HasSubstr("belongs to a local user"));
+  EXPECT_THAT(LoginPageError(*dave), HasSubstr("is already a local user"));
+  EXPECT_THAT(LoginPageError(*dave), HasSubstr("subject 'dave'"));
+  // An ADMIN links dave's identity to the local user explicitly: then the provider's dave is that user.
+  const int dave_id = static_cast<int>(cluster->Scalar("SELECT id FROM app_user WHERE username = 'dave'"));
+  const auto link =
+      admin_http.Send("PUT", fmt::format("/api/v1/users/{}/identity", dave_id), SessionHeaders(*admin),
+                      json{{"source", "oidc:test"}, {"subject", "dave"}}.dump());
+  ASSERT_EQ(link.status, 200) << link.body;
+  EXPECT_EQ(link.Json()->at("login_source"), "oidc:test");
+  EXPECT_EQ(link.Json()->at("external_subject"), "dave");
+  auto dave_linked = SignIn(*cluster, "dave");
+  me = Me(*cluster, *dave_linked, &status);
+  ASSERT_EQ(status, 200) << me.dump();
+  EXPECT_EQ(me["user"]["id"], dave_id);
 
   // Logout ends the cronwheel session and names the provider's logout.
   const auto logout = http.Send("POST", "/api/v1/auth/logout",
@@ -437,6 +475,85 @@ TEST_F(SsoE2E, OpenIdSignInCreatesTheUserWithTheRolesItsGroupsMapTo) {
   EXPECT_THAT(logout.Json()->value("provider_logout_url", ""), HasSubstr(issuer_));
   Me(*cluster, *alice, &status);
   EXPECT_EQ(status, 401);
+}
+
+// Security review 2, N2: a second account of the same provider (another `sub`) whose preferred_username was
+// an existing user's signed in as that user, and a token it made acted as global ADMIN once the real user
+// signed in again. A user is found by its (provider, subject) link alone now; the name is refused.
+TEST_F(SsoE2E, N2_ASecondAccountWithTheSameUserNameDoesNotBecomeTheFirstUser) {
+  auto cluster = StartAdmin();
+  cluster->AddGroup();  // app_name e2e-app
+  auto bob = SignIn(*cluster, "bob");
+  int status = 0;
+  auto me = Me(*cluster, *bob, &status);
+  ASSERT_EQ(status, 200) << me.dump();
+  const auto bob_id = me["user"]["id"].get<int>();
+
+  // mallory's ID token says preferred_username "bob" (and cw-admins): refused, no session, bob untouched.
+  auto mallory = SignIn(*cluster, "mallory");
+  EXPECT_TRUE(mallory->Cookie("cw_session").empty()) << "mallory signed in";
+  EXPECT_THAT(LoginPageError(*mallory), HasSubstr("the username 'bob' is already a oidc:test user"));
+  EXPECT_THAT(LoginPageError(*mallory), HasSubstr("subject 'mallory'"));
+  EXPECT_EQ(cluster->Scalar("SELECT count(*) FROM app_user WHERE login_source = 'oidc:test' AND "
+                            "external_subject = 'mallory'"),
+            0);
+  EXPECT_EQ(cluster->Scalar(fmt::format("SELECT count(*) FROM app_user WHERE id = {} AND username = 'bob' "
+                                        "AND role = 'USER' AND external_subject = 'bob'",
+                                        bob_id)),
+            1);
+  EXPECT_EQ(cluster->Scalar("SELECT count(*) FROM audit_log WHERE action = 'user.login_failed' AND via = "
+                            "'oidc:test' AND after->>'reason' LIKE '%subject ''mallory''%'"),
+            1);
+  // bob still signs in as himself, with his own roles.
+  auto bob_again = SignIn(*cluster, "bob");
+  me = Me(*cluster, *bob_again, &status);
+  ASSERT_EQ(status, 200) << me.dump();
+  EXPECT_EQ(me["user"]["id"], bob_id);
+  EXPECT_EQ(me["user"]["role"], "USER");
+
+  // The link is an ADMIN's to make: an unknown source or an empty subject is refused, naming the field.
+  HttpCaller http(cluster->admin_port(0));
+  const auto admin = cwtest::Login(http, "admin", kAdminPassword);
+  ASSERT_TRUE(admin);
+  const auto path = fmt::format("/api/v1/users/{}/identity", bob_id);
+  auto r =
+      http.Send("PUT", path, SessionHeaders(*admin), json{{"source", "oidc:nope"}, {"subject", "x"}}.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("valid: oidc:test, oidc:mail"));
+  r = http.Send("PUT", path, SessionHeaders(*admin), json{{"source", "oidc:test"}, {"subject", ""}}.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  // A USER may not link anything.
+  r = http.Send("PUT", path,
+                {{"Cookie", "cw_session=" + bob_again->Cookie("cw_session")},
+                 {"X-CSRF-Token", me["csrf_token"].get<std::string>()}},
+                json{{"source", "oidc:test"}, {"subject", "mallory"}}.dump());
+  EXPECT_EQ(r.status, 403) << r.body;
+  // Unlinking: bob's sessions end, and the provider's bob is refused (the name is a local user's now).
+  r = http.Send("DELETE", path, SessionHeaders(*admin));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()->at("login_source"), "local");
+  Me(*cluster, *bob_again, &status);
+  EXPECT_EQ(status, 401);
+  auto bob_unlinked = SignIn(*cluster, "bob");
+  EXPECT_TRUE(bob_unlinked->Cookie("cw_session").empty());
+  EXPECT_THAT(LoginPageError(*bob_unlinked), HasSubstr("is already a local user"));
+}
+
+// Security review 2, N2: an e-mail address names a user only when the provider says it is verified
+// (email_verified true; before, only an explicit false was refused).
+TEST_F(SsoE2E, N2_AnUnverifiedEmailAddressDoesNotNameAUser) {
+  auto cluster = StartAdmin();
+  auto frank = SignIn(*cluster, "frank", "", "mail");
+  EXPECT_TRUE(frank->Cookie("cw_session").empty());
+  EXPECT_THAT(LoginPageError(*frank), HasSubstr("email_verified is false, must be true"));
+  EXPECT_EQ(cluster->Scalar("SELECT count(*) FROM app_user WHERE username = 'frank@example.org'"), 0);
+  // A verified one does.
+  auto alice = SignIn(*cluster, "alice", "", "mail");
+  int status = 0;
+  const auto me = Me(*cluster, *alice, &status);
+  ASSERT_EQ(status, 200) << me.dump();
+  EXPECT_EQ(me["user"]["username"], "alice@example.org");
+  EXPECT_EQ(me["user"]["login_source"], "oidc:mail");
 }
 
 TEST_F(SsoE2E, ATamperedIdTokenIsRefusedWithItsReason) {
@@ -557,9 +674,11 @@ TEST_F(SsoE2E, LdapLoginsBindAsTheUserAndMapTheirDirectoryGroups) {
     ASSERT_TRUE(alice) << reply.status << " " << reply.body;
     EXPECT_EQ(reply.Json()->at("user").at("role"), "ADMIN");
     EXPECT_EQ(reply.Json()->at("user").at("login_source"), "ldap");
+    // Linked by the entry's entryUUID (RFC 4530), which neither a rename nor a reused uid gives again
+    // (security review 2, N2).
     EXPECT_EQ(cluster->Scalar(
                   "SELECT count(*) FROM app_user WHERE username = 'alice' AND login_source = 'ldap' AND "
-                  "external_subject = 'uid=alice,ou=people,dc=example,dc=org'"),
+                  "external_subject ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'"),
               1);
     // bob is in payroll-operators: OPERATOR of the e2e-app group.
     const auto bob = cwtest::Login(http, "bob", "bob-pass", &reply);
@@ -597,6 +716,30 @@ TEST_F(SsoE2E, LdapLoginsBindAsTheUserAndMapTheirDirectoryGroups) {
     EXPECT_EQ(set.status, 400);
     EXPECT_THAT(set.body, HasSubstr("signs in through ldap"));
   }
+}
+
+// Security review 2, N2, for the directory: users are linked by the entry's entryUUID, which a rename does
+// not change and a reused uid does not give again. A user an earlier version linked by its DN is re-linked
+// to the entryUUID at its first sign-in, and stays the same user.
+TEST_F(SsoE2E, N2_AnLdapUserLinkedByItsDnIsRelinkedToItsEntryUuid) {
+  auto cluster = StartAdmin(LdapTable(false));
+  cluster->AddGroup();
+  cluster->Exec(
+      "INSERT INTO app_user (username, password_hash, role, login_source, external_subject, created_ms, "
+      "updated_ms) VALUES ('bob', '!', 'USER', 'ldap', 'uid=bob,ou=people,dc=example,dc=org', 1, 1)");
+  const auto before = cluster->Scalar("SELECT id FROM app_user WHERE username = 'bob'");
+  HttpCaller http(cluster->admin_port(0));
+  HttpReply reply;
+  ASSERT_TRUE(cwtest::Login(http, "bob", "bob-pass", &reply)) << reply.status << " " << reply.body;
+  EXPECT_EQ(reply.Json()->at("user").at("id"), before);
+  EXPECT_EQ(
+      cluster->Scalar(fmt::format(
+          "SELECT count(*) FROM app_user WHERE id = {} AND external_subject ~ '^[0-9a-f]{{8}}-'", before)),
+      1);
+  // A second sign-in finds bob by the entryUUID.
+  ASSERT_TRUE(cwtest::Login(http, "bob", "bob-pass", &reply)) << reply.body;
+  EXPECT_EQ(reply.Json()->at("user").at("id"), before);
+  EXPECT_EQ(cluster->Scalar("SELECT count(*) FROM app_user WHERE login_source = 'ldap'"), 1);
 }
 
 TEST_F(SsoE2E, AnUnreachableOrUntrustedDirectoryIsA503NamingIt) {

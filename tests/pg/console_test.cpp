@@ -334,6 +334,25 @@ TEST_F(ConsoleTest, WrongGuessesFromElsewhereDoNotLockTheUserOutOfAFamiliarAddre
   EXPECT_EQ(RawLogin("admin", kAdminPassword).status, 429);
 }
 
+// Security review 2, F5 (a): the address key applied to every login, so five wrong guesses by anyone at a
+// user's own address (a NAT, a proxy) locked the user out there too. A familiar address is held to a key of
+// the user's own there: others' failures at it, and the user's own there, do not spill over.
+TEST_F(ConsoleTest, F5a_OthersWrongGuessesAtASharedAddressDoNotLockOutTheUsersFamiliarWithIt) {
+  CreateUser("alice", {});
+  ASSERT_EQ(LoginFrom("127.0.0.7", "alice", kUserPassword).status, 200);  // familiar for alice
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(LoginFrom("127.0.0.7", fmt::format("guess{}", i), "wrong-password").status, 401) << i;
+  EXPECT_EQ(LoginFrom("127.0.0.7", "admin", kAdminPassword).status, 429)
+      << "the address waits for names it is not familiar for";
+  EXPECT_EQ(LoginFrom("127.0.0.7", "alice", kUserPassword).status, 200) << "not for alice";
+  // alice's own typos there are hers: once the address's wait is over, others there are not slowed by them.
+  clock_->Advance(std::chrono::minutes(30));
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(LoginFrom("127.0.0.7", "alice", "wrong-password").status, 401) << i;
+  EXPECT_EQ(LoginFrom("127.0.0.7", "alice", kUserPassword).status, 429);
+  EXPECT_EQ(LoginFrom("127.0.0.7", "admin", kAdminPassword).status, 200);
+}
+
 // Security review (issue 21), finding 3: the throttle was checked before the password and counted after it,
 // so 30 guesses at once were all checked (limit 5). An attempt now takes its place under the throttle's lock
 // before its password is verified: however many come at once, at most the allowed number is checked.
@@ -483,6 +502,7 @@ TEST_F(ConsoleTest, EachApiTokenScopeGetsExactlyTheRoutesItCovers) {
       {"DELETE /api/v1/groups/{id}", "admin"},
       {"DELETE /api/v1/tokens/{id}", "admin"},
       {"DELETE /api/v1/users/{id}", "admin"},
+      {"DELETE /api/v1/users/{id}/identity", "admin"},
       {"GET /api/v1/audit", "admin"},
       {"GET /api/v1/tokens", "admin"},
       {"GET /api/v1/users", "admin"},
@@ -499,6 +519,7 @@ TEST_F(ConsoleTest, EachApiTokenScopeGetsExactlyTheRoutesItCovers) {
       {"PUT /api/v1/calendars/{id}", "admin"},
       {"PUT /api/v1/groups/{id}", "admin"},
       {"PUT /api/v1/users/{id}", "admin"},
+      {"PUT /api/v1/users/{id}/identity", "admin"},
   };
   const std::vector<std::string> scopes = {"read", "operate", "write", "admin"};
   std::map<std::string, Caller> tokens;
@@ -645,6 +666,7 @@ TEST_F(ConsoleTest, EachGroupRoleGetsExactlyTheRoutesItsTableAllows) {
       {"DELETE /api/v1/calendars/{id}", "global"},
       {"DELETE /api/v1/groups/{id}", "global"},
       {"DELETE /api/v1/users/{id}", "global"},
+      {"DELETE /api/v1/users/{id}/identity", "global"},
       {"GET /api/v1/audit", "global"},
       {"GET /api/v1/users", "global"},
       {"GET /api/v1/users/{id}", "global"},
@@ -656,6 +678,7 @@ TEST_F(ConsoleTest, EachGroupRoleGetsExactlyTheRoutesItsTableAllows) {
       {"PUT /api/v1/alert-channels/{id}", "global"},
       {"PUT /api/v1/calendars/{id}", "global"},
       {"PUT /api/v1/users/{id}", "global"},
+      {"PUT /api/v1/users/{id}/identity", "global"},
   };
   const std::vector<std::string> roles = {"VIEWER", "OPERATOR", "DEVELOPER", "ADMIN"};
   const auto rank = [&](const std::string& role) {
@@ -1591,6 +1614,9 @@ TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWi
       {"GET", "/api/v1/users/{id}", "/api/v1/users/" + id(alice_id), "", 401, 403},
       {"PUT", "/api/v1/users/{id}", "/api/v1/users/" + id(alice_id), R"({"role":"ADMIN"})", 401, 403},
       {"DELETE", "/api/v1/users/{id}", "/api/v1/users/" + id(alice_id), "", 401, 403},
+      {"PUT", "/api/v1/users/{id}/identity", "/api/v1/users/" + id(alice_id) + "/identity",
+       R"({"source":"ldap","subject":"x"})", 401, 403},
+      {"DELETE", "/api/v1/users/{id}/identity", "/api/v1/users/" + id(alice_id) + "/identity", "", 401, 403},
       {"POST", "/api/v1/users/me/password", "/api/v1/users/me/password", "{}", 401, 0},
       {"GET", "/api/v1/tokens", "/api/v1/tokens?all=true", "", 401, 403},
       {"POST", "/api/v1/tokens", "/api/v1/tokens", R"({"name":"t"})", 401, 0},
@@ -2330,6 +2356,17 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   routes["GET /api/v1/users/{id}"] = [&](const Actor& a) {
     const int user = coin(2) ? some_victim() : actors[pick(actors.size() - 1)].user_id;
     return Request{"/api/v1/users/" + id(user), "", admin_only(a, only({user_exists(user) ? 200 : 404}))};
+  };
+  // No single sign-on is configured here: every source is unknown (400); the victims are local (400).
+  routes["PUT /api/v1/users/{id}/identity"] = [&](const Actor& a) {
+    const int user = some_victim();
+    return Request{"/api/v1/users/" + id(user) + "/identity",
+                   json{{"source", "ldap"}, {"subject", "x"}}.dump(), admin_only(a, only({400}))};
+  };
+  routes["DELETE /api/v1/users/{id}/identity"] = [&](const Actor& a) {
+    const int user = some_victim();
+    return Request{"/api/v1/users/" + id(user) + "/identity", "",
+                   admin_only(a, only({user_exists(user) ? 400 : 404}))};
   };
   routes["PUT /api/v1/users/{id}"] = [&](const Actor& a) {
     const int user = some_victim();

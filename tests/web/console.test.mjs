@@ -870,6 +870,10 @@ async function ssoAdminFlow(page, base, lang, seen, adminPassword, viewerPasswor
   const note = (await form.getByTestId('user-external').innerText()).trim();
   check((await form.locator('input[name=password]').count()) === 0 && note === msg(lang, 'users.external', { name: 'vera', source: PROVIDER_TITLE }),
     `sso: her form has no password and says her roles are set at each login ("${note.slice(0, 60)}…")`);
+  // Security review 2, N2: the identity she is linked to (an ADMIN may link or unlink one here).
+  const identity = (await page.getByTestId('user-identity-state').innerText()).trim();
+  check(identity === msg(lang, 'users.identity.current', { source: PROVIDER_TITLE, subject: 'vera' }),
+    `sso: her form shows the identity she is linked to ("${identity.slice(0, 60)}…")`);
   await checkTranslated(page, lang, 'users with an SSO user', seen.missing);
   await shot(page, 'users-sso');
   await form.getByRole('button', { name: msg(lang, 'common.cancel'), exact: true }).click();

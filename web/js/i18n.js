@@ -237,6 +237,9 @@ export function fieldErrorText(e) {
       return t('error.policy', { min: formatNumber(p.min), max: formatNumber(p.max) });
     case 'role':
       return t('error.role', { role: tOr(`enum.groupRole.${p.role}`, String(p.role)) });
+    case 'limit':
+      // What passed the limit (components, rules, occurrences, time) is in the English detail.
+      return withDetail(t('error.limit', { max: formatNumber(p.max), actual: formatNumber(p.actual) }), e.message);
     default:
       return e.message || '';
   }

@@ -148,6 +148,8 @@ nlohmann::json ToJson(const User& u) {
                      {"username", u.username},
                      {"role", u.admin ? "ADMIN" : "USER"},
                      {"login_source", u.login_source},
+                     {"external_subject", u.external_subject.empty() ? nlohmann::json(nullptr)
+                                                                     : nlohmann::json(u.external_subject)},
                      {"created_ms", u.created_ms},
                      {"updated_ms", u.updated_ms}};
   AddGroupRoles(out, u.groups);

@@ -26,6 +26,14 @@ void RegisterSessionRoutes(Routes& s, const RouteContext& ctx) {
         console.audit.Record(
             Principal{.username = std::string(Utf8Prefix(login->username, 100)), .via = "password"},
             "user.login_failed", "user", "", nullptr, {{"client", req.remote_addr}});
+      } else if (signed_in.error().kind == ErrorKind::kConflict) {
+        // A directory identity whose name is taken (auth/sso_service.hpp): the reason names its subject, for
+        // the ADMIN who may link it.
+        console.audit.Record(
+            Principal{.username = std::string(Utf8Prefix(login->username, 100)), .via = "ldap"},
+            "user.login_failed", "user", "", nullptr,
+            {{"client", req.remote_addr},
+             {"reason", std::string(Utf8Prefix(signed_in.error().message, 300))}});
       }
       return SendError(res, signed_in.error());
     }

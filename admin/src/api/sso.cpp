@@ -87,7 +87,9 @@ void RegisterSsoRoutes(Routes& s, const RouteContext& ctx) {
     const auto& user = signed_in->session.user;
     console.audit.Record(Principal{.user_id = user.id, .username = user.username, .via = via}, "user.login",
                          "user", std::to_string(user.id), nullptr,
-                         {{"client", req.remote_addr}, {"skipped_groups", signed_in->skipped_groups}});
+                         {{"client", req.remote_addr},
+                          {"subject", user.external_subject},
+                          {"skipped_groups", signed_in->skipped_groups}});
     res.set_header("Set-Cookie", console.auth.SessionCookie(signed_in->session.token));
     res.headers.emplace("Set-Cookie", OidcCookie("", secure, 0));
     Redirect(res, "/" + (signed_in->return_to.empty() ? std::string("#/") : signed_in->return_to));

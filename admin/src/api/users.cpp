@@ -1,6 +1,7 @@
 // /api/v1/users: console users (admins), and any user's own password (auth/accounts.hpp).
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
+#include "admin/auth/sso_service.hpp"
 #include "api/routes.hpp"
 
 namespace cronwheel::admin::api {
@@ -76,6 +77,30 @@ void RegisterUserRoutes(Routes& s, const RouteContext& ctx) {
         const auto id = UserId(req, res);
         if (!id) return;
         SendUserChange(ctx, who, accounts.DeleteUser(*id, who.user_id), "user.delete", 200, res);
+      },
+      Access::kAdmin);
+  // An ADMIN's explicit link of a user to a single sign-on identity (auth/sso_service.hpp; security review 2,
+  // N2: a sign-in never finds an existing user by its name).
+  auto& sso = ctx.services.console->sso;
+  s.Put(
+      "/api/v1/users/{id}/identity",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const auto id = UserId(req, res);
+        if (!id) return;
+        const auto body = ParseBody(req, false);
+        if (Failed(res, body)) return;
+        const auto link = ReadIdentityLinkBody(*body);
+        if (Failed(res, link)) return;
+        SendUserChange(ctx, who, sso.LinkIdentity(*id, link->source, link->subject), "user.link_identity",
+                       200, res);
+      },
+      Access::kAdmin);
+  s.Delete(
+      "/api/v1/users/{id}/identity",
+      [&](const Principal& who, const net::Request& req, net::Response& res) {
+        const auto id = UserId(req, res);
+        if (!id) return;
+        SendUserChange(ctx, who, sso.UnlinkIdentity(*id), "user.unlink_identity", 200, res);
       },
       Access::kAdmin);
   s.Post(

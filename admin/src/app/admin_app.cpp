@@ -36,6 +36,7 @@
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_account_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_familiar_addresses.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "admin/store/pg_registry_store.hpp"
@@ -124,13 +125,14 @@ struct AdminApp::Parts {
         lost(clock, result_store, catalog, metered_client, c.access_token),
         report(clock, result_store, c.log_retention_days),
         account_store(pool),
+        familiar(pool, PgFamiliarAddresses::KeyFrom(c.access_token), FamiliarSettings{}),
         auth({.session_idle = c.session_idle,
               .session_max = c.session_max,
               .cookie_secure = c.CookieSecure(),
               .throttle = {.max_failures = c.login_max_failures,
                            .max_wait = c.login_max_wait,
                            .forget_after = c.login_window}},
-             clock, account_store),
+             clock, account_store, &familiar),
         accounts(auth, clock, account_store),
         sso_store(pool),
         sso(c.sso, clock, auth, account_store, sso_store,
@@ -274,6 +276,7 @@ struct AdminApp::Parts {
   ReportMonitor report;
   std::vector<std::unique_ptr<PeriodicTask>> tasks;
   PgAccountStore account_store;
+  PgFamiliarAddresses familiar;  // the login throttle's, in the database (survive a restart)
   AuthService auth;
   Accounts accounts;
   PgSsoStore sso_store;

@@ -40,12 +40,13 @@ std::string CookieValue(const net::Request& req, std::string_view name) {
   return "";
 }
 
-AuthService::AuthService(Settings settings, ringwheel::Clock& clock, AccountStore& store)
+AuthService::AuthService(Settings settings, ringwheel::Clock& clock, AccountStore& store,
+                         FamiliarAddresses* familiar)
     : settings_(settings),
       clock_(clock),
       store_(store),
       hasher_(settings.hashing),
-      throttle_(settings.throttle) {}
+      throttle_(settings.throttle, familiar) {}
 
 Result<Principal> AuthService::Authenticate(const net::Request& req) {
   if (req.has_header("Authorization")) {
@@ -94,10 +95,11 @@ Result<Principal> AuthService::TokenPrincipal(const std::string& bearer) {
   if (!token) return unknown;
   const auto now = clock_.NowMs();
   if (token->revoked_ms > 0) {
-    return Error::Unauthenticated(
-        fmt::format("the API token was revoked at {} when {}: create a new one", FormatUtc(token->revoked_ms),
-                    token->revoked_reason == "password_reset" ? "an admin reset its user's password"
-                                                              : "its user changed their password"));
+    return Error::Unauthenticated(fmt::format(
+        "the API token was revoked at {} when {}: create a new one", FormatUtc(token->revoked_ms),
+        token->revoked_reason == "password_reset"     ? "an admin reset its user's password"
+        : token->revoked_reason == "identity_changed" ? "an admin changed its user's single sign-on identity"
+                                                      : "its user changed their password"));
   }
   if (now >= token->expires_ms) {
     return Error::Unauthenticated(

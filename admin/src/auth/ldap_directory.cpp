@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <ldap.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace cronwheel::admin {
@@ -71,7 +72,42 @@ Result<Message> Search(LDAP* ld, const LdapConfig& c, const std::string& base, c
   return result;
 }
 
+// The one value of `subject_attribute` of the entry `dn` (read as whoever is bound).
+Result<std::string> ReadSubject(LDAP* ld, const LdapConfig& c, const std::string& dn) {
+  char* attrs[] = {const_cast<char*>(c.subject_attribute.c_str()), nullptr};  // NOLINT
+  timeval timeout{.tv_sec = static_cast<time_t>(c.timeout.count()), .tv_usec = 0};
+  LDAPMessage* raw = nullptr;
+  const int rc = ldap_search_ext_s(ld, dn.c_str(), LDAP_SCOPE_BASE, "(objectClass=*)", attrs, 0, nullptr,
+                                   nullptr, &timeout, 1, &raw);
+  Message found(raw);
+  if (rc != LDAP_SUCCESS) return Unavailable(c, "reading the user's subject_attribute", rc);
+  LDAPMessage* entry = ldap_first_entry(ld, found.get());
+  berval** values = entry == nullptr ? nullptr : ldap_get_values_len(ld, entry, c.subject_attribute.c_str());
+  const int count = values == nullptr ? 0 : ldap_count_values_len(values);
+  std::string subject = count == 1 ? SubjectText(std::string_view(values[0]->bv_val, values[0]->bv_len)) : "";
+  if (values != nullptr) ldap_value_free_len(values);
+  if (count != 1) {
+    return Error{ErrorKind::kUnavailable,
+                 fmt::format("the LDAP directory {} gives the entry '{}' {} values of subject_attribute '{}' "
+                             "that its user may read (one is needed: set subject_attribute in the SSO file, "
+                             "docs/operations.md, \"Single sign-on\")",
+                             c.url, dn, count, c.subject_attribute)};
+  }
+  return subject;
+}
+
 }  // namespace
+
+std::string SubjectText(std::string_view value) {
+  const bool text = !value.empty() &&
+                    std::all_of(value.begin(), value.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; });
+  if (text) return std::string(value);
+  std::string out;
+  out.reserve(value.size() * 2);
+  for (const char ch : value)
+    out += fmt::format("{:02x}", static_cast<unsigned char>(ch));
+  return out;
+}
 
 std::string EscapeFilterValue(const std::string& value) {
   std::string out;
@@ -132,6 +168,13 @@ Result<DirectoryUser> LdapDirectory::Authenticate(const std::string& username,
     if (rc == LDAP_INVALID_CREDENTIALS || rc == LDAP_INVALID_DN_SYNTAX || rc == LDAP_NO_SUCH_OBJECT)
       return wrong;
     return Unavailable(config_, "the user's bind", rc);
+  }
+  if (config_.subject_attribute == "dn") {
+    user.subject = user.dn;
+  } else {
+    auto subject = ReadSubject(ld->get(), config_, user.dn);
+    if (!subject) return subject.error();
+    user.subject = *std::move(subject);
   }
   if (config_.group_base.empty()) return user;
   const auto filter = Fill(Fill(config_.group_filter, "dn", EscapeFilterValue(user.dn)), "username",

@@ -1,5 +1,7 @@
 #include "admin/auth/login_throttle.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <utility>
@@ -49,15 +51,35 @@ void LoginThrottle::Ticket::Succeeded(std::int64_t now_ms) {
 
 void LoginThrottle::Ticket::Release(bool failed, bool succeeded, std::int64_t now_ms) {
   if (throttle_ == nullptr) return;
-  throttle_->Finish(*this, failed, succeeded, now_ms);
-  throttle_ = nullptr;
+  auto* throttle = std::exchange(throttle_, nullptr);
+  throttle->Finish(*this, failed, now_ms);
+  if (succeeded && !user_.empty()) throttle->familiar_.Remember(user_, address_, now_ms);
 }
 
 // --- LoginThrottle -----------------------------------------------------------------------------------------
 
+LoginThrottle::LoginThrottle(Settings settings, FamiliarAddresses* familiar)
+    : settings_(settings),
+      own_familiar_(familiar != nullptr ? nullptr
+                                        : std::make_unique<MemoryFamiliarAddresses>(
+                                              FamiliarSettings{.familiar_for = settings.familiar_for,
+                                                               .per_user = settings.familiar_per_user,
+                                                               .max_users = settings.max_users})),
+      familiar_(familiar != nullptr ? *familiar : *own_familiar_) {}
+
 LoginThrottle::Admission LoginThrottle::BeginLogin(std::string_view username, std::string_view address,
                                                    std::int64_t now_ms) {
-  return Admit({"client:" + std::string(address)}, LowerPrefix(username), std::string(address), now_ms);
+  auto user = LowerPrefix(username);
+  std::string at(address);
+  // Asked before the lock: the store may be a database.
+  std::vector<std::string> keys;
+  if (familiar_.Known(user, at, now_ms)) {
+    keys.push_back(fmt::format("familiar:{}|{}", user, at));
+  } else {
+    keys.push_back("client:" + at);
+    keys.push_back("user:" + user);
+  }
+  return Admit(std::move(keys), std::move(user), std::move(at), now_ms);
 }
 
 LoginThrottle::Admission LoginThrottle::Begin(const std::string& key, std::int64_t now_ms) {
@@ -65,8 +87,7 @@ LoginThrottle::Admission LoginThrottle::Begin(const std::string& key, std::int64
 }
 
 bool LoginThrottle::Familiar(std::string_view username, std::string_view address, std::int64_t now_ms) {
-  std::lock_guard lock(mu_);
-  return FamiliarLocked(LowerPrefix(username), address, now_ms);
+  return familiar_.Known(LowerPrefix(username), address, now_ms);
 }
 
 std::size_t LoginThrottle::KeyCount() {
@@ -77,8 +98,6 @@ std::size_t LoginThrottle::KeyCount() {
 LoginThrottle::Admission LoginThrottle::Admit(std::vector<std::string> keys, std::string user,
                                               std::string address, std::int64_t now_ms) {
   std::lock_guard lock(mu_);
-  // A login from an address the user does not know is also held to the user name's key.
-  if (!user.empty() && !FamiliarLocked(user, address, now_ms)) keys.push_back("user:" + user);
   std::int64_t wait = 0;
   for (const auto& key : keys) {
     const auto it = keys_.find(key);
@@ -105,7 +124,7 @@ LoginThrottle::Admission LoginThrottle::Admit(std::vector<std::string> keys, std
                    .retry_after = std::chrono::milliseconds(0)};
 }
 
-void LoginThrottle::Finish(const Ticket& ticket, bool failed, bool succeeded, std::int64_t now_ms) {
+void LoginThrottle::Finish(const Ticket& ticket, bool failed, std::int64_t now_ms) {
   std::lock_guard lock(mu_);
   for (const auto& key : ticket.keys_) {
     const auto it = keys_.find(key);
@@ -120,7 +139,6 @@ void LoginThrottle::Finish(const Ticket& ticket, bool failed, bool succeeded, st
     }
     if (s.in_flight == 0 && s.failures == 0) keys_.erase(it);
   }
-  if (succeeded && !ticket.user_.empty()) RememberLocked(ticket.user_, ticket.address_, now_ms);
 }
 
 bool LoginThrottle::Forgotten(const KeyState& s, std::int64_t now_ms) const {
@@ -155,30 +173,6 @@ LoginThrottle::KeyState& LoginThrottle::Slot(const std::string& key, std::int64_
     }
   }
   return keys_[key];
-}
-
-bool LoginThrottle::FamiliarLocked(const std::string& user, std::string_view address,
-                                   std::int64_t now_ms) const {
-  const auto it = familiar_.find(user);
-  if (it == familiar_.end()) return false;
-  return std::any_of(it->second.addresses.begin(), it->second.addresses.end(), [&](const FamiliarAddress& a) {
-    return a.address == address && now_ms - a.last_ms < settings_.familiar_for.count();
-  });
-}
-
-void LoginThrottle::RememberLocked(const std::string& user, const std::string& address, std::int64_t now_ms) {
-  if (settings_.familiar_per_user == 0 || settings_.max_users == 0) return;
-  if (!familiar_.contains(user) && familiar_.size() >= settings_.max_users) {
-    const auto oldest =
-        std::min_element(familiar_.begin(), familiar_.end(),
-                         [](const auto& a, const auto& b) { return a.second.last_ms < b.second.last_ms; });
-    familiar_.erase(oldest);
-  }
-  auto& u = familiar_[user];
-  std::erase_if(u.addresses, [&](const FamiliarAddress& a) { return a.address == address; });
-  u.addresses.push_back({address, now_ms});
-  if (u.addresses.size() > settings_.familiar_per_user) u.addresses.erase(u.addresses.begin());
-  u.last_ms = now_ms;
 }
 
 }  // namespace cronwheel::admin

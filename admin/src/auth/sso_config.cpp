@@ -200,7 +200,7 @@ Result<LdapConfig> ReadLdap(const toml::table& table, const std::string& file) {
         r.Secret("bind_password", l.bind_password), r.String("user_base", l.user_base),
         r.String("user_filter", l.user_filter), r.String("group_base", l.group_base),
         r.String("group_filter", l.group_filter), r.String("group_attribute", l.group_attribute),
-        r.Seconds("timeout_s", l.timeout, 1, 60)}) {
+        r.String("subject_attribute", l.subject_attribute), r.Seconds("timeout_s", l.timeout, 1, 60)}) {
     if (!res) return res.error();
   }
   auto roles = ReadRoles(r, table, "ldap", file);
@@ -232,6 +232,8 @@ Result<LdapConfig> ReadLdap(const toml::table& table, const std::string& file) {
     return r.Bad("bind_password", "is required with bind_dn (or bind_password_file)");
   if (!l.group_base.empty() && l.group_attribute.empty())
     return r.Bad("group_attribute", "must name an attribute");
+  if (l.subject_attribute.empty())
+    return r.Bad("subject_attribute", "must name an attribute (entryUUID, objectGUID, ...) or be \"dn\"");
   if (l.roles.empty()) return r.Bad("roles", "has no rule: nobody could sign in; add [[ldap.roles]]");
   return l;
 }

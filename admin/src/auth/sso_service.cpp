@@ -41,6 +41,31 @@ Error NoRole(const std::string& username, const std::string& source, const std::
 
 }  // namespace
 
+Result<std::string> OidcUsername(const OidcProviderConfig& provider, const nlohmann::json& claims) {
+  const auto& claim = provider.username_claim;
+  const std::string username =
+      claims.contains(claim) && claims[claim].is_string() ? claims[claim].get<std::string>() : "";
+  if (!ValidUsername(username)) {
+    return Error::Forbidden(
+        fmt::format("provider '{}' gave the username claim '{}' as '{}', which is not a valid "
+                    "cronwheel username (3 to 100 letters, digits, '.', '_', '-', '@', '+')",
+                    provider.name, claim, Utf8Prefix(username, 120)));
+  }
+  // An e-mail address names the user only when the provider vouches for it (OpenID Connect Core 1.0 §5.1:
+  // email_verified); absent, a string or false are refused alike (security review 2, N2).
+  if (claim == "email") {
+    const auto it = claims.find("email_verified");
+    if (it == claims.end() || !it->is_boolean() || !it->get<bool>()) {
+      const std::string given = it == claims.end() ? "absent" : std::string(Utf8Prefix(it->dump(), 40));
+      return Error::Forbidden(
+          fmt::format("provider '{}' does not say that the e-mail address '{}' is verified (email_verified "
+                      "is {}, must be true): an unverified address cannot name a cronwheel user",
+                      provider.name, username, given));
+    }
+  }
+  return username;
+}
+
 SsoService::SsoService(SsoConfig config, ringwheel::Clock& clock, AuthService& auth, AccountStore& accounts,
                        SsoStore& store, std::unique_ptr<HttpsClient> http)
     : config_(std::move(config)),
@@ -100,8 +125,9 @@ Result<SsoService::SignIn> SsoService::PasswordLogin(const std::string& username
   const auto mapped = MapRoles(config_.ldap->roles, found->groups);
   if (!mapped.Any()) return NoRole(username, "LDAP", found->groups);
   return Sync({.source = "ldap",
-               .subject = found->dn,
+               .subject = found->subject,
                .username = username,
+               .legacy_subject = found->subject == found->dn ? "" : found->dn,
                .admin = mapped.admin,
                .groups = mapped.groups},
               "ldap");
@@ -149,26 +175,19 @@ Result<SsoService::SignIn> SsoService::FinishOidc(const std::string& name, const
   auto claims = it->second->Redeem(code, login->code_verifier, login->nonce);
   if (!claims) return claims.error();
   const auto& c = *claims;
-  const std::string username = c.contains(provider.username_claim) && c[provider.username_claim].is_string()
-                                   ? c[provider.username_claim].get<std::string>()
-                                   : "";
-  if (!ValidUsername(username)) {
-    return Error::Forbidden(
-        fmt::format("provider '{}' gave the username claim '{}' as '{}', which is not a valid "
-                    "cronwheel username (3 to 100 letters, digits, '.', '_', '-', '@', '+')",
-                    name, provider.username_claim, username));
-  }
-  if (provider.username_claim == "email" && c.contains("email_verified") && c["email_verified"] == false) {
-    return Error::Forbidden(
-        fmt::format("provider '{}' says the e-mail address '{}' is not verified", name, username));
+  auto username = OidcUsername(provider, c);
+  if (!username) return username.error();
+  if (!c.contains("sub") || !c["sub"].is_string() || c["sub"].get<std::string>().empty()) {
+    return Error::Unauthenticated(
+        fmt::format("provider '{}' gave an ID token without a subject (sub)", name));
   }
   const auto groups = ClaimValues(c, provider.groups_claim);
   const auto mapped = MapRoles(provider.roles, groups);
   const std::string source = "oidc:" + name;
-  if (!mapped.Any()) return NoRole(username, provider.title, groups);
+  if (!mapped.Any()) return NoRole(*username, provider.title, groups);
   auto signed_in = Sync({.source = source,
                          .subject = c["sub"].get<std::string>(),
-                         .username = username,
+                         .username = *username,
                          .admin = mapped.admin,
                          .groups = mapped.groups},
                         source);
@@ -184,6 +203,29 @@ std::string SsoService::EndSessionUrl(const std::string& login_source) {
   if (endpoint.empty()) return "";
   return fmt::format("{}{}client_id={}", endpoint, endpoint.find('?') == std::string::npos ? '?' : '&',
                      it->second->provider().client_id);
+}
+
+Result<UserChange> SsoService::LinkIdentity(int user_id, const std::string& source,
+                                            const std::string& subject) {
+  const bool known =
+      (source == "ldap" && ldap_) || (source.rfind("oidc:", 0) == 0 && oidc_.contains(source.substr(5)));
+  if (!known) {
+    std::string valid = ldap_ ? "ldap" : "";
+    for (const auto& p : config_.oidc)
+      valid += (valid.empty() ? "oidc:" : ", oidc:") + p.name;
+    return Error::Invalid(
+        "the identity was not linked",
+        {{"source", fmt::format("'{}' is not a single sign-on source of this cronwheel; valid: {}",
+                                Utf8Prefix(source, 60), valid.empty() ? "none (no sso_config)" : valid)}});
+  }
+  if (subject.empty() || subject.size() > kMaxSubjectBytes) {
+    return Error::Invalid(
+        "the identity was not linked",
+        {{"subject", fmt::format("must be 1 to {} bytes (the ID token's sub, or the directory "
+                                 "entry's subject_attribute), not {}",
+                                 kMaxSubjectBytes, subject.size())}});
+  }
+  return store_.LinkIdentity(user_id, source, subject, clock_.NowMs());
 }
 
 Result<int> SsoService::SetRequireSso(bool require_sso, const std::string& by) {

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <libical/ical.h>
 
+#include <algorithm>
+#include <cctype>
 #include <memory>
 #include <set>
 
@@ -12,13 +14,18 @@
 namespace cronwheel::admin {
 namespace {
 
-constexpr int kMaxOccurrences = 10'000;
-
 struct ComponentFree {
   void operator()(icalcomponent* c) const { icalcomponent_free(c); }
 };
 struct IteratorFree {
   void operator()(icalrecur_iterator* i) const { icalrecur_iterator_free(i); }
+};
+// Frees libical's per-thread ring of temporary buffers however the import ends.
+struct RingFree {
+  RingFree() = default;
+  RingFree(const RingFree&) = delete;
+  RingFree& operator=(const RingFree&) = delete;
+  ~RingFree() { icalmemory_free_ring(); }
 };
 
 // The wall date of `t` as written (days since 1970-01-01).
@@ -35,6 +42,57 @@ bool Valid(const icaltimetype& t) {
              .ok();
 }
 
+// A refusal for passing limit `name`: kInvalid with its FieldError (ics_import.hpp).
+Error LimitPassed(std::string message, const char* name, std::int64_t max, std::int64_t actual) {
+  FieldErrors fields{{"ics", message, "limit", {{"limit", name}, {"max", max}, {"actual", actual}}}};
+  return Error::Invalid(std::move(message), std::move(fields));
+}
+
+// Whether the content line at `line` (unfolded lines start at a line break; a folded one starts with a space
+// or tab) begins with `name` followed by ':' or ';', in any case (RFC 5545 §3.1).
+bool LineIs(std::string_view line, std::string_view name) {
+  if (line.size() <= name.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (std::toupper(static_cast<unsigned char>(line[i])) != name[i]) return false;
+  }
+  return line[name.size()] == ':' || line[name.size()] == ';';
+}
+
+// Whether `value` (the rest of a line, its line break's '\r' aside) is `upper`, in any case.
+bool ValueIs(std::string_view value, std::string_view upper) {
+  if (!value.empty() && value.back() == '\r') value.remove_suffix(1);
+  return value.size() == upper.size() &&
+         std::equal(value.begin(), value.end(), upper.begin(),
+                    [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; });
+}
+
+// Counts the components and RRULEs of the file's content lines, before libical builds its tree.
+Result<void> CheckCounts(std::string_view text, const IcsLimits& limits) {
+  int components = 0;
+  int rules = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    auto end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    const auto line = text.substr(at, end - at);
+    if (LineIs(line, "BEGIN") && !ValueIs(line.substr(6), "VCALENDAR")) ++components;
+    if (LineIs(line, "RRULE")) ++rules;
+    at = end + 1;
+  }
+  if (components > limits.max_components) {
+    return LimitPassed(fmt::format("the iCalendar file has {} components (BEGIN: lines: events, alarms, time "
+                                   "zones); at most {} are imported at once: split the file",
+                                   components, limits.max_components),
+                       "max_components", limits.max_components, components);
+  }
+  if (rules > limits.max_rules) {
+    return LimitPassed(fmt::format("the iCalendar file has {} recurrence rules (RRULE lines); at most {} are "
+                                   "imported at once: split the file",
+                                   rules, limits.max_rules),
+                       "max_rules", limits.max_rules, rules);
+  }
+  return {};
+}
+
 std::string Summary(icalcomponent* event) {
   const char* s = icalcomponent_get_summary(event);
   return s == nullptr ? std::string() : std::string(Utf8Prefix(s, 200));
@@ -42,7 +100,9 @@ std::string Summary(icalcomponent* event) {
 
 }  // namespace
 
-Result<IcsImport> ImportIcs(std::string_view text, std::int32_t from_day, std::int32_t to_day) {
+Result<IcsImport> ImportIcs(std::string_view text, std::int32_t from_day, std::int32_t to_day,
+                            const ringwheel::Clock& clock, const IcsLimits& limits) {
+  const auto deadline = clock.SteadyNow() + limits.max_time;
   if (text.size() > kMaxIcsBytes) {
     return Error::Invalid(
         fmt::format("the iCalendar file is {} bytes; at most {} are read", text.size(), kMaxIcsBytes));
@@ -51,6 +111,8 @@ Result<IcsImport> ImportIcs(std::string_view text, std::int32_t from_day, std::i
     return Error::Invalid(
         "not an iCalendar file: it has no BEGIN:VCALENDAR line (export the calendar as .ics)");
   }
+  if (auto counted = CheckCounts(text, limits); !counted) return counted.error();
+  const RingFree free_ring;
   const std::string copy(text);  // libical reads a NUL-terminated string
   const std::unique_ptr<icalcomponent, ComponentFree> root(icalparser_parse_string(copy.c_str()));
   if (!root) return Error::Invalid("not an iCalendar file: libical could not parse it");
@@ -68,9 +130,17 @@ Result<IcsImport> ImportIcs(std::string_view text, std::int32_t from_day, std::i
       out.calendar_name = Utf8Prefix(value, 64);
   }
   std::vector<CalendarDay> days;
+  std::int64_t instants = 0;  // occurrences computed, in all
+  const auto out_of_time = [&] {
+    return LimitPassed(fmt::format("importing the iCalendar file took more than {} ms (stopped at event {}); "
+                                   "split the file or narrow ics_from and ics_to",
+                                   limits.max_time.count(), out.events),
+                       "max_time_ms", limits.max_time.count(), out.events);
+  };
   for (auto* event = icalcomponent_get_first_component(calendar, ICAL_VEVENT_COMPONENT); event != nullptr;
        event = icalcomponent_get_next_component(calendar, ICAL_VEVENT_COMPONENT)) {
     ++out.events;
+    if (clock.SteadyNow() >= deadline) return out_of_time();
     const auto summary = Summary(event);
     if (icalcomponent_get_status(event) == ICAL_STATUS_CANCELLED) {
       ++out.cancelled;
@@ -116,7 +186,17 @@ Result<IcsImport> ImportIcs(std::string_view text, std::int32_t from_day, std::i
         return Error::Invalid(
             fmt::format("event {} ('{}') has an RRULE libical cannot expand", out.events, summary));
       }
-      for (int n = 0; n < kMaxOccurrences; ++n) {
+      for (int n = 0; n < limits.max_instants_per_rule; ++n) {
+        if (++instants > limits.max_instants) {
+          return LimitPassed(
+              fmt::format(
+                  "expanding the recurring events of the iCalendar file passed {} occurrences (at "
+                  "event {} '{}'); at most {} are computed in one import: narrow ics_from and ics_to, "
+                  "or split the file",
+                  limits.max_instants, out.events, summary, limits.max_instants),
+              "max_instants", limits.max_instants, instants);
+        }
+        if ((n & 255) == 255 && clock.SteadyNow() >= deadline) return out_of_time();
         const auto t = icalrecur_iterator_next(it.get());
         if (!Valid(t) || DayOf(t) > to_day) break;
         occurrences.insert(DayOf(t));
@@ -130,7 +210,18 @@ Result<IcsImport> ImportIcs(std::string_view text, std::int32_t from_day, std::i
     for (const auto day : occurrences) {
       if (day >= from_day && day <= to_day && !excluded.contains(day)) add(day);
     }
-    if (days.size() > 4 * kMaxCalendarDays) break;
+    // Duplicates are merged as they pile up; more distinct days than a calendar may hold are refused (events
+    // were dropped silently here before).
+    if (days.size() > 4 * kMaxCalendarDays) {
+      NormaliseDays(days);
+      if (days.size() > kMaxCalendarDays) {
+        return LimitPassed(
+            fmt::format("the iCalendar file gives more than {} days (at event {} '{}'); a calendar "
+                        "holds at most {}: narrow ics_from and ics_to, or split the file",
+                        kMaxCalendarDays, out.events, summary, kMaxCalendarDays),
+            "max_days", static_cast<std::int64_t>(kMaxCalendarDays), static_cast<std::int64_t>(days.size()));
+      }
+    }
   }
   if (out.events == 0) return Error::Invalid("the iCalendar file has no events (VEVENT)");
   NormaliseDays(days);

@@ -43,6 +43,24 @@ std::vector<GroupGrant> ResolveGroups(pqxx::transaction_base& tx,
   return grants;
 }
 
+// The user linked to (source, subject), if any.
+std::optional<int> LinkedUser(pqxx::transaction_base& tx, const std::string& source,
+                              const std::string& subject) {
+  const auto rows = tx.exec_params(
+      R"sql(SELECT id FROM app_user WHERE login_source = $1 AND external_subject = $2)sql", source, subject);
+  if (rows.empty()) return std::nullopt;
+  return rows[0][0].as<int>();
+}
+
+// Ends the sessions of `user_id` and revokes its API tokens (sql/027_identity_links.sql: 'identity_changed').
+void EndAccess(pqxx::transaction_base& tx, int user_id, std::int64_t now_ms) {
+  tx.exec_params(R"sql(DELETE FROM user_session WHERE user_id = $1)sql", user_id);
+  tx.exec_params(R"sql(
+    UPDATE api_token SET revoked_ms = $2, revoked_reason = 'identity_changed' WHERE user_id = $1 AND revoked_ms = 0
+  )sql",
+                 user_id, now_ms);
+}
+
 }  // namespace
 
 Result<User> PgSsoStore::SyncExternalUser(const ExternalUser& who, std::int64_t now_ms,
@@ -50,34 +68,35 @@ Result<User> PgSsoStore::SyncExternalUser(const ExternalUser& who, std::int64_t 
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<User> {
     pqxx::work tx(conn);
     tx.exec_params(R"sql(SELECT pg_advisory_xact_lock($1))sql", kSsoUserLockKey);
-    // The user of (source, subject), and whoever has the username, in one look.
-    std::optional<int> id;
+    // The user linked to (source, subject); else, for LDAP, the one linked to its DN by earlier versions.
+    std::optional<int> id = LinkedUser(tx, who.source, who.subject);
+    if (!id && !who.legacy_subject.empty()) id = LinkedUser(tx, who.source, who.legacy_subject);
+    // Whoever has the name, in any case (security review 2, N2: a name is never a link).
     std::optional<std::pair<int, std::string>> named;  // id and login_source
-    for (const auto& r : tx.exec_params(R"sql(
-      SELECT id, login_source, username = $3 AS named, coalesce(login_source = $1 AND external_subject = $2, false) AS same
-        FROM app_user
-       WHERE (login_source = $1 AND external_subject = $2) OR username = $3
-    )sql",
-                                        who.source, who.subject, who.username)) {
-      if (r["same"].as<bool>()) id = r["id"].as<int>();
-      if (r["named"].as<bool>()) named.emplace(r["id"].as<int>(), r["login_source"].as<std::string>());
-    }
-    // Found by name within its own source: the first login of a user the source renamed, or one made before.
-    if (!id && named && named->second == who.source) id = named->first;
-    // Someone else has the name: a local account (never taken over) or another source's user.
-    if (named && named->first != id.value_or(0)) {
-      return Error::Conflict(
-          fmt::format("the username '{}' belongs to a {} user of cronwheel, not to this one of {}: an ADMIN "
-                      "must rename or "
-                      "delete that user first (a local account is never taken over by single sign-on)",
-                      who.username, named->second, who.source));
+    for (
+        const auto& r : tx.exec_params(
+            R"sql(SELECT id, login_source FROM app_user WHERE lower(username) = lower($1) ORDER BY id LIMIT 1)sql",
+            who.username))
+      named.emplace(r["id"].as<int>(), r["login_source"].as<std::string>());
+    if (!id && named) {
+      return Error::Conflict(fmt::format(
+          "the username '{}' is already a {} user of cronwheel, and your identity at {} (subject '{}') is "
+          "not "
+          "linked to it: a user name is never enough to sign in as an existing user. Ask an ADMIN to link "
+          "this identity to that user (Users page, \"Link identity\"), or to rename that user",
+          who.username, named->second == "local" ? std::string("local") : named->second, who.source,
+          who.subject));
     }
     const char* role = who.admin ? "ADMIN" : "USER";
     if (id) {
+      // Renamed at the source: follow, unless another user has the new name (then keep the old one).
+      const bool rename = !named || named->first == *id;
       tx.exec_params(R"sql(
-        UPDATE app_user SET username = $2, role = $3, external_subject = $4, updated_ms = $5 WHERE id = $1
+        UPDATE app_user SET username = CASE WHEN $5 THEN $2 ELSE username END, role = $3, external_subject = $4,
+                            updated_ms = $6
+         WHERE id = $1
       )sql",
-                     *id, who.username, role, who.subject, now_ms);
+                     *id, who.username, role, who.subject, rename, now_ms);
     } else {
       id = tx.exec_params1(R"sql(
         INSERT INTO app_user (username, password_hash, role, login_source, external_subject, created_ms, updated_ms)
@@ -91,6 +110,62 @@ Result<User> PgSsoStore::SyncExternalUser(const ExternalUser& who, std::int64_t 
     auto user = ReadUser(tx, *id);
     tx.commit();
     return user;
+  });
+}
+
+Result<UserChange> PgSsoStore::LinkIdentity(int user_id, const std::string& source,
+                                            const std::string& subject, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<UserChange> {
+    pqxx::work tx(conn);
+    tx.exec_params(R"sql(SELECT pg_advisory_xact_lock($1))sql", kSsoUserLockKey);
+    const auto rows = tx.exec_params(
+        R"sql(SELECT login_source, coalesce(external_subject, '') AS subject FROM app_user WHERE id = $1 FOR UPDATE)sql",
+        user_id);
+    if (rows.empty()) return Error::NotFound(fmt::format("user '{}' not found", user_id));
+    const auto old_source = rows[0]["login_source"].as<std::string>();
+    const auto old_subject = rows[0]["subject"].as<std::string>();
+    if (const auto other = LinkedUser(tx, source, subject); other && *other != user_id) {
+      return Error::Conflict(fmt::format(
+          "the identity (source '{}', subject '{}') is already linked to user {}: unlink it there first",
+          source, subject, *other));
+    }
+    auto before = ReadUser(tx, user_id);
+    tx.exec_params(R"sql(
+      UPDATE app_user SET login_source = $2, external_subject = $3, password_hash = '!',
+                          updated_ms = GREATEST($4, updated_ms + 1)
+       WHERE id = $1
+    )sql",
+                   user_id, source, subject, now_ms);
+    // A user linked to another identity than before is another person's now: what the old one holds ends.
+    if (old_source != "local" && (old_source != source || old_subject != subject))
+      EndAccess(tx, user_id, now_ms);
+    auto after = ReadUser(tx, user_id);
+    tx.commit();
+    return UserChange{.before = std::move(before), .after = std::move(after)};
+  });
+}
+
+Result<UserChange> PgSsoStore::UnlinkIdentity(int user_id, std::int64_t now_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<UserChange> {
+    pqxx::work tx(conn);
+    const auto rows =
+        tx.exec_params(R"sql(SELECT login_source FROM app_user WHERE id = $1 FOR UPDATE)sql", user_id);
+    if (rows.empty()) return Error::NotFound(fmt::format("user '{}' not found", user_id));
+    if (rows[0][0].as<std::string>() == "local") {
+      return Error::Invalid("the user was not changed",
+                            {{"login_source", "the user is local already: it has no identity to unlink"}});
+    }
+    auto before = ReadUser(tx, user_id);
+    tx.exec_params(R"sql(
+      UPDATE app_user SET login_source = 'local', external_subject = NULL, password_hash = '!',
+                          updated_ms = GREATEST($2, updated_ms + 1)
+       WHERE id = $1
+    )sql",
+                   user_id, now_ms);
+    EndAccess(tx, user_id, now_ms);
+    auto after = ReadUser(tx, user_id);
+    tx.commit();
+    return UserChange{.before = std::move(before), .after = std::move(after)};
   });
 }
 

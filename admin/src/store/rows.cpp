@@ -37,7 +37,9 @@ std::string UserGroupsColumn(std::string_view user_alias) {
 
 const std::string& UserColumns() {
   static const std::string columns = fmt::format(
-      "id, username, role, {} AS groups, login_source, created_ms, updated_ms", UserGroupsColumn("app_user"));
+      "id, username, role, {} AS groups, login_source, coalesce(external_subject, '') AS external_subject, "
+      "created_ms, updated_ms",
+      UserGroupsColumn("app_user"));
   return columns;
 }
 
@@ -57,6 +59,7 @@ User UserFromRow(const pqxx::row& r) {
               .admin = r["role"].as<std::string>() == "ADMIN",
               .groups = GrantsFromJson(r["groups"].c_str()),
               .login_source = r["login_source"].as<std::string>(),
+              .external_subject = r["external_subject"].as<std::string>(),
               .created_ms = r["created_ms"].as<std::int64_t>(),
               .updated_ms = r["updated_ms"].as<std::int64_t>()};
 }

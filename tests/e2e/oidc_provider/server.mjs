@@ -5,7 +5,8 @@
 // Usage: node server.mjs CONFIG.json
 //   CONFIG.json: {"clients": [{"client_id", "client_secret", "redirect_uris": [...],
 //                              "post_logout_redirect_uris": [...] (optional), other client metadata}],
-//                 "accounts": {"<id>": {"email", "name", "groups": [...]}},
+//                 "accounts": {"<id>": {"email", "name", "groups": [...], "preferred_username" (default:
+//                              the id), "email_verified" (default: true)}},
 //                 "max_seconds": 900,
 //                 "parent_pid": 1234 (optional)}
 // It listens on 127.0.0.1 on a free port and prints one line to stdout, {"issuer":"http://127.0.0.1:PORT"};
@@ -117,10 +118,10 @@ const provider = new Provider(issuer, {
       async claims() {
         return {
           sub: id,
-          preferred_username: id,
+          preferred_username: a.preferred_username ?? id,
           name: a.name,
           email: a.email,
-          email_verified: true,
+          email_verified: a.email_verified ?? true,
           groups: a.groups ?? [],
         };
       },

@@ -21,6 +21,7 @@
 #include "admin/auth/ldap_directory.hpp"
 #include "admin/auth/oidc.hpp"
 #include "admin/auth/sso_config.hpp"
+#include "admin/auth/sso_service.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -144,6 +145,10 @@ TEST_F(SsoFile, AnLdapDirectoryMustUseTlsAndSayHowToFindItsUsers) {
       roles);
   ASSERT_TRUE(config) << config.error().message;
   EXPECT_EQ(config->ldap->timeout, std::chrono::seconds(5));
+  EXPECT_EQ(config->ldap->subject_attribute, "entryUUID") << "a lasting id, not the DN (review 2, N2)";
+  EXPECT_THAT(
+      Error("[ldap]\nurl = \"ldaps://x\"\nuser_dn = \"uid={username}\"\nsubject_attribute = \"\"\n" + roles),
+      HasSubstr("ldap.subject_attribute must name an attribute"));
   EXPECT_THAT(Error("[ldap]\nurl = \"ldap://ldap.example.org\"\nuser_dn = \"uid={username}\"\n" + roles),
               HasSubstr("ldap.url = 'ldap://ldap.example.org' is plain LDAP"));
   EXPECT_EQ(
@@ -347,6 +352,35 @@ TEST(Jwk, AnRsaOrP256KeyBecomesAPemAndOtherKeysAreRefused) {
 }
 
 // ---------------------------------------------------------------------------------------------- LDAP
+
+// Security review 2, N2: an `email` user-name claim was refused only when email_verified was explicitly
+// false; absent (or a string) let an unverified address name a user.
+TEST(OidcUsernameN2, AnEmailNamesAUserOnlyWhenTheProviderSaysItIsVerified) {
+  OidcProviderConfig by_mail{.name = "google", .username_claim = "email"};
+  const auto name = [&](const json& claims) {
+    const auto r = OidcUsername(by_mail, claims);
+    return r ? *r : "refused: " + r.error().message;
+  };
+  EXPECT_EQ(name({{"email", "ann@example.org"}, {"email_verified", true}}), "ann@example.org");
+  EXPECT_THAT(name({{"email", "ann@example.org"}}), HasSubstr("email_verified is absent, must be true"));
+  EXPECT_THAT(name({{"email", "ann@example.org"}, {"email_verified", false}}),
+              HasSubstr("email_verified is false, must be true"));
+  EXPECT_THAT(name({{"email", "ann@example.org"}, {"email_verified", "true"}}),
+              HasSubstr("email_verified is \"true\", must be true"));
+  EXPECT_EQ(OidcUsername(by_mail, {{"email", "ann@example.org"}}).error().kind, ErrorKind::kForbidden);
+  // Another claim needs no e-mail verification; a missing or malformed name is refused, naming the claim.
+  const OidcProviderConfig by_name{.name = "kc", .username_claim = "preferred_username"};
+  EXPECT_EQ(*OidcUsername(by_name, {{"preferred_username", "ann"}}), "ann");
+  EXPECT_THAT(OidcUsername(by_name, {{"preferred_username", "a b"}}).error().message,
+              HasSubstr("gave the username claim 'preferred_username' as 'a b'"));
+  EXPECT_FALSE(OidcUsername(by_name, {{"preferred_username", 42}}));
+}
+
+TEST(LdapSubjectN2, ABinaryIdIsShownInHexAndTextAsItIs) {
+  EXPECT_EQ(SubjectText("6b1f0c6e-0000-4000-8000-000000000001"), "6b1f0c6e-0000-4000-8000-000000000001");
+  EXPECT_EQ(SubjectText(std::string("\x01\xab\x00\xff", 4)), "01ab00ff");
+  EXPECT_EQ(SubjectText(""), "");
+}
 
 TEST(LdapEscapes, FilterAndDnSpecialsAreEscaped) {
   EXPECT_EQ(EscapeFilterValue("a*)(uid=*"), "a\\2a\\29\\28uid=\\2a");

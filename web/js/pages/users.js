@@ -85,6 +85,67 @@ function UserForm({ user, groups, providers, onDone, onCancel }) {
   </form>`;
 }
 
+// The single sign-on sources a user may be linked to: 'ldap' when the directory is offered, 'oidc:<name>' per
+// OpenID provider.
+function sourcesOf(providers) {
+  if (!providers) return [];
+  return [...(providers.ldap ? ['ldap'] : []), ...(providers.oidc || []).map((p) => `oidc:${p.name}`)];
+}
+
+// A user's link to a single sign-on identity (source, subject): the only thing a sign-in through a provider
+// finds a user by, never its name. An ADMIN links one here (the subject is named by the refused sign-in and
+// the audit log), or removes it (the user becomes local, without a password). Changing or removing a link
+// ends the user's sessions and revokes its API tokens.
+function IdentityCard({ user, providers, onDone }) {
+  const sources = sourcesOf(providers);
+  const [source, setSource] = useState(external(user) ? user.login_source : sources[0] || '');
+  const [subject, setSubject] = useState(user.external_subject || '');
+  const [error, setError] = useState(null);
+  if (sources.length === 0 && !external(user)) return null;
+  const err = (k) => (error ? error.field(k) : '');
+  const link = async (e) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const u = await api.put(`/api/v1/users/${user.id}/identity`, { source, subject });
+      onDone(u, t('users.identity.linked', { name: u.username, source: loginSourceText(u.login_source, providers) }));
+    } catch (ex) {
+      setError(ex);
+    }
+  };
+  const unlink = async () => {
+    setError(null);
+    try {
+      const u = await api.del(`/api/v1/users/${user.id}/identity`);
+      onDone(u, t('users.identity.unlinked', { name: u.username }));
+    } catch (ex) {
+      setError(ex);
+    }
+  };
+  return html`<form class="card form" onSubmit=${link} data-testid="user-identity">
+    <h2>${t('users.identity.title')}</h2>
+    <${ErrorBanner} error=${error} shownFields=${['source', 'subject']} />
+    <p data-testid="user-identity-state">${external(user)
+      ? t('users.identity.current', { source: loginSourceText(user.login_source, providers), subject: user.external_subject || '' })
+      : t('users.identity.none')}</p>
+    <p class="muted">${t('users.identity.hint')}</p>
+    <div class="grid">
+      <${Field} label=${t('users.identity.source')} error=${err('source')}>
+        <${Select} name="identity-source" value=${source} onChange=${setSource}
+          options=${sources.map((s) => [s, loginSourceText(s, providers)])} />
+      </${Field}>
+      <${Field} label=${t('users.identity.subject')} error=${err('subject')}>
+        <input name="identity-subject" required maxlength="255" value=${subject} onInput=${(e) => setSubject(e.target.value)} />
+      </${Field}>
+    </div>
+    <div class="form-actions">
+      ${external(user) && html`<${ConfirmButton} label=${t('users.identity.unlink')} confirmLabel=${t('users.identity.unlinkConfirm')}
+        onConfirm=${unlink} />`}
+      <button type="submit" data-testid="link-identity" disabled=${sources.length === 0}>${t('users.identity.link')}</button>
+    </div>
+  </form>`;
+}
+
 // Where a user logs in: a badge (local, LDAP, SSO) and the OpenID provider's name.
 function SourceCell({ user, providers }) {
   const { kind, name } = loginSource(user.login_source);
@@ -159,6 +220,8 @@ export function UsersPage({ user: me }) {
       providers=${providers.data}
       onCancel=${() => setEditing(null)}
       onDone=${(u) => { setEditing(null); setNotice(t('users.saved', { name: u.username })); users.reload(); }} />`}
+    ${editing && editing !== 'new' && html`<${IdentityCard} key=${`identity-${editing.id}`} user=${editing} providers=${providers.data}
+      onDone=${(u, text) => { setEditing(null); setNotice(text); users.reload(); }} />`}
     ${!users.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="users-table">
       <thead><tr><th>${t('common.id')}</th><th>${t('field.username')}</th><th>${t('field.role')}</th><th>${t('users.col.source')}</th><th>${t('users.col.groups')}</th><th>${t('users.col.changed')}</th><th>${t('common.actions')}</th></tr></thead>
       <tbody>${users.data.items.map((u) => html`<tr key=${u.id} data-username=${u.username}>

@@ -25,6 +25,7 @@
 #include "admin/model/queries.hpp"
 #include "admin/model/result.hpp"
 #include "admin/model/workflow.hpp"
+#include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
@@ -79,6 +80,13 @@ Result<CliLoginRequest> ReadCliLoginBody(const nlohmann::json& body);
 Result<CliTokenRequest> ReadCliTokenBody(const nlohmann::json& body);
 // PUT /api/v1/auth/policy: require_sso (a boolean, required), nothing else.
 Result<bool> ReadAuthPolicyBody(const nlohmann::json& body);
+// PUT /api/v1/users/{id}/identity: source (1 to 40 characters) and subject (1 to 255), both required strings,
+// nothing else (SsoService::LinkIdentity checks what they name).
+struct IdentityLink {
+  std::string source;
+  std::string subject;
+};
+Result<IdentityLink> ReadIdentityLinkBody(const nlohmann::json& body);
 
 struct LoginBody {
   std::string username;
@@ -110,9 +118,11 @@ Result<nlohmann::json> PreviewFires(const PreviewBody& p, std::int64_t now_ms,
 // POST and PUT /api/v1/calendars: a calendar's fields over `c` (all but name optional on create). `days`
 // ([{"date": "YYYY-MM-DD", "name": "..."}] or ["YYYY-MM-DD", ...]) replaces the list; `ics` (an iCalendar
 // file's text) adds its days to it, recurring events expanded from `ics_from` to `ics_to` (dates; default
-// the 1st of January of `now_ms`'s year to the 31st of December nine years later). Then CheckCalendar.
+// the 1st of January of the clock's year to the 31st of December nine years later), within the bounds of
+// ImportIcs (model/ics_import.hpp: a limit passed is a FieldError on `ics` with code "limit"). Then
+// CheckCalendar.
 Result<JobCalendar> ReadCalendarBody(const nlohmann::json& body, JobCalendar c, bool create,
-                                     std::int64_t now_ms);
+                                     const ringwheel::Clock& clock);
 
 struct TriggerBody {
   std::optional<std::string> param;    // at most 64 KiB; nullopt = the job's own

@@ -56,7 +56,10 @@ class AuthService final : public Authenticator {
     PasswordHasher::Settings hashing{};
   };
 
-  AuthService(Settings settings, ringwheel::Clock& clock, AccountStore& store);
+  // `familiar` keeps the login throttle's familiar addresses (PgFamiliarAddresses in production, so they
+  // survive a restart); null = in this process's memory. Everything given must outlive this.
+  AuthService(Settings settings, ringwheel::Clock& clock, AccountStore& store,
+              FamiliarAddresses* familiar = nullptr);
 
   // Authenticator: Bearer token, else session cookie (+ CSRF check on state-changing methods), else 401.
   Result<Principal> Authenticate(const net::Request& req) override;

@@ -3,12 +3,16 @@
 // out. Counters live in this admin process (each admin of a cluster counts its own), bounded in memory.
 //
 // Keys. A login from address A for user name U (in any case) is held to:
-//  * "client:A", always: an address is limited by its own failures, whatever names it tries;
-//  * "user:U", unless A is familiar for U, i.e. U signed in successfully from A in the last `familiar_for`
-//    (at most `familiar_per_user` addresses per user, the most recent). Guesses from everywhere else share
-//    this key, so many addresses cannot multiply the guesses at one user; the user's own addresses are not
-//    refused because someone else guessed wrong ("smart lockout", as Microsoft Entra ID's: known
-//    locations are locked out separately from unknown ones).
+//  * when A is familiar for U (U signed in successfully from A in the last `familiar_for`; kept by a
+//    FamiliarAddresses store, auth/familiar_addresses.hpp: in PostgreSQL in production, so it survives a
+//    restart), the key "familiar:U|A" alone. Neither A's failures for other names nor U's failures from
+//    elsewhere touch it, and U's own typos at A are not charged to A (security review 2, F5 (a): A may be a
+//    NAT or a proxy shared with others). It has the same back-off, so someone sharing A still gets no more
+//    than that many guesses at U (and, summed over the users familiar at A, one budget per such user).
+//  * otherwise both "client:A" (an address is limited by its own failures, whatever names it tries) and
+//    "user:U" (guesses from every unfamiliar address share it, so many addresses cannot multiply the guesses
+//    at one user). U's familiar addresses are not refused because of either ("smart lockout", as Microsoft
+//    Entra ID's: familiar locations are locked out separately from unfamiliar ones).
 // Other checks of a password (a user changing their own) use a key of their own (Begin with one key).
 //
 // Back-off. A key's first `max_failures` failures cost nothing. Each further failure makes the key wait
@@ -22,23 +26,27 @@
 // (Begin), and gives it back with the outcome (Ticket::Failed, Ticket::Succeeded; a ticket dropped without an
 // outcome, by an exception, counts as neither). A key admits attempts while its failures plus those in flight
 // stay below max_failures and it is not waiting; beyond max_failures, one attempt at a time once its wait is
-// over. So 30 wrong guesses at once check at most the allowed number, the rest answer 429 at once.
+// over. So 30 wrong guesses at once check at most the allowed number, the rest answer 429 at once. Whether
+// the address is familiar is asked of the store before the lock is taken (it may be a database).
 //
 // Memory: at most `max_keys` keys; beyond that, keys whose failures are forgotten go first, then the one with
-// the oldest failure (never one with an attempt in flight). Familiar addresses: at most `max_users` users,
-// the one with the oldest sign-in forgotten first. Time: the caller passes "now" (epoch ms); no clock here.
+// the oldest failure (never one with an attempt in flight). Familiar addresses: as the store keeps them (the
+// in-memory one: at most `max_users` users). Time: the caller passes "now" (epoch ms); no clock here.
 // Thread-safety: every member may be called from any thread; one mutex. Complexity: O(1) per attempt but
-// for the eviction scan (O(max_keys), only when full).
+// for the eviction scan (O(max_keys), only when full), plus the store's look-up.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "admin/auth/familiar_addresses.hpp"
 
 namespace cronwheel::admin {
 
@@ -52,6 +60,8 @@ class LoginThrottle final {
     // While a key is at its limit with an attempt in flight, others are told to come back after this.
     std::chrono::milliseconds busy_wait{std::chrono::seconds(1)};
     std::size_t max_keys = 100'000;
+    // Familiar addresses when the throttle keeps them itself (no FamiliarAddresses store given; a store has
+    // its own FamiliarSettings, with the same defaults).
     std::chrono::milliseconds familiar_for{std::chrono::hours(24 * 30)};
     std::size_t familiar_per_user = 8;
     std::size_t max_users = 10'000;
@@ -61,13 +71,14 @@ class LoginThrottle final {
   // Begin's answer: a ticket (verify the password, then report the outcome on it), or the wait.
   struct Admission;
 
-  explicit LoginThrottle(Settings settings) : settings_(settings) {}
+  // Familiar addresses are kept by `familiar` (which must outlive this), or, when null, in this throttle's
+  // memory (MemoryFamiliarAddresses with familiar_for, familiar_per_user and max_users).
+  explicit LoginThrottle(Settings settings, FamiliarAddresses* familiar = nullptr);
   LoginThrottle(const LoginThrottle&) = delete;
   LoginThrottle& operator=(const LoginThrottle&) = delete;
 
-  // A login for `username` from `address` at `now_ms`: takes its place on the address's key and, unless the
-  // address is familiar for the user, on the user name's. `username` is compared in any case (its first
-  // 100 bytes).
+  // A login for `username` from `address` at `now_ms`: takes its place on the keys above. `username` is
+  // compared in any case (its first 100 bytes). May throw what the familiar-address store throws.
   Admission BeginLogin(std::string_view username, std::string_view address, std::int64_t now_ms);
   // Any other password check, limited by `key` alone (e.g. "password:<user id>").
   Admission Begin(const std::string& key, std::int64_t now_ms);
@@ -84,27 +95,18 @@ class LoginThrottle final {
     std::int64_t last_failure_ms = 0;
     std::int64_t wait_until_ms = 0;
   };
-  struct FamiliarAddress {
-    std::string address;
-    std::int64_t last_ms = 0;
-  };
-  struct FamiliarUser {
-    std::vector<FamiliarAddress> addresses;  // most recent last
-    std::int64_t last_ms = 0;
-  };
 
   Admission Admit(std::vector<std::string> keys, std::string user, std::string address, std::int64_t now_ms);
-  void Finish(const Ticket& ticket, bool failed, bool succeeded, std::int64_t now_ms);
+  void Finish(const Ticket& ticket, bool failed, std::int64_t now_ms);
   [[nodiscard]] bool Forgotten(const KeyState& s, std::int64_t now_ms) const;
   [[nodiscard]] std::int64_t WaitAfter(int failures) const;
   KeyState& Slot(const std::string& key, std::int64_t now_ms);
-  bool FamiliarLocked(const std::string& user, std::string_view address, std::int64_t now_ms) const;
-  void RememberLocked(const std::string& user, const std::string& address, std::int64_t now_ms);
 
   Settings settings_;
+  std::unique_ptr<FamiliarAddresses> own_familiar_;  // when none was given
+  FamiliarAddresses& familiar_;
   std::mutex mu_;
   std::unordered_map<std::string, KeyState> keys_;
-  std::unordered_map<std::string, FamiliarUser> familiar_;
 };
 
 // An attempt's place on its keys. Move-only; report the outcome once (Failed or Succeeded, with the instant
@@ -119,7 +121,8 @@ class LoginThrottle::Ticket final {
 
   // The password was wrong: a failure on each key.
   void Failed(std::int64_t now_ms);
-  // The password was right: the address becomes familiar for the user (a login's ticket).
+  // The password was right: the address becomes familiar for the user (a login's ticket). May throw what
+  // the familiar-address store throws (the ticket is given back first).
   void Succeeded(std::int64_t now_ms);
 
  private:

@@ -34,6 +34,8 @@
 //   group_base = "ou=groups,dc=example,dc=org"
 //   group_filter = "(member={dn})"            # {dn} = the user's DN, {username} = the name typed
 //   group_attribute = "cn"                    # the group's value the role rules match
+//   subject_attribute = "entryUUID"           # the entry's lasting id users are linked by (RFC 4530;
+//                                             #   Active Directory: "objectGUID"; "dn" = the DN itself)
 //   timeout_s = 5
 //   [[ldap.roles]]                            # as for OpenID providers
 //
@@ -98,6 +100,10 @@ struct LdapConfig {
   std::string group_base;
   std::string group_filter = "(member={dn})";
   std::string group_attribute = "cn";
+  // What links a directory user to its cronwheel user: an attribute of its entry whose value never changes
+  // nor comes back (RFC 4530's entryUUID, AD's objectGUID, shown in hex when not text), or "dn". A DN changes
+  // when the entry is renamed, and comes back when a deleted user's name is given to someone new.
+  std::string subject_attribute = "entryUUID";
   std::chrono::seconds timeout{5};
   std::vector<RoleRule> roles;
 };

@@ -12,10 +12,16 @@
 // checked here; a new username, or a user of source "ldap", is checked by a bind to the directory, held to
 // the same login throttle (auth/login_throttle.hpp).
 //
-// Either way the user is created on its first login, or found by (source, subject), or by username within
-// the same source (SsoStore::SyncExternalUser; a local account is never taken over). Its role and group
-// roles are set from its groups at the source by the role rules (MapRoles) at every login, so the
-// directory stays the truth; a user whose groups map to no role is refused (403) and nothing is written.
+// Either way a person is their identity at the source, the pair (source, subject): the ID token's `sub`, or
+// the LDAP entry's subject_attribute (entryUUID by default). A sign-in finds the user linked to it, or
+// creates one named by the user-name claim (or the name typed). A name is never a link (security review 2,
+// N2: providers let users choose their preferred_username): when no user is linked and the name is already
+// any user's (local, of another source, or of this one but linked to another subject), the sign-in is
+// refused (kConflict) with a message naming the identity, which an ADMIN may link to that user
+// (LinkIdentity; PUT /api/v1/users/{id}/identity). An `email` user-name claim counts only with
+// `email_verified` true (OidcUsername). Its role and group roles are set from its groups at the source by the
+// role rules (MapRoles) at every login, so the directory stays the truth; a user whose groups map to no role
+// is refused (403) and nothing is written.
 //
 // The sign-in policy: a global ADMIN may require single sign-on (SetRequireSso). Then only local global
 // ADMINs (the first admin, break-glass) may log in with a password kept here; every other local user gets
@@ -24,8 +30,8 @@
 //
 // Thread-safety: safe from any thread. Errors: kInvalid (bad request or a provider that cannot be read),
 // kUnauthenticated (wrong credentials, a refused code or ID token, an unknown or foreign sign-in),
-// kForbidden (no role, or SSO required), kConflict (the username is a local account's), kUnavailable (the
-// directory cannot be reached), kThrottled.
+// kForbidden (no role, SSO required, an unverified e-mail address), kConflict (the username is taken and the
+// identity is linked to nobody), kUnavailable (the directory cannot be reached), kThrottled.
 
 #include <map>
 #include <memory>
@@ -44,6 +50,12 @@
 namespace cronwheel::admin {
 
 inline constexpr const char* kOidcCookie = "cw_oidc";
+inline constexpr std::size_t kMaxSubjectBytes = 255;
+
+// The cronwheel username the ID token's `claims` give for `provider` (its username_claim). kForbidden when
+// the claim is missing or not a valid username, and, when the claim is `email`, unless `email_verified` is
+// present and true (OpenID Connect Core 1.0 §5.1). Pure.
+Result<std::string> OidcUsername(const OidcProviderConfig& provider, const nlohmann::json& claims);
 inline constexpr std::int64_t kOidcLoginMs = 600'000;
 
 class SsoService {
@@ -86,6 +98,13 @@ class SsoService {
                             const std::string& browser_secret);
   // The provider's logout URL for a user of `login_source` ("" when not an OpenID user or none is known).
   std::string EndSessionUrl(const std::string& login_source);
+
+  // An ADMIN's explicit link of user `user_id` to the identity (source, subject) (SsoStore::LinkIdentity).
+  // kInvalid naming the field when `source` is not "ldap" or "oidc:<name>" of a configured source, or
+  // `subject` is empty or longer than kMaxSubjectBytes; then as the store.
+  Result<UserChange> LinkIdentity(int user_id, const std::string& source, const std::string& subject);
+  // Removes a user's link (SsoStore::UnlinkIdentity).
+  Result<UserChange> UnlinkIdentity(int user_id) { return store_.UnlinkIdentity(user_id, clock_.NowMs()); }
 
   AuthPolicy Policy() { return store_.Policy(); }
   // kInvalid (on require_sso) when turning it on while no single sign-on is configured. Returns the number

@@ -48,6 +48,9 @@ struct User {
   // Where it signs in (sql/021_single_sign_on.sql): "local" (a password kept here), "ldap" or "oidc:<name>"
   // (single sign-on, admin/auth/sso_service.hpp: its role and groups come from the source at each login).
   std::string login_source = "local";
+  // The identity it is linked to at that source (the ID token's `sub`, the LDAP entry's subject_attribute):
+  // with login_source, the only thing a sign-in is matched by. "" for a local user.
+  std::string external_subject;
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
 };

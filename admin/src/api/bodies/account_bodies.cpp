@@ -314,6 +314,16 @@ Result<bool> ReadAuthPolicyBody(const json& body) {
   return Checked(require_sso, std::move(errors), "the policy is not valid");
 }
 
+Result<IdentityLink> ReadIdentityLinkBody(const json& body) {
+  FieldErrors errors;
+  BodyReader r(body, errors);
+  IdentityLink link;
+  r.String("source", link.source, true, 40, 1);
+  r.String("subject", link.subject, true, 255, 1);
+  r.RejectUnknown();
+  return Checked(std::move(link), std::move(errors), "the identity is not valid");
+}
+
 Result<CliTokenRequest> ReadCliTokenBody(const json& body) {
   CliTokenRequest out;
   FieldErrors errors;

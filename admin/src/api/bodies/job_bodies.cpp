@@ -212,7 +212,9 @@ Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms, std::span<c
   return json{{"time_zone", schedule->zone_name()}, {"fires", fires}, {"excluded", excluded}};
 }
 
-Result<JobCalendar> ReadCalendarBody(const json& body, JobCalendar c, bool create, std::int64_t now_ms) {
+Result<JobCalendar> ReadCalendarBody(const json& body, JobCalendar c, bool create,
+                                     const ringwheel::Clock& clock) {
+  const std::int64_t now_ms = clock.NowMs();
   FieldErrors errors;
   BodyReader r(body, errors);
   r.String("name", c.name, create, 64, 1);
@@ -281,9 +283,14 @@ Result<JobCalendar> ReadCalendarBody(const json& body, JobCalendar c, bool creat
   }
   r.RejectUnknown();
   if (!ics.empty() && errors.empty()) {
-    const auto imported = ImportIcs(ics, from, to);
+    const auto imported = ImportIcs(ics, from, to, clock);
     if (!imported) {
-      errors.push_back({"ics", imported.error().message, "format", {{"what", "ics"}}});
+      // A limit passed carries its own FieldError (code "limit"); any other problem is the file's format.
+      if (!imported.error().fields.empty()) {
+        errors.push_back(imported.error().fields.front());
+      } else {
+        errors.push_back({"ics", imported.error().message, "format", {{"what", "ics"}}});
+      }
     } else {
       c.days.insert(c.days.end(), imported->days.begin(), imported->days.end());
       if (c.name.empty()) c.name = imported->calendar_name;
