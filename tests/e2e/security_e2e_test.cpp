@@ -22,12 +22,12 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stop_token>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -250,7 +250,7 @@ class ConnectionCounter {
     socklen_t length = sizeof at;
     if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&at), length) != 0 || ::listen(fd_, 16) != 0 ||
         ::getsockname(fd_, reinterpret_cast<sockaddr*>(&at), &length) != 0) {
-      ADD_FAILURE() << "cannot listen on " << ip << ": " << std::strerror(errno);
+      ADD_FAILURE() << "cannot listen on " << ip << ": " << std::generic_category().message(errno);
       return;
     }
     port_ = ntohs(at.sin_port);

@@ -138,7 +138,7 @@ class AddressForms {
 
   // A change that may make a text no address at all: a trailing dot, a part too many or too large, white
   // space, a sign, a bracket.
-  std::string Mutate(std::string text) {
+  std::string Mutate(const std::string& text) {
     switch (Uniform(0, 7)) {
       case 0:
         return text + ".";
