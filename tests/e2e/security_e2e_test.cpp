@@ -5,18 +5,30 @@
 //   never as HTML.
 // - the registration guard (issue 21: registration was an SSRF): the admin stores no executor address in a
 //   refused network and sends to none, checking a host name on what it resolves to when it connects, and a
-//   failed fire says why without echoing what the address answered.
+//   failed fire says why without echoing what the address answered; no text form of a denied address (a
+//   zone id, an IPv4-mapped literal, inet_aton's forms: issue 44, F6) gets past it, and an alarm webhook
+//   is not sent to a denied address either.
 // Tokens wrong by one byte, unknown trigger addresses and the webhook allow-list are covered by the
 // bad-input suite, the pg API tests and the dispatch e2e test.
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stop_token>
+#include <string>
+#include <system_error>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -224,6 +236,137 @@ TEST(SecurityE2E, AHostNameIsCheckedOnWhatItResolvesToWhenTheAdminConnects) {
   EXPECT_THAT(msg, HasSubstr("refused: localhost resolves to no address the admin sends to"));
   EXPECT_THAT(msg, HasSubstr("registry_deny"));
   EXPECT_EQ(local.runs, 0) << "the admin sent /run to a denied address";
+}
+
+// A TCP listener on `ip` (any 127.0.0.0/8 address is this host's loopback) counting the connections made to
+// it, whatever they send: where a refused address would lead. Its thread polls, so it stops with the test.
+class ConnectionCounter {
+ public:
+  explicit ConnectionCounter(const std::string& ip) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    ::inet_pton(AF_INET, ip.c_str(), &at.sin_addr);
+    socklen_t length = sizeof at;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&at), length) != 0 || ::listen(fd_, 16) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&at), &length) != 0) {
+      ADD_FAILURE() << "cannot listen on " << ip << ": " << std::generic_category().message(errno);
+      return;
+    }
+    port_ = ntohs(at.sin_port);
+    thread_ = std::jthread([this](const std::stop_token& stop) {
+      while (!stop.stop_requested()) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        const int peer = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (peer < 0) continue;
+        ++connections_;
+        ::close(peer);
+      }
+    });
+  }
+  ~ConnectionCounter() {
+    thread_ = {};  // stops and joins
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ConnectionCounter(const ConnectionCounter&) = delete;
+  ConnectionCounter& operator=(const ConnectionCounter&) = delete;
+  int port() const { return port_; }
+  int connections() const { return connections_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<int> connections_{0};
+  std::jthread thread_;
+};
+
+// Whether a connection to ip:port can be made now (the control of a ConnectionCounter).
+bool Connects(const std::string& ip, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, ip.c_str(), &to.sin_addr);
+  const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0;
+  if (fd >= 0) ::close(fd);
+  return ok;
+}
+
+// Issue 44, F6: http://[::ffff:127.0.0.5%1]:PORT/ (an IPv4-mapped IPv6 literal with a zone id) was stored
+// although registry_deny covered 127.0.0.5, and the admin sent it /run with the access token; the same form
+// of 127.0.0.1 made the admin call itself. Neither it nor another form of the address is stored now, and a
+// configured one is not connected to: nothing reaches a listener on 127.0.0.5.
+TEST(SecurityE2E, F6_NoFormOfADeniedAddressIsRegisteredOrConnectedTo) {
+  ConnectionCounter listener("127.0.0.5");
+  ASSERT_GT(listener.port(), 0);
+  const int port = listener.port();
+  Cluster cluster(
+      {.admins = 1,
+       .executors = 0,
+       .admin_args = {"--registry-deny", "169.254.0.0/16,fe80::/10,0.0.0.0/8,::/128,127.0.0.5/32"}});
+  for (const auto& [address, says] : std::vector<std::pair<std::string, std::string>>{
+           {fmt::format("http://[::ffff:127.0.0.5%1]:{}/", port), "has a zone id (%1)"},
+           {fmt::format("http://[::ffff:7f00:5%lo]:{}/", port), "has a zone id (%lo)"},
+           {fmt::format("http://[::ffff:127.0.0.1%1]:{}/", cluster.admin_port(0)), "has a zone id (%1)"},
+           {fmt::format("http://2130706437:{}/", port), "is the IPv4 address 127.0.0.5 in another form"},
+           {fmt::format("http://0x7f.0.0.5:{}/", port), "is the IPv4 address 127.0.0.5 in another form"},
+           {fmt::format("http://127.0.0.5.:{}/", port), "ends in a dot"},
+           {fmt::format("http://user@127.0.0.5:{}/", port), "user info"},
+           {fmt::format("http://[::ffff:127.0.0.5]:{}/", port),
+            "127.0.0.5 is in a network the admin does not "
+            "send to (setting registry_deny)"},
+           {fmt::format("http://[::127.0.0.5]:{}/", port),
+            "::127.0.0.5 (which reaches the IPv4 address "
+            "127.0.0.5) is in a network the admin does not send "
+            "to (setting registry_deny)"}}) {
+    const auto e = Register(cluster, address);
+    EXPECT_EQ(e.value("code", 0), 500) << address << ": " << e.dump();
+    EXPECT_THAT(Msg(e), HasSubstr(address)) << e.dump();
+    EXPECT_THAT(Msg(e), HasSubstr(says)) << e.dump();
+  }
+  EXPECT_EQ(cluster.Scalar("SELECT count(*) FROM executor_registry"), 0);
+
+  // A MANUAL group's address is checked when the admin connects: make_address reads "%1" as the literal's
+  // scope, and the address it connects to is 127.0.0.5.
+  const auto [code, msg] = FireAt(cluster, fmt::format("http://[::ffff:127.0.0.5%1]:{}/", port));
+  EXPECT_EQ(code, 500) << msg;
+  EXPECT_THAT(msg, HasSubstr("127.0.0.5 is in a network the admin does not send to (setting registry_deny)"));
+  const int connections = listener.connections();
+  EXPECT_EQ(connections, 0) << "the admin connected to 127.0.0.5";
+  // The control: the listener counts a connection that is made.
+  ASSERT_TRUE(Connects("127.0.0.5", port));
+  EXPECT_TRUE(cwtest::Eventually([&] { return listener.connections() == connections + 1; }, 10s));
+}
+
+// Issue 44, F6, for the admin's other requests: an alarm webhook under an allowed URL whose name resolves to
+// a denied address is not sent (libcurl connects only where the guard allows), and says why.
+TEST(SecurityE2E, F6_AnAlarmWebhookIsNotSentToADeniedAddressItsAllowedNameResolvesTo) {
+  ConnectionCounter hooks("127.0.0.1");
+  ASSERT_GT(hooks.port(), 0);
+  const auto allowed = fmt::format("http://localhost:{}/hooks", hooks.port());
+  Cluster cluster(
+      {.admins = 1,
+       .executors = 0,
+       .admin_args = {"--registry-deny", "169.254.0.0/16,fe80::/10,0.0.0.0/8,::/128,127.0.0.0/8,::1",
+                      "--alarm-webhook-allow", allowed}});
+  // A job of a group without executors: each fire fails, and the failure alarms the webhook.
+  const int job = cluster.AddJob(cluster.AddGroup(), "* * * * * ?", "FIRST", "DO_NOTHING", "noopJobHandler",
+                                 Cluster::NowMs(), fmt::format("alarm_webhook = '{}/team-a'", allowed));
+  const auto sql = fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND alarm_status = 3", job);
+  ASSERT_TRUE(cwtest::Eventually([&] { return cluster.Scalar(sql) > 0; }, 60s)) << cluster.admin(0).LogTail();
+  const auto note =
+      cluster
+          .Exec(fmt::format("SELECT handle_msg FROM job_log WHERE job_id = {} AND alarm_status = 3 "
+                            "ORDER BY id LIMIT 1",
+                            job))[0][0]
+          .as<std::string>();
+  EXPECT_THAT(note, HasSubstr(fmt::format("webhook {}/team-a: not sent, refused: ", allowed)));
+  EXPECT_THAT(note, HasSubstr("is in a network the admin does not send to (setting registry_deny)"));
+  const int connections = hooks.connections();
+  EXPECT_EQ(connections, 0) << "the admin connected to the webhook's denied address";
+  ASSERT_TRUE(Connects("127.0.0.1", hooks.port()));  // the control
+  EXPECT_TRUE(cwtest::Eventually([&] { return hooks.connections() == connections + 1; }, 10s));
 }
 
 }  // namespace

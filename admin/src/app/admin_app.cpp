@@ -118,7 +118,8 @@ struct AdminApp::Parts {
                        .smtp_user = c.smtp_user,
                        .smtp_password = c.smtp_password,
                        .smtp_starttls = c.smtp_starttls,
-                       .webhook_allow = c.alarm_webhook_allow}),
+                       .webhook_allow = c.alarm_webhook_allow,
+                       .guard = guard}),
         metered_alarms(alarms, metrics),
         failures({.node_id = c.node_id}, clock, result_store, metered_alarms,
                  [this](Fire f, std::chrono::milliseconds delay) { ScheduleRetry(std::move(f), delay); }),
@@ -136,7 +137,7 @@ struct AdminApp::Parts {
         accounts(auth, clock, account_store),
         sso_store(pool),
         sso(c.sso, clock, auth, account_store, sso_store,
-            MakeCurlHttpsClient(c.mode == "dev" || c.sso.AnyPlainHttpIssuer())),
+            MakeCurlHttpsClient(c.mode == "dev" || c.sso.AnyPlainHttpIssuer(), guard)),
         audit(clock, pool),
         console_store(clock, pool),
         console{.auth = auth,
@@ -238,7 +239,8 @@ struct AdminApp::Parts {
   ringwheel::Clock& clock_;
   metrics::Registry metrics_registry;
   AdminMetrics metrics;
-  std::shared_ptr<const RegistryGuard> guard;  // where the admin sends: registry and executor client
+  // Where the admin sends: the registry, the executor client, alarms and the OpenID client.
+  std::shared_ptr<const RegistryGuard> guard;
   PgPool pool;
   PgCatalogSource catalog_source;
   JobCatalog catalog;

@@ -6,6 +6,7 @@
 #include "admin/auth/oidc.hpp"
 #include "auth/secrets.hpp"
 #include "cronwheel/net/http_message.hpp"
+#include "results/guarded_curl.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -52,7 +53,8 @@ std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& f
 
 class CurlHttpsClient final : public HttpsClient {
  public:
-  explicit CurlHttpsClient(bool allow_http) : allow_http_(allow_http) {
+  CurlHttpsClient(bool allow_http, std::shared_ptr<const RegistryGuard> guard)
+      : allow_http_(allow_http), guard_(guard ? std::move(guard) : std::make_shared<const RegistryGuard>()) {
     static const auto init = curl_global_init(CURL_GLOBAL_DEFAULT);
     (void)init;
   }
@@ -93,12 +95,17 @@ class CurlHttpsClient final : public HttpsClient {
       curl_easy_setopt(curl, CURLOPT_USERNAME, u_enc.c_str());
       curl_easy_setopt(curl, CURLOPT_PASSWORD, p_enc.c_str());  // libcurl copies option strings
     }
+    CurlConnectGuard guard(*guard_);
+    guard.Install(curl);
     const auto rc = curl_easy_perform(curl);
-    return Finish(curl, rc, url, std::move(sink));
+    return Finish(curl, rc, url, std::move(sink), guard);
   }
 
-  static Result<Answer> Finish(CURL* curl, CURLcode rc, const std::string& url, Sink sink) {
+  static Result<Answer> Finish(CURL* curl, CURLcode rc, const std::string& url, Sink sink,
+                               const CurlConnectGuard& guard) {
     if (sink.too_big) return Error::Invalid(fmt::format("{} answered more than 1 MiB", url));
+    if (rc == CURLE_COULDNT_CONNECT && !guard.refused().empty())
+      return Error::Invalid(fmt::format("{} was not read, refused: {}", url, guard.refused()));
     if (rc != CURLE_OK)
       return Error::Invalid(fmt::format("{} could not be read: {}", url, curl_easy_strerror(rc)));
     long status = 0;
@@ -107,12 +114,14 @@ class CurlHttpsClient final : public HttpsClient {
   }
 
   bool allow_http_;
+  std::shared_ptr<const RegistryGuard> guard_;
 };
 
 }  // namespace
 
-std::unique_ptr<HttpsClient> MakeCurlHttpsClient(bool allow_http) {
-  return std::make_unique<CurlHttpsClient>(allow_http);
+std::unique_ptr<HttpsClient> MakeCurlHttpsClient(bool allow_http,
+                                                 std::shared_ptr<const RegistryGuard> guard) {
+  return std::make_unique<CurlHttpsClient>(allow_http, std::move(guard));
 }
 
 Result<json> OidcClient::FetchJson(const std::string& url, const std::string& what) {

@@ -7,21 +7,33 @@
 #include <utility>
 
 #include "admin/dispatch/run_batcher.hpp"
-#include "cronwheel/net/address_allow_list.hpp"
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/net/ip_address.hpp"
 #include "dispatch/executor_engine.hpp"
 
 namespace cronwheel::admin {
 
 namespace http = boost::beast::http;
 
-HttpExecutorClient::HttpExecutorClient(const Settings& settings, ringwheel::Clock& clock)
-    : guard_(settings.guard),
-      batcher_(std::make_unique<RunBatcher>(
+namespace {
+
+// The settings with a guard: without one of the caller's, the default guard (registry_guard.hpp), so that no
+// client connects anywhere unchecked.
+HttpExecutorClient::Settings Guarded(HttpExecutorClient::Settings settings) {
+  if (!settings.guard) settings.guard = std::make_shared<const RegistryGuard>();
+  return settings;
+}
+
+}  // namespace
+
+HttpExecutorClient::HttpExecutorClient(const Settings& given, ringwheel::Clock& clock)
+    : batcher_(std::make_unique<RunBatcher>(
           RunBatcher::Settings{}, [this](const std::string& address, const std::string& token,
                                          std::string body, std::int64_t send_by_ms, RunDone done) {
             Post(address, "runs", token, std::move(body), send_by_ms, std::move(done));
           })) {
+  const Settings settings = Guarded(given);
+  guard_ = settings.guard;
   // Each thread runs its share of every executor's connections: no more threads than connections, and the
   // shares add up to executor_connections exactly.
   const auto cap = std::max<std::size_t>(settings.max_connections_per_origin, 1);
@@ -58,7 +70,9 @@ void HttpExecutorClient::Post(const std::string& address, const char* method, co
     done({xxljob::Envelope::Fail(addr.status()), Delivery::kInvalid});
     return;
   }
-  if (guard_ && cronwheel::net::ParseIpAddress(addr->host)) {
+  // An IP address (in any form a resolver reads, zone id and all) is refused before anything happens; the
+  // engine checks the address it connects to again, a name's on what it resolves to.
+  if (cronwheel::net::ParseNumericHost(addr->host)) {
     if (auto allowed = guard_->CheckEndpoint(addr->host, addr->port); !allowed) {
       done({xxljob::Envelope::Fail(fmt::format("request to {}{} refused: {}", addr->origin,
                                                addr->Path(method), allowed.error().message)),

@@ -11,6 +11,7 @@
 #include <boost/beast/http/write.hpp>
 #include <charconv>
 
+#include "cronwheel/net/ip_address.hpp"
 #include "dispatch/executor_engine.hpp"
 
 namespace cronwheel::admin {
@@ -64,14 +65,6 @@ std::string NoAnswer(const ErrorCode& e) {
   return "the connection failed";
 }
 
-// An address as the registration guard reads it: IPv6 without its scope ("fe80::1%eth0" is fe80::1).
-std::string IpText(const asio::ip::address& a) {
-  if (!a.is_v6()) return a.to_string();
-  auto v6 = a.to_v6();
-  v6.scope_id(0);
-  return v6.to_string();
-}
-
 // What a failed connection attempt tells the connection policy.
 ConnectFailure FailureKind(const ErrorCode& e) {
   if (e == asio::error::connection_refused) return ConnectFailure::kRefused;
@@ -103,8 +96,9 @@ void Engine::Open(Origin& origin, std::unique_ptr<Request> r, ringwheel::SteadyT
   ErrorCode ec;
   const auto ip = asio::ip::make_address(c->request->host, ec);
   if (!ec) {
-    c->Socket().async_connect(tcp::endpoint(ip, static_cast<std::uint16_t>(c->request->port)),
-                              [this, c](const ErrorCode& e) { Connected(c, e); });
+    // An IP literal: checked like a resolved name, on the endpoint connected to (make_address reads a zone
+    // id too, "::ffff:127.0.0.5%1": issue 44, F6).
+    ConnectAllowed(c, {tcp::endpoint(ip, static_cast<std::uint16_t>(c->request->port))});
     return;
   }
   resolver_.async_resolve(c->request->host, std::to_string(c->request->port),
@@ -114,31 +108,32 @@ void Engine::Open(Origin& origin, std::unique_ptr<Request> r, ringwheel::SteadyT
                               Connected(c, e);
                               return;
                             }
-                            Resolved(c, found);
+                            std::vector<tcp::endpoint> endpoints;
+                            for (const auto& entry : found)
+                              endpoints.push_back(entry.endpoint());
+                            ConnectAllowed(c, std::move(endpoints));
                           });
 }
 
-// A host name resolved: connects to the addresses the registration guard allows, now (DNS rebinding: what a
-// name resolves to can change after its registration was checked).
-void Engine::Resolved(const ConnPtr& c, const tcp::resolver::results_type& found) {
-  std::vector<tcp::endpoint> allowed;
+// Connects to the first of `endpoints` that answers among those the registration guard allows, now: the one
+// way a connection to an executor is made (for a name, DNS rebinding: what it resolves to can change after
+// its registration was checked).
+void Engine::ConnectAllowed(const ConnPtr& c, std::vector<tcp::endpoint> endpoints) {
   std::string refused;
-  for (const auto& entry : found) {
-    const auto& endpoint = entry.endpoint();
-    if (settings_.guard) {
-      if (auto ok = settings_.guard->CheckEndpoint(IpText(endpoint.address()), endpoint.port()); !ok) {
-        if (refused.empty()) refused = ok.error().message;
-        continue;
-      }
-    }
-    allowed.push_back(endpoint);
-  }
-  if (allowed.empty()) {
+  std::erase_if(endpoints, [&](const tcp::endpoint& endpoint) {
+    const auto ok = settings_.guard->CheckSocketAddress(endpoint.data(), endpoint.size());
+    if (!ok && refused.empty()) refused = ok.error().message;
+    return !ok;
+  });
+  if (endpoints.empty()) {
+    const auto& host = c->request->host;
     Fail(c, Delivery::kInvalid,
-         fmt::format("refused: {} resolves to no address the admin sends to: {}", c->request->host, refused));
+         net::ParseNumericHost(host)
+             ? fmt::format("refused: {}", refused)
+             : fmt::format("refused: {} resolves to no address the admin sends to: {}", host, refused));
     return;
   }
-  asio::async_connect(c->Socket(), allowed,
+  asio::async_connect(c->Socket(), endpoints,
                       [this, c](const ErrorCode& e, const tcp::endpoint&) { Connected(c, e); });
 }
 

@@ -154,7 +154,7 @@ class HttpExecutorClient::Engine {
   static bool Readable(Conn& c);
   static bool Silent(std::uintptr_t id);
   void Open(Origin& origin, std::unique_ptr<Request> r, ringwheel::SteadyTime now);
-  void Resolved(const ConnPtr& c, const boost::asio::ip::tcp::resolver::results_type& found);
+  void ConnectAllowed(const ConnPtr& c, std::vector<boost::asio::ip::tcp::endpoint> endpoints);
   boost::asio::ssl::context& TlsContext();
   template <class What, class Next>
   auto Step(const ConnPtr& c, Delivery delivery, What what, Next next);

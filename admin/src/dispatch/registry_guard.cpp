@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 
 #include <array>
+#include <cstring>
 #include <memory>
 
 namespace cronwheel::admin {
@@ -100,28 +101,63 @@ Result<RegistryGuard> RegistryGuard::Make(const Settings& settings) {
 }
 
 Result<void> RegistryGuard::CheckAddress(std::string_view address) const {
-  const auto a = net::ParseHttpAddress(address);
-  if (!a.ok() || !net::ParseIpAddress(a->host)) return {};
-  if (auto endpoint = CheckEndpoint(a->host, a->port); !endpoint) {
+  const auto a = net::ParseExecutorAddress(address);
+  if (!a.ok()) {
+    return Error::Invalid(fmt::format("executor address '{}' is refused: {}", address.substr(0, 200),
+                                      std::string(a.status().message())));
+  }
+  const auto ip = net::ParseNumericHost(a->host);
+  if (!ip) return {};
+  if (auto endpoint = CheckEndpoint(ip->address, a->port); !endpoint) {
     return Error::Forbidden(fmt::format("executor address '{}' is refused: {}", address.substr(0, 200),
                                         endpoint.error().message));
   }
   return {};
 }
 
-Result<void> RegistryGuard::CheckEndpoint(std::string_view ip, int port) const {
-  if (!net::ParseIpAddress(ip))
-    return Error::Forbidden(fmt::format("'{}' is not an IP address", ip.substr(0, 64)));
-  if (deny_.Allows(ip)) {
-    return Error::Forbidden(
-        fmt::format("{} is in a network the admin does not send to (setting registry_deny)", ip));
+Result<void> RegistryGuard::CheckEndpoint(std::string_view ip, int port, Peer peer) const {
+  const auto parsed = net::ParseNumericHost(ip);
+  if (!parsed) return Error::Forbidden(fmt::format("'{}' is not an IP address", ip.substr(0, 64)));
+  return CheckEndpoint(parsed->address, port, peer);
+}
+
+Result<void> RegistryGuard::CheckSocketAddress(const sockaddr* address, std::size_t length, Peer peer) const {
+  const auto ip = net::FromSocketAddress(address, length);
+  if (!ip) return Error::Forbidden("the admin connects to IPv4 and IPv6 addresses only");
+  std::uint16_t port = 0;
+  if (address->sa_family == AF_INET) {
+    sockaddr_in in{};
+    std::memcpy(&in, address, sizeof in);
+    port = ntohs(in.sin_port);
+  } else {
+    sockaddr_in6 in6{};
+    std::memcpy(&in6, address, sizeof in6);
+    port = ntohs(in6.sin6_port);
   }
-  if (!allow_all_ && !allow_.Allows(ip)) {
+  return CheckEndpoint(*ip, port, peer);
+}
+
+Result<void> RegistryGuard::CheckEndpoint(const net::IpBytes& ip, int port, Peer peer) const {
+  // An IPv6 address that carries to an IPv4 address is checked as both (registry_guard.hpp).
+  const auto embedded = net::EmbeddedIpv4(ip);
+  const bool carried = embedded && *embedded != ip;
+  const auto text =
+      carried ? fmt::format("{} (which reaches the IPv4 address {})", net::IpText(ip), net::IpText(*embedded))
+              : net::IpText(ip);
+  const auto in = [&](const net::AddressAllowList& list) {
+    return list.Allows(ip) || (carried && list.Allows(*embedded));
+  };
+  if (in(deny_)) {
     return Error::Forbidden(
-        fmt::format("{} is not in a network executors may be in (setting registry_allow)", ip));
+        fmt::format("{} is in a network the admin does not send to (setting registry_deny)", text));
   }
-  if (self_port_ != 0 && port == self_port_ && self_.Allows(ip)) {
-    return Error::Forbidden(fmt::format("{} port {} is this admin's own address (setting listen)", ip, port));
+  if (peer == Peer::kExecutor && !allow_all_ && !allow_.Allows(ip)) {
+    return Error::Forbidden(
+        fmt::format("{} is not in a network executors may be in (setting registry_allow)", text));
+  }
+  if (self_port_ != 0 && port == self_port_ && in(self_)) {
+    return Error::Forbidden(
+        fmt::format("{} port {} is this admin's own address (setting listen)", text, port));
   }
   return {};
 }

@@ -24,6 +24,57 @@ bool NameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
 }
 
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A webhook URL's path as a server routes on it: percent-decoded once, or why that is ambiguous
+// (validation.hpp, ParseWebhookUrl). `raw` is ParseHttpAddress's base_path.
+Result<std::string> WebhookPath(std::string_view raw) {
+  std::string path;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (c < 0x21 || c > 0x7e) {
+      return Error::Invalid("must be printable ASCII without spaces (percent-encode other characters)");
+    }
+    if (c == ';') {
+      return Error::Invalid(
+          "must not hold ';' (a path parameter, which a server may cut before it routes: /a/..;/b is /a/../b "
+          "to Tomcat)");
+    }
+    if (c != '%') {
+      path += c;
+      continue;
+    }
+    const bool two_more = i + 2 < raw.size();
+    const int high = two_more ? HexDigit(raw[i + 1]) : -1;
+    const int low = two_more ? HexDigit(raw[i + 2]) : -1;
+    if (high < 0 || low < 0) return Error::Invalid("has a '%' that does not start a %XX encoding");
+    const auto decoded = static_cast<char>(high * 16 + low);
+    if (decoded < 0x21 || decoded > 0x7e ||
+        std::string_view("./\\%;?#").find(decoded) != std::string_view::npos) {
+      return Error::Invalid(fmt::format(
+          "must not hold %{}{} (an encoded '.', '/', '\\', '%', ';', '?' or '#', or a byte outside printable "
+          "ASCII: servers and proxies decode them before or after they route, once or twice)",
+          raw[i + 1], raw[i + 2]));
+    }
+    path += decoded;
+    i += 2;
+  }
+  for (std::size_t start = 0; start < path.size();) {
+    const auto end = std::min(path.find('/', start + 1), path.size());
+    const auto segment = std::string_view(path).substr(start + 1, end - start - 1);
+    if (!segment.empty() && segment.find_first_not_of('.') == std::string_view::npos) {
+      return Error::Invalid("must not hold '.' or '..' segments");
+    }
+    start = end;
+  }
+  return path;
+}
+
 }  // namespace
 
 bool ValidEmailList(std::string_view list) {
@@ -156,21 +207,16 @@ void CheckJobFields(Job& job, FieldErrors& errors) {
 Result<WebhookUrl> ParseWebhookUrl(std::string_view url) {
   const auto a = net::ParseHttpAddress(url);
   if (!a.ok()) return Error::Invalid(std::string(a.status().message()));
-  // A server may decode and resolve these before it routes: "/hooks/%2e%2e/admin" is "/admin" to it.
-  const auto lower = Lower(a->base_path);
-  if (lower.find("%2e") != std::string::npos || lower.find("%2f") != std::string::npos ||
-      lower.find("%5c") != std::string::npos || lower.find("/./") != std::string::npos ||
-      lower.ends_with("/.")) {
+  auto path = WebhookPath(a->base_path);
+  if (!path) {
     return Error::Invalid(
-        fmt::format("URL '{}' is not valid: its path must not hold '.' segments or encoded '.', '/' or "
-                    "'\\'",
-                    url.substr(0, 200)));
+        fmt::format("URL '{}' is not valid: its path {}", url.substr(0, 200), path.error().message));
   }
   WebhookUrl u;
   u.https = a->origin.starts_with("https://");
   u.host = Lower(a->host);
   u.port = a->port;
-  u.path = a->base_path;
+  u.path = *std::move(path);
   return u;
 }
 

@@ -2,7 +2,6 @@
 
 #include <curl/curl.h>
 #include <fmt/format.h>
-#include <httplib.h>
 #include <sodium.h>
 
 #include <algorithm>
@@ -13,15 +12,15 @@
 
 #include "admin/model/validation.hpp"
 #include "cronwheel/json.hpp"
-#include "cronwheel/net/http_address.hpp"
 #include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 #include "model/time_format.hpp"
+#include "results/guarded_curl.hpp"
 
 namespace cronwheel::admin {
 namespace {
 
-// libcurl handles owned by unique_ptr: released on every path out of SendEmail.
+// libcurl handles owned by unique_ptr: released on every path out of SendEmail and Post.
 struct CurlCleanup {
   void operator()(CURL* c) const { curl_easy_cleanup(c); }
 };
@@ -30,6 +29,8 @@ struct SlistCleanup {
 };
 using CurlHandle = std::unique_ptr<CURL, CurlCleanup>;
 using CurlList = std::unique_ptr<curl_slist, SlistCleanup>;
+
+constexpr std::size_t kMaxAnswerBytes = std::size_t{64} << 10;
 
 // Feeds the message to libcurl's SMTP upload.
 struct Upload {
@@ -43,6 +44,30 @@ std::size_t ReadUpload(char* buffer, std::size_t size, std::size_t count, void* 
   std::copy_n(up->data.data() + up->pos, n, buffer);
   up->pos += n;
   return n;
+}
+
+// A webhook's answer, of which the first 64 KiB are kept (a service's refusal is a short JSON object).
+struct Answer {
+  std::string body;
+  bool too_big = false;
+};
+
+std::size_t CollectAnswer(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* answer = static_cast<Answer*>(user);
+  const std::size_t n = size * count;
+  if (answer->body.size() + n > kMaxAnswerBytes) {
+    answer->too_big = true;
+    return 0;  // ends the transfer: the status is known, the rest is not read
+  }
+  answer->body.append(data, n);
+  return n;
+}
+
+// What a failed transfer says: the guard's refusal when it refused every address, else libcurl's words.
+std::string Failed(CURLcode rc, const CurlConnectGuard& guard) {
+  if (rc == CURLE_COULDNT_CONNECT && !guard.refused().empty())
+    return fmt::format("not sent, refused: {}", guard.refused());
+  return fmt::format("failed: {}", curl_easy_strerror(rc));
 }
 
 // The alarm's one-line summary: the e-mail subject, the `title` field.
@@ -69,6 +94,7 @@ std::string HeaderSafe(std::string s) {
 
 DefaultAlarmSender::DefaultAlarmSender(ringwheel::Clock& clock, Settings settings)
     : clock_(clock), settings_(std::move(settings)) {
+  if (!settings_.guard) settings_.guard = std::make_shared<const RegistryGuard>();
   static const auto init = curl_global_init(CURL_GLOBAL_DEFAULT);
   (void)init;
   static const int sodium = sodium_init();
@@ -210,9 +236,11 @@ bool DefaultAlarmSender::SendEmail(const std::string& to_list, const std::string
     curl_easy_setopt(curl, CURLOPT_PASSWORD, settings_.smtp_password.c_str());
   }
   if (settings_.smtp_starttls) curl_easy_setopt(curl, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_ALL));
+  CurlConnectGuard guard(*settings_.guard);
+  guard.Install(curl);
   const auto rc = curl_easy_perform(curl);
   if (rc != CURLE_OK) {
-    message += fmt::format("e-mail to {}: failed: {}\n", to_list, curl_easy_strerror(rc));
+    message += fmt::format("e-mail to {}: {}\n", to_list, Failed(rc, guard));
     return false;
   }
   message += fmt::format("e-mail to {}: sent\n", to_list);
@@ -227,31 +255,46 @@ bool DefaultAlarmSender::Post(const std::string& url, const std::string& query, 
         fmt::format("{}: not sent, the URL is not under an allowed prefix (alarm_webhook_allow)\n", what);
     return false;
   }
-  const auto addr = net::ParseHttpAddress(url);
-  if (!addr.ok()) {
-    message += fmt::format("{}: {}\n", what, std::string(addr.status().message()));
+  const CurlHandle handle(curl_easy_init());
+  if (!handle) {
+    message += fmt::format("{}: libcurl could not start\n", what);
     return false;
   }
-  httplib::Client client(addr->origin);
-  const auto secs = static_cast<time_t>(settings_.timeout.count() / 1000);
-  const auto usecs = static_cast<time_t>((settings_.timeout.count() % 1000) * 1000);
-  client.set_connection_timeout(secs, usecs);
-  client.set_read_timeout(secs, usecs);
-  client.set_write_timeout(secs, usecs);
-  // The path of the configured URL, as given (ParseHttpAddress drops a trailing '/').
-  const auto path_start = url.find('/', url.find("://") + 3);
-  std::string target = path_start == std::string::npos ? "/" : url.substr(path_start);
-  if (!query.empty()) target += "?" + query;
-  auto res = client.Post(target, body, "application/json");
-  if (!res) {
-    message += fmt::format("{}: failed: {}\n", what, httplib::to_string(res.error()));
+  CURL* curl = handle.get();
+  const std::string target = query.empty() ? url : url + "?" + query;
+  Answer answer;
+  const CurlList headers(curl_slist_append(nullptr, "Content-Type: application/json"));
+  // No "Expect: 100-continue" for a larger body: a receiver that does not answer it would cost a second.
+  if (!headers || curl_slist_append(headers.get(), "Expect:") == nullptr) {
+    message += fmt::format("{}: out of memory\n", what);
     return false;
   }
-  if (res->status < 200 || res->status >= 300) {
-    message += fmt::format("{}: answered HTTP {}\n", what, res->status);
+  curl_easy_setopt(curl, CURLOPT_URL, target.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);      // the path that was allowed, as written
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);  // a redirect would lead past the allow-list
+  curl_easy_setopt(curl, CURLOPT_PROXY, "");           // and a proxy past the guard
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(settings_.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &CollectAnswer);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
+  CurlConnectGuard guard(*settings_.guard);
+  guard.Install(curl);
+  const auto rc = curl_easy_perform(curl);
+  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && answer.too_big)) {
+    message += fmt::format("{}: {}\n", what, Failed(rc, guard));
     return false;
   }
-  if (const auto refused = Refusal(preset, res->body); !refused.empty()) {
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status >= 300) {
+    message += fmt::format("{}: answered HTTP {}\n", what, status);
+    return false;
+  }
+  if (const auto refused = Refusal(preset, answer.body); !refused.empty()) {
     message += fmt::format("{}: refused: {}\n", what, refused);
     return false;
   }

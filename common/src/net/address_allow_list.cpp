@@ -1,34 +1,18 @@
 #include "cronwheel/net/address_allow_list.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 
 #include "cronwheel/text.hpp"
 
 namespace cronwheel::net {
 
-std::optional<std::array<unsigned char, 16>> ParseIpAddress(std::string_view text) {
-  if (text.starts_with('[') && text.ends_with(']')) text = text.substr(1, text.size() - 2);
-  if (text.empty() || text.size() > 45) return std::nullopt;
-  const std::string s(text);
-  std::array<unsigned char, 16> out{};
-  in_addr v4{};
-  if (inet_pton(AF_INET, s.c_str(), &v4) == 1) {
-    out[10] = 0xff;
-    out[11] = 0xff;
-    std::memcpy(out.data() + 12, &v4, 4);
-    return out;
-  }
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, s.c_str(), &v6) == 1) {
-    std::memcpy(out.data(), &v6, 16);
-    return out;
-  }
-  return std::nullopt;
+std::optional<IpBytes> ParseIpAddress(std::string_view text) {
+  const auto host = ParseNumericHost(text);
+  if (!host || host->form == NumericHost::Form::kOtherIpv4 || host->zone) return std::nullopt;
+  return host->address;
 }
 
 absl::StatusOr<AddressAllowList> AddressAllowList::Parse(const std::vector<std::string>& entries) {
@@ -71,14 +55,17 @@ absl::StatusOr<AddressAllowList> AddressAllowList::Parse(const std::vector<std::
 
 bool AddressAllowList::Allows(std::string_view address) const {
   const auto a = ParseIpAddress(address);
-  if (!a) return false;
+  return a && Allows(*a);
+}
+
+bool AddressAllowList::Allows(const IpBytes& a) const {
   for (const auto& r : ranges_) {
     bool match = true;
     for (int bit = 0; bit < r.bits && match; bit += 8) {
       const auto i = static_cast<std::size_t>(bit / 8);
       const int n = std::min(8, r.bits - bit);
       const auto mask = static_cast<unsigned char>(0xffU << (8 - n));
-      match = ((*a)[i] & mask) == r.prefix[i];
+      match = (a[i] & mask) == r.prefix[i];
     }
     if (match) return true;
   }

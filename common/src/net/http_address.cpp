@@ -2,10 +2,37 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
+#include "cronwheel/net/ip_address.hpp"
+
 namespace cronwheel::net {
-namespace {}  // namespace
+namespace {
+
+absl::Status Invalid(std::string_view address, std::string_view why) {
+  return absl::InvalidArgumentError(fmt::format(
+      "address '{}' is not valid: {}; expected http(s)://host[:port][/path]", address.substr(0, 200), why));
+}
+
+bool NameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+         c == '.';
+}
+
+// Whether a DNS label reads as a number (decimal, or hexadecimal after 0x): a name's last label never does.
+bool NumericLabel(std::string_view label) {
+  if (label.size() > 2 && label[0] == '0' && (label[1] == 'x' || label[1] == 'X')) {
+    label.remove_prefix(2);
+    return std::all_of(label.begin(), label.end(),
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  }
+  return !label.empty() &&
+         std::all_of(label.begin(), label.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
 
 std::string HttpAddress::Path(std::string_view method) const {
   std::string out = base_path;
@@ -15,10 +42,7 @@ std::string HttpAddress::Path(std::string_view method) const {
 }
 
 absl::StatusOr<HttpAddress> ParseHttpAddress(std::string_view address) {
-  auto fail = [&](std::string_view why) {
-    return absl::InvalidArgumentError(fmt::format(
-        "address '{}' is not valid: {}; expected http(s)://host[:port][/path]", address.substr(0, 200), why));
-  };
+  auto fail = [&](std::string_view why) { return Invalid(address, why); };
   HttpAddress a;
   std::string_view rest = address;
   int default_port = 0;
@@ -73,6 +97,51 @@ absl::StatusOr<HttpAddress> ParseHttpAddress(std::string_view address) {
   a.host = std::string(host);
   a.base_path = std::string(path);
   a.origin = std::string(address.substr(0, address.size() - rest.size())) + std::string(authority);
+  return a;
+}
+
+absl::StatusOr<HttpAddress> ParseExecutorAddress(std::string_view address) {
+  auto a = ParseHttpAddress(address);
+  if (!a.ok()) return a;
+  const std::string& host = a->host;
+  const bool bracketed = a->origin.find('[') != std::string::npos;
+  const auto numeric = ParseNumericHost(host);
+  if (bracketed != (numeric && numeric->form == NumericHost::Form::kIpv6)) {
+    return Invalid(address, "brackets are for an IPv6 address, and an IPv6 address needs them");
+  }
+  if (numeric) {
+    if (numeric->zone) {
+      return Invalid(address,
+                     fmt::format("its host {} has a zone id (%{}), which picks a network interface; give "
+                                 "the address without it, e.g. [{}]",
+                                 host.substr(0, 80), numeric->zone->substr(0, 40), IpText(numeric->address)));
+    }
+    if (numeric->form == NumericHost::Form::kOtherIpv4) {
+      return Invalid(address,
+                     fmt::format("its host {} is the IPv4 address {} in another form; write {}",
+                                 host.substr(0, 80), IpText(numeric->address), IpText(numeric->address)));
+    }
+    return a;
+  }
+  if (!std::all_of(host.begin(), host.end(), NameChar)) {
+    return Invalid(address,
+                   fmt::format("its host '{}' is neither an IP address nor a host name (letters, digits, "
+                               "'-', '_' and '.')",
+                               host.substr(0, 80)));
+  }
+  std::string_view name = host;
+  if (name.ends_with('.')) name.remove_suffix(1);
+  if (const auto dotted = ParseNumericHost(name); dotted && !dotted->zone) {
+    return Invalid(address, fmt::format("its host {} ends in a dot; write the IPv4 address {}",
+                                        host.substr(0, 80), IpText(dotted->address)));
+  }
+  const auto dot = name.rfind('.');
+  if (NumericLabel(dot == std::string_view::npos ? name : name.substr(dot + 1))) {
+    return Invalid(address,
+                   fmt::format("its host {} is neither an IPv4 address (a.b.c.d, each 0..255) nor a host "
+                               "name (whose last label is never a number)",
+                               host.substr(0, 80)));
+  }
   return a;
 }
 

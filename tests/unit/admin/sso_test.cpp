@@ -26,6 +26,7 @@
 namespace cronwheel::admin {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -135,6 +136,36 @@ TEST_F(SsoFile, EachMistakeIsNamedByItsKeyAndValue) {
               HasSubstr("cannot be read"));
   EXPECT_THAT(Error(ok + ok), HasSubstr("oidc[2].name = 'kc' is used twice"));
   EXPECT_THAT(Error("[[oidc]\n"), HasSubstr("line 1"));
+}
+
+// Issue 44, N7: the loopback exemption from https:// was a prefix of the text, so
+// http://127.0.0.1:x@host/ (user info 127.0.0.1:x, host `host`) passed. The host is compared now.
+TEST_F(SsoFile, N7_PlainHttpIsAllowedForALoopbackHostNotForATextThatStartsLikeOne) {
+  std::ofstream(dir_ / "secret") << "s3cret";
+  const auto ok = With(kProvider, "SECRET_FILE", (dir_ / "secret").string());
+  for (const char* issuer :
+       {"http://127.0.0.1:x@sso.attacker.test", "http://127.0.0.1:8081@sso.attacker.test",
+        "http://localhost:8081@sso.attacker.test", "http://[::1]@sso.attacker.test",
+        "https://user@sso.example.com"}) {
+    EXPECT_THAT(Error(With(ok, "https://sso.example.com/realms/acme/", issuer)),
+                AllOf(HasSubstr(fmt::format("oidc[1].issuer = '{}'", issuer)), HasSubstr("user info")))
+        << issuer;
+  }
+  for (const char* issuer : {"http://127.0.0.1.attacker.test", "http://localhost.attacker.test:8081",
+                             "http://127.0.0.1.nip.io", "http://[::2]:8081", "http://0.0.0.0:8081"}) {
+    EXPECT_THAT(Error(With(ok, "https://sso.example.com/realms/acme/", issuer)),
+                HasSubstr(fmt::format("oidc[1].issuer = '{}' must be https://", issuer)))
+        << issuer;
+  }
+  for (const char* issuer :
+       {"http://127.0.0.1:8081", "http://127.0.0.2", "http://[::1]:8081", "http://LOCALHOST",
+        "http://[::ffff:127.0.0.1]:8081", "http://localhost:8081/realms/acme"}) {
+    EXPECT_EQ(Error(With(ok, "https://sso.example.com/realms/acme/", issuer)), "(loaded)") << issuer;
+  }
+  EXPECT_THAT(
+      Error(With(ok, "https://cron.example.com/api", "http://127.0.0.1:8080@cron.attacker.test/api")),
+      HasSubstr("oidc[1].redirect_url = 'http://127.0.0.1:8080@cron.attacker.test/api/v1/auth/oidc/kc/"
+                "callback'"));
 }
 
 TEST_F(SsoFile, AnLdapDirectoryMustUseTlsAndSayHowToFindItsUsers) {

@@ -62,6 +62,51 @@ TEST(WebhookAllowed, ComparesSchemeHostPortAndPathNotStrings) {
       << "an entry that is no URL allows nothing";
 }
 
+// Issue 44, F7: "/hooks/..;/x" is "/hooks/../x" to Tomcat (it cuts ";..." path parameters from a segment),
+// and "%252e%252e" is ".." to a server that decodes twice. The path is read as a server reads it, decoded
+// once, and refused where servers differ.
+TEST(WebhookAllowed, F7_APathIsComparedAsAServerRoutesItAndRefusedWhereServersDiffer) {
+  const std::vector<std::string> allow{"https://hooks.example.com/hooks"};
+  const std::vector<WebhookCase> cases{
+      {"https://hooks.example.com/hooks/..;/admin", false, "'..;' is '..' to Tomcat"},
+      {"https://hooks.example.com/hooks;a=b/x", false, "any path parameter"},
+      {"https://hooks.example.com/hooks/%3b/x", false, "an encoded ';'"},
+      {"https://hooks.example.com/hooks/%252e%252e/admin", false, "'..' after two decodings"},
+      {"https://hooks.example.com/hooks/%252fadmin", false, "'/' after two decodings"},
+      {"https://hooks.example.com/hooks/%25", false, "an encoded '%'"},
+      {"https://hooks.example.com/hooks/.%2e/admin", false, "half-encoded '..'"},
+      {"https://hooks.example.com/hooks/%5c..%5cadmin", false, "encoded '\\'"},
+      {"https://hooks.example.com/hooks/%3f/x", false, "an encoded '?'"},
+      {"https://hooks.example.com/hooks/%23/x", false, "an encoded '#'"},
+      {"https://hooks.example.com/hooks/%c0%ae%c0%ae/admin", false, "overlong UTF-8 '.' (CVE-2008-2938)"},
+      {"https://hooks.example.com/hooks/%00/x", false, "an encoded NUL"},
+      {"https://hooks.example.com/hooks/%2", false, "a '%' without two hex digits"},
+      {"https://hooks.example.com/hooks/%zz", false, "a '%' without hex digits"},
+      {"https://hooks.example.com/hooks/.../x", false, "a segment of dots only"},
+      {"https://hooks.example.com/hooks/..", false, "'..' at the end"},
+      {"https://hooks.example.com/hooks/\xc3\xa9", false, "raw bytes outside printable ASCII"},
+      {"https://hooks.example.com/hook%73/team-a", true, "'%73' is 's': the server routes /hooks/team-a"},
+      {"https://hooks.example.com/hooks/team%2Da", true, "an encoded '-' is harmless"},
+      {"https://hooks.example.com/hooks/v1.json", true, "a dot inside a segment"},
+      {"https://hooks.example.com/hooks/..x", true, "a segment that only starts with dots"},
+      {"https://hooks.example.com/hook%73X", false, "decoded '/hooksX' is not under '/hooks'"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(WebhookAllowed(c.url, allow), c.allowed) << c.url << " (" << c.why << ")";
+  }
+  // An entry is read the same way: "/%68ooks" allows what "/hooks" allows.
+  EXPECT_TRUE(WebhookAllowed("https://hooks.example.com/hooks/x", {"https://hooks.example.com/%68ooks"}));
+  const auto why = cronwheel::admin::ParseWebhookUrl("https://hooks.example.com/hooks/..;/admin");
+  ASSERT_FALSE(why);
+  EXPECT_NE(why.error().message.find("URL 'https://hooks.example.com/hooks/..;/admin' is not valid: its path "
+                                     "must not hold ';'"),
+            std::string::npos)
+      << why.error().message;
+  const auto twice = cronwheel::admin::ParseWebhookUrl("https://hooks.example.com/hooks/%252e%252e/admin");
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("must not hold %25"), std::string::npos) << twice.error().message;
+}
+
 TEST(WebhookAllowed, AnEntryThatIsNoUrlIsRefusedAtStartNamingIt) {
   EXPECT_TRUE(
       cronwheel::admin::CheckWebhookAllow({"https://hooks.example.com/", " ", "http://10.0.0.7:8080"}));

@@ -33,8 +33,9 @@ namespace cronwheel::admin {
 inline constexpr int kMaxPreviewCount = 100;
 
 // What is wrong with a registration (/api/registry, /api/registryRemove) that parsed. The registryKey must
-// be an AppName and the registryValue an http(s) address, so nothing but an address the admin could call
-// reaches executor_registry.
+// be an AppName and the registryValue an executor's http(s) address as net::ParseExecutorAddress accepts it
+// (no user info, no zone id, an IPv4 address as a dotted quad: issue 44, F6), so nothing but an address the
+// admin could call reaches executor_registry, each in one spelling.
 Result<void> CheckRegistration(const xxljob::RegistryParam& p);
 
 // --- jobs and groups (POST creates: required fields; PUT updates: fields over the stored values) ---
@@ -51,7 +52,8 @@ Result<Workflow> ReadWorkflowBody(const nlohmann::json& body, Workflow base, boo
 // POST /api/v1/workflows/{id}/trigger: {"param"?: string} (nullopt = the workflow's).
 Result<std::optional<std::string>> ReadWorkflowTriggerBody(const nlohmann::json& body);
 // The group fields of `body` over `base` (app_name and title required on create), checked: an AppName,
-// http(s) addresses (normalised), a MANUAL group has addresses; an empty token is none.
+// executors' http(s) addresses as net::ParseExecutorAddress accepts them (normalised), a MANUAL group has
+// addresses; an empty token is none.
 Result<JobGroup> ReadGroupBody(const nlohmann::json& body, JobGroup base, bool create);
 
 // POST (create: name, kind and target required) and PUT /api/v1/alert-channels: the fields over `base`,

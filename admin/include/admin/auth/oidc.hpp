@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "admin/auth/sso_config.hpp"
+#include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/result.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -71,8 +72,14 @@ class HttpsClient {
   HttpsClient& operator=(const HttpsClient&) = default;
 };
 
-// libcurl: https:// only unless `allow_http`; 10 s per request, 1 MiB answers, no redirects.
-std::unique_ptr<HttpsClient> MakeCurlHttpsClient(bool allow_http);
+// libcurl: https:// only unless `allow_http`; 10 s per request, 1 MiB answers, no redirects. Connects only to
+// addresses `guard` allows for a service (RegistryGuard::Peer::kService: never into registry_deny, never to
+// the admin itself; nullptr = the default guard), checked on the address each connection is made to: the
+// issuer is the operator's, but the endpoints come from its discovery document and a name's address from DNS
+// (issue 44, F6). libcurl's proxy variables (https_proxy, no_proxy) are honoured; through a proxy, the
+// proxy's address is what the guard checks.
+std::unique_ptr<HttpsClient> MakeCurlHttpsClient(bool allow_http,
+                                                 std::shared_ptr<const RegistryGuard> guard = nullptr);
 
 class OidcClient {
  public:

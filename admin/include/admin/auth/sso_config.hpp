@@ -121,9 +121,10 @@ struct SsoConfig {
   }
 };
 
-// Reads and checks the SSO file at `path`. An issuer or redirect_url must be https://, or http:// on
-// loopback (127.0.0.1, localhost, [::1]), or any http:// when `allow_plain_http` (dev mode). kInvalid with a
-// message naming the file, key and value.
+// Reads and checks the SSO file at `path`. An issuer or redirect_url must be a URL net::ParseHttpAddress
+// accepts (no user info, query or fragment), https://, or http:// whose host is loopback (127.0.0.0/8, [::1],
+// localhost: the parsed host, never a prefix of the text, issue 44 N7), or any http:// when
+// `allow_plain_http` (dev mode). kInvalid with a message naming the file, key and value.
 Result<SsoConfig> LoadSsoConfig(const std::string& path, bool allow_plain_http);
 
 }  // namespace cronwheel::admin

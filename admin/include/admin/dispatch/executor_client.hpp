@@ -50,11 +50,12 @@
 // burst of fires to an executor costs the admin a thread waking for many answers, not a thread and two
 // context switches per fire.
 //
-// Where it sends (issue 21: registration was an SSRF): with a RegistryGuard (`guard`), a request goes only to
-// an address the guard allows. An IP address is checked before anything happens; a host name is checked on
-// every address it resolves to, each time a connection is opened (so a name rebound to 169.254.169.254
-// after its registration is caught), and only allowed addresses are connected to. Refused: kInvalid, with a
-// message naming the address and the setting.
+// Where it sends (issue 21: registration was an SSRF): a request goes only to an address its RegistryGuard
+// (`guard`) allows. An IP address (in any text form a resolver reads: issue 44, F6) is checked before
+// anything happens; then every connection is checked on the socket address it is made to, an IP literal's
+// (zone id or not) as each address a host name resolves to when the connection opens (so a name rebound to
+// 169.254.169.254 after its registration is caught), and only allowed addresses are connected to. Refused:
+// kInvalid, with a message naming the address and the setting.
 //
 // What a failure says (issue 21): the envelope of a failure is shown to users (a fire's trigger message in
 // the console), and the address may be anything a token holder registered. So it says what a user needs,
@@ -172,7 +173,7 @@ class HttpExecutorClient final : public ExecutorClient {
     // than max_connections_per_origin are started); a request goes to the least loaded one. Two spread a
     // burst's sending and reading over two cores.
     int threads = 2;
-    // Which addresses requests may go to (see above); nullptr = any.
+    // Which addresses requests may go to (see above); nullptr = the default guard (RegistryGuard()).
     std::shared_ptr<const RegistryGuard> guard;
   };
   // What the pool of one executor origin did so far (tests, diagnostics).

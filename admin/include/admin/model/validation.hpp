@@ -56,18 +56,28 @@ struct WebhookUrl {
   bool https = false;
   std::string host;  // lower case, without brackets
   int port = 0;      // explicit or the scheme's default (80, 443)
-  std::string path;  // "" or "/a/b" (never ends in '/')
+  std::string path;  // "" or "/a/b" (never ends in '/'), percent-decoded: the path a server routes on
 };
 // Error::Invalid naming the URL and what is wrong for anything net::ParseHttpAddress refuses (no http(s)
-// scheme, user info, query, fragment, "//" or ".." in the path, a bad port) and for a path with '.'
-// segments or an encoded '.', '/' or '\' (%2e, %2f, %5c), which a server may resolve before it routes,
-// e.g. "URL 'https://h/a/%2e%2e/b' is not valid: its path must not hold '.' segments or encoded '.', '/'
-// or '\'".
+// scheme, user info, query, fragment, "//" or ".." in the path, a bad port) and for a path a server could
+// route differently from how it reads here (issue 21; issue 44, F7: "/hooks/..;/x" is "/hooks/../x" to
+// Tomcat, and "%252e%252e" is ".." to a server that decodes twice). The path is read as a server reads it,
+// percent-decoded once, and refused when that is ambiguous rather than guessed at:
+//  - a character outside printable ASCII (0x21..0x7e), or a ';' (a path parameter, which Tomcat and other
+//    servlet containers cut from a segment before they route);
+//  - a '%' not followed by two hexadecimal digits;
+//  - an encoding of a character outside printable ASCII, or of '.', '/', '\', '%', ';', '?' or '#' (%2e,
+//    %2f, %5c, %25, %3b, %3f, %23), which servers and proxies decode before or after they route, once or
+//    twice, differently: "%252e" is "%2e" after one decoding and "." after two;
+//  - a segment of dots only ("." "..", "...").
+// E.g. "URL 'https://h/hooks/..;/x' is not valid: its path must not hold ';' (a path parameter, which a
+// server may cut before it routes: /a/..;/b is /a/../b to Tomcat)". O(URL length).
 Result<WebhookUrl> ParseWebhookUrl(std::string_view url);
 // Whether the admin may POST to `url`: it parses, and one of the operator's `allow` entries (setting
 // alarm_webhook_allow) parses and has its scheme, host (case-insensitive) and port (the scheme's default
 // when not given), and a path equal to the URL's or a prefix of it ending at a '/' ("/hooks" allows
-// "/hooks/x", not "/hooksX"). Entries that do not parse allow nothing. O(entries x URL length).
+// "/hooks/x", not "/hooksX"), both paths percent-decoded as ParseWebhookUrl reads them ("/%68ooks/x" is
+// "/hooks/x"). Entries that do not parse allow nothing. O(entries x URL length).
 bool WebhookAllowed(std::string_view url, const std::vector<std::string>& allow);
 // kInvalid naming the first entry of alarm_webhook_allow that does not parse (checked at start).
 Result<void> CheckWebhookAllow(const std::vector<std::string>& allow);

@@ -9,16 +9,22 @@
 // a webhook URL must be under one of the operator's `webhook_allow` URLs, compared as URLs (scheme, host,
 // port, a path prefix at a '/': WebhookAllowed, admin/model/validation.hpp; none by default, so webhooks
 // are off until allowed), checked again when the alarm is sent; e-mail goes only through the operator's
-// SMTP server.
+// SMTP server. Webhooks and e-mail go through libcurl, which connects only to addresses the registration
+// guard allows for a service (`guard`: never into registry_deny, never to the admin itself), checked on the
+// address each connection is made to, so an allowed name that resolves to a denied address reaches nothing
+// (issue 44, F6; results/guarded_curl.hpp). Webhooks are sent without a proxy, with the URL's path as
+// written (no redirect is followed).
 //
 // Thread-safety: Send() may be called from several threads.
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/alert_channel.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -75,9 +81,11 @@ class DefaultAlarmSender final : public AlarmSender {
     std::string smtp_from;  // envelope and header From
     std::string smtp_user;
     std::string smtp_password;
-    bool smtp_starttls = false;              // require STARTTLS on smtp://
-    std::vector<std::string> webhook_allow;  // URLs a webhook must be under (alarm_webhook_allow)
-    std::chrono::milliseconds timeout{5000};
+    bool smtp_starttls = false;               // require STARTTLS on smtp://
+    std::vector<std::string> webhook_allow;   // URLs a webhook must be under (alarm_webhook_allow)
+    std::chrono::milliseconds timeout{5000};  // a whole request, connection included
+    // Where webhooks and e-mail may connect (RegistryGuard::Peer::kService); nullptr = the default guard.
+    std::shared_ptr<const RegistryGuard> guard;
   };
   // `clock` gives the signing timestamps of DingTalk and Feishu; it must outlive the sender.
   DefaultAlarmSender(ringwheel::Clock& clock, Settings settings);

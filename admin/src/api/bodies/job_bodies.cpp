@@ -36,7 +36,7 @@ Result<void> CheckRegistration(const xxljob::RegistryParam& p) {
                     "with a letter or digit",
                     p.registry_key.substr(0, 80)));
   }
-  if (const auto address = net::ParseHttpAddress(p.registry_value); !address.ok()) {
+  if (const auto address = net::ParseExecutorAddress(p.registry_value); !address.ok()) {
     return Error::Invalid(fmt::format("field 'registryValue': {}", std::string(address.status().message())));
   }
   return {};
@@ -121,7 +121,7 @@ Result<JobGroup> ReadGroupBody(const json& body, JobGroup g, bool create) {
          {{"what", "app_name"}}});
   }
   for (auto& a : g.addresses) {
-    if (const auto address = net::ParseHttpAddress(a); !address.ok()) {
+    if (const auto address = net::ParseExecutorAddress(a); !address.ok()) {
       errors.push_back(
           {"addresses", std::string(address.status().message()), "format", {{"what", "address"}}});
     } else {

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cronwheel/net/ip_address.hpp"
+
 namespace cronwheel::net {
 
 class AddressAllowList final {
@@ -31,19 +33,23 @@ class AddressAllowList final {
   static absl::StatusOr<AddressAllowList> Parse(const std::vector<std::string>& entries);
 
   // Whether `address` (a peer address as the HTTP server reports it, without port) is in the list. An
-  // address that does not parse is not.
+  // address that ParseIpAddress does not read is not.
   [[nodiscard]] bool Allows(std::string_view address) const;
+  // Whether the address is in the list (an IPv4 address held IPv4-mapped, as ip_address.hpp holds it).
+  [[nodiscard]] bool Allows(const IpBytes& address) const;
   [[nodiscard]] bool empty() const { return ranges_.empty(); }
 
  private:
   struct Range {
-    std::array<unsigned char, 16> prefix{};  // IPv6, IPv4 as ::ffff:a.b.c.d
+    IpBytes prefix{};  // IPv6, IPv4 as ::ffff:a.b.c.d
     int bits = 128;
   };
   std::vector<Range> ranges_;
 };
 
-// The address as 16 bytes (IPv4 mapped into ::ffff:0:0/96); nullopt when it is not an IP address.
-std::optional<std::array<unsigned char, 16>> ParseIpAddress(std::string_view text);
+// The address as 16 bytes (IPv4 mapped into ::ffff:0:0/96), for the canonical forms only: an IPv4 dotted quad
+// or an IPv6 address, without a zone id, brackets accepted (ParseNumericHost, ip_address.hpp, reads every
+// form a resolver reads); nullopt for anything else. For settings and peer addresses, whose forms are ours.
+std::optional<IpBytes> ParseIpAddress(std::string_view text);
 
 }  // namespace cronwheel::net

@@ -29,6 +29,20 @@ struct HttpAddress {
 //   http(s)://host[:port][/path]".
 absl::StatusOr<HttpAddress> ParseHttpAddress(std::string_view address);
 
+// An executor's address as the admin accepts it (registration, a MANUAL group's addresses): what
+// ParseHttpAddress accepts, whose host is one of
+//  - a DNS name of letters, digits, '-', '_' and '.' whose last label is not a number (RFC 1123 §2.1: a name
+//    never has the form of an IPv4 address; "127.0.0.1." and "1.2.3.4.5" are neither names nor addresses);
+//  - an IPv4 address as a dotted quad (127.0.0.1), not another form a resolver reads as the same address
+//    (2130706433, 0177.0.0.1, 0x7f.1, 127.1: issue 44, F6);
+//  - an IPv6 address in brackets without a zone id ("%eth0" picks an interface: issue 44, F6).
+// Else an InvalidArgument status naming the address, what is wrong and what is valid, e.g.
+//   "address 'http://0x7f.1:9999/' is not valid: its host 0x7f.1 is the IPv4 address 127.0.0.1 in
+//   another form; write 127.0.0.1; expected http(s)://host[:port][/path]".
+// Which networks the admin sends to is not decided here: the registration guard checks the address
+// (admin/dispatch/registry_guard.hpp).
+absl::StatusOr<HttpAddress> ParseExecutorAddress(std::string_view address);
+
 // Canonical spelling used as the registry and routing key: origin + base_path + "/", so "http://a:1" and
 // "http://a:1/" name the same executor. Returns the input unchanged if it does not parse.
 std::string NormalizeAddress(std::string_view address);
