@@ -2346,7 +2346,7 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
                                                 "o.log_id AND l.scheduled_ms = o.scheduled_ms WHERE "
                                                 "l.workflow_run_id = {} ORDER BY o.log_id",
                                                 r)))
-          fire_groups.push_back(row[0].as<int>());
+          fire_groups.emplace_back(row[0].as<int>());
         return node_gate(a, fire_groups, only({200}));
       });
   routes["POST /api/v1/workflow-runs/{id}/nodes/{key}/rerun"] = [&](const Actor& a) {

@@ -244,7 +244,7 @@ std::optional<std::string> InJson(std::string_view param, const std::vector<Foun
   for (std::size_t i = 0; i < param.size(); ++i) {
     if (next < refs.size() && i == refs[next].begin) {
       if (!in_string) {
-        text += fmt::format("\"\\u0001cwref:{}\"", alone.size());
+        text += fmt::format(R"("\u0001cwref:{}")", alone.size());  // kMarker, as JSON text
         alone.push_back(refs[next]);
         i = refs[next].end - 1;
         ++next;
