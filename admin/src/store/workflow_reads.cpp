@@ -26,15 +26,16 @@ std::vector<std::int64_t> IdsOfColumn(const pqxx::field& f) {
   return out;
 }
 
-std::vector<NodeJob> NodeJobsOf(pqxx::transaction_base& tx, const WorkflowGraph& graph,
-                                const std::vector<std::string>& keys) {
-  std::vector<int> ids;
-  for (const auto& n : graph.nodes)
-    ids.push_back(n.job_id);
-  std::map<int, int> group_of;
-  for (const auto& r :
-       tx.exec_params(R"sql(SELECT id, group_id FROM job WHERE id = ANY($1::int[]))sql", PgArray<int>(ids)))
-    group_of[r["id"].as<int>()] = r["group_id"].as<int>();
+std::map<int, int> JobGroupsOf(pqxx::transaction_base& tx, const std::vector<int>& job_ids) {
+  std::map<int, int> out;
+  for (const auto& r : tx.exec_params(R"sql(SELECT id, group_id FROM job WHERE id = ANY($1::int[]))sql",
+                                      PgArray<int>(job_ids)))
+    out[r["id"].as<int>()] = r["group_id"].as<int>();
+  return out;
+}
+
+std::vector<NodeJob> NodeJobsIn(const WorkflowGraph& graph, const std::vector<std::string>& keys,
+                                const std::map<int, int>& group_of) {
   std::vector<NodeJob> out;
   for (const auto& n : graph.nodes) {
     if (std::find(keys.begin(), keys.end(), n.key) == keys.end()) continue;
@@ -44,6 +45,14 @@ std::vector<NodeJob> NodeJobsOf(pqxx::transaction_base& tx, const WorkflowGraph&
                    .group_id = g != group_of.end() ? std::optional(g->second) : std::nullopt});
   }
   return out;
+}
+
+std::vector<NodeJob> NodeJobsOf(pqxx::transaction_base& tx, const WorkflowGraph& graph,
+                                const std::vector<std::string>& keys) {
+  std::vector<int> ids;
+  for (const auto& n : graph.nodes)
+    ids.push_back(n.job_id);
+  return NodeJobsIn(graph, keys, JobGroupsOf(tx, ids));
 }
 
 std::optional<WorkflowRun> GetRun(pqxx::transaction_base& tx, std::int64_t run_id) {

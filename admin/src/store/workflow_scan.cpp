@@ -76,23 +76,34 @@ std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_bas
      ORDER BY w.next_fire_ms LIMIT $2
   )sql",
                                    horizon_ms, limit, total, PgArray<int>(held));
+  // Its runs fire its nodes for its last editor, whose roles must still allow each node (security review 2,
+  // N4): else it is stopped here, before any run of it is planned. One read of the nodes' jobs' groups.
+  std::vector<std::optional<WorkflowGraph>> graphs;
+  std::vector<int> job_ids;
   for (const auto& r : rows) {
-    // Its runs fire its nodes for its last editor, whose roles must still allow each node (security review
-    // 2, N4): else it is stopped here, before any run of it is planned.
+    auto g =
+        GraphFromJson(nlohmann::json::parse(r["nodes"].c_str()), nlohmann::json::parse(r["edges"].c_str()));
+    graphs.push_back(g.ok() ? std::optional(std::move(*g)) : std::nullopt);
+    if (graphs.back()) {
+      for (const auto& n : graphs.back()->nodes)
+        job_ids.push_back(n.job_id);
+    }
+  }
+  const auto group_of = job_ids.empty() ? std::map<int, int>{} : JobGroupsOf(tx, job_ids);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
     const auto run_as = RunAs(r);
     std::optional<std::string> refused;
     if (!run_as) {
       refused = "no user may fire its nodes for it (the user who saved it last was deleted): save it again";
-    } else if (const auto graph = GraphFromJson(nlohmann::json::parse(r["nodes"].c_str()),
-                                                nlohmann::json::parse(r["edges"].c_str()));
-               graph.ok()) {
+    } else if (graphs[i]) {
       std::vector<std::string> keys;
-      for (const auto& n : graph->nodes)
+      for (const auto& n : graphs[i]->nodes)
         keys.push_back(n.key);
-      if (auto may = MayFireNodes(*run_as, NodeJobsOf(tx, *graph, keys)); !may) {
+      if (auto may = MayFireNodes(*run_as, NodeJobsIn(*graphs[i], keys, group_of)); !may) {
         refused = fmt::format(
-            "its scheduled runs fire its nodes for {}, who saved it last, and {}: save it "
-            "again as someone who may",
+            "its scheduled runs fire its nodes for {}, who saved it last, and {}: save it again as someone "
+            "who may",
             run_as->username, may.error().message);
       }
     }

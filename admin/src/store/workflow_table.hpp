@@ -13,6 +13,7 @@
 // propagate.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <span>
@@ -96,6 +97,10 @@ Result<std::vector<Fire>> RerunNode(pqxx::transaction_base& tx, std::int64_t run
 // The nodes `keys` of `graph` with their jobs' groups as they are now (nullopt: the job is gone).
 std::vector<NodeJob> NodeJobsOf(pqxx::transaction_base& tx, const WorkflowGraph& graph,
                                 const std::vector<std::string>& keys);
+// The same from `group_of` (job id -> group), read once for many graphs by JobGroupsOf.
+std::vector<NodeJob> NodeJobsIn(const WorkflowGraph& graph, const std::vector<std::string>& keys,
+                                const std::map<int, int>& group_of);
+std::map<int, int> JobGroupsOf(pqxx::transaction_base& tx, const std::vector<int>& job_ids);
 
 // The scan (store/pg_scheduler_store.hpp): the enabled workflows of the schedule partitions `held` (id %
 // `total`) due at or before `horizon_ms`, at most `limit`, planned by `planner` as a job's schedule is
