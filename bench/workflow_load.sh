@@ -91,8 +91,9 @@ SELECT $group, 'workflow node ' || i, 'NONE', '', 'UTC', 'noopJobHandler', 'ROUN
   FROM generate_series(1, $runs * $nodes) AS i;
 CREATE TEMP TABLE node_job AS
 SELECT id, row_number() OVER (ORDER BY id) - 1 AS k FROM job WHERE schedule_type = 'NONE';
+-- Saved by the admin user: scheduled runs fire their nodes for whoever saved the workflow last.
 INSERT INTO workflow (group_id, name, nodes, edges, schedule_type, schedule_conf, time_zone, enabled,
-                      next_fire_ms, created_ms, updated_ms)
+                      next_fire_ms, created_ms, updated_ms, run_as_user_id)
 SELECT $group, 'bench workflow ' || w,
        (SELECT jsonb_agg(jsonb_build_object('key', CASE WHEN n.k % $nodes = 0 THEN 'root'
                                                         WHEN n.k % $nodes = $nodes - 1 THEN 'join'
@@ -106,7 +107,8 @@ SELECT $group, 'bench workflow ' || w,
           SELECT jsonb_build_object('from', 'n' || m, 'to', 'join', 'condition', 'SUCCESS')
             FROM generate_series(1, $nodes - 2) AS m) edges),
        'CRON', (w % 60) || ' * * * * ?', 'UTC', true,
-       $with_t0 + ((w % 60 - ($with_t0 / 1000) % 60 + 60) % 60) * 1000, 0, 0
+       $with_t0 + ((w % 60 - ($with_t0 / 1000) % 60 + 60) % 60) * 1000, 0, 0,
+       (SELECT id FROM app_user WHERE username = 'admin')
   FROM generate_series(0, $runs - 1) AS w;
 SQL
 

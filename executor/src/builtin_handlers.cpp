@@ -129,8 +129,10 @@ JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
     const std::string_view param = Trim(ctx.param());
     if (param.starts_with('{')) {
       // Depth-bounded (kMaxJsonDepth): printing a body nested 400,000 levels deep recursed once per level
-      // and overflowed the worker's stack (issue 21).
-      const auto j = ParseJson(param, "the param");
+      // and overflowed the worker's stack (issue 21). A key named twice is refused: a param spliced from a
+      // template and another job's output once named "url" and "method" twice, and the last ones won
+      // (security review 2, N3).
+      const auto j = ParseJson(param, "the param", DuplicateKeys::kRefuse);
       if (!j.ok()) {
         ctx.Fail(fmt::format(
             R"(httpJobHandler: {}; use a URL or {{"url": "...", "method": "GET", "body": "..."}})",

@@ -33,6 +33,13 @@ xxljob::Envelope ExecutorService::Handle(std::string_view method, std::string_vi
     const auto p = xxljob::ParseJobIdParam(body);
     return p.ok() ? dispatcher_.Kill(p->job_id) : xxljob::Envelope::Fail(p.status());
   }
+  if (method == "/killFires") {  // cronwheel's extension: these fires only, not their jobs' others
+    const auto p = xxljob::ParseCancelParam(body);
+    if (!p.ok()) return xxljob::Envelope::Fail(p.status());
+    const auto killed = dispatcher_.KillFires(p->log_ids);
+    return {xxljob::kCodeSuccess, fmt::format("{} fire(s) killed", killed.size()),
+            nlohmann::json{{xxljob::kKilledField, killed}}};
+  }
   if (method == "/cancel") {
     const auto p = xxljob::ParseCancelParam(body);
     if (!p.ok()) return xxljob::Envelope::Fail(p.status());

@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "cronwheel/text.hpp"
+#include "job_dispatcher_state.hpp"
+#include "kill_messages.hpp"
 #include "xxljob/vocabulary.hpp"
 
 namespace cronwheel::executor {
@@ -21,16 +23,12 @@ constexpr std::string_view kDiscardLaterMsg =
 constexpr std::string_view kCoverEarlyMsg =
     "block strategy effect\xEF\xBC\x9A"
     "Cover Early";
-constexpr std::string_view kKillMsg = "scheduling center kill job.";
 constexpr std::string_view kChangeBeanMsg =
     "change jobhandler or glue type, and terminate the old job thread.";
 constexpr std::string_view kChangeGlueMsg =
     "change job source or glue type, and terminate the old job thread.";
 constexpr std::string_view kIdleMsg = "executor idle times over limit.";
 constexpr std::string_view kBusyMsg = "job thread is running or has trigger queue.";
-constexpr std::string_view kRunningKilled = " [job running, killed]";
-constexpr std::string_view kQueuedKilled = " [job not executed, in the job queue, killed.]";
-constexpr std::string_view kHeldKilled = " [job not executed, held for its instant, killed.]";
 constexpr std::string_view kTimeoutMsg = "job execute timeout";
 constexpr std::size_t kMaxHandleMsg = 50000;
 
@@ -40,32 +38,6 @@ std::string Truncated(const std::string& msg) {
 }
 
 }  // namespace
-
-struct JobDispatcher::Fire {
-  xxljob::TriggerParam param;
-  std::stop_source stop;
-  std::int64_t received_ms = 0;  // when /run brought it (epoch ms)
-  std::int64_t started_ms = 0;   // when a worker took it to run; 0 = not started (guarded by mu_)
-  bool claimed = false;          // its result has been reported (guarded by mu_)
-  Timer::Handle timeout;         // used by the job thread only
-};
-
-// A job's "thread" in XXL-JOB's words: its handler and its FIFO queue of fires. Its fires run on the
-// worker pool, one at a time: it is in ready_ (or on a worker) while `scheduled`.
-struct JobDispatcher::JobThread {
-  int job_id = 0;
-  std::string identity;
-  JobHandler handler;
-  // Guarded by mu_:
-  std::deque<std::shared_ptr<Fire>> queue;
-  std::shared_ptr<Fire> running;
-  bool stop = false;
-  bool scheduled = false;              // in ready_ or being run by a worker
-  std::uint64_t serial = 0;            // unique per object: names it to the idle timer
-  bool idle_armed = false;             // an idle check is pending on the timer
-  ringwheel::SteadyTime idle_since{};  // when its queue last ran empty
-  Timer::Handle idle_timer;
-};
 
 // A pool thread. Guarded by mu_.
 struct JobDispatcher::Worker {
@@ -335,33 +307,6 @@ void JobDispatcher::DropHeldLocked(std::optional<int> job_id, const std::string&
   if (draining_) drained_.notify_all();
 }
 
-std::vector<std::int64_t> JobDispatcher::Cancel(const std::vector<std::int64_t>& log_ids) {
-  std::vector<std::int64_t> dropped;
-  std::vector<std::shared_ptr<Fire>> fires;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto id : log_ids) {
-      const auto it = held_.find(id);
-      if (it == held_.end()) continue;
-      if (ClaimLocked(it->second.fire)) {
-        dropped.push_back(id);
-        fires.push_back(it->second.fire);
-      }
-      held_.erase(it);  // its instant's start task finds it gone and skips it
-    }
-    if (draining_) drained_.notify_all();
-  }
-  if (trace_ != nullptr) {
-    for (const auto& f : fires)
-      trace_->Record(f->param.log_id, f->param.job_id, f->received_ms, 0);
-  }
-  for (const auto& f : fires) {
-    logs_.Append(f->param.log_date_time, f->param.log_id,
-                 "----------- cancelled before its instant by the scheduling center: not run");
-  }
-  return dropped;
-}
-
 std::vector<std::int64_t> JobDispatcher::Accepted(const std::vector<std::int64_t>& log_ids) {
   std::vector<std::int64_t> known;
   std::lock_guard lock(mu_);
@@ -387,24 +332,6 @@ xxljob::Envelope JobDispatcher::IdleBeat(int job_id) {
   if (it != threads_.end() && (it->second->running || !it->second->queue.empty())) {
     return xxljob::Envelope::Fail(std::string(kBusyMsg));
   }
-  return xxljob::Envelope::Success();
-}
-
-xxljob::Envelope JobDispatcher::Kill(int job_id) {
-  std::vector<Report> reports;
-  {
-    std::lock_guard lock(mu_);
-    DropHeldLocked(job_id, std::string(kKillMsg), reports);
-    const auto it = threads_.find(job_id);
-    if (it == threads_.end() && reports.empty()) {
-      return {xxljob::kCodeSuccess, "job thread already killed.", nullptr};
-    }
-    if (it != threads_.end()) {
-      const auto t = it->second;  // the map's pointer goes when it is retired
-      RetireLocked(*t, std::string(kKillMsg), reports);
-    }
-  }
-  Deliver(reports);
   return xxljob::Envelope::Success();
 }
 

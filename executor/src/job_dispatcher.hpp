@@ -141,6 +141,11 @@ class JobDispatcher final {
   // /kill: always 200 (msg "job thread already killed." when the job has no thread and no held fire).
   // Its held fires are dropped and reported killed.
   xxljob::Envelope Kill(int job_id);
+  // /killFires (cronwheel's extension): ends the fires of `log_ids` only, wherever they are here (held,
+  // queued, running), each reported killed as /kill reports it; the other fires of their jobs go on (a
+  // running one's stop token is requested, as at its timeout). Returns the ones killed; a fire not here, or
+  // already reported, is left alone. O(log_ids + job threads + their queues) under the lock.
+  std::vector<std::int64_t> KillFires(const std::vector<std::int64_t>& log_ids);
   // Retires every thread (running and queued fires reported killed with `reason`), refuses later /runs,
   // and joins the threads (a handler that ignores its stop token delays this). Idempotent.
   void Stop(std::string_view reason = "executor is stopping.");

@@ -91,13 +91,14 @@ class DispatchE2E : public ::testing::Test {
         " created_ms, updated_ms) VALUES ({}, 'node', '{}', '{}', 'ROUND', 'NONE', 1, 1, 1) RETURNING id",
         group, handler, param)));
   }
-  // A workflow scheduled once, at the whole second `at_ms`, over `nodes` and `edges` (their JSON).
+  // A workflow scheduled once, at the whole second `at_ms`, over `nodes` and `edges` (their JSON), saved by
+  // the admin user (its scheduled runs fire for whoever saved it last: admin/model/workflow_access.hpp).
   static int AddWorkflowOnce(Cluster& c, int group, const json& nodes, const json& edges,
                              std::int64_t at_ms) {
     return static_cast<int>(c.Scalar(fmt::format(
         "INSERT INTO workflow (group_id, name, nodes, edges, schedule_type, schedule_conf, enabled, "
-        "next_fire_ms,"
-        " created_ms, updated_ms) VALUES ({}, 'wf', '{}', '{}', 'CRON', '{}', true, {}, 1, 1) RETURNING id",
+        "next_fire_ms, created_ms, updated_ms, run_as_user_id) VALUES ({}, 'wf', '{}', '{}', 'CRON', '{}', "
+        "true, {}, 1, 1, (SELECT id FROM app_user WHERE username = 'admin')) RETURNING id",
         group, nodes.dump(), edges.dump(), Once(at_ms), at_ms)));
   }
 };

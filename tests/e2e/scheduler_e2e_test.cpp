@@ -460,8 +460,9 @@ TEST(SchedulerE2E, AWorkflowEverySecondWhileAnAdminIsKilledEveryFiveSecondsRunsE
   const int wf =
       static_cast<int>(c.Scalar(fmt::format("INSERT INTO workflow (group_id, name, nodes, edges, "
                                             "schedule_type, schedule_conf, enabled, next_fire_ms,"
-                                            " created_ms, updated_ms) VALUES ({}, 'diamond', '{}', '{}', "
-                                            "'CRON', '{}', true, {}, 1, 1) RETURNING id",
+                                            " created_ms, updated_ms, run_as_user_id) VALUES ({}, 'diamond', "
+                                            "'{}', '{}', 'CRON', '{}', true, {}, 1, 1, (SELECT id FROM "
+                                            "app_user WHERE username = 'admin')) RETURNING id",
                                             g, nodes.dump(), edges.dump(), kEverySecond, first)));
   std::vector<std::int64_t> kills;
   for (auto t = first + 2500; t < last; t += 5000) {

@@ -357,9 +357,10 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
 // Data passing into an XXL-JOB-protocol executor: a workflow a -> b whose two nodes run on the Node executor,
 // triggered over the REST API with a run parameter. a (nodeEchoHandler) has the parameter
 // {{workflow.param}} and returns "echo:<what it received>", which the package sends back as its handleMsg
-// (JSON.stringify of it, with the quotes); b (nodeTraceHandler) has
-// "wf={{workflow.param}} a={{parents.a.handle_msg}}". The admin resolves both before it sends each /run:
-// the Node executor's trace shows the values its handlers received.
+// (JSON.stringify of it, with the quotes); b (nodeTraceHandler) has the JSON parameter
+// {"wf": "{{workflow.param}}", "a": "{{parents.a.handle_msg}}"}, into whose strings the values go as data
+// (admin/model/parent_refs.hpp: quotes and braces of theirs escaped). The admin resolves both before it sends
+// each /run: the Node executor's trace shows the values its handlers received.
 TEST(XxlJobNodeE2E, AWorkflowPassesItsParamAndAParentsHandleMsgIntoTheNpmExecutorsParameter) {
   constexpr const char* kPassword = "xxl-job-node-e2e-password";
   const auto test_start = Cluster::NowMs();
@@ -396,7 +397,9 @@ TEST(XxlJobNodeE2E, AWorkflowPassesItsParamAndAParentsHandleMsgIntoTheNpmExecuto
   const int b = add_job(kHandler);
   const nlohmann::json nodes = {
       {{"key", "a"}, {"job_id", a}, {"param", "{{workflow.param}}"}},
-      {{"key", "b"}, {"job_id", b}, {"param", "wf={{workflow.param}} a={{parents.a.handle_msg}}"}}};
+      {{"key", "b"},
+       {"job_id", b},
+       {"param", R"({"wf": "{{workflow.param}}", "a": "{{parents.a.handle_msg}}"})"}}};
   const nlohmann::json edges = {{{"from", "a"}, {"to", "b"}}};
   const int wf = static_cast<int>(c.Scalar(
       fmt::format("INSERT INTO workflow (group_id, name, nodes, edges, created_ms, updated_ms) VALUES ({}, "
@@ -449,7 +452,7 @@ TEST(XxlJobNodeE2E, AWorkflowPassesItsParamAndAParentsHandleMsgIntoTheNpmExecuto
     return it == received.end() ? std::vector<std::string>{} : it->second;
   };
   const std::string a_msg = nlohmann::json("echo:" + param).dump();  // JSON.stringify("echo:" + param)
-  const std::string b_param = "wf=" + param + " a=" + a_msg;
+  const std::string b_param = nlohmann::ordered_json{{"wf", param}, {"a", a_msg}}.dump();
   for (const auto& [key, f] : fire) {
     EXPECT_EQ(f[2].as<std::string>(), "SUCCESS") << "node " << key;
     EXPECT_EQ(f[4].as<int>(), 200) << "node " << key;

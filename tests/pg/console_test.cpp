@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -24,6 +25,7 @@
 #include "admin/auth/sso_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
+#include "admin/schedule/scan_planner.hpp"
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/pg_account_store.hpp"
@@ -62,6 +64,15 @@ class FakeExecutors final : public cwtest::AnsweringExecutorClient {
     if (on_kill) on_kill();  // what the executor does meanwhile (its callback may come first)
     return kill_reply;
   }
+  // /killFires: like a cronwheel executor when `kill_fires` (every fire asked is killed), else the base's
+  // answer, an XXL-JOB executor's "uri-mapping(/killFires) not found".
+  Envelope KillFires(const std::string& address, const std::string& token,
+                     const cronwheel::xxljob::CancelParam& p) override {
+    if (!kill_fires) return AnsweringExecutorClient::KillFires(address, token, p);
+    std::lock_guard lock(mu);
+    fire_kills.push_back(fmt::format("{} {} {}", address, token, fmt::join(p.log_ids, ",")));
+    return Envelope::Success(json{{"killed", p.log_ids}});
+  }
   Envelope Drain(const std::string& address, const std::string& token) override {
     std::lock_guard lock(mu);
     drains.push_back(address + " " + token);
@@ -75,6 +86,8 @@ class FakeExecutors final : public cwtest::AnsweringExecutorClient {
   }
   std::mutex mu;
   std::vector<std::string> kills;
+  bool kill_fires = false;
+  std::vector<std::string> fire_kills;
   std::vector<std::string> drains;
   Envelope drain_reply = Envelope::Success();
   std::vector<std::string> logs;
@@ -2321,22 +2334,58 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
                   [&](const Actor& a, std::int64_t w) { return only({may_use_nodes(a, w) ? 200 : 400}); });
   routes["DELETE /api/v1/workflows/{id}"] =
       on_workflow("", "", kWrite, [&](const Actor&, std::int64_t) { return only({200}); });
+  // A trigger, a re-run and a kill act for the caller on each node's job they reach (security review 2, N4):
+  // the first node whose job the caller does not see answers 404, one where its role is less than OPERATOR
+  // 403 (code "role").
+  const auto node_gate = [&](const Actor& a, const std::vector<std::optional<int>>& node_groups,
+                             Expect allowed) {
+    for (const auto& g : node_groups) {
+      const int role = role_of(a, g);
+      if (role < 0) return only({404});
+      if (role < kOperate) return only({403});
+    }
+    return allowed;
+  };
+  const auto groups_of_jobs = [&](const std::string& sql) {
+    std::vector<std::optional<int>> out;
+    for (const auto& r : Exec(sql))
+      out.push_back(group_of_job(r[0].as<int>()));
+    return out;
+  };
   routes["POST /api/v1/workflows/{id}/trigger"] =
-      on_workflow("/trigger", "", kOperate, [&](const Actor&, std::int64_t) { return only({202}); });
+      on_workflow("/trigger", "", kOperate, [&](const Actor& a, std::int64_t w) {
+        return node_gate(a,
+                         groups_of_jobs(fmt::format("SELECT (n->>'job_id')::int FROM workflow, "
+                                                    "jsonb_array_elements(nodes) n WHERE id = {}",
+                                                    w)),
+                         only({202}));
+      });
   routes["GET /api/v1/workflows/{id}/runs"] =
       on_workflow("/runs", "", 0, [&](const Actor&, std::int64_t) { return only({200}); });
   routes["GET /api/v1/workflow-runs/{id}"] =
       on_run("", 0, [&](const Actor&, std::int64_t) { return only({200}); });
-  routes["POST /api/v1/workflow-runs/{id}/kill"] = on_run(
-      "/kill", kOperate,
-      [&](const Actor&, std::int64_t r) { return only({run_state(r, "run") == "RUNNING" ? 200 : 409}); });
+  routes["POST /api/v1/workflow-runs/{id}/kill"] =
+      on_run("/kill", kOperate, [&](const Actor& a, std::int64_t r) {
+        if (run_state(r, "run") != "RUNNING") return only({409});
+        std::vector<std::optional<int>> fire_groups;  // the run's open fires, killed for the caller
+        for (const auto& row : Exec(fmt::format("SELECT o.group_id FROM fire_open o JOIN job_log l ON l.id = "
+                                                "o.log_id AND l.scheduled_ms = o.scheduled_ms WHERE "
+                                                "l.workflow_run_id = {} ORDER BY o.log_id",
+                                                r)))
+          fire_groups.emplace_back(row[0].as<int>());
+        return node_gate(a, fire_groups, only({200}));
+      });
   routes["POST /api/v1/workflow-runs/{id}/nodes/{key}/rerun"] = [&](const Actor& a) {
     const auto r = some_run();
     const auto run = run_state(r, "run");
     const auto node = run_state(r, "node");
-    const int ok = run != "RUNNING" && (node == "FAILED" || node == "KILLED") ? 200 : 409;
+    const bool may = run != "RUNNING" && (node == "FAILED" || node == "KILLED");
+    const auto node_jobs = groups_of_jobs(fmt::format(
+        "SELECT (n->>'job_id')::int FROM workflow_run, jsonb_array_elements(graph->'nodes') n WHERE id = {}",
+        r));
     return Request{"/api/v1/workflow-runs/" + id(r) + "/nodes/a/rerun", "",
-                   gate(a, group_of("workflow_run", r), kOperate, only({ok}))};
+                   gate(a, group_of("workflow_run", r), kOperate,
+                        may ? node_gate(a, node_jobs, only({200})) : only({409}))};
   };
   routes["GET /api/v1/users"] = [&](const Actor& a) {
     return Request{"/api/v1/users", "", admin_only(a, only({200}))};
@@ -2478,6 +2527,156 @@ TEST_F(ConsoleTest, EveryRouteAnswersRandomCallersByTheAccessRule) {
   std::printf("[property] %d calls in %lld ms (seed %u); answers:%s\n", calls,
               static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
               seed, tally.c_str());
+}
+
+// Security review 2, N4. A user who is DEVELOPER in group 1 and OPERATOR in group 2 saves a group-1 workflow
+// whose node b is group 2's job, fed {{workflow.param}}. An OPERATOR of group 1 alone, who gets 404 for that
+// job, could run it with a parameter of their own, re-run it and kill it, and the first user could still run
+// it after losing the group-2 role. Now every trigger, re-run, kill and scheduled run is checked against the
+// person it acts for, as they are then; and a kill ends the run's own fires, not another fire of the job.
+TEST_F(ConsoleTest, N4_WorkflowNodesAreAuthorisedAtEveryTriggerRerunKillAndScheduledRun) {
+  const int g1 = CreateGroup("wf-one-app");
+  const int g2 = CreateGroup("wf-two-app");
+  const int job1 = CreateJob(g1, "first");
+  const int job2 = CreateJob(g2, "second");
+  ASSERT_EQ(
+      Call("PUT", fmt::format("/api/v1/jobs/{}", job2), json{{"param", "{{workflow.param}}"}}.dump()).status,
+      200);
+  const int dev_id = CreateUserWithRoles("dev", {{g1, "DEVELOPER"}, {g2, "OPERATOR"}});
+  CreateUserWithRoles("ops", {{g1, "OPERATOR"}});
+  const auto dev = Login("dev", kUserPassword);
+  const auto ops = Login("ops", kUserPassword);
+  auto r = Call("POST", "/api/v1/workflows", dev,
+                json{{"group_id", g1},
+                     {"name", "cross"},
+                     {"nodes", {{{"key", "a"}, {"job_id", job1}}, {{"key", "b"}, {"job_id", job2}}}},
+                     {"edges", {{{"from", "a"}, {"to", "b"}}}}}
+                    .dump());
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  const int wf = r.body.at("id");
+  EXPECT_EQ(r.body.at("run_as"), "dev");
+  const auto trigger = fmt::format("/api/v1/workflows/{}/trigger", wf);
+  const auto runs = [&] {
+    return Count(fmt::format("SELECT count(*) FROM workflow_run WHERE workflow_id = {}", wf));
+  };
+
+  // ops does not see job 2, and may not run it through the workflow: 404 naming the node and the job, and
+  // nothing is written.
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/jobs/{}", job2), ops).status, 404);
+  r = Call("POST", trigger, ops, json{{"param", "ops's own"}}.dump());
+  EXPECT_EQ(r.status, 404) << r.body.dump();
+  EXPECT_THAT(r.body.value("error", ""), HasSubstr(fmt::format("node 'b': job {} not found", job2)));
+  EXPECT_EQ(runs(), 0);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id IN ({}, {})", job1, job2)), 0);
+
+  // dev may: a's fire is written; when it succeeds, b fires with dev's parameter.
+  r = Call("POST", trigger, dev, json{{"param", "dev-param"}}.dump());
+  ASSERT_EQ(r.status, 202) << r.body.dump();
+  const std::int64_t run = r.body.at("run_id");
+  const auto node_fire = [&](std::int64_t run_id, const std::string& key) {
+    return Exec(fmt::format(
+        "SELECT log_ids[cardinality(log_ids)] FROM workflow_run_node WHERE run_id = {} AND "
+        "key = '{}'",
+        run_id, key))[0][0]
+        .as<std::int64_t>();
+  };
+  const auto a_fire = node_fire(run, "a");
+  const auto b_fires = result_store_->RecordCallbacks(
+      std::vector<HandleResult>{{.log_id = a_fire, .handle_code = 200, .handle_msg = "ok"}}, "node-a",
+      clock_->NowMs());
+  ASSERT_EQ(b_fires.children.size(), 1u);
+  EXPECT_EQ(b_fires.children[0].param, "dev-param");
+  const auto b_fire = b_fires.children[0].log_id;
+  // b runs on an executor that also runs an unrelated fire of job 2 (its own schedule's).
+  const std::string address = "http://127.0.0.1:9999/";
+  Exec(fmt::format("UPDATE fire_open SET trigger_ms = {}, executor_address = '{}' WHERE log_id = {}",
+                   clock_->NowMs(), address, b_fire));
+  const auto unrelated = AddRunningFire(job2, g2, address);
+
+  // ops may not kill b's fire (job 2's): 404 naming it, and nothing changes.
+  r = Call("POST", fmt::format("/api/v1/workflow-runs/{}/kill", run), ops);
+  EXPECT_EQ(r.status, 404) << r.body.dump();
+  EXPECT_THAT(r.body.value("error", ""), HasSubstr(fmt::format("node 'b': job {} not found", job2)));
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/workflow-runs/{}", run), dev).body.at("state"), "RUNNING");
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {}", b_fire)), 1);
+  // dev kills the run: b's fire only. An executor that kills single fires is asked for b's; one that cannot
+  // (XXL-JOB's /kill ends the job's every fire there) is not asked at all, since the unrelated fire runs
+  // there.
+  r = Call("POST", fmt::format("/api/v1/workflow-runs/{}/kill", run), dev);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_TRUE(executors_.kills.empty()) << fmt::format("{}", fmt::join(executors_.kills, "; "));
+  ASSERT_EQ(r.body.at("kill_notes").size(), 1u) << r.body.dump();
+  EXPECT_THAT(r.body.at("kill_notes")[0].get<std::string>(),
+              HasSubstr(fmt::format("would also end fire(s) {} of job {}", unrelated, job2)));
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {}", unrelated)), 1);
+  EXPECT_EQ(Count(fmt::format("SELECT handle_code FROM job_log WHERE id = {}", unrelated)), 0);
+
+  // Re-running b (KILLED) is firing job 2: not for ops; for dev, yes.
+  r = Call("POST", fmt::format("/api/v1/workflow-runs/{}/nodes/b/rerun", run), ops);
+  EXPECT_EQ(r.status, 404) << r.body.dump();
+  EXPECT_EQ(Call("GET", fmt::format("/api/v1/workflow-runs/{}", run), dev).body.at("state"), "KILLED");
+  r = Call("POST", fmt::format("/api/v1/workflow-runs/{}/nodes/b/rerun", run), dev);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  // A cronwheel executor is asked to kill the run's fire by its id, and nothing else.
+  executors_.kill_fires = true;
+  const auto b_again = node_fire(run, "b");
+  Exec(fmt::format("UPDATE fire_open SET trigger_ms = {}, executor_address = '{}' WHERE log_id = {}",
+                   clock_->NowMs(), address, b_again));
+  r = Call("POST", fmt::format("/api/v1/workflow-runs/{}/kill", run), dev);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(executors_.fire_kills,
+            std::vector<std::string>{fmt::format("{} {} {}", address, kToken, b_again)});
+  EXPECT_TRUE(executors_.kills.empty());
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {}", unrelated)), 1);
+
+  // dev schedules it every second while still OPERATOR in group 2: the scan writes its runs.
+  r = Call("PUT", fmt::format("/api/v1/workflows/{}", wf), dev,
+           json{{"schedule_type", "CRON"}, {"schedule_conf", "* * * * * ?"}, {"enabled", true}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  clock_->AdvanceToWallMs(r.body.at("next_fire_ms").get<std::int64_t>() - 3000);
+  ScanPlanner planner;
+  const auto scheduled = runs();
+  const auto first = store_->Scan("node-a", 100, *clock_, planner);
+  EXPECT_TRUE(std::any_of(first.fires.begin(), first.fires.end(),
+                          [](const auto& f) { return f.type == TriggerType::kWorkflow; }));
+  EXPECT_GT(runs(), scheduled);
+  // dev loses the group-2 role: dev's own trigger is refused (404: job 2 is not seen; 403 with a lesser
+  // role), and the scan stops the workflow instead of running it for dev: one FAILED run, alarmed.
+  ASSERT_EQ(Call("PUT", fmt::format("/api/v1/users/{}", dev_id),
+                 json{{"group_roles", {{{"group_id", g1}, {"role", "DEVELOPER"}}}}}.dump())
+                .status,
+            200);
+  EXPECT_EQ(Call("POST", trigger, dev, json{{"param", "again"}}.dump()).status, 404);
+  ASSERT_EQ(Call("PUT", fmt::format("/api/v1/users/{}", dev_id),
+                 json{{"group_roles",
+                       {{{"group_id", g1}, {"role", "DEVELOPER"}}, {{"group_id", g2}, {"role", "VIEWER"}}}}}
+                     .dump())
+                .status,
+            200);
+  r = Call("POST", trigger, dev, json{{"param", "again"}}.dump());
+  EXPECT_EQ(r.status, 403) << r.body.dump();
+  EXPECT_EQ(r.body.at("errors")[0].value("code", ""), "role");
+  EXPECT_EQ(r.body.at("errors")[0].at("params"),
+            (json{{"role", "OPERATOR"}, {"group_id", g2}, {"job_id", job2}, {"node", "b"}}));
+  const auto before = runs();
+  clock_->AdvanceToWallMs(clock_->NowMs() + 10'000);
+  ScanPlanner later;
+  const auto after = store_->Scan("node-a", 100, *clock_, later);
+  for (const auto& f : after.fires) {
+    EXPECT_NE(f.type, TriggerType::kWorkflow) << "a scheduled run of the workflow was written for dev";
+  }
+  EXPECT_EQ(runs(), before + 1);
+  const auto w = Call("GET", fmt::format("/api/v1/workflows/{}", wf), dev).body;
+  EXPECT_EQ(w.at("enabled"), false);
+  EXPECT_THAT(
+      w.at("stop_reason").get<std::string>(),
+      HasSubstr(fmt::format("fire its nodes for dev, who saved it last, and node 'b': job {} is in job "
+                            "group {}, where the role of dev is VIEWER",
+                            job2, g2)));
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM workflow_run WHERE workflow_id = {} AND state = 'FAILED' "
+                              "AND alarm_status = 1",
+                              wf)),
+            1);
 }
 
 TEST_F(ConsoleTest, BadInputIsA4xxNamingTheFieldNeverA5xx) {

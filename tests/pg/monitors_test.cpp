@@ -448,10 +448,10 @@ TEST_F(MonitorsPg, ABroadcastsChildJobsFireOnceAfterAllItsShardsSucceedCountingA
     return Count(
         fmt::format("SELECT count(*) FROM job_log WHERE job_id = {} AND parent_log_id = {}", child, base));
   };
-  // Each shard returns its index as output, which the child's parameter takes whole (data passing).
-  Exec(fmt::format(
-      "UPDATE job SET param = 'outputs={{{{parent.output}}}} first={{{{parent.handle_msg}}}}' WHERE id = {}",
-      child));
+  // Each shard returns its index as output, which the child's parameter takes whole (data passing: a JSON
+  // parameter takes the array as a value and the message as a string, admin/model/parent_refs.hpp).
+  Exec(fmt::format("UPDATE job SET param = '{}' WHERE id = {}",
+                   R"({"outputs": {{parent.output}}, "first": "{{parent.handle_msg}}"})", child));
   const auto callback = [&](std::int64_t log_id, int code) {
     const auto shard = Count(fmt::format("SELECT shard_index FROM job_log WHERE id = {}", log_id));
     return results.RecordCallbacks(
@@ -484,7 +484,7 @@ TEST_F(MonitorsPg, ABroadcastsChildJobsFireOnceAfterAllItsShardsSucceedCountingA
   const auto done = callback(retries[0].log_id, 200);
   ASSERT_EQ(done.children.size(), 1u);
   EXPECT_EQ(children_of(base), 1);
-  EXPECT_EQ(done.children[0].param, R"(outputs=[{"shard":0},{"shard":1},{"shard":2}] first=shard 0)")
+  EXPECT_EQ(done.children[0].param, R"({"outputs":[{"shard":0},{"shard":1},{"shard":2}],"first":"shard 0"})")
       << "the broadcast's output is its shards' by index, the retried shard's from its retry";
   EXPECT_THAT(
       Exec(fmt::format("SELECT trigger_msg FROM job_log WHERE id = {}", done.children[0].log_id))[0][0]

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/model/workflow_access.hpp"
 #include "admin/results/alarm.hpp"
 #include "admin/results/failure_monitor.hpp"
 #include "admin/schedule/scan_planner.hpp"
@@ -33,6 +34,15 @@ class WorkflowPg : public cwtest::PgFixture {
     group_ = AddGroup();
     workflows_ = std::make_unique<WorkflowRepository>(clock_, *pool_, WorkflowRepository::Settings{});
     results_ = std::make_unique<PgResultStore>(*pool_);
+    admin_user_ = AddUser("tester", "ADMIN");
+  }
+  // A console user (no password: these tests do not sign in); `role` ADMIN or USER.
+  int AddUser(const std::string& name, const std::string& role) {
+    return Exec(
+               fmt::format("INSERT INTO app_user (username, password_hash, role, created_ms, updated_ms)"
+                           " VALUES ('{}', '$argon2id$none', '{}', 0, 0) RETURNING id",
+                           name, role))[0][0]
+        .as<int>();
   }
   // A job run only by its workflow (schedule NONE), with `param` and `retries`.
   int AddNodeJob(const std::string& param = "", int retries = 0) {
@@ -45,7 +55,7 @@ class WorkflowPg : public cwtest::PgFixture {
   }
   // A workflow over `jobs` (node keys a, b, c, ... in order) with `edges`.
   int AddWorkflow(const std::vector<int>& jobs, std::vector<WorkflowEdge> edges) {
-    Workflow w{.group_id = group_, .name = "wf"};
+    Workflow w{.group_id = group_, .name = "wf", .run_as_user_id = admin_user_};
     for (std::size_t i = 0; i < jobs.size(); ++i)
       w.graph.nodes.push_back({.key = std::string(1, static_cast<char>('a' + i)), .job_id = jobs[i]});
     w.graph.edges = std::move(edges);
@@ -59,7 +69,8 @@ class WorkflowPg : public cwtest::PgFixture {
                .name = "every second",
                .schedule_type = "CRON",
                .schedule_conf = "* * * * * ?",
-               .enabled = true};
+               .enabled = true,
+               .run_as_user_id = admin_user_};
     w.graph.nodes = {{.key = "a", .job_id = a}, {.key = "b", .job_id = b}};
     w.graph.edges = {{"a", "b", EdgeCondition::kSuccess}};
     return workflows_->Create(w);
@@ -109,6 +120,9 @@ class WorkflowPg : public cwtest::PgFixture {
 
   cwtest::FakeClock clock_{kT0};
   int group_ = 0;
+  int admin_user_ = 0;  // a global ADMIN, who saved the workflows
+  const NodeFirer tester_{.username = "tester", .admin = true};
+  const NodeFirer alice_{.username = "alice", .admin = true};
   std::unique_ptr<WorkflowRepository> workflows_;
   std::unique_ptr<PgResultStore> results_;
 };
@@ -131,10 +145,11 @@ TEST_F(WorkflowPg, TwoAdminsFinishingAFanInsLastParentsAtOnceStartItOnceWithThei
     const int a = AddNodeJob();
     const int b = AddNodeJob();
     const int c = AddNodeJob();
-    const int d = AddNodeJob("n={{parents.b.output.n}} c={{parents.c.handle_msg}} p={{workflow.param}}");
+    const int d = AddNodeJob(
+        R"({"n": {{parents.b.output.n}}, "c": "{{parents.c.handle_msg}}", "p": "{{workflow.param}}"})");
     const int wf =
         AddWorkflow({a, b, c, d}, {{"a", "b", kS}, {"a", "c", kS}, {"b", "d", kS}, {"c", "d", kS}});
-    auto run = workflows_->Trigger(wf, true, "run-param", "tester", "node-a");
+    auto run = workflows_->Trigger(wf, true, "run-param", tester_, "node-a");
     ASSERT_TRUE(run.ok());
     ASSERT_THAT(run->fires, SizeIs(1));
     EXPECT_EQ(run->fires[0].job_id, a);
@@ -153,7 +168,7 @@ TEST_F(WorkflowPg, TwoAdminsFinishingAFanInsLastParentsAtOnceStartItOnceWithThei
     ASSERT_EQ(from_b.size() + from_c.size(), 1u);
     const auto& fire_d = from_b.empty() ? from_c[0] : from_b[0];
     EXPECT_EQ(fire_d.job_id, d);
-    EXPECT_EQ(Param(fire_d.log_id), fmt::format("n=7 c=done {} p=run-param", mid[1].log_id));
+    EXPECT_EQ(Param(fire_d.log_id), fmt::format(R"({{"n":7,"c":"done {}","p":"run-param"}})", mid[1].log_id));
     EXPECT_EQ(RunState(run->run_id), "RUNNING");
     EXPECT_TRUE(Callback(fire_d.log_id, 200).children.empty());
     EXPECT_EQ(RunState(run->run_id), "SUCCESS");
@@ -169,7 +184,7 @@ TEST_F(WorkflowPg, AFailureIsFinalOnlyAfterItsRetriesAndFollowsItsEdges) {
   const int ok = AddNodeJob();
   const int cleanup = AddNodeJob();
   const int wf = AddWorkflow({a, ok, cleanup}, {{"a", "b", kS}, {"a", "c", EdgeCondition::kFailure}});
-  auto run = workflows_->Trigger(wf, false, std::nullopt, "tester", "node-a");
+  auto run = workflows_->Trigger(wf, false, std::nullopt, tester_, "node-a");
   ASSERT_TRUE(run.ok());
   const auto first = run->fires.at(0).log_id;
   EXPECT_TRUE(Callback(first, 500).children.empty());
@@ -197,26 +212,26 @@ TEST_F(WorkflowPg, AKilledRunStopsItsNodesAndAFailedNodeIsRerunWithWhatFollowsIt
   const int a = AddNodeJob();
   const int b = AddNodeJob();
   const int wf = AddWorkflow({a, b}, {{"a", "b", kS}});
-  auto run = workflows_->Trigger(wf, false, std::nullopt, "tester", "node-a");
+  auto run = workflows_->Trigger(wf, false, std::nullopt, tester_, "node-a");
   ASSERT_TRUE(run.ok());
   const auto first = run->fires.at(0).log_id;
-  auto killed = workflows_->KillRun(run->run_id, "alice");
+  auto killed = workflows_->KillRun(run->run_id, alice_);
   ASSERT_TRUE(killed.ok());
   EXPECT_TRUE(killed->empty()) << "a was not accepted by an executor yet";
   EXPECT_EQ(RunState(run->run_id), "KILLED");
   EXPECT_EQ(States(run->run_id), (std::map<std::string, std::string>{{"a", "KILLED"}, {"b", "SKIPPED"}}));
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {}", first)), 0);
-  EXPECT_EQ(workflows_->KillRun(run->run_id, "alice").error().kind, ErrorKind::kConflict);
+  EXPECT_EQ(workflows_->KillRun(run->run_id, alice_).error().kind, ErrorKind::kConflict);
   // A late callback of the killed fire changes nothing.
   EXPECT_TRUE(Callback(first, 200).children.empty());
   // b cannot be re-run (it was skipped); a can, and b follows it.
-  EXPECT_EQ(workflows_->RerunNode(run->run_id, "b", "alice", "node-a").error().kind, ErrorKind::kConflict);
-  EXPECT_EQ(workflows_->RerunNode(run->run_id, "zz", "alice", "node-a").error().kind, ErrorKind::kNotFound);
-  auto rerun = workflows_->RerunNode(run->run_id, "a", "alice", "node-a");
+  EXPECT_EQ(workflows_->RerunNode(run->run_id, "b", alice_, "node-a").error().kind, ErrorKind::kConflict);
+  EXPECT_EQ(workflows_->RerunNode(run->run_id, "zz", alice_, "node-a").error().kind, ErrorKind::kNotFound);
+  auto rerun = workflows_->RerunNode(run->run_id, "a", alice_, "node-a");
   ASSERT_TRUE(rerun.ok());
   ASSERT_THAT(*rerun, SizeIs(1));
   EXPECT_EQ(RunState(run->run_id), "RUNNING");
-  EXPECT_EQ(workflows_->RerunNode(run->run_id, "a", "alice", "node-a").error().kind, ErrorKind::kConflict);
+  EXPECT_EQ(workflows_->RerunNode(run->run_id, "a", alice_, "node-a").error().kind, ErrorKind::kConflict);
   EXPECT_THAT(workflows_->GetRun(run->run_id)->nodes[0].log_ids, ElementsAre(first, (*rerun)[0].log_id));
   const auto next = Callback((*rerun)[0].log_id, 200).children;
   ASSERT_THAT(next, SizeIs(1));
@@ -334,7 +349,7 @@ TEST_F(WorkflowPg, AFailedRunIsAlarmedOnceToItsGroupsChannelsAndRetentionDropsEn
   const int a = AddNodeJob();
   const int b = AddNodeJob();
   const int wf = AddWorkflow({a, b}, {{"a", "b", kS}});
-  auto run = workflows_->Trigger(wf, false, std::nullopt, "tester", "node-a");
+  auto run = workflows_->Trigger(wf, false, std::nullopt, tester_, "node-a");
   ASSERT_TRUE(run.ok());
   RecordingAlarms alarms;
   FailureMonitor monitor({.node_id = "node-a"}, clock_, *results_, alarms,
@@ -364,12 +379,74 @@ TEST_F(WorkflowPg, AFailedRunIsAlarmedOnceToItsGroupsChannelsAndRetentionDropsEn
   EXPECT_EQ(again, 1u) << "alarmed once";
 
   // Retention: an ended run older than the cutoff goes; a running one stays.
-  auto running = workflows_->Trigger(wf, false, std::nullopt, "tester", "node-a");
+  auto running = workflows_->Trigger(wf, false, std::nullopt, tester_, "node-a");
   ASSERT_TRUE(running.ok());
   const auto dropped = results_->DropFiresBefore(kT0 + 1, 100);
   EXPECT_EQ(dropped.workflow_runs, 1);
   EXPECT_FALSE(workflows_->GetRun(run->run_id));
   EXPECT_TRUE(workflows_->GetRun(running->run_id));
+}
+
+}  // namespace
+
+namespace {
+
+using nlohmann::json;
+
+// Security review 2, N3, on the database: the finding's attack through a workflow node and through a child
+// job. A child whose parameter asks for GET /ok/report?id=<the parent's id> gets, from a parent whose
+// output's id closes the string and names "method" and "url" again, one url (the id percent-encoded in it)
+// and its own method; a text parameter that cannot take the value fails its fire with nothing sent, and its
+// node fails.
+TEST_F(WorkflowPg, N3_AParentsOutputGoesIntoAChildsParameterAsDataAndNeverAddsKeys) {
+  const std::string get_report =
+      R"({"url": "http://127.0.0.1:9/ok/report?id={{parent.output.id}}", "method": "GET"})";
+  const std::string crafted =
+      json{{"id", R"(7", "method": "DELETE", "url": "http://127.0.0.1:9/ok/admin/delete-everything)"}}.dump();
+  const auto one_get = [](const std::string& param) {
+    const auto sent = json::parse(param);
+    EXPECT_EQ(sent.size(), 2u) << param;
+    EXPECT_EQ(sent.at("method"), "GET") << param;
+    EXPECT_THAT(sent.at("url").get<std::string>(),
+                ::testing::StartsWith("http://127.0.0.1:9/ok/report?id=7%22%2C%20%22method"));
+  };
+  // A workflow: a -> b (JSON, as httpJobHandler reads it) and a -> c (text: refused at its fire).
+  const int a = AddNodeJob();
+  const int b = AddNodeJob(get_report);
+  const int c = AddNodeJob("--id {{parent.output.id}}");
+  const int wf = AddWorkflow({a, b, c}, {{"a", "b", kS}, {"a", "c", kS}});
+  auto run = workflows_->Trigger(wf, false, std::nullopt, tester_, "node-a");
+  ASSERT_TRUE(run.ok());
+  const auto next = Callback(run->fires.at(0).log_id, 200, "node-a", crafted).children;
+  ASSERT_THAT(next, SizeIs(1)) << "c's fire is written, failed, and not sent";
+  EXPECT_EQ(next[0].job_id, b);
+  one_get(*next[0].param);
+  one_get(Param(next[0].log_id));
+  const auto c_fire = workflows_->GetRun(run->run_id)->nodes.at(2).log_ids.at(0);
+  const auto row = Exec(
+      fmt::format("SELECT trigger_code, trigger_msg, retry_count FROM job_log WHERE id = {}", c_fire))[0];
+  EXPECT_EQ(row[0].as<int>(), 500);
+  EXPECT_THAT(row[1].as<std::string>(),
+              ::testing::HasSubstr("parameter refused, nothing was sent: the value of "
+                                   "{{parent.output.id}}"));
+  EXPECT_EQ(row[2].as<int>(), 0) << "no retry of a refused parameter";
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE log_id = {}", c_fire)), 0);
+  // The failure monitor's claim ends c FAILED, as any failed trigger (no retry).
+  const auto claimed = ClaimFailures();
+  EXPECT_TRUE(claimed.retries.empty());
+  EXPECT_EQ(States(run->run_id).at("c"), "FAILED");
+
+  // A child job (child_job_ids): the same resolution, the same answer.
+  const int child = AddNodeJob(get_report);
+  const int parent = AddNodeJob();
+  Exec(fmt::format("UPDATE job SET child_job_ids = '{{{}}}' WHERE id = {}", child, parent));
+  const auto fire =
+      AddFire(parent, group_, "MANUAL", clock_.NowMs(), 200, 0, 0, "http://127.0.0.1:9999/", clock_.NowMs());
+  const auto children = Callback(fire, 200, "node-a", crafted).children;
+  ASSERT_THAT(children, SizeIs(1));
+  EXPECT_EQ(children[0].job_id, child);
+  one_get(*children[0].param);
+  one_get(Param(children[0].log_id));
 }
 
 }  // namespace

@@ -1,7 +1,13 @@
 // /api/v1/workflows and /api/v1/workflow-runs (docs/operations.md, "Workflows"): a workflow is seen and
-// changed by the users of its group; each of its nodes must be a job of a group the saver may use. A trigger
-// answers the run's id at once; the run is then followed at /api/v1/workflow-runs/{id}.
+// changed by the users of its group; each of its nodes must be a job of a group the saver may use. A trigger,
+// a re-run and a kill act for the caller, who must be able to fire (operate) every node's job they reach
+// (admin/model/workflow_access.hpp; security review 2, N4). A trigger answers the run's id at once; the run
+// is then followed at /api/v1/workflow-runs/{id}.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <set>
 
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
@@ -74,6 +80,75 @@ Result<void> CheckAccess(WorkflowRepository& workflows, const Principal& who, co
   return {};
 }
 
+// The caller, as the one a run fires (or kills) its nodes' jobs for.
+NodeFirer FirerOf(const Principal& who) {
+  return NodeFirer{.username = who.username, .admin = who.admin, .groups = who.groups};
+}
+
+// Asks the executors to kill the fires of run `run_id` that they run (`killed`), and only those: a
+// cronwheel executor by their log ids (/killFires); one that does not know that path (an XXL-JOB executor)
+// with /kill of the job, which ends the job's whole thread, only when the admin knows of no other fire of
+// that job there. Returns a note per fire not confirmed killed.
+json KillOnExecutors(const RouteContext& ctx, WorkflowRepository& workflows, std::int64_t run_id,
+                     const std::vector<KilledFire>& killed) {
+  json notes = json::array();
+  if (ctx.services.console == nullptr) return notes;
+  auto& executors = ctx.services.console->executors;
+  std::map<std::pair<std::string, int>, std::vector<const KilledFire*>> by_executor;  // (address, group)
+  for (const auto& k : killed)
+    by_executor[{k.executor_address, k.group_id}].push_back(&k);
+  for (const auto& [where, fires] : by_executor) {
+    const auto& [address, group_id] = where;
+    const auto token = ctx.ExecutorToken(group_id);
+    xxljob::CancelParam ids;
+    for (const auto* k : fires)
+      ids.log_ids.push_back(k->log_id);
+    const auto env = executors.KillFires(address, token, ids);
+    if (env.ok()) {
+      std::set<std::int64_t> confirmed;
+      if (env.content.is_object() && env.content.contains(xxljob::kKilledField)) {
+        for (const auto& id : env.content.at(xxljob::kKilledField))
+          if (id.is_number_integer()) confirmed.insert(id.get<std::int64_t>());
+      }
+      for (const auto* k : fires) {
+        if (!confirmed.contains(k->log_id)) {
+          notes.push_back(
+              fmt::format("fire {}: the executor {} did not have it running any more", k->log_id, address));
+        }
+      }
+      continue;
+    }
+    if (env.msg.value_or("").find("uri-mapping") == std::string::npos) {
+      for (const auto* k : fires) {
+        notes.push_back(fmt::format("fire {}: the executor {} did not kill it: {}", k->log_id, address,
+                                    env.msg.value_or("no message")));
+      }
+      continue;
+    }
+    // An XXL-JOB executor: /kill ends all of a job's fires there.
+    std::set<int> jobs;
+    for (const auto* k : fires)
+      jobs.insert(k->job_id);
+    for (const int job : jobs) {
+      const auto others = workflows.OtherOpenFires(job, address, run_id);
+      if (!others.empty()) {
+        notes.push_back(fmt::format(
+            "job {}: not killed on the executor {}: it does not kill single fires (an XXL-JOB executor), and "
+            "its /kill would also end fire(s) {} of job {}, which are not this run's; the run's fire is "
+            "recorded killed and its result will be ignored",
+            job, address, fmt::join(others, ", "), job));
+        continue;
+      }
+      const auto env_job = executors.Kill(address, token, job);
+      if (!env_job.ok()) {
+        notes.push_back(fmt::format("job {}: the executor {} did not kill it: {}", job, address,
+                                    env_job.msg.value_or("no message")));
+      }
+    }
+  }
+  return notes;
+}
+
 }  // namespace
 
 void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
@@ -89,9 +164,10 @@ void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
   s.Post("/api/v1/workflows", [&](const Principal& who, const net::Request& req, net::Response& res) {
     const auto body = ParseBody(req, false);
     if (Failed(res, body)) return;
-    const auto read = ReadWorkflowBody(*body, Workflow{}, true);
+    auto read = ReadWorkflowBody(*body, Workflow{}, true);
     if (Failed(res, read)) return;
     if (Failed(res, CheckAccess(workflows, who, *read))) return;
+    read->run_as_user_id = who.user_id;  // its scheduled runs fire for the saver
     const auto w = workflows.Create(*read);
     if (Failed(res, w)) return;
     ctx.Audit(who, "workflow.create", "workflow", std::to_string(w->id), nullptr, ToJson(*w));
@@ -110,6 +186,7 @@ void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
       if (!read) return read.error();
       if (auto access = CheckAccess(workflows, who, *read); !access) return access;
       stored = std::move(*read);
+      stored.run_as_user_id = who.user_id;
       return {};
     });
     if (Failed(res, w)) return;
@@ -131,7 +208,7 @@ void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
     if (Failed(res, body)) return;
     const auto param = ReadWorkflowTriggerBody(*body);
     if (Failed(res, param)) return;
-    auto run = workflows.Trigger(w->id, who.via == "token", *param, who.username, ctx.settings.node_id);
+    auto run = workflows.Trigger(w->id, who.via == "token", *param, FirerOf(who), ctx.settings.node_id);
     if (Failed(res, run)) return;
     if (!run->fires.empty()) ctx.services.scheduler.Submit(std::move(run->fires));
     ctx.Audit(who, "workflow.trigger", "workflow", std::to_string(w->id), nullptr,
@@ -158,21 +235,12 @@ void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
              const auto run = VisibleRun(workflows, who, req.matches[1], res);
              if (!run) return;
              ctx.WriteTriggerResults();  // where its running fires went
-             const auto killed = workflows.KillRun(run->id, who.username);
+             const auto killed = workflows.KillRun(run->id, FirerOf(who));
              if (Failed(res, killed)) return;
-             // The run is recorded killed; the executors are asked to stop what they run (best effort: a fire
-             // that finishes meanwhile changes nothing, its node is KILLED already).
-             json notes = json::array();
-             if (ctx.services.console != nullptr) {
-               for (const auto& k : *killed) {
-                 const auto env = ctx.services.console->executors.Kill(
-                     k.executor_address, ctx.ExecutorToken(k.group_id), k.job_id);
-                 if (!env.ok()) {
-                   notes.push_back(fmt::format("fire {}: the executor {} did not kill job {}: {}", k.log_id,
-                                               k.executor_address, k.job_id, env.msg.value_or("no message")));
-                 }
-               }
-             }
+             // The run is recorded killed; the executors are asked to stop the run's fires they run, and no
+             // other (best effort: a fire that finishes meanwhile changes nothing, its node is KILLED
+             // already).
+             const auto notes = KillOnExecutors(ctx, workflows, run->id, *killed);
              const auto after = workflows.GetRun(run->id);
              ctx.Audit(who, "workflow_run.kill", "workflow_run", std::to_string(run->id), ToJson(*run),
                        after ? ToJson(*after) : json(nullptr));
@@ -184,7 +252,7 @@ void RegisterWorkflowRoutes(Routes& s, const RouteContext& ctx) {
            [&](const Principal& who, const net::Request& req, net::Response& res) {
              const auto run = VisibleRun(workflows, who, req.matches[1], res);
              if (!run) return;
-             auto fires = workflows.RerunNode(run->id, req.matches[2], who.username, ctx.settings.node_id);
+             auto fires = workflows.RerunNode(run->id, req.matches[2], FirerOf(who), ctx.settings.node_id);
              if (Failed(res, fires)) return;
              if (!fires->empty()) ctx.services.scheduler.Submit(std::move(*fires));
              const auto after = workflows.GetRun(run->id);

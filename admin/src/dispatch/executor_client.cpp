@@ -164,6 +164,11 @@ xxljob::Envelope HttpExecutorClient::Drain(const std::string& address, const std
   return PostAndWait(address, "drain", token, "{}").envelope;
 }
 
+xxljob::Envelope HttpExecutorClient::KillFires(const std::string& address, const std::string& token,
+                                               const xxljob::CancelParam& param) {
+  return PostAndWait(address, "killFires", token, xxljob::ToJson(param).dump()).envelope;
+}
+
 xxljob::Envelope HttpExecutorClient::Cancel(const std::string& address, const std::string& token,
                                             const xxljob::CancelParam& param) {
   return PostAndWait(address, "cancel", token, xxljob::ToJson(param).dump()).envelope;

@@ -4,16 +4,15 @@
 
 #include <charconv>
 
+#include "model/param_insertion.hpp"
+
 namespace cronwheel::admin {
 namespace {
 
-constexpr std::string_view kOpen = "{{parent.";
-constexpr std::string_view kClose = "}}";
+using param_insertion::RefValue;
+using Value = nlohmann::ordered_json;
 
-std::string Text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+constexpr std::string_view kOpen = "{{parent.";
 
 // The member of `output` at `path` ("a.b.0"), or nullptr with `why` set.
 const nlohmann::json* Member(const nlohmann::json& output, std::string_view path, std::string& why) {
@@ -47,49 +46,54 @@ const nlohmann::json* Member(const nlohmann::json& output, std::string_view path
   return at;
 }
 
-// The value `name` ("output.a.b", "handle_msg", "log_id") names in `parent`; "" with `why` set when it
-// cannot be resolved.
-std::string ValueOf(std::string_view name, const ParentResult& parent, std::string& why) {
-  if (name == "log_id") return std::to_string(parent.log_id);
-  if (name == "handle_msg") return parent.handle_msg;
-  if (name == "output" || name.starts_with("output.")) {
-    if (!parent.output) {
-      why = fmt::format("fire {} returned no output", parent.log_id);
-      return "";
-    }
-    if (name == "output") return Text(*parent.output);
-    if (const auto* v = Member(*parent.output, name.substr(7), why)) return Text(*v);
-    why = fmt::format("the output of fire {} {}", parent.log_id, why);
-    return "";
-  }
-  why = "unknown reference: use output, output.<path>, handle_msg or log_id";
-  return "";
+RefValue Unresolved(std::string why) {
+  return RefValue{.value = std::nullopt, .why = std::move(why)};
 }
 
-// Replaces each {{...}} in `param` whose name `resolve` knows (it returns false for a name it does not
-// handle, which is then kept as it is).
-template <class Resolve>
-ResolvedParam Replace(std::string_view param, std::string_view open_mark, const Resolve& resolve) {
-  ResolvedParam out;
-  std::size_t pos = 0;
-  while (pos < param.size()) {
-    const auto open = param.find(open_mark, pos);
-    if (open == std::string_view::npos) break;
-    const auto close = param.find(kClose, open + open_mark.size());
-    if (close == std::string_view::npos) break;  // no end: kept as it is
-    out.param.append(param.substr(pos, open - pos));
-    const auto ref = param.substr(open + 2, close - open - 2);  // without the braces
+// The value `name` ("output.a.b", "handle_msg", "log_id") names in `parent`.
+RefValue ValueOf(std::string_view name, const ParentResult& parent) {
+  if (name == "log_id") return RefValue{.value = Value(parent.log_id)};
+  if (name == "handle_msg") return RefValue{.value = Value(parent.handle_msg)};
+  if (name == "output" || name.starts_with("output.")) {
+    if (!parent.output) return Unresolved(fmt::format("fire {} returned no output", parent.log_id));
+    if (name == "output") return RefValue{.value = Value(*parent.output)};
     std::string why;
-    if (resolve(ref, out.param, why)) {
-      if (!why.empty())
-        out.notes.push_back(fmt::format("parameter: {{{{{}}}}} replaced by '': {}", ref, why));
-    } else {
-      out.param.append(param.substr(open, close + kClose.size() - open));
-    }
-    pos = close + kClose.size();
+    if (const auto* v = Member(*parent.output, name.substr(7), why)) return RefValue{.value = Value(*v)};
+    return Unresolved(fmt::format("the output of fire {} {}", parent.log_id, why));
   }
-  out.param.append(param.substr(pos));
-  return out;
+  return Unresolved("unknown reference: use output, output.<path>, handle_msg or log_id");
+}
+
+std::optional<RefValue> ParentRef(std::string_view name, const ParentResult& parent) {
+  if (!name.starts_with("parent.")) return std::nullopt;
+  auto v = ValueOf(name.substr(7), parent);
+  if (v.why.starts_with("unknown reference")) {
+    v.why = "unknown reference: use parent.output, parent.output.<path>, parent.handle_msg or parent.log_id";
+  }
+  return v;
+}
+
+std::optional<RefValue> WorkflowRef(std::string_view name, const WorkflowRefs& refs) {
+  if (name == "workflow.param") return RefValue{.value = Value(refs.workflow_param)};
+  if (name == "workflow.run_id") return RefValue{.value = Value(refs.run_id)};
+  if (name.starts_with("parent.")) {
+    if (refs.parents.size() != 1) {
+      return Unresolved(
+          fmt::format("the node has {} parents: name one as parents.<key>.", refs.parents.size()));
+    }
+    return ValueOf(name.substr(7), refs.parents.begin()->second);
+  }
+  if (name.starts_with("parents.")) {
+    const auto rest = name.substr(8);
+    const auto dot = rest.find('.');
+    const auto key = rest.substr(0, dot);
+    const auto it = refs.parents.find(std::string(key));
+    if (dot == std::string_view::npos || it == refs.parents.end()) {
+      return Unresolved(fmt::format("'{}' is not a parent of this node that succeeded", key));
+    }
+    return ValueOf(rest.substr(dot + 1), it->second);
+  }
+  return std::nullopt;  // not ours: kept as it is
 }
 
 }  // namespace
@@ -99,13 +103,7 @@ bool HasParentRefs(std::string_view param) {
 }
 
 ResolvedParam ResolveParentRefs(std::string_view param, const ParentResult& parent) {
-  return Replace(param, kOpen, [&](std::string_view ref, std::string& out, std::string& why) {
-    out += ValueOf(ref.substr(std::string_view("parent.").size()), parent, why);
-    if (!why.empty() && why.starts_with("unknown reference")) {
-      why = "unknown reference: use parent.output, parent.output.<path>, parent.handle_msg or parent.log_id";
-    }
-    return true;
-  });
+  return param_insertion::Insert(param, [&](std::string_view name) { return ParentRef(name, parent); });
 }
 
 bool HasWorkflowRefs(std::string_view param) {
@@ -113,37 +111,20 @@ bool HasWorkflowRefs(std::string_view param) {
 }
 
 ResolvedParam ResolveWorkflowRefs(std::string_view param, const WorkflowRefs& refs) {
-  return Replace(param, "{{", [&](std::string_view ref, std::string& out, std::string& why) {
-    if (ref == "workflow.param") {
-      out += refs.workflow_param;
-      return true;
-    }
-    if (ref == "workflow.run_id") {
-      out += std::to_string(refs.run_id);
-      return true;
-    }
-    if (ref.starts_with("parent.")) {
-      if (refs.parents.size() != 1) {
-        why = fmt::format("the node has {} parents: name one as parents.<key>.", refs.parents.size());
-        return true;
-      }
-      out += ValueOf(ref.substr(7), refs.parents.begin()->second, why);
-      return true;
-    }
-    if (ref.starts_with("parents.")) {
-      const auto rest = ref.substr(8);
-      const auto dot = rest.find('.');
-      const auto key = rest.substr(0, dot);
-      const auto it = refs.parents.find(std::string(key));
-      if (dot == std::string_view::npos || it == refs.parents.end()) {
-        why = fmt::format("'{}' is not a parent of this node that succeeded", key);
-        return true;
-      }
-      out += ValueOf(rest.substr(dot + 1), it->second, why);
-      return true;
-    }
-    return false;  // not ours: kept as it is
-  });
+  return param_insertion::Insert(param, [&](std::string_view name) { return WorkflowRef(name, refs); });
+}
+
+std::optional<std::string> CheckParamRefs(std::string_view param, ParamRefs whose) {
+  // Every reference of the caller's gets '' : what is refused then is refused whatever the values.
+  const auto ours = [whose](std::string_view name) -> std::optional<RefValue> {
+    const bool named = whose == ParamRefs::kChildJob
+                           ? name.starts_with("parent.")
+                           : name == "workflow.param" || name == "workflow.run_id" ||
+                                 name.starts_with("parent.") || name.starts_with("parents.");
+    if (!named) return std::nullopt;
+    return RefValue{.value = Value("")};
+  };
+  return param_insertion::Insert(param, ours).refused;
 }
 
 }  // namespace cronwheel::admin

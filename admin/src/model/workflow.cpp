@@ -328,6 +328,7 @@ json ToJson(const Workflow& w) {
               {"next_fire_ms", w.enabled ? json(w.next_fire_ms) : json(nullptr)},
               {"last_fire_ms", w.last_fire_ms},
               {"stop_reason", w.stop_reason},
+              {"run_as", w.run_as.empty() ? json(nullptr) : json(w.run_as)},
               {"created_ms", w.created_ms},
               {"updated_ms", w.updated_ms}});
   return out;

@@ -140,7 +140,10 @@ namespace {
 
 // Replaces the references to their parent in the parameters of `children` (admin/model/parent_refs.hpp), in
 // their rows and in the fires to send, and appends a note to a child's trigger message for each reference
-// that could not be resolved. Children without a reference are not touched.
+// that could not be resolved. Children without a reference are not touched. A child whose parameter cannot
+// take a value by the insertion rules (security review 2, N3) is not sent: it is taken out of `children` and
+// recorded as failed to trigger, with no retry (its alarm is the failure monitor's), its parameter as
+// written.
 void ResolveChildParams(pqxx::transaction_base& tx, std::span<const HandledFire> parents,
                         std::vector<Fire>& children, const std::map<std::int64_t, std::int64_t>& parent_of,
                         std::int64_t now_ms) {
@@ -151,6 +154,8 @@ void ResolveChildParams(pqxx::transaction_base& tx, std::span<const HandledFire>
   if (wanted.empty()) return;
   const auto results = ParentResults(tx, parents, wanted);
   json rows = json::array();
+  std::vector<TriggerResult> refused;
+  std::set<std::int64_t> not_sent;
   for (auto& c : children) {
     if (!named(c)) continue;
     const auto it = results.find(parent_of.at(c.log_id));
@@ -158,15 +163,32 @@ void ResolveChildParams(pqxx::transaction_base& tx, std::span<const HandledFire>
     std::string notes;
     for (const auto& n : resolved.notes)
       notes += "\n" + n;
+    if (resolved.refused) {
+      refused.push_back({.log_id = c.log_id,
+                         .scheduled_ms = c.scheduled_ms,
+                         .type = c.type,
+                         .trigger_ms = now_ms,
+                         .trigger_code = 500,
+                         .trigger_msg = "parameter refused, nothing was sent: " + *resolved.refused + notes,
+                         .executor_param = *c.param,
+                         .retry_count = 0});
+      not_sent.insert(c.log_id);
+      continue;
+    }
     c.param = resolved.param;
     rows.push_back({{"i", c.log_id}, {"p", resolved.param}, {"n", notes}});
   }
-  tx.exec_params(R"sql(
+  if (!rows.empty()) {
+    tx.exec_params(R"sql(
     UPDATE job_log l SET executor_param = v.p, trigger_msg = l.trigger_msg || v.n
       FROM json_to_recordset($1::json) AS v(i bigint, p text, n text)
      WHERE l.id = v.i AND l.scheduled_ms = $2
   )sql",
-                 DumpLossy(rows), now_ms);
+                   DumpLossy(rows), now_ms);
+  }
+  if (refused.empty()) return;
+  RecordTriggerResults(tx, refused);
+  std::erase_if(children, [&](const Fire& c) { return not_sent.contains(c.log_id); });
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ namespace {
 
 constexpr const char* kColumns =
     "id, group_id, name, nodes::text AS nodes, edges::text AS edges, param, schedule_type, schedule_conf, "
-    "time_zone, misfire_strategy, enabled, next_fire_ms, last_fire_ms, stop_reason, created_ms, updated_ms";
+    "time_zone, misfire_strategy, enabled, next_fire_ms, last_fire_ms, stop_reason, created_ms, updated_ms, "
+    "COALESCE(run_as_user_id, 0) AS run_as_user_id, "
+    "COALESCE((SELECT u.username FROM app_user u WHERE u.id = workflow.run_as_user_id), '') AS run_as";
 
 Workflow FromRow(const pqxx::row& r) {
   Workflow w{.id = r["id"].as<int>(),
@@ -34,7 +36,9 @@ Workflow FromRow(const pqxx::row& r) {
              .last_fire_ms = r["last_fire_ms"].as<std::int64_t>(),
              .stop_reason = r["stop_reason"].as<std::string>(),
              .created_ms = r["created_ms"].as<std::int64_t>(),
-             .updated_ms = r["updated_ms"].as<std::int64_t>()};
+             .updated_ms = r["updated_ms"].as<std::int64_t>(),
+             .run_as_user_id = r["run_as_user_id"].as<int>(),
+             .run_as = r["run_as"].as<std::string>()};
   auto graph = GraphFromJson(json::parse(r["nodes"].c_str()), json::parse(r["edges"].c_str()));
   if (graph.ok()) w.graph = std::move(*graph);
   return w;
@@ -86,8 +90,10 @@ pqxx::row Save(pqxx::transaction_base& tx, const Workflow& w, std::int64_t now_m
   const auto graph = ToJson(w.graph);
   const auto sql = w.id == 0 ? fmt::format(R"sql(
     INSERT INTO workflow (group_id, name, nodes, edges, param, schedule_type, schedule_conf, time_zone,
-                          misfire_strategy, enabled, next_fire_ms, stop_reason, created_ms, updated_ms)
-    SELECT $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14 WHERE $1::int = 0
+                          misfire_strategy, enabled, next_fire_ms, stop_reason, created_ms, updated_ms,
+                          run_as_user_id)
+    SELECT $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14,
+           (SELECT id FROM app_user WHERE id = $15) WHERE $1::int = 0
     RETURNING {}
   )sql",
                                            kColumns)
@@ -95,14 +101,15 @@ pqxx::row Save(pqxx::transaction_base& tx, const Workflow& w, std::int64_t now_m
     UPDATE workflow
        SET group_id = $2, name = $3, nodes = $4::jsonb, edges = $5::jsonb, param = $6, schedule_type = $7,
            schedule_conf = $8, time_zone = $9, misfire_strategy = $10, enabled = $11, next_fire_ms = $12,
-           stop_reason = $13, updated_ms = greatest($14, updated_ms + 1)
+           stop_reason = $13, updated_ms = greatest($14, updated_ms + 1),
+           run_as_user_id = (SELECT id FROM app_user WHERE id = $15)
      WHERE id = $1
     RETURNING {}
   )sql",
                                            kColumns);
   return tx.exec_params1(sql, w.id, w.group_id, w.name, DumpLossy(graph["nodes"]), DumpLossy(graph["edges"]),
                          w.param, w.schedule_type, w.schedule_conf, w.time_zone, w.misfire_strategy,
-                         w.enabled, w.next_fire_ms, w.stop_reason, now_ms);
+                         w.enabled, w.next_fire_ms, w.stop_reason, now_ms, w.run_as_user_id);
 }
 
 }  // namespace
@@ -198,7 +205,7 @@ std::vector<Workflow> WorkflowRepository::List(const std::optional<std::vector<i
 
 Result<WorkflowRepository::Started> WorkflowRepository::Trigger(int id, bool by_api,
                                                                 const std::optional<std::string>& param,
-                                                                const std::string& who,
+                                                                const NodeFirer& who,
                                                                 const std::string& node_id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Started> {
     pqxx::work tx(conn);
@@ -208,8 +215,10 @@ Result<WorkflowRepository::Started> WorkflowRepository::Trigger(int id, bool by_
                                          .trigger_type = by_api ? "API" : "MANUAL",
                                          .scheduled_ms = now,
                                          .param = param,
-                                         .created_by = who},
+                                         .created_by = who.username,
+                                         .firer = &who},
                                         node_id, now);
+    if (run.refused) return *std::move(run.refused);
     if (run.run_id == 0) return Error::NotFound(fmt::format("workflow {} not found", id));
     tx.commit();
     return Started{.run_id = run.run_id, .fires = std::move(run.fires)};
@@ -236,7 +245,7 @@ std::vector<WorkflowRun> WorkflowRepository::ListRuns(int id, int limit) {
   });
 }
 
-Result<std::vector<KilledFire>> WorkflowRepository::KillRun(std::int64_t run_id, const std::string& who) {
+Result<std::vector<KilledFire>> WorkflowRepository::KillRun(std::int64_t run_id, const NodeFirer& who) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<std::vector<KilledFire>> {
     pqxx::work tx(conn);
     auto killed = workflow_table::KillRun(tx, run_id, who, clock_.NowMs());
@@ -247,13 +256,30 @@ Result<std::vector<KilledFire>> WorkflowRepository::KillRun(std::int64_t run_id,
 }
 
 Result<std::vector<Fire>> WorkflowRepository::RerunNode(std::int64_t run_id, const std::string& key,
-                                                        const std::string& who, const std::string& node_id) {
+                                                        const NodeFirer& who, const std::string& node_id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<std::vector<Fire>> {
     pqxx::work tx(conn);
     auto fires = workflow_table::RerunNode(tx, run_id, key, who, node_id, clock_.NowMs());
     if (!fires) return fires.error();
     tx.commit();
     return std::move(*fires);
+  });
+}
+
+std::vector<std::int64_t> WorkflowRepository::OtherOpenFires(int job_id, const std::string& executor_address,
+                                                             std::int64_t run_id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    std::vector<std::int64_t> out;
+    for (const auto& r : tx.exec_params(R"sql(
+           SELECT o.log_id FROM fire_open o
+             JOIN job_log l ON l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
+            WHERE o.job_id = $1 AND o.executor_address = $2 AND o.trigger_ms > 0 AND l.workflow_run_id <> $3
+            ORDER BY o.log_id LIMIT 20
+         )sql",
+                                        job_id, executor_address, run_id))
+      out.push_back(r[0].as<std::int64_t>());
+    return out;
   });
 }
 

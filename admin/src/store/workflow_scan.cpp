@@ -1,11 +1,64 @@
 // The scan's part of workflow runs (store/workflow_table.hpp): the due workflows of the scanned schedule
 // partitions become runs, planned as a job's schedule is (ScanDue); the runs it wrote ahead that have not
 // started are withdrawn when their workflow is disabled, rescheduled or deleted (WithdrawUnstarted).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/workflow_table.hpp"
 
 namespace cronwheel::admin::workflow_table {
+
+namespace {
+
+// Whom a due workflow's scheduled runs fire for (admin/model/workflow_access.hpp): its last editor, with
+// the roles that user has now; nullopt when there is none (deleted, or never known).
+std::optional<NodeFirer> RunAs(const pqxx::row& r) {
+  if (r["run_as"].is_null()) return std::nullopt;
+  NodeFirer who{.username = r["run_as"].as<std::string>(), .admin = r["run_as_admin"].as<bool>()};
+  for (const auto& g : nlohmann::json::parse(r["run_as_groups"].c_str())) {
+    if (const auto role = ParseGroupRole(g.at("r").get<std::string>())) {
+      who.groups.push_back({.group_id = g.at("g").get<int>(), .role = *role});
+    }
+  }
+  return who;
+}
+
+// A scheduled instant whose run may not fire its nodes for the workflow's last editor: the workflow is
+// stopped (stop_reason says why, as a job whose schedule ended is), and the instant is recorded as one FAILED
+// run of SKIPPED nodes, waiting for its alarm (the failure monitor sends it to the group's channels), so the
+// people who own it hear of it once.
+void StopRefused(pqxx::transaction_base& tx, const pqxx::row& w, const std::string& why,
+                 std::int64_t now_ms) {
+  const auto id = w["id"].as<int>();
+  const auto run = tx.exec_params(R"sql(
+    INSERT INTO workflow_run (workflow_id, group_id, trigger_type, scheduled_ms, param, graph, state, start_ms,
+                              end_ms, note, created_by, alarm_status)
+    SELECT id, group_id, 'CRON', next_fire_ms, param, jsonb_build_object('nodes', nodes, 'edges', edges),
+           'FAILED', $2, $2, $3, $4, 1
+      FROM workflow WHERE id = $1
+    ON CONFLICT (workflow_id, scheduled_ms) WHERE trigger_type IN ('CRON', 'MISFIRE') DO NOTHING
+    RETURNING id, graph
+  )sql",
+                                  id, now_ms, "not run, and the workflow was stopped: " + why,
+                                  w["run_as"].is_null() ? std::string() : w["run_as"].as<std::string>());
+  if (!run.empty()) {
+    tx.exec_params(R"sql(
+      INSERT INTO workflow_run_node (run_id, key, job_id, state, end_ms)
+      SELECT $1, n->>'key', (n->>'job_id')::int, 'SKIPPED', $2 FROM jsonb_array_elements($3::jsonb -> 'nodes') AS n
+    )sql",
+                   run[0]["id"].as<std::int64_t>(), now_ms, run[0]["graph"].c_str());
+  }
+  tx.exec_params(R"sql(
+    UPDATE workflow SET enabled = FALSE, next_fire_ms = 0, stop_reason = $2, updated_ms = greatest($3, updated_ms + 1)
+     WHERE id = $1
+  )sql",
+                 id, why, now_ms);
+}
+
+}  // namespace
 
 std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_base& tx,
                                                            std::int64_t horizon_ms, int total,
@@ -13,13 +66,51 @@ std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_bas
                                                            ScanPlanner& planner, std::string_view node_id,
                                                            std::int64_t now_ms) {
   std::vector<DueJob> due;
-  for (const auto& r : tx.exec_params(R"sql(
-         SELECT id, group_id, schedule_type, schedule_conf, time_zone, misfire_strategy, next_fire_ms
-           FROM workflow
-          WHERE enabled AND next_fire_ms <= $1 AND id % $3 = ANY($4::int[])
-          ORDER BY next_fire_ms LIMIT $2
-       )sql",
-                                      horizon_ms, limit, total, PgArray<int>(held))) {
+  const auto rows = tx.exec_params(R"sql(
+    SELECT w.id, w.group_id, w.schedule_type, w.schedule_conf, w.time_zone, w.misfire_strategy, w.next_fire_ms,
+           w.nodes::text AS nodes, w.edges::text AS edges, u.username AS run_as, u.role = 'ADMIN' AS run_as_admin,
+           COALESCE((SELECT json_agg(json_build_object('g', ug.group_id, 'r', ug.role))
+                       FROM app_user_group ug WHERE ug.user_id = u.id), '[]')::text AS run_as_groups
+      FROM workflow w LEFT JOIN app_user u ON u.id = w.run_as_user_id
+     WHERE w.enabled AND w.next_fire_ms <= $1 AND w.id % $3 = ANY($4::int[])
+     ORDER BY w.next_fire_ms LIMIT $2
+  )sql",
+                                   horizon_ms, limit, total, PgArray<int>(held));
+  // Its runs fire its nodes for its last editor, whose roles must still allow each node (security review 2,
+  // N4): else it is stopped here, before any run of it is planned. One read of the nodes' jobs' groups.
+  std::vector<std::optional<WorkflowGraph>> graphs;
+  std::vector<int> job_ids;
+  for (const auto& r : rows) {
+    auto g =
+        GraphFromJson(nlohmann::json::parse(r["nodes"].c_str()), nlohmann::json::parse(r["edges"].c_str()));
+    graphs.push_back(g.ok() ? std::optional(std::move(*g)) : std::nullopt);
+    if (graphs.back()) {
+      for (const auto& n : graphs.back()->nodes)
+        job_ids.push_back(n.job_id);
+    }
+  }
+  const auto group_of = job_ids.empty() ? std::map<int, int>{} : JobGroupsOf(tx, job_ids);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const auto run_as = RunAs(r);
+    std::optional<std::string> refused;
+    if (!run_as) {
+      refused = "no user may fire its nodes for it (the user who saved it last was deleted): save it again";
+    } else if (graphs[i]) {
+      std::vector<std::string> keys;
+      for (const auto& n : graphs[i]->nodes)
+        keys.push_back(n.key);
+      if (auto may = MayFireNodes(*run_as, NodeJobsIn(*graphs[i], keys, group_of)); !may) {
+        refused = fmt::format(
+            "its scheduled runs fire its nodes for {}, who saved it last, and {}: save it again as someone "
+            "who may",
+            run_as->username, may.error().message);
+      }
+    }
+    if (refused) {
+      StopRefused(tx, r, *refused, now_ms);
+      continue;
+    }
     due.push_back(
         {.id = r["id"].as<int>(),
          .group_id = r["group_id"].as<int>(),
@@ -30,7 +121,7 @@ std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_bas
              ParseMisfireStrategy(r["misfire_strategy"].c_str()).value_or(MisfireStrategy::kDoNothing),
          .next_fire_ms = r["next_fire_ms"].as<std::int64_t>()});
   }
-  if (due.empty()) return {{}, 0};
+  if (due.empty()) return {{}, rows.size()};
   const auto plan = planner.Plan(due, now_ms);
   std::vector<CommittedFire> out;
   for (const auto& f : plan.fires) {
@@ -51,7 +142,7 @@ std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_bas
     }
   }
   job_table::AdvanceSchedules(tx, "workflow", plan.advances);
-  return {std::move(out), due.size()};
+  return {std::move(out), rows.size()};
 }
 
 int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t after_ms) {

@@ -41,19 +41,6 @@ struct LockedRun {
   bool dirty = false;
 };
 
-WorkflowGraph GraphOf(const pqxx::field& f) {
-  const auto j = json::parse(f.c_str());
-  auto g = GraphFromJson(j.at("nodes"), j.at("edges"));
-  return g.ok() ? std::move(*g) : WorkflowGraph{};
-}
-
-std::vector<std::int64_t> IdsOf(const pqxx::field& f) {
-  std::vector<std::int64_t> out;
-  for (const auto& v : json::parse(f.c_str()))
-    out.push_back(v.get<std::int64_t>());
-  return out;
-}
-
 // Locks the runs `ids` (in id order) and reads them with their nodes.
 std::map<std::int64_t, LockedRun> Lock(pqxx::transaction_base& tx, std::vector<std::int64_t> ids) {
   std::sort(ids.begin(), ids.end());
@@ -69,7 +56,7 @@ std::map<std::int64_t, LockedRun> Lock(pqxx::transaction_base& tx, std::vector<s
     run.workflow_id = r["workflow_id"].as<int>();
     run.scheduled_ms = r["scheduled_ms"].as<std::int64_t>();
     run.param = r["param"].as<std::string>();
-    run.graph = GraphOf(r["graph"]);
+    run.graph = GraphOfColumn(r["graph"]);
     run.state = ParseRunState(r["state"].c_str()).value_or(RunState::kFailed);
     run.end_ms = r["end_ms"].as<std::int64_t>();
     run.note = r["note"].as<std::string>();
@@ -83,7 +70,7 @@ std::map<std::int64_t, LockedRun> Lock(pqxx::transaction_base& tx, std::vector<s
     auto& n = out[r["run_id"].as<std::int64_t>()].nodes[r["key"].as<std::string>()];
     n.job_id = r["job_id"].as<int>();
     n.state = ParseNodeState(r["state"].c_str()).value_or(NodeState::kFailed);
-    n.log_ids = IdsOf(r["log_ids"]);
+    n.log_ids = IdsOfColumn(r["log_ids"]);
     n.start_ms = r["start_ms"].as<std::int64_t>();
     n.end_ms = r["end_ms"].as<std::int64_t>();
   }
@@ -233,6 +220,7 @@ void MoveOn(pqxx::transaction_base& tx, LockedRun& run, std::string_view node_id
                        .note = std::move(note)});
     }
     std::set<std::string> written;
+    std::vector<TriggerResult> refused;
     for (auto& [wf, fire] : fire_log::InsertWorkflowFires(tx, fires, node_id, now_ms)) {
       auto& n = run.nodes.at(wf.node);
       n.state = NodeState::kRunning;
@@ -241,8 +229,22 @@ void MoveOn(pqxx::transaction_base& tx, LockedRun& run, std::string_view node_id
       n.log_ids.push_back(fire.log_id);
       n.dirty = true;
       written.insert(wf.node);
+      // A parameter that cannot take its values (admin/model/parent_refs.hpp): its fire fails at once, with
+      // no retry and nothing sent; the failure monitor's claim ends the node FAILED, as any failed trigger.
+      if (const auto& why = params.at(wf.node).refused) {
+        refused.push_back({.log_id = fire.log_id,
+                           .scheduled_ms = fire.scheduled_ms,
+                           .type = TriggerType::kWorkflow,
+                           .trigger_ms = now_ms,
+                           .trigger_code = 500,
+                           .trigger_msg = "parameter refused, nothing was sent: " + *why,
+                           .executor_param = wf.param,
+                           .retry_count = 0});
+        continue;
+      }
       started.push_back(std::move(fire));
     }
+    fire_log::RecordTriggerResults(tx, refused);
     if (written.size() == p.start.size()) return;
     for (const auto& k : p.start) {
       if (written.contains(k)) continue;
@@ -307,11 +309,23 @@ void AddRetries(pqxx::transaction_base& tx, std::span<const PlannedRetry> planne
 
 StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::string_view node_id,
                     std::int64_t now_ms) {
+  // FOR SHARE: the graph checked below is the one the run copies (a save waits for this transaction).
   const auto w = tx.exec_params(R"sql(
-    SELECT group_id, param, nodes::text AS nodes, edges::text AS edges FROM workflow WHERE id = $1
+    SELECT group_id, param, nodes::text AS nodes, edges::text AS edges FROM workflow WHERE id = $1 FOR SHARE
   )sql",
                                 start.workflow_id);
   if (w.empty()) return {};
+  if (start.firer != nullptr) {
+    const auto g = GraphFromJson(json::parse(w[0]["nodes"].c_str()), json::parse(w[0]["edges"].c_str()));
+    if (g.ok()) {
+      std::vector<std::string> keys;
+      for (const auto& n : g->nodes)
+        keys.push_back(n.key);
+      if (auto may = MayFireNodes(*start.firer, NodeJobsOf(tx, *g, keys)); !may) {
+        return StartedRun{.refused = may.error()};
+      }
+    }
+  }
   const auto param = start.param ? *start.param : w[0]["param"].as<std::string>();
   const auto graph =
       json{{"nodes", json::parse(w[0]["nodes"].c_str())}, {"edges", json::parse(w[0]["edges"].c_str())}};
@@ -341,7 +355,7 @@ StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::stri
   return out;
 }
 
-Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t run_id, std::string_view who,
+Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t run_id, const NodeFirer& who,
                                         std::int64_t now_ms) {
   const auto ended = [&](std::string_view state) {
     return Error::Conflict(fmt::format("workflow run {} has ended ({}): nothing to kill", run_id, state));
@@ -353,14 +367,24 @@ Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t
   // run's row is locked: the order a callback takes the same rows in, so the two never wait on each other in
   // a cycle. The accepted ones are returned for their executors to kill.
   std::vector<KilledFire> out;
-  for (const auto& r : tx.exec_params(R"sql(
-         SELECT o.log_id, o.job_id, o.group_id, o.executor_address, o.trigger_ms
-           FROM fire_open o JOIN job_log l ON l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
-          WHERE l.workflow_run_id = $1 ORDER BY o.log_id
-       )sql",
-                                      run_id)) {
+  const auto open = tx.exec_params(R"sql(
+    SELECT o.log_id, o.job_id, o.group_id, o.executor_address, o.trigger_ms, l.workflow_node
+      FROM fire_open o JOIN job_log l ON l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
+     WHERE l.workflow_run_id = $1 ORDER BY o.log_id
+  )sql",
+                                   run_id);
+  // Killing a fire is operating its job: the caller may for each, or nothing is killed.
+  std::vector<NodeJob> jobs;
+  for (const auto& r : open) {
+    jobs.push_back({.key = r["workflow_node"].as<std::string>(),
+                    .job_id = r["job_id"].as<int>(),
+                    .group_id = r["group_id"].as<int>()});
+  }
+  if (auto may = MayFireNodes(who, jobs, "killing"); !may) return may.error();
+  for (const auto& r : open) {
     const auto id = r["log_id"].as<std::int64_t>();
-    fire_log::MarkKilled(tx, id, now_ms, fmt::format("the workflow run {} was killed by {}", run_id, who));
+    fire_log::MarkKilled(tx, id, now_ms,
+                         fmt::format("the workflow run {} was killed by {}", run_id, who.username));
     if (r["trigger_ms"].as<std::int64_t>() > 0) {
       out.push_back({.log_id = id,
                      .job_id = r["job_id"].as<int>(),
@@ -385,14 +409,14 @@ Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t
   }
   run.state = RunState::kKilled;
   run.end_ms = now_ms;
-  run.note += fmt::format("{}killed by {}", run.note.empty() ? "" : "\n", who);
+  run.note += fmt::format("{}killed by {}", run.note.empty() ? "" : "\n", who.username);
   run.dirty = true;
   Save(tx, runs);
   return out;
 }
 
 Result<std::vector<Fire>> RerunNode(pqxx::transaction_base& tx, std::int64_t run_id, std::string_view key,
-                                    std::string_view who, std::string_view node_id, std::int64_t now_ms) {
+                                    const NodeFirer& who, std::string_view node_id, std::int64_t now_ms) {
   auto runs = Lock(tx, {run_id});
   if (runs.empty()) return Error::NotFound(fmt::format("workflow run {} not found", run_id));
   auto& run = runs.at(run_id);
@@ -410,7 +434,9 @@ Result<std::vector<Fire>> RerunNode(pqxx::transaction_base& tx, std::int64_t run
         fmt::format("node '{}' of workflow run {} is {}: only a FAILED or KILLED node is re-run",
                     std::string(key).substr(0, 64), run_id, ToString(node->second.state)));
   }
-  for (const auto& k : WithDescendants(run.graph, key)) {
+  const auto again = WithDescendants(run.graph, key);
+  if (auto may = MayFireNodes(who, NodeJobsOf(tx, run.graph, again)); !may) return may.error();
+  for (const auto& k : again) {
     auto& n = run.nodes.at(k);
     n.state = NodeState::kWaiting;
     n.start_ms = n.end_ms = 0;
@@ -419,53 +445,12 @@ Result<std::vector<Fire>> RerunNode(pqxx::transaction_base& tx, std::int64_t run
   run.state = RunState::kRunning;
   run.end_ms = 0;
   run.note += fmt::format("{}node {} re-run by {}", run.note.empty() ? "" : "\n",
-                          std::string(key).substr(0, 64), who);
+                          std::string(key).substr(0, 64), who.username);
   run.dirty = true;
   std::vector<Fire> started;
   MoveOn(tx, run, node_id, now_ms, now_ms, started);
   Save(tx, runs);
   return started;
-}
-
-std::optional<WorkflowRun> GetRun(pqxx::transaction_base& tx, std::int64_t run_id) {
-  const auto rows = tx.exec_params(R"sql(
-    SELECT id, workflow_id, group_id, trigger_type, scheduled_ms, param, graph::text AS graph, state, start_ms,
-           end_ms, note, created_by
-      FROM workflow_run WHERE id = $1
-  )sql",
-                                   run_id);
-  if (rows.empty()) return std::nullopt;
-  const auto& r = rows[0];
-  WorkflowRun run{.id = r["id"].as<std::int64_t>(),
-                  .workflow_id = r["workflow_id"].as<int>(),
-                  .group_id = r["group_id"].as<int>(),
-                  .trigger_type = r["trigger_type"].as<std::string>(),
-                  .scheduled_ms = r["scheduled_ms"].as<std::int64_t>(),
-                  .param = r["param"].as<std::string>(),
-                  .graph = GraphOf(r["graph"]),
-                  .state = ParseRunState(r["state"].c_str()).value_or(RunState::kFailed),
-                  .start_ms = r["start_ms"].as<std::int64_t>(),
-                  .end_ms = r["end_ms"].as<std::int64_t>(),
-                  .note = r["note"].as<std::string>(),
-                  .created_by = r["created_by"].as<std::string>()};
-  std::map<std::string, WorkflowRunNode> nodes;
-  for (const auto& n : tx.exec_params(R"sql(
-         SELECT key, job_id, state, array_to_json(log_ids)::text AS log_ids, start_ms, end_ms
-           FROM workflow_run_node WHERE run_id = $1
-       )sql",
-                                      run_id)) {
-    nodes[n["key"].as<std::string>()] = {
-        .key = n["key"].as<std::string>(),
-        .job_id = n["job_id"].as<int>(),
-        .state = ParseNodeState(n["state"].c_str()).value_or(NodeState::kFailed),
-        .log_ids = IdsOf(n["log_ids"]),
-        .start_ms = n["start_ms"].as<std::int64_t>(),
-        .end_ms = n["end_ms"].as<std::int64_t>()};
-  }
-  for (const auto& g : run.graph.nodes) {
-    if (const auto it = nodes.find(g.key); it != nodes.end()) run.nodes.push_back(std::move(it->second));
-  }
-  return run;
 }
 
 }  // namespace cronwheel::admin::workflow_table

@@ -13,6 +13,7 @@
 // propagate.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <span>
@@ -23,6 +24,7 @@
 #include "admin/model/fire.hpp"
 #include "admin/model/result.hpp"
 #include "admin/model/workflow.hpp"
+#include "admin/model/workflow_access.hpp"
 #include "admin/results/result_store.hpp"
 #include "admin/schedule/scan_planner.hpp"
 
@@ -57,10 +59,14 @@ struct RunStart {
   std::string created_by;
   bool skipped = false;  // a DO_NOTHING misfire: recorded SKIPPED, nothing runs
   std::string note;
+  // Whom the run fires its nodes for: each node of the graph read here must pass MayFireNodes, else nothing
+  // is written (StartedRun::refused). nullptr: checked by the caller (the scan checks run_as).
+  const NodeFirer* firer = nullptr;
 };
 struct StartedRun {
   std::int64_t run_id = 0;  // 0: the workflow is gone, or a scheduled instant already has its run
   std::vector<Fire> fires;
+  std::optional<Error> refused;  // RunStart::firer may not fire a node (MayFireNodes's error)
 };
 StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::string_view node_id,
                     std::int64_t now_ms);
@@ -73,17 +79,28 @@ StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::stri
 // Returns the runs withdrawn.
 int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t after_ms);
 
-// Kills run `run_id`: KILLED, its WAITING nodes SKIPPED, its RUNNING nodes KILLED and their open fires
-// recorded killed (fire_log::MarkKilled). Returns the fires that an executor had accepted (to be told to
-// kill them). kNotFound; kConflict when the run has ended.
-Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t run_id, std::string_view who,
+// Kills run `run_id` for `who`: KILLED, its WAITING nodes SKIPPED, its RUNNING nodes KILLED and their open
+// fires (those of job_log.workflow_run_id = run_id, no other) recorded killed (fire_log::MarkKilled).
+// Returns the fires that an executor had accepted (to be told to kill them). kNotFound; kConflict when the
+// run has ended; MayFireNodes's errors ("killing") when `who` may not operate the job of a fire to kill
+// (checked before anything is written; the caller rolls back on any error).
+Result<std::vector<KilledFire>> KillRun(pqxx::transaction_base& tx, std::int64_t run_id, const NodeFirer& who,
                                         std::int64_t now_ms);
 
 // Re-runs node `key` of run `run_id` and what follows it: they are WAITING again (their fires are kept in
 // log_ids), the run RUNNING, and the node starts at once when its parents allow. kNotFound; kConflict when
-// the run is still running or the node did not fail (FAILED or KILLED).
+// the run is still running or the node did not fail (FAILED or KILLED); MayFireNodes's errors when `who`
+// may not fire the node or one that follows it.
 Result<std::vector<Fire>> RerunNode(pqxx::transaction_base& tx, std::int64_t run_id, std::string_view key,
-                                    std::string_view who, std::string_view node_id, std::int64_t now_ms);
+                                    const NodeFirer& who, std::string_view node_id, std::int64_t now_ms);
+
+// The nodes `keys` of `graph` with their jobs' groups as they are now (nullopt: the job is gone).
+std::vector<NodeJob> NodeJobsOf(pqxx::transaction_base& tx, const WorkflowGraph& graph,
+                                const std::vector<std::string>& keys);
+// The same from `group_of` (job id -> group), read once for many graphs by JobGroupsOf.
+std::vector<NodeJob> NodeJobsIn(const WorkflowGraph& graph, const std::vector<std::string>& keys,
+                                const std::map<int, int>& group_of);
+std::map<int, int> JobGroupsOf(pqxx::transaction_base& tx, const std::vector<int>& job_ids);
 
 // The scan (store/pg_scheduler_store.hpp): the enabled workflows of the schedule partitions `held` (id %
 // `total`) due at or before `horizon_ms`, at most `limit`, planned by `planner` as a job's schedule is
@@ -95,6 +112,11 @@ std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_bas
                                                            std::span<const int> held, int limit,
                                                            ScanPlanner& planner, std::string_view node_id,
                                                            std::int64_t now_ms);
+
+// A workflow_run.graph column read back (an empty graph if it is not one), and a bigint[] column read as
+// array_to_json(...)::text.
+WorkflowGraph GraphOfColumn(const pqxx::field& f);
+std::vector<std::int64_t> IdsOfColumn(const pqxx::field& f);
 
 // A run and its nodes; nullopt when there is none.
 std::optional<WorkflowRun> GetRun(pqxx::transaction_base& tx, std::int64_t run_id);

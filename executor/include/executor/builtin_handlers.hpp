@@ -8,7 +8,8 @@
 //  * shardingJobHandler: logs "shard index = I, total = T".
 //  * httpJobHandler: param is a URL, or {"url": ..., "method": "GET|POST|PUT|DELETE|PATCH|HEAD",
 //    "body": ..., "contentType": ...} (url, method and contentType strings; JSON nested deeper than
-//    cronwheel::kMaxJsonDepth, 64 levels, is refused, 500, as every JSON body is). Refused (500) unless the
+//    cronwheel::kMaxJsonDepth, 64 levels, is refused, 500, as every JSON body is; so is an object that
+//    names a key twice, which readers resolve differently: security review 2, N3). Refused (500) unless the
 //    URL is under one of `http_allow` (default: none, so the handler is inert until configured — XXL-JOB's
 //    sample calls any URL, an SSRF hole). Redirects are not followed. Logs the status and at most
 //    `http_log_body_bytes` of the body; 2xx = 200, else 500.

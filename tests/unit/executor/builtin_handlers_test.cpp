@@ -2,9 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "cwtest/fake_clock.hpp"
@@ -110,6 +112,54 @@ TEST(BuiltinHandlers, HttpJobHandlerNamesAParamFieldOfTheWrongType) {
     EXPECT_THAT(ctx.result()->msg, HasSubstr("'" + field + "'")) << param;
     EXPECT_THAT(ctx.result()->msg, ::testing::Not(HasSubstr("json.exception"))) << param;
   }
+}
+
+// Security review 2, N3: a child's param {"url": "http://.../ok/report?id={{parent.output.id}}"} spliced
+// with a parent's output id `7","method":"DELETE","url":"http://.../ok/admin/delete-everything` named
+// "method" and "url" twice, and the last ones won: a DELETE inside http_handler_allow. The admin now
+// inserts values as data (tests/unit/admin/parent_refs_test.cpp); the handler also refuses a param that names
+// a key twice, before any request: the server sees none.
+TEST(BuiltinHandlers, N3_HttpJobHandlerRefusesAParamWithADuplicateKeyAndSendsNothing) {
+  httplib::Server server;
+  std::mutex mu;
+  std::vector<std::string> seen;
+  const auto record = [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mu);
+    seen.push_back(req.method + " " + req.path);
+    res.set_content("ok", "text/plain");
+  };
+  server.Get(R"(/ok/.*)", record);
+  server.Delete(R"(/ok/.*)", record);
+  const int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { server.listen_after_bind(); });
+  while (!server.is_running())
+    std::this_thread::yield();
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  const BuiltinHandlerOptions options{{base + "/ok/"}, 5s, 100};
+  cwtest::FakeClock clock;
+  MemorySink sink;
+  const std::stop_source stop;
+  const auto run = [&](const std::string& param) {
+    JobContext ctx(FireInfo{1, 1, 0, param, 0, 0, 0}, sink, stop.get_token(), clock);
+    cronwheel::executor::HttpJobHandler(options)(ctx);
+    return ctx.result();
+  };
+  // The text the admin used to write: the template with the output spliced in.
+  const std::string spliced = R"({"url": ")" + base + R"(/ok/report?id=7","method":"DELETE","url":")" + base +
+                              R"(/ok/admin/delete-everything"})";
+  const auto refused = run(spliced);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->code, 500);
+  EXPECT_THAT(refused->msg, HasSubstr("the param names the key 'url' twice in one object"));
+  // The request the template meant is made as before.
+  const auto meant = run(R"({"url": ")" + base + R"(/ok/report?id=7"})");
+  ASSERT_TRUE(meant);
+  EXPECT_EQ(meant->code, 200) << meant->msg;
+  server.stop();
+  serving.join();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(seen, std::vector<std::string>{"GET /ok/report"});
 }
 
 TEST(BuiltinHandlers, DemoJobHandlerSleepsOnTheClockAndStopsEarly) {

@@ -258,6 +258,31 @@ TEST_F(DispatcherTest, KillReportsTheRunningAndQueuedFiresAtOnce) {
   EXPECT_EQ(sink_.Get().size(), 3U);
 }
 
+// Security review 2, N4: killing a workflow run killed the job's whole thread, so another fire of the same
+// job (its own schedule's, another run's) was killed with it. /killFires ends the fires named, running or
+// queued, and the job's other fires run.
+TEST_F(DispatcherTest, N4_KillFiresEndsOnlyTheFiresNamedAndTheJobsOthersRun) {
+  Gate& gate = gate_;
+  Register("h", gate.Handler());  // cooperative: returns when its stop token is requested
+  EXPECT_EQ(d_->Run(Fire(1, 1)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  EXPECT_EQ(d_->Run(Fire(1, 2)).code, 200);
+  EXPECT_EQ(d_->Run(Fire(1, 3)).code, 200);
+  // The running fire 1 and the queued fire 3 are the run's; fire 2 is not. Fire 9 is not here.
+  EXPECT_EQ(d_->KillFires({1, 3, 9}), (std::vector<std::int64_t>{1, 3}));
+  ASSERT_TRUE(sink_.WaitFor(2));
+  EXPECT_EQ(sink_.For(1).handle_msg, Cat("scheduling center kill job.", kRunningKilled));
+  EXPECT_EQ(sink_.For(3).handle_msg, Cat("scheduling center kill job.", kQueuedKilled));
+  EXPECT_EQ(d_->JobThreads(), 1U) << "the job's thread goes on";
+  // Fire 2 runs once fire 1's handler has returned, and ends as it would have.
+  gate.Open();
+  ASSERT_TRUE(sink_.WaitFor(3));
+  EXPECT_EQ(sink_.For(2).handle_code, 200);
+  EXPECT_TRUE(d_->KillFires({1, 2}).empty()) << "reported already";
+  d_->Stop();
+  EXPECT_EQ(sink_.Get().size(), 3U);
+}
+
 // A handler's output goes with its callback; one over 16 KiB is refused by SetOutput and not sent.
 TEST_F(DispatcherTest, AHandlersOutputGoesWithItsCallbackAndOneOverTheLimitIsRefused) {
   Register("out", [](JobContext& ctx) {

@@ -84,11 +84,16 @@ struct JobIdParam {
 // accepted (held for its instant, queued, running, or run within its redelivery window). The answer's
 // content is {"accepted": [log ids]} (kAcceptedField). The admin asks it shortly before the instant of the
 // fires it sent ahead, to find those an executor lost by dying or restarting.
+// Executor /killFires, cronwheel's extension too, takes the same body: kill these fires only, wherever they
+// are (held, queued, running), leaving the other fires of their jobs alone (XXL-JOB's /kill ends a job's
+// whole thread). The answer's content is {"killed": [log ids]} (kKilledField). An XXL-JOB executor answers
+// "uri-mapping(/killFires) not found".
 struct CancelParam {
   std::vector<std::int64_t> log_ids;  // logIds: at most kMaxCancelLogIds, each positive
 };
 inline constexpr std::size_t kMaxCancelLogIds = 100'000;
 inline constexpr const char* kAcceptedField = "accepted";
+inline constexpr const char* kKilledField = "killed";
 inline constexpr std::size_t kMaxBatchRuns = 10'000;
 inline constexpr const char* kBatchAnswersField = "answers";
 

@@ -140,6 +140,14 @@ class ExecutorClient {
   // holds for their instant; the answer's content is {"cancelled": [the log ids dropped]}.
   virtual xxljob::Envelope Cancel(const std::string& address, const std::string& token,
                                   const xxljob::CancelParam& param) = 0;
+  // POST /killFires, cronwheel's extension: asks the executor to kill these fires only (the other fires of
+  // their jobs go on); the answer's content is {"killed": [the log ids killed]} (xxljob::kKilledField). This
+  // default, for clients that have no executors behind them (the tests' fakes), answers as an XXL-JOB
+  // executor does to a path it does not know.
+  virtual xxljob::Envelope KillFires(const std::string& /*address*/, const std::string& /*token*/,
+                                     const xxljob::CancelParam& /*param*/) {
+    return xxljob::Envelope::Fail(xxljob::UriNotFound("/killFires"));
+  }
   // POST /accepted, cronwheel's extension (ahead-of-time dispatch): which of these fires the executor has
   // accepted; the answer's content is {"accepted": [log ids]} (xxljob::kAcceptedField). Returns at once;
   // `done` gets the reply as RunAsync's does. This default, for clients that have no executors behind them
@@ -214,6 +222,8 @@ class HttpExecutorClient final : public ExecutorClient {
   xxljob::Envelope Drain(const std::string& address, const std::string& token) override;
   xxljob::Envelope Cancel(const std::string& address, const std::string& token,
                           const xxljob::CancelParam& param) override;
+  xxljob::Envelope KillFires(const std::string& address, const std::string& token,
+                             const xxljob::CancelParam& param) override;
   void AcceptedAsync(const std::string& address, const std::string& token, const xxljob::CancelParam& param,
                      RunDone done) override;
 

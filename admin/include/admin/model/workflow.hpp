@@ -101,6 +101,10 @@ struct Workflow {
   std::string stop_reason;
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
+  // Whom its scheduled runs fire its nodes for (admin/model/workflow_access.hpp): the user who saved it
+  // last, set by the store from the saver; 0 / "" when no one (that user was deleted).
+  int run_as_user_id = 0;
+  std::string run_as;  // that user's name, as shown
 };
 
 nlohmann::json ToJson(const Workflow& w);
@@ -131,7 +135,8 @@ struct WorkflowRun {
 nlohmann::json ToJson(const WorkflowRun& run);
 
 // A fire an executor had accepted, of a run that was killed: the caller asks the executor at
-// `executor_address` to kill it (XXL-JOB's /kill with `jobId`).
+// `executor_address` to kill that fire only (api/workflows.cpp: cronwheel's /killFires with its log id; an
+// XXL-JOB executor's /kill with `jobId` only when the executor runs no other open fire of the job).
 struct KilledFire {
   std::int64_t log_id = 0;
   int job_id = 0;

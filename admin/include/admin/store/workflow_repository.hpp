@@ -20,6 +20,7 @@
 #include "admin/model/fire.hpp"
 #include "admin/model/result.hpp"
 #include "admin/model/workflow.hpp"
+#include "admin/model/workflow_access.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -42,7 +43,8 @@ class WorkflowRepository {
 
   // The group of each of `job_ids` that exists (for the API's access check of a workflow's nodes).
   std::map<int, int> JobGroups(const std::vector<int>& job_ids);
-  // kInvalid (nodes[i].job_id) when a node's job does not exist; an enabled one gets its first fire.
+  // kInvalid (nodes[i].job_id) when a node's job does not exist; an enabled one gets its first fire. Its
+  // scheduled runs are fired for `w.run_as_user_id` (the saver: admin/model/workflow_access.hpp).
   Result<Workflow> Create(Workflow w);
   // Applies `edit` to the stored workflow (locked) and saves it. Disabled or rescheduled, its runs written
   // ahead by the scan that have not started are withdrawn (workflow_table::WithdrawUnstarted). kNotFound,
@@ -55,18 +57,28 @@ class WorkflowRepository {
   // By id; only those of `group_ids` when given.
   std::vector<Workflow> List(const std::optional<std::vector<int>>& group_ids);
 
-  // A run of workflow `id` triggered by hand (MANUAL) or API, with `param` (nullopt = the workflow's).
-  // kNotFound.
-  Result<Started> Trigger(int id, bool by_api, const std::optional<std::string>& param,
-                          const std::string& who, const std::string& node_id);
+  // A run of workflow `id` triggered by hand (MANUAL) or API by `who`, with `param` (nullopt = the
+  // workflow's). kNotFound; MayFireNodes's kNotFound / kForbidden when `who` may not fire every node of the
+  // graph (read in the run's own transaction, so the run starts with the graph checked). Nothing is written
+  // then.
+  Result<Started> Trigger(int id, bool by_api, const std::optional<std::string>& param, const NodeFirer& who,
+                          const std::string& node_id);
   std::optional<WorkflowRun> GetRun(std::int64_t run_id);
   // The newest `limit` runs of workflow `id` (nodes included), newest first.
   std::vector<WorkflowRun> ListRuns(int id, int limit);
-  // KILLED; its fires' records closed; returns those an executor runs. kNotFound, kConflict (ended).
-  Result<std::vector<KilledFire>> KillRun(std::int64_t run_id, const std::string& who);
-  // Re-runs a FAILED or KILLED node and what follows it, in its ended run. kNotFound, kConflict.
-  Result<std::vector<Fire>> RerunNode(std::int64_t run_id, const std::string& key, const std::string& who,
+  // KILLED; its fires' records closed (only the run's own: job_log.workflow_run_id); returns those an
+  // executor runs. kNotFound, kConflict (ended); MayFireNodes's errors ("killing") when `who` may not
+  // operate the job of a node whose fire would be killed, with nothing changed.
+  Result<std::vector<KilledFire>> KillRun(std::int64_t run_id, const NodeFirer& who);
+  // Re-runs a FAILED or KILLED node and what follows it, in its ended run, for `who`. kNotFound, kConflict;
+  // MayFireNodes's errors when `who` may not fire the node or one that follows it.
+  Result<std::vector<Fire>> RerunNode(std::int64_t run_id, const std::string& key, const NodeFirer& who,
                                       const std::string& node_id);
+  // The open fires of job `job_id` that the executor at `executor_address` accepted and that are not of
+  // run `run_id` (at most 20, by id): what an XXL-JOB executor's /kill of the job would end besides the
+  // run's.
+  std::vector<std::int64_t> OtherOpenFires(int job_id, const std::string& executor_address,
+                                           std::int64_t run_id);
   // Ends the node of a fire a person killed (the logs' kill route) and starts what follows it; the fires
   // written are returned to send. Nothing when the fire is not a node's.
   std::vector<Fire> FireKilled(std::int64_t log_id, const std::string& node_id);

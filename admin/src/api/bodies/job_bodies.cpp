@@ -7,6 +7,7 @@
 
 #include "admin/api/request_bodies.hpp"
 #include "admin/model/ics_import.hpp"
+#include "admin/model/parent_refs.hpp"
 #include "admin/model/validation.hpp"
 #include "api/bodies/body_reader.hpp"
 #include "cronwheel/net/http_address.hpp"
@@ -77,6 +78,14 @@ Result<Job> ReadJobBody(const json& body, Job job, bool create) {
   r.Int("max_concurrent", job.max_concurrent, false, 0, kMaxConcurrentLimit);
   r.Bool("enabled", job.enabled, false);
   r.RejectUnknown();
+  // A parameter naming a parent's result must take any value as data (admin/model/parent_refs.hpp): it is a
+  // child job's ({{parent.…}}) or, without a parameter of its node, a workflow node's.
+  for (const auto whose : {ParamRefs::kChildJob, ParamRefs::kWorkflowNode}) {
+    if (const auto why = CheckParamRefs(job.param, whose)) {
+      errors.push_back({"param", "param: " + *why, "template"});
+      break;
+    }
+  }
   return Checked(std::move(job), std::move(errors), "the job is not valid");
 }
 

@@ -3,6 +3,7 @@
 
 #include "admin/api/request_bodies.hpp"
 #include "admin/model/model.hpp"
+#include "admin/model/parent_refs.hpp"
 #include "api/bodies/body_reader.hpp"
 #include "ringwheel/schedule.hpp"
 
@@ -34,6 +35,15 @@ Result<Workflow> ReadWorkflowBody(const json& body, Workflow w, bool create) {
       errors.insert(errors.end(), checked.error().fields.begin(), checked.error().fields.end());
     } else {
       w.graph = *graph;
+    }
+    // Each node's own parameter takes its references' values as data (admin/model/parent_refs.hpp).
+    for (std::size_t i = 0; i < w.graph.nodes.size(); ++i) {
+      const auto& p = w.graph.nodes[i].param;
+      if (!p) continue;
+      if (const auto why = CheckParamRefs(*p, ParamRefs::kWorkflowNode)) {
+        errors.push_back(
+            {fmt::format("nodes[{}].param", i), fmt::format("nodes[{}].param: {}", i, *why), "template"});
+      }
     }
   }
   if (w.schedule_type != "CRON" && w.schedule_type != "FIX_RATE" && w.schedule_type != "NONE") {
