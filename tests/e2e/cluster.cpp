@@ -31,12 +31,13 @@ Cluster::Cluster(Options options)
   fs::create_directories(dir_);
   token_ = fmt::format("e2e-{:08x}{:08x}{:08x}", rd(), rd(), rd());
   conn_ = std::make_unique<pqxx::connection>(db_.dsn());
+  const int at_start = options_.admins_at_start < 0 ? options_.admins : options_.admins_at_start;
   for (int i = 0; i < options_.admins; ++i) {
     admin_ports_.push_back(i == 0 && options_.first_admin_port > 0 ? options_.first_admin_port
                                                                    : FreeTcpPort());
-    StartAdmin(i);
+    if (i < at_start) StartAdmin(i);
   }
-  for (int i = 0; i < options_.admins; ++i)
+  for (int i = 0; i < at_start; ++i)
     AwaitAdmin(i);
   for (int i = 0; i < options_.executors; ++i) {
     executor_ports_.push_back(FreeTcpPort());
@@ -70,9 +71,16 @@ std::string Cluster::executor_address(int i) const {
   return fmt::format("http://127.0.0.1:{}/", executor_port(i));
 }
 
+void Cluster::StartLateAdmin(int i) {
+  StartAdmin(i);
+  AwaitAdmin(i);
+}
+
 void Cluster::StartAdmin(int i) {
   ChildProcess::Options o;
-  o.program = CRONWHEEL_ADMIN_BIN;
+  const auto program = options_.admin_program.find(i);
+  o.program = program == options_.admin_program.end() || program->second.empty() ? CRONWHEEL_ADMIN_BIN
+                                                                                  : program->second;
   o.args = {"--dsn",
             db_.dsn(),
             "--listen",

@@ -37,6 +37,8 @@ class Cluster {
     bool scripts_on_last_executor = false;
     std::string server_dsn;              // PostgreSQL to create the database on; "" = CRONWHEEL_TEST_DSN's
     bool server_database_as_is = false;  // use server_dsn's own database instead of creating one
+    std::map<int, std::string> admin_program;  // admin i's binary (0-based); others: this build's
+    int admins_at_start = -1;  // admins the constructor starts (-1 = all); StartLateAdmin starts the rest
     int first_admin_port =
         0;  // admin 1 listens here (a URL naming it was configured before); 0 = a free port
   };
@@ -60,6 +62,8 @@ class Cluster {
   void AwaitAdmin(int i, std::chrono::milliseconds timeout = std::chrono::seconds(60));
   // Waits until executor i is in the registry (and so routable within a second).
   void AwaitRegistered(int i, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  // Starts admin i, one of those the constructor left (Options::admins_at_start), and waits for it. In order.
+  void StartLateAdmin(int i);
   // Restarts a killed or stopped admin / executor with the same settings and waits for it.
   void RestartAdmin(int i);
   void RestartExecutor(int i);
