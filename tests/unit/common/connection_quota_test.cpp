@@ -11,7 +11,6 @@
 
 namespace {
 
-using cronwheel::net::ConnectionLimits;
 using cronwheel::net::ConnectionQuota;
 using namespace std::chrono_literals;
 
