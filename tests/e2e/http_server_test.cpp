@@ -188,6 +188,7 @@ TEST_F(HttpServerTest, N1_IdleConnectionsWithoutCredentialsDoNotKeepAnAuthentica
   ASSERT_TRUE(executor.Send(Guarded()));
   ASSERT_EQ(executor.Read().status, 200);
   std::vector<std::unique_ptr<RawConnection>> flood;
+  flood.reserve(300);
   for (int i = 0; i < 300; ++i)
     flood.push_back(std::make_unique<RawConnection>(port_, 5s));  // connected, never a byte sent
   for (int attempt = 0; attempt < 500 && server_->Stats().accepted < 301; ++attempt)

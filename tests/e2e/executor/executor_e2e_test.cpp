@@ -429,6 +429,7 @@ class ExecutorF3E2E : public ExecutorE2E {
       std::filesystem::permissions(dir_, std::filesystem::perms::others_exec,
                                    std::filesystem::perm_options::add);
       std::filesystem::create_directories(log_dir_);
+      // NOLINTNEXTLINE(concurrency-mt-unsafe): before the executor starts, on the test's one thread
       EXPECT_EQ(::system(("chown -R " + run_as + " " + log_dir_.string()).c_str()), 0);
     }
     admin_.Start();

@@ -282,7 +282,11 @@ TEST(HttpFraming, N6_OnlyASingleChunkedTransferEncodingIsAcceptedAndAFoldedLineI
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    const auto out = Serve(post + c.head + "\r\n" + body);
+    std::string request = post;
+    request += c.head;
+    request += "\r\n";
+    request += body;
+    const auto out = Serve(request);
     EXPECT_EQ(out.status, c.status) << out.message;
     EXPECT_THAT(out.message, HasSubstr(c.says));
     if (c.status == 0) EXPECT_EQ(out.body, std::string(20, 'x'));
