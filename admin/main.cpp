@@ -5,13 +5,20 @@
 
 #include "admin/app/admin_app.hpp"
 #include "cronwheel/config.hpp"
+#include "cronwheel/process_secrets.hpp"
 #include "ringwheel/clock.hpp"
 
 int main(int argc, char** argv) {
+  // The database URI and the access token are kept from other processes of this user: not in
+  // /proc/<pid>/environ, cmdline or mem (security review 2, F3; docs/security.md).
+  const bool undumpable = cronwheel::MakeUndumpable();
   cronwheel::admin::AdminConfig config;
   cronwheel::ConfigLoader settings("cronwheel-admin", "cronwheel scheduling center (admin)");
   config.Declare(settings);
   if (auto code = settings.Parse(argc, argv)) return *code;
+  settings.ScrubSecrets(argc, argv);
+  if (!undumpable)
+    spdlog::warn("this process could not be made non-dumpable: its memory is readable by its user");
 
   // Signals are taken by sigwait below, never by a handler on a random thread.
   sigset_t signals;

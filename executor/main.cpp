@@ -13,12 +13,16 @@
 #include <thread>
 
 #include "cronwheel/config.hpp"
+#include "cronwheel/process_secrets.hpp"
 #include "executor/builtin_handlers.hpp"
 #include "executor/executor.hpp"
 #include "executor/executor_config.hpp"
 #include "ringwheel/clock.hpp"
 
 int main(int argc, char** argv) {
+  // Script jobs run as this process's user: they must not read its token from /proc/<pid>/environ or mem
+  // (security review 2, F3; docs/security.md, "Script jobs on the executor").
+  const bool undumpable = cronwheel::MakeUndumpable();
   // SIGTERM/SIGINT are taken by sigwait() below: block them before any thread starts (threads inherit the
   // mask; script children get a clean mask and default dispositions from the script runner).
   // SIGUSR1 is this process's own: the drain thread's "done".
@@ -36,6 +40,7 @@ int main(int argc, char** argv) {
       "Runs jobs for a cronwheel or XXL-JOB admin (XXL-JOB executor protocol, dialects A/B).");
   config.Declare(loader);
   if (const auto exit_code = loader.Parse(argc, argv)) return *exit_code;
+  const auto scrubbed = loader.ScrubSecrets(argc, argv);
   if (const absl::Status valid = config.Validate(); !valid.ok()) {
     std::cerr << "cronwheel-executor: " << valid.message() << "\n";
     return 2;
@@ -45,6 +50,10 @@ int main(int argc, char** argv) {
   spdlog::set_level(config.LogLevel());
   for (const auto& warning : config.Warnings())
     spdlog::warn("{}", warning);
+  if (!undumpable)
+    spdlog::warn("this process could not be made non-dumpable: its scripts may read its memory");
+  for (const auto& key : scrubbed)
+    spdlog::debug("{}: its value was removed from this process's environment and command line", key);
 
   // An admin's drain request (POST /drain) is a SIGTERM to this process: the drain below, as for a signal.
   // Without a drain timeout there is no drain to ask for.

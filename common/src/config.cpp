@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cronwheel/process_secrets.hpp"
 #include "cronwheel/text.hpp"
 
 namespace cronwheel {
@@ -278,6 +279,17 @@ std::optional<int> ConfigLoader::Parse(int argc, const char* const* argv, const 
     }
   }
   return std::nullopt;
+}
+
+std::vector<std::string> ConfigLoader::ScrubSecrets(int argc, char** argv) const {
+  std::vector<std::string> scrubbed;
+  for (const auto& o : impl_->options) {
+    if (!o.secret) continue;
+    const bool in_env = ScrubEnvironment(EnvName(o.key).c_str());
+    const bool in_flags = ScrubArguments(argc, argv, FlagName(o.key)) > 0;
+    if (in_env || in_flags) scrubbed.push_back(o.key);
+  }
+  return scrubbed;
 }
 
 std::string ConfigLoader::SourceOf(std::string_view key) const {

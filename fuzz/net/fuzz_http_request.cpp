@@ -1,7 +1,8 @@
 // Feeds arbitrary bytes, in arbitrary pieces, through the steps cronwheel's HTTP server takes for each
-// request (common/src/net/http_framing.hpp, run by common/src/net/http_server.cpp): the Beast parser with
-// the server's head limit, the request built from the head, the route, the body rule, the route's body
-// limit, then the body. What must hold for any input:
+// request (common/src/net/http_framing.hpp, run by common/src/net/http_session.cpp): the head read up to its
+// end (ScanHead), the Beast parser with the server's head limit, the request built from the head, its framing
+// (CheckMessageFraming), the route, the body rule, the route's body limit, then the body. What must hold for
+// any input:
 //  * no crash, leak, hang or undefined behaviour;
 //  * a head is accepted only within header_max_bytes and header_max_fields;
 //  * every refusal is a 4xx with a message (the server never answers a peer's bytes with a 5xx);
@@ -77,6 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::uint64_t limit = 0;
     Request req;
     bool head_done = false;
+    HeadScan scan;
     while (!parser.is_done()) {
       if (next >= pending.size()) return 0;  // the peer stopped mid-request: the server times out
       const auto take = std::min(piece, pending.size() - next);
@@ -84,7 +86,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       next += take;
       Check(held.size() <= Settings().header_max_bytes + piece + 64);
       boost::system::error_code ec;
-      const auto used = parser.put(boost::asio::buffer(held), ec);
+      std::size_t used = 0;
+      if (!head_done) {
+        // As the server reads a head: until its closing empty line (or its limit), then parsed at once.
+        scan = ScanHead(held, scan);
+        if (scan.end == 0 && held.size() < Settings().header_max_bytes) continue;
+        Check(scan.end == 0 || held.compare(scan.end - 4, 4, "\r\n\r\n") == 0);
+        used = parser.put(boost::asio::buffer(held.data(), scan.end > 0 ? scan.end : held.size()), ec);
+        if (!ec && !parser.is_header_done()) ec = boost::beast::http::error::header_limit;
+      } else {
+        used = parser.put(boost::asio::buffer(held), ec);
+      }
       held.erase(0, used);
       if (ec == boost::beast::http::error::need_more) continue;
       if (ec) {
@@ -97,6 +109,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           refused = r;
           break;
         }
+        if (auto r = CheckMessageFraming(req, scan.obs_fold)) {
+          Check(r->status == 400 && r->close);
+          refused = r;
+          break;
+        }
+        // What passed: at most one Transfer-Encoding, and it is chunked (review 2, N6).
+        Check(req.get_header_value_count("Transfer-Encoding") <= 1);
+        Check(!req.has_header("Transfer-Encoding") || parser.chunked());
         Check(req.headers.size() <= Settings().header_max_fields);
         Check(!req.path.empty() && req.path.front() == '/');
         auto match = FindRoute(routes, req);

@@ -32,7 +32,8 @@ std::string Get(const std::string& path) {
 }
 
 // A server with one route of each kind the admin and the executor have: GET /ping, POST /echo (any body up
-// to the limit), POST /guarded (admitted only with "X-Token: secret", checked before the body).
+// to the limit), POST /guarded (admitted only with "X-Token: secret", checked before the body, which makes
+// the connection an authenticated one).
 class HttpServerTest : public ::testing::Test {
  protected:
   void Start(HttpServerSettings settings) {
@@ -48,7 +49,10 @@ class HttpServerTest : public ::testing::Test {
                     res.set_content(fmt::format("{} bytes", req.body.size()), "text/plain");
                   },
                   {.admit = [](Request& req, Response& res) {
-                    if (req.get_header_value("X-Token") == "secret") return true;
+                    if (req.get_header_value("X-Token") == "secret") {
+                      req.authenticated = true;  // the connection now counts as authenticated
+                      return true;
+                    }
                     res.status = 401;
                     res.set_content("wrong token", "text/plain");
                     return false;
@@ -90,7 +94,11 @@ TEST_F(HttpServerTest, AHeadSentOneByteAtATimeIsCutAtItsWholeDeadlineNotKeptAliv
 }
 
 TEST_F(HttpServerTest, TwoHundredPeersSendingTheirHeadsSlowlyLeaveEveryoneElseAnswered) {
-  Start({.threads = 2, .io_threads = 1, .header_timeout = 30s, .max_connections_per_address = 1000});
+  Start({.threads = 2,
+         .io_threads = 1,
+         .header_timeout = 30s,
+         .max_unauthenticated_connections = 1000,
+         .max_unauthenticated_connections_per_address = 1000});
   std::vector<std::unique_ptr<RawConnection>> slow;
   for (int i = 0; i < 200; ++i) {
     slow.push_back(std::make_unique<RawConnection>(port_));
@@ -165,25 +173,112 @@ TEST_F(HttpServerTest, AChunkedBodyIsRefusedAsSoonAsItsDecodedBytesPassTheLimit)
   EXPECT_EQ(handled_, 0);
 }
 
-TEST_F(HttpServerTest, ConnectionsBeyondTheLimitForOneAddressAreRefusedAndTheRestServed) {
-  Start({.threads = 2, .max_connections_per_address = 4});
+std::string Guarded(const std::string& body = "abc") {
+  return fmt::format(
+      "POST /guarded HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Token: secret\r\nContent-Length: {}\r\n\r\n{}",
+      body.size(), body);
+}
+
+// Security review 2, N1: 256 idle connections from 127.0.0.1 made the admin refuse its executor on the same
+// host. Now 300 idle connections without credentials from one address cost an authenticated client of that
+// address nothing: its kept connection stays, and its new ones get in, each closing the flood's oldest.
+TEST_F(HttpServerTest, N1_IdleConnectionsWithoutCredentialsDoNotKeepAnAuthenticatedClientOfTheirAddressOut) {
+  Start({.threads = 2, .keep_alive_timeout = 30s});  // the default limits: 64 unauthenticated per address
+  RawConnection executor(port_, 5s);
+  ASSERT_TRUE(executor.Send(Guarded()));
+  ASSERT_EQ(executor.Read().status, 200);
+  std::vector<std::unique_ptr<RawConnection>> flood;
+  flood.reserve(300);
+  for (int i = 0; i < 300; ++i)
+    flood.push_back(std::make_unique<RawConnection>(port_, 5s));  // connected, never a byte sent
+  for (int attempt = 0; attempt < 500 && server_->Stats().accepted < 301; ++attempt)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(server_->Stats().accepted, 301u);
+  EXPECT_EQ(server_->Stats().refused, 0u);
+  EXPECT_GE(server_->Stats().evicted, 300u - 64u);
+  ASSERT_TRUE(executor.Send(Guarded("kept")));
+  EXPECT_EQ(executor.Read().body, "4 bytes") << "the authenticated connection was kept";
+  for (int i = 0; i < 3; ++i) {
+    RawConnection another(port_, 5s);
+    ASSERT_TRUE(another.Send(Guarded()));
+    EXPECT_EQ(another.Read().body, "3 bytes") << "a new connection from the flooding address";
+  }
+  // The flood's oldest connections were the ones closed; its youngest are still open.
+  EXPECT_TRUE(flood.front()->ClosedByPeer());
+  EXPECT_LE(server_->Stats().open, 64u + 1u + 3u);
+}
+
+TEST_F(HttpServerTest, N1_OnlyWhenEveryOpenConnectionIsAuthenticatedIsANewOneRefused) {
+  Start({.threads = 2,
+         .keep_alive_timeout = 30s,
+         .max_connections = 4,
+         .max_connections_per_address = 4,
+         .max_unauthenticated_connections = 4,
+         .max_unauthenticated_connections_per_address = 4});
   std::vector<std::unique_ptr<RawConnection>> held;
   for (int i = 0; i < 4; ++i) {
     held.push_back(std::make_unique<RawConnection>(port_, 5s));
-    ASSERT_TRUE(held.back()->Send(Get("/ping")));
-    EXPECT_EQ(held.back()->Read().status, 200);  // kept open
+    ASSERT_TRUE(held.back()->Send(Guarded()));
+    EXPECT_EQ(held.back()->Read().status, 200);  // kept open, authenticated
   }
   RawConnection fifth(port_, 5s);
   fifth.Send(Get("/ping"));
-  const auto refused = fifth.Read();
-  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(fifth.Read().status, 503);
   EXPECT_EQ(server_->Stats().refused, 1u);
+  EXPECT_EQ(server_->Stats().evicted, 0u);
+  for (auto& c : held) {
+    ASSERT_TRUE(c->Send(Guarded()));
+    EXPECT_EQ(c->Read().status, 200) << "none was closed to make room";
+  }
   held.pop_back();  // one closes: room for another
   for (int attempt = 0; attempt < 50 && server_->Stats().open > 3; ++attempt)
     std::this_thread::sleep_for(10ms);
   RawConnection again(port_, 5s);
   ASSERT_TRUE(again.Send(Get("/ping")));
   EXPECT_EQ(again.Read().status, 200);
+}
+
+TEST_F(HttpServerTest, N1_ANewConnectionOverItsAddressesShareClosesTheIdleLongestWithoutCredentials) {
+  Start({.threads = 2, .keep_alive_timeout = 30s, .max_unauthenticated_connections_per_address = 4});
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<RawConnection>(port_, 5s));
+    ASSERT_TRUE(held.back()->Send(Get("/ping")));
+    EXPECT_EQ(held.back()->Read().status, 200);  // kept open, no credentials
+  }
+  RawConnection fifth(port_, 5s);
+  ASSERT_TRUE(fifth.Send(Get("/ping")));
+  EXPECT_EQ(fifth.Read().status, 200);
+  EXPECT_TRUE(held.front()->ClosedByPeer()) << "the idle-longest one was closed";
+  EXPECT_EQ(server_->Stats().evicted, 1u);
+  EXPECT_EQ(server_->Stats().refused, 0u);
+  for (std::size_t i = 1; i < held.size(); ++i) {
+    ASSERT_TRUE(held[i]->Send(Get("/ping")));
+    EXPECT_EQ(held[i]->Read().status, 200) << i;
+  }
+}
+
+// Security review 2, N6: the server read `gzip, chunked`, two Transfer-Encoding fields and a folded one as
+// chunked. Each is now refused with 400 before a byte of the body is read, and the connection closes.
+TEST_F(HttpServerTest, N6_ATransferEncodingOtherThanOneChunkedOrAFoldedLineIsRefusedBeforeTheBody) {
+  Start({.threads = 2});
+  for (const std::string fields :
+       {"Transfer-Encoding: gzip, chunked\r\n", "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
+        "Transfer-Encoding: gzip,\r\n chunked\r\n", "Transfer-Encoding:\r\n chunked\r\n"}) {
+    SCOPED_TRACE(fields);
+    RawConnection conn(port_, 5s);
+    ASSERT_TRUE(
+        conn.Send("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\n" + fields + "\r\n5\r\nhello\r\n0\r\n\r\n"));
+    const auto answer = conn.Read();
+    EXPECT_EQ(answer.status, 400);
+    EXPECT_THAT(answer.head, HasSubstr("Connection: close"));
+    EXPECT_TRUE(conn.ClosedByPeer());
+  }
+  EXPECT_EQ(handled_, 0);
+  RawConnection chunked(port_, 5s);
+  ASSERT_TRUE(chunked.Send(
+      "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
+  EXPECT_EQ(chunked.Read().body, "hello");
 }
 
 TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrderOnAKeptConnection) {

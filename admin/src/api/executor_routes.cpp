@@ -27,8 +27,10 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
   const auto admitted_by_token = [&registry, &global_token](const std::function<void()>& refused) {
     return net::HttpServer::RouteOptions{
         .admit = [&registry, &global_token, refused](net::Request& req, net::Response& res) {
-          if (registry.KnownToken(req.get_header_value(xxljob::kAccessTokenHeader), global_token))
+          if (registry.KnownToken(req.get_header_value(xxljob::kAccessTokenHeader), global_token)) {
+            req.authenticated = true;  // an executor: its connection is not one a flood can crowd out
             return true;
+          }
           refused();
           SendEnvelope(res, xxljob::Envelope::Fail(std::string(xxljob::kWrongTokenMsg)));
           return false;

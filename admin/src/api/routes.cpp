@@ -125,6 +125,7 @@ void Routes::AddAuthed(const char* method, const std::string& path, Handler h, A
                                                                                          net::Response& res) {
     auto who = auth.Authenticate(req);
     if (Failed(res, who)) return false;
+    req.authenticated = true;  // a session or an API token: the connection counts as authenticated
     if (access == Access::kAdmin && !who->admin) {
       SendError(res, Error::Forbidden("this needs the ADMIN role"));
       return false;

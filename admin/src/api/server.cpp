@@ -77,14 +77,17 @@ ApiServer::ApiServer(Settings settings, Services services, ringwheel::Clock& clo
     : settings_(std::move(settings)),
       services_(std::move(services)),
       clock_(clock),
-      server_(std::make_unique<net::HttpServer>(
-          net::HttpServerSettings{.threads = settings_.threads,
-                                  .io_threads = 1,
-                                  .keep_alive_timeout = std::chrono::seconds(2),
-                                  .keep_alive_max_count = 100'000,
-                                  .payload_max_bytes = settings_.max_body_bytes,
-                                  .max_connections = settings_.max_connections,
-                                  .max_connections_per_address = settings_.max_connections_per_address})) {
+      server_(std::make_unique<net::HttpServer>(net::HttpServerSettings{
+          .threads = settings_.threads,
+          .io_threads = 1,
+          .keep_alive_timeout = std::chrono::seconds(2),
+          .keep_alive_max_count = 100'000,
+          .payload_max_bytes = settings_.max_body_bytes,
+          .max_connections = settings_.max_connections,
+          .max_connections_per_address = settings_.max_connections_per_address,
+          .max_unauthenticated_connections = settings_.max_unauthenticated_connections,
+          .max_unauthenticated_connections_per_address =
+              settings_.max_unauthenticated_connections_per_address})) {
   server_->SetExceptionHandler(OnException);
   server_->SetErrorHandler(OnError);
   impl_ = std::make_unique<Impl>(

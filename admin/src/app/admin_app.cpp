@@ -377,6 +377,10 @@ void AdminApp::Start() {
           .node_id = config_.node_id,
           .max_connections = static_cast<std::size_t>(config_.http_max_connections),
           .max_connections_per_address = static_cast<std::size_t>(config_.http_max_connections_per_address),
+          .max_unauthenticated_connections =
+              static_cast<std::size_t>(config_.http_max_unauthenticated_connections),
+          .max_unauthenticated_connections_per_address =
+              static_cast<std::size_t>(config_.http_max_unauthenticated_connections_per_address),
           .webhook_allow = config_.alarm_webhook_allow},
       ApiServer::Services{
           .groups = p.groups,

@@ -71,11 +71,22 @@ void AdminConfig::Declare(ConfigLoader& s) {
       .Add("http_threads", &http_threads, "threads running HTTP handlers (connections are read without one)",
            2, 1000)
       .Add("http_max_connections", &http_max_connections,
-           "open HTTP connections in all; one beyond is answered 503 and closed (docs/security.md)", 16,
-           1'000'000)
+           "open HTTP connections in all; a new one beyond closes a connection without credentials, or is "
+           "answered 503 and closed when all have them (docs/security.md)",
+           16, 1'000'000)
       .Add("http_max_connections_per_address", &http_max_connections_per_address,
-           "open HTTP connections from one peer address (a proxy in front counts as one address)", 1,
-           1'000'000)
+           "open authenticated HTTP connections (a request on them carried an executor token, a session or "
+           "an API token) from one peer address; a proxy in front counts as one address",
+           1, 1'000'000)
+      .Add("http_max_unauthenticated_connections", &http_max_unauthenticated_connections,
+           "open HTTP connections without credentials (yet) in all; a new one beyond closes the idle-longest "
+           "of the address holding the most",
+           16, 1'000'000)
+      .Add("http_max_unauthenticated_connections_per_address",
+           &http_max_unauthenticated_connections_per_address,
+           "open HTTP connections without credentials (yet) from one peer address; a new one beyond closes "
+           "that address's idle-longest",
+           1, 1'000'000)
       .Add("shutdown_drain_ms", &shutdown_drain,
            "at shutdown with no other admin alive, keep sending for this long", std::chrono::milliseconds(0),
            std::chrono::milliseconds(60'000))

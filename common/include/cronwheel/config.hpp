@@ -58,6 +58,13 @@ class ConfigLoader final {
   std::optional<int> Parse(int argc, const char* const* argv, const EnvLookup& env);
   std::optional<int> Parse(int argc, const char* const* argv);  // uses the process environment
 
+  // Overwrites, in this process's memory, the value of every secret key (AddSecret) given in the
+  // environment or as a flag, and removes those variables from the environment, so that
+  // /proc/<pid>/environ and /proc/<pid>/cmdline no longer show them (cronwheel/process_secrets.hpp; security
+  // review 2, F3). A value in the TOML file stays in the file. Call after Parse, before any thread starts.
+  // Returns the keys whose values it overwrote.
+  std::vector<std::string> ScrubSecrets(int argc, char** argv) const;
+
   // Where each key's value came from after Parse(): "flag", "env", "file" or "default".
   [[nodiscard]] std::string SourceOf(std::string_view key) const;
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/beast/http/error.hpp>
 #include <limits>
 
@@ -17,6 +18,63 @@ std::string Cut(std::string_view text) {
 }
 
 }  // namespace
+
+HeadScan ScanHead(std::string_view received, HeadScan previous) {
+  HeadScan scan = previous;
+  if (scan.end > 0) return scan;
+  for (std::size_t i = scan.scanned; i < received.size(); ++i) {
+    if (received[i] != '\n') continue;
+    if (i >= 3 && received.compare(i - 3, 4, "\r\n\r\n") == 0) {
+      scan.end = i + 1;
+      scan.scanned = scan.end;
+      return scan;
+    }
+    if (i + 1 < received.size() && (received[i + 1] == ' ' || received[i + 1] == '\t')) scan.obs_fold = true;
+  }
+  // The last three bytes may begin the closing empty line, the last one a line break before a fold.
+  scan.scanned = received.size() > 3 ? received.size() - 3 : 0;
+  return scan;
+}
+
+std::optional<Refusal> CheckMessageFraming(const Request& req, bool obs_fold) {
+  if (obs_fold) {
+    return Refusal{400,
+                   "a header line begins with a space or a tab (obsolete line folding, RFC 9112 §5.2): send "
+                   "each field on one line",
+                   true};
+  }
+  const auto codings = req.get_header_value_count("Transfer-Encoding");
+  if (codings == 0) return std::nullopt;
+  if (codings > 1) {
+    return Refusal{
+        400,
+        fmt::format("the request has {} Transfer-Encoding fields; only one, 'chunked', is accepted", codings),
+        true};
+  }
+  std::string_view value = req.headers.find("Transfer-Encoding")->second;
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+    value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+    value.remove_suffix(1);
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  const bool chunked = value.size() == 7 && std::equal(value.begin(), value.end(), "chunked",
+                                                       [&](char a, char b) { return lower(a) == b; });
+  if (!chunked) {
+    // RFC 9112 §6.3: a request whose Transfer-Encoding is not (only) chunked has no length the server can
+    // rely on; no coding but chunked is taken here.
+    return Refusal{
+        400,
+        fmt::format("the Transfer-Encoding '{}' is not valid for a request: only 'chunked', alone, is "
+                    "accepted",
+                    Cut(value)),
+        true};
+  }
+  if (req.has_header("Content-Length")) {
+    // Both headers: how requests are smuggled past a proxy that reads the other one.
+    return Refusal{400, "the request has both Transfer-Encoding and Content-Length; send only one", true};
+  }
+  return std::nullopt;
+}
 
 void ConfigureParser(RequestParser& parser, const HttpServerSettings& settings) {
   parser.header_limit(
@@ -40,7 +98,9 @@ Refusal ParseFailure(const boost::system::error_code& ec, const HttpServerSettin
     return {400, "the Content-Length header is not a single non-negative number"};
   }
   if (ec == http::error::bad_transfer_encoding) {
-    return {400, "the Transfer-Encoding header is not valid for a request (only chunked, last, is)"};
+    return {400,
+            "the Transfer-Encoding header is not valid for a request: only one, 'chunked', without "
+            "Content-Length"};
   }
   if (ec == http::error::bad_chunk || ec == http::error::bad_chunk_extension) {
     return {400, "the chunked body is malformed"};
@@ -107,11 +167,8 @@ std::optional<Refusal> CheckBodyFraming(const RouteEntry& route, const Request& 
                                         std::optional<std::uint64_t> content_length, bool chunked,
                                         const HttpServerSettings& settings) {
   if (req.has_header("Transfer-Encoding") && (!chunked || req.has_header("Content-Length"))) {
-    // RFC 9112 §6.3: a request whose Transfer-Encoding does not end in chunked has no length the server can
-    // rely on, and one with both headers is how requests are smuggled past a proxy that reads the other.
-    return Refusal{400,
-                   "the Transfer-Encoding header is not valid for a request: only chunked, last, and without "
-                   "Content-Length",
+    // CheckMessageFraming refuses these first; kept so that this rule holds on its own.
+    return Refusal{400, "the Transfer-Encoding header is not valid for a request: only 'chunked', alone",
                    true};
   }
   const auto limit = BodyLimit(route, req, settings);

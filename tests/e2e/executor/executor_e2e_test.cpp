@@ -68,15 +68,25 @@ std::string ReadAll(const std::filesystem::path& p) {
 
 // A cronwheel-executor process: cwtest::ChildProcess from a clean environment (PATH only), so no
 // CRONWHEEL_* setting of the caller may change the executor under test. Stopped by the destructor.
+// `run_as`: a user to run it as (through setpriv, which execs it in place: the pid is the executor's); the
+// test must be root for that.
 class ExecutorProcess : public cwtest::ChildProcess {
  public:
   ExecutorProcess(const std::vector<std::string>& args, const std::filesystem::path& out,
-                  std::map<std::string, std::string> env = {})
-      : cwtest::ChildProcess({.program = CRONWHEEL_EXECUTOR_BIN,
-                              .args = args,
-                              .env = std::move(env),
-                              .log_path = out.string(),
-                              .clean_env = true}) {}
+                  std::map<std::string, std::string> env = {}, const std::string& run_as = "")
+      : cwtest::ChildProcess(
+            {.program = run_as.empty() ? CRONWHEEL_EXECUTOR_BIN : cwtest::FindInPath("setpriv"),
+             .args = RunAs(run_as, args),
+             .env = std::move(env),
+             .log_path = out.string(),
+             .clean_env = true}) {}
+  static std::vector<std::string> RunAs(const std::string& user, const std::vector<std::string>& args) {
+    if (user.empty()) return args;
+    std::vector<std::string> out{"--reuid=" + user, "--regid=nogroup", "--clear-groups", "--",
+                                 CRONWHEEL_EXECUTOR_BIN};
+    out.insert(out.end(), args.begin(), args.end());
+    return out;
+  }
   // SIGTERM (SIGKILL after 15 s) and wait; the exit code.
   int Stop() { return cwtest::ChildProcess::Stop(15s); }
   bool WaitExit(std::chrono::milliseconds timeout) { return Wait(timeout).has_value(); }
@@ -106,7 +116,8 @@ class ExecutorE2E : public ::testing::Test {
   // Starts an executor registered with admin_ (listen on any free port unless given); extra flags last.
   // `env`: the executor's environment besides PATH.
   ExecutorProcess& StartExecutor(std::vector<std::string> extra = {}, const std::string& token = kToken,
-                                 std::map<std::string, std::string> env = {}) {
+                                 std::map<std::string, std::string> env = {},
+                                 const std::string& run_as = "") {
     std::vector<std::string> args{"--app-name",
                                   "e2e-app",
                                   "--admin-addresses",
@@ -127,7 +138,7 @@ class ExecutorE2E : public ::testing::Test {
     if (!token.empty()) args.insert(args.end(), {"--access-token", token});
     args.insert(args.end(), extra.begin(), extra.end());
     const auto out = dir_ / ("executor-" + std::to_string(executors_.size()) + ".out");
-    executors_.push_back(std::make_unique<ExecutorProcess>(args, out, std::move(env)));
+    executors_.push_back(std::make_unique<ExecutorProcess>(args, out, std::move(env), run_as));
     return *executors_.back();
   }
 
@@ -383,6 +394,87 @@ TEST_F(ExecutorE2E, AScriptGetsAMinimalEnvironmentWithoutTheExecutorsToken) {
   for (const auto& line : expected) {
     EXPECT_THAT(log, HasSubstr("\n" + line + "\n")) << log;
   }
+}
+
+// Security review 2, F3: a script job read the executor's token from /proc/$PPID/environ (its own environment
+// was clean), and `EnvironmentFile=` did not help, as the script runs as the executor's user. The token is
+// given here as operators do: in the environment (read by the service manager, as root, from a file only
+// root reads) and, as the e2e clusters do, as a flag. The script tries every place it could read it from.
+std::string ProbeTheExecutor(const std::filesystem::path& token_file) {
+  return "#!/bin/bash\n"
+         "echo '---- environ'; tr '\\0' '\\n' < /proc/$PPID/environ 2>&1\n"
+         "echo '---- cmdline'; tr '\\0' ' ' < /proc/$PPID/cmdline 2>&1; echo\n"
+         "echo '---- mem'; if dd if=/proc/$PPID/mem of=/dev/null bs=1 count=1 2>&1 | grep -q 'Permission "
+         "denied'; then echo mem-refused; else echo mem-opened; fi\n"
+         "echo '---- file'; cat " +
+         token_file.string() +
+         " 2>&1\n"
+         "echo '---- end'\n";
+}
+
+class ExecutorF3E2E : public ExecutorE2E {
+ protected:
+  // Runs the probe as fire `log_id` of an executor started with the token in its environment and in its
+  // arguments (as `run_as`, or as the test's user); returns its job log.
+  std::string ProbeFrom(const std::string& run_as, std::int64_t log_id) {
+    const auto token_file = dir_ / "executor.env";
+    {
+      std::ofstream f(token_file);
+      f << "CRONWHEEL_ACCESS_TOKEN=" << kToken << "\n";
+    }
+    std::filesystem::permissions(token_file,
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    if (!run_as.empty()) {
+      // The executor's own folders are its user's, as on a host (docs/security.md).
+      std::filesystem::permissions(dir_, std::filesystem::perms::others_exec,
+                                   std::filesystem::perm_options::add);
+      std::filesystem::create_directories(log_dir_);
+      // NOLINTNEXTLINE(concurrency-mt-unsafe): before the executor starts, on the test's one thread
+      EXPECT_EQ(::system(("chown -R " + run_as + " " + log_dir_.string()).c_str()), 0);
+    }
+    admin_.Start();
+    StartExecutor({"--enable-scripts", "true"}, kToken, {{"CRONWHEEL_ACCESS_TOKEN", kToken}}, run_as);
+    const auto address = AwaitRegistered();
+    auto t = Trigger(77, log_id, "", "");
+    t["glueType"] = "GLUE_SHELL";
+    t["glueUpdatetime"] = 1767225600123;
+    t["glueSource"] = ProbeTheExecutor(token_file);
+    EXPECT_EQ(Call(address, "run", t).code, 200);
+    const auto cb = admin_.WaitCallbackFor(log_id, kWait);
+    EXPECT_TRUE(cb);
+    return FetchLog(address, log_id);
+  }
+};
+
+TEST_F(ExecutorF3E2E, F3_AScriptOfTheExecutorsUserReadsItsTokenNeitherFromProcNorFromTheTokenFile) {
+  // The deployment docs/security.md describes: the executor runs as a user of its own (here nobody, when
+  // the test can switch to it), the token file is root's.
+  const std::string user = ::geteuid() == 0 ? "nobody" : "";
+  const auto log = ProbeFrom(user, 7701);
+  EXPECT_THAT(log, HasSubstr("---- end")) << log;
+  EXPECT_THAT(log, ::testing::Not(HasSubstr(kToken))) << log;
+  // Not only scrubbed: unreadable, as the process is not dumpable.
+  EXPECT_THAT(log, ::testing::ContainsRegex("---- environ\n[^\n]*Permission denied")) << log;
+  EXPECT_THAT(log, HasSubstr("mem-refused")) << log;
+  EXPECT_THAT(log, HasSubstr("--access-token")) << "the probe read the command line: " << log;
+  if (user.empty()) {
+    std::printf(
+        "[F3] not root: the executor ran as this test's user, who can read the token file; only "
+        "/proc was checked\n");
+  } else {
+    EXPECT_THAT(log, ::testing::ContainsRegex("---- file\n[^\n]*Permission denied")) << log;
+  }
+}
+
+TEST_F(ExecutorF3E2E, F3_EvenAScriptRunAsRootFindsNoTokenInTheExecutorsEnvironOrCommandLine) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: an executor run as root";
+  // What remains (docs/security.md): root reads any process's memory and the token file. The places a
+  // script would look first no longer hold the token.
+  const auto log = ProbeFrom("", 7702);
+  const auto environ_part = log.substr(0, log.find("---- mem"));
+  EXPECT_THAT(environ_part, HasSubstr("CRONWHEEL_ACCESS_TOKEN=")) << "root reads the environ: " << log;
+  EXPECT_THAT(environ_part, ::testing::Not(HasSubstr(kToken))) << log;
+  EXPECT_THAT(environ_part, HasSubstr("--access-token")) << log;
 }
 
 TEST_F(ExecutorE2E, AScriptEnvPassNamingACronwheelVariableStopsTheExecutor) {

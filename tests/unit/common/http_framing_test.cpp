@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 namespace {
 
@@ -43,10 +44,13 @@ struct Outcome {
 
 Outcome Serve(const std::string& bytes) {
   static const auto routes = Routes();
+  // As the server reads a head: up to its closing empty line, then parsed at once.
+  const auto scan = ScanHead(bytes);
   RequestParser parser;
   ConfigureParser(parser, kSettings);
   boost::system::error_code ec;
-  std::size_t used = parser.put(boost::asio::buffer(bytes), ec);
+  std::size_t used =
+      parser.put(boost::asio::buffer(bytes.data(), scan.end > 0 ? scan.end : bytes.size()), ec);
   if (ec && ec != boost::beast::http::error::need_more) {
     const auto r = ParseFailure(ec, kSettings, kSettings.payload_max_bytes);
     return {r.status, r.message, ""};
@@ -54,6 +58,7 @@ Outcome Serve(const std::string& bytes) {
   if (!parser.is_header_done()) return {-1, "incomplete head", ""};
   Request req;
   if (auto r = FillRequest(parser.get(), kSettings, req)) return {r->status, r->message, ""};
+  if (auto r = CheckMessageFraming(req, scan.obs_fold)) return {r->status, r->message, ""};
   auto match = FindRoute(routes, req);
   if (match.route == nullptr) return {match.refusal.status, match.refusal.message, ""};
   const auto length = parser.content_length();
@@ -239,4 +244,89 @@ TEST(HttpFraming, AnEmptyChunkedBodyArrivingAFewBytesAtATimeIsParsedWhateverTheS
       EXPECT_EQ(parser.get().body(), body.starts_with("2") ? "{}" : "");
     }
   }
+}
+
+// Security review 2, N6: only a single `Transfer-Encoding: chunked` frames a body; every other way of saying
+// it is refused with 400 before a byte of the body is read (RFC 9112 §6.3), and so is a folded header line
+// (RFC 9112 §5.2), which Beast would otherwise join into the field before it.
+TEST(HttpFraming, N6_OnlyASingleChunkedTransferEncodingIsAcceptedAndAFoldedLineIsRefused) {
+  const std::string post = "POST /jobs HTTP/1.1\r\nHost: a\r\n";
+  const std::string body = Chunked(20);
+  struct Case {
+    const char* name;
+    std::string head;  // the fields after the request line and Host
+    int status;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"chunked", "Transfer-Encoding: chunked\r\n", 0, ""},
+      {"CHUNKED, in capitals", "Transfer-Encoding: CHUNKED\r\n", 0, ""},
+      {"chunked with spaces and a tab around it", "Transfer-Encoding:  \tchunked \t\r\n", 0, ""},
+      {"gzip, chunked", "Transfer-Encoding: gzip, chunked\r\n", 400, "'gzip, chunked'"},
+      {"chunked, chunked", "Transfer-Encoding: chunked, chunked\r\n", 400, "only 'chunked', alone"},
+      {"identity, chunked", "Transfer-Encoding: identity, chunked\r\n", 400, "only 'chunked', alone"},
+      {"gzip then chunked in two fields", "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n", 400,
+       "2 Transfer-Encoding fields"},
+      {"chunked then gzip in two fields", "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n", 400,
+       "Transfer-Encoding"},
+      {"an empty Transfer-Encoding then chunked", "Transfer-Encoding: \r\nTransfer-Encoding: chunked\r\n",
+       400, "2 Transfer-Encoding fields"},
+      {"a folded Transfer-Encoding", "Transfer-Encoding: gzip,\r\n chunked\r\n", 400, "folding"},
+      {"a Transfer-Encoding folded from an empty first line", "Transfer-Encoding:\r\n\tchunked\r\n", 400,
+       "folding"},
+      {"a folded field of another name", "X-Note: a\r\n b\r\nTransfer-Encoding: chunked\r\n", 400, "folding"},
+      {"chunked and a Content-Length", "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", 400,
+       "Content-Length"},
+      {"a Content-Length and chunked", "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", 400,
+       "Content-Length"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string request = post;
+    request += c.head;
+    request += "\r\n";
+    request += body;
+    const auto out = Serve(request);
+    EXPECT_EQ(out.status, c.status) << out.message;
+    EXPECT_THAT(out.message, HasSubstr(c.says));
+    if (c.status == 0) EXPECT_EQ(out.body, std::string(20, 'x'));
+  }
+  // On a route that takes no body, and on one that does not exist, the framing is refused first.
+  EXPECT_EQ(Serve("GET /nothing HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n").status, 400);
+  EXPECT_EQ(Serve("GET /jobs/1 HTTP/1.1\r\nX-A: 1\r\n  2\r\n\r\n").status, 400);
+}
+
+TEST(HttpFraming, N6_TheRefusalOfAFramingEndsTheConnection) {
+  Request req;
+  req.headers.emplace("Transfer-Encoding", "gzip, chunked");
+  const auto refusal = CheckMessageFraming(req, false);
+  ASSERT_TRUE(refusal);
+  EXPECT_TRUE(refusal->close) << "the bytes after the head are not a body the server can find the end of";
+  Request plain;
+  EXPECT_FALSE(CheckMessageFraming(plain, false));
+  const auto folded = CheckMessageFraming(plain, true);
+  ASSERT_TRUE(folded);
+  EXPECT_EQ(folded->status, 400);
+  EXPECT_TRUE(folded->close);
+}
+
+// ScanHead finds the end of a head and any folded line however the bytes are split across reads, and never
+// looks past the head (a body may begin with a space).
+TEST(HttpFraming, N6_AHeadIsScannedTheSameWhateverPiecesItArrivesIn) {
+  const std::string folded = "GET /jobs/1 HTTP/1.1\r\nX-A: 1\r\n 2\r\n\r\n";
+  const std::string plain = "POST /jobs HTTP/1.1\r\nContent-Length: 3\r\n\r\n \tx";
+  for (std::size_t piece = 1; piece <= 5; ++piece) {
+    for (const auto& [bytes, fold, end] :
+         {std::tuple{folded, true, folded.size()}, std::tuple{plain, false, plain.size() - 3}}) {
+      SCOPED_TRACE(::testing::PrintToString(bytes) + " in pieces of " + std::to_string(piece));
+      HeadScan scan;
+      for (std::size_t have = 0; scan.end == 0 && have < bytes.size();) {
+        have = std::min(bytes.size(), have + piece);
+        scan = ScanHead(std::string_view(bytes).substr(0, have), scan);
+      }
+      EXPECT_EQ(scan.end, end);
+      EXPECT_EQ(scan.obs_fold, fold);
+    }
+  }
+  EXPECT_EQ(ScanHead("GET / HTTP/1.1\r\nHost: a\r\n").end, 0u) << "not yet whole";
 }

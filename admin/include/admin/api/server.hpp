@@ -87,9 +87,12 @@ class ApiServer final {
     std::string access_token;  // global executor token
     std::string node_id;
     std::size_t max_body_bytes = std::size_t{5} * 1024 * 1024;
-    // Open connections in all, and from one peer address (net::HttpServerSettings).
+    // Open connections in all; authenticated ones from one peer address; unauthenticated ones in all and
+    // from one peer address (net::HttpServerSettings, net::ConnectionQuota).
     std::size_t max_connections = 4096;
     std::size_t max_connections_per_address = 256;
+    std::size_t max_unauthenticated_connections = 1024;
+    std::size_t max_unauthenticated_connections_per_address = 64;
     // URL prefixes a job's alarm_webhook may start with (the operator's alarm_webhook_allow).
     std::vector<std::string> webhook_allow;
   };

@@ -40,8 +40,10 @@ struct AdminConfig {
   int executor_client_threads = 2;  // threads sending /run and reading the answers (HttpExecutorClient)
   int db_pool_size = 24;
   int http_threads = 32;
-  int http_max_connections = 4096;             // open HTTP connections in all (net::HttpServer)
-  int http_max_connections_per_address = 256;  // ... and from one peer address
+  int http_max_connections = 4096;                  // open HTTP connections in all (net::HttpServer)
+  int http_max_connections_per_address = 256;       // authenticated ones from one peer address
+  int http_max_unauthenticated_connections = 1024;  // unauthenticated ones in all
+  int http_max_unauthenticated_connections_per_address = 64;  // ... and from one peer address
   std::chrono::milliseconds shutdown_drain{5000};
   std::chrono::milliseconds startup_timeout{120'000};
   int log_retention_days = 30;

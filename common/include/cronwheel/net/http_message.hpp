@@ -48,6 +48,10 @@ struct Request {
   std::smatch matches;  // the matched route's captures, into `path`
   // What a route's admission step found out about the caller (say, who it is), for its handler.
   std::any admitted;
+  // Set by a route's check_head or admit when the caller presented valid credentials (a token, a session):
+  // the server then counts the connection among authenticated ones (cronwheel/net/connection_quota.hpp),
+  // which a peer without credentials cannot crowd out.
+  bool authenticated = false;
 
   [[nodiscard]] bool has_header(std::string_view name) const;
   // The id-th value of header `name`, or "" when there is none.

@@ -20,8 +20,13 @@
 //    thread: it may look up a session) run once the head is read and before any body byte is: a caller
 //    without credentials never gets the server to read, let alone parse, a body. `Expect: 100-continue` is
 //    answered only once both passed;
-//  * at most `max_connections` are open, at most `max_connections_per_address` from one peer address; a
-//    connection beyond either is answered 503 and closed at once;
+//  * connections are kept by a ConnectionQuota (cronwheel/net/connection_quota.hpp): a connection is
+//    unauthenticated until a request on it passes a route check that sets `req.authenticated`; at most
+//    `max_unauthenticated_connections(_per_address)` of those are open, at most
+//    `max_connections_per_address` authenticated ones from one peer address, `max_connections` in all. A
+//    new connection over a cap makes room by closing an unauthenticated one (idle first, the flooding
+//    address's first: the quota's header says which); only when every open connection is authenticated
+//    is it answered 503 and closed at once;
 //  * handlers run on `threads` threads (0: on the I/O threads, for handlers that never block).
 // A request the server answers itself (no route, a method the path does not take, a body over the limit,
 // a malformed or oversized head, a missing length where a body is needed) goes to the error handler with
@@ -56,15 +61,18 @@ struct HttpServerSettings {
   std::size_t payload_max_bytes = std::size_t{5} * 1024 * 1024;  // a route's body limit unless it sets one
   std::size_t header_max_bytes = std::size_t{16} * 1024;         // request line and header fields
   std::size_t header_max_fields = 100;
-  std::size_t max_connections = 4096;
-  std::size_t max_connections_per_address = 256;
+  std::size_t max_connections = 4096;                            // open connections in all (file descriptors)
+  std::size_t max_connections_per_address = 256;                 // authenticated ones from one peer address
+  std::size_t max_unauthenticated_connections = 1024;            // unauthenticated ones in all
+  std::size_t max_unauthenticated_connections_per_address = 64;  // ... and from one peer address
   int backlog = 0;  // listen backlog; 0 = the kernel's limit (SOMAXCONN)
 };
 
 // What a server has counted since it started (monotonic, but `open`).
 struct HttpServerStats {
   std::uint64_t accepted = 0;
-  std::uint64_t refused = 0;   // connections closed at accept: over max_connections(_per_address)
+  std::uint64_t refused = 0;   // connections closed at accept: max_connections open, all authenticated
+  std::uint64_t evicted = 0;   // unauthenticated connections closed to make room for a new one
   std::uint64_t requests = 0;  // requests whose head was read
   std::uint64_t timed_out = 0;
   std::uint64_t open = 0;
@@ -84,7 +92,8 @@ struct RouteOptions {
   bool body_required = false;
   // Run in this order once the head is read, before any body byte is read. `check_head` runs on the I/O
   // thread and must not block; `admit` runs on a handler thread and may (a session look-up). What admit
-  // stores in `req.admitted` reaches the handler.
+  // stores in `req.admitted` reaches the handler. A check that found valid credentials sets
+  // `req.authenticated`: the connection then counts as authenticated (ConnectionQuota).
   HttpCheck check_head;
   HttpCheck admit;
 };
