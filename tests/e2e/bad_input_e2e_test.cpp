@@ -675,6 +675,8 @@ TEST_F(BadInputE2E, EveryRestRouteAnswersBadInputWithA4xxAndChangesNothing) {
     // A request that got through would be a new run.
     if (r.schema == "WorkflowTriggerRequest") return {{"param", "p"}};
     if (r.schema == "LogClear") return {{"older_than_days", 36500}, {"job_id", ids_["job"]}};
+    // A request that got through would link the user to an LDAP identity.
+    if (r.schema == "IdentityLink") return {{"source", "ldap"}, {"subject", "bad-input-subject"}};
     ADD_FAILURE() << "no valid base body for schema " << r.schema << ": add one";
     return json::object();
   };

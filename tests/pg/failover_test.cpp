@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "admin/store/fire_log.hpp"
+#include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "cwtest/tcp_proxy.hpp"
@@ -166,14 +167,21 @@ TEST_F(FailoverPg, AClaimWhoseAcknowledgementIsLostIsReleasedByItsStampAndOnlyBy
 
 // A database restored from a backup shows the fires that were open at its restore point; whether each ran
 // after that point is not known. after_restore closes those of admins that are not alive, unsent.
-TEST_F(FailoverPg, AfterARestoreTheOpenFiresOfAdminsNotAliveAreClosedUnsentAndALiveAdminsAreLeftAlone) {
+TEST_F(FailoverPg, AfterARestoreTheOpenFiresOfAdminsHoldingNoLockAreClosedUnsentAndALiveAdminsAreLeftAlone) {
   const int g = AddGroup();
   const int job = AddJob(g, "* * * * * ?", kT0 + 60'000);
   const auto now = kT0 + 600'000;  // ten minutes after the restore point
   Exec(fmt::format(
       "INSERT INTO admin_node (node_id, lock_key, address, started_ms, heartbeat_ms, lease_until_ms) VALUES "
       "('old-admin', 1, '', {0}, {0}, {1}), ('live-admin', 2, '', {2}, {2}, {3})",
-      kT0, kT0 + 10'000, now, now + 10'000));
+      now - 5000, now + 5000, now, now + 10'000));
+  // old-admin's lease still runs (a restore point seconds back) but no session holds its lock; live-admin's
+  // lock is held, as a live admin's is.
+  pqxx::connection live_session(db_dsn());
+  {
+    pqxx::nontransaction tx(live_session);
+    tx.exec_params("SELECT pg_advisory_lock($1, 2)", kNodeLockClass);
+  }
   const auto pending = AddFire(job, g, "CRON", kT0 + 1000, 0, 0, 0, "", 0, "old-admin");
   const auto claimed = AddFire(job, g, "RETRY", kT0 + 2000, 0, 0, 0, "", 0, "old-admin");
   Exec(fmt::format("UPDATE fire_open SET dispatch_ms = {} WHERE log_id = {}", kT0 + 1900, claimed));

@@ -289,7 +289,9 @@ TEST(HttpFraming, N6_OnlyASingleChunkedTransferEncodingIsAcceptedAndAFoldedLineI
     const auto out = Serve(request);
     EXPECT_EQ(out.status, c.status) << out.message;
     EXPECT_THAT(out.message, HasSubstr(c.says));
-    if (c.status == 0) EXPECT_EQ(out.body, std::string(20, 'x'));
+    if (c.status == 0) {
+      EXPECT_EQ(out.body, std::string(20, 'x'));
+    }
   }
   // On a route that takes no body, and on one that does not exist, the framing is refused first.
   EXPECT_EQ(Serve("GET /nothing HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n").status, 400);
