@@ -45,6 +45,11 @@ struct AdminConfig {
   std::chrono::milliseconds shutdown_drain{5000};
   std::chrono::milliseconds startup_timeout{120'000};
   int log_retention_days = 30;
+  // The fire output archive (docs/operations.md, "The fire output archive"): bytes of each fire's job log the
+  // admin keeps (its head and tail; 0 = no archive), and the /log requests at once that read the logs of
+  // executors that do not send them with the callback.
+  int output_archive_max_bytes = 1024 * 1024;
+  int output_pull_concurrency = 4;
   std::string smtp_url;
   std::string smtp_from = "cronwheel@localhost";
   std::string smtp_user;
