@@ -133,35 +133,6 @@ class LineCopier {
   bool cutting_ = false;      // the first line is longer than the cap: skipping its rest
 };
 
-// Appends `n` bytes of `fd` from `offset` to `keep` (fewer if the file is shorter).
-void KeepBytes(int fd, std::uint64_t offset, std::uint64_t n, HeadAndTail& keep) {
-  std::array<char, kChunk> buf{};
-  while (n > 0) {
-    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, n));
-    const auto got = ::pread(fd, buf.data(), want, static_cast<off_t>(offset));
-    if (got <= 0) return;
-    keep.Append(std::string_view(buf.data(), static_cast<std::size_t>(got)));
-    offset += static_cast<std::uint64_t>(got);
-    n -= static_cast<std::uint64_t>(got);
-  }
-}
-
-// The head and tail of an open log file within `cap`: only those bytes are read.
-KeptText KeepFile(int fd, std::size_t cap) {
-  HeadAndTail keep(cap);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return keep.Take();
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size <= keep.cap()) {
-    KeepBytes(fd, 0, size, keep);
-  } else {
-    KeepBytes(fd, 0, keep.head_cap(), keep);
-    keep.Skip(size - keep.head_cap() - keep.tail_cap());
-    KeepBytes(fd, size - keep.tail_cap(), keep.tail_cap(), keep);
-  }
-  return keep.Take();
-}
-
 int ToLineNum(std::int64_t line, std::int64_t first) {
   return line >= first ? static_cast<int>(std::min<std::int64_t>(line, INT32_MAX)) : 0;
 }
@@ -341,15 +312,6 @@ std::optional<std::string> JobLogFiles::Text(std::int64_t log_date_ms, std::int6
   return segments_.Read(UtcDay(log_date_ms), log_id);
 }
 
-std::optional<KeptText> JobLogFiles::Kept(std::int64_t log_date_ms, std::int64_t log_id) {
-  if (settings_.callback_log_bytes == 0) return std::nullopt;
-  const auto path = PathFor(log_date_ms, log_id);
-  if (const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)); fd.ok())
-    return KeepFile(fd.get(), settings_.callback_log_bytes);
-  return KeepHeadAndTail(segments_.Read(UtcDay(log_date_ms), log_id).value_or(""),
-                         settings_.callback_log_bytes);
-}
-
 xxljob::LogResult JobLogFiles::ReadFile(const std::filesystem::path& path, int fd_no, int from_line_num) {
   xxljob::LogResult r;
   r.from_line_num = from_line_num;
@@ -494,14 +456,6 @@ std::filesystem::path JobLogFile::Path() const {
   if (fd < 0) return {};
   fd_ = fd;
   return path;
-}
-
-std::optional<KeptText> JobLogFile::Kept() {
-  std::lock_guard lock(mu_);
-  if (!kept_) return std::nullopt;
-  // With its own file, the file is the log (the lines before it was made, and a script's output since).
-  if (fd_ >= 0) return KeepFile(fd_, kept_->cap());
-  return kept_->Take();
 }
 
 // --- LogRetention --------------------------------------------------------------------------------------
