@@ -45,6 +45,7 @@ PullResult PullLog(ExecutorClient& client, const std::string& token, const Outpu
   PullResult out;
   if (pull.executor_address.empty()) {
     out.error = "the fire has no executor address (it was never accepted by one): there is no log to read";
+    out.final = true;
     return out;
   }
   HeadAndTail keep(max_bytes);
@@ -68,6 +69,7 @@ PullResult PullLog(ExecutorClient& client, const std::string& token, const Outpu
     if (page == 0 && NoSuchLog(*r)) {
       out.error =
           fmt::format("the executor {} has no log of this fire: {}", pull.executor_address, r->log_content);
+      out.final = true;
       return out;
     }
     keep.Append(r->log_content);
@@ -123,14 +125,13 @@ PulledOutput OutputPuller::Pull(const OutputPull& pull, std::int64_t now_ms) {
     out.log = std::move(r.log);
     return out;
   }
-  out.retry_at_ms = pull.executor_address.empty() ? 0 : RetryAt(pull.attempts, now_ms);
+  out.retry_at_ms = r.final ? 0 : RetryAt(pull.attempts, now_ms);
   if (out.retry_at_ms > 0) {
     out.error = std::move(r.error);
     retried_.fetch_add(1, std::memory_order_relaxed);
   } else {
-    out.error = pull.executor_address.empty()
-                    ? std::move(r.error)
-                    : fmt::format("{} (after {} attempt(s))", r.error, pull.attempts);
+    out.error =
+        r.final ? std::move(r.error) : fmt::format("{} (after {} attempt(s))", r.error, pull.attempts);
     failed_.fetch_add(1, std::memory_order_relaxed);
     spdlog::info("fire {}: its output could not be archived: {}", pull.log_id, out.error);
   }

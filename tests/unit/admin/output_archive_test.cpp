@@ -5,8 +5,9 @@
 //    moment after the callback; with the archive off, neither;
 //  * a pull reads the executor's /log page after page until it says the end or a page brings nothing new,
 //    keeping head and tail, reading at most a bound, and says which executor failed and how;
-//  * a failed pull is tried again after 10 s, 30 s, 90 s, then recorded as failed for good; pulls run on
-//    at most `concurrency` threads at once; a full batch is followed by another round.
+//  * a failed pull is tried again after 10 s, 30 s, 90 s, then recorded as failed for good (at once when the
+//    executor answers that it has no such log); pulls run on at most `concurrency` threads at once; a full
+//    batch is followed by another round.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -219,8 +220,8 @@ TEST(OutputArchive, ACallbacksLogGoesWithItsResultAndOneWithoutIsQueuedForAPull)
   pushed.job_log = cronwheel::xxljob::HandleCallbackParam::JobLog{.content = "x\n", .bytes = 2};
   cronwheel::xxljob::HandleCallbackParam big{.log_id = 2, .handle_code = 200};
   big.job_log = cronwheel::xxljob::HandleCallbackParam::JobLog{.content = Lines(1, 500), .bytes = 2892};
-  const cronwheel::xxljob::HandleCallbackParam plain{.log_id = 3, .handle_code = 500,
-                                                     .handle_msg = std::string("bad\0byte", 8)};
+  const cronwheel::xxljob::HandleCallbackParam plain{
+      .log_id = 3, .handle_code = 500, .handle_msg = std::string("bad\0byte", 8)};
   const std::vector<cronwheel::xxljob::HandleCallbackParam> batch{pushed, big, plain};
   const auto outcome = callbacks.Handle(batch);
   EXPECT_EQ(outcome.logs_archived, 1);
@@ -233,7 +234,9 @@ TEST(OutputArchive, ACallbacksLogGoesWithItsResultAndOneWithoutIsQueuedForAPull)
   EXPECT_GT(store.recorded[1].log->left_out, 0);
   EXPECT_FALSE(store.recorded[2].log);
   EXPECT_EQ(store.recorded[2].pull_log_at_ms, kT0 + 1500) << "pulled a moment after its callback";
-  EXPECT_EQ(store.recorded[2].handle_msg, "bad\xEF\xBF\xBD" "byte")
+  EXPECT_EQ(store.recorded[2].handle_msg,
+            "bad\xEF\xBF\xBD"
+            "byte")
       << "a NUL in a message would fail the batch's statement (PostgreSQL's text holds none)";
 
   FakeResultStore off_store;
@@ -284,11 +287,13 @@ TEST(OutputArchive, APullThatFailsSaysWhichExecutorAndWhy) {
   EXPECT_FALSE(missing.ok);
   EXPECT_EQ(missing.error,
             "the executor http://e:9999/ has no log of this fire: readLog fail, logFile not exists");
+  EXPECT_TRUE(missing.final) << "the executor answered: asking again cannot help";
   executor.down = true;
   const auto down = PullLog(executor, "", {.log_id = 9, .executor_address = "http://e:9999/"}, 4096, 1 << 20);
   EXPECT_THAT(down.error,
               HasSubstr("the executor http://e:9999/ did not return the log: the executor could not be "
                         "reached (connection refused)"));
+  EXPECT_FALSE(down.final) << "it may answer later";
   const auto nowhere = PullLog(executor, "", {.log_id = 9}, 4096, 1 << 20);
   EXPECT_THAT(nowhere.error, HasSubstr("no executor address"));
   EXPECT_EQ(executor.requests.size(), 2U) << "nothing is asked of no address";
@@ -321,8 +326,15 @@ TEST(OutputArchive, AFailedPullIsTriedAgainAfterTenThirtyAndNinetySecondsThenRec
   EXPECT_EQ(puller.stats().failed, 1U);
   EXPECT_EQ(executor.requests.back().token, "global") << "the group has no token of its own";
 
-  // Back up: the next one is archived at its first attempt.
+  // An executor that answers that it has no log of the fire: recorded at once, not tried again.
   executor.down = false;
+  store.Queue(3, clock.NowMs());
+  EXPECT_EQ(puller.RunOnce(), 1);
+  EXPECT_THAT(store.archived.at(3).error, HasSubstr("has no log of this fire"));
+  EXPECT_EQ(puller.stats().failed, 2U);
+  EXPECT_EQ(puller.stats().retried, 3U);
+
+  // Back up: the next one is archived at its first attempt.
   executor.logs[2] = "ok\n";
   store.Queue(2, clock.NowMs());
   EXPECT_EQ(puller.RunOnce(), 1);

@@ -13,10 +13,12 @@
 //    docs/xxl-job-protocol.md §2 "/log"); its head and tail are kept within `max_bytes`
 //    (cronwheel/head_tail.hpp), and at most `max_bytes` x `transfer_factor` bytes are read (the rest of a
 //    longer log is left out, and a last line says so);
-//  * a pull that fails (the executor does not answer, refuses, or has no such log) is tried again after
-//    `first_retry`, then three times as long each time, `max_attempts` in all; then the fire's archive
-//    records that its output could not be pulled and why (FireOutputArchive::State::kFailed), which the
-//    console and `cronwheel logs tail` show.
+//  * a pull that fails (the executor does not answer, or refuses) is tried again after `first_retry`, then
+//    three times as long each time, `max_attempts` in all; then the fire's archive records that its output
+//    could not be pulled and why (FireOutputArchive::State::kFailed), which the console and `cronwheel logs
+//    tail` show. An executor that answers that it has no log of the fire ("readLog fail", XXL-JOB's answer
+//    for a missing file), or a fire with no executor address, is recorded so at once: trying again cannot
+//    help.
 //
 // Errors: the store's failures propagate from RunOnce (the PeriodicTask logs them and tries again: a claimed
 // pull whose result was not recorded is due again after `lease`). Thread-safety: RunOnce from one thread at a
@@ -47,7 +49,8 @@ ArchivedLog KeepLog(std::string content, std::int64_t log_bytes, std::int64_t le
 struct PullResult {
   bool ok = false;
   ArchivedLog log;
-  std::string error;  // when !ok: says which executor and what it answered
+  std::string error;   // when !ok: says which executor and what it answered
+  bool final = false;  // when !ok: trying again cannot help (no address; the executor has no such log)
 };
 // Reads `pull`'s log from its executor with /log (see the header comment), with `token` (empty = none).
 // Stops after `max_transfer` bytes. Synchronous: call it on a thread of your own, never on the executor
