@@ -67,7 +67,9 @@ class HeadAndTail {
   std::size_t tail_cap_;
   std::string head_;
   std::string tail_;
-  char before_tail_ = '\n';  // the byte before tail_[0]; '\0' when unknown (after a Skip)
+  // The byte before tail_[0] (0 to 255), or a value of head_tail.cpp's: it follows the head directly, or
+  // is unknown (after a Skip).
+  int before_tail_;
   bool skipped_ = false;
   std::uint64_t size_ = 0;
 };

@@ -89,6 +89,16 @@ TEST(HeadAndTail, SkippingAFilesMiddleCountsItAsLeftOut) {
   EXPECT_EQ(kept.text, KeepHeadAndTail(text, 1024).text) << "as if it had read every byte";
 }
 
+// Any byte may come before the tail (a script's output need not be UTF-8): a 0xFF there once read as "the
+// tail follows the head" (a sentinel of a signed char), and the tail kept the cut line's end.
+TEST(HeadAndTail, TheTailStartsAtALineStartWhateverByteCameBeforeIt) {
+  const std::string head = std::string(511, 'h') + "\n";
+  const std::string window = std::string(100, 'P') + "\n" + std::string(411, 'q');  // the last 512 bytes
+  const auto kept = KeepHeadAndTail(head + std::string(70'000, 'm') + "\xFF" + window, 1024);
+  EXPECT_EQ(kept.text.substr(kept.text.size() - 412), "\n" + std::string(411, 'q'));
+  EXPECT_EQ(kept.text.find('P'), std::string::npos) << "the line cut by the window is left out";
+}
+
 TEST(HeadAndTail, ACapBelowTheMinimumIsRaisedToIt) {
   HeadAndTail keep(10);
   EXPECT_EQ(keep.cap(), HeadAndTail::kMinCap);
