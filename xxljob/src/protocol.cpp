@@ -157,7 +157,7 @@ absl::StatusOr<HandleCallbackParam> ReadCallback(const json& item, const std::st
   if (const json* output = r.Find({"output"})) p.output = *output;
   if (const json* log = r.Find({"jobLog"}); log != nullptr && r.ok()) {
     if (!log->is_object()) {
-      r.Fail(fmt::format("expected an object {{\"content\", \"bytes\", \"leftOut\"}}, got {}", Shown(*log)));
+      r.Fail(fmt::format(R"(expected an object {{"content", "bytes", "leftOut"}}, got {})", Shown(*log)));
       return Finish(r, std::move(p));
     }
     FieldReader lr(*log, prefix + "jobLog.");
