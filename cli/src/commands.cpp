@@ -105,19 +105,6 @@ std::string Handler(const json& job) {
   return glue == "BEAN" || glue.empty() ? Text(job, "handler") : glue;
 }
 
-// What a fire's result says, on one line: the handle message, else for a fire that could not be sent the
-// last line of the trigger message (XXL-JOB's trigger message is a multi-line report that ends with what
-// went wrong).
-std::string FireMessage(const json& log) {
-  auto msg = std::string(Trim(Text(log, "handle_msg")));
-  const auto trigger_code = log.value("trigger_code", 0);
-  if (msg.empty() && trigger_code != 0 && trigger_code != 200) {
-    msg = std::string(Trim(Text(log, "trigger_msg")));
-    if (const auto nl = msg.rfind('\n'); nl != std::string::npos) msg = std::string(Trim(msg.substr(nl + 1)));
-  }
-  return msg;
-}
-
 std::string State(const json& job) {
   return job.value("enabled", false) ? "running" : "stopped";
 }
@@ -454,46 +441,6 @@ void ExecutorsList(const Invocation& inv, Api& api, Console& c) {
   c.out << t.Render();
 }
 
-// --- logs --------------------------------------------------------------------------------------------------
-
-void LogsTail(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c) {
-  int from = inv.from_line;
-  for (;;) {
-    const auto page = Call(api, "GET", fmt::format("/api/v1/logs/{}/output?from_line={}", inv.log_id, from));
-    if (inv.json) {
-      PrintJson(c, page);
-    } else {
-      c.out << page.value("content", std::string());
-    }
-    c.out.flush();
-    const auto to = page.value("to_line", 0);
-    if (to >= from) from = to + 1;
-    if (!inv.follow || page.value("end", false)) break;
-    clock.WaitFor(inv.poll_interval, {});
-  }
-  if (inv.follow && !inv.json) {
-    const auto log = Call(api, "GET", fmt::format("/api/v1/logs/{}", inv.log_id));
-    const auto msg = FireMessage(log);
-    c.err << fmt::format("fire {}: {} (handle_code {}){}{}\n", inv.log_id, Text(log, "status"),
-                         Text(log, "handle_code"), msg.empty() ? "" : ": ", Utf8Truncate(OneLine(msg), 300));
-  }
-}
-
-void LogsList(const Invocation& inv, Api& api, Console& c) {
-  auto target = fmt::format("/api/v1/logs?job_id={}&limit={}", inv.job_id, inv.limit);
-  if (inv.status) target += "&status=" + net::PercentEncode(*inv.status);
-  const auto r = Call(api, "GET", target);
-  if (inv.json) return PrintJson(c, r);
-  Table t({"ID", "TYPE", "SCHEDULED (UTC)", "STATUS", "EXECUTOR", "TRIGGER", "HANDLE", "MESSAGE"});
-  t.AlignRight(0).AlignRight(5).AlignRight(6).LimitWidth(4, 32).LimitWidth(7, 60);
-  for (const auto& l : r.at("items")) {
-    t.AddRow({Text(l, "id"), Text(l, "trigger_type"), FormatUtcMs(l.value("scheduled_ms", std::int64_t{0})),
-              Text(l, "status"), Text(l, "executor_address"), Text(l, "trigger_code"), Text(l, "handle_code"),
-              FireMessage(l)});
-  }
-  c.out << t.Render();
-}
-
 // --- export, import ----------------------------------------------------------------------------------------
 
 // The workflows of `group_id` (GET /api/v1/workflows lists every one the caller may see). An admin without
@@ -790,9 +737,8 @@ void Dispatch(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console&
     case Command::kExecutorsDrain:
       return ExecutorsDrain(inv, api, c);
     case Command::kLogsTail:
-      return LogsTail(inv, api, clock, c);
     case Command::kLogsList:
-      return LogsList(inv, api, c);
+      return detail::RunLogsCommand(inv, api, clock, c);
     case Command::kExport:
       return Export(inv, api, c);
     case Command::kImport:

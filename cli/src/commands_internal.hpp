@@ -1,6 +1,6 @@
 #pragma once
-// What commands.cpp and workflow_commands.cpp share: printing, reading the API's JSON, asking before a
-// delete. Not thread-safe beyond what commands.hpp says (one Run at a time per Console).
+// What commands.cpp, workflow_commands.cpp and log_commands.cpp share: printing, reading the API's JSON,
+// asking before a delete. Not thread-safe beyond what commands.hpp says (one Run at a time per Console).
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,5 +30,8 @@ void Warn(Console& c, const std::vector<std::string>& warnings);
 
 // The workflows commands (Command::kWorkflows*).
 void RunWorkflowCommand(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c);
+
+// The logs commands (Command::kLogsTail, kLogsList).
+void RunLogsCommand(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c);
 
 }  // namespace cronwheel::cli::detail

@@ -50,4 +50,11 @@ std::string Utf8Truncate(std::string_view s, std::size_t max_bytes, std::string_
   return out;
 }
 
+std::string WithoutNulBytes(std::string s) {
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  for (auto at = s.find('\0'); at != std::string::npos; at = s.find('\0', at + kReplacement.size()))
+    s.replace(at, 1, kReplacement);
+  return s;
+}
+
 }  // namespace cronwheel

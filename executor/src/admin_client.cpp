@@ -61,6 +61,7 @@ AdminReply HttpAdminClient::Call(std::string_view api, const nlohmann::json& bod
         why = fmt::format("remoting error ({})", httplib::to_string(res.error()));
       } else if (res->status != 200) {
         why = fmt::format("HTTP status {}", res->status);
+        if (res->status == 413) reply.too_large = true;
       } else {
         const auto envelope = xxljob::ParseEnvelope(res->body);
         if (!envelope.ok()) {

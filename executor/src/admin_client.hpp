@@ -33,6 +33,7 @@ struct AdminReply {
   bool ok = false;
   std::string detail;      // the admin that accepted, or why each failed
   nlohmann::json content;  // the accepting admin's envelope content (null when none)
+  bool too_large = false;  // an admin refused the body as larger than it takes (HTTP 413)
 };
 
 class AdminClient {

@@ -14,6 +14,17 @@ std::string Dump(const std::vector<xxljob::HandleCallbackParam>& batch) {
   return xxljob::ToJson(batch).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// About the bytes a callback adds to a batch's body.
+std::size_t BodyBytes(const xxljob::HandleCallbackParam& cb) {
+  constexpr std::size_t kFields = 160;  // logId, logDateTim, handleCode, handleStartTime, names, quotes
+  return kFields + cb.handle_msg.size() + (cb.job_log ? cb.job_log->content.size() : 0) +
+         (cb.output ? 256 : 0);
+}
+
+bool HasJobLogs(const std::vector<xxljob::HandleCallbackParam>& batch) {
+  return std::any_of(batch.begin(), batch.end(), [](const auto& cb) { return cb.job_log.has_value(); });
+}
+
 }  // namespace
 
 CallbackSender::CallbackSender(Settings settings, AdminClient& admin, JobLogFiles* logs,
@@ -67,13 +78,37 @@ void CallbackSender::Stop() {
     cv_.notify_all();
   }
   while (!rest.empty()) {  // pushed after the sender's last look, or never started
-    std::vector<xxljob::HandleCallbackParam> batch;
-    while (!rest.empty() && batch.size() < settings_.batch_size) {
-      batch.push_back(std::move(rest.front()));
-      rest.pop_front();
-    }
-    SendOrSpool(batch, false);
+    SendOrSpool(TakeBatch(rest), false);
   }
+}
+
+std::vector<xxljob::HandleCallbackParam> CallbackSender::TakeBatch(
+    std::deque<xxljob::HandleCallbackParam>& queue) const {
+  std::vector<xxljob::HandleCallbackParam> batch;
+  std::size_t bytes = 0;
+  while (!queue.empty() && batch.size() < settings_.batch_size) {
+    const auto next = BodyBytes(queue.front());
+    if (!batch.empty() && bytes + next > settings_.batch_bytes) break;
+    bytes += next;
+    batch.push_back(std::move(queue.front()));
+    queue.pop_front();
+  }
+  return batch;
+}
+
+AdminReply CallbackSender::CallAdmin(std::vector<xxljob::HandleCallbackParam>& batch, bool& dropped) {
+  dropped = false;
+  auto reply = admin_.Call("callback", xxljob::ToJson(batch));
+  if (reply.ok || !reply.too_large || !HasJobLogs(batch)) return reply;
+  // The results must get through: without the logs, which the admin reads from /log instead.
+  spdlog::warn(
+      "callback: an admin refused {} callbacks with their job logs as too large ({}); sending them "
+      "without",
+      batch.size(), reply.detail);
+  for (auto& cb : batch)
+    cb.job_log.reset();
+  dropped = true;
+  return admin_.Call("callback", xxljob::ToJson(batch));
 }
 
 bool CallbackSender::AwaitIdle(std::chrono::milliseconds timeout) {
@@ -103,17 +138,13 @@ void CallbackSender::SendLoop(const std::stop_token& stop) {
   while (true) {
     cv_.wait(lock, stop, [this] { return !queue_.empty(); });
     if (queue_.empty()) break;  // stopped, and everything queued has been handled
-    std::vector<xxljob::HandleCallbackParam> batch;
-    while (!queue_.empty() && batch.size() < settings_.batch_size) {
-      batch.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
+    auto batch = TakeBatch(queue_);
     sending_ = true;
     lock.unlock();
     const bool try_send = !(stop.stop_requested() && drain_failed);
     bool ok = false;
     try {
-      ok = SendOrSpool(batch, try_send);
+      ok = SendOrSpool(std::move(batch), try_send);
     } catch (const std::exception& e) {
       spdlog::error("callback: {}", e.what());
     }
@@ -135,7 +166,7 @@ void CallbackSender::RetryRound() {
   cv_.notify_all();
 }
 
-bool CallbackSender::SendOrSpool(const std::vector<xxljob::HandleCallbackParam>& batch, bool try_send) {
+bool CallbackSender::SendOrSpool(std::vector<xxljob::HandleCallbackParam> batch, bool try_send) {
   if (batch.empty()) return true;
   if (!admin_.HasAdmins()) {
     if (!warned_no_admin_.exchange(true)) {
@@ -146,9 +177,13 @@ bool CallbackSender::SendOrSpool(const std::vector<xxljob::HandleCallbackParam>&
   }
   std::string why = "not sent: the executor is stopping and an admin already failed";
   if (try_send) {
-    const auto reply = admin_.Call("callback", xxljob::ToJson(batch));
+    bool dropped = false;
+    const auto reply = CallAdmin(batch, dropped);
     if (reply.ok) {
-      LogEach(batch, "----------- job callback finish.");
+      LogEach(batch, dropped
+                         ? "----------- job callback finish (without the job log, which the admin refused "
+                           "as too large: it reads the log from /log)."
+                         : "----------- job callback finish.");
       return true;
     }
     why = reply.detail;
@@ -192,7 +227,7 @@ void CallbackSender::RetrySpool() {
       }
       continue;
     }
-    const auto batch = xxljob::ParseCallbackList(*body);
+    auto batch = xxljob::ParseCallbackList(*body);
     if (!batch.ok()) {
       auto bad = file;
       bad += ".bad";
@@ -202,7 +237,8 @@ void CallbackSender::RetrySpool() {
                     std::string(batch.status().message()), bad.filename().string());
       continue;
     }
-    const auto reply = admin_.Call("callback", xxljob::ToJson(*batch));
+    bool dropped = false;
+    const auto reply = CallAdmin(*batch, dropped);
     if (!reply.ok) {
       spdlog::warn("callback retry: {} still not accepted ({}); next try in {} s", file.filename().string(),
                    reply.detail, settings_.retry_interval.count());

@@ -5,6 +5,13 @@
 // array (the dialect A/B body) to <admin>/api/callback, trying each admin in order. Each fire's job log
 // gets "----------- job callback finish." or "... callback fail, callbackResult: ...".
 //
+// A callback may carry its fire's job log (the jobLog extension, for the admin's archive of fire output:
+// docs/operations.md, "The fire output archive"). The log never holds its result back: a batch is also
+// closed before it would pass `batch_bytes` (4 MiB, under the admin's 5 MiB body limit; a callback larger
+// than that goes alone), and a batch an admin refuses as too large (HTTP 413) is sent again at once without
+// the logs (the admin then reads them with /log, as it does an XXL-JOB executor's), and spooled so. The
+// logs are spooled with their results, so they survive what the results survive.
+//
 // A batch that no admin accepts is written to the spool directory as
 //   <log dir>/callbacklogs/callback-<first logId>-<count>-<random>.json
 // (a JSON array, written to a temporary file, fsync'd, renamed, directory fsync'd). Every
@@ -47,6 +54,8 @@ class CallbackSender final : public CallbackSink {
     std::filesystem::path spool_dir;          // <log dir>/callbacklogs (created 0700)
     std::size_t batch_size = 100;             // callbacks per POST
     std::chrono::seconds retry_interval{30};  // between spool retry rounds
+    // A batch is closed before its callbacks' messages and job logs pass this many bytes (estimated).
+    std::size_t batch_bytes = std::size_t{4} * 1024 * 1024;
   };
   // `logs` may be null (no job-log lines are written then).
   CallbackSender(Settings settings, AdminClient& admin, JobLogFiles* logs, ringwheel::Clock& clock);
@@ -72,10 +81,16 @@ class CallbackSender final : public CallbackSink {
   [[nodiscard]] std::uint64_t spooled() const { return spooled_.load(std::memory_order_relaxed); }
 
  private:
+  // Moves the next batch off the front of `queue`: at most batch_size callbacks and batch_bytes (at least
+  // one).
+  std::vector<xxljob::HandleCallbackParam> TakeBatch(std::deque<xxljob::HandleCallbackParam>& queue) const;
+  // admin_.Call of a callback batch; a batch refused as too large is sent again without its job logs, which
+  // are then dropped from `batch` too (so a spooled copy has none). `dropped` says whether they were.
+  AdminReply CallAdmin(std::vector<xxljob::HandleCallbackParam>& batch, bool& dropped);
   void SendLoop(const std::stop_token& stop);
   void RetryRound();
   // Sends one batch; on failure spools it. Returns whether an admin accepted it.
-  bool SendOrSpool(const std::vector<xxljob::HandleCallbackParam>& batch, bool try_send);
+  bool SendOrSpool(std::vector<xxljob::HandleCallbackParam> batch, bool try_send);
   void Spool(const std::vector<xxljob::HandleCallbackParam>& batch, const std::string& why);
   void RetrySpool();
   void LogEach(const std::vector<xxljob::HandleCallbackParam>& batch, const std::string& line);

@@ -69,6 +69,12 @@ void Validate(const Executor::Settings& s) {
   if (s.callback_retry_interval.count() < 1) bad("callback_retry_interval_s", "must be at least 1 second");
   if (s.idle_thread_timeout.count() < 1) bad("idle_thread_timeout_s", "must be at least 1 second");
   if (s.job_workers < 1) bad("job_workers", "must be at least 1");
+  if (s.callback_log_max_bytes != 0 &&
+      (s.callback_log_max_bytes < kMinCallbackLogBytes || s.callback_log_max_bytes > kMaxCallbackLogBytes)) {
+    bad("callback_log_max_bytes",
+        fmt::format("{} is not valid: use 0 (send no job log) or {} to {} bytes", s.callback_log_max_bytes,
+                    kMinCallbackLogBytes, kMaxCallbackLogBytes));
+  }
   if (s.max_job_workers < s.job_workers) bad("max_job_workers", "must be at least job_workers");
 }
 
@@ -158,9 +164,11 @@ void Executor::Start() {
       throw std::runtime_error(
           fmt::format("setting log_dir: cannot create {}: {}", s.log_dir.string(), ec.message()));
     }
-    m.logs = std::make_unique<JobLogFiles>(
-        JobLogFiles::Settings{s.log_dir, s.log_read_max_bytes, JobLogFiles::Settings{}.cache_entries},
-        m.clock);
+    m.logs =
+        std::make_unique<JobLogFiles>(JobLogFiles::Settings{.dir = s.log_dir,
+                                                            .max_read_bytes = s.log_read_max_bytes,
+                                                            .callback_log_bytes = s.callback_log_max_bytes},
+                                      m.clock);
     m.scripts = std::make_unique<ScriptRunner>(ScriptRunner::Settings{.source_dir = s.log_dir / "gluesource",
                                                                       .kill_grace = s.script_kill_grace,
                                                                       .home = s.log_dir / "scripthome",

@@ -9,7 +9,8 @@ namespace cronwheel::executor {
 
 ExecutorConfig::ExecutorConfig()
     : log_dir(settings.log_dir.string()),
-      callback_batch_size(static_cast<int>(settings.callback_batch_size)) {
+      callback_batch_size(static_cast<int>(settings.callback_batch_size)),
+      callback_log_max_bytes(static_cast<int>(settings.callback_log_max_bytes)) {
   settings.app_name = "cronwheel-executor";
 }
 
@@ -50,6 +51,12 @@ void ExecutorConfig::Declare(ConfigLoader& config) {
       .Add("callback_retry_interval_s", &settings.callback_retry_interval,
            "retry period of spooled callbacks", std::chrono::seconds(1), std::chrono::seconds(3600))
       .Add("callback_batch_size", &callback_batch_size, "callbacks per POST to the admin", 1, 10000)
+      .Add(
+          "callback_log_max_bytes", &callback_log_max_bytes,
+          "bytes of each fire's job log sent with its result, for the admin's archive of fire output (a "
+          "longer log keeps its head and tail, the middle marked as left out); 0 = none (the admin reads the "
+          "log from /log after the result instead); else 1024 to 4194304",
+          0, static_cast<int>(kMaxCallbackLogBytes))
       .Add("admin_timeout_ms", &settings.admin_timeout, "connect and read timeout of calls to the admins",
            std::chrono::milliseconds(100), std::chrono::milliseconds(60000))
       .Add("server_threads", &settings.server_threads, "threads that read, answer and write HTTP connections",
@@ -114,10 +121,16 @@ absl::Status ExecutorConfig::Validate() {
         "the "
         "TOML file),\n  or use mode = dev (CRONWHEEL_MODE=dev) for a local test.");
   }
+  if (callback_log_max_bytes != 0 && callback_log_max_bytes < static_cast<int>(kMinCallbackLogBytes)) {
+    return absl::InvalidArgumentError(
+        fmt::format("callback_log_max_bytes = {} is not valid: use 0 (send no job log) or {} to {} bytes",
+                    callback_log_max_bytes, kMinCallbackLogBytes, kMaxCallbackLogBytes));
+  }
   settings.listen_host = host_port->host;
   settings.listen_port = host_port->port;
   settings.log_dir = log_dir;
   settings.callback_batch_size = static_cast<std::size_t>(callback_batch_size);
+  settings.callback_log_max_bytes = static_cast<std::size_t>(callback_log_max_bytes);
   settings.run_trace_file = run_trace_file;
   return absl::OkStatus();
 }

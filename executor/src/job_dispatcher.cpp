@@ -110,7 +110,7 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   }
   // Notified after mu_ is released, so the worker does not wake only to wait for mu_.
   if (wake) work_cv_.notify_one();
-  Deliver(reports);
+  Deliver(std::move(reports));
   if (join) JoinExitedWorkers();
   return refused ? *std::move(refused) : xxljob::Envelope::Success();
 }
@@ -285,7 +285,7 @@ std::vector<std::int64_t> JobDispatcher::StartFires(const std::vector<std::share
       join = exited_workers_ > 0;
     }
     if (wake) work_cv_.notify_one();
-    Deliver(reports);
+    Deliver(std::move(reports));
     reports.clear();
     if (join) JoinExitedWorkers();
   }
@@ -358,7 +358,7 @@ void JobDispatcher::Stop(std::string_view reason) {
   }
   work_cv_.notify_all();
   drained_.notify_all();
-  Deliver(reports);
+  Deliver(std::move(reports));
   // Each worker ends after the fire it runs (a handler that ignores its stop token delays this).
   for (const auto& w : workers) {
     if (w->thread.joinable()) w->thread.join();
@@ -475,6 +475,7 @@ void JobDispatcher::WorkerLoop(Worker* w) {
       if (claimed) {
         log.Write(EndLine(report));
         report.logged = true;
+        report.log = log.Kept();
         Deliver({std::move(report)});
       } else {
         log.Write(
@@ -598,7 +599,7 @@ void JobDispatcher::OnTimeout(const std::shared_ptr<Fire>& fire) {
   }
   std::vector<Report> one;
   one.push_back(Report{fire, xxljob::kCodeTimeout, std::string(kTimeoutMsg), true});
-  Deliver(one);
+  Deliver(std::move(one));
 }
 
 void JobDispatcher::ReapIfIdle(int job_id, std::uint64_t serial) {
@@ -671,8 +672,8 @@ void JobDispatcher::PruneLogIdsLocked() {
   }
 }
 
-void JobDispatcher::Deliver(const std::vector<Report>& reports) {
-  for (const auto& r : reports) {
+void JobDispatcher::Deliver(std::vector<Report> reports) {
+  for (auto& r : reports) {
     const auto& p = r.fire->param;
     if (!r.logged) logs_.Append(p.log_date_time, p.log_id, EndLine(r));
     if (r.stop_fire) r.fire->stop.request_stop();
@@ -681,6 +682,15 @@ void JobDispatcher::Deliver(const std::vector<Report>& reports) {
     // this report here.
     const std::int64_t started_ms = r.fire->started_ms;
     if (started_ms == 0 && trace_ != nullptr) trace_->Record(p.log_id, p.job_id, r.fire->received_ms, 0);
+    // The fire's log goes with its result (the admin's archive): as its worker kept it, else read back (a
+    // timeout or a kill, reported while the handler may still write).
+    auto kept = r.log ? std::move(r.log) : logs_.Kept(p.log_date_time, p.log_id);
+    std::optional<xxljob::HandleCallbackParam::JobLog> job_log;
+    if (kept) {
+      job_log = xxljob::HandleCallbackParam::JobLog{.content = std::move(kept->text),
+                                                    .bytes = static_cast<std::int64_t>(kept->size),
+                                                    .left_out = static_cast<std::int64_t>(kept->left_out)};
+    }
     sink_.Push(xxljob::HandleCallbackParam{
         .log_id = p.log_id,
         .log_date_tim = p.log_date_time,
@@ -688,6 +698,7 @@ void JobDispatcher::Deliver(const std::vector<Report>& reports) {
         .handle_msg = Truncated(r.msg),
         .handle_start_ms = started_ms,
         .output = r.output,
+        .job_log = std::move(job_log),
     });
   }
 }

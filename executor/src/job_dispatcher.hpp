@@ -187,6 +187,7 @@ class JobDispatcher final {
     bool stop_fire = false;  // reported while its handler runs: request its stop token
     bool logged = false;     // its end line is in the job log already (written by the job thread)
     std::optional<nlohmann::json> output;  // what the handler set (JobContext::SetOutput)
+    std::optional<KeptText> log;           // the fire's log for its callback, when its worker kept it
   };
 
   // Run's work for a /run due now: `queued` tells whether the fire was queued (else it is answered at once).
@@ -249,7 +250,7 @@ class JobDispatcher final {
   void ArmIdleCheckLocked(JobThread& t, ringwheel::SteadyTime::duration delay);
   void PruneLogIdsLocked();
   // Outside mu_: writes the job-log end line (unless `logged`) and pushes the callback.
-  void Deliver(const std::vector<Report>& reports);
+  void Deliver(std::vector<Report> reports);
 
   Settings settings_;
   HandlerResolver resolver_;

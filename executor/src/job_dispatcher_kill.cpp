@@ -24,7 +24,7 @@ xxljob::Envelope JobDispatcher::Kill(int job_id) {
       RetireLocked(*t, std::string(kKillMsg), reports);
     }
   }
-  Deliver(reports);
+  Deliver(std::move(reports));
   return xxljob::Envelope::Success();
 }
 
@@ -68,7 +68,7 @@ std::vector<std::int64_t> JobDispatcher::KillFires(const std::vector<std::int64_
     }
     if (draining_) drained_.notify_all();
   }
-  Deliver(reports);
+  Deliver(std::move(reports));
   return killed;
 }
 

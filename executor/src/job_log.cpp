@@ -419,7 +419,9 @@ std::uint64_t JobLogFiles::BytesScanned() const {
 // --- JobLogFile ----------------------------------------------------------------------------------------
 
 JobLogFile::JobLogFile(JobLogFiles& files, std::int64_t log_date_ms, std::int64_t log_id)
-    : files_(files), log_date_ms_(log_date_ms), log_id_(log_id), day_(UtcDay(log_date_ms)) {}
+    : files_(files), log_date_ms_(log_date_ms), log_id_(log_id), day_(UtcDay(log_date_ms)) {
+  if (files_.callback_log_bytes() > 0) kept_.emplace(files_.callback_log_bytes());
+}
 
 JobLogFile::~JobLogFile() {
   if (fd_ >= 0) ::close(fd_);
@@ -437,6 +439,7 @@ void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
   std::lock_guard lock(mu_);
   if (fd_ < 0) {
     files_.segments().Append(day_, {LogSegments::Record{log_id_, text}});
+    if (kept_) kept_->Append(text);
     return;
   }
   // The file was handed out (Path()): a child may have left its last line unterminated.

@@ -25,6 +25,12 @@
 // toLineNum is the last returned line or 0 (dialect B); isEnd is true only when the log does not exist
 // (XXL-JOB).
 //
+// The copy for the callback (the fire output archive, docs/operations.md "The fire output archive"): with
+// callback_log_bytes set, each JobLogFile keeps what it writes as a head and a tail within that many bytes
+// (cronwheel/head_tail.hpp), so a fire's log goes with its result without reading the log back: Kept() at
+// the fire's end. A log given its own file is read back instead (its head and tail only), as is the log of a
+// fire that ends elsewhere than on its worker (a timeout, a kill: JobLogFiles::Kept).
+//
 // Thread-safety: every member may be called from any thread. Errors: I/O failures when appending are
 // logged (spdlog) and swallowed, so a full disk does not fail a job; Read() reports them in logContent.
 
@@ -42,6 +48,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cronwheel/head_tail.hpp"
 #include "cronwheel/periodic_task.hpp"
 #include "executor/job_context.hpp"
 #include "log_segments.hpp"
@@ -62,6 +69,8 @@ class JobLogFiles final {
     std::size_t max_read_bytes = std::size_t{1024} * 1024;  // per /log answer
     std::size_t cache_entries = 256;                        // own-file logs with a line index kept
     std::uint64_t segment_bytes = std::uint64_t{16} << 20;  // a log segment is rotated past this size
+    // Bytes of a fire's log kept for its callback (head and tail; Kept()); 0 = none is kept.
+    std::size_t callback_log_bytes = 0;
   };
   // Lines between two offsets kept in the index.
   static constexpr std::int64_t kCheckpointEvery = 64;
@@ -91,6 +100,12 @@ class JobLogFiles final {
 
   // The whole text of a log, or nullopt if it does not exist (tests and tools; Read() serves /log).
   std::optional<std::string> Text(std::int64_t log_date_ms, std::int64_t log_id);
+
+  // The log's head and tail within callback_log_bytes, read back from its own file or its segment records (an
+  // empty text when there is no log); nullopt when callback_log_bytes is 0. For a fire that ends away from
+  // its JobLogFile (JobLogFile::Kept is cheaper).
+  std::optional<KeptText> Kept(std::int64_t log_date_ms, std::int64_t log_id);
+  [[nodiscard]] std::size_t callback_log_bytes() const { return settings_.callback_log_bytes; }
 
   // Deletes the day folders (yyyy-mm-dd) whose day is more than `retention_days` before today (UTC, on
   // the clock). Other entries (gluesource, callbacklogs, stray files) are never touched. Returns the
@@ -157,6 +172,10 @@ class JobLogFile final : public JobLogSink {
   // to it (a script's output): from then on each Write goes to the file and first ends the file's last
   // line if it is unterminated. Empty if the file cannot be created.
   [[nodiscard]] std::filesystem::path Path() const override;
+  // The log so far within callback_log_bytes, for the fire's callback: what this object wrote (kept in
+  // memory as it wrote it), or the own file's head and tail once Path() made one; nullopt when
+  // callback_log_bytes is 0. Call it once, when the fire has ended (what was kept is handed over).
+  [[nodiscard]] std::optional<KeptText> Kept();
 
  private:
   JobLogFiles& files_;
@@ -164,7 +183,8 @@ class JobLogFile final : public JobLogSink {
   std::int64_t log_id_;
   std::string day_;
   mutable std::mutex mu_;
-  mutable int fd_ = -1;  // the own file, once Path() made it
+  mutable int fd_ = -1;              // the own file, once Path() made it
+  std::optional<HeadAndTail> kept_;  // what was written to segment records (callback_log_bytes > 0)
 };
 
 // Deletes expired day folders once at Start() and then every `interval` on the clock (XXL-JOB: daily), on a

@@ -193,6 +193,13 @@ TEST(MetricsE2E, BothProcessesExposeMetricsThatParseAndCountEveryFire) {
   EXPECT_GT(a.Value("cronwheel_callbacks_received_total", {{"result", "recorded"}}), 0);
   EXPECT_GT(a.Value("cronwheel_pg_pool_acquires_total"), 0);
   EXPECT_EQ(a.Value("cronwheel_build_info", {{"version", "0.1.0"}}), 1);
+  // The fire output archive: every fire's log came with its callback and was kept whole; nothing was pulled.
+  EXPECT_EQ(a.Value("cronwheel_fire_outputs_pushed_total", {{"result", "archived"}}), admin_sent);
+  EXPECT_EQ(a.Value("cronwheel_fire_outputs_pushed_total", {{"result", "truncated"}}), 0);
+  EXPECT_EQ(a.Value("cronwheel_fire_outputs_pulled_total", {{"result", "failed"}}), 0);
+  EXPECT_GE(a.Value("cronwheel_fire_output_archive_bytes"), 0) << "read every minute: there, at least";
+  EXPECT_GE(a.Value("cronwheel_fire_output_archive_rows"), 0);
+  EXPECT_EQ(a.Value("cronwheel_fire_output_pulls_queued"), 0);
   EXPECT_EQ(e.Value("cronwheel_executor_job_run_duration_seconds_count", {{"result", "success"}}),
             admin_sent);
   EXPECT_EQ(e.Value("cronwheel_executor_callbacks_total", {{"result", "sent"}}), admin_sent);

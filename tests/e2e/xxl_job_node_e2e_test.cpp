@@ -52,6 +52,7 @@
 #include "cluster.hpp"
 #include "cwtest/process.hpp"
 #include "http_client.hpp"
+#include "node_executor.hpp"
 #include "ringwheel/schedule.hpp"
 
 namespace {
@@ -63,29 +64,8 @@ namespace fs = std::filesystem;
 constexpr const char* kCron = "* * * * * ?";
 constexpr const char* kAppName = "xxl-job-node";
 constexpr const char* kHandler = "nodeTraceHandler";
-constexpr const char* kSetup = "scripts/setup --web";
 constexpr int kJobs = 100;
 constexpr std::int64_t kSeconds = 30;
-
-// tests/e2e/xxl_job_node: executor.mjs, and node_modules once `npm ci` ran there.
-fs::path ProgramDir() {
-  return fs::path(CRONWHEEL_SOURCE_DIR) / "tests/e2e/xxl_job_node";
-}
-
-// What is missing to run the package, or "" when nothing is.
-std::string MissingPrerequisite(const std::string& node) {
-  if (node.empty()) return fmt::format("node is not in PATH; run {} (it installs nodejs and npm)", kSetup);
-  const auto manifest = ProgramDir() / "node_modules/xxl-job/package.json";
-  if (!fs::exists(manifest)) {
-    return fmt::format("the npm package xxl-job is not installed ({} is missing); run {} (npm ci in {})",
-                       manifest.string(), kSetup, ProgramDir().string());
-  }
-  if (ReadWholeFile(manifest).find(R"("version": "0.1.7")") == std::string::npos) {
-    return fmt::format("{} is not xxl-job 0.1.7 (package-lock.json's); run rm -rf {}/node_modules && {}",
-                       manifest.string(), ProgramDir().string(), kSetup);
-  }
-  return "";
-}
 
 // One line of the Node executor's trace: a /run it ran (the handler's line) or refused.
 struct Run {
@@ -117,51 +97,6 @@ void SleepUntil(std::int64_t wall_ms) {
   if (wall_ms > now) std::this_thread::sleep_for(std::chrono::milliseconds(wall_ms - now));
 }
 
-// The Node executor (executor.mjs) for the admin of `c`, tracing to `trace`, once it has registered.
-struct NodeExecutor {
-  std::unique_ptr<ChildProcess> process;
-  bool registered = false;
-  std::string why;  // when it did not register
-};
-
-NodeExecutor StartNodeExecutor(Cluster& c, const std::string& node, const fs::path& trace) {
-  const int port = FreeTcpPort();
-  ChildProcess::Options o;
-  o.program = node;
-  o.args = {(ProgramDir() / "executor.mjs").string(),
-            "--app-name",
-            kAppName,
-            "--admin",
-            fmt::format("http://127.0.0.1:{}", c.admin_port(0)),
-            "--access-token",
-            c.token(),
-            "--port",
-            std::to_string(port),
-            "--trace-file",
-            trace.string(),
-            "--max-run-s",
-            "300"};
-  o.log_path = (c.dir() / "xxl-job-node.log").string();
-  NodeExecutor out{.process = std::make_unique<ChildProcess>(o)};
-
-  // The package registers "<baseUrl>/job"; the admin keeps addresses with a trailing '/'.
-  const auto address = fmt::format("http://127.0.0.1:{}/job/", port);
-  out.registered = Eventually(
-      [&] {
-        return c.Scalar(fmt::format("SELECT count(*) FROM executor_registry WHERE registry_key = '{}' AND"
-                                    " registry_value = '{}'",
-                                    kAppName, address)) > 0;
-      },
-      30s);
-  if (!out.registered) {
-    out.why = fmt::format("the Node executor did not register as {}:\n{}\nregistered: {}", address,
-                          out.process->LogTail(), c.Scalar("SELECT count(*) FROM executor_registry"));
-    return out;
-  }
-  std::this_thread::sleep_for(1500ms);  // the admin reads the registry every second
-  return out;
-}
-
 TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExecutor) {
   const auto test_start = Cluster::NowMs();
   const auto node = FindInPath("node");
@@ -169,7 +104,7 @@ TEST(XxlJobNodeE2E, HundredJobsEverySecondFor30sRunExactlyOnceOnTheNpmXxlJobExec
 
   Cluster c({.admins = 1, .executors = 0, .app_name = kAppName});
   const auto trace = c.dir() / "xxl-job-node.trace";
-  auto started = StartNodeExecutor(c, node, trace);
+  auto started = StartNodeExecutor(c, node, kAppName, trace);
   ASSERT_TRUE(started.registered) << started.why;
   auto& executor = *started.process;
 
@@ -372,7 +307,7 @@ TEST(XxlJobNodeE2E, AWorkflowPassesItsParamAndAParentsHandleMsgIntoTheNpmExecuto
              .app_name = kAppName,
              .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
   const auto trace = c.dir() / "xxl-job-node.trace";
-  auto started = StartNodeExecutor(c, node, trace);
+  auto started = StartNodeExecutor(c, node, kAppName, trace);
   ASSERT_TRUE(started.registered) << started.why;
   auto& executor = *started.process;
 

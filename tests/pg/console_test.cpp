@@ -1089,6 +1089,68 @@ TEST_F(ConsoleTest, OutputComesFromTheFiresOwnExecutorUntilTheEnd) {
   EXPECT_EQ(executors_.logs.size(), 4u) << "no request for a fire without an executor";
 }
 
+// The fire output archive (docs/operations.md): while a fire runs its output comes from its executor; once
+// its callback brought its log, from the archive (source "archive"), in pages of lines, without asking the
+// executor; a fire whose log is still to be pulled, or could not be, is read from its executor with the
+// archive's state, and when its executor fails too the 502 says why the archive has no copy.
+TEST_F(ConsoleTest, AnEndedFiresOutputComesFromTheArchiveAndSaysSo) {
+  const int g = CreateGroup("sample-app");
+  const int job = CreateJob(g);
+  const auto log = AddRunningFire(job, g);
+  auto r = Call("GET", fmt::format("/api/v1/logs/{}/output", log));
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("source"), "executor");
+  EXPECT_FALSE(r.body.contains("archive")) << "it runs";
+
+  cronwheel::xxljob::HandleCallbackParam cb{.log_id = log, .handle_code = 200, .handle_msg = "ok"};
+  cb.job_log = cronwheel::xxljob::HandleCallbackParam::JobLog{.content = "one\ntwo\nthree\n", .bytes = 14};
+  callbacks_->Handle(std::vector<cronwheel::xxljob::HandleCallbackParam>{cb});
+  const auto asked = [this] {
+    std::lock_guard lock(executors_.mu);
+    return executors_.logs.size();
+  };
+  const auto before = asked();
+  r = Call("GET", fmt::format("/api/v1/logs/{}/output", log));
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("source"), "archive");
+  EXPECT_EQ(r.body.at("content"), "one\ntwo\nthree\n");
+  EXPECT_EQ(r.body.at("to_line"), 3);
+  EXPECT_EQ(r.body.at("end"), true);
+  EXPECT_EQ(r.body.at("archive").at("state"), "archived");
+  EXPECT_EQ(r.body.at("archive").at("via"), "push");
+  EXPECT_EQ(r.body.at("archive").at("log_bytes"), 14);
+  EXPECT_EQ(r.body.at("archive").at("left_out_bytes"), 0);
+  r = Call("GET", fmt::format("/api/v1/logs/{}/output?from_line=2", log));
+  EXPECT_EQ(r.body.at("content"), "two\nthree\n");
+  EXPECT_EQ(r.body.at("to_line"), 3);
+  r = Call("GET", fmt::format("/api/v1/logs/{}/output?from_line=4", log));
+  EXPECT_EQ(r.body.at("content"), "");
+  EXPECT_EQ(r.body.at("to_line"), 0);
+  EXPECT_EQ(r.body.at("end"), true);
+  EXPECT_EQ(asked(), before) << "the executor is not asked";
+
+  // An XXL-JOB executor's fire: no log came, a pull is queued; meanwhile its executor answers.
+  const auto xxl = AddRunningFire(job, g);
+  callbacks_->Handle(std::vector<cronwheel::xxljob::HandleCallbackParam>{
+      {.log_id = xxl, .handle_code = 200, .handle_msg = ""}});
+  r = Call("GET", fmt::format("/api/v1/logs/{}/output", xxl));
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body.at("source"), "executor");
+  EXPECT_EQ(r.body.at("archive").at("state"), "pending");
+  EXPECT_EQ(r.body.at("content"), "line 1\nline 2\n");
+  // The pull failed for good, and the executor is gone: the 502 says both.
+  Exec(fmt::format("DELETE FROM fire_output_pull WHERE log_id = {}", xxl));
+  Exec(
+      fmt::format("INSERT INTO fire_output (log_id, scheduled_ms, via, archived_ms, error) VALUES ({}, {}, "
+                  "'pull', 1, 'the executor did not answer (after 4 attempt(s))')",
+                  xxl, kT0));
+  executors_.log_reply = Envelope::Fail("connection refused");
+  r = Call("GET", fmt::format("/api/v1/logs/{}/output", xxl));
+  EXPECT_EQ(r.status, 502);
+  EXPECT_THAT(r.body.at("error").get<std::string>(),
+              HasSubstr("connection refused; the archive has no copy: the executor did not answer"));
+}
+
 // An admin asks one executor of a group to drain (issue 25, item 5): the request goes to the address the
 // group holds (normalised), with the group's token; any other address is a 400 naming the field and the
 // online ones, and nothing is sent; the executor's refusal is a 502 with its answer; users may not.

@@ -1125,6 +1125,12 @@ async function englishScenario(context, base, adminPassword, executorPort, sso) 
   check(text.includes(XSS_OUT), 'output holding <script> and <img onerror> is shown as literal text');
   check((await page.locator('img[src="x"]').count()) === 0, 'no <img> element was created from job data');
   check((await page.locator('script:not([src])').count()) === 0, 'no inline <script> element exists');
+  // The fire has ended: its output comes from the admin's archive (docs/operations.md, "The fire output
+  // archive"), and the page says so.
+  await until('the output to come from the archive', async () => (await page.getByTestId('output-source').getAttribute('data-source')) === 'archive', 20_000);
+  check((await page.getByTestId('output-source').innerText()).trim() === msg(lang, 'log.source.archive'), 'the output says it comes from the archive');
+  check((await page.getByTestId('archive-note').getAttribute('data-state')) === 'archived', 'the archive note says the output is archived');
+  check((await page.getByTestId('archive-note').innerText()).trim() === msg(lang, 'log.archive.push'), 'the note says the executor sent it with the result');
   const scheduled = await page.locator('[data-testid=log-fields] .kv', { hasText: msg(lang, 'logs.col.scheduled') }).locator('dd').innerText();
   check(/^\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}:\d{2}\s[AP]M$/.test(scheduled.trim()), `en-US: times in the browser's locale (${scheduled.trim()})`);
   // When the executor started it (cronwheel-executor reports it), and for a CRON fire how long after its instant.

@@ -155,6 +155,24 @@ absl::StatusOr<HandleCallbackParam> ReadCallback(const json& item, const std::st
   r.Integer({"handleStartTime"}, p.handle_start_ms, false);
   CheckInstant(r, {"handleStartTime"}, p.handle_start_ms);
   if (const json* output = r.Find({"output"})) p.output = *output;
+  if (const json* log = r.Find({"jobLog"}); log != nullptr && r.ok()) {
+    if (!log->is_object()) {
+      r.Fail(fmt::format(R"(expected an object {{"content", "bytes", "leftOut"}}, got {})", Shown(*log)));
+      return Finish(r, std::move(p));
+    }
+    FieldReader lr(*log, prefix + "jobLog.");
+    HandleCallbackParam::JobLog l;
+    lr.String({"content"}, l.content, true);
+    l.bytes = static_cast<std::int64_t>(l.content.size());
+    lr.Integer({"bytes"}, l.bytes, false);
+    lr.Integer({"leftOut"}, l.left_out, false);
+    if (lr.ok() && (l.left_out < 0 || l.left_out > l.bytes)) {
+      lr.Find({"leftOut"});
+      lr.Fail(fmt::format("must be from 0 to bytes ({}), got {}", l.bytes, l.left_out));
+    }
+    if (!lr.ok()) return absl::InvalidArgumentError(lr.error());
+    p.job_log = std::move(l);
+  }
   return Finish(r, std::move(p));
 }
 
@@ -216,6 +234,10 @@ nlohmann::json ToJson(const HandleCallbackParam& p) {
          {"handleMsg", p.handle_msg}};
   if (p.handle_start_ms > 0) j["handleStartTime"] = p.handle_start_ms;
   if (p.output && !p.output->is_null()) j["output"] = *p.output;
+  if (p.job_log) {
+    j["jobLog"] = {
+        {"content", p.job_log->content}, {"bytes", p.job_log->bytes}, {"leftOut", p.job_log->left_out}};
+  }
   return j;
 }
 

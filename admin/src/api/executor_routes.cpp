@@ -91,6 +91,8 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
           m->callbacks_ignored.Inc(static_cast<std::uint64_t>(outcome.ignored));
           for (const auto lag_ms : outcome.start_lags_ms)
             m->fire_start_lag.Observe(static_cast<double>(std::max<std::int64_t>(lag_ms, 0)) / 1000.0);
+          m->outputs_pushed_archived.Inc(static_cast<std::uint64_t>(outcome.logs_archived));
+          m->outputs_pushed_truncated.Inc(static_cast<std::uint64_t>(outcome.logs_truncated));
         }
         SendEnvelope(res, xxljob::Envelope::Success());
       },

@@ -1,5 +1,5 @@
-// /api/v1/logs: fires (admins, or users permitted on the fire's group): list, read, the executor's output
-// (live tail), kill, and clearing old fires.
+// /api/v1/logs: fires (admins, or users permitted on the fire's group): list, read, the output (live from the
+// executor while the fire runs, from the admin's archive once it ended), kill, and clearing old fires.
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
 #include "api/routes.hpp"
@@ -34,10 +34,64 @@ Result<LogQuery> ReadLogQuery(const net::Request& req) {
   return q;
 }
 
-// XXL-JOB logDetailCat (docs/xxl-job-protocol.md §2 /log): only to the address recorded on the fire, which
-// the admin chose itself. The content is plain text (the console shows it as text; nothing is escaped here).
+// At most this much output per answer, as cronwheel-executor's /log (log_read_max_bytes).
+constexpr std::size_t kPageBytes = std::size_t{1024} * 1024;
+
+// What the archive holds of an ended fire, for the answer ("archive": state, via, sizes, error).
+json ArchiveJson(const FireOutputArchive& a) {
+  json j{{"state", StateName(a.state)}};
+  if (a.state == FireOutputArchive::State::kNone) return j;
+  j["via"] = a.via;
+  if (a.state == FireOutputArchive::State::kPending) {
+    j["attempts"] = a.attempts;
+  } else {
+    j["archived_ms"] = a.archived_ms;
+    j["log_bytes"] = a.log_bytes;
+    j["left_out_bytes"] = a.left_out;
+  }
+  if (!a.error.empty()) j["error"] = a.error;
+  return j;
+}
+
+// Lines `from_line`... of an archived log, whole lines up to kPageBytes (a single longer line alone); `end`
+// once the last line is in it. A last line without '\n' counts as a line.
+void SendArchivePage(const std::string& text, int from_line, json& out) {
+  std::size_t at = 0;
+  for (int skip = from_line - 1; skip > 0 && at < text.size(); --skip) {
+    const auto nl = text.find('\n', at);
+    at = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  std::size_t stop = at;
+  int lines = 0;
+  while (stop < text.size()) {
+    const auto nl = text.find('\n', stop);
+    const auto next = nl == std::string::npos ? text.size() : nl + 1;
+    if (lines > 0 && next - at > kPageBytes) break;
+    stop = next;
+    ++lines;
+  }
+  out["content"] = text.substr(at, stop - at);
+  out["to_line"] = lines > 0 ? from_line + lines - 1 : 0;
+  out["end"] = stop >= text.size();
+}
+
+// XXL-JOB logDetailCat (docs/xxl-job-protocol.md §2 /log), and the fire output archive (docs/operations.md,
+// "The fire output archive"): a fire that has ended is read from the archive when it holds the fire's log
+// (source "archive"), else, as a running fire, from the executor recorded on the fire, which the admin chose
+// itself (source "executor"); an ended fire's answer says where its archiving stands ("archive"). The
+// content is plain text (the console shows it as text; nothing is escaped here).
 void SendOutput(const RouteContext& ctx, const JobLog& log, int from_line, net::Response& res) {
-  json out{{"from_line", from_line}, {"to_line", 0}, {"content", ""}, {"end", false}};
+  json out{{"from_line", from_line}, {"to_line", 0}, {"content", ""}, {"end", false}, {"source", "none"}};
+  std::optional<FireOutputArchive> archive;
+  if (log.handle_code != 0) {
+    archive = ctx.services.logs.GetOutput(log);
+    out["archive"] = ArchiveJson(*archive);
+    if (archive->state == FireOutputArchive::State::kArchived) {
+      out["source"] = "archive";
+      SendArchivePage(archive->content, from_line, out);
+      return SendJson(res, 200, out);
+    }
+  }
   if (log.trigger_code != xxljob::kCodeSuccess || log.executor_address.empty()) {
     // Never sent, or refused: no executor has output. Pending fires may still be sent. A fire whose callback
     // came before its trigger result (the trigger results are written in batches) ran: the trigger result
@@ -55,10 +109,19 @@ void SendOutput(const RouteContext& ctx, const JobLog& log, int from_line, net::
   const absl::StatusOr<xxljob::LogResult> result =
       env.ok() ? xxljob::ParseLogResult(env.content) : absl::UnavailableError(env.msg.value_or("no message"));
   if (!result.ok()) {
+    std::string archived;
+    if (archive && archive->state == FireOutputArchive::State::kFailed) {
+      archived = fmt::format("; the archive has no copy: {}", archive->error);
+    } else if (archive && archive->state == FireOutputArchive::State::kPending) {
+      archived = "; the archive has no copy yet (the admin is reading it from the executor)";
+    } else if (archive) {
+      archived = "; the archive has no copy";
+    }
     return SendError(res, 502,
-                     fmt::format("the executor {} did not return the output: {}", log.executor_address,
-                                 std::string(result.status().message())));
+                     fmt::format("the executor {} did not return the output: {}{}", log.executor_address,
+                                 std::string(result.status().message()), archived));
   }
+  out["source"] = "executor";
   out["to_line"] = result->to_line_num;
   out["content"] = result->log_content;
   out["end"] = result->is_end || (from_line > result->to_line_num && log.handle_code > 0);

@@ -22,6 +22,7 @@
 #include "admin/results/callback_service.hpp"
 #include "admin/results/failure_monitor.hpp"
 #include "admin/results/lost_result_monitor.hpp"
+#include "admin/results/output_puller.hpp"
 #include "admin/results/registry_service.hpp"
 #include "admin/results/report_monitor.hpp"
 #include "admin/schedule/node_lease.hpp"
@@ -111,7 +112,11 @@ struct AdminApp::Parts {
         registry(clock, registry_store, std::chrono::seconds(90), *guard),
         result_store(pool, &writer),
         callbacks(clock, result_store, c.node_id,
-                  [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); }),
+                  [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); },
+                  {.max_bytes = static_cast<std::size_t>(c.output_archive_max_bytes)}),
+        outputs({.max_bytes = static_cast<std::size_t>(c.output_archive_max_bytes),
+                 .concurrency = c.output_pull_concurrency},
+                clock, result_store, metered_client, c.access_token),
         wheel(clock),
         alarms(clock, {.smtp_url = c.smtp_url,
                        .smtp_from = c.smtp_from,
@@ -201,6 +206,18 @@ struct AdminApp::Parts {
     tasks.push_back(std::make_unique<PeriodicTask>(
         PeriodicTask::Settings{.name = "registry monitor", .interval = std::chrono::seconds(10)}, clock_,
         [this] { registry.ExpireDead(); }));
+    // The fire output archive: the logs of executors that do not send them, and the archive's size.
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "output puller", .interval = std::chrono::seconds(1)}, clock_,
+        [this] { outputs.RunOnce(); }));
+    tasks.push_back(std::make_unique<PeriodicTask>(
+        PeriodicTask::Settings{.name = "output archive size", .interval = std::chrono::minutes(1)}, clock_,
+        [this] {
+          const auto size = console_store.OutputArchiveSize();
+          metrics.output_archive_bytes.Set(static_cast<double>(size.bytes));
+          metrics.output_archive_rows.Set(static_cast<double>(size.rows));
+          metrics.output_pulls_queued.Set(static_cast<double>(size.pulls_queued));
+        }));
     tasks.push_back(
         std::make_unique<PeriodicTask>(PeriodicTask::Settings{.name = "report monitor",
                                                               .interval = std::chrono::minutes(1),
@@ -226,6 +243,7 @@ struct AdminApp::Parts {
     metrics.WatchPgPool(pool);
     metrics.WatchExecutorConnections(client);
     metrics.WatchExecutors(catalog);
+    metrics.WatchOutputPuller(outputs);
   }
 
   void SubmitRecovered(std::vector<ClaimedFire> claimed) {
@@ -267,6 +285,7 @@ struct AdminApp::Parts {
   RegistryService registry;
   PgResultStore result_store;
   CallbackService callbacks;
+  OutputPuller outputs;
   ringwheel::HashedWheelTimer wheel;
   // With run_ahead only. Destroyed before the executor client (its tasks use the client); the watch is
   // declared before the client, so it outlives it (the client's last answers, as it stops, reach the watch).

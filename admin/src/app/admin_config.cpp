@@ -95,6 +95,18 @@ void AdminConfig::Declare(ConfigLoader& s) {
            std::chrono::milliseconds(3'600'000))
       .Add("log_retention_days", &log_retention_days, "fires older than this are deleted; below 3 = keep all",
            0, 36500)
+      .Add(
+          "output_archive_max_bytes", &output_archive_max_bytes,
+          "bytes of each ended fire's job log the admin keeps in PostgreSQL (compressed), so that it "
+          "outlives "
+          "the executor: a longer log keeps its head and tail around a line saying how much was left out. "
+          "cronwheel-executor sends the log with the result; other executors' logs are read from their /log. "
+          "0 = no archive (the output is read from the executor only); else 1024 to 67108864",
+          0, 64 * 1024 * 1024)
+      .Add("output_pull_concurrency", &output_pull_concurrency,
+           "/log requests at once that read the job logs of executors that do not send them with the result "
+           "(XXL-JOB's), for the archive",
+           1, 64)
       .Add("smtp_url", &smtp_url,
            "SMTP server for alarm e-mail, e.g. smtp://mail:25 or smtps://mail:465; empty = off")
       .Add("smtp_from", &smtp_from, "sender address of alarm e-mail")
@@ -197,6 +209,11 @@ Result<void> AdminConfig::Validate() {
     return Error::Invalid(fmt::format(
         "run_ahead_ms {} is not valid with pre_read_ms {}: it must be at most pre_read_ms - 1000 ({}), or 0",
         run_ahead.count(), pre_read.count(), pre_read.count() - 1000));
+  }
+  if (output_archive_max_bytes != 0 && output_archive_max_bytes < 1024) {
+    return Error::Invalid(
+        fmt::format("output_archive_max_bytes {} is not valid: use 0 (no archive) or 1024 to 67108864 bytes",
+                    output_archive_max_bytes));
   }
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};

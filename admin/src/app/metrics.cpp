@@ -3,6 +3,7 @@
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/dispatch/trigger_pools.hpp"
+#include "admin/results/output_puller.hpp"
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/pg_pool.hpp"
 
@@ -108,6 +109,24 @@ AdminMetrics::AdminMetrics(Registry& r)
                           {"result"})),
       alarms_sent(alarms.Labels({"sent"})),
       alarms_failed(alarms.Labels({"failed"})),
+      outputs_pushed(r.AddCounter("cronwheel_fire_outputs_pushed_total",
+                                  "Fires' job logs that came with their callbacks (cronwheel-executor), "
+                                  "archived by result: archived (whole) or truncated (its middle left out).",
+                                  {"result"})),
+      outputs_pushed_archived(outputs_pushed.Labels({"archived"})),
+      outputs_pushed_truncated(outputs_pushed.Labels({"truncated"})),
+      output_archive_bytes(r.AddGauge("cronwheel_fire_output_archive_bytes",
+                                      "Bytes on disk of the cluster's fire output archive (table fire_output "
+                                      "with its TOAST and indexes; read every minute).")
+                               .Labels({})),
+      output_archive_rows(r.AddGauge("cronwheel_fire_output_archive_rows",
+                                     "Fires in the cluster's fire output archive, from PostgreSQL's "
+                                     "statistics (read every minute).")
+                              .Labels({})),
+      output_pulls_queued(r.AddGauge("cronwheel_fire_output_pulls_queued",
+                                     "Fires whose job log waits to be read from their executor's /log (read "
+                                     "every minute).")
+                              .Labels({})),
       jobs_enabled(
           r.AddGauge("cronwheel_jobs_enabled", "Enabled jobs in the cluster (read every 15 s).").Labels({})),
       workflow_runs(
@@ -122,6 +141,22 @@ AdminMetrics::AdminMetrics(Registry& r)
       registrations.Labels({kind, result});
   }
   metrics::AddBuildInfo(r);
+}
+
+void AdminMetrics::WatchOutputPuller(const OutputPuller& puller) {
+  registry.AddCounterCallback(
+      "cronwheel_fire_outputs_pulled_total",
+      "Fires' job logs the admin read from their executor's /log (executors that do not send them with the "
+      "callback), by result: archived (whole), truncated (its middle left out), retried (a pull failed and "
+      "is "
+      "tried again), failed (given up: the fire's archive says why).",
+      {"result"}, [&puller] {
+        const auto s = puller.stats();
+        return std::vector<metrics::Sample>{{{"archived"}, static_cast<double>(s.archived)},
+                                            {{"truncated"}, static_cast<double>(s.truncated)},
+                                            {{"retried"}, static_cast<double>(s.retried)},
+                                            {{"failed"}, static_cast<double>(s.failed)}};
+      });
 }
 
 void AdminMetrics::WatchScheduler(const Scheduler& scheduler) {

@@ -17,4 +17,18 @@ std::string ValidValues(ConcurrencyPolicy /*unused*/) {
   return "ALLOW, FORBID";
 }
 
+const char* StateName(FireOutputArchive::State state) {
+  switch (state) {
+    case FireOutputArchive::State::kPending:
+      return "pending";
+    case FireOutputArchive::State::kArchived:
+      return "archived";
+    case FireOutputArchive::State::kFailed:
+      return "failed";
+    case FireOutputArchive::State::kNone:
+      break;
+  }
+  return "none";
+}
+
 }  // namespace cronwheel::admin

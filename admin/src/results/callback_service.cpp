@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "admin/results/output_puller.hpp"
 #include "cronwheel/text.hpp"
 #include "xxljob/token.hpp"
 
@@ -16,8 +17,12 @@ constexpr std::size_t kMaxHandleMsg = 15'000;  // XXL-JOB truncates handle_msg t
 }  // namespace
 
 CallbackService::CallbackService(ringwheel::Clock& clock, ResultStore& store, std::string node_id,
-                                 Submit submit)
-    : clock_(clock), store_(store), node_id_(std::move(node_id)), submit_(std::move(submit)) {}
+                                 Submit submit, OutputSettings output)
+    : clock_(clock),
+      store_(store),
+      node_id_(std::move(node_id)),
+      submit_(std::move(submit)),
+      output_(output) {}
 
 bool CallbackService::Authorized(std::span<const xxljob::HandleCallbackParam> callbacks,
                                  const std::string& token, const std::string& global_token) {
@@ -48,11 +53,12 @@ CallbackService::Outcome CallbackService::Handle(std::span<const xxljob::HandleC
   out.ignored = static_cast<int>(callbacks.size() - latest.size());
   std::vector<HandleResult> results;
   results.reserve(latest.size());
+  const auto now = clock_.NowMs();
   for (const auto& [id, c] : latest) {
     // handle_code 0 would read as "no result yet": a callback must carry a final code.
     HandleResult r{.log_id = id,
                    .handle_code = c->handle_code == 0 ? xxljob::kCodeFail : c->handle_code,
-                   .handle_msg = Utf8Truncate(c->handle_msg, kMaxHandleMsg),
+                   .handle_msg = Utf8Truncate(WithoutNulBytes(c->handle_msg), kMaxHandleMsg),
                    .start_ms = c->handle_start_ms};
     if (c->output && !c->output->is_null()) {
       auto output = c->output->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -64,9 +70,17 @@ CallbackService::Outcome CallbackService::Handle(std::span<const xxljob::HandleC
                                     kMaxHandleMsg);
       }
     }
+    if (output_.max_bytes > 0) {
+      if (c->job_log) {
+        r.log = KeepLog(c->job_log->content, c->job_log->bytes, c->job_log->left_out, output_.max_bytes);
+        ++(r.log->left_out > 0 ? out.logs_truncated : out.logs_archived);
+      } else {
+        r.pull_log_at_ms = now + output_.pull_delay.count();
+      }
+    }
     results.push_back(std::move(r));
   }
-  auto recorded = store_.RecordCallbacks(results, node_id_, clock_.NowMs());
+  auto recorded = store_.RecordCallbacks(results, node_id_, now);
   out.recorded = static_cast<int>(recorded.recorded.size());
   for (const auto& r : recorded.recorded) {
     // A CRON fire's instant is its schedule's; other types carry another instant (a manual fire's creation,

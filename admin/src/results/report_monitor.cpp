@@ -28,11 +28,13 @@ RetentionOutcome ReportMonitor::ApplyRetention(std::int64_t now_ms) {
   if (retention_days_ < 3) return {};
   const auto cutoff = now_ms - now_ms % kDayMs - static_cast<std::int64_t>(retention_days_) * kDayMs;
   const auto dropped = store_.DropFiresBefore(cutoff, kRetentionBatch);
-  if (dropped.partitions > 0 || dropped.default_rows > 0 || dropped.workflow_runs > 0) {
+  if (dropped.partitions > 0 || dropped.default_rows > 0 || dropped.workflow_runs > 0 || dropped.alerts > 0 ||
+      dropped.run_onces > 0) {
     spdlog::info(
-        "log retention: dropped {} day(s) of fires and deleted {} other fire(s) and {} workflow run(s) older "
-        "than {} days",
-        dropped.partitions, dropped.default_rows, dropped.workflow_runs, retention_days_);
+        "log retention: dropped {} day(s) of fires with their archived output, and deleted {} other fire(s), "
+        "{} workflow run(s), {} alert(s) and {} run-once request(s) older than {} days",
+        dropped.partitions, dropped.default_rows, dropped.workflow_runs, dropped.alerts, dropped.run_onces,
+        retention_days_);
   }
   return dropped;
 }

@@ -251,6 +251,17 @@ std::vector<PendingAlert> ClaimAlertRetries(pqxx::transaction_base& tx, std::int
   return out;
 }
 
+std::int64_t DeleteEndedAlerts(pqxx::transaction_base& tx, std::int64_t before_ms, int limit) {
+  // In id order, which is the order of creation: the scan of the key stops after `limit` old rows.
+  return static_cast<std::int64_t>(tx.exec_params(R"sql(
+    DELETE FROM alert_log WHERE id IN (
+      SELECT id FROM alert_log WHERE created_ms < $1 AND outcome NOT IN ('SENDING', 'RETRYING')
+       ORDER BY id LIMIT $2)
+  )sql",
+                                                  before_ms, limit)
+                                       .affected_rows());
+}
+
 }  // namespace alert_channel_table
 
 Result<AlertChannel> AlertChannelRepository::Create(const AlertChannel& c) {

@@ -27,6 +27,10 @@ void FinishAlerts(pqxx::transaction_base& tx, std::span<const AlertDelivery> del
 std::vector<PendingAlert> ClaimAlertRetries(pqxx::transaction_base& tx, std::int64_t now_ms, int limit);
 std::vector<PendingAlert> ClaimRecoveries(pqxx::transaction_base& tx, std::int64_t now_ms, int limit);
 
+// Retention (results/report_monitor.hpp): deletes at most `limit` alert_log rows created before `before_ms`
+// whose delivery has ended (not SENDING or RETRYING), oldest first. Returns how many.
+std::int64_t DeleteEndedAlerts(pqxx::transaction_base& tx, std::int64_t before_ms, int limit);
+
 // The SQL expression of the channels of `ids_expr` (an int[] expression) as a JSON array, for a SELECT
 // list.
 std::string JsonOf(const std::string& ids_expr);

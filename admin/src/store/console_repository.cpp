@@ -63,6 +63,13 @@ std::map<std::string, std::int64_t> ConsoleRepository::WorkflowRunsByState(std::
   });
 }
 
+fire_log::ArchiveSize ConsoleRepository::OutputArchiveSize() {
+  return WithConnection(pool_, [](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    return fire_log::MeasureArchive(tx);
+  });
+}
+
 DashboardCounts ConsoleRepository::Dashboard(int days, const std::optional<std::vector<int>>& group_ids) {
   const auto today = StartOfUtcDay(clock_.NowMs());
   const auto first = today - static_cast<std::int64_t>(days - 1) * kDayMs;

@@ -311,14 +311,31 @@ std::string FinishedSelection(pqxx::transaction_base& tx, const LogClear& c) {
 
 std::int64_t DeleteFinished(pqxx::transaction_base& tx, const LogClear& selection,
                             std::pair<std::int64_t, std::int64_t> boundary, int limit) {
+  // Their archived output (and a pull still queued) goes with them.
   const auto sql = fmt::format(R"sql(
-    DELETE FROM job_log
-     WHERE (id, scheduled_ms) IN (SELECT id, scheduled_ms FROM job_log
-                                   WHERE {} AND (scheduled_ms, id) <= ($1, $2) LIMIT $3)
+    WITH d AS (
+      DELETE FROM job_log
+       WHERE (id, scheduled_ms) IN (SELECT id, scheduled_ms FROM job_log
+                                     WHERE {} AND (scheduled_ms, id) <= ($1, $2) LIMIT $3)
+      RETURNING id, scheduled_ms),
+    o AS (DELETE FROM fire_output o USING d WHERE o.log_id = d.id AND o.scheduled_ms = d.scheduled_ms),
+    q AS (DELETE FROM fire_output_pull q USING d WHERE q.log_id = d.id)
+    SELECT count(*) FROM d
   )sql",
                                FinishedSelection(tx, selection));
-  return static_cast<std::int64_t>(
-      tx.exec_params(sql, boundary.first, boundary.second, limit).affected_rows());
+  return tx.exec_params1(sql, boundary.first, boundary.second, limit)[0].as<std::int64_t>();
+}
+
+std::int64_t DeleteJobFires(pqxx::transaction_base& tx, int job_id) {
+  return tx
+      .exec_params1(R"sql(
+        WITH d AS (DELETE FROM job_log WHERE job_id = $1 RETURNING id, scheduled_ms),
+        o AS (DELETE FROM fire_output o USING d WHERE o.log_id = d.id AND o.scheduled_ms = d.scheduled_ms),
+        q AS (DELETE FROM fire_output_pull q USING d WHERE q.log_id = d.id)
+        SELECT count(*) FROM d
+      )sql",
+                    job_id)[0]
+      .as<std::int64_t>();
 }
 
 }  // namespace cronwheel::admin::fire_log

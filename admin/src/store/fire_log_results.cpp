@@ -93,8 +93,10 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
   for (const auto& r : results)
     ids.push_back(r.log_id);
   // Where each fire lives: an open fire is closed here (its instant locates its partition of job_log). A
-  // fire that is not open — its trigger failed although the executor ran it, or the callback repeats one
-  // already recorded — is looked up by id alone, in every partition (rare).
+  // fire that is not open — its trigger failed although the executor ran it, the callback repeats one
+  // already recorded, or the fire was killed from the console first — is looked up by id alone, in every
+  // partition (rare). Only a fire without a result gets this one (the update below); any fire found gets
+  // the log its callback carries archived, or its pull queued, once.
   struct Open {
     std::int64_t scheduled_ms = 0;
     std::int64_t dispatch_ms = 0;
@@ -113,7 +115,7 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
       if (!instant.contains(id)) missing.push_back(id);
     }
     for (const auto& r : tx.exec_params(R"sql(
-           SELECT id, scheduled_ms, dispatch_ms FROM job_log WHERE id = ANY($1::bigint[]) AND handle_code = 0
+           SELECT id, scheduled_ms, dispatch_ms FROM job_log WHERE id = ANY($1::bigint[])
          )sql",
                                         PgArray<std::int64_t>(missing))) {
       instant[r["id"].as<std::int64_t>()] = {r["scheduled_ms"].as<std::int64_t>(),
@@ -132,6 +134,13 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
              {"m", r.handle_msg},
              {"t", r.start_ms}};
     if (r.output) row["o"] = *r.output;  // the JSON text, cast to jsonb by the statement
+    if (r.log) {                         // the fire output archive: stored by the same statement
+      row["lg"] = r.log->content;
+      row["lb"] = r.log->log_bytes;
+      row["lo"] = r.log->left_out;
+    } else if (r.pull_log_at_ms > 0) {
+      row["pd"] = r.pull_log_at_ms;
+    }
     if (const auto t = trigger_of.find(r.log_id); t != trigger_of.end()) {
       const auto& tr = *t->second.last;
       row["tt"] = tr.trigger_ms;
@@ -149,9 +158,16 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
   }
   std::vector<HandledFire> out;
   if (!rows.empty()) {
-    // A column absent from a row is NULL: the row keeps what it has.
+    // A column absent from a row is NULL: the row keeps what it has. The fire output archive rides along in
+    // the same statement: the log a callback carried is stored (once: a repeat changes nothing), and a fire
+    // without one is queued for the output puller unless its log is archived already.
     const auto done = tx.exec_params(R"sql(
-      WITH l AS (
+      WITH v AS (
+        SELECT * FROM json_to_recordset($1::json)
+               AS v(i bigint, s bigint, c int, m text, t bigint, o text, tt bigint, tc int, tm text, ta text,
+                    th text, tp text, tsi int, tst int, tr int, td bigint, lg text, lb bigint, lo bigint,
+                    pd bigint)),
+      l AS (
         UPDATE job_log l
            SET handle_code = v.c, handle_ms = $2, start_ms = v.t, output = v.o::jsonb,
                handle_msg = CASE WHEN l.handle_msg = '' THEN v.m ELSE l.handle_msg || E'\n' || v.m END,
@@ -163,15 +179,23 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
                executor_param = COALESCE(v.tp, l.executor_param), shard_index = COALESCE(v.tsi, l.shard_index),
                shard_total = COALESCE(v.tst, l.shard_total), retry_count = COALESCE(v.tr, l.retry_count),
                dispatch_ms = COALESCE(v.td, l.dispatch_ms)
-          FROM json_to_recordset($1::json) AS v(i bigint, s bigint, c int, m text, t bigint, o text, tt bigint,
-                                                 tc int, tm text, ta text, th text, tp text, tsi int, tst int,
-                                                 tr int, td bigint)
+          FROM v
          WHERE l.id = v.i AND l.scheduled_ms = v.s AND l.handle_code = 0
         RETURNING l.id, l.job_id, l.scheduled_ms, l.handle_code, l.trigger_type, l.start_ms, l.shard_total,
                   l.broadcast_log_id, l.workflow_run_id, l.workflow_node),
       failed AS (
         INSERT INTO fire_alarm (log_id, scheduled_ms)
         SELECT id, scheduled_ms FROM l WHERE handle_code <> 200
+        ON CONFLICT (log_id) DO NOTHING),
+      pushed AS (
+        INSERT INTO fire_output (log_id, scheduled_ms, via, archived_ms, log_bytes, left_out_bytes, content)
+        SELECT i, s, 'push', $2, lb, lo, lg FROM v WHERE lg IS NOT NULL
+        ON CONFLICT DO NOTHING),
+      pulls AS (
+        INSERT INTO fire_output_pull (log_id, scheduled_ms, due_ms)
+        SELECT i, s, pd FROM v
+         WHERE pd IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM fire_output o WHERE o.log_id = v.i AND o.scheduled_ms = v.s)
         ON CONFLICT (log_id) DO NOTHING)
       SELECT id, job_id, scheduled_ms, handle_code, trigger_type, start_ms, shard_total, broadcast_log_id,
              workflow_run_id, workflow_node

@@ -301,7 +301,7 @@ Result<void> JobRepository::DeleteJob(int id) {
     // millions of fires does not hold its partition's scan back meanwhile. Its open fires went with the job
     // (fire_open's key), so none of these is being sent.
     pqxx::work fires(conn);
-    fires.exec_params(R"sql(DELETE FROM job_log WHERE job_id = $1)sql", id);
+    fire_log::DeleteJobFires(fires, id);
     fires.commit();
     return {};
   });

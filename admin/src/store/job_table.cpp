@@ -132,4 +132,13 @@ void RemoveAlertChannel(pqxx::transaction_base& tx, int channel_id) {
                  channel_id);
 }
 
+std::int64_t DeleteEndedRunOnce(pqxx::transaction_base& tx, std::int64_t before_ms, int limit) {
+  return static_cast<std::int64_t>(tx.exec_params(R"sql(
+    DELETE FROM run_once WHERE id IN (
+      SELECT id FROM run_once WHERE fire_at_ms < $1 AND (log_id <> 0 OR cancelled_ms <> 0) ORDER BY id LIMIT $2)
+  )sql",
+                                                  before_ms, limit)
+                                       .affected_rows());
+}
+
 }  // namespace cronwheel::admin::job_table

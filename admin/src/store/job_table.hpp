@@ -51,4 +51,9 @@ void RemoveAlertChannel(pqxx::transaction_base& tx, int channel_id);
 std::vector<DueRunOnce> TakeDueRunOnce(pqxx::transaction_base& tx, std::int64_t horizon_ms, int total,
                                        std::span<const int> held, int limit);
 
+// Retention (results/report_monitor.hpp): deletes at most `limit` run-once requests due before `before_ms`
+// that were fired or cancelled (a waiting one stays: the scan still takes it), oldest first. Returns how
+// many.
+std::int64_t DeleteEndedRunOnce(pqxx::transaction_base& tx, std::int64_t before_ms, int limit);
+
 }  // namespace cronwheel::admin::job_table

@@ -45,6 +45,13 @@ std::optional<JobLog> LogRepository::GetLog(std::int64_t id) {
   });
 }
 
+FireOutputArchive LogRepository::GetOutput(const JobLog& log) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    return fire_log::ReadOutput(tx, log.id, log.scheduled_ms);
+  });
+}
+
 bool LogRepository::MarkKilled(std::int64_t log_id, const std::string& executor_msg) {
   return WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);

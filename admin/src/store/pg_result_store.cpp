@@ -328,7 +328,48 @@ RetentionOutcome PgResultStore::DropFiresBefore(std::int64_t cutoff_ms, int batc
     tx.commit();
     return static_cast<std::int64_t>(n);
   });
-  return {.partitions = dropped.partitions, .default_rows = dropped.default_rows, .workflow_runs = runs};
+  // What the fires' retention leaves behind: alerts (alert_log keeps no fire's key; the ended ones created
+  // before the cutoff) and run-once requests due before it that were fired or cancelled (a waiting one stays:
+  // the scan still takes it). A batch a transaction, until none is left.
+  const auto in_batches = [&](std::int64_t (*remove)(pqxx::transaction_base&, std::int64_t, int)) {
+    std::int64_t total = 0;
+    for (;;) {
+      const auto n = WithConnection(pool_, [&](pqxx::connection& conn) {
+        pqxx::work tx(conn);
+        const auto d = remove(tx, cutoff_ms, batch);
+        tx.commit();
+        return d;
+      });
+      total += n;
+      if (n < batch) return total;
+    }
+  };
+  const auto alerts = in_batches(&alert_channel_table::DeleteEndedAlerts);
+  const auto run_onces = in_batches(&job_table::DeleteEndedRunOnce);
+  return {.partitions = dropped.partitions,
+          .default_rows = dropped.default_rows,
+          .workflow_runs = runs,
+          .alerts = alerts,
+          .run_onces = run_onces};
+}
+
+std::vector<OutputPull> PgResultStore::ClaimOutputPulls(std::int64_t now_ms, std::int64_t lease_ms,
+                                                        int limit) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    auto out = fire_log::ClaimOutputPulls(tx, now_ms, lease_ms, limit);
+    tx.commit();
+    return out;
+  });
+}
+
+void PgResultStore::FinishOutputPulls(std::span<const PulledOutput> pulled, std::int64_t now_ms) {
+  if (pulled.empty()) return;
+  WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    fire_log::FinishOutputPulls(tx, pulled, now_ms);
+    tx.commit();
+  });
 }
 
 }  // namespace cronwheel::admin

@@ -29,4 +29,9 @@ std::string_view Utf8Prefix(std::string_view s, std::size_t max_bytes);
 // truncated handle messages (docs/xxl-job-protocol.md §9, §11).
 std::string Utf8Truncate(std::string_view s, std::size_t max_bytes, std::string_view marker = "...");
 
+// `s` with each NUL byte replaced by U+FFFD: for text stored in PostgreSQL, whose text type holds no NUL
+// (a JSON string's \u0000 is refused as "unsupported Unicode escape sequence": one in a callback's handle
+// message failed the whole batch's statement).
+std::string WithoutNulBytes(std::string s);
+
 }  // namespace cronwheel

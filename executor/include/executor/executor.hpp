@@ -29,7 +29,8 @@
 //  * script (GLUE) jobs: src/script_runner.hpp; off unless enable_scripts (refused with a message saying how
 //    to enable them); GLUE_GROOVY is refused as not supported;
 //  * job logs: src/job_log.hpp (UTC day folders, incremental /log with a byte cap, retention);
-//  * callbacks: src/callback_sender.hpp (batches of 100, spool to disk, replay after restart);
+//  * callbacks: src/callback_sender.hpp (batches of 100, spool to disk, replay after restart), each with
+//    the fire's job log for the admin's archive (callback_log_max_bytes);
 //  * registry: src/registry_heartbeat.hpp;
 //  * metrics: GET /metrics in Prometheus's text format (src/metrics.hpp, docs/operations.md), readable from
 //    metrics_allow or with metrics_token.
@@ -53,6 +54,11 @@
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::executor {
+
+// The range of Executor::Settings::callback_log_max_bytes (besides 0): the admin takes request bodies of up
+// to 5 MiB, and a callback batch is kept under 4 MiB (src/callback_sender.hpp).
+inline constexpr std::size_t kMinCallbackLogBytes = 1024;
+inline constexpr std::size_t kMaxCallbackLogBytes = std::size_t{4} * 1024 * 1024;
 
 class Executor final {
  public:
@@ -83,6 +89,11 @@ class Executor final {
     std::chrono::seconds redelivery_window{600};                // a finished log id is remembered this long
     std::size_t redelivery_capacity = 100000;                   // ... and at most this many of them
     std::size_t log_read_max_bytes = std::size_t{1024} * 1024;  // per /log answer
+    // Each fire's job log goes with its result to the admin, which archives it (docs/operations.md, "The fire
+    // output archive"): at most this many bytes of it, its head and tail (a longer log's middle is left out
+    // and marked). 0 = no log is sent (the admin then reads it with /log, as an XXL-JOB executor's); 1 KiB to
+    // 4 MiB otherwise. Memory: a running fire holds up to this much of its log until it ends.
+    std::size_t callback_log_max_bytes = std::size_t{1024} * 1024;
     // Appends "<logId> <jobId> <received epoch ms> <started epoch ms>" for every /run received (started 0
     // for a fire that never started), written when it starts or ends unstarted; empty = off. For diagnosing
     // lateness and for the benchmarks (src/run_trace.hpp).

@@ -24,8 +24,8 @@ namespace cronwheel::executor {
 struct ExecutorConfig {
   ExecutorConfig();
 
-  // The library's settings; Validate fills listen_host, listen_port, log_dir, callback_batch_size and
-  // run_trace_file from the keys below.
+  // The library's settings; Validate fills listen_host, listen_port, log_dir, callback_batch_size,
+  // callback_log_max_bytes and run_trace_file from the keys below.
   Executor::Settings settings;
   BuiltinHandlerOptions builtin;
   std::string listen = "127.0.0.1:9999";  // host:port; port 0 = any free port
@@ -34,6 +34,7 @@ struct ExecutorConfig {
   std::string log_level = "info";         // trace, debug, info, warn, error (or off)
   std::string run_trace_file;             // "" = off
   int callback_batch_size = 0;            // default: settings.callback_batch_size's
+  int callback_log_max_bytes = 0;         // default: settings.callback_log_max_bytes's
   // On SIGTERM/SIGINT the executor drains (Executor::Drain) for at most this long, then stops; a second
   // signal stops it at once. 0 = stop at once, killing running fires (before drains existed).
   std::chrono::seconds drain_timeout{30};

@@ -7,8 +7,14 @@
 // refuses (it answers code 500 while the job's previous fire has not called back yet) is traced as
 // "<logId> <jobId> <receivedMs> refused", so a test sees every /run.
 //
+// nodeLinesHandler traces the same way, writes "node line 1" ... "node line N" to the fire's log through the
+// package's logger (N = executorParams, default 100) and succeeds: the admin's archive of fire output pulls that
+// log with /log (tests/e2e/output_archive_e2e_test.cpp).
+//
 // Usage: node executor.mjs --app-name NAME --admin http://127.0.0.1:PORT --access-token TOKEN --port PORT
-//                          --trace-file PATH [--max-run-s 600]
+//                          --trace-file PATH [--max-run-s 600] [--log-storage memory|local] [--work-dir DIR]
+// --log-storage local: the package writes each fire's log to a file (under logs/ in the working directory,
+// --work-dir when given) and serves it on /log; memory (the package's default) keeps no log to serve.
 // It listens on 127.0.0.1 only. SIGTERM or SIGINT: it deregisters (registryRemove), closes its connections,
 // prints "connections accepted: N" and exits 0. It also exits by itself when its parent process is gone or
 // after --max-run-s seconds, so a test that dies leaves nothing running.
@@ -30,7 +36,7 @@
 // - Its /log answers code 500 "No local logger found." unless logStorage is "local" (default "memory").
 // - It refuses a /run while the job's previous fire has not called back (code 500) instead of queueing it
 //   under SERIAL_EXECUTION, and ignores the block strategy.
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import express from 'express';
 import { createXxlJobExecutor, request } from 'xxl-job';
@@ -43,6 +49,8 @@ const { values: args } = parseArgs({
     'port': { type: 'string' },
     'trace-file': { type: 'string' },
     'max-run-s': { type: 'string', default: '600' },
+    'log-storage': { type: 'string', default: 'memory' },
+    'work-dir': { type: 'string' },
   },
 });
 for (const name of ['app-name', 'admin', 'access-token', 'port', 'trace-file']) {
@@ -53,6 +61,10 @@ for (const name of ['app-name', 'admin', 'access-token', 'port', 'trace-file']) 
 }
 const port = Number(args.port);
 const trace = args['trace-file'];
+if (args['work-dir']) {
+  mkdirSync(args['work-dir'], { recursive: true });
+  process.chdir(args['work-dir']);  // the package's logs/ folder goes here
+}
 
 function Trace(logId, jobId, receivedMs, outcome, executorParams) {
   const params = executorParams === undefined ? '' : ` ${JSON.stringify(executorParams ?? '')}`;
@@ -70,6 +82,11 @@ const jobHandlers = new Map();
 jobHandlers.set('nodeTraceHandler', async (logger, req, executorParams) => {
   // The package calls the handler in the same tick as it reads the /run: this is when the fire arrived.
   Trace(req.logId, req.jobId, Date.now(), 'ran', executorParams);
+});
+jobHandlers.set('nodeLinesHandler', async (logger, req, executorParams) => {
+  Trace(req.logId, req.jobId, Date.now(), 'ran', executorParams);
+  const lines = Number(executorParams) || 100;
+  for (let i = 1; i <= lines; ++i) logger.info(`node line ${i}`);
 });
 jobHandlers.set('nodeEchoHandler', async (logger, req, executorParams) => {
   Trace(req.logId, req.jobId, Date.now(), 'ran', executorParams);
@@ -100,6 +117,7 @@ const server = app.listen(port, '127.0.0.1', () => {
     jobHandlers,
     appType: 'express',
     accessToken: args['access-token'],
+    logStorage: args['log-storage'],
     baseUrl: `http://127.0.0.1:${port}`,
     executorKey: args['app-name'],
     scheduleCenterUrl: args.admin,

@@ -32,4 +32,23 @@ TEST(AdminConfig, TheSessionCookieIsSecureByDefaultInProductionMode) {
   EXPECT_TRUE(AdminConfig{}.CookieSecure()) << "the default mode is production";
 }
 
+// The fire output archive's cap: 1 MiB by default, 0 turns it off, anything between 1 and 1023 bytes is
+// refused naming the key and what is valid.
+TEST(AdminConfig, TheOutputArchiveCapIsOneMebibyteZeroOrAtLeastOneKibibyte) {
+  AdminConfig config;
+  config.dsn = "postgresql://x@127.0.0.1/db";
+  config.mode = "dev";
+  EXPECT_EQ(config.output_archive_max_bytes, 1024 * 1024);
+  EXPECT_TRUE(config.Validate());
+  config.output_archive_max_bytes = 0;
+  EXPECT_TRUE(config.Validate());
+  config.output_archive_max_bytes = 1000;
+  const auto refused = config.Validate();
+  ASSERT_FALSE(refused);
+  EXPECT_NE(
+      refused.error().message.find("output_archive_max_bytes 1000 is not valid: use 0 (no archive) or 1024"),
+      std::string::npos)
+      << refused.error().message;
+}
+
 }  // namespace

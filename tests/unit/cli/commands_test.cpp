@@ -417,6 +417,57 @@ TEST(Commands, LogsTailFollowsUntilTheEndPagingByLine) {
   EXPECT_EQ(once.clock.waits, 0);
 }
 
+// The fire output archive: `logs tail` says on stderr where the output it prints comes from, once and again
+// when that changes (the executor while the fire runs, the admin's archive once it ended); stdout holds the
+// output alone.
+TEST(Commands, LogsTailSaysWhetherItReadsTheExecutorOrTheArchive) {
+  Harness h;
+  h.api.On("GET", "/api/v1/logs/9/output?from_line=1", 200,
+           {{"from_line", 1}, {"to_line", 1}, {"content", "a\n"}, {"end", false}, {"source", "executor"}});
+  h.api.On("GET", "/api/v1/logs/9/output?from_line=2", 200,
+           {{"from_line", 2}, {"to_line", 1}, {"content", ""}, {"end", false}, {"source", "executor"}});
+  h.api.On("GET", "/api/v1/logs/9/output?from_line=2", 200,
+           {{"from_line", 2},
+            {"to_line", 3},
+            {"content", "b\nc\n"},
+            {"end", true},
+            {"source", "archive"},
+            {"archive", {{"state", "archived"}, {"via", "push"}, {"log_bytes", 9}, {"left_out_bytes", 0}}}});
+  h.api.On("GET", "/api/v1/logs/9", 200, {{"status", "SUCCESS"}, {"handle_code", 200}, {"handle_msg", ""}});
+  EXPECT_EQ(h.Run({"logs", "tail", "9", "--follow"}), 0) << h.err.str();
+  EXPECT_EQ(h.out.str(), "a\nb\nc\n");
+  EXPECT_EQ(h.err.str(),
+            "fire 9: output from its executor (the fire is running)\n"
+            "fire 9: output from the admin's archive (sent by the executor with its result)\n"
+            "fire 9: SUCCESS (handle_code 200)\n");
+
+  Harness failed;  // ended, its executor still has the log, the archive could not get it
+  failed.api.On("GET", "/api/v1/logs/9/output?from_line=1", 200,
+                {{"from_line", 1},
+                 {"to_line", 1},
+                 {"content", "a\n"},
+                 {"end", true},
+                 {"source", "executor"},
+                 {"archive", {{"state", "failed"}, {"via", "pull"}, {"error", "no answer"}}}});
+  EXPECT_EQ(failed.Run({"logs", "tail", "9"}), 0);
+  EXPECT_EQ(failed.out.str(), "a\n");
+  EXPECT_EQ(failed.err.str(), "fire 9: output from its executor (the archive has no copy: no answer)\n");
+
+  Harness cut;  // pulled, its middle left out
+  cut.api.On(
+      "GET", "/api/v1/logs/9/output?from_line=1", 200,
+      {{"from_line", 1},
+       {"to_line", 1},
+       {"content", "a\n"},
+       {"end", true},
+       {"source", "archive"},
+       {"archive", {{"state", "archived"}, {"via", "pull"}, {"log_bytes", 5000}, {"left_out_bytes", 3000}}}});
+  EXPECT_EQ(cut.Run({"logs", "tail", "9"}), 0);
+  EXPECT_EQ(cut.err.str(),
+            "fire 9: output from the admin's archive (read from the executor after its result; 3000 of its "
+            "5000 bytes left out in the middle)\n");
+}
+
 class ImportTest : public ::testing::Test {
  protected:
   void SetUp() override {

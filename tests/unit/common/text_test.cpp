@@ -37,6 +37,13 @@ TEST(Text, Utf8CutsNeverSplitASequence) {
   EXPECT_EQ(Utf8Truncate(s, 5, ""), "a\xC3\xA9");
 }
 
+// PostgreSQL's text holds no NUL: each becomes U+FFFD (a callback's message or a fire's log, stored).
+TEST(Text, NulBytesBecomeReplacementCharacters) {
+  EXPECT_EQ(WithoutNulBytes(std::string("a\0b\0\0", 5)), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(WithoutNulBytes("plain"), "plain");
+  EXPECT_EQ(WithoutNulBytes(""), "");
+}
+
 TEST(Text, ShownJsonIsBoundedAndValid) {
   EXPECT_EQ(Shown(nlohmann::json("abc")), "\"abc\"");
   const auto long_text = Shown(nlohmann::json(std::string(500, 'x')), 60);

@@ -49,6 +49,64 @@ TEST_F(CallbackSenderTest, SendsBatchesOfAtMostOneHundredAsAJsonArray) {
   EXPECT_THAT(logs_.Text(kDay, 7).value_or(""), HasSubstr("----------- job callback finish."));
 }
 
+// A callback with its fire's job log (the archive's jobLog).
+HandleCallbackParam WithLog(std::int64_t log_id, std::size_t log_bytes) {
+  auto cb = Cb(log_id);
+  cb.job_log = HandleCallbackParam::JobLog{.content = std::string(log_bytes, 'x'),
+                                           .bytes = static_cast<std::int64_t>(log_bytes)};
+  return cb;
+}
+
+// The fire output archive: job logs never hold results back. A batch closes before its logs pass
+// batch_bytes (a callback bigger than that goes alone), so the admin's body limit is not met.
+TEST_F(CallbackSenderTest, ABatchClosesBeforeItsJobLogsPassTheByteBound) {
+  auto sender = std::make_unique<CallbackSender>(
+      CallbackSender::Settings{.spool_dir = dir_.path() / "callbacklogs", .batch_bytes = 10'000}, admin_,
+      &logs_, clock_);
+  admin_.SetUp(true);
+  for (int i = 1; i <= 6; ++i)
+    sender->Push(WithLog(i, 3'000));  // three fit in 10,000 bytes with their fields, a fourth does not
+  sender->Push(WithLog(7, 50'000));   // alone: bigger than the bound
+  sender->Push(Cb(8));
+  sender->Start();
+  ASSERT_TRUE(admin_.WaitAccepted(8));
+  ASSERT_TRUE(sender->AwaitIdle());
+  std::vector<std::size_t> sizes;
+  std::size_t alone = 0;  // the size of fire 7's log as sent
+  for (const auto& c : admin_.Calls()) {
+    if (c.api != "callback") continue;
+    sizes.push_back(c.body.size());
+    if (c.body[0].at("logId") == 7) alone = c.body[0].at("jobLog").at("content").get<std::string>().size();
+  }
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{3, 3, 1, 1}));
+  EXPECT_EQ(alone, 50'000U);
+}
+
+// An admin that refuses a batch with job logs as too large (HTTP 413) gets the results again at once
+// without the logs (it reads them from /log), and a batch spooled meanwhile is spooled without them.
+TEST_F(CallbackSenderTest, ABatchRefusedAsTooLargeIsSentAgainWithoutItsJobLogs) {
+  auto sender = Make();
+  admin_.SetUp(true);
+  admin_.SetRefuseLogs(true);
+  sender->Start();
+  sender->Push(WithLog(1, 100));
+  ASSERT_TRUE(admin_.WaitAccepted(1));
+  ASSERT_TRUE(sender->AwaitIdle());
+  const auto calls = admin_.Calls();
+  ASSERT_GE(calls.size(), 2U);
+  EXPECT_TRUE(calls[calls.size() - 2].body[0].contains("jobLog"));
+  EXPECT_FALSE(calls.back().body[0].contains("jobLog"));
+  EXPECT_THAT(logs_.Text(kDay, 1).value_or(""), HasSubstr("without the job log"));
+  EXPECT_TRUE(sender->SpoolFiles().empty());
+
+  admin_.SetUp(false);  // down, and refusing logs: the batch is spooled without its log
+  sender->Push(WithLog(2, 100));
+  ASSERT_TRUE(sender->AwaitIdle());
+  const auto files = sender->SpoolFiles();
+  ASSERT_EQ(files.size(), 1U);
+  EXPECT_THAT(cwtest::ReadAll(files[0]), ::testing::Not(HasSubstr("jobLog")));
+}
+
 TEST_F(CallbackSenderTest, ABatchNoAdminAcceptsIsSpooledAndRetriedOnTheClock) {
   auto sender = Make();
   admin_.SetUp(false);

@@ -75,6 +75,7 @@ TEST(ExecutorConfig, EachInvalidValueIsNamedWithWhatIsValidAndFillsNothing) {
       {{"--listen", "127.0.0.1:70000"}, "listen", "port"},
       {{"--mode", "staging"}, "mode = 'staging'", "production or dev"},
       {{"--log-level", "loud"}, "log_level = 'loud'", "trace, debug, info, warn or error"},
+      {{"--callback-log-max-bytes", "100"}, "callback_log_max_bytes = 100", "0 (send no job log) or 1024 to"},
   };
   for (const auto& c : cases) {
     ExecutorConfig config;
@@ -94,6 +95,19 @@ TEST(ExecutorConfig, ARangeCheckedKeyOutOfRangeStopsTheParseWithExitCodeTwo) {
   ExecutorConfig config;
   EXPECT_EQ(Load(config, {"--server-threads", "65"}), 2);
   EXPECT_EQ(Load(config, {"--callback-batch-size", "0"}), 2);
+  EXPECT_EQ(Load(config, {"--callback-log-max-bytes", "4194305"}), 2) << "over 4 MiB";
+}
+
+// The fire output archive: each fire's log goes with its result, at most 1 MiB by default; 0 sends none.
+TEST(ExecutorConfig, TheCallbacksJobLogIsOneMebibyteByDefaultAndZeroSendsNone) {
+  ExecutorConfig config;
+  ASSERT_EQ(Load(config, {"--mode", "dev"}), std::nullopt);
+  ASSERT_EQ(ValidateError(config), "");
+  EXPECT_EQ(config.settings.callback_log_max_bytes, 1024U * 1024U);
+  ExecutorConfig off;
+  ASSERT_EQ(Load(off, {"--mode", "dev", "--callback-log-max-bytes", "0"}), std::nullopt);
+  ASSERT_EQ(ValidateError(off), "");
+  EXPECT_EQ(off.settings.callback_log_max_bytes, 0U);
 }
 
 }  // namespace

@@ -82,7 +82,8 @@ class DispatcherTest : public ::testing::Test {
     timer_.Stop();
     start_timer_.Stop();
   }
-  void Make(JobDispatcher::Settings s, RunTrace* trace = nullptr) {
+  void Make(JobDispatcher::Settings s, RunTrace* trace = nullptr, JobLogFiles* logs = nullptr) {
+    if (d_) d_->Stop();
     d_ = std::make_unique<JobDispatcher>(
         s,
         [this](const TriggerParam& p) {
@@ -97,7 +98,7 @@ class DispatcherTest : public ::testing::Test {
           }
           return r;
         },
-        logs_, sink_, timer_, clock_, trace, &start_timer_);
+        logs != nullptr ? *logs : logs_, sink_, timer_, clock_, trace, &start_timer_);
   }
   void Register(const std::string& name, JobHandler h) {
     std::lock_guard lock(mu_);
@@ -299,6 +300,60 @@ TEST_F(DispatcherTest, AHandlersOutputGoesWithItsCallbackAndOneOverTheLimitIsRef
   ASSERT_TRUE(sink_.For(1).output);
   EXPECT_EQ(*sink_.For(1).output, (nlohmann::json{{"rows", 10}}));
   EXPECT_FALSE(sink_.For(2).output);
+}
+
+// The fire output archive: with callback_log_bytes set, each callback carries its fire's job log (jobLog) as
+// the worker wrote it, end line included; a fire reported while its handler still runs (a timeout) carries
+// the log read back at that moment; a log longer than the cap keeps its head and tail. Without the setting,
+// no callback carries a log (the admin reads /log then).
+TEST_F(DispatcherTest, EachCallbackCarriesItsFiresJobLogWhenTheSettingAsksForIt) {
+  JobLogFiles kept{{.dir = dir_.path() / "kept", .callback_log_bytes = 4096}, clock_};
+  Make(JobDispatcher::Settings{}, nullptr, &kept);
+  Register("lines", [](JobContext& ctx) {
+    for (int i = 1; i <= 3; ++i)
+      ctx.Log("line " + std::to_string(i));
+    ctx.Succeed("ok");
+  });
+  Register("many", [](JobContext& ctx) {
+    for (int i = 1; i <= 2000; ++i)
+      ctx.Log("many " + std::to_string(i));
+    ctx.Succeed("ok");
+  });
+  Gate& gate = gate_;  // outlives the job threads (joined in TearDown)
+  Register("h", gate.Handler(/*cooperative=*/false));
+  EXPECT_EQ(d_->Run(Fire(1, 1, "SERIAL_EXECUTION", "lines")).code, 200);
+  EXPECT_EQ(d_->Run(Fire(2, 2, "SERIAL_EXECUTION", "many")).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(2));
+  const auto one = sink_.For(1);
+  ASSERT_TRUE(one.job_log);
+  EXPECT_EQ(one.job_log->content, kept.Text(kDay, 1).value_or("?")) << "the log as written, whole";
+  EXPECT_THAT(one.job_log->content, HasSubstr("line 3\n"));
+  EXPECT_THAT(one.job_log->content, HasSubstr("handleCode=200, handleMsg=ok"));
+  EXPECT_EQ(one.job_log->left_out, 0);
+  EXPECT_EQ(one.job_log->bytes, static_cast<std::int64_t>(one.job_log->content.size()));
+  const auto many = sink_.For(2);
+  ASSERT_TRUE(many.job_log);
+  EXPECT_GT(many.job_log->left_out, 0);
+  EXPECT_EQ(many.job_log->bytes, static_cast<std::int64_t>(kept.Text(kDay, 2).value_or("").size()));
+  EXPECT_THAT(many.job_log->content, HasSubstr("many 1\n"));
+  EXPECT_THAT(many.job_log->content, HasSubstr("many 2000\n"));
+  EXPECT_THAT(many.job_log->content, HasSubstr("bytes of this log of"));
+  EXPECT_LT(many.job_log->content.size(), 4096U + 200U);
+
+  EXPECT_EQ(d_->Run(Fire(3, 3, "SERIAL_EXECUTION", "h", 5)).code, 200);
+  ASSERT_TRUE(gate.AwaitEntered(1));
+  clock_.Advance(5100ms);
+  ASSERT_TRUE(sink_.WaitFor(3));
+  const auto timed_out = sink_.For(3);
+  ASSERT_TRUE(timed_out.job_log);
+  EXPECT_THAT(timed_out.job_log->content, HasSubstr("handleCode=502, handleMsg=job execute timeout"));
+  gate.Open();
+  d_->Stop();
+
+  Make(JobDispatcher::Settings{});  // logs_: callback_log_bytes 0
+  EXPECT_EQ(d_->Run(Fire(4, 4, "SERIAL_EXECUTION", "lines")).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(4));
+  EXPECT_FALSE(sink_.For(4).job_log);
 }
 
 // Issue 26, item 4: each callback carries when its fire started (a worker took it, on the clock), 0 for a

@@ -209,6 +209,53 @@ TEST_F(JobLogAtDayStartTest, JobLogFileIsTheFiresSinkAndPathGivesItItsOwnFile) {
   EXPECT_EQ(logs.segments().RecordsAppended(), 2U);
 }
 
+// The fire output archive: what a fire's log holds at its end, for its callback, without reading the log
+// back (kept as written) or, once it has its own file (a script's), from that file's head and tail; a fire
+// that ends elsewhere is read back (JobLogFiles::Kept). Without callback_log_bytes nothing is kept.
+TEST(JobLogKept, AFiresLogIsKeptForItsCallbackAsWrittenOrReadFromItsOwnFile) {
+  cwtest::TempDir dir;
+  cwtest::FakeClock clock{kDay};
+  JobLogFiles logs{{.dir = dir.path(), .callback_log_bytes = 2048}, clock};
+  {
+    JobLogFile f(logs, kDay, 1);
+    f.Write("a");
+    f.WriteLines({"b", "c"});
+    const auto kept = f.Kept();
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(kept->text, logs.Text(kDay, 1).value_or("?"));
+    EXPECT_EQ(kept->left_out, 0U);
+  }
+  {
+    JobLogFile f(logs, kDay, 2);
+    f.Write("start");
+    AppendRaw(f.Path(), Lines(1, 1000));  // a script's output, written to the fire's own file
+    f.Write("end");
+    const auto kept = f.Kept();
+    ASSERT_TRUE(kept);
+    const auto whole = logs.Text(kDay, 2).value_or("");
+    EXPECT_EQ(kept->size, whole.size());
+    EXPECT_GT(kept->left_out, 0U);
+    EXPECT_THAT(kept->text, HasSubstr("00:00:00.000 start\nline 1\n"));
+    EXPECT_THAT(kept->text, HasSubstr("line 1000\n2026-01-01 00:00:00.000 end\n"));
+    EXPECT_EQ(kept->text, cronwheel::KeepHeadAndTail(whole, 2048).text) << "only its head and tail were read";
+  }
+  {
+    JobLogFile f(logs, kDay, 3);
+    f.Write("running");
+  }
+  logs.Append(kDay, 3, "timed out");  // the end line of a fire reported away from its worker
+  const auto back = logs.Kept(kDay, 3);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->text, logs.Text(kDay, 3).value_or("?"));
+  EXPECT_EQ(logs.Kept(kDay, 99)->text, "") << "no log: an empty one";
+
+  JobLogFiles off{{.dir = dir.path() / "off"}, clock};
+  JobLogFile f(off, kDay, 4);
+  f.Write("a");
+  EXPECT_FALSE(f.Kept());
+  EXPECT_FALSE(off.Kept(kDay, 4));
+}
+
 TEST_F(JobLogAtDayStartTest, AFiresLogGivenToAScriptEndsTheScriptsUnterminatedLineBeforeItsNextEntry) {
   JobLogFile f(logs, kDay, 12);
   f.Write("start");

@@ -124,6 +124,14 @@ class ScriptedAdmin final : public cronwheel::executor::AdminClient {
   cronwheel::executor::AdminReply Call(std::string_view api, const nlohmann::json& body) override {
     std::lock_guard lock(mu_);
     calls_.push_back({std::string(api), body});
+    if (api == "callback" && refuse_logs_) {
+      for (const auto& cb : body) {
+        if (cb.contains("jobLog")) {
+          cv_.notify_all();
+          return {.ok = false, .detail = "HTTP status 413", .too_large = true};
+        }
+      }
+    }
     if (api == "callback" && up_) {
       for (const auto& cb : body)
         accepted_.push_back(cb.at("logId").get<std::int64_t>());
@@ -137,6 +145,11 @@ class ScriptedAdmin final : public cronwheel::executor::AdminClient {
   void SetUp(bool up) {
     std::lock_guard lock(mu_);
     up_ = up;
+  }
+  // Callback bodies carrying a job log are refused as too large (HTTP 413), as by an admin's body limit.
+  void SetRefuseLogs(bool refuse) {
+    std::lock_guard lock(mu_);
+    refuse_logs_ = refuse;
   }
   std::vector<Request> Calls() {
     std::lock_guard lock(mu_);
@@ -160,6 +173,7 @@ class ScriptedAdmin final : public cronwheel::executor::AdminClient {
   std::mutex mu_;
   std::condition_variable cv_;
   bool up_ = true;
+  bool refuse_logs_ = false;
   std::vector<Request> calls_;
   std::vector<std::int64_t> accepted_;
 };

@@ -139,6 +139,35 @@ TEST(Protocol, CallbackCarriesTheHandlersOutputAsAnExtensionField) {
   EXPECT_FALSE((*text)[1].output) << "null is no output";
 }
 
+// cronwheel's extension for the fire output archive: the fire's job log travels as `jobLog`, sent only when
+// set, read back, and checked (content required, 0 <= leftOut <= bytes), the field named on a refusal.
+TEST(Protocol, CallbackCarriesTheFiresJobLogAsAnExtensionField) {
+  HandleCallbackParam p{.log_id = 7, .log_date_tim = 1000, .handle_code = 200};
+  EXPECT_FALSE(ToJson(p).contains("jobLog")) << "what an XXL-JOB executor sends";
+  p.job_log = HandleCallbackParam::JobLog{.content = "a\nb\n", .bytes = 900, .left_out = 896};
+  const auto j = ToJson(p);
+  EXPECT_EQ(j.at("jobLog"), (json{{"content", "a\nb\n"}, {"bytes", 900}, {"leftOut", 896}}));
+  const auto back = ParseCallbackList(json::array({j}).dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE((*back)[0].job_log);
+  EXPECT_EQ((*back)[0].job_log->content, "a\nb\n");
+  EXPECT_EQ((*back)[0].job_log->bytes, 900);
+  EXPECT_EQ((*back)[0].job_log->left_out, 896);
+  const auto bare = ParseCallbackList(R"([{"logId":1,"handleCode":200,"jobLog":{"content":"x\n"}}])");
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ((*bare)[0].job_log->bytes, 2) << "the content's size";
+  EXPECT_EQ((*bare)[0].job_log->left_out, 0);
+  EXPECT_FALSE((*ParseCallbackList(R"([{"logId":1,"handleCode":200,"jobLog":null}])"))[0].job_log);
+  auto err = ErrorOf(
+      ParseCallbackList(R"([{"logId":1,"handleCode":200},{"logId":2,"handleCode":200,"jobLog":{}}])"));
+  EXPECT_THAT(err, HasSubstr("[1].jobLog.content': is required"));
+  err = ErrorOf(ParseCallbackList(R"([{"logId":1,"handleCode":200,"jobLog":"text"}])"));
+  EXPECT_THAT(err, HasSubstr("[0].jobLog': expected an object"));
+  err = ErrorOf(
+      ParseCallbackList(R"([{"logId":1,"handleCode":200,"jobLog":{"content":"","bytes":5,"leftOut":9}}])"));
+  EXPECT_THAT(err, HasSubstr("[0].jobLog.leftOut': must be from 0 to bytes (5), got 9"));
+}
+
 TEST(Protocol, CallbackCarriesTheHandlerStartAsAnExtensionField) {
   const auto j = ToJson(HandleCallbackParam{
       .log_id = 7, .log_date_tim = 1000, .handle_code = 200, .handle_msg = "", .handle_start_ms = 1012});

@@ -7,10 +7,12 @@ import { errorText, formatDuration, formatNumber, t, tOr } from '../i18n.js';
 const POLL_MS = 1000;
 const MAX_CHARS = 2_000_000; // keep the page responsive with huge outputs: the oldest text is dropped
 
-// Tails the executor's output: polls GET /api/v1/logs/{id}/output from the last line read until `end`
-// (XXL-JOB's logDetailCat). The text goes into a <pre> as a text node, never as HTML.
+// Tails the fire's output: polls GET /api/v1/logs/{id}/output from the last line read until `end`
+// (XXL-JOB's logDetailCat). The admin reads the executor while the fire runs and its archive once the fire
+// ended (`source`, `archive`: docs/operations.md, "The fire output archive"). The text goes into a <pre> as a
+// text node, never as HTML.
 function useTail(id, onProgress) {
-  const [state, setState] = useState({ content: '', end: false, error: null, lines: 0 });
+  const [state, setState] = useState({ content: '', end: false, error: null, lines: 0, source: '', archive: null });
   const [attempt, setAttempt] = useState(0);
   const progress = useRef(onProgress);
   progress.current = onProgress;
@@ -19,7 +21,7 @@ function useTail(id, onProgress) {
     let timer = null;
     let next = 1;
     let content = '';
-    setState({ content: '', end: false, error: null, lines: 0 });
+    setState({ content: '', end: false, error: null, lines: 0, source: '', archive: null });
     const poll = async () => {
       try {
         const r = await api.get(`/api/v1/logs/${id}/output?from_line=${next}`);
@@ -29,7 +31,7 @@ function useTail(id, onProgress) {
           content += r.content;
           if (content.length > MAX_CHARS) content = `${t('log.dropped')}\n${content.slice(-MAX_CHARS)}`;
         }
-        setState({ content, end: r.end, error: null, lines: next - 1 });
+        setState({ content, end: r.end, error: null, lines: next - 1, source: r.source || '', archive: r.archive || null });
         progress.current(r.end);
         // New lines: ask again at once (catching up); none: wait.
         if (!r.end) timer = setTimeout(poll, r.content ? 100 : POLL_MS);
@@ -44,6 +46,25 @@ function useTail(id, onProgress) {
     };
   }, [id, attempt]);
   return { ...state, retry: () => setAttempt((a) => a + 1) };
+}
+
+// Where the output shown comes from, and what the admin's archive holds of it (an ended fire).
+function ArchiveNote({ source, archive }) {
+  if (!archive) return null;
+  let text = '';
+  if (archive.state === 'archived') {
+    text = t(archive.via === 'pull' ? 'log.archive.pull' : 'log.archive.push');
+    if (archive.left_out_bytes > 0) {
+      text += ` ${t('log.archive.leftOut', { left: formatNumber(archive.left_out_bytes), total: formatNumber(archive.log_bytes) })}`;
+    }
+  } else if (archive.state === 'pending') {
+    text = t('log.archive.pending');
+  } else if (archive.state === 'failed') {
+    text = t('log.archive.failed', { error: archive.error || '' });
+  } else if (source === 'executor') {
+    text = t('log.archive.none');
+  }
+  return text ? html`<p class="muted small" data-testid="archive-note" data-state=${archive.state}>${text}</p>` : null;
 }
 
 function Row({ label, children }) {
@@ -109,9 +130,11 @@ export function LogDetailPage({ id, user }) {
       <div class="output-head">
         <h2>${t('log.output')}</h2>
         <span class=${`badge ${tail.end ? 'status-stopped' : 'status-running'}`} data-testid="tail-state" data-state=${tail.end ? 'ended' : 'live'}>${tail.end ? t('log.ended') : t('log.live')}</span>
+        ${tail.source && tail.source !== 'none' && html`<span class="badge" data-testid="output-source" data-source=${tail.source}>${t(`log.source.${tail.source}`)}</span>`}
         <span class="muted small">${t('log.lines', { count: tail.lines, n: formatNumber(tail.lines) })}</span>
         <label class="inline"><input type="checkbox" checked=${follow} onChange=${(e) => setFollow(e.target.checked)} /> ${t('log.follow')}</label>
       </div>
+      <${ArchiveNote} source=${tail.source} archive=${tail.archive} />
       ${tail.error && html`<div class="banner error">${errorText(tail.error)} <button type="button" onClick=${tail.retry}>${t('common.retry')}</button></div>`}
       <pre class="output" ref=${pre} data-testid="log-output">${tail.content || (tail.end ? t('log.noOutput') : '')}</pre>
     </div>

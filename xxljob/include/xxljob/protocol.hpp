@@ -126,6 +126,16 @@ struct HandleCallbackParam {
   // (docs/operations.md, "Passing a result to child jobs"); sent only when set, ignored by XXL-JOB admins
   // as handleStartTime is. Any JSON value but null; the admin keeps at most kMaxFireOutputBytes of it.
   std::optional<nlohmann::json> output;
+  // jobLog, cronwheel's extension: the fire's job log as it was when the result was sent, for the admin's
+  // fire output archive (docs/operations.md, "The fire output archive"; docs/xxl-job-protocol.md §3), sent by
+  // cronwheel-executor unless its callback_log_max_bytes is 0; ignored by XXL-JOB admins as handleStartTime
+  // is. An admin that gets none (every XXL-JOB executor) reads the log from the executor's /log instead.
+  struct JobLog {
+    std::string content;        // the log's text: whole, or its head, a marker line and its tail
+    std::int64_t bytes = 0;     // bytes: the size of the whole log on the executor
+    std::int64_t left_out = 0;  // leftOut: bytes of the whole log not in `content` (0 = it is whole)
+  };
+  std::optional<JobLog> job_log;
 };
 // The largest output (serialised as compact JSON, in bytes) a fire may pass to its child jobs.
 inline constexpr std::size_t kMaxFireOutputBytes = std::size_t{16} * 1024;
@@ -166,10 +176,11 @@ nlohmann::json ToJson(const std::vector<HandleCallbackParam>& list);
 // Each returns the parsed value, or an InvalidArgument status whose message names the field, e.g.
 //   "field 'jobId': expected a 32-bit integer, got \"abc\"" or "body is not valid JSON: ...".
 // Required fields (absent or null is an error): TriggerParam jobId and logId; JobIdParam jobId;
-// LogParam logId; HandleCallbackParam logId and handleCode; RegistryParam registryKey and registryValue
-// (non-blank) and registryGroup (EXECUTOR or ADMIN, default EXECUTOR). The jobId and logId of a trigger,
-// an idleBeat/kill and a log request are positive; their logDateTime/logDateTim is epoch ms from 0 to the
-// end of year 9999 (0 when absent), as is a callback's handleStartTime.
+// LogParam logId; HandleCallbackParam logId and handleCode, and jobLog's content when jobLog is there (its
+// bytes and leftOut default to the content's size and 0; 0 <= leftOut <= bytes); RegistryParam registryKey
+// and registryValue (non-blank) and registryGroup (EXECUTOR or ADMIN, default EXECUTOR). The jobId and logId
+// of a trigger, an idleBeat/kill and a log request are positive; their logDateTime/logDateTim is epoch ms
+// from 0 to the end of year 9999 (0 when absent), as is a callback's handleStartTime.
 absl::StatusOr<Envelope> ParseEnvelope(std::string_view body);
 absl::StatusOr<TriggerParam> ParseTriggerParam(std::string_view body);
 // Executor /runs, cronwheel's extension (ahead-of-time dispatch, docs/xxl-job-protocol.md §2): many /run

@@ -51,6 +51,11 @@ struct AdminConfig {
   // anything is sent, every fire the restored database shows open for an admin that is not alive is
   // closed without being sent, since it may have run after the restore point (fire_log::CloseAfterRestore).
   bool after_restore = false;
+  // The fire output archive (docs/operations.md, "The fire output archive"): bytes of each fire's job log the
+  // admin keeps (its head and tail; 0 = no archive), and the /log requests at once that read the logs of
+  // executors that do not send them with the callback.
+  int output_archive_max_bytes = 1024 * 1024;
+  int output_pull_concurrency = 4;
   std::string smtp_url;
   std::string smtp_from = "cronwheel@localhost";
   std::string smtp_user;

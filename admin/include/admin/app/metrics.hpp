@@ -28,6 +28,7 @@ class TriggerPools;
 class PgPool;
 class JobCatalog;
 class HttpExecutorClient;
+class OutputPuller;
 
 struct AdminMetrics {
   explicit AdminMetrics(metrics::Registry& registry);
@@ -82,6 +83,16 @@ struct AdminMetrics {
   metrics::Counter& alarms_sent;
   metrics::Counter& alarms_failed;
 
+  // The fire output archive (docs/operations.md, "The fire output archive"): job logs that came with
+  // callbacks (api/executor_routes.cpp), {result: archived | truncated}.
+  metrics::CounterFamily& outputs_pushed;
+  metrics::Counter& outputs_pushed_archived;
+  metrics::Counter& outputs_pushed_truncated;
+  // The archive's size in the cluster (read by AdminApp every minute): bytes on disk, rows, pulls queued.
+  metrics::Gauge& output_archive_bytes;
+  metrics::Gauge& output_archive_rows;
+  metrics::Gauge& output_pulls_queued;
+
   // Enabled jobs in the cluster (read by AdminApp every few seconds).
   metrics::Gauge& jobs_enabled;
   // Workflow runs of the cluster started in the last 24 hours, by state (read with jobs_enabled).
@@ -95,6 +106,8 @@ struct AdminMetrics {
   // Executors online per app name, from the catalog's live registry. An app seen once keeps being
   // reported (0 when none is online), so "dropped to 0" is a value an alert can see, not a missing series.
   void WatchExecutors(JobCatalog& catalog);
+  // What the output puller did: cronwheel_fire_outputs_pulled_total{result}.
+  void WatchOutputPuller(const OutputPuller& puller);
 
  private:
   std::mutex seen_mu_;

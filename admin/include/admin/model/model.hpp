@@ -165,6 +165,27 @@ struct JobLog {
   std::string status;  // PENDING, RUNNING, SUCCESS, FAILED, SKIPPED (derived in the database)
 };
 
+// What the admin archived of a fire's job log (table fire_output, sql/029_fire_output.sql;
+// docs/operations.md, "The fire output archive"), or where its archiving stands.
+struct FireOutputArchive {
+  enum class State {
+    kNone,      // nothing archived, nothing queued (running, never sent, lost, or from before the archive)
+    kPending,   // queued: the admin reads it from the executor's /log (attempts so far, last_error)
+    kArchived,  // stored: content
+    kFailed,    // it could not be read: error
+  };
+  State state = State::kNone;
+  std::string via;               // push | pull (kArchived, kFailed)
+  std::int64_t archived_ms = 0;  // when it was stored (kArchived, kFailed)
+  std::int64_t log_bytes = 0;    // the whole log's size on the executor
+  std::int64_t left_out = 0;     // bytes of it not stored (the middle of a log over the cap)
+  std::string content;           // the text kept (kArchived)
+  std::string error;             // why not (kFailed), or why the last pull failed (kPending)
+  int attempts = 0;              // pulls tried (kPending)
+};
+// "none", "pending", "archived", "failed" (the API's archive.state).
+const char* StateName(FireOutputArchive::State state);
+
 // A request to fire a job once at an instant (table run_once, sql/009_run_once.sql; docs/operations.md, "Run
 // once"). It waits until the scan of its job's schedule partition writes it as a MANUAL fire (log_id), or
 // until it is cancelled (cancelled_ms): never both.

@@ -9,11 +9,18 @@
 //    same transaction, so a crash cannot lose them; a child that appears in its own ancestry (a cycle
 //    created by racing edits) is not triggered again, nor is a stopped child (the parent's note names it;
 //    store/fire_log.hpp, InsertChildren);
-//  * a FIX_DELAY job waiting for this run gets its next fire (schedule/next_fire.hpp).
+//  * a FIX_DELAY job waiting for this run gets its next fire (schedule/next_fire.hpp);
+//  * the fire output archive (docs/operations.md, "The fire output archive"): the fire's job log the callback
+//    carries (the jobLog extension) is archived within `OutputSettings::max_bytes`
+//    (results/output_puller.hpp, KeepLog), in the same statement; a fire whose callback carries none is
+//    queued for the output puller, due `pull_delay` later. Also for a fire that has its result already
+//    (killed from the console first): its log is archived once.
 // Failures are handled by the failure monitor (retries with back-off, alarms).
 //
 // Thread-safety: safe from any thread.
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -27,11 +34,19 @@
 
 namespace cronwheel::admin {
 
+// The fire output archive's settings of CallbackService (AdminConfig output_archive_max_bytes).
+struct CallbackOutputSettings {
+  std::size_t max_bytes = std::size_t{1024} * 1024;  // 0 = no archive: logs are neither kept nor pulled
+  std::chrono::milliseconds pull_delay{1000};        // a fire without a log is pulled this long after
+};
+
 class CallbackService {
  public:
   // Receives fires created by callbacks (child jobs) after their commit, to be sent.
   using Submit = std::function<void(std::vector<Fire>)>;
-  CallbackService(ringwheel::Clock& clock, ResultStore& store, std::string node_id, Submit submit);
+  using OutputSettings = CallbackOutputSettings;
+  CallbackService(ringwheel::Clock& clock, ResultStore& store, std::string node_id, Submit submit,
+                  OutputSettings output = {});
 
   struct Outcome {
     int recorded = 0;  // results written
@@ -40,6 +55,8 @@ class CallbackService {
     // For each CRON fire recorded with the executor's start instant: start − scheduled instant, in ms (the
     // executor's clock against the admin's; negative if the executor's clock is behind).
     std::vector<std::int64_t> start_lags_ms;
+    int logs_archived = 0;   // job logs that came with their results, stored whole (or already stored)
+    int logs_truncated = 0;  // ... stored with their middle left out (by the executor or here)
   };
   // Throws on the store's failure (the executor keeps the batch and retries).
   Outcome Handle(std::span<const xxljob::HandleCallbackParam> callbacks);
@@ -56,6 +73,7 @@ class CallbackService {
   ResultStore& store_;
   std::string node_id_;
   Submit submit_;
+  OutputSettings output_;
 };
 
 }  // namespace cronwheel::admin

@@ -4,9 +4,11 @@
 // fires two days ahead (on PostgreSQL store/log_partitions.hpp). Then
 // per-day counts (UTC days) into log_report for today and the two days before: running = PENDING + RUNNING,
 // success = SUCCESS, failed = FAILED + SKIPPED. Retention, at most once a day (the first at start): drops
-// the days of fires scheduled before 00:00 UTC of (today - retention days), and deletes such fires from the
-// default partition, 1000 rows per transaction, so no lock is held long. Off when retention_days < 3
-// (XXL-JOB 3.1+).
+// the days of fires scheduled before 00:00 UTC of (today - retention days), with their archived output (the
+// fire output archive, partitioned as the fires), and deletes such fires from the default partition, 1000
+// rows per transaction, so no lock is held long; then ended workflow runs, ended alerts (alert_log) and
+// fired or cancelled run-once requests older than the same cut-off. Off when retention_days < 3 (XXL-JOB
+// 3.1+).
 //
 // Thread-safety: RunOnce is called from one thread at a time.
 

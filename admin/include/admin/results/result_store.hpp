@@ -23,6 +23,15 @@
 
 namespace cronwheel::admin {
 
+// A fire's job log as the admin archives it (table fire_output; docs/operations.md, "The fire output
+// archive"): its text within the admin's cap (output_archive_max_bytes; cronwheel/head_tail.hpp), valid
+// UTF-8 without NUL bytes.
+struct ArchivedLog {
+  std::string content;
+  std::int64_t log_bytes = 0;  // the size of the whole log on the executor
+  std::int64_t left_out = 0;   // bytes of it not in `content`
+};
+
 // An executor's result for one fire.
 struct HandleResult {
   std::int64_t log_id = 0;
@@ -30,6 +39,26 @@ struct HandleResult {
   std::string handle_msg;
   std::int64_t start_ms = 0;          // when the executor started the fire (epoch ms); 0 = not reported
   std::optional<std::string> output;  // the handler's output as compact JSON (at most 16 KiB); nullopt = none
+  std::optional<ArchivedLog> log;     // the fire's job log, sent with its result (jobLog): archived with it
+  std::int64_t pull_log_at_ms = 0;    // > 0: no log came; the admin reads it from the executor's /log then
+};
+
+// A fire whose job log the output puller reads from its executor (results/output_puller.hpp).
+struct OutputPull {
+  std::int64_t log_id = 0;
+  std::int64_t scheduled_ms = 0;
+  int attempts = 0;              // pulls tried, this one included
+  std::string executor_address;  // where it ran; "" = nowhere known (never accepted, or the fire is gone)
+  std::int64_t log_date_ms = 0;  // the fire's trigger_ms: the logDateTim of /log
+  std::optional<std::string> group_token;  // its group's own access token, if the group has one
+};
+// What a pull did: archived, failed for good (error, no retry), or to be tried again at retry_at_ms.
+struct PulledOutput {
+  std::int64_t log_id = 0;
+  std::int64_t scheduled_ms = 0;
+  std::optional<ArchivedLog> log;  // archived
+  std::string error;               // why not ("" when archived)
+  std::int64_t retry_at_ms = 0;    // > 0: try again then (kept queued); 0: final
 };
 
 // A fire whose result was recorded: what the start-lag metric needs of it.
@@ -161,9 +190,11 @@ struct RunAlarmDone {
 
 // What retention removed.
 struct RetentionOutcome {
-  int partitions = 0;              // whole days dropped
+  int partitions = 0;              // whole days dropped (of fires, and of their archived output with them)
   std::int64_t default_rows = 0;   // fires deleted one by one (instants outside the daily partitions)
   std::int64_t workflow_runs = 0;  // ended workflow runs that started before the cutoff
+  std::int64_t alerts = 0;         // alert_log rows of alerts decided before the cutoff (ended ones)
+  std::int64_t run_onces = 0;      // run_once requests due before the cutoff that were fired or cancelled
 };
 
 class ResultStore {
@@ -228,13 +259,26 @@ class ResultStore {
   virtual void MarkLost(std::span<const std::int64_t> log_ids, std::int64_t now_ms,
                         const std::string& message) = 0;
 
+  // --- the fire output archive (results/output_puller.hpp). The defaults have none: stores without it.
+  // Claims at most `limit` fires whose log is due to be pulled at `now_ms`, moving their due time on by
+  // `lease_ms` (another admin takes one whose puller died), attempts counted.
+  virtual std::vector<OutputPull> ClaimOutputPulls(std::int64_t /*now_ms*/, std::int64_t /*lease_ms*/,
+                                                   int /*limit*/) {
+    return {};
+  }
+  // Archives what was pulled (or the error of a final failure) and leaves the queue; a retry stays queued,
+  // due at its retry_at_ms, with its error.
+  virtual void FinishOutputPulls(std::span<const PulledOutput> /*pulled*/, std::int64_t /*now_ms*/) {}
+
   // --- the daily report and retention (results/report_monitor.hpp)
   // The daily partitions of the fires two days ahead of `now_ms`.
   virtual void EnsurePartitions(std::int64_t now_ms) = 0;
   // The counts of the last `days` UTC days up to `now_ms`'s.
   virtual void UpdateReport(std::int64_t now_ms, int days) = 0;
-  // Retention: drops the fires (by whole days, then a batch of other rows) and deletes a batch of ended
-  // workflow runs that started before `cutoff_ms`.
+  // Retention: drops the fires and their archived output (by whole days, then a batch of other rows),
+  // deletes a batch of ended workflow runs that started before `cutoff_ms`, and deletes the alert_log rows of
+  // ended alerts created before it and the run_once requests due before it that were fired or cancelled
+  // (`batch` rows a transaction, until none is left).
   virtual RetentionOutcome DropFiresBefore(std::int64_t cutoff_ms, int batch) = 0;
 
  protected:

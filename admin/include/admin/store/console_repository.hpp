@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/store/fire_log.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -57,6 +58,9 @@ class ConsoleRepository {
   // The workflow runs started at or after `since_ms`, by state (the metric cronwheel_workflow_runs). Throws
   // on database failure.
   std::map<std::string, std::int64_t> WorkflowRunsByState(std::int64_t since_ms);
+  // The fire output archive's size (the metrics cronwheel_fire_output_archive_*; store/fire_log.hpp,
+  // MeasureArchive). Throws on database failure.
+  fire_log::ArchiveSize OutputArchiveSize();
 
  private:
   ringwheel::Clock& clock_;

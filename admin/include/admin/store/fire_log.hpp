@@ -1,11 +1,13 @@
 #pragma once
 // The one owner of writes to the tables of fires (sql/005_fire_tables.sql): job_log (one row per fire,
-// partitioned by day of scheduled_ms, store/log_partitions.hpp), fire_open (the fires not finished) and
-// fire_alarm (failed fires waiting for retry and alarm). Every INSERT, UPDATE and DELETE of them in the admin
-// is a function here, so the ownership protocol below is enforced in one place. Each function runs inside
-// the caller's transaction (they combine these writes with writes to other tables atomically: the scan
-// advances the job in the same transaction, a callback triggers child jobs in it, the failure monitor writes
-// retries in it).
+// partitioned by day of scheduled_ms, store/log_partitions.hpp), fire_open (the fires not finished),
+// fire_alarm (failed fires waiting for retry and alarm), and the fire output archive
+// (sql/029_fire_output.sql): fire_output (each ended fire's job log, partitioned as job_log) and
+// fire_output_pull (fires whose log the admin is to read from their executor). Every INSERT, UPDATE and
+// DELETE of them in the admin is a function here, so the ownership protocol below is enforced in one place.
+// Each function runs inside the caller's transaction (they combine these writes with writes to other tables
+// atomically: the scan advances the job in the same transaction, a callback triggers child jobs in it, the
+// failure monitor writes retries in it).
 //
 // Life of a fire:
 //   InsertPlanned    the scan writes the fire PENDING (job_log) and open (fire_open, owner_node = this
@@ -22,7 +24,9 @@
 //   RecordHandle...  the executor's callback (handle_code) closes it; a failed result is queued in
 //                    fire_alarm. A fire that has a result is never sent again. A fire sent ahead has its
 //                    trigger result written here too, in the same update, when the callback comes first
-//                    (TriggerResultWriter keeps it back for a second after the instant).
+//                    (TriggerResultWriter keeps it back for a second after the instant). The same statement
+//                    archives the job log the callback carries (fire_output), or queues a pull of it
+//                    (fire_output_pull) that ClaimOutputPulls and FinishOutputPulls complete.
 // Every update of job_log is by (id, scheduled_ms), which names one partition, and changes no column
 // job_log's indexes cover, so it is a HOT update (no index entry written). A batched statement locks rows
 // in the order its plan visits them; the two that write the same fires at about the same time, a batch of
@@ -46,6 +50,7 @@
 #include <vector>
 
 #include "admin/model/fire.hpp"
+#include "admin/model/model.hpp"
 #include "admin/model/parent_refs.hpp"
 #include "admin/model/queries.hpp"
 #include "admin/results/result_store.hpp"
@@ -280,8 +285,39 @@ bool MarkKilled(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t no
 std::string FinishedSelection(pqxx::transaction_base& tx, const LogClear& selection);
 
 // Deletes at most `limit` finished fires (SUCCESS, FAILED, SKIPPED) of the selection at or before
-// (scheduled_ms, id) = `boundary`, in (scheduled_ms, id) order. Returns how many.
+// (scheduled_ms, id) = `boundary`, in (scheduled_ms, id) order, with their archived output. Returns how many.
 std::int64_t DeleteFinished(pqxx::transaction_base& tx, const LogClear& selection,
                             std::pair<std::int64_t, std::int64_t> boundary, int limit);
+
+// Deletes every fire of job `job_id` (a deleted job's; store/job_repository.hpp), with their archived output
+// and queued pulls. Returns how many fires.
+std::int64_t DeleteJobFires(pqxx::transaction_base& tx, int job_id);
+
+// --- the fire output archive (results/output_puller.hpp; fire_log_output.cpp) ----------------------------
+// RecordHandleResults archives a callback's log or queues its pull; these complete the pulls and read the
+// archive.
+
+// Claims at most `limit` queued pulls due at `now_ms` (FOR UPDATE SKIP LOCKED: two admins never take the
+// same one), moving each one's due_ms to now_ms + lease_ms and counting the attempt. Each comes with where
+// its fire ran (executor_address, trigger_ms) and its group's own token. Oldest due first.
+std::vector<OutputPull> ClaimOutputPulls(pqxx::transaction_base& tx, std::int64_t now_ms,
+                                         std::int64_t lease_ms, int limit);
+// Archives what was pulled (via 'pull'), or a final failure (no content, its error), and deletes those queue
+// rows; one with retry_at_ms stays queued, due then, with its error. A fire archived meanwhile is kept as it
+// is.
+void FinishOutputPulls(pqxx::transaction_base& tx, std::span<const PulledOutput> pulled, std::int64_t now_ms);
+
+// What is archived of fire (log_id, scheduled_ms), or where its archiving stands.
+FireOutputArchive ReadOutput(pqxx::transaction_base& tx, std::int64_t log_id, std::int64_t scheduled_ms);
+
+// The archive's size, for /metrics: bytes on disk (each partition's heap, TOAST and indexes), rows (from
+// PostgreSQL's statistics, pg_class.reltuples, as autovacuum's ANALYZE last counted them; a partition never
+// analyzed is counted), and the pulls queued.
+struct ArchiveSize {
+  std::int64_t bytes = 0;
+  std::int64_t rows = 0;
+  std::int64_t pulls_queued = 0;
+};
+ArchiveSize MeasureArchive(pqxx::transaction_base& tx);
 
 }  // namespace cronwheel::admin::fire_log

@@ -12,8 +12,13 @@
 // calls it at start, before it schedules, and every minute (results/report_monitor.hpp), so the day of a
 // fire always exists two days ahead.
 //
-// DropBefore drops the daily partitions that end at or before `cutoff_ms`, deletes the default partition's
-// rows before it in batches, and forgets fire_open and fire_alarm rows of fires scheduled before it.
+// The fire output archive, fire_output (sql/029_fire_output.sql), is partitioned the same way
+// (fire_output_pYYYYMMDD, fire_output_default): Ensure creates its partitions with job_log's, and DropBefore
+// drops them with job_log's, so a fire's output goes when the fire goes.
+//
+// DropBefore drops the daily partitions of both tables that end at or before `cutoff_ms`, deletes their
+// default partitions' rows before it in batches, and forgets the fire_open, fire_alarm and fire_output_pull
+// rows of fires scheduled before it.
 //
 // Both take an advisory transaction lock, so several admins never create or drop the same partition, and
 // a lock_timeout (2 s): creating or dropping a partition briefly locks job_log against every write, so
@@ -25,6 +30,7 @@
 #include <cstdint>
 #include <pqxx/pqxx>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cronwheel::admin::log_partitions {
@@ -36,16 +42,16 @@ inline constexpr int kDefaultDaysAhead = 2;
 inline constexpr int kFillfactor = 30;
 
 struct Partition {
-  std::string name;  // job_log_pYYYYMMDD
+  std::string name;  // job_log_pYYYYMMDD (fire_output_pYYYYMMDD)
   std::int64_t from_ms = 0;
   std::int64_t to_ms = 0;  // exclusive
 };
 
-// The daily partitions, in order of time.
-std::vector<Partition> List(pqxx::transaction_base& tx);
+// The daily partitions of `table` (job_log or fire_output), in order of time.
+std::vector<Partition> List(pqxx::transaction_base& tx, std::string_view table = "job_log");
 
-// Creates the missing daily partitions of the days [day of now_ms, + days_ahead]. Returns how many it
-// created.
+// Creates the missing daily partitions of the days [day of now_ms, + days_ahead], of job_log and of
+// fire_output. Returns for how many days it created one or both.
 int Ensure(pqxx::connection& conn, std::int64_t now_ms, int days_ahead = kDefaultDaysAhead);
 
 struct Dropped {
@@ -53,10 +59,11 @@ struct Dropped {
   std::int64_t default_rows = 0;
 };
 // Drops whole days before cutoff_ms (partitions with to_ms <= cutoff_ms) and deletes the default
-// partition's rows scheduled before it, `batch` rows a transaction.
+// partitions' rows scheduled before it, `batch` rows a transaction. Counts job_log's (the fires).
+
 Dropped DropBefore(pqxx::connection& conn, std::int64_t cutoff_ms, int batch = 1000);
 
-// The partition name of the day holding `ms` (UTC).
-std::string NameOfDay(std::int64_t ms);
+// The partition name of the day holding `ms` (UTC) in `table`: job_log_pYYYYMMDD.
+std::string NameOfDay(std::int64_t ms, std::string_view table = "job_log");
 
 }  // namespace cronwheel::admin::log_partitions

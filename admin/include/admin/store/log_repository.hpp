@@ -23,6 +23,8 @@ class LogRepository {
   // Newest scheduled first.
   LogPage ListLogs(const LogQuery& q);
   std::optional<JobLog> GetLog(std::int64_t id);
+  // What the fire output archive holds of fire `log` (docs/operations.md, "The fire output archive").
+  FireOutputArchive GetOutput(const JobLog& log);
 
   // Records a manual kill on a fire still without a result, or whose failed result is the executor's report
   // of this kill (fire_log::MarkKilled). False when the fire had succeeded.

@@ -38,6 +38,8 @@ class PgResultStore final : public ResultStore {
   std::vector<RunAlarm> ClaimRunAlarms(std::int64_t now_ms, int limit) override;
   void FinishRunAlarms(std::span<const RunAlarmDone> done) override;
   RetentionOutcome DropFiresBefore(std::int64_t cutoff_ms, int batch) override;
+  std::vector<OutputPull> ClaimOutputPulls(std::int64_t now_ms, std::int64_t lease_ms, int limit) override;
+  void FinishOutputPulls(std::span<const PulledOutput> pulled, std::int64_t now_ms) override;
 
  private:
   CallbacksRecorded Record(std::span<const HandleResult> results, std::span<const TriggerResult> triggers,
