@@ -35,7 +35,8 @@
 # cronwheel-executor / xxl-stub (experiments); BENCH_PERF=1 records `perf record -a -e cpu-clock` over the
 # window into the run folder (with BENCH_PERF_CALLGRAPH="--call-graph dwarf", call stacks too);
 # BENCH_PG_FAST=1 measures on a PostgreSQL without fsync; BENCH_KEEP_LOGS=1 keeps the executor's job logs;
-# BENCH_BIN runs other binaries (before/after).
+# BENCH_BIN runs other binaries (before/after); BENCH_CONSOLE_READS=R sends the first admin R console reads a
+# second over the window (bench/tools/console_reads.py: each route's latency in the run folder and report).
 # Results: bench/out/fire-lag/results.jsonl (one line per run; the baseline format), summary.tsv,
 # fire-lag.png, and one folder per run (run trace, job_log export, CPU samples, each admin's /metrics at
 # the window's start and end, pg_stat_statements).
@@ -176,6 +177,16 @@ one_run() {
       >"$run/perf.log" 2>&1 &
     bench_track $!
   fi
+  local reads=""
+  if ((${BENCH_CONSOLE_READS:-0} > 0)); then
+    # The console's reads beside the fires (docs/scaling.md): BENCH_CONSOLE_READS requests a second to the
+    # first admin over the window.
+    python3 "$BENCH_ROOT/bench/tools/console_reads.py" --port "${aports[0]}" --password "$BENCH_ADMIN_PASSWORD" \
+      --rate "$BENCH_CONSOLE_READS" --from-ms "$t0" --until-ms "$end" --out "$run/console_reads.json" \
+      >"$run/console_reads.txt" 2>&1 &
+    reads=$!
+    bench_track "$reads"
+  fi
   local load_start load_end opens
   bench_sleep_until "$t0"
   for i in $(seq 0 $((k - 1))); do bench_metrics "${aports[$i]}" "$run/metrics-${names[$i]}-start.txt"; done
@@ -187,6 +198,7 @@ one_run() {
   bench_sleep 0.2
   load_end=$(bench_load); opens=$(($(bench_tcp_opens) - opens))
   kill -TERM "$sampler"; wait "$sampler" || true
+  if [ -n "$reads" ]; then wait "$reads" || true; cat "$run/console_reads.txt"; fi
   bench_pgss_dump "$dbname" "$run/pg_stat_statements.txt"
   bench_pgss_csv "$dbname" "$run/pg_stat_statements.csv"
   # The admins' scans lock job rows too, in another order: a deadlock aborts one side, so try again.

@@ -2,6 +2,7 @@
 //  * a callback's log is stored in the callback's own statement, lz4-compressed once large, once: a repeated
 //    callback changes nothing; a callback without one queues a pull, unless the log is archived already;
 //    a killed fire's late callback (a repeat of its result) still brings its log;
+//    a callback naming no fire, or repeating an ended fire's result, stores and queues nothing;
 //  * pulls are claimed once (SKIP LOCKED, a lease), retried with their error, archived or failed for good;
 //  * the archive reads as archived, pending, failed or nothing;
 //  * fire_output's days are created and dropped with job_log's; deleting fires deletes their output;
@@ -118,13 +119,30 @@ TEST_F(FireOutputPg, ACallbacksLogIsStoredCompressedWithItsResultOnceAndOneWitho
 TEST_F(FireOutputPg, ACallbackWithNulBytesInItsMessageAndLogIsRecorded) {
   const auto id = Running();
   CallbackService callbacks(clock_, *store_, "node-a", [](std::vector<Fire>) {});
-  cronwheel::xxljob::HandleCallbackParam cb{.log_id = id, .handle_code = 200, .handle_msg = std::string("a\0b", 3)};
-  cb.job_log = cronwheel::xxljob::HandleCallbackParam::JobLog{.content = std::string("x\0y\n", 4), .bytes = 4};
+  cronwheel::xxljob::HandleCallbackParam cb{
+      .log_id = id, .handle_code = 200, .handle_msg = std::string("a\0b", 3)};
+  cb.job_log =
+      cronwheel::xxljob::HandleCallbackParam::JobLog{.content = std::string("x\0y\n", 4), .bytes = 4};
   const auto outcome = callbacks.Handle(std::vector<cronwheel::xxljob::HandleCallbackParam>{cb});
   EXPECT_EQ(outcome.recorded, 1);
   EXPECT_EQ(Exec(fmt::format("SELECT handle_msg FROM job_log WHERE id = {}", id))[0][0].as<std::string>(),
-            "a\xEF\xBF\xBD" "b");
-  EXPECT_EQ(Read(id).content, "x\xEF\xBF\xBD" "y\n");
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(Read(id).content,
+            "x\xEF\xBF\xBD"
+            "y\n");
+}
+
+TEST_F(FireOutputPg, ACallbackNamingNoFireOrRepeatingAnEndedFiresResultArchivesAndQueuesNothing) {
+  // Bad input changes no state: a log id of no fire, with a log and without one; and a repeat, without a
+  // log, of the result of a fire that has ended (XXL-JOB's executors repeat callbacks).
+  const auto ended = AddFire(job_, group_, "CRON", kT0 + 5, 200, 200, 0, "http://127.0.0.1:9999/", kT0 + 8);
+  const auto done = Record({Pushed(987'654, "a log of no fire\n"),
+                            {.log_id = 987'655, .handle_code = 200, .pull_log_at_ms = kT0 + 11'000},
+                            {.log_id = ended, .handle_code = 200, .pull_log_at_ms = kT0 + 11'000}});
+  EXPECT_TRUE(done.recorded.empty());
+  EXPECT_EQ(Exec("SELECT count(*) FROM fire_output")[0][0].as<int>(), 0);
+  EXPECT_EQ(Exec("SELECT count(*) FROM fire_output_pull")[0][0].as<int>(), 0);
 }
 
 TEST_F(FireOutputPg, PullsAreClaimedOnceRetriedWithTheirErrorThenArchivedOrFailedForGood) {
@@ -236,10 +254,10 @@ TEST_F(FireOutputPg, RetentionAlsoDeletesOldEndedAlertsAndFiredOrCancelledRunOnc
         "{}, {}, {})",
         job_, at, log_id, cancelled, at));
   };
-  once(kT0, 7, 0);                                                 // fired, old: goes
-  once(kT0, 0, kT0);                                               // cancelled, old: goes
-  once(kT0, 0, 0);                                                 // still waiting: stays
-  once(kT0 + 3 * kDay, 8, 0);                                      // fired, recent: stays
+  once(kT0, 7, 0);                                                  // fired, old: goes
+  once(kT0, 0, kT0);                                                // cancelled, old: goes
+  once(kT0, 0, 0);                                                  // still waiting: stays
+  once(kT0 + 3 * kDay, 8, 0);                                       // fired, recent: stays
   const auto removed = store_->DropFiresBefore(kT0 + 2 * kDay, 1);  // one row a transaction
   EXPECT_EQ(removed.alerts, 2);
   EXPECT_EQ(removed.run_onces, 2);

@@ -160,7 +160,10 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
   if (!rows.empty()) {
     // A column absent from a row is NULL: the row keeps what it has. The fire output archive rides along in
     // the same statement: the log a callback carried is stored (once: a repeat changes nothing), and a fire
-    // without one is queued for the output puller unless its log is archived already.
+    // without one is queued for the output puller unless its log is archived already. A log is stored only
+    // for a fire that exists (a killed fire's late callback still brings its log), a pull queued only for a
+    // fire whose result this callback recorded: a callback naming no fire, or repeating an ended fire's
+    // result, changes nothing (BadInputE2E).
     const auto done = tx.exec_params(R"sql(
       WITH v AS (
         SELECT * FROM json_to_recordset($1::json)
@@ -189,12 +192,13 @@ std::vector<HandledFire> RecordHandleResults(pqxx::transaction_base& tx,
         ON CONFLICT (log_id) DO NOTHING),
       pushed AS (
         INSERT INTO fire_output (log_id, scheduled_ms, via, archived_ms, log_bytes, left_out_bytes, content)
-        SELECT i, s, 'push', $2, lb, lo, lg FROM v WHERE lg IS NOT NULL
+        SELECT i, s, 'push', $2, lb, lo, lg FROM v
+         WHERE lg IS NOT NULL AND EXISTS (SELECT 1 FROM job_log j WHERE j.id = v.i AND j.scheduled_ms = v.s)
         ON CONFLICT DO NOTHING),
       pulls AS (
         INSERT INTO fire_output_pull (log_id, scheduled_ms, due_ms)
         SELECT i, s, pd FROM v
-         WHERE pd IS NOT NULL
+         WHERE pd IS NOT NULL AND v.i IN (SELECT id FROM l)
            AND NOT EXISTS (SELECT 1 FROM fire_output o WHERE o.log_id = v.i AND o.scheduled_ms = v.s)
         ON CONFLICT (log_id) DO NOTHING)
       SELECT id, job_id, scheduled_ms, handle_code, trigger_type, start_ms, shard_total, broadcast_log_id,
