@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "admin/api/request_bodies.hpp"
-#include "admin/app/metrics.hpp"
 #include "api/routes.hpp"
 #include "xxljob/framing.hpp"
 #include "xxljob/token.hpp"
@@ -17,7 +16,7 @@ void RegisterExecutorRoutes(net::HttpServer& server, const RouteContext& ctx, co
   auto& callbacks = ctx.services.callbacks;
   const auto& global_token = ctx.settings.access_token;
   // Counts what executors send (nullptr in tests without metrics).
-  AdminMetrics* const m = ctx.services.admin_metrics;
+  const ExecutorApiMetrics* const m = ctx.services.executor_api_metrics;
   const auto count_registration = [m](bool remove, const char* result) {
     if (m != nullptr) m->registrations.Labels({remove ? "remove" : "registry", result}).Inc();
   };

@@ -257,6 +257,14 @@ struct AdminApp::Parts {
   ringwheel::Clock& clock_;
   metrics::Registry metrics_registry;
   AdminMetrics metrics;
+  const ExecutorApiMetrics executor_api_metrics{.registrations = metrics.registrations,
+                                                .callbacks_recorded = metrics.callbacks_recorded,
+                                                .callbacks_ignored = metrics.callbacks_ignored,
+                                                .callbacks_refused = metrics.callbacks_refused,
+                                                .callbacks_invalid = metrics.callbacks_invalid,
+                                                .fire_start_lag = metrics.fire_start_lag,
+                                                .outputs_pushed_archived = metrics.outputs_pushed_archived,
+                                                .outputs_pushed_truncated = metrics.outputs_pushed_truncated};
   // Where the admin sends: the registry, the executor client, alarms and the OpenID client.
   std::shared_ptr<const RegistryGuard> guard;
   PgPool pool;
@@ -430,7 +438,7 @@ void AdminApp::Start() {
               },
           .console = &p.console,
           .metrics = p.metrics_endpoint.get(),
-          .admin_metrics = &p.metrics,
+          .executor_api_metrics = &p.executor_api_metrics,
           .alert_channels = &p.alert_channels,
           .alarms = &p.metered_alarms,
           .calendars = &p.calendars,

@@ -48,14 +48,28 @@
 #include "admin/store/job_repository.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/workflow_repository.hpp"
+#include "cronwheel/metrics.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
 #include "cronwheel/net/http_server.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
 
-struct AdminMetrics;
 class SsoService;
+
+// What the executor API (/api/registry, /api/registryRemove, /api/callback) counts: handles of the admin's
+// metrics, which the wiring takes from app/metrics.hpp (docs/operations.md lists them), so that api/ needs
+// only common's metric types. Thread-safety: the handles are lock-free atomics.
+struct ExecutorApiMetrics {
+  metrics::CounterFamily& registrations;  // {kind: registry | remove, result: ok | refused | invalid}
+  metrics::Counter& callbacks_recorded;
+  metrics::Counter& callbacks_ignored;
+  metrics::Counter& callbacks_refused;
+  metrics::Counter& callbacks_invalid;
+  metrics::Histogram& fire_start_lag;  // seconds from the instant to the handler's start, as reported
+  metrics::Counter& outputs_pushed_archived;
+  metrics::Counter& outputs_pushed_truncated;
+};
 
 // One REST route as the OpenAPI document names it: method and path template ("/api/v1/jobs/{id}").
 struct RouteInfo {
@@ -111,7 +125,7 @@ class ApiServer final {
     ConsoleServices* console = nullptr;
     // GET /metrics (Prometheus); nullptr = not served. Also counts the executor API's calls.
     const MetricsEndpoint* metrics = nullptr;
-    AdminMetrics* admin_metrics = nullptr;
+    const ExecutorApiMetrics* executor_api_metrics = nullptr;
     // /api/v1/alert-channels; nullptr = not served. `alarms` sends a channel's test alarm.
     AlertChannelRepository* alert_channels = nullptr;
     AlarmSender* alarms = nullptr;
