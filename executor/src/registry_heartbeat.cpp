@@ -23,7 +23,8 @@ void RegistryHeartbeat::Start() {
   task_ = std::make_unique<PeriodicTask>(
       PeriodicTask::Settings{
           .name = "registry heartbeat",
-          .interval = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.interval)},
+          .interval = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.interval),
+          .jitter = std::chrono::duration_cast<std::chrono::milliseconds>(settings_.interval) / 10},
       clock_, [this] { Beat(); });
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Registration with the admins (docs/xxl-job-protocol.md §3 "Heartbeat and registration"): every `interval`
-// (default 30 s, on a PeriodicTask on the injected Clock) POST /api/registry
+// (default 30 s, give or take a tenth drawn at random so that executors started together do not beat in step;
+// on a PeriodicTask on the injected Clock) POST /api/registry
 // {"registryGroup":"EXECUTOR","registryKey":<app name>, "registryValue":<advertised address>} to the admins
 // in order, stopping at the first that answers 200; on Stop(), /api/registryRemove the same way (once), so
 // the admin stops routing here before the job threads stop. A failure is logged when the state changes (not

@@ -80,7 +80,7 @@ void Cluster::StartAdmin(int i) {
   ChildProcess::Options o;
   const auto program = options_.admin_program.find(i);
   o.program = program == options_.admin_program.end() || program->second.empty() ? CRONWHEEL_ADMIN_BIN
-                                                                                  : program->second;
+                                                                                 : program->second;
   o.args = {"--dsn",
             db_.dsn(),
             "--listen",

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <thread>
@@ -41,11 +42,18 @@ std::int64_t HalfSecondAfter(std::int64_t ms) {
   return (ms / 1000) * 1000 + 500 + (ms % 1000 > 500 ? 1000 : 0);
 }
 
-// scripts/ha for this test's own cluster (its name carries the process id); throws with its output on
-// failure.
+// The test's own cluster: its name carries the process id, unless CRONWHEEL_E2E_HA_NAME names one that
+// scripts/test started early (its bootstrap, about a minute and a half on a busy 2-core box, then overlaps
+// the build and the other tests; `scripts/ha up` here waits for it). Either way the test stops it.
+std::string ClusterName() {
+  const char* named = std::getenv("CRONWHEEL_E2E_HA_NAME");
+  return named != nullptr && *named != '\0' ? std::string(named) : fmt::format("e2e-ha-{}", ::getpid());
+}
+
+// scripts/ha for the test's cluster; throws with its output on failure.
 std::string Ha(const std::string& args) {
-  const auto cmd =
-      fmt::format("{}/scripts/ha {} --name e2e-ha-{} 2>&1", CRONWHEEL_SOURCE_DIR, args, ::getpid());
+  static const std::string name = ClusterName();
+  const auto cmd = fmt::format("{}/scripts/ha {} --name {} 2>&1", CRONWHEEL_SOURCE_DIR, args, name);
   auto [rc, out] = cwtest::RunShell(cmd);
   if (rc != 0) throw std::runtime_error(fmt::format("{} failed ({}): {}", cmd, rc, out));
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
@@ -59,7 +67,7 @@ class Patroni {
   Patroni() : dsn_(Ha("up --timeout 120")) {}
   ~Patroni() {
     try {
-      // On failure the data and Patroni's logs stay in .ha/e2e-ha-<pid>/ for a look.
+      // On failure the data and Patroni's logs stay in .ha/<name>/ for a look.
       Ha(::testing::Test::HasFailure() ? "down" : "down --purge");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s\n", e.what());
@@ -79,8 +87,11 @@ struct Window {
 TEST(HaE2E, SwitchoverFailoverAndRejoinUnderLoadLoseAndDoubleNoFire) {
   Patroni ha;
   Cluster c({.admins = 2, .executors = 0, .server_dsn = ha.dsn(), .server_database_as_is = true});
-  XxlStub a(c, "stub-a", {});
-  XxlStub b(c, "stub-b", {});
+  // A thread per connection, as cpp-httplib's executors: each admin may keep executor_connections (32) open,
+  // so two admins need 2 x 32 threads, or one admin's idle connections starve the other's requests
+  // (README, "Configuration").
+  XxlStub a(c, "stub-a", {.threads = 2 * 32});
+  XxlStub b(c, "stub-b", {.threads = 2 * 32});
   const int group = c.AddGroup();
   const auto start = (Cluster::NowMs() / 1000 + 4) * 1000;
   std::map<int, std::string> misfire;  // job -> its misfire rule
@@ -126,9 +137,10 @@ TEST(HaE2E, SwitchoverFailoverAndRejoinUnderLoadLoseAndDoubleNoFire) {
   const auto end = ((back.to_ms + 12'000) / 1000) * 1000;
   SleepUntil(end + 500);
 
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < 2; ++i) {
     EXPECT_TRUE(c.admin(i).running())
         << "admin " << i + 1 << " rode through every failover without a restart";
+  }
   c.Exec("UPDATE job SET enabled = false, updated_ms = updated_ms + 1");
   cwtest::Eventually(
       [&] {

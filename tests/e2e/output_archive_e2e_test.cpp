@@ -125,11 +125,11 @@ TEST(OutputArchiveE2E, AFinishedFiresOutputOutlivesItsExecutorKilledWithItsLogDi
   ASSERT_FALSE(token.empty());
   const int group = c.AddGroup();
   constexpr int kLines = 3000;
-  const int script =
-      c.AddJob(group, kNeverCron, "FIRST", "DO_NOTHING", "script", 0,
-               fmt::format("glue_type = 'GLUE_SHELL', handler = '', glue_source = 'for i in $(seq 1 {}); do echo "
-                           "\"archived line $i\"; done'",
-                           kLines));
+  const int script = c.AddJob(
+      group, kNeverCron, "FIRST", "DO_NOTHING", "script", 0,
+      fmt::format("glue_type = 'GLUE_SHELL', handler = '', glue_source = 'for i in $(seq 1 {}); do echo "
+                  "\"archived line $i\"; done'",
+                  kLines));
   const int bean = c.AddJob(group, kNeverCron, "FIRST", "DO_NOTHING", "demoJobHandler");
   const auto script_fire = Trigger(c, token, script, "");
   const auto bean_fire = Trigger(c, token, bean, "0");

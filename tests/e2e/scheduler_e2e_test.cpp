@@ -945,4 +945,55 @@ TEST(SchedulerE2E, StoppingAJobWithdrawsTheFireItsExecutorHoldsSoItNeverRunsAndI
   EXPECT_EQ(c.Scalar(fmt::format("SELECT count(*) FROM fire_open WHERE job_id = {}", job)), 0);
 }
 
+// Issue 48, item 0: a stop wins every race. 200 every-second jobs on two admins and an XXL-JOB-protocol
+// executor (no de-duplication), each stopped through the REST API while the admins scan and send: no fire
+// whose instant comes after its job's stop was answered reaches the executor. Before the fix, 43 of them
+// did, up to 5 s later (a stop committed inside a scan's transaction left the fires that scan wrote).
+TEST(SchedulerE2E, TwoHundredJobsStoppedUnderLoadSendNoFireForAnInstantAfterTheirStop) {
+  constexpr const char* kPassword = "stop-race-e2e-password";
+  constexpr int kJobs = 200;
+  Cluster c({.admins = 2, .executors = 0, .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
+  cwtest::XxlStub stub(c, "stub", {.threads = 2 * 32});  // a thread for each connection two admins may keep
+  const int group = c.AddGroup();
+  const auto first = (Cluster::NowMs() / 1000 + 2) * 1000;
+  std::vector<int> jobs;
+  for (int i = 0; i < kJobs; ++i)
+    jobs.push_back(c.AddJob(group, "* * * * * ?", "ROUND", "DO_NOTHING", "stubHandler", first - 1));
+  SleepUntil(first + 4000);  // firing, and the scans pre-read 5 s ahead
+  cwtest::HttpCaller http(c.admin_port(0));
+  const auto session = cwtest::Login(http, "admin", kPassword);
+  ASSERT_TRUE(session.has_value());
+  std::map<int, std::int64_t> stopped_ms;  // job -> when its stop's answer came
+  for (const int job : jobs) {
+    const auto reply =
+        http.Send("POST", fmt::format("/api/v1/jobs/{}/stop", job), cwtest::SessionHeaders(*session));
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    stopped_ms[job] = Cluster::NowMs();
+  }
+  // Fires written before the stops were pre-read up to 5 s ahead: wait them out, and the ring's drain.
+  SleepUntil(stopped_ms[jobs.back()] + 8000);
+  // The instant of each fire the executor received (a sent fire keeps its row; a withdrawn one has none).
+  std::map<std::int64_t, std::int64_t> instant;
+  for (const auto& r : c.Exec(fmt::format("SELECT id, scheduled_ms FROM job_log WHERE group_id = {}", group)))
+    instant[r[0].as<std::int64_t>()] = r[1].as<std::int64_t>();
+  int received = 0;
+  int after_stop = 0;
+  for (const auto& run : stub.Runs()) {
+    if (run.outcome != "accepted") continue;
+    ++received;
+    const auto it = instant.find(run.log_id);
+    ASSERT_NE(it, instant.end()) << "fire " << run.log_id << " reached the executor but has no row";
+    if (it->second > stopped_ms.at(run.job_id)) {
+      ++after_stop;
+      ADD_FAILURE() << "job " << run.job_id << ": fire " << run.log_id << " for instant " << it->second
+                    << " reached the executor at " << run.received_ms << "; its stop was answered at "
+                    << stopped_ms.at(run.job_id);
+    }
+  }
+  EXPECT_GT(received, kJobs * 3) << "the jobs fired before their stops";
+  EXPECT_EQ(after_stop, 0);
+  std::printf("[stop race] %d jobs stopped under load; %d fires received, %d for an instant after the stop\n",
+              kJobs, received, after_stop);
+}
+
 }  // namespace

@@ -46,7 +46,8 @@ TEST(UpgradeE2E, APreviousReleasesAdminAndThisOneShareADatabaseDuringARollingUpg
   // Admin 1 runs the previous release from the start; admin 2, this release, starts later.
   Cluster c({.admins = 2, .executors = 0, .admin_program = {{0, previous}}, .admins_at_start = 1});
   const auto before = c.Scalar("SELECT max(version) FROM schema_migrations");
-  XxlStub stub(c, "stub", {});  // registers with both (the second answers once it runs)
+  // Registers with both (the second answers once it runs); a thread for each connection two admins may keep.
+  XxlStub stub(c, "stub", {.threads = 2 * 32});
   const int group = c.AddGroup();
   const auto start = (Cluster::NowMs() / 1000 + 3) * 1000;
   std::vector<int> jobs;
@@ -77,9 +78,10 @@ TEST(UpgradeE2E, APreviousReleasesAdminAndThisOneShareADatabaseDuringARollingUpg
     if (r.outcome == "accepted") ++received[r.log_id];
   }
   std::map<std::pair<int, std::int64_t>, int> runs;
-  for (const auto& row : c.Exec(fmt::format("SELECT id, job_id, scheduled_ms FROM job_log WHERE trigger_type = "
-                                            "'CRON' AND NOT skipped AND scheduled_ms BETWEEN {} AND {}",
-                                            start, end))) {
+  for (const auto& row :
+       c.Exec(fmt::format("SELECT id, job_id, scheduled_ms FROM job_log WHERE trigger_type = "
+                          "'CRON' AND NOT skipped AND scheduled_ms BETWEEN {} AND {}",
+                          start, end))) {
     runs[{row[1].as<int>(), row[2].as<std::int64_t>()}] += received[row[0].as<std::int64_t>()];
   }
   int once = 0;

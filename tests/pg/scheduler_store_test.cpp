@@ -9,6 +9,7 @@
 
 #include "admin/schedule/node_lease.hpp"
 #include "admin/store/fire_log.hpp"
+#include "admin/store/job_repository.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -103,6 +104,60 @@ TEST_F(SchedulerStorePg, OneScanWritesExactlyThePlannedRowsAndNextTimes) {
   // A second scan in the same second writes nothing new.
   const auto again = store.Scan("node-a", 100, clock, planner);
   EXPECT_TRUE(again.fires.empty());
+}
+
+// A stop wins every race with a scan (issue 48, item 0). The scan is held, deterministically, in the window
+// that let a stop through: after it read the due jobs and while it inserts their fires, before its Advance
+// (another session holds job B's row FOR UPDATE, and the insert's foreign-key check on B waits for it). A
+// stop of job A in that window must wait for the scan's commit and then withdraw the fires it wrote; before
+// the fix it committed at once, the scan's Advance then matched no row, and A's fires stayed to be sent.
+TEST_F(SchedulerStorePg, AStopDuringAScanWaitsForItsCommitAndWithdrawsTheFiresItWrote) {
+  const int g = AddGroup();
+  const int a = AddJob(g, "* * * * * ?", kT0 + 1000);
+  const int b = AddJob(g, "* * * * * ?", kT0 + 1000);
+  pqxx::connection blocker(db_.dsn());
+  pqxx::work hold(blocker);
+  hold.exec_params("SELECT 1 FROM job WHERE id = $1 FOR UPDATE", b);
+  const auto waiting_on_locks = [&](int n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (Count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = "
+                 "current_database()") < n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  };
+  auto scan = std::async(std::launch::async, [&] { return ScanAs("node-a").size(); });
+  ASSERT_TRUE(waiting_on_locks(1)) << "the scan waits on job B's row";
+  JobRepository jobs(clock_, *pool_);
+  auto stop = std::async(std::launch::async, [&] { return static_cast<bool>(jobs.StopJob(a)); });
+  ASSERT_TRUE(waiting_on_locks(2)) << "the stop waits for the scan's partition";
+  hold.abort();
+  EXPECT_EQ(scan.get(), 10u);  // 5 instants of each job
+  EXPECT_TRUE(stop.get());
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE job_id = " + std::to_string(a)), 0)
+      << "every fire of the stopped job was withdrawn";
+  EXPECT_EQ(Count("SELECT count(*) FROM fire_open WHERE job_id = " + std::to_string(a)), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE job_id = " + std::to_string(b)), 5);
+  EXPECT_EQ(NextFire(a), 0);
+  // The other order: the stop holds the partition first; the scan skips it (SKIP LOCKED), and its next pass
+  // reads the job stopped.
+  const int c = AddJob(g, "* * * * * ?", kT0 + 1000);
+  {
+    pqxx::connection conn(db_.dsn());
+    pqxx::work tx(conn);
+    tx.exec_params(
+        "SELECT id FROM schedule_partition WHERE id = $1 % (SELECT count(*) FROM schedule_partition) "
+        "FOR UPDATE",
+        c);
+    const auto fires = ScanAs("node-b");
+    EXPECT_TRUE(std::none_of(fires.begin(), fires.end(), [&](const auto& f) { return f.job_id == c; }));
+    tx.exec_params("UPDATE job SET enabled = false WHERE id = $1", c);
+    tx.exec_params("UPDATE job_schedule SET next_fire_ms = 0 WHERE job_id = $1", c);
+    tx.commit();
+  }
+  ScanAs("node-b");
+  EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE job_id = " + std::to_string(c)), 0);
 }
 
 // Calendars and windows in the scan (issue 25): an every-second job whose calendar excludes today writes no

@@ -268,11 +268,7 @@ Result<void> JobRepository::DeleteJob(int id) {
     pqxx::work tx(conn);
     // Its schedule partition first, before any job row: a scan holding it has committed the fires it writes
     // for this job when this goes on, and the next scan reads the job gone (sql/024).
-    tx.exec_params(R"sql(
-      SELECT id FROM schedule_partition
-       WHERE id = $1 % NULLIF((SELECT count(*) FROM schedule_partition), 0) FOR UPDATE
-    )sql",
-                   id);
+    job_table::LockSchedule(tx, id);
     // A workflow's node names it: its runs would fail at that node. The workflows are named.
     const auto workflows = tx.exec_params(R"sql(
       SELECT id, name FROM workflow WHERE nodes @> jsonb_build_array(jsonb_build_object('job_id', $1::int))

@@ -81,6 +81,11 @@ void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_
 }
 
 void LockSchedule(pqxx::transaction_base& tx, int job_id) {
+  tx.exec_params(R"sql(
+    SELECT id FROM schedule_partition
+     WHERE id = $1 % NULLIF((SELECT count(*) FROM schedule_partition), 0) FOR UPDATE
+  )sql",
+                 job_id);
   tx.exec_params(R"sql(SELECT 1 FROM job_schedule WHERE job_id = $1 FOR UPDATE)sql", job_id);
 }
 

@@ -39,7 +39,9 @@ TEST(Text, Utf8CutsNeverSplitASequence) {
 
 // PostgreSQL's text holds no NUL: each becomes U+FFFD (a callback's message or a fire's log, stored).
 TEST(Text, NulBytesBecomeReplacementCharacters) {
-  EXPECT_EQ(WithoutNulBytes(std::string("a\0b\0\0", 5)), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(WithoutNulBytes(std::string("a\0b\0\0", 5)),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(WithoutNulBytes("plain"), "plain");
   EXPECT_EQ(WithoutNulBytes(""), "");
 }

@@ -126,16 +126,16 @@ std::size_t HandOver(pqxx::transaction_base& tx, std::string_view node_id,
 
 // What CloseAfterRestore closed.
 struct RestoreClosure {
-  std::size_t unsent = 0;   // open, not accepted by an executor: recorded SKIPPED (queued for a MISFIRE alert)
+  std::size_t unsent = 0;  // open, not accepted by an executor: recorded SKIPPED (queued for a MISFIRE alert)
   std::size_t running = 0;  // accepted, no result: recorded failed, "result unknown", not retried
 };
 // Closes every open fire whose owner is not alive (no owner, no admin_node row, or no session holding its
 // node lock in this database: none does on a freshly restored server, whatever lease its row shows), with a
-// note saying the database was restored to a point before its outcome; `now_ms` stamps a running one's end. The restored
-// database cannot tell a fire that was sent after its restore point from one that was not, so none is sent
-// again: an unsent fire is recorded SKIPPED (the failure monitor raises its MISFIRE alert and moves a fixed
-// delay on) and a running one failed without a retry or an alarm (its callback may have gone to the admin
-// of before the restore). A live admin's fires are left alone, so running it again changes nothing.
+// note saying the database was restored to a point before its outcome; `now_ms` stamps a running one's end.
+// The restored database cannot tell a fire that was sent after its restore point from one that was not, so
+// none is sent again: an unsent fire is recorded SKIPPED (the failure monitor raises its MISFIRE alert and
+// moves a fixed delay on) and a running one failed without a retry or an alarm (its callback may have gone to
+// the admin of before the restore). A live admin's fires are left alone, so running it again changes nothing.
 RestoreClosure CloseAfterRestore(pqxx::transaction_base& tx, std::int64_t now_ms);
 
 // --- results (store/trigger_result_writer.hpp, results/callback_service.hpp) -----------------------------
