@@ -35,7 +35,8 @@ void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_
 // withdraws those fires (fire_log::WithdrawUnsent sees them), or the scan, meeting the partition locked, skips
 // it (SKIP LOCKED) and reads the edited job at its next pass. Locking job_schedule alone left a window: a
 // stop committed between the scan's read and its Advance was not blocked, and the fires the scan had
-// inserted stayed and were sent (docs/architecture.md, "Stops and changes against the scan").
+// inserted stayed and were sent (docs/architecture.md, "Stops and changes against the scan", which also says
+// what remains: fires already claimed for their second).
 void LockSchedule(pqxx::transaction_base& tx, int job_id);
 
 // The FIX_DELAY jobs among `job_ids` that wait for their run to finish (next_fire_ms = kAwaitingCompletion)
