@@ -960,6 +960,7 @@ TEST(SchedulerE2E, TwoHundredJobsStoppedUnderLoadSendNoFireForAnInstantBeyondThe
   const int group = c.AddGroup();
   const auto first = (Cluster::NowMs() / 1000 + 2) * 1000;
   std::vector<int> jobs;
+  jobs.reserve(kJobs);
   for (int i = 0; i < kJobs; ++i)
     jobs.push_back(c.AddJob(group, "* * * * * ?", "ROUND", "DO_NOTHING", "stubHandler", first - 1));
   SleepUntil(first + 4000);  // firing, and the scans pre-read 5 s ahead

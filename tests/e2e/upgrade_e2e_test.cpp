@@ -51,6 +51,7 @@ TEST(UpgradeE2E, APreviousReleasesAdminAndThisOneShareADatabaseDuringARollingUpg
   const int group = c.AddGroup();
   const auto start = (Cluster::NowMs() / 1000 + 3) * 1000;
   std::vector<int> jobs;
+  jobs.reserve(kJobs);
   for (int i = 0; i < kJobs; ++i)
     jobs.push_back(c.AddJob(group, "* * * * * ?", "FIRST", "DO_NOTHING", "stubHandler", start - 1));
 

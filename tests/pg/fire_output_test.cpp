@@ -118,7 +118,7 @@ TEST_F(FireOutputPg, ACallbacksLogIsStoredCompressedWithItsResultOnceAndOneWitho
 // \u0000), so the executor sent the batch again for ever: now it is recorded, each NUL as U+FFFD.
 TEST_F(FireOutputPg, ACallbackWithNulBytesInItsMessageAndLogIsRecorded) {
   const auto id = Running();
-  CallbackService callbacks(clock_, *store_, "node-a", [](std::vector<Fire>) {});
+  CallbackService callbacks(clock_, *store_, "node-a", [](const std::vector<Fire>&) {});
   cronwheel::xxljob::HandleCallbackParam cb{
       .log_id = id, .handle_code = 200, .handle_msg = std::string("a\0b", 3)};
   cb.job_log =

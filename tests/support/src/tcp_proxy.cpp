@@ -83,7 +83,7 @@ void TcpProxy::CutAfter(std::string_view needle) {
 
 void TcpProxy::Run(const std::stop_token& stop) {
   std::vector<Pair> pairs;
-  std::array<char, 64 * 1024> buf{};
+  std::array<char, std::size_t{64} * 1024> buf{};
   while (!stop.stop_requested()) {
     std::vector<pollfd> fds{{.fd = listen_fd_, .events = POLLIN, .revents = 0}};
     for (const auto& p : pairs) {
@@ -107,7 +107,9 @@ void TcpProxy::Run(const std::stop_token& stop) {
         }
       }
     }
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
+    // The pairs that were polled: one accepted just above has no entry in `fds` until the next round.
+    const std::size_t polled = (fds.size() - 1) / 2;
+    for (std::size_t i = 0; i < polled; ++i) {
       auto& p = pairs[i];
       const auto& from_client = fds[1 + 2 * i];
       const auto& from_server = fds[2 + 2 * i];

@@ -214,7 +214,7 @@ TEST(OutputArchive, ALogIsKeptWithinTheCapCountingWhatTheExecutorLeftOutAndStora
 TEST(OutputArchive, ACallbacksLogGoesWithItsResultAndOneWithoutIsQueuedForAPull) {
   cwtest::FakeClock clock{kT0};
   FakeResultStore store;
-  CallbackService callbacks(clock, store, "node-a", [](std::vector<Fire>) {},
+  CallbackService callbacks(clock, store, "node-a", [](const std::vector<Fire>&) {},
                             {.max_bytes = 1024, .pull_delay = 1500ms});
   cronwheel::xxljob::HandleCallbackParam pushed{.log_id = 1, .handle_code = 200};
   pushed.job_log = cronwheel::xxljob::HandleCallbackParam::JobLog{.content = "x\n", .bytes = 2};
@@ -240,7 +240,7 @@ TEST(OutputArchive, ACallbacksLogGoesWithItsResultAndOneWithoutIsQueuedForAPull)
       << "a NUL in a message would fail the batch's statement (PostgreSQL's text holds none)";
 
   FakeResultStore off_store;
-  CallbackService off(clock, off_store, "node-a", [](std::vector<Fire>) {}, {.max_bytes = 0});
+  CallbackService off(clock, off_store, "node-a", [](const std::vector<Fire>&) {}, {.max_bytes = 0});
   off.Handle(batch);
   for (const auto& r : off_store.recorded) {
     EXPECT_FALSE(r.log) << "the archive is off";
