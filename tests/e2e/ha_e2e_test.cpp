@@ -46,7 +46,8 @@ std::int64_t HalfSecondAfter(std::int64_t ms) {
 // scripts/test started early (its bootstrap, about a minute and a half on a busy 2-core box, then overlaps
 // the build and the other tests; `scripts/ha up` here waits for it). Either way the test stops it.
 std::string ClusterName() {
-  const char* named = std::getenv("CRONWHEEL_E2E_HA_NAME");
+  const char* named =
+      std::getenv("CRONWHEEL_E2E_HA_NAME");  // NOLINT(concurrency-mt-unsafe): read once, before threads
   return named != nullptr && *named != '\0' ? std::string(named) : fmt::format("e2e-ha-{}", ::getpid());
 }
 
