@@ -113,7 +113,10 @@ struct AdminApp::Parts {
         result_store(pool, &writer),
         callbacks(clock, result_store, c.node_id,
                   [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); },
-                  {.max_bytes = static_cast<std::size_t>(c.output_archive_max_bytes)}),
+                  {.max_bytes = static_cast<std::size_t>(c.output_archive_max_bytes),
+                   .pull = c.output_pull == "all"    ? CallbackOutputSettings::Pull::kAll
+                           : c.output_pull == "none" ? CallbackOutputSettings::Pull::kNone
+                                                     : CallbackOutputSettings::Pull::kFailed}),
         outputs({.max_bytes = static_cast<std::size_t>(c.output_archive_max_bytes),
                  .concurrency = c.output_pull_concurrency},
                 clock, result_store, metered_client, c.access_token),

@@ -103,6 +103,12 @@ void AdminConfig::Declare(ConfigLoader& s) {
           "cronwheel-executor sends the log with the result; other executors' logs are read from their /log. "
           "0 = no archive (the output is read from the executor only); else 1024 to 67108864",
           0, 64 * 1024 * 1024)
+      .Add("output_pull", &output_pull,
+           "whose job logs the archive reads from executors that do not send them with the result "
+           "(XXL-JOB's): "
+           "all, failed (fires that did not succeed; each pull is an HTTP exchange and a database row, which "
+           "at thousands of fires a second costs the admin and PostgreSQL about a third more per fire) or "
+           "none")
       .Add("output_pull_concurrency", &output_pull_concurrency,
            "/log requests at once that read the job logs of executors that do not send them with the result "
            "(XXL-JOB's), for the archive",
@@ -214,6 +220,9 @@ Result<void> AdminConfig::Validate() {
     return Error::Invalid(
         fmt::format("output_archive_max_bytes {} is not valid: use 0 (no archive) or 1024 to 67108864 bytes",
                     output_archive_max_bytes));
+  }
+  if (output_pull != "all" && output_pull != "failed" && output_pull != "none") {
+    return Error::Invalid(fmt::format("output_pull '{}' is not valid: use all, failed or none", output_pull));
   }
   if (pre_read_count == 0) pre_read_count = (fast_pool_threads + slow_pool_threads) * 10;
   return {};

@@ -74,7 +74,8 @@ CallbackService::Outcome CallbackService::Handle(std::span<const xxljob::HandleC
       if (c->job_log) {
         r.log = KeepLog(c->job_log->content, c->job_log->bytes, c->job_log->left_out, output_.max_bytes);
         ++(r.log->left_out > 0 ? out.logs_truncated : out.logs_archived);
-      } else {
+      } else if (output_.pull == OutputSettings::Pull::kAll ||
+                 (output_.pull == OutputSettings::Pull::kFailed && r.handle_code != xxljob::kCodeSuccess)) {
         r.pull_log_at_ms = now + output_.pull_delay.count();
       }
     }

@@ -248,6 +248,28 @@ TEST(OutputArchive, ACallbacksLogGoesWithItsResultAndOneWithoutIsQueuedForAPull)
   }
 }
 
+TEST(OutputArchive, WhichFiresWithoutALogArePulledFollowsTheSettingFailedOnesByDefaultInTheAdmin) {
+  cwtest::FakeClock clock{kT0};
+  const std::vector<cronwheel::xxljob::HandleCallbackParam> batch{{.log_id = 1, .handle_code = 200},
+                                                                  {.log_id = 2, .handle_code = 500},
+                                                                  {.log_id = 3, .handle_code = 502}};
+  const auto pulled = [&](CallbackOutputSettings::Pull pull) {
+    FakeResultStore store;
+    CallbackService callbacks(clock, store, "node-a", [](const std::vector<Fire>&) {},
+                              {.max_bytes = 1024, .pull = pull});
+    callbacks.Handle(batch);
+    std::vector<std::int64_t> ids;
+    for (const auto& r : store.recorded) {
+      if (r.pull_log_at_ms > 0) ids.push_back(r.log_id);
+    }
+    return ids;
+  };
+  using Pull = CallbackOutputSettings::Pull;
+  EXPECT_EQ(pulled(Pull::kAll), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(pulled(Pull::kFailed), (std::vector<std::int64_t>{2, 3})) << "a success is not read back";
+  EXPECT_TRUE(pulled(Pull::kNone).empty());
+}
+
 TEST(OutputArchive, APullReadsEveryPageUntilNothingNewComesAndKeepsHeadAndTail) {
   LogServingExecutor executor;
   executor.logs[7] = Lines(1, 250);

@@ -56,6 +56,9 @@ struct AdminConfig {
   // executors that do not send them with the callback.
   int output_archive_max_bytes = 1024 * 1024;
   int output_pull_concurrency = 4;
+  // Whose logs are read from executors that send none with the result: all, failed (the default: fires that
+  // did not succeed) or none (CallbackOutputSettings::Pull).
+  std::string output_pull = "failed";
   std::string smtp_url;
   std::string smtp_from = "cronwheel@localhost";
   std::string smtp_user;

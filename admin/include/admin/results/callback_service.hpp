@@ -36,8 +36,15 @@ namespace cronwheel::admin {
 
 // The fire output archive's settings of CallbackService (AdminConfig output_archive_max_bytes).
 struct CallbackOutputSettings {
+  // Which fires whose callback brings no log (XXL-JOB's executors) have it read from the executor's /log:
+  // every fire, only those that did not succeed (handle code other than 200), or none. Each pull is an HTTP
+  // exchange with the executor and a row in PostgreSQL, as much as the fire's own trigger: at thousands of
+  // fires a second, pulling every fire's log costs the admin and the database about a third more per fire
+  // (docs/performance.md, "The fire output archive at saturation"), so the admin's default is kFailed.
+  enum class Pull { kAll, kFailed, kNone };
   std::size_t max_bytes = std::size_t{1024} * 1024;  // 0 = no archive: logs are neither kept nor pulled
   std::chrono::milliseconds pull_delay{1000};        // a fire without a log is pulled this long after
+  Pull pull = Pull::kAll;
 };
 
 class CallbackService {
