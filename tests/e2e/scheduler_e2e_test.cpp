@@ -954,14 +954,14 @@ TEST(SchedulerE2E, StoppingAJobWithdrawsTheFireItsExecutorHoldsSoItNeverRunsAndI
 // closing that window is the rest of item 0). The test prints how many fell in it.
 TEST(SchedulerE2E, TwoHundredJobsStoppedUnderLoadSendNoFireForAnInstantBeyondTheClaimAfterTheirStop) {
   constexpr const char* kPassword = "stop-race-e2e-password";
-  constexpr int kJobs = 200;
+  constexpr int kStopped = 200;
   Cluster c({.admins = 2, .executors = 0, .admin_env = {{"CRONWHEEL_ADMIN_PASSWORD", kPassword}}});
   cwtest::XxlStub stub(c, "stub", {.threads = 2 * 32});  // a thread for each connection two admins may keep
   const int group = c.AddGroup();
   const auto first = (Cluster::NowMs() / 1000 + 2) * 1000;
   std::vector<int> jobs;
-  jobs.reserve(kJobs);
-  for (int i = 0; i < kJobs; ++i)
+  jobs.reserve(kStopped);
+  for (int i = 0; i < kStopped; ++i)
     jobs.push_back(c.AddJob(group, "* * * * * ?", "ROUND", "DO_NOTHING", "stubHandler", first - 1));
   SleepUntil(first + 4000);  // firing, and the scans pre-read 5 s ahead
   cwtest::HttpCaller http(c.admin_port(0));
@@ -1001,12 +1001,12 @@ TEST(SchedulerE2E, TwoHundredJobsStoppedUnderLoadSendNoFireForAnInstantBeyondThe
                   << " reached the executor at " << run.received_ms << "; its stop was answered at "
                   << stopped_ms.at(run.job_id);
   }
-  EXPECT_GT(received, kJobs * 3) << "the jobs fired before their stops";
+  EXPECT_GT(received, kStopped * 3) << "the jobs fired before their stops";
   EXPECT_EQ(after_stop, 0);
   std::printf(
       "[stop race] %d jobs stopped under load; %d fires received; for an instant after the stop: %d within "
       "the claim's lead, %d beyond it\n",
-      kJobs, received, in_claim_window, after_stop);
+      kStopped, received, in_claim_window, after_stop);
 }
 
 }  // namespace
