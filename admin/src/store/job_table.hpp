@@ -29,14 +29,14 @@ void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_
                  std::optional<std::int64_t> last_fire_ms);
 // Locks job `job_id`'s schedule partition row and then its job_schedule row (FOR UPDATE), before an edit,
 // start, stop or delete reads or writes its job row: the order a scan takes them in (partition, then
-// job_schedule, then job for a stop), so they wait for each other instead of deadlocking. The partition is what
-// makes a stop or a change win every race with a scan (issue 48): a scan holds its partitions from before it
-// reads the due jobs until it commits the fires it wrote, so either the edit waits for that commit and then
-// withdraws those fires (fire_log::WithdrawUnsent sees them), or the scan, meeting the partition locked, skips
-// it (SKIP LOCKED) and reads the edited job at its next pass. Locking job_schedule alone left a window: a
-// stop committed between the scan's read and its Advance was not blocked, and the fires the scan had
-// inserted stayed and were sent (docs/architecture.md, "Stops and changes against the scan", which also says
-// what remains: fires already claimed for their second).
+// job_schedule, then job for a stop), so they wait for each other instead of deadlocking. The partition is
+// what makes a stop or a change win every race with a scan (issue 48): a scan holds its partitions from
+// before it reads the due jobs until it commits the fires it wrote, so either the edit waits for that commit
+// and then withdraws those fires (fire_log::WithdrawUnsent sees them), or the scan, meeting the partition
+// locked, skips it (SKIP LOCKED) and reads the edited job at its next pass. Locking job_schedule alone left a
+// window: a stop committed between the scan's read and its Advance was not blocked, and the fires the scan
+// had inserted stayed and were sent (docs/architecture.md, "Stops and changes against the scan", which also
+// says what remains: fires already claimed for their second).
 void LockSchedule(pqxx::transaction_base& tx, int job_id);
 
 // The FIX_DELAY jobs among `job_ids` that wait for their run to finish (next_fire_ms = kAwaitingCompletion)
