@@ -111,12 +111,9 @@ struct AdminApp::Parts {
         registry_store(pool),
         registry(clock, registry_store, std::chrono::seconds(90), *guard),
         result_store(pool, &writer),
-        callbacks(clock, result_store, c.node_id,
-                  [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); },
-                  {.max_bytes = static_cast<std::size_t>(c.output_archive_max_bytes),
-                   .pull = c.output_pull == "all"    ? CallbackOutputSettings::Pull::kAll
-                           : c.output_pull == "none" ? CallbackOutputSettings::Pull::kNone
-                                                     : CallbackOutputSettings::Pull::kFailed}),
+        callbacks(
+            clock, result_store, c.node_id, [this](std::vector<Fire> f) { scheduler.Submit(std::move(f)); },
+            c.CallbackOutput()),
         outputs({.max_bytes = static_cast<std::size_t>(c.output_archive_max_bytes),
                  .concurrency = c.output_pull_concurrency},
                 clock, result_store, metered_client, c.access_token),
@@ -260,16 +257,8 @@ struct AdminApp::Parts {
   ringwheel::Clock& clock_;
   metrics::Registry metrics_registry;
   AdminMetrics metrics;
-  const ExecutorApiMetrics executor_api_metrics{.registrations = metrics.registrations,
-                                                .callbacks_recorded = metrics.callbacks_recorded,
-                                                .callbacks_ignored = metrics.callbacks_ignored,
-                                                .callbacks_refused = metrics.callbacks_refused,
-                                                .callbacks_invalid = metrics.callbacks_invalid,
-                                                .fire_start_lag = metrics.fire_start_lag,
-                                                .outputs_pushed_archived = metrics.outputs_pushed_archived,
-                                                .outputs_pushed_truncated = metrics.outputs_pushed_truncated};
-  // Where the admin sends: the registry, the executor client, alarms and the OpenID client.
-  std::shared_ptr<const RegistryGuard> guard;
+  const ExecutorApiMetrics executor_api_metrics = metrics.ForExecutorApi();
+  std::shared_ptr<const RegistryGuard> guard;  // where the admin sends: registry, executors, alarms, OpenID
   PgPool pool;
   PgCatalogSource catalog_source;
   JobCatalog catalog;

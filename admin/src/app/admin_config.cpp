@@ -228,6 +228,14 @@ Result<void> AdminConfig::Validate() {
   return {};
 }
 
+CallbackOutputSettings AdminConfig::CallbackOutput() const {
+  using Pull = CallbackOutputSettings::Pull;
+  return {.max_bytes = static_cast<std::size_t>(output_archive_max_bytes),
+          .pull = output_pull == "all"    ? Pull::kAll
+                  : output_pull == "none" ? Pull::kNone
+                                          : Pull::kFailed};
+}
+
 RegistryGuard AdminConfig::MakeRegistryGuard() const {
   const auto address = net::ParseHostPort(listen);
   if (!address.ok()) throw std::invalid_argument("listen " + std::string(address.status().message()));

@@ -1,5 +1,6 @@
 #include "admin/app/metrics.hpp"
 
+#include "admin/api/server.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/dispatch/trigger_pools.hpp"
@@ -292,6 +293,17 @@ void AdminMetrics::WatchExecutors(JobCatalog& catalog) {
         }
         return out;
       });
+}
+
+ExecutorApiMetrics AdminMetrics::ForExecutorApi() {
+  return {.registrations = registrations,
+          .callbacks_recorded = callbacks_recorded,
+          .callbacks_ignored = callbacks_ignored,
+          .callbacks_refused = callbacks_refused,
+          .callbacks_invalid = callbacks_invalid,
+          .fire_start_lag = fire_start_lag,
+          .outputs_pushed_archived = outputs_pushed_archived,
+          .outputs_pushed_truncated = outputs_pushed_truncated};
 }
 
 }  // namespace cronwheel::admin

@@ -12,6 +12,7 @@
 #include "admin/auth/sso_config.hpp"
 #include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/result.hpp"
+#include "admin/results/callback_service.hpp"
 #include "cronwheel/config.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
 
@@ -103,6 +104,8 @@ struct AdminConfig {
   // Validate; reads the host's interfaces when listen is a wildcard). Throws std::invalid_argument for a
   // setting Validate would refuse.
   [[nodiscard]] RegistryGuard MakeRegistryGuard() const;
+  // The fire output archive's settings of the callbacks (output_archive_max_bytes, output_pull), validated.
+  [[nodiscard]] CallbackOutputSettings CallbackOutput() const;
 };
 
 }  // namespace cronwheel::admin

@@ -29,9 +29,13 @@ class PgPool;
 class JobCatalog;
 class HttpExecutorClient;
 class OutputPuller;
+struct ExecutorApiMetrics;
 
 struct AdminMetrics {
   explicit AdminMetrics(metrics::Registry& registry);
+
+  // The handles the executor API counts with (api/server.hpp).
+  [[nodiscard]] ExecutorApiMetrics ForExecutorApi();
 
   metrics::Registry& registry;
 
