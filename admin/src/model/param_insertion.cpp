@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cronwheel/json.hpp"
+#include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 
 namespace cronwheel::admin::param_insertion {
@@ -86,29 +87,6 @@ bool StartsWithHttp(std::string_view s) {
   return lower(7) == "http://" || lower(8) == "https://";
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0)
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0)
-    s.remove_suffix(1);
-  return s;
-}
-
-// RFC 3986 §2.3: only the unreserved characters stay as they are.
-std::string PercentEncode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) != 0 || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += c;
-    } else {
-      out += fmt::format("%{:02X}", u);
-    }
-  }
-  return out;
-}
-
 // A value a text parameter takes: what separates nothing in the usual ways of splitting text (blanks,
 // quotes, '=', '&', ';', ',', braces, shell syntax).
 bool PlainToken(std::string_view s) {
@@ -153,7 +131,7 @@ std::optional<std::string> InUrl(std::string_view url, const std::vector<Found>&
           f.name, Cut(url));
       return std::nullopt;
     }
-    auto encoded = PercentEncode(TextOf(f, out));
+    auto encoded = net::PercentEncode(TextOf(f, out));
     if (encoded == "." || encoded == "..") {
       out.refused = fmt::format("the value of {{{{{}}}}} is '{}', a dot segment: it cannot go into a URL",
                                 f.name, encoded);
