@@ -237,7 +237,7 @@ TEST_F(FireOutputPg, TheArchivesDaysGoWithTheFiresDaysAndDeletedFiresTakeTheirOu
   EXPECT_EQ(Count("SELECT count(*) FROM fire_output"), 0);
 }
 
-TEST_F(FireOutputPg, RetentionAlsoDeletesOldEndedAlertsAndFiredOrCancelledRunOnceRequests) {
+TEST_F(FireOutputPg, RetentionAlsoDeletesOldEndedAlertsFiredOrCancelledRunOnceRequestsAndWithdrawals) {
   for (const char* outcome : {"SENT", "FAILED", "RETRYING"}) {
     Exec(fmt::format(
         "INSERT INTO alert_log (job_id, channel_id, channel_name, log_id, event, outcome, created_ms, "
@@ -254,10 +254,14 @@ TEST_F(FireOutputPg, RetentionAlsoDeletesOldEndedAlertsAndFiredOrCancelledRunOnc
         "{}, {}, {})",
         job_, at, log_id, cancelled, at));
   };
-  once(kT0, 7, 0);                                                  // fired, old: goes
-  once(kT0, 0, kT0);                                                // cancelled, old: goes
-  once(kT0, 0, 0);                                                  // still waiting: stays
-  once(kT0 + 3 * kDay, 8, 0);                                       // fired, recent: stays
+  once(kT0, 7, 0);             // fired, old: goes
+  once(kT0, 0, kT0);           // cancelled, old: goes
+  once(kT0, 0, 0);             // still waiting: stays
+  once(kT0 + 3 * kDay, 8, 0);  // fired, recent: stays
+  Exec(
+      fmt::format("INSERT INTO fire_withdrawn (log_id, scheduled_ms, withdrawn_ms) VALUES (1, {0}, {0}), "
+                  "(2, {1}, {1})",
+                  kT0, kT0 + 3 * kDay));
   const auto removed = store_->DropFiresBefore(kT0 + 2 * kDay, 1);  // one row a transaction
   EXPECT_EQ(removed.alerts, 2);
   EXPECT_EQ(removed.run_onces, 2);
@@ -265,6 +269,8 @@ TEST_F(FireOutputPg, RetentionAlsoDeletesOldEndedAlertsAndFiredOrCancelledRunOnc
   EXPECT_EQ(Count("SELECT count(*) FROM alert_log"), 2);
   EXPECT_EQ(Count("SELECT count(*) FROM run_once"), 2);
   EXPECT_EQ(Count("SELECT count(*) FROM run_once WHERE log_id = 0 AND cancelled_ms = 0"), 1);
+  EXPECT_EQ(removed.withdrawals, 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM fire_withdrawn"), 1) << "the recent withdrawal stays";
 }
 
 TEST_F(FireOutputPg, TheArchivesSizeCountsItsBytesRowsAndQueuedPulls) {

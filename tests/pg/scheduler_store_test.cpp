@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <future>
+#include <map>
 #include <set>
 #include <thread>
 
 #include "admin/schedule/node_lease.hpp"
+#include "admin/store/calendar_repository.hpp"
 #include "admin/store/fire_log.hpp"
 #include "admin/store/job_repository.hpp"
 #include "admin/store/pg_lease_store.hpp"
@@ -158,6 +160,93 @@ TEST_F(SchedulerStorePg, AStopDuringAScanWaitsForItsCommitAndWithdrawsTheFiresIt
   }
   ScanAs("node-b");
   EXPECT_EQ(Count("SELECT count(*) FROM job_log WHERE job_id = " + std::to_string(c)), 0);
+}
+
+// Issue 48, the claim window: an admin claims each second's fires 200 ms before the second. A stop committed
+// after the claim and before the instant withdraws the claimed fire as it does the unclaimed ones of later
+// instants, and names it in fire_withdrawn, which that admin reads at the instant before it sends; a fire
+// whose instant passed before the stop is left to run.
+TEST_F(SchedulerStorePg, AStopAfterTheClaimAndBeforeTheInstantNamesTheClaimedFireForItsAdmin) {
+  const int g = AddGroup();
+  const int a = AddJob(g, "* * * * * ?", kT0 + 1000);
+  const auto fires = ScanAs("node-a");  // T0+1 s .. T0+5 s
+  ASSERT_EQ(fires.size(), 5u);
+  std::map<std::int64_t, std::int64_t> by_instant;
+  for (const auto& f : fires)
+    by_instant[f.scheduled_ms - kT0] = f.log_id;
+  PgSchedulerStore store(*pool_);
+  const std::vector<std::int64_t> claim{by_instant.at(1000), by_instant.at(2000)};
+  ASSERT_EQ(store.ClaimForDispatch("node-a", claim, kT0 + 800, {}).size(), 2u);
+  EXPECT_TRUE(store.WithdrawnBetween(kT0, kT0 + 10'000).empty());
+  clock_.Advance(std::chrono::milliseconds(1500));  // T0+1 s is past, T0+2 s to come
+  JobRepository jobs(clock_, *pool_);
+  ASSERT_TRUE(jobs.StopJob(a));
+  EXPECT_EQ(store.WithdrawnBetween(kT0 + 2000, kT0 + 2000), std::vector<std::int64_t>{by_instant.at(2000)});
+  EXPECT_TRUE(store.WithdrawnBetween(kT0, kT0 + 1999).empty())
+      << "the fire of T0+1 s was due before the stop";
+  const auto rows =
+      Exec(fmt::format("SELECT scheduled_ms - {}, status FROM job_log WHERE job_id = {} ORDER BY 1", kT0, a));
+  ASSERT_EQ(rows.size(), 1u) << "the fires of T0+2..5 s are deleted";
+  EXPECT_EQ(rows[0][0].as<std::int64_t>(), 1000);
+  EXPECT_EQ(rows[0][1].as<std::string>(), "PENDING");
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM fire_open WHERE job_id = {}", a)), 1);
+}
+
+// An edit of a calendar a job follows wins the same race: the job's fires written under the old days for
+// coming instants are withdrawn (the claimed one named for its admin), the job's walk starts again from the
+// earliest of them, and the next scan plans those instants with the new days. A job that does not follow
+// the calendar keeps its fires.
+TEST_F(SchedulerStorePg, ACalendarEditWithdrawsTheFiresWrittenUnderTheOldDaysAndTheNextScanUsesTheNew) {
+  const int g = AddGroup();
+  const int follower = AddJob(g, "* * * * * ?", kT0 + 1000);
+  const int other = AddJob(g, "* * * * * ?", kT0 + 1000);
+  CalendarRepository calendars(clock_, *pool_);
+  JobCalendar holidays{.name = "holidays", .days = {{.day = 20455, .name = "the 2nd"}}};  // 2026-01-02
+  const auto created = calendars.Create(holidays);
+  ASSERT_TRUE(created);
+  Exec(fmt::format("UPDATE job SET calendar_ids = '{{{}}}' WHERE id = {}", created->id, follower));
+  const auto rows = [&](int job) {
+    return Count(fmt::format("SELECT count(*) FROM job_log WHERE job_id = {}", job));
+  };
+  // The fire of T0+1 s, claimed by node-a for its second.
+  const auto claim_first = [&] {
+    const auto id = Exec(fmt::format("SELECT id FROM job_log WHERE job_id = {} AND scheduled_ms = {}",
+                                     follower, kT0 + 1000))[0][0]
+                        .as<std::int64_t>();
+    PgSchedulerStore store(*pool_);
+    EXPECT_EQ(store.ClaimForDispatch("node-a", std::vector<std::int64_t>{id}, clock_.NowMs(), {}).size(), 1u);
+    return id;
+  };
+  const auto set_days = [&](std::vector<CalendarDay> days) {
+    ASSERT_TRUE(calendars.Update(created->id, [&](JobCalendar& c) -> Result<void> {
+      c.days = days;
+      return {};
+    }));
+  };
+  ASSERT_EQ(ScanAs("node-a").size(), 10u);
+  PgSchedulerStore store(*pool_);
+
+  // An edit that still allows today: every fire of the follower written for a coming instant is withdrawn
+  // (the claimed one named for node-a), and the next scan writes them again.
+  const auto claimed = claim_first();
+  clock_.Advance(std::chrono::milliseconds(100));
+  set_days({{.day = 20455, .name = "the 2nd"}, {.day = 20456, .name = "the 3rd"}});
+  EXPECT_EQ(store.WithdrawnBetween(kT0, kT0 + 10'000), std::vector<std::int64_t>{claimed});
+  EXPECT_EQ(rows(follower), 0);
+  EXPECT_EQ(NextFire(follower), kT0 + 1000) << "the walk starts again from the earliest withdrawn instant";
+  EXPECT_EQ(rows(other), 5) << "a job that does not follow the calendar keeps its fires";
+  ScanAs("node-a");
+  EXPECT_EQ(rows(follower), 5) << "T0+1..5 s planned again: nothing lost";
+
+  // An edit that excludes today: the next scan writes nothing for it and waits for tomorrow.
+  const auto claimed_again = claim_first();
+  clock_.Advance(std::chrono::milliseconds(100));
+  set_days({{.day = 20454, .name = "New Year"}});
+  const auto withdrawn = store.WithdrawnBetween(kT0, kT0 + 10'000);
+  EXPECT_THAT(withdrawn, ::testing::UnorderedElementsAre(claimed, claimed_again));
+  ScanAs("node-a");
+  EXPECT_EQ(rows(follower), 0) << "today is excluded now: no fire written";
+  EXPECT_EQ(NextFire(follower), kT0 + 86'400'000) << "tomorrow's first second";
 }
 
 // Calendars and windows in the scan (issue 25): an every-second job whose calendar excludes today writes no

@@ -181,6 +181,9 @@ ActionAnswer Refused(const Error& e) {
 
 ActionAnswer StartOrStop(const RouteContext& ctx, const Principal& who, const Job& job, bool start) {
   auto& jobs = ctx.services.jobs;
+  // The acceptances of fires sent ahead, written first: the stop's withdrawal then leaves those fires to
+  // WithdrawSentAhead below, which cancels them where they are held.
+  if (!start) ctx.WriteTriggerResults();
   if (const auto done = start ? jobs.StartJob(job.id) : jobs.StopJob(job.id); !done)
     return Refused(done.error());
   if (!start) ctx.WithdrawSentAhead(ctx.SentAhead(job.id), job.group_id, "the job was stopped");
@@ -429,6 +432,7 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     if (const auto g = BodyGroupId(*body)) {
       if (const auto refused = BodyGroupRefusal(who, *g, "move jobs to")) return SendError(res, *refused);
     }
+    ctx.WriteTriggerResults();  // as for a stop (StartOrStop)
     const auto updated = jobs.UpdateJob(
         job->id,
         [&](Job& stored) -> Result<void> {

@@ -153,8 +153,7 @@ struct AdminApp::Parts {
                 .web_dir = c.web_dir,
                 .sso = sso} {
     if (c.run_ahead.count() > 0) {
-      // The fires sent ahead are checked shortly before their instant (AheadWatch): on a timer of 10 ms
-      // ticks of its own, as the admin's wheel ticks every 100 ms.
+      // Fires sent ahead are checked before their instant (AheadWatch) on a timer of 10 ms ticks of its own.
       ahead_watch = std::make_unique<AheadWatch>(
           AheadWatch::Settings{}, clock, metered_client,
           [this](std::function<void()> task, std::chrono::milliseconds delay) {
@@ -165,7 +164,8 @@ struct AdminApp::Parts {
           },
           [this](Fire f, const std::string& address, bool refused, const std::string& why) {
             trigger.RouteAgain(std::move(f), address, refused, why);
-          });
+          },
+          [this](std::int64_t instant_ms) { return store.WithdrawnBetween(instant_ms, instant_ms); });
       ahead_timer = std::make_unique<ringwheel::HashedWheelTimer>(
           clock, ringwheel::HashedWheelTimer::Settings{.tick = std::chrono::milliseconds(10)});
     }

@@ -104,6 +104,10 @@ std::vector<ClaimedFire> MeteredSchedulerStore::ClaimForDispatch(
   return claimed;
 }
 
+std::vector<std::int64_t> MeteredSchedulerStore::WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) {
+  return inner_.WithdrawnBetween(from_ms, to_ms);
+}
+
 void MeteredSchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {
   inner_.MarkSkipped(log_ids, note);
   m_.fires_skipped_misfire.Inc(log_ids.size());

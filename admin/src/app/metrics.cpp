@@ -180,6 +180,17 @@ void AdminMetrics::WatchScheduler(const Scheduler& scheduler) {
                                             {{"resolved"}, static_cast<double>(s.doubts_resolved)},
                                             {{"adopted"}, static_cast<double>(s.fires_adopted)}};
       });
+  registry.AddCounterCallback(
+      "cronwheel_fires_withdrawn_total",
+      "Fires this admin had claimed and did not send because a stop, change or delete of their job (or an "
+      "edit of its calendar) committed before their instant (withdrawn); and the checks for them that "
+      "failed, whose fires were sent as claimed (check_failed).",
+      {"kind"}, [&scheduler] {
+        const auto s = scheduler.stats();
+        return std::vector<metrics::Sample>{
+            {{"withdrawn"}, static_cast<double>(s.fires_withdrawn)},
+            {{"check_failed"}, static_cast<double>(s.withdrawal_check_errors)}};
+      });
 }
 
 void AdminMetrics::WatchTriggerPools(const TriggerPools& pools) {

@@ -12,8 +12,13 @@
 namespace cronwheel::admin {
 
 AheadWatch::AheadWatch(Settings settings, ringwheel::Clock& clock, ExecutorClient& client, After after,
-                       Lost lost)
-    : settings_(settings), clock_(clock), client_(client), after_(std::move(after)), lost_(std::move(lost)) {}
+                       Lost lost, Withdrawn withdrawn)
+    : settings_(settings),
+      clock_(clock),
+      client_(client),
+      after_(std::move(after)),
+      lost_(std::move(lost)),
+      withdrawn_(std::move(withdrawn)) {}
 
 void AheadWatch::Held(const Fire& fire, const std::string& address, const std::string& token) {
   const auto check_at = fire.scheduled_ms - settings_.check_before.count();
@@ -39,6 +44,7 @@ void AheadWatch::Check(const Key& key) {
     batch = std::move(it->second);
     pending_.erase(it);
   }
+  CancelWithdrawn(key, batch);
   for (std::size_t from = 0; from < batch.fires.size(); from += xxljob::kMaxCancelLogIds) {
     const auto to = std::min(batch.fires.size(), from + xxljob::kMaxCancelLogIds);
     std::vector<Fire> fires(std::make_move_iterator(batch.fires.begin() + static_cast<std::ptrdiff_t>(from)),
@@ -56,6 +62,42 @@ void AheadWatch::Check(const Key& key) {
         [this, key, fires = std::move(fires)](const ExecutorClient::RunReply& reply) mutable {
           Answered(key, std::move(fires), reply);
         });
+  }
+}
+
+void AheadWatch::CancelWithdrawn(const Key& key, Batch& batch) {
+  if (!withdrawn_) return;
+  std::vector<std::int64_t> gone;
+  try {
+    gone = withdrawn_(key.first);
+  } catch (const std::exception& e) {
+    spdlog::warn("could not read which fires for {} were withdrawn (checked as held): {}", key.first,
+                 e.what());
+    return;
+  }
+  if (gone.empty()) return;
+  std::sort(gone.begin(), gone.end());
+  // One request: a batch holds one address's fires for one instant, far below kMaxCancelLogIds.
+  xxljob::CancelParam param;
+  std::erase_if(batch.fires, [&](const Fire& f) {
+    if (!std::binary_search(gone.begin(), gone.end(), f.log_id)) return false;
+    param.log_ids.push_back(f.log_id);
+    return true;
+  });
+  if (param.log_ids.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    stats_.withdrawn += param.log_ids.size();
+  }
+  const auto answer = client_.Cancel(key.second, batch.token, param);
+  if (answer.code == xxljob::kCodeSuccess) {
+    spdlog::info(
+        "{} fire(s) for {} withdrawn on their way to {} (their job was stopped or changed): "
+        "cancelled there",
+        param.log_ids.size(), key.first, key.second);
+  } else {
+    spdlog::warn("{} fire(s) for {} withdrawn on their way to {} could not be cancelled there ({}): they run",
+                 param.log_ids.size(), key.first, key.second, answer.msg.value_or(""));
   }
 }
 

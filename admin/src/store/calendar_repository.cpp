@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admin/store/fire_log.hpp"
 #include "cronwheel/json.hpp"
 #include "store/calendar_table.hpp"
+#include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 
 namespace cronwheel::admin {
@@ -50,6 +52,30 @@ JobCalendar FromRow(const pqxx::row& r) {
 
 FieldError NameTaken(const std::string& name) {
   return {"name", fmt::format("a calendar named '{}' exists already", name), "exists", {{"value", name}}};
+}
+
+void RewalkFollowers(pqxx::transaction_base& tx, int id, std::int64_t now) {
+  // The started jobs that follow it: the fires the scan wrote for their coming instants under the old days
+  // are withdrawn (a claimed one is named for its admin, which then does not send it), and each walk starts
+  // again from the earliest instant withdrawn, so the next scan plans those instants with the new days
+  // (docs/architecture.md, "Stops and changes against the scan"). Their partitions are locked first, so a
+  // scan holding one has committed what it wrote before this reads it.
+  std::vector<int> jobs;
+  for (const auto& r : tx.exec_params(R"sql(
+         SELECT j.id FROM job j JOIN job_schedule s ON s.job_id = j.id
+          WHERE j.calendar_ids @> ARRAY[$1::int] AND s.next_fire_ms > 0 ORDER BY j.id
+       )sql",
+                                      id)) {
+    jobs.push_back(r[0].as<int>());
+  }
+  job_table::LockSchedules(tx, jobs);
+  for (const int job : jobs) {
+    if (const auto first = fire_log::WithdrawUnsent(tx, job, now)) {
+      tx.exec_params(
+          R"sql(UPDATE job_schedule SET next_fire_ms = $2 WHERE job_id = $1 AND next_fire_ms > $2)sql", job,
+          *first);
+    }
+  }
 }
 
 }  // namespace
@@ -136,6 +162,7 @@ Result<JobCalendar> CalendarRepository::Update(int id, const Edit& edit) {
                                                  kColumns),
                                      id, c.name, c.description, std::string(ToString(c.kind)), c.time_zone,
                                      DaysJson(c.days), clock_.NowMs());
+    RewalkFollowers(tx, id, clock_.NowMs());
     tx.commit();
     return FromRow(row);
   });

@@ -219,15 +219,47 @@ std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id,
   return rows[0]["id"].as<std::int64_t>();
 }
 
-void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {
-  tx.exec_params(R"sql(
+std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {
+  // Gone, as if never planned, claimed or not: the instant can be planned again (a change that keeps it, a
+  // calendar edit that still allows it). A claimed one is named in fire_withdrawn for the admin holding the
+  // claim, which reads it at the instant and does not send it.
+  const auto row = tx.exec_params1(R"sql(
     WITH o AS (
       DELETE FROM fire_open
-       WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms = 0 AND dispatch_ms = 0 AND scheduled_ms > $2
-      RETURNING log_id, scheduled_ms)
-    DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
+       WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms = 0 AND scheduled_ms > $2
+      RETURNING log_id, scheduled_ms, dispatch_ms),
+    named AS (
+      INSERT INTO fire_withdrawn (log_id, scheduled_ms, withdrawn_ms)
+      SELECT log_id, scheduled_ms, $2 FROM o WHERE dispatch_ms <> 0
+      ON CONFLICT (log_id) DO NOTHING),
+    gone AS (
+      DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms)
+    SELECT min(scheduled_ms) FROM o
   )sql",
-                 job_id, after_ms);
+                                   job_id, after_ms);
+  if (row[0].is_null()) return std::nullopt;
+  return row[0].as<std::int64_t>();
+}
+
+std::vector<std::int64_t> WithdrawnBetween(pqxx::transaction_base& tx, std::int64_t from_ms,
+                                           std::int64_t to_ms) {
+  std::vector<std::int64_t> out;
+  for (const auto& r : tx.exec_params(R"sql(
+         SELECT log_id FROM fire_withdrawn WHERE scheduled_ms BETWEEN $1 AND $2
+       )sql",
+                                      from_ms, to_ms)) {
+    out.push_back(r[0].as<std::int64_t>());
+  }
+  return out;
+}
+
+std::int64_t DeleteOldWithdrawals(pqxx::transaction_base& tx, std::int64_t before_ms, int limit) {
+  return static_cast<std::int64_t>(tx.exec_params(R"sql(
+    DELETE FROM fire_withdrawn WHERE log_id IN (
+      SELECT log_id FROM fire_withdrawn WHERE scheduled_ms < $1 ORDER BY scheduled_ms LIMIT $2)
+  )sql",
+                                                  before_ms, limit)
+                                       .affected_rows());
 }
 
 std::vector<SentAheadFire> SentAhead(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {

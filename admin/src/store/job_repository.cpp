@@ -290,12 +290,15 @@ Result<void> JobRepository::DeleteJob(int id) {
        WHERE $1 = ANY(child_job_ids)
     )sql",
                    id);
+    // Its fires not accepted by an executor, before the job row takes their fire_open rows with it: one an
+    // admin claimed is named for that admin, which then does not send it.
+    fire_log::WithdrawUnsent(tx, id, clock_.NowMs());
     const auto n = tx.exec_params(R"sql(DELETE FROM job WHERE id = $1)sql", id).affected_rows();
     if (n == 0) return Error::NotFound(fmt::format("job {} not found", id));
     tx.commit();
     // Its fires, which have no foreign key to it (sql/024), in a transaction of their own: a job with
     // millions of fires does not hold its partition's scan back meanwhile. Its open fires went with the job
-    // (fire_open's key), so none of these is being sent.
+    // (fire_open's key), and those claimed for sending were named above, so none of these is sent.
     pqxx::work fires(conn);
     fire_log::DeleteJobFires(fires, id);
     fires.commit();

@@ -89,6 +89,21 @@ void LockSchedule(pqxx::transaction_base& tx, int job_id) {
   tx.exec_params(R"sql(SELECT 1 FROM job_schedule WHERE job_id = $1 FOR UPDATE)sql", job_id);
 }
 
+void LockSchedules(pqxx::transaction_base& tx, std::span<const int> job_ids) {
+  if (job_ids.empty()) return;
+  tx.exec_params(R"sql(
+    SELECT p.id FROM schedule_partition p
+     WHERE p.id IN (SELECT DISTINCT j % NULLIF((SELECT count(*) FROM schedule_partition), 0)
+                      FROM unnest($1::int[]) AS j)
+     ORDER BY p.id FOR UPDATE OF p
+  )sql",
+                 PgArray<int>(job_ids));
+  tx.exec_params(R"sql(
+    SELECT 1 FROM job_schedule WHERE job_id = ANY($1::int[]) ORDER BY job_id FOR UPDATE
+  )sql",
+                 PgArray<int>(job_ids));
+}
+
 void ResumeFixDelay(pqxx::transaction_base& tx, std::span<const int> job_ids, std::int64_t now_ms) {
   if (job_ids.empty()) return;
   for (const auto& r : tx.exec_params(R"sql(

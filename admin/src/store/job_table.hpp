@@ -35,9 +35,13 @@ void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_
 // and then withdraws those fires (fire_log::WithdrawUnsent sees them), or the scan, meeting the partition
 // locked, skips it (SKIP LOCKED) and reads the edited job at its next pass. Locking job_schedule alone left a
 // window: a stop committed between the scan's read and its Advance was not blocked, and the fires the scan
-// had inserted stayed and were sent (docs/architecture.md, "Stops and changes against the scan", which also
-// says what remains: fires already claimed for their second).
+// had inserted stayed and were sent (docs/architecture.md, "Stops and changes against the scan"; the fires
+// already claimed for their second are named for their admin by fire_log::WithdrawUnsent).
 void LockSchedule(pqxx::transaction_base& tx, int job_id);
+// LockSchedule for several jobs (an edit of a calendar they follow): every partition first, in partition
+// order, then the job_schedule rows in job order, so that two such edits wait for each other instead of
+// deadlocking, and a single-job edit (one partition, then its row) cannot close a cycle with them.
+void LockSchedules(pqxx::transaction_base& tx, std::span<const int> job_ids);
 
 // The FIX_DELAY jobs among `job_ids` that wait for their run to finish (next_fire_ms = kAwaitingCompletion)
 // get their next fire: the finish (`now_ms`) plus their delay (schedule/next_fire.hpp). A callback and a

@@ -346,11 +346,15 @@ RetentionOutcome PgResultStore::DropFiresBefore(std::int64_t cutoff_ms, int batc
   };
   const auto alerts = in_batches(&alert_channel_table::DeleteEndedAlerts);
   const auto run_onces = in_batches(&job_table::DeleteEndedRunOnce);
+  // The withdrawals of fires claimed and then withdrawn (sql/031): read at their instant, kept as long as
+  // the fires' days.
+  const auto withdrawals = in_batches(&fire_log::DeleteOldWithdrawals);
   return {.partitions = dropped.partitions,
           .default_rows = dropped.default_rows,
           .workflow_runs = runs,
           .alerts = alerts,
-          .run_onces = run_onces};
+          .run_onces = run_onces,
+          .withdrawals = withdrawals};
 }
 
 std::vector<OutputPull> PgResultStore::ClaimOutputPulls(std::int64_t now_ms, std::int64_t lease_ms,

@@ -149,6 +149,13 @@ std::uint64_t PgSchedulerStore::CommitsInDoubt() {
   return pool_.stats().commits_in_doubt;
 }
 
+std::vector<std::int64_t> PgSchedulerStore::WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    return fire_log::WithdrawnBetween(tx, from_ms, to_ms);
+  });
+}
+
 void PgSchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {
   if (log_ids.empty()) return;
   WithConnection(pool_, [&](pqxx::connection& conn) {

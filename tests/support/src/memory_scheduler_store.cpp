@@ -204,6 +204,30 @@ std::vector<ClaimedFire> MemorySchedulerStore::ClaimForDispatch(
   return out;
 }
 
+void MemorySchedulerStore::StopJob(int job_id, std::int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  jobs_.at(job_id).enabled = false;
+  for (auto it = logs_.begin(); it != logs_.end();) {
+    auto& row = it->second;
+    if (row.job_id != job_id || row.type != TriggerType::kCron || row.skipped || row.scheduled_ms <= now_ms) {
+      ++it;
+    } else {
+      if (row.dispatch_ms != 0) withdrawn_[row.id] = row.scheduled_ms;
+      it = logs_.erase(it);
+    }
+  }
+}
+
+std::vector<std::int64_t> MemorySchedulerStore::WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) {
+  std::lock_guard lock(mu_);
+  ThrowIfBroken();
+  std::vector<std::int64_t> out;
+  for (const auto& [id, at] : withdrawn_) {
+    if (at >= from_ms && at <= to_ms) out.push_back(id);
+  }
+  return out;
+}
+
 void MemorySchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {
   std::lock_guard lock(mu_);
   ThrowIfBroken();

@@ -330,6 +330,46 @@ TEST_F(SchedulerTest, ASkipThatCouldNotBeRecordedIsDecidedAgainNotLeftClaimed) {
     EXPECT_GT(fire.scheduled_ms, kT0 + 4000) << "a skipped instant is not sent";
 }
 
+// Issue 48: the scheduler claims a second's fires dispatch_lead (200 ms) before the second. A stop that
+// commits in between withdraws the claimed fire (deleted, and named for this admin), and the scheduler,
+// asking at the second, does not send it; the other job's fire of that second goes; nothing of the stopped
+// job after it.
+TEST_F(SchedulerTest, AStopCommittedBetweenTheClaimAndTheInstantSendsNothingForThatInstant) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  store_.AddJob(cwtest::EverySecondJob(2, kT0 + 2000));
+  StartScheduler();
+  Run(2900ms);  // the fires of T0+3s were claimed at T0+2.8s
+  const auto claimed = [&] {
+    for (const auto& row : store_.Logs()) {
+      if (row.job_id == 1 && row.scheduled_ms == kT0 + 3000) return row.dispatch_ms != 0;
+    }
+    return false;
+  };
+  ASSERT_TRUE(claimed()) << "the fire of T0+3s is claimed before the stop";
+  store_.StopJob(1, clock_.NowMs());
+  Run(2100ms);
+  std::map<int, std::set<std::int64_t>> sent;
+  for (const auto& [fire, at] : sink_.sent())
+    sent[fire.job_id].insert(fire.scheduled_ms - kT0);
+  EXPECT_EQ(sent[1], (std::set<std::int64_t>{2000})) << "nothing of job 1 after its stop";
+  EXPECT_EQ(sent[2], (std::set<std::int64_t>{2000, 3000, 4000, 5000}));
+  EXPECT_EQ(scheduler_->stats().fires_withdrawn, 1u);
+}
+
+// The other order: a stop that commits after the second does not take back the fire sent at it.
+TEST_F(SchedulerTest, AStopCommittedAfterTheInstantLeavesThatInstantsFireSent) {
+  store_.AddJob(cwtest::EverySecondJob(1, kT0 + 2000));
+  StartScheduler();
+  Run(3050ms);
+  store_.StopJob(1, clock_.NowMs());
+  Run(2000ms);
+  std::set<std::int64_t> sent;
+  for (const auto& [fire, at] : sink_.sent())
+    sent.insert(fire.scheduled_ms - kT0);
+  EXPECT_EQ(sent, (std::set<std::int64_t>{2000, 3000}));
+  EXPECT_EQ(scheduler_->stats().fires_withdrawn, 0u);
+}
+
 TEST_F(SchedulerTest, SubmittedDueFiresAreSentAtOnceAndFutureOnesAtTheirSecond) {
   StartScheduler();
   const auto manual = store_.InsertFire(5, TriggerType::kManual, kT0 - 30'000, "node-a");  // late, but manual

@@ -51,15 +51,26 @@ class AheadWatch final {
   // A fire the executor at `address` lost, before its instant. `refused`: the address refused the
   // connection. `why`: a line for the fire's trigger message.
   using Lost = std::function<void(Fire fire, const std::string& address, bool refused, std::string why)>;
+  // The fires of instant `instant_ms` withdrawn after their claim (SchedulerStore::WithdrawnBetween): a stop,
+  // change or delete of their job committed while they were on their way. May throw (then nothing is
+  // withdrawn by this check).
+  using Withdrawn = std::function<std::vector<std::int64_t>(std::int64_t instant_ms)>;
 
   struct Stats {
     std::uint64_t checks = 0;      // /accepted requests sent
     std::uint64_t lost = 0;        // fires handed to `lost`
     std::uint64_t unanswered = 0;  // checks that proved nothing (no answer before the instant, or a refusal
                                    // of the request itself)
+    std::uint64_t withdrawn = 0;   // fires withdrawn while on their way, cancelled at their executor
   };
 
-  AheadWatch(Settings settings, ringwheel::Clock& clock, ExecutorClient& client, After after, Lost lost);
+  // `withdrawn` (may be empty): asked at each check. A fire sent ahead whose /run was on its way when a stop
+  // of its job committed had no recorded acceptance for the stop's cancel to find, and the stop deleted its
+  // row: the check cancels it at the executor holding it (POST /cancel), instead of asking whether it is
+  // still there. The question and the cancel run on the timer's thread, and only the cancel when there is
+  // something to cancel (after a stop, rare).
+  AheadWatch(Settings settings, ringwheel::Clock& clock, ExecutorClient& client, After after, Lost lost,
+             Withdrawn withdrawn = {});
   AheadWatch(const AheadWatch&) = delete;
   AheadWatch& operator=(const AheadWatch&) = delete;
 
@@ -79,6 +90,8 @@ class AheadWatch final {
   using Key = std::pair<std::int64_t, std::string>;  // the instant (epoch ms), the address
 
   void Check(const Key& key);
+  // Takes the fires `withdrawn_` names out of `batch` and cancels them at the key's address.
+  void CancelWithdrawn(const Key& key, Batch& batch);
   void Answered(const Key& key, std::vector<Fire> fires, const ExecutorClient::RunReply& reply);
 
   Settings settings_;
@@ -86,6 +99,7 @@ class AheadWatch final {
   ExecutorClient& client_;
   After after_;
   Lost lost_;
+  Withdrawn withdrawn_;
   std::atomic<bool> stopped_{false};
   mutable std::mutex mu_;  // guards pending_ and stats_
   std::map<Key, Batch> pending_;

@@ -195,6 +195,7 @@ struct RetentionOutcome {
   std::int64_t workflow_runs = 0;  // ended workflow runs that started before the cutoff
   std::int64_t alerts = 0;         // alert_log rows of alerts decided before the cutoff (ended ones)
   std::int64_t run_onces = 0;      // run_once requests due before the cutoff that were fired or cancelled
+  std::int64_t withdrawals = 0;    // fire_withdrawn rows of instants before the cutoff
 };
 
 class ResultStore {

@@ -92,6 +92,8 @@ class Scheduler final {
     std::uint64_t fires_dispatched = 0;        // claimed and handed to the sink
     std::uint64_t fires_lost_claim = 0;        // owned by another node by the time of the claim
     std::uint64_t fires_held_concurrency = 0;  // skipped at the claim: the job was at its concurrency limit
+    std::uint64_t fires_withdrawn = 0;  // claimed, then withdrawn before their instant (a stop): not sent
+    std::uint64_t withdrawal_check_errors = 0;  // the check at the instant failed: the fires were sent
     std::uint64_t claim_errors = 0;
     std::uint64_t claims_in_doubt = 0;  // claims whose commit outcome was unknown (retried by stamp)
     std::uint64_t doubts_resolved = 0;  // times the schedule thread read its own unclaimed fires back
@@ -137,6 +139,8 @@ class Scheduler final {
   // Claims `fires` (all due by now_ms or about to be) and sends the on-time ones; keeps the ones the
   // database could not claim for the next attempt. `send_at_ms`: do not send before this instant.
   void ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, const std::stop_token& stop);
+  // At the send: drops from `send` the fires withdrawn since their claim (SchedulerStore::WithdrawnBetween).
+  void DropWithdrawn(std::vector<Fire>& send);
   // A stamp for a new claim: now, or one more than the last stamp when that is not earlier.
   std::int64_t NextClaimStamp();
   // When the store counted commits in doubt since the last call: submits this node's open, unclaimed fires

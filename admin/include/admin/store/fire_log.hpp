@@ -260,9 +260,23 @@ std::vector<CommittedFire> InsertRunOnce(pqxx::transaction_base& tx, std::span<c
 // and it has no trigger result. False when it is being sent, sent, or gone.
 bool WithdrawUnclaimed(pqxx::transaction_base& tx, std::int64_t log_id);
 
-// Withdraws the CRON fires of `job_id` written for instants after `after_ms` and not being sent yet (the job
-// was stopped or its schedule changed).
-void WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
+// Withdraws the CRON fires of `job_id` written for instants after `after_ms` that no executor has accepted
+// (the job was stopped, deleted or its schedule changed, or a calendar it follows was edited): their job_log
+// and fire_open rows are deleted, so that the scan can plan those instants again. Those an admin had claimed
+// for sending at their instant are also named in fire_withdrawn (sql/031), which that admin reads at the
+// instant before it sends (WithdrawnBetween): a withdrawal committed before the instant is never sent
+// (docs/architecture.md, "Stops and changes against the scan"). One statement. Returns the earliest instant
+// withdrawn, if any (where an edit of the job's calendar starts the job's walk again).
+std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
+
+// The fires named in fire_withdrawn with an instant from `from_ms` to `to_ms` (both included), any order.
+// An index range on the instant: its cost follows the withdrawals, not the fires being sent.
+std::vector<std::int64_t> WithdrawnBetween(pqxx::transaction_base& tx, std::int64_t from_ms,
+                                           std::int64_t to_ms);
+
+// Deletes at most `limit` rows of fire_withdrawn with an instant before `before_ms` (the fires' retention).
+// Returns how many.
+std::int64_t DeleteOldWithdrawals(pqxx::transaction_base& tx, std::int64_t before_ms, int limit);
 
 // The CRON fires of `job_id` sent ahead of their instant (trigger result recorded, instant after `after_ms`)
 // with no result yet: the executors hold them. One statement on fire_open (and their job_log rows).

@@ -70,6 +70,10 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
   void Heal();
   // Another admin re-owned this row (recovery).
   void SetOwner(std::int64_t log_id, const std::string& owner);
+  // A stop of job `job_id` committed at `now_ms`, as JobRepository::StopJob with fire_log::WithdrawUnsent:
+  // the job is disabled; its CRON fires for instants after now_ms are deleted, and those claimed are named
+  // for WithdrawnBetween.
+  void StopJob(int job_id, std::int64_t now_ms);
   int scans() const;
   // The operations whose commit acknowledgement a test can lose.
   enum class Op { kScan, kClaim, kMarkSkipped };
@@ -95,6 +99,7 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
   std::vector<cronwheel::admin::ClaimedFire> OwnUnclaimed(std::string_view node_id, std::int64_t after_log_id,
                                                           int limit) override;
   std::uint64_t CommitsInDoubt() override;
+  std::vector<std::int64_t> WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) override;
   void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
   std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
                                          std::int64_t now_ms) override;
@@ -115,6 +120,7 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
   int released_claims_ = 0;
   std::map<int, JobRow> jobs_;
   std::map<std::int64_t, LogRow> logs_;
+  std::map<std::int64_t, std::int64_t> withdrawn_;  // log id -> instant (fire_withdrawn)
   std::int64_t next_log_id_ = 1;
   bool broken_ = false;
   int scans_ = 0;
