@@ -301,6 +301,13 @@ TEST_F(WorkflowPg, DisablingOrDeletingAWorkflowWithdrawsItsRunsWrittenAheadThatH
   const auto& now_fire = *now_it;
   Exec(fmt::format("UPDATE fire_open SET dispatch_ms = {} WHERE log_id = {}", clock_.NowMs(),
                    now_fire.log_id));
+  // The run of the next second: its fire claimed for that second (200 ms ahead), not sent yet.
+  const auto next_it = std::find_if(scanned.fires.begin(), scanned.fires.end(),
+                                    [&](const auto& f) { return f.scheduled_ms == clock_.NowMs() + 1000; });
+  ASSERT_NE(next_it, scanned.fires.end());
+  ASSERT_EQ(
+      store.ClaimForDispatch("node-a", std::vector<std::int64_t>{next_it->log_id}, clock_.NowMs(), {}).size(),
+      1u);
   // A changed graph withdraws nothing.
   ASSERT_TRUE(workflows_->Update(saved->id, [](Workflow& x) -> Result<void> {
     x.name = "renamed";
@@ -315,6 +322,9 @@ TEST_F(WorkflowPg, DisablingOrDeletingAWorkflowWithdrawsItsRunsWrittenAheadThatH
   EXPECT_EQ(count("workflow_run", wf), 1);
   EXPECT_EQ(count("workflow_run", wf + fmt::format(" AND scheduled_ms = {}", now_fire.scheduled_ms)), 1);
   EXPECT_EQ(count("workflow_run_node", fmt::format("run_id NOT IN (SELECT id FROM workflow_run)")), 0);
+  // The claimed run of the next second went too (issue 48), named for node-a, which does not send it.
+  EXPECT_EQ(store.WithdrawnBetween(next_it->scheduled_ms, next_it->scheduled_ms),
+            std::vector<std::int64_t>{next_it->log_id});
   for (const auto& f : scanned.fires) {
     const bool kept = f.log_id == now_fire.log_id;
     EXPECT_EQ(count("job_log", fmt::format("id = {}", f.log_id)), kept ? 1 : 0) << f.scheduled_ms;

@@ -80,12 +80,16 @@ void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_
                  job_id, next_fire_ms, last_fire_ms);
 }
 
-void LockSchedule(pqxx::transaction_base& tx, int job_id) {
+void LockSchedulePartition(pqxx::transaction_base& tx, int id) {
   tx.exec_params(R"sql(
     SELECT id FROM schedule_partition
      WHERE id = $1 % NULLIF((SELECT count(*) FROM schedule_partition), 0) FOR UPDATE
   )sql",
-                 job_id);
+                 id);
+}
+
+void LockSchedule(pqxx::transaction_base& tx, int job_id) {
+  LockSchedulePartition(tx, job_id);
   tx.exec_params(R"sql(SELECT 1 FROM job_schedule WHERE job_id = $1 FOR UPDATE)sql", job_id);
 }
 

@@ -38,6 +38,9 @@ void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_
 // had inserted stayed and were sent (docs/architecture.md, "Stops and changes against the scan"; the fires
 // already claimed for their second are named for their admin by fire_log::WithdrawUnsent).
 void LockSchedule(pqxx::transaction_base& tx, int job_id);
+// The partition row alone, of a job or a workflow `id` (a workflow is scanned with the partition its id
+// falls in, as a job is): what an edit of a workflow takes before its workflow row, for the same reason.
+void LockSchedulePartition(pqxx::transaction_base& tx, int id);
 // LockSchedule for several jobs (an edit of a calendar they follow): every partition first, in partition
 // order, then the job_schedule rows in job order, so that two such edits wait for each other instead of
 // deadlocking, and a single-job edit (one partition, then its row) cannot close a cycle with them.

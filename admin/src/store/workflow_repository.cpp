@@ -7,6 +7,7 @@
 #include "admin/schedule/next_fire.hpp"
 #include "admin/store/fire_log.hpp"
 #include "cronwheel/json.hpp"
+#include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/workflow_table.hpp"
 
@@ -142,6 +143,9 @@ Result<Workflow> WorkflowRepository::Create(Workflow w) {
 Result<Workflow> WorkflowRepository::Update(int id, const Edit& edit) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<Workflow> {
     pqxx::work tx(conn);
+    // Its schedule partition before its row, as a job's edit (job_table::LockSchedule): a scan holding it
+    // has committed the runs it wrote when this reads them, and WithdrawUnstarted sees them.
+    job_table::LockSchedulePartition(tx, id);
     const auto rows =
         tx.exec_params(fmt::format("SELECT {} FROM workflow WHERE id = $1 FOR UPDATE", kColumns), id);
     if (rows.empty()) return Error::NotFound(fmt::format("workflow {} not found", id));
@@ -168,6 +172,7 @@ Result<Workflow> WorkflowRepository::Update(int id, const Edit& edit) {
 Result<void> WorkflowRepository::Delete(int id) {
   return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
     pqxx::work tx(conn);
+    job_table::LockSchedulePartition(tx, id);  // as Update
     // Its runs not started yet go with it (their fires too); the fires of runs under way finish.
     workflow_table::WithdrawUnstarted(tx, id, clock_.NowMs());
     if (tx.exec_params(R"sql(DELETE FROM workflow WHERE id = $1)sql", id).affected_rows() == 0) {

@@ -162,19 +162,27 @@ int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t 
              R"sql(SELECT f FROM workflow_run_node n, unnest(n.log_ids) f WHERE n.run_id = $1)sql", run_id)) {
       log_ids.push_back(f[0].as<std::int64_t>());
     }
-    const auto unclaimed = tx.exec_params(R"sql(
+    // Claimed for their second (dispatch_ms) counts as not started while no executor has accepted them: the
+    // claimed ones are named in fire_withdrawn for the admin holding them, which reads it at the second
+    // (fire_log::WithdrawUnsent).
+    const auto unsent = tx.exec_params(R"sql(
       SELECT log_id FROM fire_open
-       WHERE log_id = ANY($1::bigint[]) AND trigger_ms = 0 AND dispatch_ms = 0
+       WHERE log_id = ANY($1::bigint[]) AND trigger_ms = 0
        ORDER BY log_id
          FOR UPDATE
     )sql",
-                                          PgArray<std::int64_t>(log_ids));
-    if (unclaimed.size() != log_ids.size()) continue;  // a node has started: the run goes on
+                                       PgArray<std::int64_t>(log_ids));
+    if (unsent.size() != log_ids.size()) continue;  // a node has started: the run goes on
     tx.exec_params(R"sql(
-      WITH o AS (DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) RETURNING log_id, scheduled_ms)
+      WITH o AS (
+        DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) RETURNING log_id, scheduled_ms, dispatch_ms),
+      named AS (
+        INSERT INTO fire_withdrawn (log_id, scheduled_ms, withdrawn_ms)
+        SELECT log_id, scheduled_ms, $2 FROM o WHERE dispatch_ms <> 0
+        ON CONFLICT (log_id) DO NOTHING)
       DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
     )sql",
-                   PgArray<std::int64_t>(log_ids));
+                   PgArray<std::int64_t>(log_ids), after_ms);
     tx.exec_params(R"sql(DELETE FROM workflow_run WHERE id = $1)sql", run_id);
     ++withdrawn;
   }

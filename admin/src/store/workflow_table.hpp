@@ -74,8 +74,10 @@ StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::stri
 // Withdraws the scheduled runs of workflow `workflow_id` that are due after `after_ms` and have not started:
 // the scan writes a run and its first nodes' fires up to the pre-read window ahead (5 s), so a workflow
 // disabled, rescheduled or deleted would still run them. A run is withdrawn, its fires and itself deleted,
-// only when each of its fires is still unclaimed (locked first, so a sender cannot claim one meanwhile: it
-// then finds the fire gone and sends nothing, as for a job's withdrawn fire, fire_log::WithdrawUnsent).
+// only when no executor has accepted any of its fires (locked first, so a sender cannot claim one meanwhile:
+// it then finds the fire gone and sends nothing); the fires an admin had claimed for their second are named
+// in fire_withdrawn, as a job's (fire_log::WithdrawUnsent), and that admin does not send them. The caller
+// holds the workflow's schedule partition (job_table::LockSchedulePartition).
 // Returns the runs withdrawn.
 int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t after_ms);
 
