@@ -91,6 +91,8 @@ void Scheduler::SendDeferred(std::int64_t boundary_ms) {
     std::move(first_due, deferred_.end(), std::back_inserter(due));
     deferred_.erase(first_due, deferred_.end());
   }
+  // Claimed a lead ahead and held here for their second: asked at it, as ClaimAndSend asks.
+  if (!due.empty()) DropWithdrawn(due);
   if (!due.empty()) sink_.Dispatch(std::move(due));
 }
 

@@ -467,3 +467,33 @@ TEST(SchedulerAhead, FiresGoOnTheLeadBeforeTheirSecondAndTheDeferredOnesAtItNeve
   EXPECT_TRUE(std::any_of(left.begin(), left.end(),
                           [](const Fire& f) { return f.job_id == 2 && f.scheduled_ms == kT0 + 9000; }));
 }
+
+// Issue 48: with run_ahead, the fires an executor cannot hold are claimed a lead (here 1 s) before their
+// second and held here until it. A stop committed in between: the held fire is asked about at its second
+// and not sent.
+TEST(SchedulerAhead, ADeferredFireWithdrawnBeforeItsSecondIsNotSent) {
+  cwtest::FakeClock clock(kT0);
+  cwtest::MemorySchedulerStore store;
+  DeferringSink sink(clock);
+  sink.deferred_jobs = {2};
+  store.AddJob(cwtest::EverySecondJob(2, kT0 + 2000));
+  Scheduler scheduler({.node_id = "node-a", .run_ahead = 1000ms}, clock, store, sink);
+  sink.scheduler = &scheduler;
+  scheduler.Start();
+  ASSERT_TRUE(clock.AwaitWaiters(2));
+  const auto run = [&](std::chrono::milliseconds total) {
+    for (auto t = 0ms; t < total; t += 50ms) {
+      clock.Advance(50ms);
+      ASSERT_TRUE(clock.AwaitWaiters(2));
+    }
+  };
+  run(2500ms);  // T0+2.5 s: the fire of T0+3 s was claimed at T0+2 s and is held for its second
+  store.StopJob(2, clock.NowMs());
+  run(2000ms);
+  std::set<std::int64_t> sent;
+  for (const auto& [fire, at] : sink.sent())
+    sent.insert(fire.scheduled_ms - kT0);
+  EXPECT_EQ(sent, (std::set<std::int64_t>{2000}));
+  EXPECT_EQ(scheduler.stats().fires_withdrawn, 1u);
+  scheduler.Stop();
+}
