@@ -1052,6 +1052,7 @@ TEST(SchedulerE2E, JobsStoppedWhileTheirFiresAreSentAheadRunNoFireForAnInstantAf
   int after_stop = 0;
   int without_row = 0;
   for (const auto& [id, n] : c.ExecutedLogIds()) {
+    if (n == 0) continue;  // in the executor's log without a start: cancelled where it was held
     ran += n;
     const auto it = row.find(id);
     if (it == row.end()) {

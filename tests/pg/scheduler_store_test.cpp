@@ -177,12 +177,13 @@ TEST_F(SchedulerStorePg, AStopAfterTheClaimAndBeforeTheInstantNamesTheClaimedFir
   PgSchedulerStore store(*pool_);
   const std::vector<std::int64_t> claim{by_instant.at(1000), by_instant.at(2000)};
   ASSERT_EQ(store.ClaimForDispatch("node-a", claim, kT0 + 800, {}).size(), 2u);
-  EXPECT_TRUE(store.WithdrawnBetween(kT0, kT0 + 10'000).empty());
+  EXPECT_TRUE(store.WithdrawnAt(std::vector<std::int64_t>{kT0 + 1000, kT0 + 2000}).empty());
   clock_.Advance(std::chrono::milliseconds(1500));  // T0+1 s is past, T0+2 s to come
   JobRepository jobs(clock_, *pool_);
   ASSERT_TRUE(jobs.StopJob(a));
-  EXPECT_EQ(store.WithdrawnBetween(kT0 + 2000, kT0 + 2000), std::vector<std::int64_t>{by_instant.at(2000)});
-  EXPECT_TRUE(store.WithdrawnBetween(kT0, kT0 + 1999).empty())
+  EXPECT_EQ(store.WithdrawnAt(std::vector<std::int64_t>{kT0 + 2000}),
+            std::vector<std::int64_t>{by_instant.at(2000)});
+  EXPECT_TRUE(store.WithdrawnAt(std::vector<std::int64_t>{kT0 + 1000}).empty())
       << "the fire of T0+1 s was due before the stop";
   const auto rows =
       Exec(fmt::format("SELECT scheduled_ms - {}, status FROM job_log WHERE job_id = {} ORDER BY 1", kT0, a));
@@ -231,7 +232,7 @@ TEST_F(SchedulerStorePg, ACalendarEditWithdrawsTheFiresWrittenUnderTheOldDaysAnd
   const auto claimed = claim_first();
   clock_.Advance(std::chrono::milliseconds(100));
   set_days({{.day = 20455, .name = "the 2nd"}, {.day = 20456, .name = "the 3rd"}});
-  EXPECT_EQ(store.WithdrawnBetween(kT0, kT0 + 10'000), std::vector<std::int64_t>{claimed});
+  EXPECT_EQ(store.WithdrawnAt(std::vector<std::int64_t>{kT0 + 1000}), std::vector<std::int64_t>{claimed});
   EXPECT_EQ(rows(follower), 0);
   EXPECT_EQ(NextFire(follower), kT0 + 1000) << "the walk starts again from the earliest withdrawn instant";
   EXPECT_EQ(rows(other), 5) << "a job that does not follow the calendar keeps its fires";
@@ -242,7 +243,7 @@ TEST_F(SchedulerStorePg, ACalendarEditWithdrawsTheFiresWrittenUnderTheOldDaysAnd
   const auto claimed_again = claim_first();
   clock_.Advance(std::chrono::milliseconds(100));
   set_days({{.day = 20454, .name = "New Year"}});
-  const auto withdrawn = store.WithdrawnBetween(kT0, kT0 + 10'000);
+  const auto withdrawn = store.WithdrawnAt(std::vector<std::int64_t>{kT0 + 1000});
   EXPECT_THAT(withdrawn, ::testing::UnorderedElementsAre(claimed, claimed_again));
   ScanAs("node-a");
   EXPECT_EQ(rows(follower), 0) << "today is excluded now: no fire written";

@@ -323,7 +323,7 @@ TEST_F(WorkflowPg, DisablingOrDeletingAWorkflowWithdrawsItsRunsWrittenAheadThatH
   EXPECT_EQ(count("workflow_run", wf + fmt::format(" AND scheduled_ms = {}", now_fire.scheduled_ms)), 1);
   EXPECT_EQ(count("workflow_run_node", fmt::format("run_id NOT IN (SELECT id FROM workflow_run)")), 0);
   // The claimed run of the next second went too (issue 48), named for node-a, which does not send it.
-  EXPECT_EQ(store.WithdrawnBetween(next_it->scheduled_ms, next_it->scheduled_ms),
+  EXPECT_EQ(store.WithdrawnAt(std::vector<std::int64_t>{next_it->scheduled_ms}),
             std::vector<std::int64_t>{next_it->log_id});
   for (const auto& f : scanned.fires) {
     const bool kept = f.log_id == now_fire.log_id;

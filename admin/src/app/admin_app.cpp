@@ -165,7 +165,7 @@ struct AdminApp::Parts {
           [this](Fire f, const std::string& address, bool refused, const std::string& why) {
             trigger.RouteAgain(std::move(f), address, refused, why);
           },
-          [this](std::int64_t instant_ms) { return store.WithdrawnBetween(instant_ms, instant_ms); });
+          [this](std::int64_t instant_ms) { return store.WithdrawnAt(std::span(&instant_ms, 1)); });
       ahead_timer = std::make_unique<ringwheel::HashedWheelTimer>(
           clock, ringwheel::HashedWheelTimer::Settings{.tick = std::chrono::milliseconds(10)});
     }

@@ -104,8 +104,8 @@ std::vector<ClaimedFire> MeteredSchedulerStore::ClaimForDispatch(
   return claimed;
 }
 
-std::vector<std::int64_t> MeteredSchedulerStore::WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) {
-  return inner_.WithdrawnBetween(from_ms, to_ms);
+std::vector<std::int64_t> MeteredSchedulerStore::WithdrawnAt(std::span<const std::int64_t> instants_ms) {
+  return inner_.WithdrawnAt(instants_ms);
 }
 
 void MeteredSchedulerStore::MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) {

@@ -83,7 +83,7 @@ class MeteredSchedulerStore final : public SchedulerStore {
     return inner_.OwnUnclaimed(node_id, after_log_id, limit);
   }
   std::uint64_t CommitsInDoubt() override { return inner_.CommitsInDoubt(); }
-  std::vector<std::int64_t> WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) override;
+  std::vector<std::int64_t> WithdrawnAt(std::span<const std::int64_t> instants_ms) override;
   void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
   std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
                                          std::int64_t now_ms) override;

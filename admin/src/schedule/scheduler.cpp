@@ -342,13 +342,17 @@ void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, c
 void Scheduler::DropWithdrawn(std::vector<Fire>& send) {
   // Asked now, at the send (the instant, or its lead when fires go ahead), not at the claim: a stop, change
   // or delete that committed before this moment is in what the database answers, and its fires stay here
-  // (docs/architecture.md, "Stops and changes against the scan"). One index range on fire_withdrawn,
-  // usually empty, whatever the batch's size.
-  const auto [lo, hi] = std::minmax_element(
-      send.begin(), send.end(), [](const Fire& a, const Fire& b) { return a.scheduled_ms < b.scheduled_ms; });
+  // (docs/architecture.md, "Stops and changes against the scan"). One lock per instant of the batch (one,
+  // but after an outage) and an index lookup on fire_withdrawn, usually empty, whatever the batch's size.
+  std::vector<std::int64_t> instants;
+  instants.reserve(send.size());
+  for (const auto& f : send)
+    instants.push_back(f.scheduled_ms);
+  std::sort(instants.begin(), instants.end());
+  instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
   std::vector<std::int64_t> withdrawn;
   try {
-    withdrawn = store_.WithdrawnBetween(lo->scheduled_ms, hi->scheduled_ms);
+    withdrawn = store_.WithdrawnAt(instants);
   } catch (const std::exception& e) {
     // Sent as claimed: holding every fire until the database answers would make them all late for a stop
     // that, with the database out of reach, could hardly have committed. Counted and said.

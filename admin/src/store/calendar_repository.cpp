@@ -54,7 +54,7 @@ FieldError NameTaken(const std::string& name) {
   return {"name", fmt::format("a calendar named '{}' exists already", name), "exists", {{"value", name}}};
 }
 
-void RewalkFollowers(pqxx::transaction_base& tx, int id, std::int64_t now) {
+void RewalkFollowers(pqxx::transaction_base& tx, int id, ringwheel::Clock& clock) {
   // The started jobs that follow it: the fires the scan wrote for their coming instants under the old days
   // are withdrawn (a claimed one is named for its admin, which then does not send it), and each walk starts
   // again from the earliest instant withdrawn, so the next scan plans those instants with the new days
@@ -70,7 +70,7 @@ void RewalkFollowers(pqxx::transaction_base& tx, int id, std::int64_t now) {
   }
   job_table::LockSchedules(tx, jobs);
   for (const int job : jobs) {
-    if (const auto first = fire_log::WithdrawUnsent(tx, job, now)) {
+    if (const auto first = fire_log::WithdrawUnsent(tx, job, clock)) {
       tx.exec_params(
           R"sql(UPDATE job_schedule SET next_fire_ms = $2 WHERE job_id = $1 AND next_fire_ms > $2)sql", job,
           *first);
@@ -162,7 +162,7 @@ Result<JobCalendar> CalendarRepository::Update(int id, const Edit& edit) {
                                                  kColumns),
                                      id, c.name, c.description, std::string(ToString(c.kind)), c.time_zone,
                                      DaysJson(c.days), clock_.NowMs());
-    RewalkFollowers(tx, id, clock_.NowMs());
+    RewalkFollowers(tx, id, clock_);
     tx.commit();
     return FromRow(row);
   });

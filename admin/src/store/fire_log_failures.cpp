@@ -219,7 +219,20 @@ std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id,
   return rows[0]["id"].as<std::int64_t>();
 }
 
-std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {
+std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_id, ringwheel::Clock& clock) {
+  // The seconds of this job's claimed fires still to come, each one's lock taken shared: an admin about to
+  // send one of them takes it exclusively while it reads the withdrawals (WithdrawnAt), so either it has
+  // read them already, and `now` (read after the locks) is past that instant, which is then left to it; or
+  // it waits for this transaction's commit and sees what it withdrew.
+  tx.exec_params(R"sql(
+    SELECT pg_advisory_xact_lock_shared($3, (s / 1000 % 2147483647)::int)
+      FROM (SELECT DISTINCT scheduled_ms AS s FROM fire_open
+             WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms = 0 AND dispatch_ms <> 0
+               AND scheduled_ms > $2
+             ORDER BY 1) i
+  )sql",
+                 job_id, clock.NowMs(), kInstantLockClass);
+  const auto now = clock.NowMs();
   // Gone, as if never planned, claimed or not: the instant can be planned again (a change that keeps it, a
   // calendar edit that still allows it). A claimed one is named in fire_withdrawn for the admin holding the
   // claim, which reads it at the instant and does not send it.
@@ -236,18 +249,24 @@ std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_i
       DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms)
     SELECT min(scheduled_ms) FROM o
   )sql",
-                                   job_id, after_ms);
+                                   job_id, now);
   if (row[0].is_null()) return std::nullopt;
   return row[0].as<std::int64_t>();
 }
 
-std::vector<std::int64_t> WithdrawnBetween(pqxx::transaction_base& tx, std::int64_t from_ms,
-                                           std::int64_t to_ms) {
+std::vector<std::int64_t> WithdrawnAt(pqxx::transaction_base& tx, std::span<const std::int64_t> instants_ms) {
   std::vector<std::int64_t> out;
+  if (instants_ms.empty()) return out;
+  // Each instant's second exclusively, in order: a withdrawal in progress for it commits first.
+  tx.exec_params(R"sql(
+    SELECT pg_advisory_xact_lock($2, k)
+      FROM (SELECT DISTINCT (s / 1000 % 2147483647)::int AS k FROM unnest($1::bigint[]) AS s ORDER BY 1) i
+  )sql",
+                 PgArray(instants_ms), kInstantLockClass);
   for (const auto& r : tx.exec_params(R"sql(
-         SELECT log_id FROM fire_withdrawn WHERE scheduled_ms BETWEEN $1 AND $2
+         SELECT log_id FROM fire_withdrawn WHERE scheduled_ms = ANY($1::bigint[])
        )sql",
-                                      from_ms, to_ms)) {
+                                      PgArray(instants_ms))) {
     out.push_back(r[0].as<std::int64_t>());
   }
   return out;

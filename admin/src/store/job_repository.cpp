@@ -257,7 +257,7 @@ Result<Job> JobRepository::UpdateJob(int id, const Edit& edit, const Visible& vi
     Job updated = JobFromRow(row);
     if (glue_changed && updated.glue_type != GlueType::kBean) WriteGlueHistory(tx, updated, now);
     // Fires already written for the old schedule or a stopped job, and not yet being sent, are withdrawn.
-    if (!updated.enabled || schedule_changed) fire_log::WithdrawUnsent(tx, id, now);
+    if (!updated.enabled || schedule_changed) fire_log::WithdrawUnsent(tx, id, clock_);
     tx.commit();
     return updated;
   });
@@ -292,7 +292,7 @@ Result<void> JobRepository::DeleteJob(int id) {
                    id);
     // Its fires not accepted by an executor, before the job row takes their fire_open rows with it: one an
     // admin claimed is named for that admin, which then does not send it.
-    fire_log::WithdrawUnsent(tx, id, clock_.NowMs());
+    fire_log::WithdrawUnsent(tx, id, clock_);
     const auto n = tx.exec_params(R"sql(DELETE FROM job WHERE id = $1)sql", id).affected_rows();
     if (n == 0) return Error::NotFound(fmt::format("job {} not found", id));
     tx.commit();
@@ -399,7 +399,7 @@ Result<void> JobRepository::StopJob(int id) {
     const auto n = tx.exec_params(sql, id, now).affected_rows();
     if (n == 0) return Error::NotFound(fmt::format("job {} not found", id));
     job_table::SetSchedule(tx, id, 0, 0);
-    fire_log::WithdrawUnsent(tx, id, now);
+    fire_log::WithdrawUnsent(tx, id, clock_);
     tx.commit();
     return {};
   });

@@ -149,10 +149,13 @@ std::uint64_t PgSchedulerStore::CommitsInDoubt() {
   return pool_.stats().commits_in_doubt;
 }
 
-std::vector<std::int64_t> PgSchedulerStore::WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) {
+std::vector<std::int64_t> PgSchedulerStore::WithdrawnAt(std::span<const std::int64_t> instants_ms) {
+  if (instants_ms.empty()) return {};
   return WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::read_transaction tx(conn);
-    return fire_log::WithdrawnBetween(tx, from_ms, to_ms);
+    pqxx::work tx(conn);
+    auto out = fire_log::WithdrawnAt(tx, instants_ms);
+    tx.commit();
+    return out;
   });
 }
 

@@ -162,7 +162,7 @@ Result<Workflow> WorkflowRepository::Update(int id, const Edit& edit) {
     // with.
     const bool schedule_changed = w.schedule_type != before.schedule_type ||
                                   w.schedule_conf != before.schedule_conf || w.time_zone != before.time_zone;
-    if (!w.enabled || schedule_changed) workflow_table::WithdrawUnstarted(tx, id, now);
+    if (!w.enabled || schedule_changed) workflow_table::WithdrawUnstarted(tx, id, clock_);
     auto saved = FromRow(Save(tx, w, now));
     tx.commit();
     return saved;
@@ -174,7 +174,7 @@ Result<void> WorkflowRepository::Delete(int id) {
     pqxx::work tx(conn);
     job_table::LockSchedulePartition(tx, id);  // as Update
     // Its runs not started yet go with it (their fires too); the fires of runs under way finish.
-    workflow_table::WithdrawUnstarted(tx, id, clock_.NowMs());
+    workflow_table::WithdrawUnstarted(tx, id, clock_);
     if (tx.exec_params(R"sql(DELETE FROM workflow WHERE id = $1)sql", id).affected_rows() == 0) {
       return Error::NotFound(fmt::format("workflow {} not found", id));
     }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admin/store/fire_log.hpp"
 #include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 #include "store/workflow_table.hpp"
@@ -145,7 +146,18 @@ std::pair<std::vector<CommittedFire>, std::size_t> ScanDue(pqxx::transaction_bas
   return {std::move(out), rows.size()};
 }
 
-int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t after_ms) {
+int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, ringwheel::Clock& clock) {
+  // The seconds of its runs to come, shared, then now: as fire_log::WithdrawUnsent, so a sender has either
+  // read the withdrawals of a second already (and now is past it) or waits for this commit.
+  tx.exec_params(R"sql(
+    SELECT pg_advisory_xact_lock_shared($3, (s / 1000 % 2147483647)::int)
+      FROM (SELECT DISTINCT scheduled_ms AS s FROM workflow_run
+             WHERE workflow_id = $1 AND trigger_type IN ('CRON', 'MISFIRE') AND state = 'RUNNING'
+               AND scheduled_ms > $2
+             ORDER BY 1) i
+  )sql",
+                 workflow_id, clock.NowMs(), fire_log::kInstantLockClass);
+  const auto after_ms = clock.NowMs();
   int withdrawn = 0;
   const auto runs = tx.exec_params(R"sql(
     SELECT r.id FROM workflow_run r

@@ -27,6 +27,7 @@
 #include "admin/model/workflow_access.hpp"
 #include "admin/results/result_store.hpp"
 #include "admin/schedule/scan_planner.hpp"
+#include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin::workflow_table {
 
@@ -71,7 +72,8 @@ struct StartedRun {
 StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::string_view node_id,
                     std::int64_t now_ms);
 
-// Withdraws the scheduled runs of workflow `workflow_id` that are due after `after_ms` and have not started:
+// Withdraws the scheduled runs of workflow `workflow_id` that are due after now (`clock`, read after the
+// locks fire_log::WithdrawUnsent takes, for the same reason) and have not started:
 // the scan writes a run and its first nodes' fires up to the pre-read window ahead (5 s), so a workflow
 // disabled, rescheduled or deleted would still run them. A run is withdrawn, its fires and itself deleted,
 // only when no executor has accepted any of its fires (locked first, so a sender cannot claim one meanwhile:
@@ -79,7 +81,7 @@ StartedRun StartRun(pqxx::transaction_base& tx, const RunStart& start, std::stri
 // in fire_withdrawn, as a job's (fire_log::WithdrawUnsent), and that admin does not send them. The caller
 // holds the workflow's schedule partition (job_table::LockSchedulePartition).
 // Returns the runs withdrawn.
-int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, std::int64_t after_ms);
+int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, ringwheel::Clock& clock);
 
 // Kills run `run_id` for `who`: KILLED, its WAITING nodes SKIPPED, its RUNNING nodes KILLED and their open
 // fires (those of job_log.workflow_run_id = run_id, no other) recorded killed (fire_log::MarkKilled).

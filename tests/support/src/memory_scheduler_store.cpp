@@ -218,12 +218,12 @@ void MemorySchedulerStore::StopJob(int job_id, std::int64_t now_ms) {
   }
 }
 
-std::vector<std::int64_t> MemorySchedulerStore::WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) {
+std::vector<std::int64_t> MemorySchedulerStore::WithdrawnAt(std::span<const std::int64_t> instants_ms) {
   std::lock_guard lock(mu_);
   ThrowIfBroken();
   std::vector<std::int64_t> out;
   for (const auto& [id, at] : withdrawn_) {
-    if (at >= from_ms && at <= to_ms) out.push_back(id);
+    if (std::find(instants_ms.begin(), instants_ms.end(), at) != instants_ms.end()) out.push_back(id);
   }
   return out;
 }

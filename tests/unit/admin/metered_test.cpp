@@ -87,7 +87,7 @@ struct Store final : SchedulerStore {
   }
   std::vector<ClaimedFire> OwnUnclaimed(std::string_view, std::int64_t, int) override { return {}; }
   std::uint64_t CommitsInDoubt() override { return 0; }
-  std::vector<std::int64_t> WithdrawnBetween(std::int64_t, std::int64_t) override { return {}; }
+  std::vector<std::int64_t> WithdrawnAt(std::span<const std::int64_t>) override { return {}; }
   void MarkSkipped(std::span<const std::int64_t> ids, std::string_view) override { skipped += ids.size(); }
   std::vector<std::int64_t> CreateShards(std::int64_t base, int, std::string_view, std::int64_t) override {
     return {base};

@@ -51,7 +51,7 @@ class AheadWatch final {
   // A fire the executor at `address` lost, before its instant. `refused`: the address refused the
   // connection. `why`: a line for the fire's trigger message.
   using Lost = std::function<void(Fire fire, const std::string& address, bool refused, std::string why)>;
-  // The fires of instant `instant_ms` withdrawn after their claim (SchedulerStore::WithdrawnBetween): a stop,
+  // The fires of instant `instant_ms` withdrawn after their claim (SchedulerStore::WithdrawnAt): a stop,
   // change or delete of their job committed while they were on their way. May throw (then nothing is
   // withdrawn by this check).
   using Withdrawn = std::function<std::vector<std::int64_t>(std::int64_t instant_ms)>;

@@ -139,7 +139,7 @@ class Scheduler final {
   // Claims `fires` (all due by now_ms or about to be) and sends the on-time ones; keeps the ones the
   // database could not claim for the next attempt. `send_at_ms`: do not send before this instant.
   void ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, const std::stop_token& stop);
-  // At the send: drops from `send` the fires withdrawn since their claim (SchedulerStore::WithdrawnBetween).
+  // At the send: drops from `send` the fires withdrawn since their claim (SchedulerStore::WithdrawnAt).
   void DropWithdrawn(std::vector<Fire>& send);
   // A stamp for a new claim: now, or one more than the last stamp when that is not earlier.
   std::int64_t NextClaimStamp();

@@ -68,12 +68,13 @@ class SchedulerStore {
   // resolves what those commits may have written (OwnUnclaimed).
   virtual std::uint64_t CommitsInDoubt() = 0;
 
-  // Of the fires whose instant is from `from_ms` to `to_ms` (both included), those withdrawn after an admin
-  // claimed them: a stop, change or delete of their job, or an edit of a calendar it follows, committed
-  // before their instant (fire_log::WithdrawUnsent, sql/031). They are closed already and must not be sent.
-  // The scheduler asks at the instant, just before it sends, so a withdrawal committed before the instant is
-  // seen. Any order; reads only. Throws on database failure.
-  virtual std::vector<std::int64_t> WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) = 0;
+  // Of the fires whose instant is one of `instants_ms`, those withdrawn after an admin claimed them: a stop,
+  // change or delete of their job, or an edit of a calendar it follows, committed before their instant
+  // (fire_log::WithdrawUnsent, sql/031). They are closed already and must not be sent. The scheduler asks at
+  // the instant, just before it sends; a withdrawal still in progress for one of these instants is waited
+  // for (each instant's second is a lock the withdrawal holds shared and this takes exclusively), so the
+  // answer and the withdrawal agree on which fires went. Any order. Throws on database failure.
+  virtual std::vector<std::int64_t> WithdrawnAt(std::span<const std::int64_t> instants_ms) = 0;
 
   // Records rows as skipped misfires (status SKIPPED) with `note` appended to trigger_msg.
   virtual void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) = 0;

@@ -54,6 +54,7 @@
 #include "admin/model/parent_refs.hpp"
 #include "admin/model/queries.hpp"
 #include "admin/results/result_store.hpp"
+#include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin::fire_log {
 
@@ -260,19 +261,27 @@ std::vector<CommittedFire> InsertRunOnce(pqxx::transaction_base& tx, std::span<c
 // and it has no trigger result. False when it is being sent, sent, or gone.
 bool WithdrawUnclaimed(pqxx::transaction_base& tx, std::int64_t log_id);
 
-// Withdraws the CRON fires of `job_id` written for instants after `after_ms` that no executor has accepted
-// (the job was stopped, deleted or its schedule changed, or a calendar it follows was edited): their job_log
-// and fire_open rows are deleted, so that the scan can plan those instants again. Those an admin had claimed
-// for sending at their instant are also named in fire_withdrawn (sql/031), which that admin reads at the
-// instant before it sends (WithdrawnBetween): a withdrawal committed before the instant is never sent
-// (docs/architecture.md, "Stops and changes against the scan"). One statement. Returns the earliest instant
-// withdrawn, if any (where an edit of the job's calendar starts the job's walk again).
-std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
+// The advisory lock class of an instant's second (pg_advisory_xact_lock(kInstantLockClass, epoch s)):
+// a withdrawal holds it shared for the seconds of the claimed fires it may withdraw, a sender takes it
+// exclusively while it reads the withdrawals of the fires it is about to send.
+inline constexpr int kInstantLockClass = 0x6378;
 
-// The fires named in fire_withdrawn with an instant from `from_ms` to `to_ms` (both included), any order.
-// An index range on the instant: its cost follows the withdrawals, not the fires being sent.
-std::vector<std::int64_t> WithdrawnBetween(pqxx::transaction_base& tx, std::int64_t from_ms,
-                                           std::int64_t to_ms);
+// Withdraws the CRON fires of `job_id` written for instants after now (`clock`, read after the locks below)
+// that no executor has accepted (the job was stopped, deleted or its schedule changed, or a calendar it
+// follows was edited): their job_log and fire_open rows are deleted, so that the scan can plan those
+// instants again. Those an admin had claimed for sending at their instant are also named in fire_withdrawn
+// (sql/031), which that admin reads at the instant before it sends (WithdrawnAt). The seconds of those
+// claimed fires are locked shared first (kInstantLockClass), so a sender reading them either has read them
+// (and now is past the instant, left to it) or waits for this commit: a fire is never both sent and
+// withdrawn (docs/architecture.md, "Stops and changes against the scan"). Two statements. Returns the
+// earliest instant withdrawn, if any (where an edit of the job's calendar starts the job's walk again).
+std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_id, ringwheel::Clock& clock);
+
+// The fires named in fire_withdrawn whose instant is one of `instants_ms`, any order. Takes each instant's
+// second exclusively first (kInstantLockClass, held to the end of the transaction), so a withdrawal in
+// progress for one of them is waited for. An index lookup: its cost follows the withdrawals, not the fires
+// being sent.
+std::vector<std::int64_t> WithdrawnAt(pqxx::transaction_base& tx, std::span<const std::int64_t> instants_ms);
 
 // Deletes at most `limit` rows of fire_withdrawn with an instant before `before_ms` (the fires' retention).
 // Returns how many.

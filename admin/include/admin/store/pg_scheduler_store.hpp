@@ -54,7 +54,7 @@ class PgSchedulerStore final : public SchedulerStore {
   std::vector<ClaimedFire> OwnUnclaimed(std::string_view node_id, std::int64_t after_log_id,
                                         int limit) override;
   std::uint64_t CommitsInDoubt() override;
-  std::vector<std::int64_t> WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) override;
+  std::vector<std::int64_t> WithdrawnAt(std::span<const std::int64_t> instants_ms) override;
   void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
   std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
                                          std::int64_t now_ms) override;

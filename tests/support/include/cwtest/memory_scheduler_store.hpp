@@ -72,7 +72,7 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
   void SetOwner(std::int64_t log_id, const std::string& owner);
   // A stop of job `job_id` committed at `now_ms`, as JobRepository::StopJob with fire_log::WithdrawUnsent:
   // the job is disabled; its CRON fires for instants after now_ms are deleted, and those claimed are named
-  // for WithdrawnBetween.
+  // for WithdrawnAt.
   void StopJob(int job_id, std::int64_t now_ms);
   int scans() const;
   // The operations whose commit acknowledgement a test can lose.
@@ -99,7 +99,7 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
   std::vector<cronwheel::admin::ClaimedFire> OwnUnclaimed(std::string_view node_id, std::int64_t after_log_id,
                                                           int limit) override;
   std::uint64_t CommitsInDoubt() override;
-  std::vector<std::int64_t> WithdrawnBetween(std::int64_t from_ms, std::int64_t to_ms) override;
+  std::vector<std::int64_t> WithdrawnAt(std::span<const std::int64_t> instants_ms) override;
   void MarkSkipped(std::span<const std::int64_t> log_ids, std::string_view note) override;
   std::vector<std::int64_t> CreateShards(std::int64_t base_log_id, int total, std::string_view node_id,
                                          std::int64_t now_ms) override;
