@@ -11,10 +11,13 @@
 --
 -- fire_withdrawn: one row per claimed fire withdrawn before its instant.
 --   log_id, scheduled_ms: the fire (its instant: the admin reads the rows of the instants it is sending)
+--   job_id:               its job (a stop cancels the job's withdrawn fires at the executors that may hold
+--                         them, sent ahead by another admin)
 --   withdrawn_ms:         when (the withdrawing admin's clock); rows older than the fires' retention go with it
 CREATE TABLE fire_withdrawn (
     log_id       BIGINT PRIMARY KEY,
     scheduled_ms BIGINT NOT NULL,
+    job_id       INTEGER NOT NULL,
     withdrawn_ms BIGINT NOT NULL
 );
 CREATE INDEX fire_withdrawn_scheduled_idx ON fire_withdrawn (scheduled_ms);

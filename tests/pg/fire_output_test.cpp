@@ -259,9 +259,9 @@ TEST_F(FireOutputPg, RetentionAlsoDeletesOldEndedAlertsFiredOrCancelledRunOnceRe
   once(kT0, 0, 0);             // still waiting: stays
   once(kT0 + 3 * kDay, 8, 0);  // fired, recent: stays
   Exec(
-      fmt::format("INSERT INTO fire_withdrawn (log_id, scheduled_ms, withdrawn_ms) VALUES (1, {0}, {0}), "
-                  "(2, {1}, {1})",
-                  kT0, kT0 + 3 * kDay));
+      fmt::format("INSERT INTO fire_withdrawn (log_id, scheduled_ms, job_id, withdrawn_ms) VALUES "
+                  "(1, {0}, {2}, {0}), (2, {1}, {2}, {1})",
+                  kT0, kT0 + 3 * kDay, job_));
   const auto removed = store_->DropFiresBefore(kT0 + 2 * kDay, 1);  // one row a transaction
   EXPECT_EQ(removed.alerts, 2);
   EXPECT_EQ(removed.run_onces, 2);

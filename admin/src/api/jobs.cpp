@@ -186,7 +186,10 @@ ActionAnswer StartOrStop(const RouteContext& ctx, const Principal& who, const Jo
   if (!start) ctx.WriteTriggerResults();
   if (const auto done = start ? jobs.StartJob(job.id) : jobs.StopJob(job.id); !done)
     return Refused(done.error());
-  if (!start) ctx.WithdrawSentAhead(ctx.SentAhead(job.id), job.group_id, "the job was stopped");
+  if (!start) {
+    ctx.WithdrawSentAhead(ctx.SentAhead(job.id), job.group_id, "the job was stopped");
+    ctx.CancelWithdrawnClaims(job.id, job.group_id);
+  }
   const auto now = jobs.GetJob(job.id);
   if (!now) return Refused(Error::NotFound(fmt::format("job {} not found", job.id)));  // deleted meanwhile
   const auto after = ToJson(*now);
@@ -251,6 +254,7 @@ ActionAnswer DeleteOne(const RouteContext& ctx, const Principal& who, const Job&
   const auto held = ctx.SentAhead(job.id);  // its rows go with it
   if (const auto done = ctx.services.jobs.DeleteJob(job.id); !done) return Refused(done.error());
   ctx.WithdrawSentAhead(held, job.group_id, "the job was deleted");
+  ctx.CancelWithdrawnClaims(job.id, job.group_id);
   ctx.Audit(who, "job.delete", "job", std::to_string(job.id), ToJson(job), nullptr);
   return {200, {{"deleted", job.id}}};
 }
@@ -452,6 +456,7 @@ void RegisterJobRoutes(Routes& s, const RouteContext& ctx) {
     if (!updated->enabled || !SameSchedule(*job, *updated)) {
       ctx.WithdrawSentAhead(ctx.SentAhead(job->id), job->group_id,  // held by the old group's executors
                             updated->enabled ? "the job's schedule changed" : "the job was stopped");
+      ctx.CancelWithdrawnClaims(job->id, job->group_id);
     } else if (const auto changed = ChangedForExecutor(*job, *updated);
                !changed.empty() && job->group_id == updated->group_id) {
       ctx.ReplaceSentAhead(ctx.SentAhead(job->id), job->id, fmt::format("the job's {} changed", changed));

@@ -290,6 +290,25 @@ std::optional<std::string> RouteContext::GroupAddress(const JobGroup& group, con
   return *it;
 }
 
+void RouteContext::CancelWithdrawnClaims(int job_id, int group_id) const {
+  if (services.console == nullptr) return;
+  const auto withdrawn = services.jobs.WithdrawnClaims(job_id);
+  if (withdrawn.empty()) return;
+  const auto group = services.catalog.GetGroup(group_id);
+  if (!group) return;
+  xxljob::CancelParam param;
+  param.log_ids = withdrawn;
+  const auto token = ExecutorToken(group_id);
+  for (const auto& address : services.catalog.Addresses(*group)) {
+    if (!services.catalog.RunAtClock(address)) continue;  // holds no fire ahead: nothing to drop
+    const auto answer = services.console->executors.Cancel(address, token, param);
+    if (!answer.ok()) {
+      spdlog::warn("{} withdrawn fire(s) of job {} could not be cancelled at {} ({}): one it holds runs",
+                   withdrawn.size(), job_id, address, answer.msg.value_or(""));
+    }
+  }
+}
+
 void RouteContext::WithdrawSentAhead(const std::vector<SentAheadFire>& fires, int group_id,
                                      std::string_view why) const {
   if (fires.empty() || services.console == nullptr) return;

@@ -168,6 +168,12 @@ struct RouteContext {
   // deleted job has no row left to record). Best effort: a fire an executor does not drop (already started,
   // or the executor did not answer) runs as sent. Needs the console's executor client; nothing without it.
   void WithdrawSentAhead(const std::vector<SentAheadFire>& fires, int group_id, std::string_view why) const;
+  // After a stop, change or delete of job `job_id` (group `group_id`) that withdrew fires an admin had
+  // claimed (JobRepository::WithdrawnClaims): asks each executor of the group that holds fires ahead to drop
+  // them. Another admin may have sent one ahead, its acceptance held in that admin's memory, so nothing says
+  // which executor holds it; an executor that does not hold it drops nothing. Best effort, as
+  // WithdrawSentAhead.
+  void CancelWithdrawnClaims(int job_id, int group_id) const;
   // Ahead-of-time dispatch: sends `fires` (of job `job_id`, sent ahead of their instants) again to the
   // executors holding them, with the job as it is now, to replace the held fires (replaceHeld); their rows
   // say `why` ("the job's parameter changed") and what each executor answered. A fire that started already

@@ -242,8 +242,8 @@ std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_i
        WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms = 0 AND scheduled_ms > $2
       RETURNING log_id, scheduled_ms, dispatch_ms),
     named AS (
-      INSERT INTO fire_withdrawn (log_id, scheduled_ms, withdrawn_ms)
-      SELECT log_id, scheduled_ms, $2 FROM o WHERE dispatch_ms <> 0
+      INSERT INTO fire_withdrawn (log_id, scheduled_ms, job_id, withdrawn_ms)
+      SELECT log_id, scheduled_ms, $1, $2 FROM o WHERE dispatch_ms <> 0
       ON CONFLICT (log_id) DO NOTHING),
     gone AS (
       DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms)
@@ -267,6 +267,17 @@ std::vector<std::int64_t> WithdrawnAt(pqxx::transaction_base& tx, std::span<cons
          SELECT log_id FROM fire_withdrawn WHERE scheduled_ms = ANY($1::bigint[])
        )sql",
                                       PgArray(instants_ms))) {
+    out.push_back(r[0].as<std::int64_t>());
+  }
+  return out;
+}
+
+std::vector<std::int64_t> WithdrawnOfJob(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms) {
+  std::vector<std::int64_t> out;
+  for (const auto& r : tx.exec_params(R"sql(
+         SELECT log_id FROM fire_withdrawn WHERE job_id = $1 AND scheduled_ms > $2 ORDER BY log_id
+       )sql",
+                                      job_id, after_ms)) {
     out.push_back(r[0].as<std::int64_t>());
   }
   return out;

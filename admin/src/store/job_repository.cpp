@@ -412,6 +412,13 @@ std::vector<SentAheadFire> JobRepository::SentAhead(int job_id) {
   });
 }
 
+std::vector<std::int64_t> JobRepository::WithdrawnClaims(int job_id) {
+  return WithConnection(pool_, [&](pqxx::connection& conn) {
+    pqxx::read_transaction tx(conn);
+    return fire_log::WithdrawnOfJob(tx, job_id, clock_.NowMs());
+  });
+}
+
 void JobRepository::MarkWithdrawnAhead(std::span<const std::int64_t> log_ids, std::string_view note) {
   WithConnection(pool_, [&](pqxx::connection& conn) {
     pqxx::work tx(conn);

@@ -187,10 +187,11 @@ int WithdrawUnstarted(pqxx::transaction_base& tx, int workflow_id, ringwheel::Cl
     if (unsent.size() != log_ids.size()) continue;  // a node has started: the run goes on
     tx.exec_params(R"sql(
       WITH o AS (
-        DELETE FROM fire_open WHERE log_id = ANY($1::bigint[]) RETURNING log_id, scheduled_ms, dispatch_ms),
+        DELETE FROM fire_open WHERE log_id = ANY($1::bigint[])
+        RETURNING log_id, scheduled_ms, dispatch_ms, job_id),
       named AS (
-        INSERT INTO fire_withdrawn (log_id, scheduled_ms, withdrawn_ms)
-        SELECT log_id, scheduled_ms, $2 FROM o WHERE dispatch_ms <> 0
+        INSERT INTO fire_withdrawn (log_id, scheduled_ms, job_id, withdrawn_ms)
+        SELECT log_id, scheduled_ms, job_id, $2 FROM o WHERE dispatch_ms <> 0
         ON CONFLICT (log_id) DO NOTHING)
       DELETE FROM job_log l USING o WHERE l.id = o.log_id AND l.scheduled_ms = o.scheduled_ms
     )sql",

@@ -74,6 +74,10 @@ class JobRepository {
   // ahead), to be withdrawn there when the job stops, goes or changes its schedule; and the record of those
   // the executors dropped (fire_log::SentAhead, MarkWithdrawnAhead).
   std::vector<SentAheadFire> SentAhead(int job_id);
+  // The fires of job `job_id` that a stop, change or delete withdrew after an admin had claimed them, for
+  // instants still to come (fire_log::WithdrawnOfJob): one another admin sent ahead may be held by an
+  // executor although its row is gone, and the caller cancels them there.
+  std::vector<std::int64_t> WithdrawnClaims(int job_id);
   void MarkWithdrawnAhead(std::span<const std::int64_t> log_ids, std::string_view note);
   // Writes a MANUAL (or API) fire owned by node_id, to be sent at once, and returns it: its log id and its
   // instant (now, which also locates its row in job_log's partitions: the fire sent must carry this one).
