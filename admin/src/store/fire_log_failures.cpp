@@ -220,15 +220,15 @@ std::optional<std::int64_t> InsertManual(pqxx::transaction_base& tx, int job_id,
 }
 
 std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_id, ringwheel::Clock& clock) {
-  // The seconds of this job's claimed fires still to come, each one's lock taken shared: an admin about to
-  // send one of them takes it exclusively while it reads the withdrawals (WithdrawnAt), so either it has
-  // read them already, and `now` (read after the locks) is past that instant, which is then left to it; or
-  // it waits for this transaction's commit and sees what it withdrew.
+  // The seconds of this job's unaccepted fires still to come (claimed, or claimable before this commits),
+  // each one's lock taken shared: an admin about to send one of them takes it exclusively while it reads
+  // the withdrawals (WithdrawnAt), so either it has read them already, and `now` (read after the locks) is
+  // past that instant, which is then left to it; or it waits for this transaction's commit and sees what it
+  // withdrew.
   tx.exec_params(R"sql(
     SELECT pg_advisory_xact_lock_shared($3, (s / 1000 % 2147483647)::int)
       FROM (SELECT DISTINCT scheduled_ms AS s FROM fire_open
-             WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms = 0 AND dispatch_ms <> 0
-               AND scheduled_ms > $2
+             WHERE job_id = $1 AND trigger_type = 'CRON' AND trigger_ms = 0 AND scheduled_ms > $2
              ORDER BY 1) i
   )sql",
                  job_id, clock.NowMs(), kInstantLockClass);
