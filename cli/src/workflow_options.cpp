@@ -1,7 +1,5 @@
 // `cronwheel workflows ...`: the workflow commands' options (cwcli/options.hpp; the commands themselves are
 // workflow_commands.cpp).
-#include <fmt/format.h>
-
 #include <CLI/CLI.hpp>
 
 #include "options_internal.hpp"
