@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <functional>
 #include <map>
 #include <set>
@@ -27,7 +26,6 @@ using detail::Quoted;
 using detail::ReadXxlList;
 using detail::WarnIfOnePage;
 using detail::XxlDescriptionKey;
-using detail::XxlList;
 
 std::string JoinIds(const std::vector<int>& ids) {
   std::string out;

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "cronwheel/json.hpp"
 #include "cronwheel/text.hpp"
