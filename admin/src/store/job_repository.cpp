@@ -405,28 +405,6 @@ Result<void> JobRepository::StopJob(int id) {
   });
 }
 
-std::vector<SentAheadFire> JobRepository::SentAhead(int job_id) {
-  return WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::read_transaction tx(conn);
-    return fire_log::SentAhead(tx, job_id, clock_.NowMs());
-  });
-}
-
-std::vector<std::int64_t> JobRepository::WithdrawnClaims(int job_id) {
-  return WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::read_transaction tx(conn);
-    return fire_log::WithdrawnOfJob(tx, job_id, clock_.NowMs());
-  });
-}
-
-void JobRepository::MarkWithdrawnAhead(std::span<const std::int64_t> log_ids, std::string_view note) {
-  WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::work tx(conn);
-    fire_log::MarkWithdrawnAhead(tx, log_ids, note);
-    tx.commit();
-  });
-}
-
 Result<Fire> JobRepository::CreateManualFire(int job_id, TriggerType type,
                                              const std::optional<std::string>& param,
                                              const std::string& node_id) {
