@@ -1,6 +1,7 @@
-// JobDispatcher (job_dispatcher.hpp), what the admin asks to end: /kill (a job's whole thread, as XXL-JOB),
-// /killFires (cronwheel's extension: named fires only, security review 2, N4) and /cancel (held fires, for
-// ahead-of-time dispatch).
+// JobDispatcher (job_dispatcher.hpp), what ends fires: what the admin asks, /kill (a job's whole thread, as
+// XXL-JOB), /killFires (cronwheel's extension: named fires only, security review 2, N4) and /cancel (held
+// fires, for ahead-of-time dispatch); and the executor's own end, a drain (SIGTERM) and Stop.
+#include <algorithm>
 #include <set>
 
 #include "job_dispatcher.hpp"
@@ -97,6 +98,72 @@ std::vector<std::int64_t> JobDispatcher::Cancel(const std::vector<std::int64_t>&
                  "----------- cancelled before its instant by the scheduling center: not run");
   }
   return dropped;
+}
+
+void JobDispatcher::Stop(std::string_view reason) {
+  std::vector<Report> reports;
+  std::vector<std::unique_ptr<Worker>> workers;
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    DropHeldLocked(std::nullopt, std::string(reason), reports);
+    for (auto& [at, instant] : held_instants_)
+      instant.start.Cancel();
+    held_instants_.clear();
+    std::vector<std::shared_ptr<JobThread>> live;
+    live.reserve(threads_.size());
+    for (const auto& [id, t] : threads_)
+      live.push_back(t);
+    for (const auto& t : live)
+      RetireLocked(*t, std::string(reason), reports);
+    pool_stopping_ = true;
+    workers.swap(workers_);
+    starvation_check_.Cancel();
+    drain_deadline_.Cancel();
+  }
+  work_cv_.notify_all();
+  drained_.notify_all();
+  Deliver(std::move(reports));
+  // Each worker ends after the fire it runs (a handler that ignores its stop token delays this).
+  for (const auto& w : workers) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+}
+
+void JobDispatcher::BeginDrain(std::chrono::milliseconds timeout) {
+  std::lock_guard lock(mu_);
+  if (draining_) return;
+  draining_ = true;
+  drain_deadline_ = timer_.After(timeout, [this] { AbandonDrain(); });
+}
+
+bool JobDispatcher::Draining() const {
+  return draining_.load();
+}
+
+bool JobDispatcher::IdleLocked() const {
+  return held_.empty() && std::all_of(threads_.begin(), threads_.end(), [](const auto& entry) {
+           return !entry.second->running && entry.second->queue.empty();
+         });
+}
+
+bool JobDispatcher::AwaitDrained() {
+  // The deadline is a task on the timer (BeginDrain), so the wait follows the injected clock.
+  std::unique_lock lock(mu_);
+  drained_.wait(lock, [this] { return drain_abandoned_ || stopped_ || IdleLocked(); });
+  const bool idle = IdleLocked();
+  auto deadline = std::move(drain_deadline_);
+  lock.unlock();
+  deadline.Cancel();
+  return idle;
+}
+
+void JobDispatcher::AbandonDrain() {
+  {
+    std::lock_guard lock(mu_);
+    drain_abandoned_ = true;
+  }
+  drained_.notify_all();
 }
 
 }  // namespace cronwheel::executor

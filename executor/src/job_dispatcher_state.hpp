@@ -1,10 +1,12 @@
 #pragma once
-// The state JobDispatcher (job_dispatcher.hpp) keeps of a fire and of a job's thread, shared by its source
-// files (job_dispatcher.cpp, job_dispatcher_kill.cpp). Private to executor/src; guarded as each member says.
+// The state JobDispatcher (job_dispatcher.hpp) keeps of a fire, of a job's thread and of a pool thread,
+// shared by its source files (job_dispatcher.cpp, job_dispatcher_held.cpp, job_dispatcher_kill.cpp). Private
+// to executor/src; guarded as each member says.
 #include <deque>
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <thread>
 
 #include "job_dispatcher.hpp"
 
@@ -34,6 +36,14 @@ struct JobDispatcher::JobThread {
   bool idle_armed = false;             // an idle check is pending on the timer
   ringwheel::SteadyTime idle_since{};  // when its queue last ran empty
   Timer::Handle idle_timer;
+};
+
+// A pool thread. Guarded by mu_.
+struct JobDispatcher::Worker {
+  std::jthread thread;
+  bool busy = false;
+  ringwheel::SteadyTime busy_since{};
+  bool exited = false;
 };
 
 }  // namespace cronwheel::executor
