@@ -1,6 +1,6 @@
 #pragma once
-// What commands.cpp, workflow_commands.cpp and log_commands.cpp share: printing, reading the API's JSON,
-// asking before a delete. Not thread-safe beyond what commands.hpp says (one Run at a time per Console).
+// What commands.cpp and the other *_commands.cpp share: printing, reading the API's JSON, asking before a
+// delete. Not thread-safe beyond what commands.hpp says (one Run at a time per Console).
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,6 +30,21 @@ void Warn(Console& c, const std::vector<std::string>& warnings);
 
 // The workflows commands (Command::kWorkflows*).
 void RunWorkflowCommand(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c);
+
+// The path of job `id` in the API ("/api/v1/jobs/7").
+std::string JobPath(int id);
+
+// Every item of a paged list ({"total", "items"}), asking for `target` page by page.
+std::vector<nlohmann::json> FetchAll(Api& api, const std::string& target);
+
+// The jobs of group `group_id`, every page.
+std::vector<nlohmann::json> GroupJobs(Api& api, int group_id);
+
+// `cronwheel groups list`, `executors list|drain`, `calendars list|import` (group_commands.cpp).
+void RunGroupCommand(const Invocation& inv, Api& api, Console& c);
+
+// `cronwheel export` and `import` (Command::kExport, kImport; transfer_commands.cpp).
+void RunTransferCommand(const Invocation& inv, Api& api, Console& c);
 
 // The logs commands (Command::kLogsTail, kLogsList).
 void RunLogsCommand(const Invocation& inv, Api& api, ringwheel::Clock& clock, Console& c);
