@@ -94,13 +94,11 @@ namespace {
 
 using detail::Confirmed;
 using detail::FetchAll;
-using detail::GroupJobs;
 using detail::JobPath;
 using detail::NeedTerminal;
 using detail::PrintJson;
 using detail::Schedule;
 using detail::Text;
-using detail::Warn;
 
 std::string Handler(const json& job) {
   const auto glue = Text(job, "glue_type");
