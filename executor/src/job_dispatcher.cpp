@@ -204,8 +204,10 @@ void JobDispatcher::WorkerLoop(Worker* w) {
     fire->started_ms = clock_.NowMs();
     w->busy = true;
     w->busy_since = clock_.SteadyNow();
-    // More jobs wait: wake the next idle worker (one at a time), so the ready jobs run in parallel.
-    const bool chain = WakeIdleLocked();
+    // More jobs wait: wake the next idle worker (one at a time), so the ready jobs run in parallel; with
+    // none idle, start one (or arm the starvation check), as a /run would. The /run that queued them may
+    // have found this worker idle with its wake in flight, and left the rest to this chain.
+    const bool chain = !ready_.empty() && WorkerForReadyLocked();
     lock.unlock();
     if (chain) work_cv_.notify_one();
     if (trace_ != nullptr)

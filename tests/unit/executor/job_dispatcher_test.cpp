@@ -879,6 +879,26 @@ TEST_F(HeldFireTest, ThreeHundredFiresHeldForOneInstantStartAtItWithOneTimerTask
   EXPECT_EQ(d_->InstantsArmed(), 2U);
 }
 
+// Two fires queued under one lock find one idle worker with its wake in flight: the woken worker takes
+// one and starts a worker for the other at once, not at the starvation check (which needs the clock to
+// pass blocked_after, and a fake clock that stands still never does). Before the fix the second fire
+// waited for the first to end: a workflow's failing node reported 30 s late, behind a `sleep 30` beside it.
+TEST_F(HeldFireTest, TwoFiresStartedAtOneInstantWithOneIdleWorkerRunAtOnce) {
+  Make({.workers = 4});
+  Register("quick", [](cronwheel::executor::JobContext& ctx) { ctx.Succeed("ok"); });
+  Register("h", gate_.Handler());
+  ASSERT_EQ(d_->Run(Fire(9, 9, "SERIAL_EXECUTION", "quick")).code, 200);
+  ASSERT_TRUE(sink_.WaitFor(1));  // one worker, idle now
+  ASSERT_EQ(d_->WorkersStarted(), 1U);
+  ASSERT_EQ(d_->Run(Ahead(1, 1, kDay + 1000)).code, 200);
+  ASSERT_EQ(d_->Run(Ahead(2, 2, kDay + 1000)).code, 200);
+  AdvanceAndSettle(std::chrono::milliseconds(1000));
+  EXPECT_TRUE(gate_.AwaitEntered(2)) << "entered: " << gate_.Entered().size() << " of 2";
+  EXPECT_EQ(d_->WorkersStarted(), 2U);
+  gate_.Open();
+  ASSERT_TRUE(sink_.WaitFor(3));
+}
+
 TEST_F(HeldFireTest, ARunAtInThePastOrNowStartsAtOnceAsAnyRun) {
   Register("h", gate_.Handler());
   ASSERT_EQ(d_->Run(Ahead(1, 1, kDay)).code, 200);
