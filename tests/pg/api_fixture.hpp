@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "admin/api/server.hpp"
+#include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/scheduler.hpp"
-#include "admin/store/job_repository.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
@@ -41,7 +42,8 @@ class ApiServerFixture : public PgFixture {
     alert_channels_ = std::make_unique<AlertChannelRepository>(*clock_, *pool_);
     calendars_ = std::make_unique<CalendarRepository>(*clock_, *pool_);
     workflows_ = std::make_unique<WorkflowRepository>(*clock_, *pool_, WorkflowRepository::Settings{});
-    repo_ = std::make_unique<JobRepository>(*clock_, *pool_);
+    job_store_ = std::make_unique<PgJobStore>(*clock_, *pool_);
+    repo_ = std::make_unique<JobService>(*clock_, *job_store_);
     logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
     scheduler_ =
@@ -122,7 +124,8 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::CalendarRepository> calendars_;
   std::unique_ptr<cronwheel::admin::WorkflowRepository> workflows_;
   std::unique_ptr<cronwheel::admin::DefaultAlarmSender> alarms_;
-  std::unique_ptr<cronwheel::admin::JobRepository> repo_;
+  std::unique_ptr<cronwheel::admin::PgJobStore> job_store_;
+  std::unique_ptr<cronwheel::admin::JobService> repo_;
   std::unique_ptr<cronwheel::admin::LogRepository> logs_;
   std::unique_ptr<cronwheel::admin::PgSchedulerStore> store_;
   std::unique_ptr<cronwheel::admin::Scheduler> scheduler_;

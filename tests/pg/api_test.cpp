@@ -9,11 +9,12 @@
 #include <tuple>
 
 #include "admin/api/server.hpp"
+#include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/next_fire.hpp"
 #include "admin/schedule/scheduler.hpp"
-#include "admin/store/job_repository.hpp"
+#include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "api_fixture.hpp"
 #include "cwtest/fake_clock.hpp"

@@ -11,12 +11,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "admin/catalog/job_service.hpp"
 #include "admin/model/model.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/store/fire_log.hpp"
-#include "admin/store/job_repository.hpp"
 #include "admin/store/log_partitions.hpp"
 #include "admin/store/log_repository.hpp"
+#include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
@@ -225,7 +226,8 @@ TEST_F(FireOutputPg, TheArchivesDaysGoWithTheFiresDaysAndDeletedFiresTakeTheirOu
   EXPECT_EQ(Count("SELECT count(*) FROM fire_output"), 1) << "5 January's stays";
 
   // Deleting a job, or clearing its finished fires, deletes their archived output too.
-  JobRepository jobs(clock_, *pool_);
+  PgJobStore job_store(clock_, *pool_);
+  JobService jobs(clock_, job_store);
   const int other = AddJob(group_, "* * * * * ?", 0);
   const auto cleared =
       AddFire(other, group_, "CRON", kT0 + 2 * kDay + 5, 200, 0, 0, "http://127.0.0.1:9999/");

@@ -19,10 +19,11 @@
 #include <future>
 #include <map>
 
+#include "admin/catalog/job_service.hpp"
 #include "admin/schedule/scan_planner.hpp"
 #include "admin/store/fire_log.hpp"
-#include "admin/store/job_repository.hpp"
 #include "admin/store/log_partitions.hpp"
+#include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
@@ -508,7 +509,8 @@ TEST_F(FireTablesPg, DeletingAJobDeletesItsFiresAlsoOneAScanOfItsPartitionIsWrit
   ASSERT_NE(deleted, kept);
   // Declared before the scan's transaction: a failed assertion rolls the scan back (its lock goes) before
   // the delete is waited for.
-  JobRepository jobs(clock_, *pool_);
+  PgJobStore job_store(clock_, *pool_);
+  JobService jobs(clock_, job_store);
   std::future<decltype(jobs.DeleteJob(0))> done;
   // A scan of the job's partition, writing one more fire of it (a skipped instant: no fire_open row, whose
   // key to job would refuse it), not committed yet.

@@ -10,9 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "admin/catalog/job_service.hpp"
 #include "admin/model/fire.hpp"
 #include "admin/schedule/node_lease.hpp"
-#include "admin/store/job_repository.hpp"
+#include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -29,7 +30,8 @@ class RunOncePg : public cwtest::PgFixture {
   void SetUp() override {
     PgFixture::SetUp();
     store_ = std::make_unique<PgSchedulerStore>(*pool_);
-    jobs_ = std::make_unique<JobRepository>(clock_, *pool_);
+    job_store_ = std::make_unique<PgJobStore>(clock_, *pool_);
+    jobs_ = std::make_unique<JobService>(clock_, *job_store_);
     // A stopped job: only its run-once requests fire it.
     job_ = AddJob(AddGroup(), "0 0 0 1 1 ?", kT0 + 86'400'000);
     Exec(fmt::format("UPDATE job SET enabled = false, param = 'own', retry_count = 2 WHERE id = {}", job_));
@@ -51,7 +53,8 @@ class RunOncePg : public cwtest::PgFixture {
 
   cwtest::FakeClock clock_{kT0};
   std::unique_ptr<PgSchedulerStore> store_;
-  std::unique_ptr<JobRepository> jobs_;
+  std::unique_ptr<PgJobStore> job_store_;
+  std::unique_ptr<JobService> jobs_;
   int job_ = 0;
 };
 

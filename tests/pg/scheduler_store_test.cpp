@@ -8,10 +8,11 @@
 #include <set>
 #include <thread>
 
+#include "admin/catalog/job_service.hpp"
 #include "admin/schedule/node_lease.hpp"
 #include "admin/store/calendar_repository.hpp"
 #include "admin/store/fire_log.hpp"
-#include "admin/store/job_repository.hpp"
+#include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "cwtest/fake_clock.hpp"
@@ -131,7 +132,8 @@ TEST_F(SchedulerStorePg, AStopDuringAScanWaitsForItsCommitAndWithdrawsTheFiresIt
   };
   auto scan = std::async(std::launch::async, [&] { return ScanAs("node-a").size(); });
   ASSERT_TRUE(waiting_on_locks(1)) << "the scan waits on job B's row";
-  JobRepository jobs(clock_, *pool_);
+  PgJobStore job_store(clock_, *pool_);
+  JobService jobs(clock_, job_store);
   auto stop = std::async(std::launch::async, [&] { return static_cast<bool>(jobs.StopJob(a)); });
   ASSERT_TRUE(waiting_on_locks(2)) << "the stop waits for the scan's partition";
   hold.abort();
@@ -179,7 +181,8 @@ TEST_F(SchedulerStorePg, AStopAfterTheClaimAndBeforeTheInstantNamesTheClaimedFir
   ASSERT_EQ(store.ClaimForDispatch("node-a", claim, kT0 + 800, {}).size(), 2u);
   EXPECT_TRUE(store.WithdrawnAt(std::vector<std::int64_t>{kT0 + 1000, kT0 + 2000}).empty());
   clock_.Advance(std::chrono::milliseconds(1500));  // T0+1 s is past, T0+2 s to come
-  JobRepository jobs(clock_, *pool_);
+  PgJobStore job_store(clock_, *pool_);
+  JobService jobs(clock_, job_store);
   ASSERT_TRUE(jobs.StopJob(a));
   EXPECT_EQ(store.WithdrawnAt(std::vector<std::int64_t>{kT0 + 2000}),
             std::vector<std::int64_t>{by_instant.at(2000)});

@@ -1,6 +1,6 @@
 // /api/v1/jobs: jobs (admins, or users permitted on the job's group): list, create, read, update, delete,
 // start, stop, manual trigger, copy, and the versions of a script job's source. A job may name as child jobs
-// only jobs the caller may see (store/job_repository.hpp); script jobs are created and changed by global
+// only jobs the caller may see (catalog/job_service.hpp); script jobs are created and changed by global
 // admins, and by DEVELOPERs of groups where an admin allowed scripts (docs/security.md, "Script jobs").
 #include <algorithm>
 #include <optional>
@@ -26,7 +26,7 @@ std::optional<int> BodyGroupId(const json& body) {
 
 // The groups whose jobs `who` may name as child jobs (an admin: all): a child fires when its parent
 // succeeds, so naming one needs what triggering it needs, OPERATOR in its group.
-JobRepository::Visible VisibleTo(const Principal& who) {
+JobService::Visible VisibleTo(const Principal& who) {
   if (who.admin) return {};
   return [groups = who.GroupIds(GroupRole::kOperator)](int g) {
     return std::find(groups.begin(), groups.end(), g) != groups.end();

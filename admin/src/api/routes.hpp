@@ -158,7 +158,7 @@ struct RouteContext {
   // Writes the trigger results the admin has not written yet, those kept back for callbacks included
   // (Services::write_trigger_results), so that what is read next says where each fire went.
   void WriteTriggerResults() const;
-  // The fires of job `job_id` that executors hold for coming instants (JobRepository::SentAhead), after
+  // The fires of job `job_id` that executors hold for coming instants (JobService::SentAhead), after
   // WriteTriggerResults.
   std::vector<SentAheadFire> SentAhead(int job_id) const;
   // The token a group's executors expect: the group's own, else the global one.
@@ -169,7 +169,7 @@ struct RouteContext {
   // or the executor did not answer) runs as sent. Needs the console's executor client; nothing without it.
   void WithdrawSentAhead(const std::vector<SentAheadFire>& fires, int group_id, std::string_view why) const;
   // After a stop, change or delete of job `job_id` (group `group_id`) that withdrew fires an admin had
-  // claimed (JobRepository::WithdrawnClaims): asks each executor of the group that holds fires ahead to drop
+  // claimed (JobService::WithdrawnClaims): asks each executor of the group that holds fires ahead to drop
   // them. Another admin may have sent one ahead, its acceptance held in that admin's memory, so nothing says
   // which executor holds it; an executor that does not hold it drops nothing. Best effort, as
   // WithdrawSentAhead.

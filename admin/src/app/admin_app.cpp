@@ -31,13 +31,13 @@
 #include "admin/store/console_repository.hpp"
 #include "admin/store/fire_log.hpp"
 #include "admin/store/group_repository.hpp"
-#include "admin/store/job_repository.hpp"
 #include "admin/store/log_partitions.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_account_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_familiar_addresses.hpp"
+#include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
 #include "admin/store/pg_registry_store.hpp"
@@ -105,7 +105,8 @@ struct AdminApp::Parts {
         groups(clock, pool),
         alert_channels(clock, pool),
         calendars(clock, pool),
-        jobs(clock, pool, {.pre_read = c.pre_read}),
+        job_store(clock, pool),
+        jobs(clock, job_store, {.pre_read = c.pre_read}),
         workflows(clock, pool, {.pre_read = c.pre_read}),
         logs(clock, pool),
         registry_store(pool),
@@ -278,7 +279,8 @@ struct AdminApp::Parts {
   GroupRepository groups;
   AlertChannelRepository alert_channels;
   CalendarRepository calendars;
-  JobRepository jobs;
+  PgJobStore job_store;
+  JobService jobs;
   WorkflowRepository workflows;
   LogRepository logs;
   PgRegistryStore registry_store;

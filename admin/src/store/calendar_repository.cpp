@@ -82,18 +82,6 @@ void RewalkFollowers(pqxx::transaction_base& tx, int id, ringwheel::Clock& clock
 
 namespace calendar_table {
 
-void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char* field,
-                FieldErrors& errors) {
-  if (ids.empty()) return;
-  for (const auto& r : tx.exec_params(R"sql(
-         SELECT i FROM unnest($1::int[]) AS i WHERE NOT EXISTS (SELECT 1 FROM calendar WHERE id = i)
-       )sql",
-                                      PgArray<int>(ids))) {
-    const int id = r[0].as<int>();
-    errors.push_back({field, fmt::format("calendar {} not found", id), "not_found", {{"id", id}}});
-  }
-}
-
 CalendarSet Compiled(pqxx::transaction_base& tx, std::span<const int> ids) {
   CalendarSet out;
   if (ids.empty()) return out;

@@ -12,9 +12,6 @@
 
 namespace cronwheel::admin::calendar_table {
 
-// Appends one `field` error (code not_found) per id of `ids` that names no calendar.
-void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char* field, FieldErrors& errors);
-
 // The compiled calendars of `ids`, or of the calendars `due` jobs keep (none read when they keep none: the
 // scan's common case costs nothing). A calendar that no longer compiles (its zone left the tz database) is
 // left out, with an error logged.

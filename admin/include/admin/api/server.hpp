@@ -34,6 +34,7 @@
 #include "admin/auth/accounts.hpp"
 #include "admin/auth/auth_service.hpp"
 #include "admin/auth/authenticator.hpp"
+#include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/alarm.hpp"
@@ -45,7 +46,6 @@
 #include "admin/store/calendar_repository.hpp"
 #include "admin/store/console_repository.hpp"
 #include "admin/store/group_repository.hpp"
-#include "admin/store/job_repository.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/workflow_repository.hpp"
 #include "cronwheel/metrics.hpp"
@@ -112,7 +112,7 @@ class ApiServer final {
   };
   struct Services {
     GroupRepository& groups;
-    JobRepository& jobs;
+    JobService& jobs;
     LogRepository& logs;
     Scheduler& scheduler;
     JobCatalog& catalog;

@@ -112,7 +112,7 @@ struct Job {
 };
 
 // Whether two versions of a job fire at the same instants: schedule, time zone, calendars and window. A
-// change withdraws the fires written for the old one (JobRepository::UpdateJob).
+// change withdraws the fires written for the old one (JobService::UpdateJob, catalog/job_service.hpp).
 inline bool SameSchedule(const Job& a, const Job& b) {
   return a.schedule_type == b.schedule_type && a.schedule_conf == b.schedule_conf &&
          a.time_zone == b.time_zone && a.calendar_ids == b.calendar_ids && a.start_ms == b.start_ms &&

@@ -284,7 +284,7 @@ std::optional<std::int64_t> WithdrawUnsent(pqxx::transaction_base& tx, int job_i
 std::vector<std::int64_t> WithdrawnAt(pqxx::transaction_base& tx, std::span<const std::int64_t> instants_ms);
 
 // The fires of job `job_id` named in fire_withdrawn for instants after `after_ms`, by log id (a stop's caller
-// cancels them where they may be held: JobRepository::WithdrawnClaims). Reads the table without an index on
+// cancels them where they may be held: JobService::WithdrawnClaims). Reads the table without an index on
 // the job: it holds only the claimed fires withdrawn within the fires' retention, a handful.
 std::vector<std::int64_t> WithdrawnOfJob(pqxx::transaction_base& tx, int job_id, std::int64_t after_ms);
 

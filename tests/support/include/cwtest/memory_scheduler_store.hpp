@@ -70,7 +70,7 @@ class MemorySchedulerStore final : public cronwheel::admin::SchedulerStore {
   void Heal();
   // Another admin re-owned this row (recovery).
   void SetOwner(std::int64_t log_id, const std::string& owner);
-  // A stop of job `job_id` committed at `now_ms`, as JobRepository::StopJob with fire_log::WithdrawUnsent:
+  // A stop of job `job_id` committed at `now_ms`, as JobService::StopJob with fire_log::WithdrawUnsent:
   // the job is disabled; its CRON fires for instants after now_ms are deleted, and those claimed are named
   // for WithdrawnAt.
   void StopJob(int job_id, std::int64_t now_ms);
