@@ -49,7 +49,8 @@ JobDispatcher::JobDispatcher(Settings settings, HandlerResolver resolver, JobLog
       timer_(timer),
       clock_(clock),
       trace_(trace),
-      start_timer_(start_timer != nullptr ? *start_timer : timer) {}
+      start_timer_(start_timer != nullptr ? *start_timer : timer),
+      pool_({.workers = settings.workers, .max_workers = settings.max_workers}) {}
 
 JobDispatcher::~JobDispatcher() {
   Stop();
@@ -140,7 +141,7 @@ std::optional<xxljob::Envelope> JobDispatcher::QueueLocked(const std::shared_ptr
   if (!t->scheduled) {
     t->scheduled = true;
     ready_.push_back(std::move(t));
-    wake = WorkerForReadyLocked() || wake;
+    wake = CarryOutLocked(pool_.OnReady()) || wake;
   }
   return std::nullopt;
 }
@@ -166,7 +167,7 @@ bool JobDispatcher::AwaitJobThreads(std::size_t n, std::chrono::milliseconds tim
 
 std::size_t JobDispatcher::Workers() const {
   std::lock_guard lock(mu_);
-  return live_workers_;
+  return pool_.live();
 }
 
 std::uint64_t JobDispatcher::WorkersStarted() const {
@@ -183,13 +184,12 @@ void JobDispatcher::WorkerLoop(Worker* w) {
   std::unique_lock lock(mu_);
   while (true) {
     if (ready_.empty()) {
-      if (pool_stopping_ || SurplusLocked()) break;
-      ++idle_workers_;
-      // One wait, not a wait for a predicate: a worker that wakes takes the wake in flight (waking_) even
-      // when another worker took the job it was woken for, so a wake is never counted as pending forever.
+      if (pool_stopping_ || pool_.MayEnd(BlockedWorkersLocked())) break;
+      pool_.OnWait();
+      // One wait, not a wait for a predicate: a worker that wakes takes the wake in flight even when
+      // another worker took the job it was woken for, so a wake is never counted as pending forever.
       work_cv_.wait(lock);
-      --idle_workers_;
-      if (waking_ > 0) --waking_;
+      pool_.OnWake();
       continue;
     }
     std::shared_ptr<JobThread> t = std::move(ready_.front());
@@ -204,10 +204,8 @@ void JobDispatcher::WorkerLoop(Worker* w) {
     fire->started_ms = clock_.NowMs();
     w->busy = true;
     w->busy_since = clock_.SteadyNow();
-    // More jobs wait: wake the next idle worker (one at a time), so the ready jobs run in parallel; with
-    // none idle, start one (or arm the starvation check), as a /run would. The /run that queued them may
-    // have found this worker idle with its wake in flight, and left the rest to this chain.
-    const bool chain = !ready_.empty() && WorkerForReadyLocked();
+    // More jobs wait: the next worker for them (PoolPolicy::OnTaken), so the ready jobs run in parallel.
+    const bool chain = CarryOutLocked(pool_.OnTaken(ready_.size()));
     lock.unlock();
     if (chain) work_cv_.notify_one();
     if (trace_ != nullptr)
@@ -249,23 +247,22 @@ void JobDispatcher::WorkerLoop(Worker* w) {
     }
   }
   w->exited = true;
-  --live_workers_;
+  pool_.OnEnd();
   ++exited_workers_;
 }
 
-bool JobDispatcher::WakeIdleLocked() {
-  if (ready_.empty() || idle_workers_ == 0 || waking_ > 0) return false;
-  ++waking_;
-  return true;
-}
-
-bool JobDispatcher::WorkerForReadyLocked() {
-  if (idle_workers_ > 0) return WakeIdleLocked();
-  if (live_workers_ < settings_.workers) {
-    SpawnWorkerLocked();
-  } else if (!starvation_armed_) {
-    starvation_armed_ = true;
-    starvation_check_ = timer_.After(settings_.blocked_after, [this] { CheckStarvation(); });
+bool JobDispatcher::CarryOutLocked(PoolPolicy::Action action) {
+  switch (action) {
+    case PoolPolicy::Action::kWakeIdle:
+      return true;
+    case PoolPolicy::Action::kStartWorker:
+      SpawnWorkerLocked();
+      return false;
+    case PoolPolicy::Action::kArmCheck:
+      starvation_check_ = timer_.After(settings_.blocked_after, [this] { CheckStarvation(); });
+      return false;
+    case PoolPolicy::Action::kNone:
+      return false;
   }
   return false;
 }
@@ -274,7 +271,6 @@ void JobDispatcher::SpawnWorkerLocked() {
   auto w = std::make_unique<Worker>();
   w->thread = std::jthread([this, raw = w.get()] { WorkerLoop(raw); });
   workers_.push_back(std::move(w));
-  ++live_workers_;
   ++workers_started_;
 }
 
@@ -285,25 +281,13 @@ std::size_t JobDispatcher::BlockedWorkersLocked() const {
   }));
 }
 
-bool JobDispatcher::SurplusLocked() const {
-  return live_workers_ > settings_.workers && live_workers_ - 1 - BlockedWorkersLocked() >= settings_.workers;
-}
-
 void JobDispatcher::CheckStarvation() {
   std::lock_guard lock(mu_);
-  starvation_armed_ = false;
-  if (pool_stopping_ || ready_.empty()) return;
-  if (idle_workers_ > 0) work_cv_.notify_all();
-  // Keep `workers` workers that are not blocked in a long handler: add one per blocked worker beyond the
-  // surplus already running, up to max_workers and no more than the jobs waiting.
-  const auto unblocked = live_workers_ - BlockedWorkersLocked();
-  auto add = unblocked < settings_.workers ? settings_.workers - unblocked : 0;
-  add =
-      std::min({add, ready_.size(), settings_.max_workers - std::min(settings_.max_workers, live_workers_)});
-  for (std::size_t i = 0; i < add; ++i)
+  const auto check = pool_.OnCheck(ready_.size(), BlockedWorkersLocked(), pool_stopping_);
+  if (check.wake_idle) work_cv_.notify_all();
+  for (std::size_t i = 0; i < check.start; ++i)
     SpawnWorkerLocked();
-  starvation_armed_ = true;
-  starvation_check_ = timer_.After(settings_.blocked_after, [this] { CheckStarvation(); });
+  if (check.rearm) starvation_check_ = timer_.After(settings_.blocked_after, [this] { CheckStarvation(); });
 }
 
 void JobDispatcher::JoinExitedWorkers() {

@@ -10,8 +10,9 @@
 // unblocked workers remain. Compared with a thread per job this bounds the runnable threads and lets a
 // busy worker take the next fire without a thread hand-off. Idle workers are woken one at a time: a /run
 // wakes one only when no wake is in flight, and a woken worker that leaves jobs in the ready queue wakes
-// the next (as work-stealing pools such as Go's scheduler do), so the /runs that arrive while a worker
-// wakes cost no wake-up of their own (docs/performance.md, "One wake for a burst").
+// the next, or starts one when none is idle (as work-stealing pools such as Go's scheduler do), so the /runs
+// that arrive while a worker wakes cost no wake-up of their own (docs/performance.md, "One wake for a
+// burst"). These decisions are PoolPolicy's (pool_policy.hpp), unit-tested apart from the threads.
 //
 // /run for a job id:
 //  * the trigger's handler is resolved (BEAN name or glue type + version); if the job's thread holds a
@@ -73,6 +74,7 @@
 
 #include "executor/job_context.hpp"
 #include "job_log.hpp"
+#include "pool_policy.hpp"
 #include "ringwheel/clock.hpp"
 #include "run_trace.hpp"
 #include "timer.hpp"
@@ -218,18 +220,12 @@ class JobDispatcher final {
   // Needs mu_: drops the held fires of `job_id` (every one when nullopt), reporting them with `reason`.
   void DropHeldLocked(std::optional<int> job_id, const std::string& reason, std::vector<Report>& reports);
   void WorkerLoop(Worker* w);
-  // The following need mu_ held. A job was made ready: true if an idle worker should be notified;
-  // otherwise starts a worker (below `workers`) or arms the starvation check.
-  bool WorkerForReadyLocked();
-  // True (and a wake counted in flight) if jobs are ready, a worker is idle and no wake is in flight
-  // already: the caller notifies one worker after releasing mu_. A worker woken this way wakes the next
-  // if jobs are still ready when it takes one, so a burst of fires that arrive while one worker wakes
-  // costs one wake, not one per fire, and a backlog still spreads over the idle workers.
-  bool WakeIdleLocked();
+  // Needs mu_: carries out what the pool's policy decided (pool_policy.hpp): starts a worker or arms the
+  // starvation check; true when an idle worker is to be notified after mu_ is released.
+  bool CarryOutLocked(PoolPolicy::Action action);
+  // Needs mu_: starts a pool thread (the policy counted it live).
   void SpawnWorkerLocked();
   [[nodiscard]] std::size_t BlockedWorkersLocked() const;
-  // An added worker that found no work may end: the others, less the blocked ones, still make `workers`.
-  [[nodiscard]] bool SurplusLocked() const;
   // On the timer: adds workers for blocked ones while jobs wait.
   void CheckStarvation();
   void JoinExitedWorkers();
@@ -279,13 +275,10 @@ class JobDispatcher final {
   std::condition_variable work_cv_;
   std::deque<std::shared_ptr<JobThread>> ready_;  // jobs with a fire to run, none of them on a worker
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::size_t live_workers_ = 0;
-  std::size_t idle_workers_ = 0;
-  std::size_t waking_ = 0;  // workers notified that have not woken yet (0 or 1)
+  PoolPolicy pool_;  // live, idle and waking workers, the starvation check armed
   std::size_t exited_workers_ = 0;
   std::uint64_t workers_started_ = 0;
   bool pool_stopping_ = false;
-  bool starvation_armed_ = false;
   Timer::Handle starvation_check_;
   // Log ids queued or running (active) or finished within the redelivery window.
   struct LogIdState {

@@ -3,6 +3,7 @@
 // cancellation. The statements behind them are tested on PostgreSQL (tests/pg).
 #include "admin/catalog/job_service.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
