@@ -50,7 +50,8 @@ JobDispatcher::JobDispatcher(Settings settings, HandlerResolver resolver, JobLog
       clock_(clock),
       trace_(trace),
       start_timer_(start_timer != nullptr ? *start_timer : timer),
-      pool_({.workers = settings.workers, .max_workers = settings.max_workers}) {}
+      pool_({.workers = settings.workers, .max_workers = settings.max_workers}),
+      log_ids_(settings.redelivery_window, settings.redelivery_capacity) {}
 
 JobDispatcher::~JobDispatcher() {
   Stop();
@@ -68,9 +69,10 @@ xxljob::Envelope JobDispatcher::Run(const xxljob::TriggerParam& p) {
 std::optional<xxljob::Envelope> JobDispatcher::RefusalLocked(const xxljob::TriggerParam& p) {
   if (stopped_) return xxljob::Envelope::Fail(std::string(xxljob::kStoppingMsg));
   if (draining_) return xxljob::Envelope::Fail(std::string(xxljob::kDrainingMsg));
-  PruneLogIdsLocked();
-  if (const auto it = log_ids_.find(p.log_id); it != log_ids_.end()) {
-    if (it->second.active) return xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(p.log_id));
+  const auto seen = log_ids_.Find(p.log_id, clock_.SteadyNow());
+  if (seen == RedeliveryWindow::Seen::kActive)
+    return xxljob::Envelope::Fail(xxljob::RepeatTriggerMsg(p.log_id));
+  if (seen == RedeliveryWindow::Seen::kFinished) {
     return xxljob::Envelope{
         xxljob::kCodeSuccess,
         fmt::format("logId:{} was already run by this executor; the redelivery is not run again", p.log_id),
@@ -97,7 +99,7 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
     refused = QueueLocked(fire, res, reports, wake);
     if (!refused) {
       queued = true;
-      log_ids_[p.log_id] = LogIdState{};
+      log_ids_.Activate(p.log_id);
     }
     join = exited_workers_ > 0;
   }
@@ -383,10 +385,7 @@ void JobDispatcher::RetireLocked(JobThread& t, const std::string& reason, std::v
 bool JobDispatcher::ClaimLocked(const std::shared_ptr<Fire>& fire) {
   if (fire->claimed) return false;
   fire->claimed = true;
-  const auto expires = clock_.SteadyNow() + settings_.redelivery_window;
-  log_ids_[fire->param.log_id] = LogIdState{false, expires};
-  finished_.emplace_back(expires, fire->param.log_id);
-  PruneLogIdsLocked();
+  log_ids_.Finish(fire->param.log_id, clock_.SteadyNow());
   return true;
 }
 
@@ -398,17 +397,6 @@ void JobDispatcher::ArmIdleLocked(JobThread& t) {
 void JobDispatcher::ArmIdleCheckLocked(JobThread& t, ringwheel::SteadyTime::duration delay) {
   t.idle_armed = true;
   t.idle_timer = timer_.After(delay, [this, id = t.job_id, serial = t.serial] { ReapIfIdle(id, serial); });
-}
-
-void JobDispatcher::PruneLogIdsLocked() {
-  const auto now = clock_.SteadyNow();
-  while (!finished_.empty() &&
-         (finished_.front().first <= now || finished_.size() > settings_.redelivery_capacity)) {
-    const auto [expires, id] = finished_.front();
-    finished_.pop_front();
-    const auto it = log_ids_.find(id);
-    if (it != log_ids_.end() && !it->second.active && it->second.expires == expires) log_ids_.erase(it);
-  }
 }
 
 void JobDispatcher::Deliver(std::vector<Report> reports) {

@@ -75,6 +75,7 @@
 #include "executor/job_context.hpp"
 #include "job_log.hpp"
 #include "pool_policy.hpp"
+#include "redelivery_window.hpp"
 #include "ringwheel/clock.hpp"
 #include "run_trace.hpp"
 #include "timer.hpp"
@@ -244,7 +245,6 @@ class JobDispatcher final {
   // per idle period, not one per fire.
   void ArmIdleLocked(JobThread& t);
   void ArmIdleCheckLocked(JobThread& t, ringwheel::SteadyTime::duration delay);
-  void PruneLogIdsLocked();
   // Outside mu_: writes the job-log end line (unless `logged`) and pushes the callback.
   void Deliver(std::vector<Report> reports);
 
@@ -280,12 +280,8 @@ class JobDispatcher final {
   std::uint64_t workers_started_ = 0;
   bool pool_stopping_ = false;
   Timer::Handle starvation_check_;
-  // Log ids queued or running (active) or finished within the redelivery window.
-  struct LogIdState {
-    bool active = true;
-    ringwheel::SteadyTime expires{};
-  };
-  std::unordered_map<std::int64_t, LogIdState> log_ids_;
+  // Log ids held, queued or running (active) or finished within the redelivery window.
+  RedeliveryWindow log_ids_;
   // Fires held for their runAtMs, by log id (each also active in log_ids_).
   struct Held {
     std::shared_ptr<Fire> fire;
@@ -300,7 +296,6 @@ class JobDispatcher final {
   };
   std::map<std::int64_t, HeldInstant> held_instants_;
   std::uint64_t instants_armed_ = 0;
-  std::deque<std::pair<ringwheel::SteadyTime, std::int64_t>> finished_;  // in finishing order
 };
 
 }  // namespace cronwheel::executor

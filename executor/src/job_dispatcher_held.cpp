@@ -29,7 +29,7 @@ xxljob::Envelope JobDispatcher::Hold(const xxljob::TriggerParam& p, std::int64_t
     auto fire = std::make_shared<Fire>();
     fire->param = p;
     fire->received_ms = received_ms;
-    log_ids_[p.log_id] = LogIdState{};
+    log_ids_.Activate(p.log_id);
     held_[p.log_id].fire = std::move(fire);
     // One start per instant: the first fire held for it arms it; the others join its list.
     auto [instant, fresh] = held_instants_.try_emplace(p.run_at_ms);
@@ -65,7 +65,7 @@ std::optional<xxljob::Envelope> JobDispatcher::ReplaceHeldLocked(const xxljob::T
   }
   // Started, run or withdrawn here already: it stays as it was (200: the fire is accepted, as it ran or
   // runs). Never seen here (an executor restarted since): held as a new /run is.
-  if (log_ids_.contains(p.log_id)) {
+  if (log_ids_.Knows(p.log_id)) {
     return xxljob::Envelope{
         xxljob::kCodeSuccess,
         fmt::format("logId:{} was no longer held here (started, run or withdrawn): not replaced", p.log_id),
@@ -173,7 +173,7 @@ std::vector<std::int64_t> JobDispatcher::Accepted(const std::vector<std::int64_t
   std::vector<std::int64_t> known;
   std::lock_guard lock(mu_);
   for (const auto id : log_ids) {
-    if (log_ids_.contains(id)) known.push_back(id);
+    if (log_ids_.Knows(id)) known.push_back(id);
   }
   return known;
 }
