@@ -10,6 +10,11 @@ import {
 
 // --- routing: "#/jobs/12?group=3" -> { path: '/jobs/12', parts: ['jobs', '12'], params } ---------------
 /** @typedef {{ path: string, parts: string[], params: Record<string, string> }} Route */
+/**
+ * What the shell gives every page: the route and the user logged in (a page of one object also gets its id,
+ * the route's second part).
+ * @typedef {{ route: Route, user: import('./types.js').User }} PageProps
+ */
 
 /**
  * @param {string} [hash]

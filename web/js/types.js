@@ -286,15 +286,14 @@
  * @property {unknown} [output] the JSON value the handler returned for the child jobs
  */
 /**
- * What the admin's archive holds of an ended fire's output.
- * @typedef {Object} LogArchive
- * @property {'archived' | 'pending' | 'failed' | 'none'} state
- * @property {'push' | 'pull'} [via]
- * @property {number} [archived_ms]
- * @property {number} [log_bytes]
- * @property {number} [left_out_bytes]
- * @property {number} [attempts]
- * @property {string} [error]
+ * What the admin's archive holds of an ended fire's output: nothing (none), a copy still being fetched
+ * (pending), or a copy taken, or given up on (archived, failed: the sizes of what it holds and left out).
+ * @typedef {{ state: 'none' }
+ *   | { state: 'pending', via: 'push' | 'pull', attempts: number, error?: string }
+ *   | {
+ *     state: 'archived' | 'failed', via: 'push' | 'pull', archived_ms: number, log_bytes: number,
+ *     left_out_bytes: number, error?: string,
+ *   }} LogArchive
  */
 /**
  * GET /logs/{id}/output: a page of a fire's output.
