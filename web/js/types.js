@@ -368,7 +368,7 @@
  * @typedef {Object} WorkflowEdge
  * @property {string} from
  * @property {string} to
- * @property {EdgeCondition} [condition] SUCCESS when absent
+ * @property {EdgeCondition} condition
  */
 /**
  * @typedef {Object} Workflow

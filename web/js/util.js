@@ -63,23 +63,34 @@ export function debounce(fn, ms) {
   return d;
 }
 
+/** @type {import('./types.js').ScheduleType[]} */
 export const SCHEDULE_TYPES = ['CRON', 'FIX_RATE', 'FIX_DELAY', 'NONE'];
+/** @type {import('./types.js').MisfireStrategy[]} */
 export const MISFIRE = ['DO_NOTHING', 'FIRE_ONCE_NOW'];
+/** @type {import('./types.js').RouteStrategy[]} */
 export const ROUTES = [
   'FIRST', 'LAST', 'ROUND', 'RANDOM', 'CONSISTENT_HASH', 'LEAST_FREQUENTLY_USED', 'LEAST_RECENTLY_USED',
   'FAILOVER', 'BUSYOVER', 'SHARDING_BROADCAST',
 ];
+/** @type {import('./types.js').BlockStrategy[]} */
 export const BLOCKS = ['SERIAL_EXECUTION', 'DISCARD_LATER', 'COVER_EARLY'];
+/** @type {import('./types.js').ConcurrencyPolicy[]} */
 export const CONCURRENCY = ['ALLOW', 'FORBID'];
+/** @type {import('./types.js').GlueType[]} */
 export const GLUE_TYPES = [
   'BEAN', 'GLUE_SHELL', 'GLUE_PYTHON', 'GLUE_PYTHON2', 'GLUE_NODEJS', 'GLUE_PHP', 'GLUE_POWERSHELL', 'GLUE_GROOVY',
 ];
+/** @type {import('./types.js').LogStatus[]} */
 export const LOG_STATUSES = ['PENDING', 'RUNNING', 'SUCCESS', 'FAILED', 'SKIPPED'];
+/** @type {import('./types.js').AddressType[]} */
 export const ADDRESS_TYPES = ['AUTO', 'MANUAL'];
+/** @type {import('./types.js').Role[]} */
 export const ROLES = ['USER', 'ADMIN'];
 // Workflows (a DAG of jobs): the schedules a workflow may have (no FIX_DELAY: its runs may overlap) and its
 // edges' conditions.
+/** @type {import('./types.js').WorkflowScheduleType[]} */
 export const WORKFLOW_SCHEDULE_TYPES = ['CRON', 'FIX_RATE', 'NONE'];
+/** @type {import('./types.js').EdgeCondition[]} */
 export const EDGE_CONDITIONS = ['SUCCESS', 'FAILURE', 'ALWAYS'];
 
 // <Select> options for protocol words: the value kept as it is, its translated label next to it
