@@ -1,3 +1,4 @@
+// @ts-check
 // The console's shell: who is logged in, the navigation, and which page the URL fragment names.
 import { html, render, useEffect, useState } from './lib.js';
 import { api, setCsrf, setUnauthorizedHandler } from './api.js';
@@ -21,7 +22,10 @@ import { WorkflowFormPage } from './pages/workflow_form.js';
 import { WorkflowRunPage } from './pages/workflow_run.js';
 import { CliLoginPage } from './pages/cli_login.js';
 
+/** @typedef {import('./types.js').User} User */
+
 // [path, message key, admins only]
+/** @type {Array<[path: string, key: string, adminOnly: boolean]>} */
 const NAV = [
   ['/', 'nav.dashboard', false],
   ['/jobs', 'nav.jobs', false],
@@ -35,6 +39,7 @@ const NAV = [
   ['/audit', 'nav.audit', true],
 ];
 
+/** @param {import('./components.js').PageProps} props */
 function Page({ route, user }) {
   const [first, second, third] = route.parts;
   const props = { route, user };
@@ -75,17 +80,18 @@ function Page({ route, user }) {
 
 function App() {
   const route = useRoute();
-  const [user, setUser] = useState(undefined); // undefined = asking, null = logged out
+  const [user, setUser] = useState(/** @type {User | null | undefined} */ (undefined)); // undefined = asking, null = logged out
   const [menuOpen, setMenuOpen] = useState(false);
   // After a logout: {source, url} of the user's OpenID provider when its answer offers the provider's logout.
-  const [signedOut, setSignedOut] = useState(null);
+  const [signedOut, setSignedOut] = useState(/** @type {import('./pages/login.js').SignedOut | null} */ (null));
   const [, setLang] = useState(''); // a change of language re-renders the whole page in place
   useEffect(() => onLanguageChange(setLang), []);
 
   useEffect(() => {
     setUnauthorizedHandler(() => setUser(null));
-    api
-      .get('/api/v1/auth/me')
+    /** @type {Promise<import('./types.js').Me>} */
+    const asked = api.get('/api/v1/auth/me');
+    asked
       .then((me) => {
         setCsrf(me.csrf_token);
         setUser(me.user);
@@ -103,7 +109,7 @@ function App() {
   if (user === null) {
     return html`<${LoginPage}
       signedOut=${signedOut}
-      onLogin=${(data) => {
+      onLogin=${(/** @type {import('./types.js').LoginResponse} */ data) => {
         setCsrf(data.csrf_token);
         setSignedOut(null);
         setUser(data.user);
@@ -112,6 +118,7 @@ function App() {
   }
 
   const logout = async () => {
+    /** @type {{ logged_out?: boolean, provider_logout_url?: string } | null} */
     let answer = null;
     try {
       answer = await api.post('/api/v1/auth/logout');
@@ -155,4 +162,5 @@ function App() {
 setLanguage(initialLanguage())
   .catch(() => setLanguage('en'))
   .catch((e) => console.error(`cronwheel: no messages could be loaded: ${e.message}`))
-  .finally(() => render(html`<${App} />`, document.getElementById('app')));
+  // Cast: index.html has the <div id="app"> the console is drawn in.
+  .finally(() => render(html`<${App} />`, /** @type {HTMLElement} */ (document.getElementById('app'))));

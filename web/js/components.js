@@ -1,10 +1,25 @@
+// @ts-check
 // Shared pieces of the pages. Every value is rendered through htm/Preact as text, never as HTML.
 import { html, useEffect, useState } from './lib.js';
 import {
   LANGUAGES, describeError, fieldErrorText, fieldLabel, formatNumber, language, setLanguage, t, tOr,
 } from './i18n.js';
 
+/** @typedef {import('../vendor/htm-preact-standalone.module.js').ComponentChildren} Children */
+/** @typedef {import('./i18n.js').ShownError} ShownError */
+
 // --- routing: "#/jobs/12?group=3" -> { path: '/jobs/12', parts: ['jobs', '12'], params } ---------------
+/** @typedef {{ path: string, parts: string[], params: Record<string, string> }} Route */
+/**
+ * What the shell gives every page: the route and the user logged in (a page of one object also gets its id,
+ * the route's second part).
+ * @typedef {{ route: Route, user: import('./types.js').User }} PageProps
+ */
+
+/**
+ * @param {string} [hash]
+ * @returns {Route}
+ */
 export function parseHash(hash = window.location.hash) {
   const raw = hash.replace(/^#/, '') || '/';
   const [path, q = ''] = raw.split('?');
@@ -21,18 +36,26 @@ export function useRoute() {
   return route;
 }
 
+/**
+ * @param {string} path
+ * @param {Record<string, string | number | null | undefined>} [params] those '' or null are left out
+ */
 export function navigate(path, params) {
-  const q = params ? new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '' && v != null)).toString() : '';
+  const q = params
+    ? new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '' && v != null).map(([k, v]) => [k, String(v)])).toString()
+    : '';
   window.location.hash = q ? `${path}?${q}` : path;
 }
 
 // --- display -------------------------------------------------------------------------------------------
+/** @param {{ title: string, children?: Children }} props */
 export function PageHeader({ title, children }) {
   return html`<div class="page-header"><h1>${title}</h1><div class="actions">${children}</div></div>`;
 }
 
 // An error from the API in the console's language: a translated lead, the server's English message as
 // detail where it adds something, and the field errors not shown next to a field (each with its label).
+/** @param {{ error: ShownError | null | undefined, shownFields?: string[] }} props */
 export function ErrorBanner({ error, shownFields = [] }) {
   if (!error) return null;
   const { lead, detail } = describeError(error);
@@ -46,6 +69,7 @@ export function ErrorBanner({ error, shownFields = [] }) {
   </div>`;
 }
 
+/** @param {{ text: string, kind?: 'ok' | 'error', onClose?: () => void }} props */
 export function Notice({ text, kind = 'ok', onClose }) {
   if (!text) return null;
   return html`<div class=${`banner ${kind}`} role="status">
@@ -53,6 +77,9 @@ export function Notice({ text, kind = 'ok', onClose }) {
   </div>`;
 }
 
+/**
+ * @param {{ label: string, error?: string | null | false, hint?: string, children?: Children, wide?: boolean }} props
+ */
 export function Field({ label, error, hint, children, wide }) {
   return html`<label class=${`field${wide ? ' wide' : ''}${error ? ' invalid' : ''}`}>
     <span class="label">${label}</span>
@@ -61,6 +88,14 @@ export function Field({ label, error, hint, children, wide }) {
   </label>`;
 }
 
+/**
+ * A select of `options`: each a value shown as it is, or [value, label].
+ * @typedef {string | number | [value: string | number, label: string]} Option
+ * @param {{
+ *   value: string | number, options: Option[], onChange: (value: string) => void, name?: string, id?: string,
+ *   disabled?: boolean,
+ * }} props
+ */
 export function Select({ value, options, onChange, name, id, disabled }) {
   return html`<select name=${name} id=${id} disabled=${disabled} value=${value} onChange=${(e) => onChange(e.target.value)}>
     ${options.map((o) => {
@@ -71,11 +106,13 @@ export function Select({ value, options, onChange, name, id, disabled }) {
 }
 
 // A fire's status (PENDING, RUNNING, SUCCESS, FAILED, SKIPPED) in the console's language.
+/** @param {{ status: string }} props */
 export function StatusBadge({ status }) {
   return html`<span class=${`badge status-${String(status).toLowerCase()}`} title=${status}>${tOr(`enum.logStatus.${status}`, status)}</span>`;
 }
 
 // The header's language switch: applied at once, remembered in this browser.
+/** @param {{ id?: string, testid?: string }} props */
 export function LanguageSwitch({ id = 'language', testid = 'language' }) {
   return html`<select class="language" id=${id} name="language" value=${language()} data-testid=${testid} aria-label=${t('common.language')}
     onChange=${(e) => setLanguage(e.target.value, { remember: true })}>
@@ -84,6 +121,9 @@ export function LanguageSwitch({ id = 'language', testid = 'language' }) {
 }
 
 // A button that asks once more, in place (no browser dialogs): the first click arms it for 4 s.
+/**
+ * @param {{ label: string, confirmLabel?: string, onConfirm: () => void, cls?: string, disabled?: boolean }} props
+ */
 export function ConfirmButton({ label, confirmLabel, onConfirm, cls = 'danger', disabled }) {
   const [armed, setArmed] = useState(false);
   useEffect(() => {
@@ -108,6 +148,7 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, cls = 'danger', 
   </button>`;
 }
 
+/** @param {{ total: number, offset: number, limit: number, onChange: (offset: number) => void }} props */
 export function Pager({ total, offset, limit, onChange }) {
   if (total <= limit && offset === 0) return html`<div class="pager muted">${t('pager.total', { count: total, total: formatNumber(total) })}</div>`;
   const last = Math.min(offset + limit, total);
@@ -123,8 +164,23 @@ export function Loading() {
 }
 
 // Runs `load` now and whenever `deps` change; returns { data, error, reload }.
+/**
+ * What useLoad holds: the answer (null until it comes, and after an error), the error, whether it is asking.
+ * @template T
+ * @typedef {{ data: T | null, error: ShownError | null, loading: boolean }} LoadState
+ */
+/**
+ * @template T
+ * @typedef {LoadState<T> & { reload: () => void }} Load
+ */
+/**
+ * @template T
+ * @param {() => Promise<T>} load
+ * @param {unknown[]} deps
+ * @returns {Load<T>}
+ */
 export function useLoad(load, deps) {
-  const [state, setState] = useState({ data: null, error: null, loading: true });
+  const [state, setState] = useState(/** @type {LoadState<T>} */ ({ data: null, error: null, loading: true }));
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
@@ -142,6 +198,12 @@ export function useLoad(load, deps) {
 
 // A multi-select of named objects (alert channels, calendars) by name, for the job and group forms: `load` is
 // a useLoad of a list answer ({items: [{id, name}]}), `value` and onChange's argument lists of ids.
+/**
+ * @param {{
+ *   name: string, load: Load<import('./types.js').List<{ id: number, name: string }>>, value: number[] | undefined,
+ *   onChange: (ids: number[]) => void,
+ * }} props
+ */
 export function IdPicker({ name, load, value, onChange }) {
   const items = (load.data && load.data.items) || [];
   return html`<select name=${name} multiple size="3"

@@ -1,3 +1,4 @@
+// @ts-check
 // The console's languages (docs/architecture.md, "The console's languages"): the messages of the chosen
 // language, t(key, params) to look one up, and the locale-aware formatting of dates, times, durations and
 // numbers.
@@ -10,6 +11,7 @@
 // The language: the one saved by the header's switch (localStorage), else the browser's
 // (navigator.languages: any zh* is zh-CN, else en). Dates and times are shown in the browser's time zone.
 
+/** @type {Array<[code: string, name: string]>} */
 export const LANGUAGES = [
   // [code, the language's name in itself] — the names are not translated.
   ['en', 'English'],
@@ -18,12 +20,25 @@ export const LANGUAGES = [
 const CODES = LANGUAGES.map(([code]) => code);
 const STORAGE_KEY = 'cronwheel.language';
 
+/** @typedef {Record<string, string>} Messages */
+/** @typedef {Record<string, unknown>} Params a message's {placeholders} by name; `count` picks a plural form */
+/**
+ * An error as a banner shows it: an ApiError (api.js), or any other Error.
+ * @typedef {Error & {
+ *   status?: number, code?: string, serverMessage?: string, errors?: import('./types.js').FieldError[],
+ * }} ShownError
+ */
+
 let current = 'en';
+/** @type {Messages} */
 let messages = {};
+/** @type {Map<string, Promise<Messages>>} */
 const cache = new Map(); // code -> Promise of its messages
+/** @type {Set<(code: string) => void>} */
 const listeners = new Set();
 
 // The console's language for a browser whose preferred languages are `list` (BCP 47 tags, best first).
+/** @param {readonly string[] | undefined} list */
 export function browserLanguage(list) {
   for (const tag of list || []) {
     const lower = String(tag).toLowerCase();
@@ -33,6 +48,7 @@ export function browserLanguage(list) {
   return 'en';
 }
 
+/** @returns {readonly string[]} */
 function navigatorLanguages() {
   if (typeof navigator === 'undefined') return [];
   return navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language];
@@ -41,7 +57,7 @@ function navigatorLanguages() {
 function savedLanguage() {
   try {
     const v = window.localStorage.getItem(STORAGE_KEY);
-    return CODES.includes(v) ? v : null;
+    return v !== null && CODES.includes(v) ? v : null;
   } catch (_) {
     return null; // storage disabled
   }
@@ -52,21 +68,30 @@ export function initialLanguage() {
   return savedLanguage() || browserLanguage(navigatorLanguages());
 }
 
+/**
+ * @param {string} code
+ * @returns {Promise<Messages>}
+ */
 function load(code) {
-  if (!cache.has(code)) {
+  let p = cache.get(code);
+  if (!p) {
     const url = new URL(`../i18n/${code}.json`, import.meta.url);
-    const p = fetch(url, { credentials: 'same-origin' }).then((res) => {
+    p = fetch(url, { credentials: 'same-origin' }).then((res) => {
       if (!res.ok) throw new Error(`${url.pathname}: HTTP ${res.status}`);
       return res.json();
     });
     p.catch(() => cache.delete(code)); // a later call may try again
     cache.set(code, p);
   }
-  return cache.get(code);
+  return p;
 }
 
 // Loads `code`'s messages and makes it the language: <html lang>, remembered when `remember`, and every
 // subscriber told (the shell re-renders the page in place).
+/**
+ * @param {string} code
+ * @param {{ remember?: boolean }} [options]
+ */
 export async function setLanguage(code, { remember = false } = {}) {
   if (!CODES.includes(code)) code = 'en';
   messages = await load(code);
@@ -85,13 +110,19 @@ export async function setLanguage(code, { remember = false } = {}) {
 export const language = () => current;
 
 // Calls fn(code) after each change of language; returns the unsubscribe function.
+/** @param {(code: string) => void} fn */
 export function onLanguageChange(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
 }
 
+/** @param {string} key */
 export const has = (key) => typeof messages[key] === 'string' || typeof messages[`${key}.other`] === 'string';
 
+/**
+ * @param {string} text
+ * @param {Params} [params]
+ */
 function interpolate(text, params) {
   if (!params) return text;
   return text.replace(/\{(\w+)\}/g, (whole, name) => (params[name] === undefined || params[name] === null ? whole : String(params[name])));
@@ -100,6 +131,11 @@ function interpolate(text, params) {
 // The message `key` with its {placeholders} filled from `params`. With a numeric params.count, the plural
 // form "<key>.<category>" is used when there is one. An unknown key comes back as itself (the browser test
 // looks for such leaks).
+/**
+ * @param {string} key
+ * @param {Params} [params]
+ * @returns {string}
+ */
 export function t(key, params) {
   let text = messages[key];
   if (params && typeof params.count === 'number') {
@@ -114,6 +150,7 @@ export function t(key, params) {
 }
 
 // t(key, params) when the message exists, else `fallback`.
+/** @type {(key: string, fallback: string, params?: Params) => string} */
 export const tOr = (key, fallback, params) => (has(key) ? t(key, params) : fallback);
 
 // --- formatting ----------------------------------------------------------------------------------------
@@ -130,54 +167,85 @@ export function locale() {
   }
 }
 
+/** @type {Map<string, unknown>} */
 const formatters = new Map();
+/**
+ * The Intl formatter of `kind` with `options` in the current locale, made once by `make`.
+ * @template O, F
+ * @param {string} kind
+ * @param {O} options
+ * @param {(locale: string, options: O) => F} make
+ * @returns {F}
+ */
 function formatter(kind, options, make) {
   const k = `${locale()}|${kind}|${JSON.stringify(options)}`;
   if (!formatters.has(k)) formatters.set(k, make(locale(), options));
-  return formatters.get(k);
+  // Cast: the key starts with the kind, and every call of one kind passes the same `make`.
+  return /** @type {F} */ (formatters.get(k));
 }
 const pluralRules = () => formatter('plural', {}, (l) => new Intl.PluralRules(l));
 
+/**
+ * @param {number | string | null | undefined} n
+ * @param {Intl.NumberFormatOptions} [options]
+ */
 export function formatNumber(n, options = {}) {
   if (n === null || n === undefined || n === '') return '';
   return formatter('number', options, (l, o) => new Intl.NumberFormat(l, o)).format(Number(n));
 }
 
 // Date and time to the second in the browser's zone; '' for 0 or nothing.
+/** @param {number | string | null | undefined} ms epoch ms */
 export function formatDateTime(ms) {
   if (!ms) return '';
+  /** @type {Intl.DateTimeFormatOptions} */
   const o = { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' };
   return formatter('datetime', o, (l, opt) => new Intl.DateTimeFormat(l, opt)).format(new Date(Number(ms)));
 }
 
 // A calendar day "YYYY-MM-DD" (a UTC day from the server) as a short month and day.
+/** @param {string} isoDay */
 export function formatDay(isoDay) {
+  /** @type {Intl.DateTimeFormatOptions} */
   const o = { month: 'short', day: 'numeric', timeZone: 'UTC' };
   return formatter('day', o, (l, opt) => new Intl.DateTimeFormat(l, opt)).format(new Date(`${isoDay}T00:00:00Z`));
 }
 
 // "in 5 min", "3 sec. ago" (Intl.RelativeTimeFormat).
+/**
+ * @param {number | string | null | undefined} ms epoch ms
+ * @param {number} [now]
+ */
 export function formatRelative(ms, now = Date.now()) {
   if (!ms) return '';
   const diff = (Number(ms) - now) / 1000;
   const a = Math.abs(diff);
+  /** @type {[number, Intl.RelativeTimeFormatUnit]} */
   const [value, unit] = a < 60 ? [diff, 'second'] : a < 3600 ? [diff / 60, 'minute'] : a < 86400 ? [diff / 3600, 'hour'] : [diff / 86400, 'day'];
+  /** @type {Intl.RelativeTimeFormatOptions} */
   const o = { numeric: 'always', style: 'short' };
   return formatter('relative', o, (l, opt) => new Intl.RelativeTimeFormat(l, opt)).format(Math.round(value), unit);
 }
 
 // A quantity of one unit: "300 sec", "300秒".
+/**
+ * @param {number} n
+ * @param {string} unit an Intl unit: 'second', 'millisecond', ...
+ */
 export function formatUnit(n, unit) {
   return formatNumber(n, { style: 'unit', unit, unitDisplay: 'short' });
 }
 
 // A duration as its two largest units: "1 hr, 5 min", "1小时5分钟", "850 ms".
+/** @param {number | null | undefined} ms */
 export function formatDuration(ms) {
   if (ms === null || ms === undefined || ms < 0) return '';
   if (ms < 1000) return formatUnit(Math.round(ms), 'millisecond');
   if (ms < 60_000) return formatNumber(ms / 1000, { style: 'unit', unit: 'second', unitDisplay: 'short', maximumFractionDigits: 1 });
+  /** @type {Array<[string, number]>} */
   const units = [['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000], ['second', 1000]];
   let rest = ms;
+  /** @type {Array<[number, string]>} */
   const parts = [];
   for (const [unit, size] of units) {
     const n = Math.floor(rest / size);
@@ -186,20 +254,28 @@ export function formatDuration(ms) {
     if (parts.length === 2) break;
   }
   const shown = parts.filter(([n]) => n > 0).map(([n, unit]) => formatUnit(n, unit));
-  return formatter('list', { type: 'unit', style: 'narrow' }, (l, o) => new Intl.ListFormat(l, o)).format(shown);
+  /** @type {Intl.ListFormatOptions} */
+  const o = { type: 'unit', style: 'narrow' };
+  return formatter('list', o, (l, opt) => new Intl.ListFormat(l, opt)).format(shown);
 }
 
 // --- server errors (docs/architecture.md, "Errors") ----------------------------------------------------
 // A field's label in the current language; the field's own name when the console has no label for it.
+/** @param {string | undefined} field */
 export function fieldLabel(field) {
   if (!field) return t('field.body');
   return tOr(`field.${field}`, field);
 }
 
+/** @type {(lead: string, detail: string | null | undefined) => string} */
 const withDetail = (lead, detail) => (detail ? t('error.withDetail', { lead, detail }) : lead);
 
 // One field error {field, message, code, params} as text in the current language: from code and params
 // when the code is known, else the server's English message.
+/**
+ * @param {import('./types.js').FieldError} e
+ * @returns {string}
+ */
 export function fieldErrorText(e) {
   const p = e.params || {};
   switch (e.code) {
@@ -208,7 +284,7 @@ export function fieldErrorText(e) {
     case 'type':
       return t('error.type', { expected: tOr(`error.expected.${p.expected}`, String(p.expected)) });
     case 'length':
-      return p.min > 0
+      return (p.min ?? 0) > 0
         ? t('error.lengthBetween', { min: formatNumber(p.min), max: formatNumber(p.max), actual: formatNumber(p.actual) })
         : t('error.lengthMax', { max: formatNumber(p.max), actual: formatNumber(p.actual) });
     case 'range':
@@ -247,6 +323,10 @@ export function fieldErrorText(e) {
 
 // What an error banner says about an error (an ApiError, or any Error): a translated lead, the server's
 // English message as detail where it adds something, and the field errors.
+/**
+ * @param {ShownError | null | undefined} error
+ * @returns {{ lead: string, detail: string | null | undefined }}
+ */
 export function describeError(error) {
   const fields = (error && error.errors) || [];
   const code = error && error.code;
@@ -259,6 +339,7 @@ export function describeError(error) {
 }
 
 // The whole error as one line of text (for places without room for a banner).
+/** @param {ShownError | null | undefined} error */
 export function errorText(error) {
   const { lead, detail } = describeError(error);
   const fields = ((error && error.errors) || []).map((e) => t('error.fieldLine', { field: fieldLabel(e.field), message: fieldErrorText(e) }));

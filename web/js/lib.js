@@ -1,3 +1,4 @@
+// @ts-check
 // The one place the vendored UI library is imported from (htm + Preact, web/vendor/README.md).
 export {
   html,

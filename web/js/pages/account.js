@@ -1,3 +1,4 @@
+// @ts-check
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, Notice, PageHeader, useLoad } from '../components.js';
@@ -6,20 +7,27 @@ import { loginSource, loginSourceText } from '../util.js';
 
 // A user of the LDAP directory or of an OpenID provider has no password here: the page says where they log
 // in instead of offering a change of password.
+/** @param {{ user: import('../types.js').User }} props */
 function ExternalAccount({ user }) {
-  const providers = useLoad(() => api.get('/api/v1/auth/providers').catch(() => ({ oidc: [] })), []);
+  /** @type {import('../components.js').Load<import('../types.js').Providers>} */
+  const providers = useLoad(() => {
+    /** @type {Promise<import('../types.js').Providers>} */
+    const asked = api.get('/api/v1/auth/providers');
+    return asked.catch(() => ({ oidc: [] }));
+  }, []);
   return html`<div class="banner warn" role="note" data-testid="account-external">
     ${t('account.external', { source: loginSourceText(user.login_source, providers.data) })}
   </div>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function AccountPage({ user }) {
   const [f, setF] = useState({ old_password: '', new_password: '', again: '' });
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
   const [mismatch, setMismatch] = useState(false);
   const [notice, setNotice] = useState('');
-  const err = (k) => (error && error.field ? error.field(k) : '');
-  const submit = async (e) => {
+  const err = (/** @type {string} */ k) => (error && error.field ? error.field(k) : '');
+  const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     setMismatch(f.new_password !== f.again);

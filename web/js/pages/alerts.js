@@ -1,3 +1,4 @@
+// @ts-check
 // Alert channels (docs/operations.md, "Alert channels"): where alarms go. Admins create, change, test and
 // delete them; jobs and groups name them in their forms.
 import { html, useState } from '../lib.js';
@@ -14,8 +15,22 @@ export const ALERT_EVENTS = ['FAILED', 'TIMEOUT', 'LOST', 'MISFIRE', 'RECOVERED'
 const TEMPLATE_FIELDS = '{{title}} {{text}} {{job_id}} {{job_description}} {{app_name}} {{log_id}} {{trigger_type}} '
   + '{{scheduled}} {{scheduled_ms}} {{trigger_code}} {{trigger_msg}} {{handle_code}} {{handle_msg}} {{event}}';
 
+/** @typedef {import('../types.js').AlertChannel} AlertChannel */
+
+/**
+ * The channel form's fields as typed (threshold and silence_s as their inputs give them).
+ * @typedef {{
+ *   name: string, kind: string, preset: string, target: string | undefined, body_template: string | undefined,
+ *   secret: string, change_secret: boolean, events: string[], threshold: number | string,
+ *   silence_s: number | string,
+ * }} ChannelDraft
+ */
+
+/**
+ * @param {{ channel: AlertChannel | null, onDone: (saved: AlertChannel) => void, onCancel: () => void }} props
+ */
 function ChannelForm({ channel, onDone, onCancel }) {
-  const [c, setC] = useState({
+  const [c, setC] = useState(/** @type {ChannelDraft} */ ({
     name: channel ? channel.name : '',
     kind: channel ? channel.kind : 'WEBHOOK',
     preset: channel && channel.preset ? channel.preset : 'SLACK',
@@ -26,15 +41,25 @@ function ChannelForm({ channel, onDone, onCancel }) {
     events: channel ? channel.events : [...ALERT_EVENTS],
     threshold: channel ? channel.threshold : 1,
     silence_s: channel ? channel.silence_s : 0,
-  });
-  const [error, setError] = useState(null);
-  const err = (k) => (error ? error.field(k) : '');
-  const set = (k) => (v) => setC({ ...c, [k]: v });
+  }));
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
+  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
+  /**
+   * @template {keyof ChannelDraft} K
+   * @param {K} k
+   */
+  const set = (k) => (/** @type {ChannelDraft[K]} */ v) => setC({ ...c, [k]: v });
   const webhook = c.kind === 'WEBHOOK';
   const templated = !webhook || c.preset === 'CUSTOM';
   const signed = webhook && SIGNED.includes(c.preset);
-  const save = async (e) => {
+  const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
+    /**
+     * @type {{
+     *   name: string, kind: string, target: string | undefined, body_template: string | undefined, events: string[],
+     *   threshold: number, silence_s: number, preset?: string, secret?: string,
+     * }}
+     */
     const body = {
       name: c.name,
       kind: c.kind,
@@ -49,7 +74,9 @@ function ChannelForm({ channel, onDone, onCancel }) {
     if (signed && c.change_secret) body.secret = c.secret;
     if (!signed && channel && channel.has_secret) body.secret = '';
     try {
-      onDone(channel ? await api.put(`/api/v1/alert-channels/${channel.id}`, body) : await api.post('/api/v1/alert-channels', body));
+      /** @type {AlertChannel} */
+      const saved = channel ? await api.put(`/api/v1/alert-channels/${channel.id}`, body) : await api.post('/api/v1/alert-channels', body);
+      onDone(saved);
     } catch (ex) {
       setError(ex);
     }
@@ -104,14 +131,17 @@ function ChannelForm({ channel, onDone, onCancel }) {
   </form>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function AlertsPage({ user }) {
   const admin = user.role === 'ADMIN';
+  /** @type {import('../components.js').Load<import('../types.js').List<AlertChannel>>} */
   const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').AlertEntry>>} */
   const alerts = useLoad(() => api.get('/api/v1/alerts?limit=50'), []);
-  const [editing, setEditing] = useState(null); // null, 'new' or a channel
+  const [editing, setEditing] = useState(/** @type {AlertChannel | 'new' | null} */ (null)); // null, 'new' or a channel
   const [notice, setNotice] = useState({ text: '', kind: 'ok' });
-  const [error, setError] = useState(null);
-  const act = async (fn) => {
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
+  const act = async (/** @type {() => Promise<void>} */ fn) => {
     setError(null);
     try {
       await fn();
@@ -119,11 +149,12 @@ export function AlertsPage({ user }) {
       setError(ex);
     }
   };
-  const test = (c) => act(async () => {
+  const test = (/** @type {AlertChannel} */ c) => act(async () => {
+    /** @type {import('../types.js').AlertChannelTestResult} */
     const r = await api.post(`/api/v1/alert-channels/${c.id}/test`);
     setNotice({ text: t(r.ok ? 'alerts.testOk' : 'alerts.testFailed', { name: c.name, message: r.message }), kind: r.ok ? 'ok' : 'error' });
   });
-  const remove = (c) => act(async () => {
+  const remove = (/** @type {AlertChannel} */ c) => act(async () => {
     await api.del(`/api/v1/alert-channels/${c.id}`);
     setNotice({ text: t('alerts.deleted', { name: c.name }), kind: 'ok' });
     channels.reload();

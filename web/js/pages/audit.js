@@ -1,3 +1,4 @@
+// @ts-check
 import { html, useState } from '../lib.js';
 import { api, query } from '../api.js';
 import { ErrorBanner, Field, Loading, PageHeader, Pager, navigate, useLoad } from '../components.js';
@@ -9,7 +10,13 @@ const LIMIT = 50;
 const ENTITY_EXAMPLES = 'job, group, user, token, log';
 const ACTION_EXAMPLE = 'job.update';
 
+/** @typedef {import('../types.js').AuditEntry} AuditEntry */
+
 // The top-level keys whose values differ between before and after.
+/**
+ * @param {AuditEntry['before']} before
+ * @param {AuditEntry['after']} after
+ */
 function changedKeys(before, after) {
   if (!before || !after || typeof before !== 'object' || typeof after !== 'object') return [];
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
@@ -18,6 +25,7 @@ function changedKeys(before, after) {
 
 // How the caller signed in (the server's "session", "password", "token <id> (<name>)", "cli login" (the token
 // `cronwheel login` received); "" before it recorded it).
+/** @param {{ via: string }} props */
 function Via({ via }) {
   const token = /^token (\d+) \((.*)\)$/.exec(via || '');
   if (token) return html`<div class="small muted" data-testid="audit-via">${t('audit.via.token', { id: token[1], name: token[2] })}</div>`;
@@ -26,6 +34,7 @@ function Via({ via }) {
   return null;
 }
 
+/** @param {{ e: AuditEntry }} props */
 function Entry({ e }) {
   const [open, setOpen] = useState(false);
   const changed = changedKeys(e.before, e.after);
@@ -41,10 +50,12 @@ function Entry({ e }) {
     </div></td></tr>`}`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function AuditPage({ route, user }) {
   const p = route.params;
   const offset = Number(p.offset || 0);
   const [f, setF] = useState({ entity: p.entity || '', entity_id: p.entity_id || '', action: p.action || '', username: p.username || '' });
+  /** @type {import('../components.js').Load<import('../types.js').Page<AuditEntry>>} */
   const entries = useLoad(
     () => api.get(`/api/v1/audit${query({ entity: p.entity, entity_id: p.entity_id, action: p.action, username: p.username, offset, limit: LIMIT })}`),
     [p.entity, p.entity_id, p.action, p.username, offset],

@@ -1,3 +1,4 @@
+// @ts-check
 // Calendars (docs/operations.md, "Calendars and windows"): days on which the jobs that keep a calendar do
 // not fire. Everyone lists them (to keep them on jobs); admins create them, from typed dates or an
 // iCalendar (.ics) file, change and delete them.
@@ -12,8 +13,16 @@ const FIELDS = ['name', 'description', 'kind', 'time_zone', 'days', 'ics'];
 const ZONES = timeZones();
 const ICS_TYPES = '.ics,text/calendar';
 
+/** @typedef {import('../types.js').Calendar} Calendar */
+/** @typedef {import('../types.js').CalendarDay} CalendarDay */
+
 // "2026-12-25 Christmas Day" per line <-> [{date, name}].
+/** @type {(days: CalendarDay[]) => string} */
 const daysText = (days) => days.map((d) => (d.name ? `${d.date} ${d.name}` : d.date)).join('\n');
+/**
+ * @param {string} text
+ * @returns {CalendarDay[]}
+ */
 function parseDays(text) {
   return text.split('\n').map((l) => l.trim()).filter((l) => l !== '').map((l) => {
     const at = l.indexOf(' ');
@@ -21,8 +30,16 @@ function parseDays(text) {
   });
 }
 
+/**
+ * The calendar form's fields as typed: the days as text, an .ics file's text and name once one is chosen.
+ * @typedef {{
+ *   name: string, description: string, kind: string, time_zone: string, days: string, ics: string, icsName: string,
+ * }} CalendarDraft
+ */
+
+/** @param {{ calendar: Calendar | null, onDone: (saved: Calendar) => void, onCancel: () => void }} props */
 function CalendarForm({ calendar, onDone, onCancel }) {
-  const [c, setC] = useState({
+  const [c, setC] = useState(/** @type {CalendarDraft} */ ({
     name: calendar ? calendar.name : '',
     description: calendar ? calendar.description : '',
     kind: calendar ? calendar.kind : 'BUSINESS_DAYS',
@@ -30,21 +47,28 @@ function CalendarForm({ calendar, onDone, onCancel }) {
     days: calendar ? daysText(calendar.days) : '',
     ics: '',
     icsName: '',
-  });
-  const [error, setError] = useState(null);
-  const err = (k) => (error ? error.field(k) : '');
-  const set = (k) => (v) => setC({ ...c, [k]: v });
-  const readFile = (e) => {
+  }));
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
+  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
+  /**
+   * @template {keyof CalendarDraft} K
+   * @param {K} k
+   */
+  const set = (k) => (/** @type {CalendarDraft[K]} */ v) => setC({ ...c, [k]: v });
+  const readFile = (/** @type {{ target: HTMLInputElement }} */ e) => {
     const file = e.target.files && e.target.files[0];
     if (!file) return;
     file.text().then((text) => setC((now) => ({ ...now, ics: text, icsName: file.name })));
   };
-  const save = async (e) => {
+  const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
+    /** @type {{ name: string, description: string, kind: string, time_zone: string, days: CalendarDay[], ics?: string }} */
     const body = { name: c.name, description: c.description, kind: c.kind, time_zone: c.time_zone, days: parseDays(c.days) };
     if (c.ics) body.ics = c.ics;
     try {
-      onDone(calendar ? await api.put(`/api/v1/calendars/${calendar.id}`, body) : await api.post('/api/v1/calendars', body));
+      /** @type {Calendar} */
+      const saved = calendar ? await api.put(`/api/v1/calendars/${calendar.id}`, body) : await api.post('/api/v1/calendars', body);
+      onDone(saved);
     } catch (ex) {
       setError(ex);
     }
@@ -80,13 +104,15 @@ function CalendarForm({ calendar, onDone, onCancel }) {
   </form>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function CalendarsPage({ user }) {
   const admin = user.role === 'ADMIN';
+  /** @type {import('../components.js').Load<import('../types.js').List<Calendar>>} */
   const calendars = useLoad(() => api.get('/api/v1/calendars'), []);
-  const [editing, setEditing] = useState(null); // null, 'new' or a calendar
+  const [editing, setEditing] = useState(/** @type {Calendar | 'new' | null} */ (null)); // null, 'new' or a calendar
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState(null);
-  const remove = async (c) => {
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
+  const remove = async (/** @type {Calendar} */ c) => {
     setError(null);
     try {
       await api.del(`/api/v1/calendars/${c.id}`);

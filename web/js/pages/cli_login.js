@@ -1,3 +1,4 @@
+// @ts-check
 // `cronwheel login` (RFC 8252's loopback redirect with PKCE, docs/cli.md): the command-line client listens on
 // 127.0.0.1:PORT and has the user open #/cli-login?port=&state=&code_challenge=&name=&scope=&expires_in_days=.
 // The signed-in user approves (POST /api/v1/auth/cli/authorize; the browser then goes to the redirect the
@@ -17,17 +18,35 @@ const STATE = /^[A-Za-z0-9._~-]{1,128}$/;
 const CHALLENGE = /^[A-Za-z0-9._~-]{43}$/;
 const INTEGER = /^[0-9]{1,6}$/;
 
+/** @type {(v: string | undefined, min: number, max: number) => number | null} */
 const intIn = (v, min, max) => (INTEGER.test(v || '') && Number(v) >= min && Number(v) <= max ? Number(v) : null);
 
 // The client's loopback listener: only for a port 1..65535 and a state of unreserved characters (else '').
+/**
+ * @param {number | string | null | undefined} port
+ * @param {string | undefined} state
+ * @param {string} query
+ */
 export function callbackUrl(port, state, query) {
   const p = intIn(String(port), 1, 65535);
-  if (p === null || !STATE.test(String(state || ''))) return '';
+  if (p === null || state === undefined || !STATE.test(String(state || ''))) return '';
   return `http://127.0.0.1:${p}/callback?${query}&state=${encodeURIComponent(state)}`;
 }
 
 // The request the link holds, checked as the server will: { request, invalid: [names of bad parameters] }.
+/**
+ * POST /api/v1/auth/cli/authorize's body from the link's parameters: a bad port or expires_in_days is null.
+ * @typedef {{
+ *   port: number | null, state: string, code_challenge: string, name: string, scope: string,
+ *   expires_in_days: number | null, code_challenge_method?: string,
+ * }} CliLoginRequest
+ */
+/**
+ * @param {Record<string, string> | null | undefined} params
+ * @returns {{ request: CliLoginRequest, invalid: string[] }}
+ */
 export function readCliLogin(params) {
+  /** @type {Record<string, string>} */
   const p = params || {};
   const invalid = [];
   const port = intIn(p.port, 1, 65535);
@@ -40,18 +59,21 @@ export function readCliLogin(params) {
   if (!SCOPES.includes(p.scope)) invalid.push('scope');
   const days = intIn(p.expires_in_days, 1, MAX_DAYS);
   if (days === null) invalid.push('expires_in_days');
+  /** @type {CliLoginRequest} */
   const request = { port, state: p.state, code_challenge: p.code_challenge, name, scope: p.scope, expires_in_days: days };
   if (p.code_challenge_method !== undefined) request.code_challenge_method = p.code_challenge_method;
   return { request, invalid };
 }
 
+/** @param {{ label: string, children?: import('../components.js').Children, testid: string }} props */
 function Row({ label, children, testid }) {
   return html`<div class="kv"><dt>${label}</dt><dd data-testid=${testid}>${children}</dd></div>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function CliLoginPage({ route, user }) {
   const { request, invalid } = readCliLogin(route.params);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {import('../i18n.js').ShownError | null} */ (null));
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(''); // 'approved' | 'denied': the browser is on its way to the client
 
@@ -59,6 +81,7 @@ export function CliLoginPage({ route, user }) {
     setError(null);
     setBusy(true);
     try {
+      /** @type {{ redirect?: string } | null} */
       const answer = await api.post('/api/v1/auth/cli/authorize', request);
       const redirect = (answer && answer.redirect) || '';
       // Only ever to the client's own listener on this computer.
@@ -93,7 +116,9 @@ export function CliLoginPage({ route, user }) {
     </section>`;
   }
 
-  const expires = Date.now() + request.expires_in_days * 86_400_000;
+  // Cast: no parameter is invalid here, so expires_in_days is a number.
+  const days = /** @type {number} */ (request.expires_in_days);
+  const expires = Date.now() + days * 86_400_000;
   return html`<section class="cli-login" data-testid="cli-login">
     <${PageHeader} title=${t('cliLogin.title')} />
     <div class="card">
@@ -104,7 +129,7 @@ export function CliLoginPage({ route, user }) {
           <strong>${t(`tokens.scope.${request.scope}`)}</strong> <span class="muted">${t(`tokens.scope.${request.scope}.hint`)}</span>
         </${Row}>
         <${Row} label=${t('field.expires_in_days')} testid="cli-login-days">
-          ${formatNumber(request.expires_in_days)} <span class="muted">${t('tokens.expiresAt', { when: formatMs(expires) })}</span>
+          ${formatNumber(days)} <span class="muted">${t('tokens.expiresAt', { when: formatMs(expires) })}</span>
         </${Row}>
         <${Row} label=${t('cliLogin.port')} testid="cli-login-port"><span class="mono">127.0.0.1:${request.port}</span></${Row}>
       </dl>

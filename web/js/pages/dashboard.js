@@ -1,16 +1,19 @@
+// @ts-check
 import { html, useEffect, useRef } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Loading, PageHeader, useLoad } from '../components.js';
 import { formatDay, formatNumber, language, t } from '../i18n.js';
 
+/** @param {{ label: string, value: number, testid: string }} props */
 function Stat({ label, value, testid }) {
   return html`<div class="card stat" data-testid=${testid}><div class="stat-value">${formatNumber(value)}</div><div class="stat-label">${label}</div></div>`;
 }
 
 // Stacked bars per day: success, failed, running (Chart.js, vendored). Drawn again when the language
 // changes (its legend and day labels are translated).
+/** @param {{ days: import('../types.js').DashboardDay[] }} props */
 function DayChart({ days }) {
-  const canvas = useRef(null);
+  const canvas = useRef(/** @type {HTMLCanvasElement | null} */ (null));
   const lang = language();
   useEffect(() => {
     if (!canvas.current || !window.Chart) return undefined;
@@ -39,11 +42,12 @@ function DayChart({ days }) {
 }
 
 export function DashboardPage() {
+  /** @type {import('../components.js').Load<import('../types.js').Dashboard>} */
   const { data, error } = useLoad(() => api.get('/api/v1/dashboard?days=7'), []);
   if (error) return html`<${ErrorBanner} error=${error} />`;
   if (!data) return html`<${Loading} />`;
   const totals = data.totals;
-  const sum = (k) => formatNumber(data.days.reduce((a, d) => a + d[k], 0));
+  const sum = (/** @type {'success' | 'failed' | 'running'} */ k) => formatNumber(data.days.reduce((a, d) => a + d[k], 0));
   return html`<section>
     <${PageHeader} title=${t('dashboard.title')} />
     <div class="stats">

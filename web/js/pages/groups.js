@@ -1,3 +1,4 @@
+// @ts-check
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, IdPicker, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
@@ -9,6 +10,11 @@ const FIELDS = ['app_name', 'title', 'address_type', 'addresses', 'access_token'
 // `full`: a global ADMIN's form; a group's ADMIN changes only its title and alert channels (the API keeps
 // where its fires go, how its executors authenticate and whether its DEVELOPERs may write script jobs,
 // allow_scripts, to global ADMINs).
+/** @typedef {import('../types.js').Group} Group */
+
+/**
+ * @param {{ group: Group | null, full: boolean, onDone: (saved: Group) => void, onCancel: () => void }} props
+ */
 function GroupForm({ group, full, onDone, onCancel }) {
   const [g, setG] = useState({
     app_name: group ? group.app_name : '',
@@ -20,11 +26,18 @@ function GroupForm({ group, full, onDone, onCancel }) {
     alert_channel_ids: group ? group.alert_channel_ids || [] : [],
     allow_scripts: group ? Boolean(group.allow_scripts) : false,
   });
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').AlertChannel>>} */
   const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
-  const [error, setError] = useState(null);
-  const err = (k) => (error ? error.field(k) : '');
-  const save = async (e) => {
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
+  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
+  const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
+    /**
+     * @type {{
+     *   title: string, alert_channel_ids: number[], app_name?: string, address_type?: string, addresses?: string[],
+     *   allow_scripts?: boolean, access_token?: string | null,
+     * }}
+     */
     const body = full ? {
       app_name: g.app_name,
       title: g.title,
@@ -35,6 +48,7 @@ function GroupForm({ group, full, onDone, onCancel }) {
     } : { title: g.title, alert_channel_ids: g.alert_channel_ids };
     if (full && g.change_token) body.access_token = g.access_token || null;
     try {
+      /** @type {Group} */
       const saved = group ? await api.put(`/api/v1/groups/${group.id}`, body) : await api.post('/api/v1/groups', body);
       onDone(saved);
     } catch (ex) {
@@ -79,13 +93,15 @@ function GroupForm({ group, full, onDone, onCancel }) {
   </form>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function GroupsPage({ user }) {
   const admin = user.role === 'ADMIN';
+  /** @type {import('../components.js').Load<import('../types.js').List<Group>>} */
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
-  const [editing, setEditing] = useState(null); // null, 'new' or a group
+  const [editing, setEditing] = useState(/** @type {Group | 'new' | null} */ (null)); // null, 'new' or a group
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState(null);
-  const remove = async (g) => {
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
+  const remove = async (/** @type {Group} */ g) => {
     setError(null);
     try {
       await api.del(`/api/v1/groups/${g.id}`);

@@ -1,3 +1,4 @@
+// @ts-check
 import { html, useEffect, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ErrorBanner, Field, IdPicker, Loading, Notice, PageHeader, Select, navigate, useLoad } from '../components.js';
@@ -7,15 +8,57 @@ import {
 import { t } from '../i18n.js';
 import { ScheduleFields, SchedulePreview } from '../schedule.js';
 
+/** @typedef {import('../types.js').Job} Job */
+/** @typedef {import('../types.js').Group} Group */
+/**
+ * The job form's fields: a job's editable fields as the inputs leave them (a number may be typed text, the
+ * tags the text "a, b", the group '' when the user may write in none), and a saved job's stop_reason.
+ * @typedef {Object} JobDraft
+ * @property {number | ''} group_id
+ * @property {string} description
+ * @property {string} author
+ * @property {string} alarm_email
+ * @property {string} alarm_webhook
+ * @property {import('../types.js').ScheduleType} schedule_type
+ * @property {string} schedule_conf
+ * @property {string} time_zone
+ * @property {import('../types.js').MisfireStrategy} misfire_strategy
+ * @property {import('../types.js').RouteStrategy} route_strategy
+ * @property {string} handler
+ * @property {string} param
+ * @property {import('../types.js').BlockStrategy} block_strategy
+ * @property {number | string} timeout_s
+ * @property {number | string} retry_count
+ * @property {number | string} retry_backoff_s
+ * @property {import('../types.js').GlueType} glue_type
+ * @property {string} glue_source
+ * @property {string} glue_remark
+ * @property {number[]} child_job_ids
+ * @property {string[] | string} tags
+ * @property {number[]} alert_channel_ids
+ * @property {number[]} calendar_ids
+ * @property {number} start_ms
+ * @property {number} end_ms
+ * @property {import('../types.js').ConcurrencyPolicy} concurrency_policy
+ * @property {number | string} max_concurrent
+ * @property {string} [stop_reason]
+ */
+
+/** @type {(keyof JobDraft)[]} */
 const EDITABLE = [
   'group_id', 'description', 'author', 'alarm_email', 'alarm_webhook', 'schedule_type', 'schedule_conf', 'time_zone',
   'misfire_strategy', 'route_strategy', 'handler', 'param', 'block_strategy', 'timeout_s', 'retry_count',
   'retry_backoff_s', 'glue_type', 'glue_source', 'glue_remark', 'child_job_ids', 'tags',
   'alert_channel_ids', 'calendar_ids', 'start_ms', 'end_ms', 'concurrency_policy', 'max_concurrent',
 ];
+/** @type {(keyof JobDraft)[]} */
 const NUMBERS = ['group_id', 'timeout_s', 'retry_count', 'retry_backoff_s', 'max_concurrent'];
 const SHOWN_FIELDS = EDITABLE;
 
+/**
+ * @param {Group[]} groups those the user may write in
+ * @returns {JobDraft}
+ */
 function blankJob(groups) {
   return {
     group_id: groups.length > 0 ? groups[0].id : '',
@@ -49,15 +92,21 @@ function blankJob(groups) {
 }
 
 // An instant (epoch ms; 0 = none) <-> the value of an <input type="datetime-local"> in the browser's zone.
+/** @param {number} ms */
 function toLocalInput(ms) {
   if (!ms) return '';
   const d = new Date(ms);
-  const pad = (n) => String(n).padStart(2, '0');
+  const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
+/** @type {(text: string) => number} */
 const fromLocalInput = (text) => (text ? new Date(text).getTime() : 0);
 
+/**
+ * @param {{ jobId: string, onLoad: (version: import('../types.js').GlueVersion) => void }} props
+ */
 function GlueHistory({ jobId, onLoad }) {
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').GlueVersion>>} */
   const { data, error } = useLoad(() => api.get(`/api/v1/jobs/${jobId}/glue`), [jobId]);
   if (error) return html`<${ErrorBanner} error=${error} />`;
   if (!data) return html`<${Loading} />`;
@@ -71,21 +120,27 @@ function GlueHistory({ jobId, onLoad }) {
   </table></div>`;
 }
 
+/** @param {import('../components.js').PageProps & { id: string }} props the id, or 'new' */
 export function JobFormPage({ id, user }) {
   const isNew = id === 'new';
+  /** @type {import('../components.js').Load<import('../types.js').List<Group>>} */
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
+  /** @type {import('../components.js').Load<Job | null>} */
   const loaded = useLoad(() => (isNew ? Promise.resolve(null) : api.get(`/api/v1/jobs/${id}`)), [id]);
+  /** @type {import('../components.js').Load<import('../types.js').List<Job>>} */
   const others = useLoad(() => api.get('/api/v1/jobs?limit=1000'), []);
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').AlertChannel>>} */
   const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Calendar>>} */
   const calendars = useLoad(() => api.get('/api/v1/calendars'), []);
-  const [job, setJob] = useState(null);
-  const [error, setError] = useState(null);
+  const [job, setJob] = useState(/** @type {JobDraft | null} */ (null));
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
   const [notice, setNotice] = useState('');
   const [saving, setSaving] = useState(false);
   const [glueTick, setGlueTick] = useState(0);
 
   // A job is created in, and moved to, only a group where the user is a DEVELOPER (or more).
-  const writable = (groupId) => can(user, groupId, 'write');
+  const writable = (/** @type {number | string} */ groupId) => can(user, groupId, 'write');
   useEffect(() => {
     if (isNew && groups.data) setJob(blankJob(groups.data.items.filter((g) => writable(g.id))));
     if (!isNew && loaded.data) setJob(loaded.data);
@@ -95,33 +150,39 @@ export function JobFormPage({ id, user }) {
   // The job may arrive before the groups its form lists: wait for both.
   if (!job || !groups.data) return html`<${Loading} />`;
 
-  const set = (k) => (v) => setJob({ ...job, [k]: v });
-  const input = (k) => (e) => set(k)(e.target.value);
-  const err = (k) => (error ? error.field(k) : '');
+  /**
+   * @template {keyof JobDraft} K
+   * @param {K} k
+   */
+  const set = (k) => (/** @type {JobDraft[K]} */ v) => setJob({ ...job, [k]: v });
+  const input = (/** @type {keyof JobDraft} */ k) => (/** @type {{ target: HTMLInputElement }} */ e) => set(k)(e.target.value);
+  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
   const admin = user.role === 'ADMIN';
-  const groupList = groups.data.items.filter((g) => writable(g.id) || String(g.id) === String(job.group_id));
+  const allGroups = groups.data.items;
+  const groupList = allGroups.filter((g) => writable(g.id) || String(g.id) === String(job.group_id));
   const script = job.glue_type !== 'BEAN';
   // Script jobs (any glue type but BEAN) are a global ADMIN's to write, and a DEVELOPER's (or the group's
   // ADMIN's) in a group whose allow_scripts a global ADMIN turned on.
-  const scriptsIn = (groupId) => {
+  const scriptsIn = (/** @type {number | string} */ groupId) => {
     if (admin) return true;
-    const g = groups.data.items.find((x) => String(x.id) === String(groupId));
+    const g = allGroups.find((x) => String(x.id) === String(groupId));
     return Boolean(g && g.allow_scripts) && writable(groupId);
   };
   // Changing a job needs DEVELOPER in its group, and a script job also scriptsIn its group: else it is shown,
   // not offered.
   const stored = loaded.data;
-  const scriptLocked = Boolean(stored) && stored.glue_type !== 'BEAN' && !scriptsIn(stored.group_id);
-  const readOnly = Boolean(stored) && (!writable(stored.group_id) || scriptLocked);
+  const scriptLocked = !!stored && stored.glue_type !== 'BEAN' && !scriptsIn(stored.group_id);
+  const readOnly = !!stored && (!writable(stored.group_id) || scriptLocked);
   const scriptsHere = scriptsIn(job.group_id);
   const glueTypes = scriptsHere ? GLUE_TYPES : [...new Set(['BEAN', job.glue_type])];
   // A script type kept while the job moves to (or is created in) a group where the user may not write one.
   const scriptRefused = script && !scriptsHere && !readOnly;
 
-  const save = async (e) => {
+  const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setSaving(true);
     setError(null);
+    /** @type {Record<string, unknown>} */
     const body = {};
     for (const k of EDITABLE) {
       let v = job[k];
@@ -132,11 +193,14 @@ export function JobFormPage({ id, user }) {
     }
     try {
       if (isNew) {
+        /** @type {Job} */
         const created = await api.post('/api/v1/jobs', body);
         navigate(`/jobs/${created.id}`);
         setNotice(t('job.created', { id: created.id }));
       } else {
-        setJob(await api.put(`/api/v1/jobs/${id}`, body));
+        /** @type {Job} */
+        const saved = await api.put(`/api/v1/jobs/${id}`, body);
+        setJob(saved);
         setNotice(t('common.saved'));
         setGlueTick((t) => t + 1);
       }
@@ -157,7 +221,7 @@ export function JobFormPage({ id, user }) {
     <${Notice} text=${notice} onClose=${() => setNotice('')} />
     <${ErrorBanner} error=${error} shownFields=${SHOWN_FIELDS} />
     ${groupList.length === 0 && html`<div class="banner warn">${groups.data.items.length === 0 ? t('job.noGroups') : t('job.noWritableGroups')}</div>`}
-    ${readOnly && html`<div class="banner warn" data-testid="read-only">${scriptLocked && writable(stored.group_id) ? t('job.readOnlyScript') : t('job.readOnly')}</div>`}
+    ${readOnly && html`<div class="banner warn" data-testid="read-only">${scriptLocked && !!stored && writable(stored.group_id) ? t('job.readOnlyScript') : t('job.readOnly')}</div>`}
     <form class="card form" onSubmit=${save} data-testid="job-form">
       <fieldset disabled=${readOnly}><legend>${t('job.section.basic')}</legend>
         <div class="grid">

@@ -1,31 +1,37 @@
+// @ts-check
 import { html, useState } from '../lib.js';
 import { api, query } from '../api.js';
 import {
   ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Pager, Select, navigate, useLoad,
 } from '../components.js';
 import { can, canSomewhere, formatMs, localInputToMs, relativeMs } from '../util.js';
-import { formatUnit, t } from '../i18n.js';
+import { t } from '../i18n.js';
+import { scheduleText } from '../schedule.js';
+
+/** @typedef {import('../types.js').Job} Job */
+/** @typedef {import('../types.js').Group} Group */
+/** @typedef {import('../api.js').ApiError} ApiError */
 
 const LIMIT = 50;
 
-function scheduleText(j) {
-  if (j.schedule_type === 'NONE') return t('jobs.schedule.none');
-  if (j.schedule_type === 'CRON') return t('jobs.schedule.cron', { conf: j.schedule_conf, zone: j.time_zone });
-  const period = formatUnit(Number(j.schedule_conf), 'second');
-  return t(j.schedule_type === 'FIX_RATE' ? 'jobs.schedule.fixRate' : 'jobs.schedule.fixDelay', { period });
-}
-
 // Trigger once, with a parameter and optionally one of the group's online or configured addresses.
+/**
+ * @param {{
+ *   job: Job, group: Group | undefined, onClose: () => void, onDone: (logId: number) => void,
+ * }} props
+ */
 function TriggerDialog({ job, group, onClose, onDone }) {
   const [param, setParam] = useState(job.param || '');
   const [address, setAddress] = useState('');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const addresses = group ? group.online_addresses || [] : [];
-  const submit = async (e) => {
+  const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     try {
+      /** @type {{ param: string, address?: string }} */
       const body = { param };
       if (address) body.address = address;
+      /** @type {{ log_id: number }} */
       const r = await api.post(`/api/v1/jobs/${job.id}/trigger`, body);
       onDone(r.log_id);
     } catch (err) {
@@ -53,22 +59,26 @@ function TriggerDialog({ job, group, onClose, onDone }) {
 
 // Run once later: at an instant (the browser's zone) or after some minutes, with a parameter; the job's
 // requests below, each cancellable until an admin claims its fire for sending (docs/operations.md, "Run once").
+/** @param {{ job: Job, onClose: () => void }} props */
 function RunOnceDialog({ job, onClose }) {
   const [at, setAt] = useState('');
   const [minutes, setMinutes] = useState('');
   const [param, setParam] = useState('');
   const [useOwn, setUseOwn] = useState(true);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   const [done, setDone] = useState('');
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').RunOnce>>} */
   const list = useLoad(() => api.get(`/api/v1/jobs/${job.id}/run-once?limit=20`), [job.id]);
-  const submit = async (e) => {
+  const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
+    /** @type {{ at_ms?: number, delay_ms?: number, param?: string }} */
     const body = {};
     if (at) body.at_ms = localInputToMs(at);
     if (minutes !== '') body.delay_ms = Math.round(Number(minutes) * 60000);
     if (!useOwn) body.param = param;
     try {
+      /** @type {import('../types.js').RunOnce} */
       const r = await api.post(`/api/v1/jobs/${job.id}/run-once`, body);
       setDone(t('runOnce.created', { id: r.id, at: formatMs(r.fire_at_ms) }));
       list.reload();
@@ -76,7 +86,7 @@ function RunOnceDialog({ job, onClose }) {
       setError(err);
     }
   };
-  const cancel = async (r) => {
+  const cancel = async (/** @type {import('../types.js').RunOnce} */ r) => {
     setError(null);
     try {
       await api.del(`/api/v1/jobs/${job.id}/run-once/${r.id}`);
@@ -127,28 +137,32 @@ function RunOnceDialog({ job, onClose }) {
   </div>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function JobsPage({ route, user }) {
   const p = route.params;
   const offset = Number(p.offset || 0);
   const [text, setText] = useState(p.q || '');
   const [notice, setNotice] = useState('');
-  const [actionError, setActionError] = useState(null);
-  const [triggering, setTriggering] = useState(null);
-  const [runningOnce, setRunningOnce] = useState(null);
-  const [selected, setSelected] = useState({}); // job id -> its group's id
+  const [actionError, setActionError] = useState(/** @type {ApiError | null} */ (null));
+  const [triggering, setTriggering] = useState(/** @type {Job | null} */ (null));
+  const [runningOnce, setRunningOnce] = useState(/** @type {Job | null} */ (null));
+  const [selected, setSelected] = useState(/** @type {Record<number, number>} */ ({})); // job id -> its group's id
   const [bulkTags, setBulkTags] = useState('');
+  /** @type {import('../components.js').Load<import('../types.js').List<Group>>} */
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Tag>>} */
   const tags = useLoad(() => api.get('/api/v1/tags'), []);
+  /** @type {import('../components.js').Load<import('../types.js').Page<Job>>} */
   const jobs = useLoad(
     () => api.get(`/api/v1/jobs${query({ group_id: p.group, enabled: p.enabled, q: p.q, tag: p.tag, offset, limit: LIMIT })}`),
     [p.group, p.enabled, p.q, p.tag, offset],
   );
   const groupList = (groups.data && groups.data.items) || [];
   const groupById = Object.fromEntries(groupList.map((g) => [g.id, g]));
-  const setFilter = (changes) => navigate('/jobs', { group: p.group, enabled: p.enabled, q: p.q, tag: p.tag, ...changes, offset: '' });
+  const setFilter = (/** @type {Record<string, string>} */ changes) => navigate('/jobs', { group: p.group, enabled: p.enabled, q: p.q, tag: p.tag, ...changes, offset: '' });
   const tagList = (tags.data && tags.data.items) || [];
 
-  const act = async (fn, message) => {
+  const act = async (/** @type {() => Promise<unknown>} */ fn, /** @type {string} */ message) => {
     setActionError(null);
     try {
       await fn();
@@ -161,16 +175,16 @@ export function JobsPage({ route, user }) {
 
   // What the user's role in each job's group allows: only jobs they may operate are selectable, and the
   // bulk actions offered are those allowed on every selected job.
-  const operable = (j) => can(user, j.group_id, 'operate');
-  const writable = (j) => can(user, j.group_id, 'write');
+  const operable = (/** @type {Job} */ j) => can(user, j.group_id, 'operate');
+  const writable = (/** @type {Job} */ j) => can(user, j.group_id, 'write');
   // A script job is copied by a global ADMIN, or a DEVELOPER of a group that allows script jobs.
-  const copyable = (j) => writable(j) && (j.glue_type === 'BEAN' || user.role === 'ADMIN'
+  const copyable = (/** @type {Job} */ j) => writable(j) && (j.glue_type === 'BEAN' || user.role === 'ADMIN'
     || Boolean(groupById[j.group_id] && groupById[j.group_id].allow_scripts));
   const selectedIds = Object.keys(selected).map(Number);
   const bulkWrite = selectedIds.every((id) => can(user, selected[id], 'write'));
   const pageJobs = jobs.data ? jobs.data.items.filter(operable) : [];
   const allSelected = pageJobs.length > 0 && pageJobs.every((j) => j.id in selected);
-  const toggle = (list, on) => {
+  const toggle = (/** @type {Job[]} */ list, /** @type {boolean} */ on) => {
     const next = { ...selected };
     for (const j of list) {
       if (on) next[j.id] = j.group_id;
@@ -180,11 +194,13 @@ export function JobsPage({ route, user }) {
   };
 
   // Many jobs at once: each answered on its own; the notice counts them and names each failure.
-  const bulk = async (action) => {
+  const bulk = async (/** @type {'start' | 'stop' | 'trigger' | 'delete' | 'tag' | 'untag'} */ action) => {
     setActionError(null);
     try {
+      /** @type {{ action: string, job_ids: number[], tags?: string[] }} */
       const body = { action: action.toUpperCase(), job_ids: selectedIds };
       if (action === 'tag' || action === 'untag') body.tags = bulkTags.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      /** @type {import('../types.js').BulkResult} */
       const r = await api.post('/api/v1/jobs/bulk', body);
       const failures = r.results.filter((x) => x.status >= 400)
         .map((x) => t('jobs.bulk.failure', { id: x.job_id, error: x.error }));

@@ -1,3 +1,4 @@
+// @ts-check
 import { html, useEffect, useRef, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Loading, Notice, PageHeader, StatusBadge, useLoad } from '../components.js';
@@ -11,19 +12,33 @@ const MAX_CHARS = 2_000_000; // keep the page responsive with huge outputs: the 
 // (XXL-JOB's logDetailCat). The admin reads the executor while the fire runs and its archive once the fire
 // ended (`source`, `archive`: docs/operations.md, "The fire output archive"). The text goes into a <pre> as a
 // text node, never as HTML.
+/**
+ * The output read so far (its oldest part dropped past MAX_CHARS), whether it has all come, the last poll's
+ * error, how many lines were read, where the last page came from and what the archive holds.
+ * @typedef {{
+ *   content: string, end: boolean, error: import('../i18n.js').ShownError | null, lines: number, source: string,
+ *   archive: import('../types.js').LogArchive | null,
+ * }} Tail
+ */
+/**
+ * @param {string} id the fire's
+ * @param {(ended: boolean) => void} onProgress called after each page
+ */
 function useTail(id, onProgress) {
-  const [state, setState] = useState({ content: '', end: false, error: null, lines: 0, source: '', archive: null });
+  const [state, setState] = useState(/** @type {Tail} */ ({ content: '', end: false, error: null, lines: 0, source: '', archive: null }));
   const [attempt, setAttempt] = useState(0);
   const progress = useRef(onProgress);
   progress.current = onProgress;
   useEffect(() => {
     let live = true;
-    let timer = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
     let next = 1;
     let content = '';
     setState({ content: '', end: false, error: null, lines: 0, source: '', archive: null });
     const poll = async () => {
       try {
+        /** @type {import('../types.js').LogOutput} */
         const r = await api.get(`/api/v1/logs/${id}/output?from_line=${next}`);
         if (!live) return;
         if (r.to_line >= r.from_line) next = r.to_line + 1;
@@ -49,6 +64,7 @@ function useTail(id, onProgress) {
 }
 
 // Where the output shown comes from, and what the admin's archive holds of it (an ended fire).
+/** @param {{ source: string, archive: import('../types.js').LogArchive | null }} props */
 function ArchiveNote({ source, archive }) {
   if (!archive) return null;
   let text = '';
@@ -67,16 +83,19 @@ function ArchiveNote({ source, archive }) {
   return text ? html`<p class="muted small" data-testid="archive-note" data-state=${archive.state}>${text}</p>` : null;
 }
 
+/** @param {{ label: string, children?: import('../components.js').Children }} props */
 function Row({ label, children }) {
   return html`<div class="kv"><dt>${label}</dt><dd>${children}</dd></div>`;
 }
 
+/** @param {import('../components.js').PageProps & { id: string }} props */
 export function LogDetailPage({ id, user }) {
+  /** @type {import('../components.js').Load<import('../types.js').Log>} */
   const log = useLoad(() => api.get(`/api/v1/logs/${id}`), [id]);
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
   const [follow, setFollow] = useState(true);
-  const pre = useRef(null);
+  const pre = useRef(/** @type {HTMLPreElement | null} */ (null));
   const tail = useTail(id, (ended) => {
     const s = log.data && log.data.status;
     if (ended || s === 'PENDING' || s === 'RUNNING') log.reload();

@@ -1,3 +1,4 @@
+// @ts-check
 import { html, useEffect, useState } from '../lib.js';
 import { api } from '../api.js';
 import { LanguageSwitch, useRoute } from '../components.js';
@@ -6,6 +7,7 @@ import { loginSource, providerTitle } from '../util.js';
 
 // The console route to come back to after a provider's login: the page asked for ("#/jobs?group=3"), not the
 // login page itself (the admin keeps a console route only, else "#/").
+/** @param {import('../components.js').Route} route */
 function returnTo(route) {
   if (route.parts[0] === 'login') return '#/';
   const hash = window.location.hash || '#/';
@@ -13,28 +15,41 @@ function returnTo(route) {
 }
 
 // A provider's logout address from the server, as a link only when it is a web address.
+/** @type {(url: unknown) => string} */
 const webUrl = (url) => (typeof url === 'string' && /^https?:\/\//i.test(url) ? url : '');
 
 // The login page: a button per OpenID provider (a full page load to the admin's start URL, which sends the
 // browser to the provider and back), and the password form (local users, the LDAP directory's, and the
 // break-glass admin when single sign-on is required). `signedOut`: {source, url} after a logout whose answer
 // named the provider's own logout (provider_logout_url).
+/**
+ * After a logout: the user's login_source, and the provider's logout address from the answer.
+ * @typedef {{ source: string | undefined, url: string }} SignedOut
+ */
+/**
+ * @param {{
+ *   onLogin: (answer: import('../types.js').LoginResponse) => void, signedOut: SignedOut | null,
+ * }} props
+ */
 export function LoginPage({ onLogin, signedOut }) {
   const route = useRoute();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
   const [busy, setBusy] = useState(false);
-  const [providers, setProviders] = useState({ oidc: [], ldap: false, require_sso: false });
+  const [providers, setProviders] = useState(
+    /** @type {Required<import('../types.js').Providers>} */ ({ oidc: [], ldap: false, require_sso: false }),
+  );
   useEffect(() => {
     // Public; an admin without single sign-on (or an older one) offers the password form only.
-    api
-      .get('/api/v1/auth/providers')
+    /** @type {Promise<Partial<import('../types.js').Providers> | null>} */
+    const asked = api.get('/api/v1/auth/providers');
+    asked
       .then((p) => setProviders({ oidc: (p && p.oidc) || [], ldap: Boolean(p && p.ldap), require_sso: Boolean(p && p.require_sso) }))
       .catch(() => {});
   }, []);
 
-  const submit = async (e) => {
+  const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
@@ -55,6 +70,7 @@ export function LoginPage({ onLogin, signedOut }) {
   const logoutUrl = signedOut && webUrl(signedOut.url);
   // The provider logged out of: the user's (its login_source), else the only one offered.
   const logoutTitle = () => {
+    if (!signedOut) return '';
     const { kind, name } = loginSource(signedOut.source);
     if (kind === 'oidc') return providerTitle(providers, name);
     return providers.oidc.length === 1 ? providers.oidc[0].title || providers.oidc[0].name : '';

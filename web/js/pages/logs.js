@@ -1,3 +1,4 @@
+// @ts-check
 import { html, useEffect, useState } from '../lib.js';
 import { api, query } from '../api.js';
 import {
@@ -6,19 +7,31 @@ import {
 import { LOG_STATUSES, can, canSomewhere, formatMs, localInputToMs, msToLocalInput } from '../util.js';
 import { formatNumber, t, tOr } from '../i18n.js';
 
+/** @typedef {import('../types.js').Log} Log */
+/** @typedef {import('../api.js').ApiError} ApiError */
+
 const LIMIT = 50;
+/** @type {(s: string | null | undefined, n?: number) => string} */
 const short = (s, n = 120) => (s && s.length > n ? `${s.slice(0, n)}…` : s || '');
 
+// `group` and `job`: the ids the list is filtered on (a route's strings), if any.
+/**
+ * @param {{
+ *   group: string | undefined, job: string | undefined, onDone: (deleted: number) => void, onCancel: () => void,
+ * }} props
+ */
 function ClearPanel({ group, job, onDone, onCancel }) {
   const [mode, setMode] = useState('older_than_days');
   const [value, setValue] = useState('30');
-  const [error, setError] = useState(null);
-  const submit = async (e) => {
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
+  const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
+    /** @type {Record<string, number>} */
     const body = { [mode]: Number(value) };
     if (group) body.group_id = Number(group);
     if (job) body.job_id = Number(job);
     try {
+      /** @type {{ deleted: number }} */
       const r = await api.post('/api/v1/logs/clear', body);
       onDone(r.deleted);
     } catch (ex) {
@@ -43,15 +56,19 @@ function ClearPanel({ group, job, onDone, onCancel }) {
   </form>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function LogsPage({ route, user }) {
   const p = route.params;
   const offset = Number(p.offset || 0);
   const [auto, setAuto] = useState(true);
   const [clearing, setClearing] = useState(false);
   const [notice, setNotice] = useState('');
-  const [actionError, setActionError] = useState(null);
+  const [actionError, setActionError] = useState(/** @type {ApiError | null} */ (null));
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Group>>} */
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Job>>} */
   const jobs = useLoad(() => api.get(`/api/v1/jobs${query({ group_id: p.group, limit: 1000 })}`), [p.group]);
+  /** @type {import('../components.js').Load<import('../types.js').Page<Log>>} */
   const logs = useLoad(
     () => api.get(`/api/v1/logs${query({
       group_id: p.group, job_id: p.job, status: p.status, from_ms: p.from, to_ms: p.to, offset, limit: LIMIT,
@@ -64,14 +81,14 @@ export function LogsPage({ route, user }) {
     return () => clearInterval(t);
   }, [auto, p.group, p.job, p.status, p.from, p.to, offset]);
 
-  const setFilter = (changes) =>
+  const setFilter = (/** @type {Record<string, string | number | undefined>} */ changes) =>
     navigate('/logs', { group: p.group, job: p.job, status: p.status, from: p.from, to: p.to, ...changes, offset: '' });
   const jobList = (jobs.data && jobs.data.items) || [];
   const jobName = Object.fromEntries(jobList.map((j) => [j.id, j.description]));
   // Clearing needs DEVELOPER in the group (or the job's group) filtered on, or somewhere when none is.
-  const clearGroup = p.group || (p.job && (jobList.find((j) => String(j.id) === String(p.job)) || {}).group_id);
+  const clearGroup = p.group || (p.job && jobList.find((j) => String(j.id) === String(p.job))?.group_id);
   const mayClear = clearGroup ? can(user, clearGroup, 'write') : canSomewhere(user, 'write');
-  const kill = async (l) => {
+  const kill = async (/** @type {Log} */ l) => {
     setActionError(null);
     try {
       await api.post(`/api/v1/logs/${l.id}/kill`);

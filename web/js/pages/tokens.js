@@ -1,3 +1,4 @@
+// @ts-check
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, useLoad } from '../components.js';
@@ -13,6 +14,9 @@ const SCOPES = ['read', 'operate', 'write', 'admin'];
 const DEFAULT_SCOPE = 'read';
 
 // A token's state as the server reported it: active, expired, or revoked (and why).
+/** @typedef {import('../types.js').Token} Token */
+
+/** @param {{ tok: Token }} props */
 function TokenState({ tok }) {
   if (tok.state === 'revoked') {
     return html`<span class="badge status-failed" title=${t(`tokens.revoked.${tok.revoked_reason || 'other'}`)}>${t('tokens.state.revoked')}</span>`;
@@ -21,17 +25,19 @@ function TokenState({ tok }) {
   return html`<span class="badge status-running">${t('tokens.state.active')}</span>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function TokensPage({ user }) {
   const admin = user.role === 'ADMIN';
   const [all, setAll] = useState(false);
+  /** @type {import('../components.js').Load<import('../types.js').List<Token>>} */
   const tokens = useLoad(() => api.get(`/api/v1/tokens${all ? '?all=true' : ''}`), [all]);
   const [name, setName] = useState('');
   const [days, setDays] = useState(DEFAULT_DAYS);
   const [scope, setScope] = useState(DEFAULT_SCOPE);
-  const [created, setCreated] = useState(null);
+  const [created, setCreated] = useState(/** @type {import('../types.js').TokenCreated | null} */ (null));
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState(null);
-  const create = async (e) => {
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
+  const create = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     try {
@@ -44,7 +50,7 @@ export function TokensPage({ user }) {
       setError(ex);
     }
   };
-  const remove = async (tok) => {
+  const remove = async (/** @type {Token} */ tok) => {
     setError(null);
     try {
       await api.del(`/api/v1/tokens/${tok.id}`);

@@ -1,13 +1,22 @@
+// @ts-check
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
 import { GROUP_ROLES, ROLES, formatMs, loginSource, loginSourceText, providerTitle } from '../util.js';
 import { t, tOr } from '../i18n.js';
 
+/** @typedef {import('../types.js').User} User */
+/** @typedef {import('../types.js').Providers} Providers */
+/** @typedef {import('../api.js').ApiError} ApiError */
+
 const FIELDS = ['username', 'password', 'role', 'group_roles'];
 
 // A user's roles by group id ({3: 'OPERATOR'}); an older answer without group_roles: DEVELOPER in each of
 // its permitted groups (what the API makes of permitted_group_ids).
+/**
+ * @param {User | null} user
+ * @returns {Record<string, string>} a role name by group id; '' (chosen in the form): none
+ */
 function rolesOf(user) {
   if (!user) return {};
   if (user.group_roles) return Object.fromEntries(user.group_roles.map((g) => [g.group_id, g.role]));
@@ -16,8 +25,15 @@ function rolesOf(user) {
 
 // A user of the LDAP directory or of an OpenID provider: no password here, and the role and group roles are
 // set again from the groups there at each login (the API refuses a password for such a user).
-const external = (user) => Boolean(user) && loginSource(user.login_source).kind !== 'local';
+/** @type {(user: User | null) => boolean} */
+const external = (user) => !!user && loginSource(user.login_source).kind !== 'local';
 
+/**
+ * @param {{
+ *   user: User | null, groups: import('../types.js').Group[], providers: Providers | null,
+ *   onDone: (user: User) => void, onCancel: () => void,
+ * }} props
+ */
 function UserForm({ user, groups, providers, onDone, onCancel }) {
   const [u, setU] = useState({
     username: user ? user.username : '',
@@ -25,12 +41,14 @@ function UserForm({ user, groups, providers, onDone, onCancel }) {
     role: user ? user.role : 'USER',
     roles: rolesOf(user),
   });
-  const [error, setError] = useState(null);
-  const [sent, setSent] = useState([]); // the group_roles of the last request, to place its errors
-  const err = (k) => (error ? error.field(k) : '');
-  const save = async (e) => {
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
+  /** @typedef {{ group_id: number, role: string }} Grant */
+  const [sent, setSent] = useState(/** @type {Grant[]} */ ([])); // the group_roles of the last request, to place its errors
+  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
+  const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
     const grants = Object.entries(u.roles).filter(([, role]) => role).map(([id, role]) => ({ group_id: Number(id), role }));
+    /** @type {{ role: string, group_roles: Grant[], username?: string, password?: string }} */
     const body = { role: u.role, group_roles: grants };
     if (!user) body.username = u.username;
     if (!user || u.password) body.password = u.password;
@@ -42,18 +60,20 @@ function UserForm({ user, groups, providers, onDone, onCancel }) {
     }
   };
   // The errors of group_roles[i] are shown next to that group's role.
-  const grantFields = (id) => {
+  const grantFields = (/** @type {number} */ id) => {
     const i = sent.findIndex((g) => g.group_id === id);
     return i < 0 ? [] : [`group_roles[${i}].role`, `group_roles[${i}].group_id`, `group_roles[${i}]`];
   };
-  const grantError = (id) => grantFields(id).map(err).find(Boolean) || '';
+  const grantError = (/** @type {number} */ id) => grantFields(id).map(err).find(Boolean) || '';
   const shownFields = [...FIELDS, ...groups.flatMap((g) => grantFields(g.id))];
+  // Cast: read only where external(user) holds, which needs a user.
+  const someone = /** @type {User} */ (user);
   const roleOptions = [['', t('users.groupRole.none')], ...GROUP_ROLES.map((r) => [r, t(`enum.groupRole.${r}`)])];
   return html`<form class="card form" onSubmit=${save} data-testid="user-form">
     <h2>${user ? t('users.edit', { name: user.username }) : t('users.new')}</h2>
     <${ErrorBanner} error=${error} shownFields=${shownFields} />
     ${external(user) && html`<div class="banner warn" role="note" data-testid="user-external">
-      ${t('users.external', { name: user.username, source: loginSourceText(user.login_source, providers) })}
+      ${t('users.external', { name: someone.username, source: loginSourceText(someone.login_source, providers) })}
     </div>`}
     <div class="grid">
       <${Field} label=${t('field.username')} error=${err('username')} hint=${t('users.hint.username')}>
@@ -87,6 +107,7 @@ function UserForm({ user, groups, providers, onDone, onCancel }) {
 
 // The single sign-on sources a user may be linked to: 'ldap' when the directory is offered, 'oidc:<name>' per
 // OpenID provider.
+/** @param {Providers | null} providers */
 function sourcesOf(providers) {
   if (!providers) return [];
   return [...(providers.ldap ? ['ldap'] : []), ...(providers.oidc || []).map((p) => `oidc:${p.name}`)];
@@ -96,17 +117,21 @@ function sourcesOf(providers) {
 // finds a user by, never its name. An ADMIN links one here (the subject is named by the refused sign-in and
 // the audit log), or removes it (the user becomes local, without a password). Changing or removing a link
 // ends the user's sessions and revokes its API tokens.
+/**
+ * @param {{ user: User, providers: Providers | null, onDone: (user: User, notice: string) => void }} props
+ */
 function IdentityCard({ user, providers, onDone }) {
   const sources = sourcesOf(providers);
   const [source, setSource] = useState(external(user) ? user.login_source : sources[0] || '');
   const [subject, setSubject] = useState(user.external_subject || '');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   if (sources.length === 0 && !external(user)) return null;
-  const err = (k) => (error ? error.field(k) : '');
-  const link = async (e) => {
+  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
+  const link = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     try {
+      /** @type {User} */
       const u = await api.put(`/api/v1/users/${user.id}/identity`, { source, subject });
       onDone(u, t('users.identity.linked', { name: u.username, source: loginSourceText(u.login_source, providers) }));
     } catch (ex) {
@@ -116,6 +141,7 @@ function IdentityCard({ user, providers, onDone }) {
   const unlink = async () => {
     setError(null);
     try {
+      /** @type {User} */
       const u = await api.del(`/api/v1/users/${user.id}/identity`);
       onDone(u, t('users.identity.unlinked', { name: u.username }));
     } catch (ex) {
@@ -147,6 +173,7 @@ function IdentityCard({ user, providers, onDone }) {
 }
 
 // Where a user logs in: a badge (local, LDAP, SSO) and the OpenID provider's name.
+/** @param {{ user: User, providers: Providers | null }} props */
 function SourceCell({ user, providers }) {
   const { kind, name } = loginSource(user.login_source);
   return html`<td data-testid="user-source" data-source=${user.login_source || 'local'}>
@@ -158,15 +185,17 @@ function SourceCell({ user, providers }) {
 // The sign-in policy (global ADMIN only): whether single sign-on is required, so that only global admins may
 // log in with a local password. Requiring it ends the sessions of local users who are not admins.
 function PolicyCard() {
+  /** @type {import('../components.js').Load<import('../types.js').AuthPolicy>} */
   const policy = useLoad(() => api.get('/api/v1/auth/policy'), []);
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   if (!policy.data) return html`<${ErrorBanner} error=${policy.error} />`;
   const p = policy.data;
-  const change = async (require) => {
+  const change = async (/** @type {boolean} */ require) => {
     setError(null);
     setNotice('');
     try {
+      /** @type {{ require_sso: boolean, sessions_ended: number }} */
       const r = await api.put('/api/v1/auth/policy', { require_sso: require });
       setNotice(r.require_sso ? t('users.policy.enabled', { count: Number(r.sessions_ended) || 0 }) : t('users.policy.disabled'));
       policy.reload();
@@ -190,17 +219,24 @@ function PolicyCard() {
   </div>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function UsersPage({ user: me }) {
+  /** @type {import('../components.js').Load<import('../types.js').List<User>>} */
   const users = useLoad(() => api.get('/api/v1/users'), []);
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Group>>} */
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
-  const providers = useLoad(() => api.get('/api/v1/auth/providers').catch(() => ({ oidc: [] })), []);
-  const [editing, setEditing] = useState(null);
+  const providers = useLoad(() => {
+    /** @type {Promise<import('../types.js').Providers>} */
+    const asked = api.get('/api/v1/auth/providers');
+    return asked.catch(() => ({ oidc: [] }));
+  }, []);
+  const [editing, setEditing] = useState(/** @type {User | 'new' | null} */ (null));
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   if (me.role !== 'ADMIN') return html`<div class="banner error">${t('users.adminsOnly')}</div>`;
   const groupList = (groups.data && groups.data.items) || [];
   const groupName = Object.fromEntries(groupList.map((g) => [g.id, g.title]));
-  const remove = async (u) => {
+  const remove = async (/** @type {User} */ u) => {
     setError(null);
     try {
       await api.del(`/api/v1/users/${u.id}`);
@@ -221,7 +257,7 @@ export function UsersPage({ user: me }) {
       onCancel=${() => setEditing(null)}
       onDone=${(u) => { setEditing(null); setNotice(t('users.saved', { name: u.username })); users.reload(); }} />`}
     ${editing && editing !== 'new' && html`<${IdentityCard} key=${`identity-${editing.id}`} user=${editing} providers=${providers.data}
-      onDone=${(u, text) => { setEditing(null); setNotice(text); users.reload(); }} />`}
+      onDone=${(_, text) => { setEditing(null); setNotice(text); users.reload(); }} />`}
     ${!users.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="users-table">
       <thead><tr><th>${t('common.id')}</th><th>${t('field.username')}</th><th>${t('field.role')}</th><th>${t('users.col.source')}</th><th>${t('users.col.groups')}</th><th>${t('users.col.changed')}</th><th>${t('common.actions')}</th></tr></thead>
       <tbody>${users.data.items.map((u) => html`<tr key=${u.id} data-username=${u.username}>

@@ -1,3 +1,4 @@
+// @ts-check
 // A workflow's editor: its name, group, schedule (with the next fires previewed as in the job form) and
 // parameter; its nodes (a key, a job, an optional parameter) and edges (from, to, a condition) as rows, drawn
 // live beside them. The server checks the graph (keys, jobs, edges between known nodes, no cycle): its field
@@ -12,11 +13,42 @@ import { fieldErrorText, t } from '../i18n.js';
 import { ScheduleFields, SchedulePreview } from '../schedule.js';
 import { WorkflowGraph } from './workflow_graph.js';
 
+/** @typedef {import('../types.js').Workflow} Workflow */
+/** @typedef {import('../types.js').WorkflowScheduleType} WorkflowScheduleType */
+/**
+ * A node's row: its key, its job ('' until one is chosen) and its parameter (null or '': the job's own).
+ * @typedef {{ key: string, job_id: number | '', param?: string | null }} NodeDraft
+ */
+/** @typedef {{ from: string, to: string, condition: import('../types.js').EdgeCondition }} EdgeDraft */
+/**
+ * The workflow form's fields: a workflow's editable fields as the inputs leave them (the group '' when the user
+ * may write in none), and a saved workflow's stop_reason.
+ * @typedef {Object} WorkflowDraft
+ * @property {number | ''} group_id
+ * @property {string} name
+ * @property {string} param
+ * @property {WorkflowScheduleType} schedule_type
+ * @property {string} schedule_conf
+ * @property {string} time_zone
+ * @property {import('../types.js').MisfireStrategy} misfire_strategy
+ * @property {boolean} enabled
+ * @property {NodeDraft[]} nodes
+ * @property {EdgeDraft[]} edges
+ * @property {string} [stop_reason]
+ */
+
+/** @type {(keyof WorkflowDraft)[]} */
 const EDITABLE = ['group_id', 'name', 'param', 'schedule_type', 'schedule_conf', 'time_zone', 'misfire_strategy', 'enabled'];
+/** @type {string[]} */
 const SHOWN = [...EDITABLE, 'nodes', 'edges'];
 const ROW_FIELD = /^(nodes|edges)\[\d+\](\.\w+)?$/;
+/** @type {Record<WorkflowScheduleType, string>} */
 const DEFAULT_CONF = { CRON: '0 0 * * * ?', FIX_RATE: '60', NONE: '' };
 
+/**
+ * @param {import('../types.js').Group[]} groups those the user may write in
+ * @returns {WorkflowDraft}
+ */
 function blankWorkflow(groups) {
   return {
     group_id: groups.length > 0 ? groups[0].id : '',
@@ -33,6 +65,7 @@ function blankWorkflow(groups) {
 }
 
 // The first free key "node1", "node2", ...
+/** @param {NodeDraft[]} nodes */
 function nextKey(nodes) {
   const used = nodes.map((n) => n.key);
   let i = nodes.length + 1;
@@ -42,6 +75,7 @@ function nextKey(nodes) {
 
 // A field error of the graph in the console's language: the workflow's own codes (a cycle, an edge to a
 // key no node has, a key used twice) and a missing job read better than the generic texts.
+/** @param {import('../types.js').FieldError} e */
 function graphErrorText(e) {
   const p = e.params || {};
   const field = e.field || '';
@@ -54,18 +88,22 @@ function graphErrorText(e) {
   return fieldErrorText(e);
 }
 
+/** @param {import('../components.js').PageProps & { id: string }} props the id, or 'new' */
 export function WorkflowFormPage({ id, user }) {
   const isNew = id === 'new';
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Group>>} */
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Job>>} */
   const jobs = useLoad(() => api.get('/api/v1/jobs?limit=1000'), []);
+  /** @type {import('../components.js').Load<Workflow | null>} */
   const loaded = useLoad(() => (isNew ? Promise.resolve(null) : api.get(`/api/v1/workflows/${id}`)), [id]);
-  const [wf, setWf] = useState(null);
-  const [error, setError] = useState(null);
+  const [wf, setWf] = useState(/** @type {WorkflowDraft | null} */ (null));
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
   const [notice, setNotice] = useState('');
   const [saving, setSaving] = useState(false);
 
   // A workflow is created in, and moved to, only a group where the user is a DEVELOPER (or more).
-  const writable = (groupId) => can(user, groupId, 'write');
+  const writable = (/** @type {number | string} */ groupId) => can(user, groupId, 'write');
   useEffect(() => {
     if (isNew && groups.data) setWf(blankWorkflow(groups.data.items.filter((g) => writable(g.id))));
     if (!isNew && loaded.data) setWf(loaded.data);
@@ -75,33 +113,38 @@ export function WorkflowFormPage({ id, user }) {
   if (!wf || !groups.data) return html`<${Loading} />`;
 
   const groupList = groups.data.items.filter((g) => writable(g.id) || String(g.id) === String(wf.group_id));
-  const readOnly = Boolean(loaded.data) && !writable(loaded.data.group_id); // shown, not offered for change
+  const readOnly = !!loaded.data && !writable(loaded.data.group_id); // shown, not offered for change
   const jobList = (jobs.data && jobs.data.items) || [];
   const jobById = Object.fromEntries(jobList.map((j) => [j.id, j]));
-  const jobName = (jobId) => (jobById[jobId]
+  const jobName = (/** @type {number | ''} */ jobId) => (jobById[jobId]
     ? t('workflow.jobOption', { id: jobId, description: jobById[jobId].description })
     : jobId ? t('workflow.jobMissing', { id: jobId }) : t('workflow.node.noJob'));
-  const set = (k) => (v) => setWf({ ...wf, [k]: v });
-  const input = (k) => (e) => set(k)(e.target.value);
-  const errorOf = (name) => {
+  /**
+   * @template {keyof WorkflowDraft} K
+   * @param {K} k
+   */
+  const set = (k) => (/** @type {WorkflowDraft[K]} */ v) => setWf({ ...wf, [k]: v });
+  const input = (/** @type {keyof WorkflowDraft} */ k) => (/** @type {{ target: HTMLInputElement }} */ e) => set(k)(e.target.value);
+  const errorOf = (/** @type {string} */ name) => {
     const e = error && error.errors.find((x) => x.field === name);
     return e ? graphErrorText(e) : '';
   };
-  const err = (k) => (error ? error.field(k) : '');
+  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
   // The edges of a cycle the server found ("a -> b -> a"), marked in their rows and in the drawing.
   const cycle = error && error.errors.find((e) => e.field === 'edges' && e.code === 'cycle' && e.params && e.params.cycle);
-  const cycleKeys = cycle ? String(cycle.params.cycle).split(' -> ') : [];
+  const cycleKeys = cycle ? String(cycle.params?.cycle).split(' -> ') : [];
   const marked = cycleKeys.slice(1).map((k, i) => `${cycleKeys[i]}>${k}`);
-  const inCycle = (x) => marked.includes(`${x.from}>${x.to}`);
+  const inCycle = (/** @type {EdgeDraft} */ x) => marked.includes(`${x.from}>${x.to}`);
   const shownFields = error ? error.errors.map((e) => e.field).filter((f) => SHOWN.includes(f) || ROW_FIELD.test(f)) : [];
 
   // Rows: a change of a node's key follows into the edges that named it (when no other node has that key).
-  const setNode = (i, changes) => {
+  const setNode = (/** @type {number} */ i, /** @type {Partial<NodeDraft>} */ changes) => {
     const old = wf.nodes[i];
     const nodes = wf.nodes.map((n, j) => (j === i ? { ...n, ...changes } : n));
     let edges = wf.edges;
-    if (changes.key !== undefined && old.key && wf.nodes.filter((n) => n.key === old.key).length === 1) {
-      edges = edges.map((e) => ({ ...e, from: e.from === old.key ? changes.key : e.from, to: e.to === old.key ? changes.key : e.to }));
+    const key = changes.key;
+    if (key !== undefined && old.key && wf.nodes.filter((n) => n.key === old.key).length === 1) {
+      edges = edges.map((e) => ({ ...e, from: e.from === old.key ? key : e.from, to: e.to === old.key ? key : e.to }));
     }
     setWf({ ...wf, nodes, edges });
   };
@@ -109,32 +152,33 @@ export function WorkflowFormPage({ id, user }) {
     setError(null);
     setWf({ ...wf, nodes: [...wf.nodes, { key: nextKey(wf.nodes), job_id: jobList.length > 0 ? jobList[0].id : '', param: null }] });
   };
-  const removeNode = (i) => {
+  const removeNode = (/** @type {number} */ i) => {
     setError(null);
     const key = wf.nodes[i].key;
     const nodes = wf.nodes.filter((_, j) => j !== i);
     const still = nodes.some((n) => n.key === key);
     setWf({ ...wf, nodes, edges: still ? wf.edges : wf.edges.filter((e) => e.from !== key && e.to !== key) });
   };
-  const setEdge = (i, changes) => setWf({ ...wf, edges: wf.edges.map((e, j) => (j === i ? { ...e, ...changes } : e)) });
+  const setEdge = (/** @type {number} */ i, /** @type {Partial<EdgeDraft>} */ changes) => setWf({ ...wf, edges: wf.edges.map((e, j) => (j === i ? { ...e, ...changes } : e)) });
   const addEdge = () => {
     setError(null);
     const keys = wf.nodes.map((n) => n.key);
     setWf({ ...wf, edges: [...wf.edges, { from: keys[0] || '', to: keys[1] || keys[0] || '', condition: 'SUCCESS' }] });
   };
-  const removeEdge = (i) => {
+  const removeEdge = (/** @type {number} */ i) => {
     setError(null);
     setWf({ ...wf, edges: wf.edges.filter((_, j) => j !== i) });
   };
-  const setScheduleType = (type) => {
+  const setScheduleType = (/** @type {WorkflowScheduleType} */ type) => {
     const conf = wf.schedule_conf === '' || wf.schedule_conf === DEFAULT_CONF[wf.schedule_type] ? DEFAULT_CONF[type] : wf.schedule_conf;
     setWf({ ...wf, schedule_type: type, schedule_conf: conf, enabled: type === 'NONE' ? false : wf.enabled });
   };
 
-  const save = async (e) => {
+  const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setSaving(true);
     setError(null);
+    /** @type {Record<string, unknown>} */
     const body = {};
     for (const k of EDITABLE) body[k] = wf[k];
     body.group_id = Number(wf.group_id) || 0;
@@ -144,11 +188,14 @@ export function WorkflowFormPage({ id, user }) {
     body.edges = wf.edges.map((x) => ({ from: x.from, to: x.to, condition: x.condition }));
     try {
       if (isNew) {
+        /** @type {Workflow} */
         const created = await api.post('/api/v1/workflows', body);
         navigate(`/workflows/${created.id}`);
         setNotice(t('workflow.created', { id: created.id }));
       } else {
-        setWf(await api.put(`/api/v1/workflows/${id}`, body));
+        /** @type {Workflow} */
+        const saved = await api.put(`/api/v1/workflows/${id}`, body);
+        setWf(saved);
         setNotice(t('common.saved'));
       }
     } catch (ex) {
@@ -159,13 +206,13 @@ export function WorkflowFormPage({ id, user }) {
   };
 
   const keyOptions = [...new Set(wf.nodes.map((n) => n.key))].map((k) => [k, k]);
-  const edgeKeyOptions = (value) => (value && !keyOptions.some(([k]) => k === value) ? [...keyOptions, [value, value]] : keyOptions);
-  const jobOptions = (value) => {
+  const edgeKeyOptions = (/** @type {string} */ value) => (value && !keyOptions.some(([k]) => k === value) ? [...keyOptions, [value, value]] : keyOptions);
+  const jobOptions = (/** @type {number | ''} */ value) => {
     const options = jobList.map((j) => [j.id, t('workflow.jobOption', { id: j.id, description: j.description })]);
     if (value && !jobById[value]) options.push([value, t('workflow.jobMissing', { id: value })]);
     return [['', t('workflow.node.pickJob')], ...options];
   };
-  const cellError = (name) => {
+  const cellError = (/** @type {string} */ name) => {
     const text = errorOf(name);
     return text ? html`<span class="field-error" data-field=${name}>${text}</span>` : null;
   };

@@ -1,3 +1,4 @@
+// @ts-check
 // A workflow's graph drawn as SVG: dagre (web/vendor/dagre.esm.js) lays the nodes and edges out, Preact
 // draws a box per node (its key, its job, in a run its state) and a curve per edge with an arrowhead, the
 // edge's condition written on it when it is not SUCCESS. Every text is a text node; the colours come from
@@ -15,15 +16,42 @@ const ARROW = 'M0,0 L10,5 L0,10 z';
 const ORIENT = 'auto-start-reverse';
 let instances = 0; // each drawing's markers get ids of their own
 
+/**
+ * A node as the graph is given it: a workflow's (or its form's: the job not chosen yet is '') or a run's.
+ * @typedef {{ key: string, job_id: number | '' }} GraphNode
+ */
+/**
+ * An edge as the graph is given it; a condition the console does not know is drawn as SUCCESS.
+ * @typedef {{ from: string, to: string, condition?: string }} GraphEdge
+ */
+/**
+ * An edge that is drawn: its condition, and the label written on it ('' for SUCCESS).
+ * @template {GraphEdge} E
+ * @typedef {E & { condition: import('../types.js').EdgeCondition, label: string }} DrawnEdge
+ */
+/**
+ * A node laid out: its box's centre and size.
+ * @template {GraphNode} N
+ * @typedef {N & import('../../vendor/dagre.esm.js').Node} LaidNode
+ */
+/**
+ * An edge laid out: the points of its line, and (read only when it has a label) its label's centre and width.
+ * @template {GraphEdge} E
+ * @typedef {DrawnEdge<E> & { points: import('../../vendor/dagre.esm.js').Point[], x: number, y: number, width: number }} LaidEdge
+ */
+
+/** @type {(s: unknown, n: number) => string} */
 const short = (s, n) => {
   const text = String(s == null ? '' : s);
   return text.length > n ? `${text.slice(0, n - 1)}…` : text;
 };
 // The width of a label's text, roughly: wide (CJK) characters count double.
+/** @type {(s: string) => number} */
 const textWidth = (s) => [...String(s)].reduce((w, c) => w + (c.charCodeAt(0) > 0x2e80 ? 12 : 6.6), 0);
 
 // A smooth curve through dagre's points: straight to the first bend, then quadratic segments through the
 // midpoints, straight into the target (where the arrowhead sits).
+/** @param {import('../../vendor/dagre.esm.js').Point[] | undefined} points */
 function pathOf(points) {
   if (!points || points.length < 2) return '';
   const [first, ...rest] = points;
@@ -37,30 +65,59 @@ function pathOf(points) {
   return `${d} L${last.x},${last.y}`;
 }
 
-// dagre's layout of the nodes with a usable key (the first of a repeated key) and the edges between two
-// of them (a repeated pair once, no loop): { width, height, nodes: [{key, job_id, x, y}], edges }.
-function computeLayout(nodes, edges, nodeHeight) {
+// What dagre is given: the nodes with a usable key (the first of a repeated key), each a box NODE_W wide and
+// `nodeHeight` high, and the edges between two of them (a repeated pair once, no loop), an edge whose
+// condition is not SUCCESS with a label's box (its text in the console's language) for dagre to place.
+// { graph: dagre's graph, not laid out yet, nodes, edges: those drawn, in the order given }.
+/**
+ * @template {GraphNode} N
+ * @template {GraphEdge} E
+ * @param {N[]} nodes
+ * @param {E[]} edges
+ * @param {number} nodeHeight
+ */
+export function graphInput(nodes, edges, nodeHeight) {
   const g = new graphlib.Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 36, ranksep: 46, edgesep: 18 });
   g.setDefaultEdgeLabel(() => ({}));
+  /** @type {N[]} */
   const drawnNodes = [];
   for (const n of nodes) {
     if (!n.key || g.hasNode(n.key)) continue;
     g.setNode(n.key, { width: NODE_W, height: nodeHeight });
     drawnNodes.push(n);
   }
+  /** @type {DrawnEdge<E>[]} */
   const drawnEdges = [];
   for (const e of edges) {
     if (!g.hasNode(e.from) || !g.hasNode(e.to) || e.from === e.to || g.hasEdge(e.from, e.to)) continue;
-    const condition = EDGE_CONDITIONS.includes(e.condition) ? e.condition : 'SUCCESS';
+    const condition = EDGE_CONDITIONS.find((c) => c === e.condition) || 'SUCCESS';
     const label = condition === 'SUCCESS' ? '' : t(`enum.edgeCondition.${condition}`);
     g.setEdge(e.from, e.to, label ? { width: textWidth(label) + 14, height: LABEL_H, labelpos: 'c' } : {});
     drawnEdges.push({ ...e, condition, label });
   }
+  return { graph: g, nodes: drawnNodes, edges: drawnEdges };
+}
+
+// dagre's layout of graphInput's nodes and edges: { left, top, width, height: the box of everything drawn,
+// nodes: [{key, job_id, x, y, width, height}] (x, y: the centre), edges: [{from, to, condition, label,
+// points, and x, y, width: the label's}] }.
+/**
+ * @template {GraphNode} N
+ * @template {GraphEdge} E
+ * @param {N[]} nodes
+ * @param {E[]} edges
+ * @param {number} nodeHeight
+ */
+export function computeLayout(nodes, edges, nodeHeight) {
+  const { graph: g, nodes: drawnNodes, edges: drawnEdges } = graphInput(nodes, edges, nodeHeight);
   layout(g);
   const laid = {
+    /** @type {LaidNode<N>[]} */
     nodes: drawnNodes.map((n) => ({ ...n, ...g.node(n.key) })),
-    edges: drawnEdges.map((e) => ({ ...e, ...g.edge(e.from, e.to) })),
+    // Cast: dagre gives every edge its points, and an edge with a label (one with a size) its label's centre;
+    // x, y and width are read only for an edge with a label.
+    edges: drawnEdges.map((e) => /** @type {LaidEdge<E>} */ ({ ...e, ...g.edge(e.from, e.to) })),
   };
   // The box of everything drawn: an edge dagre turned round (a cycle) may bend outside the nodes' box.
   const xs = [];
@@ -93,6 +150,12 @@ function computeLayout(nodes, edges, nodeHeight) {
 
 // nodes [{key, job_id}], edges [{from, to, condition}]; jobName(id) names a node's job; in a run, states
 // {key: state} and hrefs {key: link} (a node's latest fire); marked: edges "from>to" drawn as wrong (a cycle).
+/**
+ * @param {{
+ *   nodes: GraphNode[] | undefined, edges: GraphEdge[] | undefined, jobName: (jobId: number | '') => string,
+ *   states?: Record<string, string>, hrefs?: Record<string, string>, marked?: string[],
+ * }} props
+ */
 export function WorkflowGraph({ nodes, edges, jobName, states, hrefs, marked = [] }) {
   const uid = useMemo(() => {
     instances += 1;
@@ -109,7 +172,7 @@ export function WorkflowGraph({ nodes, edges, jobName, states, hrefs, marked = [
   if (!drawn || drawn.nodes.length === 0) {
     return html`<div class="wf-graph-empty muted" data-testid="workflow-graph">${t('workflow.graph.empty')}</div>`;
   }
-  const marker = (condition) => `url(#${uid}-${condition})`;
+  const marker = (/** @type {string} */ condition) => `url(#${uid}-${condition})`;
   return html`<div class="wf-graph-wrap">
     <svg class="wf-graph" data-testid="workflow-graph" role="img" aria-label=${t('workflow.graph.label')}
       width=${drawn.width} height=${drawn.height} viewBox=${`${drawn.left} ${drawn.top} ${drawn.width} ${drawn.height}`}>
@@ -128,7 +191,7 @@ export function WorkflowGraph({ nodes, edges, jobName, states, hrefs, marked = [
         </g>`}
       </g>`)}
       ${drawn.nodes.map((n) => {
-        const state = withState ? states[n.key] || 'WAITING' : '';
+        const state = states ? states[n.key] || 'WAITING' : '';
         const job = jobName(n.job_id);
         const stateText = state ? t(`enum.workflowNode.${state}`) : '';
         const box = html`<g class=${`wf-node${state ? ` state-${state.toLowerCase()}` : ''}`}

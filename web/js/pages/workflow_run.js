@@ -1,3 +1,4 @@
+// @ts-check
 // One run of a workflow: its graph drawn with each node's state, followed live (every second while the run
 // is RUNNING); a node links to its latest fire's log. Kill while it runs; once it has ended, re-run a node
 // that FAILED or was KILLED (the run goes on from there).
@@ -9,19 +10,26 @@ import { errorText, formatDuration, t, tOr } from '../i18n.js';
 import { WorkflowGraph } from './workflow_graph.js';
 import { RunStateBadge } from './workflows.js';
 
+/** @typedef {import('../types.js').WorkflowRun} WorkflowRun */
+
 const POLL_MS = 1000;
 const RERUNNABLE = ['FAILED', 'KILLED'];
 
 // GET /api/v1/workflow-runs/{id} now, and again every second while the run is RUNNING; `restart` after an
 // action that may set it running again.
+/** @param {string} id */
 function useRun(id) {
-  const [state, setState] = useState({ run: null, error: null });
+  const [state, setState] = useState(
+    /** @type {{ run: WorkflowRun | null, error: import('../i18n.js').ShownError | null }} */ ({ run: null, error: null }),
+  );
   const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     let live = true;
-    let timer = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
     const poll = async () => {
       try {
+        /** @type {WorkflowRun} */
         const run = await api.get(`/api/v1/workflow-runs/${id}`);
         if (!live) return;
         setState({ run, error: null });
@@ -38,26 +46,31 @@ function useRun(id) {
       clearTimeout(timer);
     };
   }, [id, attempt]);
-  return { ...state, setRun: (run) => setState({ run, error: null }), restart: () => setAttempt((a) => a + 1) };
+  return { ...state, setRun: (/** @type {WorkflowRun} */ run) => setState({ run, error: null }), restart: () => setAttempt((a) => a + 1) };
 }
 
+/** @param {{ label: string, children?: import('../components.js').Children }} props */
 function Row({ label, children }) {
   return html`<div class="kv"><dt>${label}</dt><dd>${children}</dd></div>`;
 }
 
+/** @type {(list: number[] | undefined) => number | null} */
 const lastOf = (list) => (list && list.length > 0 ? list[list.length - 1] : null);
 
+/** @param {import('../components.js').PageProps & { id: string }} props */
 export function WorkflowRunPage({ id, user }) {
   const { run, error: loadError, setRun, restart } = useRun(id);
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Job>>} */
   const jobs = useLoad(() => api.get('/api/v1/jobs?limit=1000'), []);
   const workflowId = run ? run.workflow_id : null;
+  /** @type {import('../components.js').Load<import('../types.js').Workflow | null>} */
   const workflow = useLoad(() => (workflowId ? api.get(`/api/v1/workflows/${workflowId}`) : Promise.resolve(null)), [workflowId]);
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
 
   if (!run) return loadError ? html`<${ErrorBanner} error=${loadError} />` : html`<${Loading} />`;
   const jobById = Object.fromEntries(((jobs.data && jobs.data.items) || []).map((j) => [j.id, j]));
-  const jobName = (jobId) => (jobById[jobId]
+  const jobName = (/** @type {number} */ jobId) => (jobById[jobId]
     ? t('workflow.jobOption', { id: jobId, description: jobById[jobId].description })
     : t('workflow.jobMissing', { id: jobId }));
   const nodes = run.nodes || [];
@@ -67,7 +80,8 @@ export function WorkflowRunPage({ id, user }) {
   const operate = can(user, run.group_id, 'operate'); // kill and re-run
   const name = workflow.data ? workflow.data.name : '';
 
-  const act = async (fn, message) => {
+  // An action answering the run after it (a kill's answer also has kill_notes, not shown).
+  const act = async (/** @type {() => Promise<WorkflowRun>} */ fn, /** @type {string} */ message) => {
     setError(null);
     setNotice('');
     try {
@@ -80,7 +94,7 @@ export function WorkflowRunPage({ id, user }) {
     }
   };
   const kill = () => act(() => api.post(`/api/v1/workflow-runs/${run.id}/kill`), t('workflowRun.killed', { id: run.id }));
-  const rerun = (key) => act(() => api.post(`/api/v1/workflow-runs/${run.id}/nodes/${encodeURIComponent(key)}/rerun`), t('workflowRun.rerunStarted', { key }));
+  const rerun = (/** @type {string} */ key) => act(() => api.post(`/api/v1/workflow-runs/${run.id}/nodes/${encodeURIComponent(key)}/rerun`), t('workflowRun.rerunStarted', { key }));
 
   return html`<section>
     <${PageHeader} title=${name ? t('workflowRun.titleNamed', { id: run.id, name }) : t('workflowRun.title', { id: run.id })}>

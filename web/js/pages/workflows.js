@@ -1,32 +1,34 @@
+// @ts-check
 // Workflows (a DAG of jobs, docs/operations.md "Workflows"): the list, a trigger with a parameter, and one
 // workflow's runs. The editor is workflow_form.js, a run's view workflow_run.js.
 import { html, useEffect, useState } from '../lib.js';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, navigate, useLoad } from '../components.js';
 import { can, canSomewhere, formatMs, relativeMs } from '../util.js';
-import { formatDuration, formatNumber, formatUnit, t, tOr } from '../i18n.js';
+import { formatDuration, formatNumber, t, tOr } from '../i18n.js';
+import { scheduleText } from '../schedule.js';
+
+/** @typedef {import('../types.js').Workflow} Workflow */
+/** @typedef {import('../api.js').ApiError} ApiError */
 
 const RUNS_LIMIT = 50;
 
-export function workflowScheduleText(w) {
-  if (w.schedule_type === 'NONE') return t('jobs.schedule.none');
-  if (w.schedule_type === 'CRON') return t('jobs.schedule.cron', { conf: w.schedule_conf, zone: w.time_zone });
-  return t('jobs.schedule.fixRate', { period: formatUnit(Number(w.schedule_conf), 'second') });
-}
-
 // A run's state (RUNNING, SUCCESS, FAILED, KILLED, SKIPPED) in the console's language.
+/** @param {{ state: import('../types.js').WorkflowRunState, testid?: string }} props */
 export function RunStateBadge({ state, testid }) {
   return html`<span class=${`badge wf-state-${String(state).toLowerCase()}`} title=${state} data-testid=${testid} data-state=${state}>${tOr(`enum.workflowRun.${state}`, state)}</span>`;
 }
 
 // Trigger a run now, with the workflow's parameter or another one; answers the run's id.
+/** @param {{ workflow: Workflow, onClose: () => void, onDone: (runId: number) => void }} props */
 function TriggerDialog({ workflow, onClose, onDone }) {
   const [param, setParam] = useState(workflow.param || '');
-  const [error, setError] = useState(null);
-  const submit = async (e) => {
+  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
+  const submit = async (/** @type {Event} */ e) => {
     e.preventDefault();
     setError(null);
     try {
+      /** @type {{ run_id: number }} */
       const r = await api.post(`/api/v1/workflows/${workflow.id}/trigger`, { param });
       onDone(r.run_id);
     } catch (err) {
@@ -48,16 +50,19 @@ function TriggerDialog({ workflow, onClose, onDone }) {
   </div>`;
 }
 
+/** @param {import('../components.js').PageProps} props */
 export function WorkflowsPage({ user }) {
   const [notice, setNotice] = useState('');
-  const [triggered, setTriggered] = useState(null); // {workflow, run}
-  const [actionError, setActionError] = useState(null);
-  const [triggering, setTriggering] = useState(null);
+  const [triggered, setTriggered] = useState(/** @type {{ workflow: Workflow, run: number } | null} */ (null));
+  const [actionError, setActionError] = useState(/** @type {ApiError | null} */ (null));
+  const [triggering, setTriggering] = useState(/** @type {Workflow | null} */ (null));
+  /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Group>>} */
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
+  /** @type {import('../components.js').Load<import('../types.js').Page<Workflow>>} */
   const list = useLoad(() => api.get('/api/v1/workflows'), []);
   const groupById = Object.fromEntries(((groups.data && groups.data.items) || []).map((g) => [g.id, g]));
 
-  const remove = async (w) => {
+  const remove = async (/** @type {Workflow} */ w) => {
     setActionError(null);
     setTriggered(null);
     try {
@@ -90,7 +95,7 @@ export function WorkflowsPage({ user }) {
             <td data-label=${t('common.id')}>${w.id}</td>
             <td class="desc" data-label=${t('field.name')}><a href=${`#/workflows/${w.id}`}>${w.name}</a></td>
             <td data-label=${t('field.group_id')}>${g ? g.title : w.group_id}</td>
-            <td class="mono" data-label=${t('jobs.col.schedule')}>${workflowScheduleText(w)}</td>
+            <td class="mono" data-label=${t('jobs.col.schedule')}>${scheduleText(w)}</td>
             <td data-label=${t('workflows.col.nodes')}>${(w.nodes || []).length}</td>
             <td data-label=${t('jobs.state')}>
               <span class=${`badge ${w.enabled ? 'status-running' : 'status-stopped'}`}>${w.enabled ? t('jobs.state.running') : t('jobs.state.stopped')}</span>
@@ -114,8 +119,11 @@ export function WorkflowsPage({ user }) {
 }
 
 // The runs of one workflow, newest first; refreshed every 2 s while one runs.
+/** @param {import('../components.js').PageProps & { id: string }} props */
 export function WorkflowRunsPage({ id, user }) {
+  /** @type {import('../components.js').Load<Workflow>} */
   const workflow = useLoad(() => api.get(`/api/v1/workflows/${id}`), [id]);
+  /** @type {import('../components.js').Load<import('../types.js').Page<import('../types.js').WorkflowRun>>} */
   const runs = useLoad(() => api.get(`/api/v1/workflows/${id}/runs?limit=${RUNS_LIMIT}`), [id]);
   const [triggering, setTriggering] = useState(false);
   const running = Boolean(runs.data && runs.data.items.some((r) => r.state === 'RUNNING'));
