@@ -19,9 +19,42 @@ void SendJson(net::Response& res, int status, const json& body) {
   res.set_content(DumpLossy(body), "application/json");
 }
 
+int HttpStatus(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalid:
+      return 400;
+    case ErrorKind::kUnauthenticated:
+      return 401;
+    case ErrorKind::kForbidden:
+      return 403;
+    case ErrorKind::kNotFound:
+      return 404;
+    case ErrorKind::kConflict:
+      return 409;
+    case ErrorKind::kThrottled:
+      return 429;
+    case ErrorKind::kUnavailable:
+      return 503;
+  }
+  return 400;
+}
+
+json FieldErrorsJson(const FieldErrors& errors) {
+  auto arr = json::array();
+  for (const auto& e : errors) {
+    json j{{"field", e.field}, {"message", e.message}};
+    if (!e.code.empty()) {
+      j["code"] = e.code;
+      j["params"] = e.params;
+    }
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
 json ErrorBody(const Error& error) {
   json body{{"error", error.message}, {"code", ToString(error.kind)}};
-  if (!error.fields.empty()) body["errors"] = ToJson(error.fields);
+  if (!error.fields.empty()) body["errors"] = FieldErrorsJson(error.fields);
   return body;
 }
 

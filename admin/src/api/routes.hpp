@@ -44,6 +44,10 @@ void SendJson(net::Response& res, int status, const json& body);
 void SendError(net::Response& res, const Error& error);
 // {"error", "code", "errors"} of an Error, as SendError sends it (with HttpStatus(error.kind)).
 json ErrorBody(const Error& error);
+// An ErrorKind's HTTP status: 400, 401, 403, 404, 409, 429, 503.
+int HttpStatus(ErrorKind kind);
+// [{"field", "message", "code", "params"}] ("code" and "params" only where a code is set).
+json FieldErrorsJson(const FieldErrors& errors);
 // For answers that are not an Error of the admin's own (a framing problem, an executor that failed).
 void SendError(net::Response& res, int status, const std::string& message);
 void SendEnvelope(net::Response& res, const xxljob::Envelope& e);

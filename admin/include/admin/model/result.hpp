@@ -6,8 +6,10 @@
 // about a request's fields also list one FieldError per field, each with a stable `code` and `params` so
 // the console can show it in the user's language (docs/architecture.md, "Errors").
 //
-// The REST API turns an Error into its HTTP status (HttpStatus) and the body
-//   {"error": message, "code": kind, "errors": [{"field", "message", "code", "params"}]}.
+// Nothing here knows HTTP: the REST API turns an Error into its HTTP status and the body
+//   {"error": message, "code": kind, "errors": [{"field", "message", "code", "params"}]}
+// (api/routes.hpp: ErrorBody and the status mapping). A FieldError's `params` is a JSON value because it
+// is data the console reads (docs/architecture.md, "Errors").
 //
 // Plain values; no thread-safety concerns.
 
@@ -64,11 +66,8 @@ struct Error {
   }
 };
 
-// 400, 401, 403, 404, 409, 429, 503.
-int HttpStatus(ErrorKind kind);
 // "invalid", "unauthenticated", "forbidden", "not_found", "conflict", "throttled", "unavailable".
 std::string_view ToString(ErrorKind kind);
-nlohmann::json ToJson(const FieldErrors& errors);
 
 // The database cannot be reached, or has no connection free in time: an infrastructure failure, thrown by
 // the store (store/pg_util.hpp, WithConnection) and answered 503 at the HTTP boundary, retried by the
