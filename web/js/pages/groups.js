@@ -127,9 +127,9 @@ export function GroupsPage({ user }) {
         ${groups.data.items.map((g) => html`<tr key=${g.id}>
           <td data-label=${t('common.id')}>${g.id}</td><td class="mono" data-label=${t('field.app_name')}>${g.app_name}</td><td data-label=${t('field.title')}>${g.title}${g.allow_scripts && html` <span class="badge scripts" data-testid="scripts-allowed" title=${t('groups.hint.allowScripts')}>${t('groups.scriptsAllowed')}</span>`}</td>
           <td data-label=${t('field.address_type')} title=${g.address_type}>${t(`enum.addressType.${g.address_type}`)}</td>
-          <td class="mono" data-label=${t('groups.col.addressesShort')}>${g.online_addresses.length === 0
+          <td class="mono" data-label=${t('groups.col.addressesShort')}>${(g.online_addresses || []).length === 0
             ? html`<span class="muted">${t('groups.noneOnline')}</span>`
-            : g.online_addresses.map((a) => html`<div>${a}</div>`)}</td>
+            : (g.online_addresses || []).map((a) => html`<div>${a}</div>`)}</td>
           <td data-label=${t('groups.col.token')}>${g.has_access_token ? t('groups.token.own') : t('groups.token.global')}</td>
           <td class="row-actions" data-label="">
             ${can(user, g.id, 'admin') && html`<button type="button" onClick=${() => setEditing(g)}>${t('common.edit')}</button>`}
