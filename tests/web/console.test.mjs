@@ -38,8 +38,9 @@
 // folder, its web_dir, instead of the copy in the binary; CI leaves it unset). Bounded: a global deadline,
 // every wait has its own; everything it started is stopped in `finally`. Prints "N passed, N failed".
 // CRONWHEEL_CLI_BIN: the cronwheel CLI (else build/dev/cli/cronwheel; its steps are skipped, logged, when it
-// is missing or has no `login`). The OpenID provider needs tests/e2e/oidc_provider/node_modules (scripts/setup
-// --web).
+// is missing or has no `login`). CRONWHEEL_WEB_API_CALLS (optional): a file to write the API calls checked
+// against web/openapi.json to (JSON), to read them again after a failure. The OpenID provider needs
+// tests/e2e/oidc_provider/node_modules (scripts/setup --web).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
@@ -49,6 +50,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadDocument, openApiValidator } from './openapi.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -291,6 +293,55 @@ function watch(page) {
 }
 const inFlight = new Map(); // page -> Map(request -> when it was sent)
 const failedRequests = [];
+
+// --- the API's calls against web/openapi.json ---------------------------------------------------------------
+// Every /api/v1 call the browser makes (the console's, and pageApi's) is kept with its answer: at the end, a
+// request body the server took (2xx) must be one its operation's schema takes, the status one the operation
+// lists, and a JSON answer one its schema takes with no field the document does not name (tests/web/openapi.mjs,
+// `closed`).
+const apiCalls = []; // promises of { method, pathname, status, sent, answer }
+function recordApiCalls(context) {
+  context.on('response', (res) => {
+    const url = new URL(res.url());
+    if (!url.pathname.startsWith('/api/v1/')) return;
+    const req = res.request();
+    apiCalls.push((async () => {
+      let sent;
+      try {
+        sent = req.postDataJSON() ?? undefined;
+      } catch (_) {
+        sent = undefined; // no body, or not JSON
+      }
+      const answer = await Promise.race([res.json().catch(() => undefined), sleep(5000).then(() => undefined)]);
+      return { method: req.method(), pathname: url.pathname, status: res.status(), sent, answer };
+    })());
+  });
+}
+
+async function checkApiCalls() {
+  const calls = (await Promise.allSettled(apiCalls)).filter((r) => r.status === 'fulfilled').map((r) => r.value);
+  if (process.env.CRONWHEEL_WEB_API_CALLS) fs.writeFileSync(process.env.CRONWHEEL_WEB_API_CALLS, JSON.stringify(calls, null, 1));
+  const v = openApiValidator(loadDocument(), { closed: true });
+  const found = { request: new Set(), status: new Set(), answer: new Set() };
+  const operations = new Set();
+  for (const c of calls) {
+    const op = v.operation(c.method, c.pathname);
+    const name = op ? `${c.method} ${op.template}` : `${c.method} ${c.pathname}`;
+    if (op) operations.add(name);
+    if (c.status >= 200 && c.status < 300 && c.sent !== undefined) {
+      for (const e of v.request(c.method, c.pathname, c.sent) || []) found.request.add(`${name}: ${e} in ${JSON.stringify(c.sent).slice(0, 300)}`);
+    }
+    for (const e of v.response(c.method, c.pathname, c.status, c.answer)) {
+      if (e.startsWith('status ') || !op) found.status.add(`${name} ${c.status}: ${e}`);
+      else if (c.answer !== undefined) found.answer.add(`${name} ${c.status}: ${e}`); // undefined: no JSON body read
+    }
+  }
+  const list = (set) => [...set].slice(0, 30).join('\n    ');
+  log(`${calls.length} API calls of ${operations.size} documented operations checked against web/openapi.json`);
+  check(found.request.size === 0, `openapi: every request body the server took is valid by its schema\n    ${list(found.request)}`);
+  check(found.status.size === 0, `openapi: every answer's status is one its operation lists\n    ${list(found.status)}`);
+  check(found.answer.size === 0, `openapi: every JSON answer is valid by its schema and names no undocumented field\n    ${list(found.answer)}`);
+}
 
 // A job's form: the live cron preview names an invalid expression, and saving a BEAN job without its
 // handler shows the server's field error, translated, next to the field. Returns the form locator.
@@ -1718,16 +1769,19 @@ async function scenario() {
     log(`--- the browser's language: ${locale}, time zone ${zone}`);
     browser = await launch(locale, zone);
     browser.setDefaultTimeout(15_000);
+    recordApiCalls(browser);
     try {
       await run();
     } catch (e) {
       await Promise.race([showFailure(browser), sleep(10_000)]);
       throw e;
     } finally {
+      await Promise.race([Promise.allSettled(apiCalls), sleep(10_000)]);
       await browser.close().catch(() => {});
       browser = null;
     }
   }
+  await checkApiCalls();
 }
 
 const deadline = setTimeout(() => {
