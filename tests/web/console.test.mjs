@@ -1675,6 +1675,42 @@ async function chineseScenario(context, base, adminPassword) {
     'zh-CN: the job keeps the calendar');
   check((await pageApi(page, 'GET', `/api/v1/jobs/${calendarJobId}`)).body.concurrency_policy === 'FORBID', 'zh-CN: the job forbids overlap');
 
+  // The calendars page changes and deletes (the pages of one kind of object share components.js's
+  // ResourcePage): the calendar the job keeps is not deleted, the server's reason shown; its description is
+  // changed in its form; a calendar made for the purpose is deleted (Delete asks once more, in place).
+  await page.goto(`${base}/#/calendars`);
+  await page.reload();
+  const keptRow = page.locator('[data-testid=calendars-table] tbody tr', { hasText: '英国工作日' });
+  const deleteButton = (row) => row.getByRole('button', { name: msg(lang, 'common.delete'), exact: true });
+  await deleteButton(keptRow).click();
+  await keptRow.getByRole('button', { name: msg(lang, 'common.deleteConfirm'), exact: true }).click();
+  await page.getByTestId('error-banner').waitFor();
+  const refusal = await page.getByTestId('error-banner').innerText();
+  check(refusal.includes(msg(lang, 'error.kind.conflict')) && refusal.includes('is kept by job(s)') && (await keptRow.count()) === 1,
+    `zh-CN: a calendar a job keeps is not deleted, and the banner says why (${refusal.replace(/\s+/g, ' ')})`);
+  await keptRow.getByRole('button', { name: msg(lang, 'common.edit'), exact: true }).click();
+  const editCalendar = page.getByTestId('calendar-form');
+  check((await editCalendar.locator('h2').innerText()) === msg(lang, 'calendars.edit', { name: '英国工作日' })
+    && (await editCalendar.locator('input[name=calendar_zone]').inputValue()) === 'Europe/London',
+  'zh-CN: Edit opens the calendar\'s form with its values');
+  await editCalendar.locator('input[name=calendar_description]').fill('含机房停电日');
+  await page.getByTestId('save-calendar').click();
+  await keptRow.getByText('含机房停电日').waitFor();
+  check((await page.getByRole('status').innerText()).includes(msg(lang, 'calendars.saved', { name: '英国工作日', n: savedCalendar.days.length }))
+    && (await editCalendar.count()) === 0 && (await page.getByTestId('error-banner').count()) === 0,
+  'zh-CN: the changed calendar is saved: its description in its row, the notice says so, the form and the old error gone');
+  await page.getByTestId('new-calendar').click();
+  await editCalendar.locator('input[name=calendar_name]').fill('临时日历');
+  await editCalendar.locator('textarea[name=days]').fill('2027-01-04');
+  await page.getByTestId('save-calendar').click();
+  const spareRow = page.locator('[data-testid=calendars-table] tbody tr', { hasText: '临时日历' });
+  await spareRow.waitFor();
+  await deleteButton(spareRow).click();
+  await spareRow.getByRole('button', { name: msg(lang, 'common.deleteConfirm'), exact: true }).click();
+  await spareRow.waitFor({ state: 'detached' });
+  check((await page.getByRole('status').innerText()).includes(msg(lang, 'calendars.deleted', { name: '临时日历' })),
+    'zh-CN: a calendar no job keeps is deleted, and the notice says so');
+
   // The admin's other pages, and the account page's own check (two different new passwords).
   for (const [route, name, ready, skip] of [
     ['/users', 'users-zh-CN', '[data-testid=users-table]'],
