@@ -247,15 +247,17 @@ export function IdPicker({ name, load, value, onChange }) {
  * @property {string} [cardLabel]
  */
 /**
+ * The page's props; E, the props its form takes besides ResourceFormProps (given as formProps).
  * @template {{ id: number }} T
+ * @template {object} [E={}]
  * @typedef {Object} ResourcePageProps
  * @property {string} title
  * @property {string} [intro] a paragraph under the title
  * @property {string} path the list's GET and the base of each object's `${path}/${id}`
  * @property {boolean} canCreate whether the "new" button shows (when no form is open)
  * @property {{ label: string, testid: string }} newButton
- * @property {(props: ResourceFormProps<T> & Record<string, unknown>) => Children} form
- * @property {Record<string, unknown>} [formProps] more props for the form
+ * @property {(props: ResourceFormProps<T> & E) => Children} form
+ * @property {E} [formProps]
  * @property {(saved: T) => string} savedText
  * @property {(item: T) => string} deletedText
  * @property {Array<Column<T> | false | null | undefined>} columns those not a column are left out
@@ -268,7 +270,8 @@ export function IdPicker({ name, load, value, onChange }) {
 
 /**
  * @template {{ id: number }} T
- * @param {ResourcePageProps<T>} props
+ * @template {object} E
+ * @param {ResourcePageProps<T, E>} props
  */
 export function ResourcePage({
   title, intro, path, canCreate, newButton, form: Form, formProps, savedText, deletedText, columns, rowAttrs,
