@@ -1611,7 +1611,7 @@ TEST_F(ConsoleTest, EveryRouteIsInTheOpenApiDocument) {
 TEST_F(ConsoleTest, EveryDocumentedRouteIsServed) {
   const auto unrouted = [](const Reply& r) {
     return r.status == 405 || (r.status == 404 && r.body.is_object() &&
-                                r.body.value("error", "").starts_with("no such resource: "));
+                               r.body.value("error", "").starts_with("no such resource: "));
   };
   // The server's own answers, as the check reads them.
   EXPECT_TRUE(unrouted(Call("GET", "/api/v1/no-such-route", Caller{})));
