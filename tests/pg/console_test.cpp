@@ -1602,6 +1602,52 @@ TEST_F(ConsoleTest, EveryRouteIsInTheOpenApiDocument) {
   EXPECT_EQ(served, documented);
 }
 
+// Every operation web/openapi.json lists is served: a request to it (each {parameter} as 1, no credentials,
+// {} as the body of a POST or PUT) reaches a route, whatever the route answers then (401, 400, a 404 of its
+// own), and never the HTTP server's answer to a request no route takes: 404 "no such resource" for a path,
+// 405 for a method the path does not take. The table above lists what the routes were registered as; this
+// asks the server as a client does, so a route registered under a pattern that does not match its own path,
+// or behind another that takes its requests, fails here.
+TEST_F(ConsoleTest, EveryDocumentedRouteIsServed) {
+  const auto unrouted = [](const Reply& r) {
+    return r.status == 405 || (r.status == 404 && r.body.is_object() &&
+                               r.body.value("error", "").starts_with("no such resource: "));
+  };
+  // The server's own answers, as the check reads them.
+  EXPECT_TRUE(unrouted(Call("GET", "/api/v1/no-such-route", Caller{})));
+  EXPECT_TRUE(unrouted(Call("DELETE", "/api/v1/health", Caller{})));
+  EXPECT_FALSE(unrouted(Call("GET", "/api/v1/jobs/999999", admin_)));  // a route's own 404
+
+  const auto doc = Call("GET", "/api/v1/openapi.json", Caller{});
+  ASSERT_EQ(doc.status, 200);
+  int operations = 0;
+  for (const auto& [path, ops] : doc.body.at("paths").items()) {
+    std::string concrete;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      if (path[i] == '{') {
+        i = path.find('}', i);
+        concrete += '1';
+      } else {
+        concrete += path[i];
+      }
+    }
+    for (const auto& [method, op] : ops.items()) {
+      std::string m = method;
+      std::transform(m.begin(), m.end(), m.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+      if (m != "GET" && m != "POST" && m != "PUT" && m != "DELETE") {
+        ADD_FAILURE() << path << ": " << method << " is not a method this test sends";
+        continue;
+      }
+      const auto r = Call(m, concrete, Caller{}, m == "POST" || m == "PUT" ? "{}" : "");
+      EXPECT_FALSE(unrouted(r)) << m << " " << path << " is documented but not served: " << m << " "
+                                << concrete << " answered " << r.status << " " << r.body.dump();
+      ++operations;
+    }
+  }
+  EXPECT_GE(operations, 70);
+}
+
 TEST_F(ConsoleTest, EveryRouteDeniesStrangersUsersOutsideTheirGroupsAndCookiesWithoutCsrf) {
   const int mine = CreateGroup("mine-app");
   const int other = CreateGroup("other-app");

@@ -38,8 +38,9 @@
 // folder, its web_dir, instead of the copy in the binary; CI leaves it unset). Bounded: a global deadline,
 // every wait has its own; everything it started is stopped in `finally`. Prints "N passed, N failed".
 // CRONWHEEL_CLI_BIN: the cronwheel CLI (else build/dev/cli/cronwheel; its steps are skipped, logged, when it
-// is missing or has no `login`). The OpenID provider needs tests/e2e/oidc_provider/node_modules (scripts/setup
-// --web).
+// is missing or has no `login`). CRONWHEEL_WEB_API_CALLS (optional): a file to write the API calls checked
+// against web/openapi.json to (JSON), to read them again after a failure. The OpenID provider needs
+// tests/e2e/oidc_provider/node_modules (scripts/setup --web).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
@@ -49,6 +50,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadDocument, openApiValidator } from './openapi.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -291,6 +293,55 @@ function watch(page) {
 }
 const inFlight = new Map(); // page -> Map(request -> when it was sent)
 const failedRequests = [];
+
+// --- the API's calls against web/openapi.json ---------------------------------------------------------------
+// Every /api/v1 call the browser makes (the console's, and pageApi's) is kept with its answer: at the end, a
+// request body the server took (2xx) must be one its operation's schema takes, the status one the operation
+// lists, and a JSON answer one its schema takes with no field the document does not name (tests/web/openapi.mjs,
+// `closed`).
+const apiCalls = []; // promises of { method, pathname, status, sent, answer }
+function recordApiCalls(context) {
+  context.on('response', (res) => {
+    const url = new URL(res.url());
+    if (!url.pathname.startsWith('/api/v1/')) return;
+    const req = res.request();
+    apiCalls.push((async () => {
+      let sent;
+      try {
+        sent = req.postDataJSON() ?? undefined;
+      } catch (_) {
+        sent = undefined; // no body, or not JSON
+      }
+      const answer = await Promise.race([res.json().catch(() => undefined), sleep(5000).then(() => undefined)]);
+      return { method: req.method(), pathname: url.pathname, status: res.status(), sent, answer };
+    })());
+  });
+}
+
+async function checkApiCalls() {
+  const calls = (await Promise.allSettled(apiCalls)).filter((r) => r.status === 'fulfilled').map((r) => r.value);
+  if (process.env.CRONWHEEL_WEB_API_CALLS) fs.writeFileSync(process.env.CRONWHEEL_WEB_API_CALLS, JSON.stringify(calls, null, 1));
+  const v = openApiValidator(loadDocument(), { closed: true });
+  const found = { request: new Set(), status: new Set(), answer: new Set() };
+  const operations = new Set();
+  for (const c of calls) {
+    const op = v.operation(c.method, c.pathname);
+    const name = op ? `${c.method} ${op.template}` : `${c.method} ${c.pathname}`;
+    if (op) operations.add(name);
+    if (c.status >= 200 && c.status < 300 && c.sent !== undefined) {
+      for (const e of v.request(c.method, c.pathname, c.sent) || []) found.request.add(`${name}: ${e} in ${JSON.stringify(c.sent).slice(0, 300)}`);
+    }
+    for (const e of v.response(c.method, c.pathname, c.status, c.answer)) {
+      if (e.startsWith('status ') || !op) found.status.add(`${name} ${c.status}: ${e}`);
+      else if (c.answer !== undefined) found.answer.add(`${name} ${c.status}: ${e}`); // undefined: no JSON body read
+    }
+  }
+  const list = (set) => [...set].slice(0, 30).join('\n    ');
+  log(`${calls.length} API calls of ${operations.size} documented operations checked against web/openapi.json`);
+  check(found.request.size === 0, `openapi: every request body the server took is valid by its schema\n    ${list(found.request)}`);
+  check(found.status.size === 0, `openapi: every answer's status is one its operation lists\n    ${list(found.status)}`);
+  check(found.answer.size === 0, `openapi: every JSON answer is valid by its schema and names no undocumented field\n    ${list(found.answer)}`);
+}
 
 // A job's form: the live cron preview names an invalid expression, and saving a BEAN job without its
 // handler shows the server's field error, translated, next to the field. Returns the form locator.
@@ -1624,6 +1675,42 @@ async function chineseScenario(context, base, adminPassword) {
     'zh-CN: the job keeps the calendar');
   check((await pageApi(page, 'GET', `/api/v1/jobs/${calendarJobId}`)).body.concurrency_policy === 'FORBID', 'zh-CN: the job forbids overlap');
 
+  // The calendars page changes and deletes (the pages of one kind of object share components.js's
+  // ResourcePage): the calendar the job keeps is not deleted, the server's reason shown; its description is
+  // changed in its form; a calendar made for the purpose is deleted (Delete asks once more, in place).
+  await page.goto(`${base}/#/calendars`);
+  await page.reload();
+  const keptRow = page.locator('[data-testid=calendars-table] tbody tr', { hasText: '英国工作日' });
+  const deleteButton = (row) => row.getByRole('button', { name: msg(lang, 'common.delete'), exact: true });
+  await deleteButton(keptRow).click();
+  await keptRow.getByRole('button', { name: msg(lang, 'common.deleteConfirm'), exact: true }).click();
+  await page.getByTestId('error-banner').waitFor();
+  const refusal = await page.getByTestId('error-banner').innerText();
+  check(refusal.includes(msg(lang, 'error.kind.conflict')) && refusal.includes('is kept by job(s)') && (await keptRow.count()) === 1,
+    `zh-CN: a calendar a job keeps is not deleted, and the banner says why (${refusal.replace(/\s+/g, ' ')})`);
+  await keptRow.getByRole('button', { name: msg(lang, 'common.edit'), exact: true }).click();
+  const editCalendar = page.getByTestId('calendar-form');
+  check((await editCalendar.locator('h2').innerText()) === msg(lang, 'calendars.edit', { name: '英国工作日' })
+    && (await editCalendar.locator('input[name=calendar_zone]').inputValue()) === 'Europe/London',
+  'zh-CN: Edit opens the calendar\'s form with its values');
+  await editCalendar.locator('input[name=calendar_description]').fill('含机房停电日');
+  await page.getByTestId('save-calendar').click();
+  await keptRow.getByText('含机房停电日').waitFor();
+  check((await page.getByRole('status').innerText()).includes(msg(lang, 'calendars.saved', { name: '英国工作日', n: savedCalendar.days.length }))
+    && (await editCalendar.count()) === 0 && (await page.getByTestId('error-banner').count()) === 0,
+  'zh-CN: the changed calendar is saved: its description in its row, the notice says so, the form and the old error gone');
+  await page.getByTestId('new-calendar').click();
+  await editCalendar.locator('input[name=calendar_name]').fill('临时日历');
+  await editCalendar.locator('textarea[name=days]').fill('2027-01-04');
+  await page.getByTestId('save-calendar').click();
+  const spareRow = page.locator('[data-testid=calendars-table] tbody tr', { hasText: '临时日历' });
+  await spareRow.waitFor();
+  await deleteButton(spareRow).click();
+  await spareRow.getByRole('button', { name: msg(lang, 'common.deleteConfirm'), exact: true }).click();
+  await spareRow.waitFor({ state: 'detached' });
+  check((await page.getByRole('status').innerText()).includes(msg(lang, 'calendars.deleted', { name: '临时日历' })),
+    'zh-CN: a calendar no job keeps is deleted, and the notice says so');
+
   // The admin's other pages, and the account page's own check (two different new passwords).
   for (const [route, name, ready, skip] of [
     ['/users', 'users-zh-CN', '[data-testid=users-table]'],
@@ -1718,16 +1805,19 @@ async function scenario() {
     log(`--- the browser's language: ${locale}, time zone ${zone}`);
     browser = await launch(locale, zone);
     browser.setDefaultTimeout(15_000);
+    recordApiCalls(browser);
     try {
       await run();
     } catch (e) {
       await Promise.race([showFailure(browser), sleep(10_000)]);
       throw e;
     } finally {
+      await Promise.race([Promise.allSettled(apiCalls), sleep(10_000)]);
       await browser.close().catch(() => {});
       browser = null;
     }
   }
+  await checkApiCalls();
 }
 
 const deadline = setTimeout(() => {

@@ -167,8 +167,8 @@ const HOLE = '\u0000';
 const INVISIBLE_ATTRS = new Set([
   'class', 'id', 'name', 'type', 'href', 'src', 'rel', 'role', 'key', 'for', 'list', 'ref', 'lang', 'autocomplete',
   'spellcheck', 'size', 'rows', 'cols', 'min', 'max', 'maxlength', 'step', 'colspan', 'rowspan', 'required',
-  'disabled', 'multiple', 'checked', 'selected', 'wide', 'cls', 'kind', 'testid', 'aria-modal', 'aria-expanded',
-  'aria-hidden', 'aria-live', 'inputmode', 'method', 'target',
+  'disabled', 'multiple', 'checked', 'selected', 'wide', 'cls', 'kind', 'testid', 'saveTestid', 'aria-modal',
+  'aria-expanded', 'aria-hidden', 'aria-live', 'inputmode', 'method', 'target',
 ]);
 const invisible = (name) => INVISIBLE_ATTRS.has(name) || (name.startsWith('data-') && name !== 'data-label');
 // Words that are the same in every language.

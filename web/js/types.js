@@ -172,7 +172,7 @@
  * @property {string} title
  * @property {AddressType} address_type
  * @property {string[]} addresses
- * @property {string[]} online_addresses
+ * @property {string[]} [online_addresses] the answers of GET only, not of POST and PUT
  * @property {boolean} has_access_token
  * @property {string | null} [access_token] GET /groups/{id} for admins only
  * @property {number[]} [alert_channel_ids]

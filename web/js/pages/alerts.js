@@ -1,9 +1,9 @@
 // @ts-check
 // Alert channels (docs/operations.md, "Alert channels"): where alarms go. Admins create, change, test and
 // delete them; jobs and groups name them in their forms.
-import { html, useState } from '../lib.js';
+import { html } from '../lib.js';
 import { api } from '../api.js';
-import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
+import { ErrorBanner, Field, FormCard, Loading, ResourcePage, Select, saveResource, useDraft, useLoad } from '../components.js';
 import { enumOptions, formatMs } from '../util.js';
 import { t } from '../i18n.js';
 
@@ -14,6 +14,8 @@ const FIELDS = ['name', 'kind', 'preset', 'target', 'body_template', 'secret', '
 export const ALERT_EVENTS = ['FAILED', 'TIMEOUT', 'LOST', 'MISFIRE', 'RECOVERED'];
 const TEMPLATE_FIELDS = '{{title}} {{text}} {{job_id}} {{job_description}} {{app_name}} {{log_id}} {{trigger_type}} '
   + '{{scheduled}} {{scheduled_ms}} {{trigger_code}} {{trigger_msg}} {{handle_code}} {{handle_msg}} {{event}}';
+
+const PATH = '/api/v1/alert-channels';
 
 /** @typedef {import('../types.js').AlertChannel} AlertChannel */
 
@@ -26,11 +28,9 @@ const TEMPLATE_FIELDS = '{{title}} {{text}} {{job_id}} {{job_description}} {{app
  * }} ChannelDraft
  */
 
-/**
- * @param {{ channel: AlertChannel | null, onDone: (saved: AlertChannel) => void, onCancel: () => void }} props
- */
-function ChannelForm({ channel, onDone, onCancel }) {
-  const [c, setC] = useState(/** @type {ChannelDraft} */ ({
+/** @param {import('../components.js').ResourceFormProps<AlertChannel>} props */
+function ChannelForm({ item: channel, onDone, onCancel }) {
+  const { draft: c, setDraft, set, error, err, submit } = useDraft(/** @type {ChannelDraft} */ ({
     name: channel ? channel.name : '',
     kind: channel ? channel.kind : 'WEBHOOK',
     preset: channel && channel.preset ? channel.preset : 'SLACK',
@@ -41,49 +41,13 @@ function ChannelForm({ channel, onDone, onCancel }) {
     events: channel ? channel.events : [...ALERT_EVENTS],
     threshold: channel ? channel.threshold : 1,
     silence_s: channel ? channel.silence_s : 0,
-  }));
-  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
-  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
-  /**
-   * @template {keyof ChannelDraft} K
-   * @param {K} k
-   */
-  const set = (k) => (/** @type {ChannelDraft[K]} */ v) => setC({ ...c, [k]: v });
+  }), (d) => saveResource(PATH, channel, body(d, channel)), onDone);
   const webhook = c.kind === 'WEBHOOK';
   const templated = !webhook || c.preset === 'CUSTOM';
   const signed = webhook && SIGNED.includes(c.preset);
-  const save = async (/** @type {Event} */ e) => {
-    e.preventDefault();
-    /**
-     * @type {{
-     *   name: string, kind: string, target: string | undefined, body_template: string | undefined, events: string[],
-     *   threshold: number, silence_s: number, preset?: string, secret?: string,
-     * }}
-     */
-    const body = {
-      name: c.name,
-      kind: c.kind,
-      target: c.target,
-      body_template: templated ? c.body_template : '',
-      events: c.events,
-      threshold: Number(c.threshold),
-      silence_s: Number(c.silence_s),
-    };
-    if (webhook) body.preset = c.preset;
-    // A secret is sent only when typed (or cleared on a preset that does not sign).
-    if (signed && c.change_secret) body.secret = c.secret;
-    if (!signed && channel && channel.has_secret) body.secret = '';
-    try {
-      /** @type {AlertChannel} */
-      const saved = channel ? await api.put(`/api/v1/alert-channels/${channel.id}`, body) : await api.post('/api/v1/alert-channels', body);
-      onDone(saved);
-    } catch (ex) {
-      setError(ex);
-    }
-  };
-  return html`<form class="card form" onSubmit=${save} data-testid="channel-form">
-    <h2>${channel ? t('alerts.edit', { name: channel.name }) : t('alerts.new')}</h2>
-    <${ErrorBanner} error=${error} shownFields=${FIELDS} />
+  return html`<${FormCard} testid="channel-form" title=${channel ? t('alerts.edit', { name: channel.name }) : t('alerts.new')}
+    error=${error} shownFields=${FIELDS} onSubmit=${submit} onCancel=${onCancel}
+    saveTestid="save-channel" saveLabel=${channel ? t('common.save') : t('alerts.create')}>
     <div class="grid">
       <${Field} label=${t('field.name')} error=${err('name')}>
         <input name="channel_name" required maxlength="64" value=${c.name} onInput=${(e) => set('name')(e.target.value)} />
@@ -104,7 +68,7 @@ function ChannelForm({ channel, onDone, onCancel }) {
       ${signed && html`<${Field} label=${t('field.secret')} error=${err('secret')}
         hint=${channel && !c.change_secret ? (channel.has_secret ? t('alerts.hint.secretSet') : t('alerts.hint.secretNone')) : t('alerts.hint.secret')}>
         ${channel && !c.change_secret
-          ? html`<button type="button" onClick=${() => setC({ ...c, change_secret: true })}>${t('alerts.changeSecret')}</button>`
+          ? html`<button type="button" onClick=${() => setDraft({ ...c, change_secret: true })}>${t('alerts.changeSecret')}</button>`
           : html`<input name="secret" type="password" autocomplete="new-password" value=${c.secret} onInput=${(e) => set('secret')(e.target.value)} />`}
       </${Field}>`}
     </div>
@@ -124,69 +88,77 @@ function ChannelForm({ channel, onDone, onCancel }) {
         </${Field}>
       </div>
     </fieldset>
-    <div class="form-actions">
-      <button type="button" onClick=${onCancel}>${t('common.cancel')}</button>
-      <button type="submit" class="primary" data-testid="save-channel">${channel ? t('common.save') : t('alerts.create')}</button>
-    </div>
-  </form>`;
+  </${FormCard}>`;
+}
+
+// The request's body of a channel's form: a template only where it is used, a secret only when typed (or
+// cleared on a preset that does not sign).
+/**
+ * @param {ChannelDraft} c
+ * @param {AlertChannel | null} channel
+ */
+function body(c, channel) {
+  const webhook = c.kind === 'WEBHOOK';
+  const signed = webhook && SIGNED.includes(c.preset);
+  /**
+   * @type {{
+   *   name: string, kind: string, target: string | undefined, body_template: string | undefined, events: string[],
+   *   threshold: number, silence_s: number, preset?: string, secret?: string,
+   * }}
+   */
+  const out = {
+    name: c.name,
+    kind: c.kind,
+    target: c.target,
+    body_template: !webhook || c.preset === 'CUSTOM' ? c.body_template : '',
+    events: c.events,
+    threshold: Number(c.threshold),
+    silence_s: Number(c.silence_s),
+  };
+  if (webhook) out.preset = c.preset;
+  if (signed && c.change_secret) out.secret = c.secret;
+  if (!signed && channel && channel.has_secret) out.secret = '';
+  return out;
 }
 
 /** @param {import('../components.js').PageProps} props */
 export function AlertsPage({ user }) {
   const admin = user.role === 'ADMIN';
-  /** @type {import('../components.js').Load<import('../types.js').List<AlertChannel>>} */
-  const channels = useLoad(() => api.get('/api/v1/alert-channels'), []);
   /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').AlertEntry>>} */
   const alerts = useLoad(() => api.get('/api/v1/alerts?limit=50'), []);
-  const [editing, setEditing] = useState(/** @type {AlertChannel | 'new' | null} */ (null)); // null, 'new' or a channel
-  const [notice, setNotice] = useState({ text: '', kind: 'ok' });
-  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
-  const act = async (/** @type {() => Promise<void>} */ fn) => {
-    setError(null);
-    try {
-      await fn();
-    } catch (ex) {
-      setError(ex);
-    }
-  };
-  const test = (/** @type {AlertChannel} */ c) => act(async () => {
+  const test = (/** @type {AlertChannel} */ c, /** @type {import('../components.js').RowActions<AlertChannel>} */ a) => a.act(async () => {
     /** @type {import('../types.js').AlertChannelTestResult} */
-    const r = await api.post(`/api/v1/alert-channels/${c.id}/test`);
-    setNotice({ text: t(r.ok ? 'alerts.testOk' : 'alerts.testFailed', { name: c.name, message: r.message }), kind: r.ok ? 'ok' : 'error' });
+    const r = await api.post(`${PATH}/${c.id}/test`);
+    a.notify(t(r.ok ? 'alerts.testOk' : 'alerts.testFailed', { name: c.name, message: r.message }), r.ok ? 'ok' : 'error');
   });
-  const remove = (/** @type {AlertChannel} */ c) => act(async () => {
-    await api.del(`/api/v1/alert-channels/${c.id}`);
-    setNotice({ text: t('alerts.deleted', { name: c.name }), kind: 'ok' });
-    channels.reload();
-  });
-  return html`<section>
-    <${PageHeader} title=${t('alerts.title')}>
-      ${admin && !editing && html`<button type="button" class="primary" onClick=${() => setEditing('new')} data-testid="new-channel">${t('alerts.newButton')}</button>`}
-    </${PageHeader}>
-    <p class="muted">${t('alerts.intro')}</p>
-    <${Notice} text=${notice.text} kind=${notice.kind} onClose=${() => setNotice({ text: '', kind: 'ok' })} />
-    <${ErrorBanner} error=${error || channels.error} />
-    ${editing && html`<${ChannelForm} key=${editing === 'new' ? 'new' : editing.id} channel=${editing === 'new' ? null : editing}
-      onCancel=${() => setEditing(null)}
-      onDone=${(c) => { setEditing(null); setNotice({ text: t('alerts.saved', { name: c.name }), kind: 'ok' }); channels.reload(); }} />`}
-    ${!channels.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="channels-table">
-      <thead><tr><th>${t('common.id')}</th><th>${t('field.name')}</th><th>${t('field.kind')}</th>${admin && html`<th>${t('field.target')}</th>`}<th>${t('alerts.col.signed')}</th>${admin && html`<th>${t('common.actions')}</th>`}</tr></thead>
-      <tbody>
-        ${channels.data.items.length === 0 && html`<tr><td colspan="6" class="muted">${t('alerts.empty')}</td></tr>`}
-        ${channels.data.items.map((c) => html`<tr key=${c.id} data-channel-id=${c.id}>
-          <td data-label=${t('common.id')}>${c.id}</td>
-          <td data-label=${t('field.name')}>${c.name}</td>
-          <td data-label=${t('field.kind')}>${c.kind === 'EMAIL' ? t('enum.alertKind.EMAIL') : t(`enum.alertPreset.${c.preset}`)}</td>
-          ${admin && html`<td class="mono" data-label=${t('field.target')}>${c.target}</td>`}
-          <td data-label=${t('alerts.col.signed')}>${c.has_secret ? t('alerts.signed.yes') : ''}</td>
-          ${admin && html`<td class="row-actions" data-label="">
-            <button type="button" onClick=${() => setEditing(c)}>${t('common.edit')}</button>
-            <button type="button" onClick=${() => test(c)}>${t('alerts.test')}</button>
-            <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(c)} />
-          </td>`}
-        </tr>`)}
-      </tbody>
-    </table></div>`}
+  /** @type {import('../components.js').ResourcePageProps<AlertChannel>} */
+  const page = {
+    title: t('alerts.title'),
+    intro: t('alerts.intro'),
+    path: PATH,
+    canCreate: admin,
+    newButton: { label: t('alerts.newButton'), testid: 'new-channel' },
+    form: ChannelForm,
+    savedText: (c) => t('alerts.saved', { name: c.name }),
+    deletedText: (c) => t('alerts.deleted', { name: c.name }),
+    tableTestid: 'channels-table',
+    empty: t('alerts.empty'),
+    rowAttrs: (c) => ({ 'data-channel-id': c.id }),
+    columns: [
+      { label: t('common.id'), cell: (c) => c.id },
+      { label: t('field.name'), cell: (c) => c.name },
+      { label: t('field.kind'), cell: (c) => (c.kind === 'EMAIL' ? t('enum.alertKind.EMAIL') : t(`enum.alertPreset.${c.preset}`)) },
+      admin && { label: t('field.target'), cls: 'mono', cell: (c) => c.target },
+      { label: t('alerts.col.signed'), cell: (c) => (c.has_secret ? t('alerts.signed.yes') : '') },
+      admin && {
+        label: t('common.actions'),
+        cardLabel: '',
+        cls: 'row-actions',
+        cell: (c, a) => [a.editButton(c), html`<button type="button" onClick=${() => test(c, a)}>${t('alerts.test')}</button>`, a.deleteButton(c)],
+      },
+    ],
+  };
+  return html`<${ResourcePage} ...${page}>
     <h2>${t('alerts.history')}</h2>
     <${ErrorBanner} error=${alerts.error} />
     ${!alerts.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="alerts-table">
@@ -204,5 +176,5 @@ export function AlertsPage({ user }) {
         </tr>`)}
       </tbody>
     </table></div>`}
-  </section>`;
+  </${ResourcePage}>`;
 }

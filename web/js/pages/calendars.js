@@ -2,9 +2,8 @@
 // Calendars (docs/operations.md, "Calendars and windows"): days on which the jobs that keep a calendar do
 // not fire. Everyone lists them (to keep them on jobs); admins create them, from typed dates or an
 // iCalendar (.ics) file, change and delete them.
-import { html, useState } from '../lib.js';
-import { api } from '../api.js';
-import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
+import { html } from '../lib.js';
+import { Field, FormCard, ResourcePage, Select, saveResource, useDraft } from '../components.js';
 import { enumOptions, timeZones } from '../util.js';
 import { t } from '../i18n.js';
 
@@ -12,6 +11,7 @@ export const CALENDAR_KINDS = ['BUSINESS_DAYS', 'EXCLUDE_DATES'];
 const FIELDS = ['name', 'description', 'kind', 'time_zone', 'days', 'ics'];
 const ZONES = timeZones();
 const ICS_TYPES = '.ics,text/calendar';
+const PATH = '/api/v1/calendars';
 
 /** @typedef {import('../types.js').Calendar} Calendar */
 /** @typedef {import('../types.js').CalendarDay} CalendarDay */
@@ -37,9 +37,9 @@ function parseDays(text) {
  * }} CalendarDraft
  */
 
-/** @param {{ calendar: Calendar | null, onDone: (saved: Calendar) => void, onCancel: () => void }} props */
-function CalendarForm({ calendar, onDone, onCancel }) {
-  const [c, setC] = useState(/** @type {CalendarDraft} */ ({
+/** @param {import('../components.js').ResourceFormProps<Calendar>} props */
+function CalendarForm({ item: calendar, onDone, onCancel }) {
+  const { draft: c, setDraft, set, error, err, submit } = useDraft(/** @type {CalendarDraft} */ ({
     name: calendar ? calendar.name : '',
     description: calendar ? calendar.description : '',
     kind: calendar ? calendar.kind : 'BUSINESS_DAYS',
@@ -47,35 +47,20 @@ function CalendarForm({ calendar, onDone, onCancel }) {
     days: calendar ? daysText(calendar.days) : '',
     ics: '',
     icsName: '',
-  }));
-  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
-  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
-  /**
-   * @template {keyof CalendarDraft} K
-   * @param {K} k
-   */
-  const set = (k) => (/** @type {CalendarDraft[K]} */ v) => setC({ ...c, [k]: v });
+  }), (d) => {
+    /** @type {{ name: string, description: string, kind: string, time_zone: string, days: CalendarDay[], ics?: string }} */
+    const body = { name: d.name, description: d.description, kind: d.kind, time_zone: d.time_zone, days: parseDays(d.days) };
+    if (d.ics) body.ics = d.ics;
+    return saveResource(PATH, calendar, body);
+  }, onDone);
   const readFile = (/** @type {{ target: HTMLInputElement }} */ e) => {
     const file = e.target.files && e.target.files[0];
     if (!file) return;
-    file.text().then((text) => setC((now) => ({ ...now, ics: text, icsName: file.name })));
+    file.text().then((text) => setDraft((now) => ({ ...now, ics: text, icsName: file.name })));
   };
-  const save = async (/** @type {Event} */ e) => {
-    e.preventDefault();
-    /** @type {{ name: string, description: string, kind: string, time_zone: string, days: CalendarDay[], ics?: string }} */
-    const body = { name: c.name, description: c.description, kind: c.kind, time_zone: c.time_zone, days: parseDays(c.days) };
-    if (c.ics) body.ics = c.ics;
-    try {
-      /** @type {Calendar} */
-      const saved = calendar ? await api.put(`/api/v1/calendars/${calendar.id}`, body) : await api.post('/api/v1/calendars', body);
-      onDone(saved);
-    } catch (ex) {
-      setError(ex);
-    }
-  };
-  return html`<form class="card form" onSubmit=${save} data-testid="calendar-form">
-    <h2>${calendar ? t('calendars.edit', { name: calendar.name }) : t('calendars.new')}</h2>
-    <${ErrorBanner} error=${error} shownFields=${FIELDS} />
+  return html`<${FormCard} testid="calendar-form" title=${calendar ? t('calendars.edit', { name: calendar.name }) : t('calendars.new')}
+    error=${error} shownFields=${FIELDS} onSubmit=${submit} onCancel=${onCancel}
+    saveTestid="save-calendar" saveLabel=${calendar ? t('common.save') : t('calendars.create')}>
     <div class="grid">
       <${Field} label=${t('field.name')} error=${err('name')}>
         <input name="calendar_name" required maxlength="64" value=${c.name} onInput=${(e) => set('name')(e.target.value)} />
@@ -97,58 +82,34 @@ function CalendarForm({ calendar, onDone, onCancel }) {
         <input name="ics" type="file" accept=${ICS_TYPES} onChange=${readFile} />
       </${Field}>
     </div>
-    <div class="form-actions">
-      <button type="button" onClick=${onCancel}>${t('common.cancel')}</button>
-      <button type="submit" class="primary" data-testid="save-calendar">${calendar ? t('common.save') : t('calendars.create')}</button>
-    </div>
-  </form>`;
+  </${FormCard}>`;
 }
 
 /** @param {import('../components.js').PageProps} props */
 export function CalendarsPage({ user }) {
   const admin = user.role === 'ADMIN';
-  /** @type {import('../components.js').Load<import('../types.js').List<Calendar>>} */
-  const calendars = useLoad(() => api.get('/api/v1/calendars'), []);
-  const [editing, setEditing] = useState(/** @type {Calendar | 'new' | null} */ (null)); // null, 'new' or a calendar
-  const [notice, setNotice] = useState('');
-  const [error, setError] = useState(/** @type {import('../api.js').ApiError | null} */ (null));
-  const remove = async (/** @type {Calendar} */ c) => {
-    setError(null);
-    try {
-      await api.del(`/api/v1/calendars/${c.id}`);
-      setNotice(t('calendars.deleted', { name: c.name }));
-      calendars.reload();
-    } catch (ex) {
-      setError(ex);
-    }
+  /** @type {import('../components.js').ResourcePageProps<Calendar>} */
+  const page = {
+    title: t('calendars.title'),
+    intro: t('calendars.intro'),
+    path: PATH,
+    canCreate: admin,
+    newButton: { label: t('calendars.newButton'), testid: 'new-calendar' },
+    form: CalendarForm,
+    savedText: (c) => t('calendars.saved', { name: c.name, count: c.days.length, n: c.days.length }),
+    deletedText: (c) => t('calendars.deleted', { name: c.name }),
+    tableTestid: 'calendars-table',
+    empty: t('calendars.empty'),
+    rowAttrs: (c) => ({ 'data-calendar-id': c.id }),
+    columns: [
+      { label: t('common.id'), cell: (c) => c.id },
+      { label: t('field.name'), cell: (c) => html`${c.name}${c.description && html`<div class="muted small">${c.description}</div>`}` },
+      { label: t('field.kind'), cell: (c) => t(`enum.calendarKind.${c.kind}`) },
+      { label: t('field.time_zone'), cell: (c) => c.time_zone },
+      { label: t('calendars.days'), cell: (c) => t('calendars.dayCount', { count: c.days.length, n: c.days.length }), attrs: (c) => ({ title: daysText(c.days) }) },
+      { label: t('calendars.col.jobs'), cell: (c) => c.jobs },
+      admin && { label: t('common.actions'), cardLabel: '', cls: 'row-actions', cell: (c, a) => [a.editButton(c), a.deleteButton(c)] },
+    ],
   };
-  return html`<section>
-    <${PageHeader} title=${t('calendars.title')}>
-      ${admin && !editing && html`<button type="button" class="primary" onClick=${() => setEditing('new')} data-testid="new-calendar">${t('calendars.newButton')}</button>`}
-    </${PageHeader}>
-    <p class="muted">${t('calendars.intro')}</p>
-    <${Notice} text=${notice} onClose=${() => setNotice('')} />
-    <${ErrorBanner} error=${error || calendars.error} />
-    ${editing && html`<${CalendarForm} key=${editing === 'new' ? 'new' : editing.id} calendar=${editing === 'new' ? null : editing}
-      onCancel=${() => setEditing(null)}
-      onDone=${(c) => { setEditing(null); setNotice(t('calendars.saved', { name: c.name, count: c.days.length, n: c.days.length })); calendars.reload(); }} />`}
-    ${!calendars.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list cards" data-testid="calendars-table">
-      <thead><tr><th>${t('common.id')}</th><th>${t('field.name')}</th><th>${t('field.kind')}</th><th>${t('field.time_zone')}</th><th>${t('calendars.days')}</th><th>${t('calendars.col.jobs')}</th>${admin && html`<th>${t('common.actions')}</th>`}</tr></thead>
-      <tbody>
-        ${calendars.data.items.length === 0 && html`<tr><td colspan="7" class="muted">${t('calendars.empty')}</td></tr>`}
-        ${calendars.data.items.map((c) => html`<tr key=${c.id} data-calendar-id=${c.id}>
-          <td data-label=${t('common.id')}>${c.id}</td>
-          <td data-label=${t('field.name')}>${c.name}${c.description && html`<div class="muted small">${c.description}</div>`}</td>
-          <td data-label=${t('field.kind')}>${t(`enum.calendarKind.${c.kind}`)}</td>
-          <td data-label=${t('field.time_zone')}>${c.time_zone}</td>
-          <td data-label=${t('calendars.days')} title=${daysText(c.days)}>${t('calendars.dayCount', { count: c.days.length, n: c.days.length })}</td>
-          <td data-label=${t('calendars.col.jobs')}>${c.jobs}</td>
-          ${admin && html`<td class="row-actions" data-label="">
-            <button type="button" onClick=${() => setEditing(c)}>${t('common.edit')}</button>
-            <${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(c)} />
-          </td>`}
-        </tr>`)}
-      </tbody>
-    </table></div>`}
-  </section>`;
+  return html`<${ResourcePage} ...${page} />`;
 }

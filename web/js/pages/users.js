@@ -1,7 +1,9 @@
 // @ts-check
 import { html, useState } from '../lib.js';
 import { api } from '../api.js';
-import { ConfirmButton, ErrorBanner, Field, Loading, Notice, PageHeader, Select, useLoad } from '../components.js';
+import {
+  ConfirmButton, ErrorBanner, Field, FormCard, Notice, ResourcePage, Select, saveResource, useDraft, useLoad,
+} from '../components.js';
 import { GROUP_ROLES, ROLES, formatMs, loginSource, loginSourceText, providerTitle } from '../util.js';
 import { t, tOr } from '../i18n.js';
 
@@ -10,6 +12,7 @@ import { t, tOr } from '../i18n.js';
 /** @typedef {import('../api.js').ApiError} ApiError */
 
 const FIELDS = ['username', 'password', 'role', 'group_roles'];
+const PATH = '/api/v1/users';
 
 // A user's roles by group id ({3: 'OPERATOR'}); an older answer without group_roles: DEVELOPER in each of
 // its permitted groups (what the API makes of permitted_group_ids).
@@ -28,37 +31,26 @@ function rolesOf(user) {
 /** @type {(user: User | null) => boolean} */
 const external = (user) => !!user && loginSource(user.login_source).kind !== 'local';
 
-/**
- * @param {{
- *   user: User | null, groups: import('../types.js').Group[], providers: Providers | null,
- *   onDone: (user: User) => void, onCancel: () => void,
- * }} props
- */
-function UserForm({ user, groups, providers, onDone, onCancel }) {
-  const [u, setU] = useState({
+/** @typedef {{ groups: import('../types.js').Group[], providers: Providers | null }} UserFormExtra */
+
+/** @param {import('../components.js').ResourceFormProps<User> & UserFormExtra} props */
+function UserForm({ item: user, groups, providers, onDone, onCancel }) {
+  /** @typedef {{ group_id: number, role: string }} Grant */
+  const [sent, setSent] = useState(/** @type {Grant[]} */ ([])); // the group_roles of the last request, to place its errors
+  const { draft: u, set, error, err, submit } = useDraft({
     username: user ? user.username : '',
     password: '',
     role: user ? user.role : 'USER',
     roles: rolesOf(user),
-  });
-  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
-  /** @typedef {{ group_id: number, role: string }} Grant */
-  const [sent, setSent] = useState(/** @type {Grant[]} */ ([])); // the group_roles of the last request, to place its errors
-  const err = (/** @type {string} */ k) => (error ? error.field(k) : '');
-  const save = async (/** @type {Event} */ e) => {
-    e.preventDefault();
-    const grants = Object.entries(u.roles).filter(([, role]) => role).map(([id, role]) => ({ group_id: Number(id), role }));
+  }, (d) => {
+    const grants = Object.entries(d.roles).filter(([, role]) => role).map(([id, role]) => ({ group_id: Number(id), role }));
     /** @type {{ role: string, group_roles: Grant[], username?: string, password?: string }} */
-    const body = { role: u.role, group_roles: grants };
-    if (!user) body.username = u.username;
-    if (!user || u.password) body.password = u.password;
+    const body = { role: d.role, group_roles: grants };
+    if (!user) body.username = d.username;
+    if (!user || d.password) body.password = d.password;
     setSent(grants);
-    try {
-      onDone(user ? await api.put(`/api/v1/users/${user.id}`, body) : await api.post('/api/v1/users', body));
-    } catch (ex) {
-      setError(ex);
-    }
-  };
+    return saveResource(PATH, user, body);
+  }, onDone);
   // The errors of group_roles[i] are shown next to that group's role.
   const grantFields = (/** @type {number} */ id) => {
     const i = sent.findIndex((g) => g.group_id === id);
@@ -69,22 +61,22 @@ function UserForm({ user, groups, providers, onDone, onCancel }) {
   // Cast: read only where external(user) holds, which needs a user.
   const someone = /** @type {User} */ (user);
   const roleOptions = [['', t('users.groupRole.none')], ...GROUP_ROLES.map((r) => [r, t(`enum.groupRole.${r}`)])];
-  return html`<form class="card form" onSubmit=${save} data-testid="user-form">
-    <h2>${user ? t('users.edit', { name: user.username }) : t('users.new')}</h2>
-    <${ErrorBanner} error=${error} shownFields=${shownFields} />
+  return html`<${FormCard} testid="user-form" title=${user ? t('users.edit', { name: user.username }) : t('users.new')}
+    error=${error} shownFields=${shownFields} onSubmit=${submit} onCancel=${onCancel}
+    saveTestid="save-user" saveLabel=${user ? t('common.save') : t('users.create')}>
     ${external(user) && html`<div class="banner warn" role="note" data-testid="user-external">
       ${t('users.external', { name: someone.username, source: loginSourceText(someone.login_source, providers) })}
     </div>`}
     <div class="grid">
       <${Field} label=${t('field.username')} error=${err('username')} hint=${t('users.hint.username')}>
-        <input name="username" required disabled=${!!user} value=${u.username} onInput=${(e) => setU({ ...u, username: e.target.value })} />
+        <input name="username" required disabled=${!!user} value=${u.username} onInput=${(e) => set('username')(e.target.value)} />
       </${Field}>
       ${!external(user) && html`<${Field} label=${user ? t('users.newPassword') : t('field.password')} error=${err('password')} hint=${t('users.hint.password')}>
         <input name="password" type="password" autocomplete="new-password" required=${!user} value=${u.password}
-          onInput=${(e) => setU({ ...u, password: e.target.value })} />
+          onInput=${(e) => set('password')(e.target.value)} />
       </${Field}>`}
       <${Field} label=${t('field.role')} error=${err('role')} hint=${t('users.hint.role')}>
-        <${Select} name="role" value=${u.role} onChange=${(v) => setU({ ...u, role: v })} options=${ROLES.map((r) => [r, t(`enum.role.${r}`)])} />
+        <${Select} name="role" value=${u.role} onChange=${set('role')} options=${ROLES.map((r) => [r, t(`enum.role.${r}`)])} />
       </${Field}>
       <${Field} label=${t('field.group_roles')} error=${err('group_roles')} hint=${t('users.hint.groupRoles')} wide>
         <div class="checks group-roles">
@@ -92,17 +84,13 @@ function UserForm({ user, groups, providers, onDone, onCancel }) {
           ${groups.map((g) => html`<label class=${`inline${grantError(g.id) ? ' invalid' : ''}`} key=${g.id}>
             ${g.title} <span class="muted">(${g.app_name})</span>
             <${Select} name=${`group-${g.app_name}`} value=${u.roles[g.id] || ''} options=${roleOptions}
-              onChange=${(v) => setU({ ...u, roles: { ...u.roles, [g.id]: v } })} />
+              onChange=${(v) => set('roles')({ ...u.roles, [g.id]: v })} />
             ${grantError(g.id) && html`<span class="field-error">${grantError(g.id)}</span>`}
           </label>`)}
         </div>
       </${Field}>
     </div>
-    <div class="form-actions">
-      <button type="button" onClick=${onCancel}>${t('common.cancel')}</button>
-      <button type="submit" class="primary" data-testid="save-user">${user ? t('common.save') : t('users.create')}</button>
-    </div>
-  </form>`;
+  </${FormCard}>`;
 }
 
 // The single sign-on sources a user may be linked to: 'ldap' when the directory is offered, 'oidc:<name>' per
@@ -173,13 +161,11 @@ function IdentityCard({ user, providers, onDone }) {
 }
 
 // Where a user logs in: a badge (local, LDAP, SSO) and the OpenID provider's name.
-/** @param {{ user: User, providers: Providers | null }} props */
-function SourceCell({ user, providers }) {
+/** @type {(user: User, providers: Providers | null) => import('../components.js').Children} */
+function source(user, providers) {
   const { kind, name } = loginSource(user.login_source);
-  return html`<td data-testid="user-source" data-source=${user.login_source || 'local'}>
-    <span class=${`badge source-${kind}`}>${tOr(`users.source.${kind}`, kind)}</span>
-    ${name && html` <span class="muted" title=${providerTitle(providers, name)}>${name}</span>`}
-  </td>`;
+  return html`<span class=${`badge source-${kind}`}>${tOr(`users.source.${kind}`, kind)}</span>
+    ${name && html` <span class="muted" title=${providerTitle(providers, name)}>${name}</span>`}`;
 }
 
 // The sign-in policy (global ADMIN only): whether single sign-on is required, so that only global admins may
@@ -219,10 +205,16 @@ function PolicyCard() {
   </div>`;
 }
 
+// A user's forms: its fields, and its single sign-on identity once it exists.
+/** @param {import('../components.js').ResourceFormProps<User> & UserFormExtra} props */
+function UserEditor(props) {
+  const { item, providers, onDone } = props;
+  return html`<${UserForm} ...${props} />
+    ${item && html`<${IdentityCard} user=${item} providers=${providers} onDone=${onDone} />`}`;
+}
+
 /** @param {import('../components.js').PageProps} props */
 export function UsersPage({ user: me }) {
-  /** @type {import('../components.js').Load<import('../types.js').List<User>>} */
-  const users = useLoad(() => api.get('/api/v1/users'), []);
   /** @type {import('../components.js').Load<import('../types.js').List<import('../types.js').Group>>} */
   const groups = useLoad(() => api.get('/api/v1/groups'), []);
   const providers = useLoad(() => {
@@ -230,49 +222,41 @@ export function UsersPage({ user: me }) {
     const asked = api.get('/api/v1/auth/providers');
     return asked.catch(() => ({ oidc: [] }));
   }, []);
-  const [editing, setEditing] = useState(/** @type {User | 'new' | null} */ (null));
-  const [notice, setNotice] = useState('');
-  const [error, setError] = useState(/** @type {ApiError | null} */ (null));
   if (me.role !== 'ADMIN') return html`<div class="banner error">${t('users.adminsOnly')}</div>`;
   const groupList = (groups.data && groups.data.items) || [];
   const groupName = Object.fromEntries(groupList.map((g) => [g.id, g.title]));
-  const remove = async (/** @type {User} */ u) => {
-    setError(null);
-    try {
-      await api.del(`/api/v1/users/${u.id}`);
-      setNotice(t('users.deleted', { name: u.username }));
-      users.reload();
-    } catch (ex) {
-      setError(ex);
-    }
-  };
-  return html`<section>
-    <${PageHeader} title=${t('users.title')}>
-      ${!editing && html`<button type="button" class="primary" onClick=${() => setEditing('new')} data-testid="new-user">${t('users.newButton')}</button>`}
-    </${PageHeader}>
-    <${Notice} text=${notice} onClose=${() => setNotice('')} />
-    <${ErrorBanner} error=${error || users.error} />
-    ${editing && html`<${UserForm} key=${editing === 'new' ? 'new' : editing.id} user=${editing === 'new' ? null : editing} groups=${groupList}
-      providers=${providers.data}
-      onCancel=${() => setEditing(null)}
-      onDone=${(u) => { setEditing(null); setNotice(t('users.saved', { name: u.username })); users.reload(); }} />`}
-    ${editing && editing !== 'new' && html`<${IdentityCard} key=${`identity-${editing.id}`} user=${editing} providers=${providers.data}
-      onDone=${(_, text) => { setEditing(null); setNotice(text); users.reload(); }} />`}
-    ${!users.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="list" data-testid="users-table">
-      <thead><tr><th>${t('common.id')}</th><th>${t('field.username')}</th><th>${t('field.role')}</th><th>${t('users.col.source')}</th><th>${t('users.col.groups')}</th><th>${t('users.col.changed')}</th><th>${t('common.actions')}</th></tr></thead>
-      <tbody>${users.data.items.map((u) => html`<tr key=${u.id} data-username=${u.username}>
-        <td>${u.id}</td><td>${u.username}</td><td><span class="badge role" title=${u.role}>${t(`enum.role.${u.role}`)}</span></td>
-        <${SourceCell} user=${u} providers=${providers.data} />
-        <td data-testid="user-groups">${u.role === 'ADMIN' ? html`<span class="muted">${t('users.allGroups')}</span>` : Object.entries(rolesOf(u))
+  /** @type {import('../components.js').ResourcePageProps<User, UserFormExtra>} */
+  const page = {
+    title: t('users.title'),
+    path: PATH,
+    canCreate: true,
+    newButton: { label: t('users.newButton'), testid: 'new-user' },
+    form: UserEditor,
+    formProps: { groups: groupList, providers: providers.data },
+    savedText: (u) => t('users.saved', { name: u.username }),
+    deletedText: (u) => t('users.deleted', { name: u.username }),
+    tableClass: 'list',
+    tableTestid: 'users-table',
+    rowAttrs: (u) => ({ 'data-username': u.username }),
+    columns: [
+      { label: t('common.id'), cell: (u) => u.id },
+      { label: t('field.username'), cell: (u) => u.username },
+      { label: t('field.role'), cell: (u) => html`<span class="badge role" title=${u.role}>${t(`enum.role.${u.role}`)}</span>` },
+      {
+        label: t('users.col.source'),
+        cell: (u) => source(u, providers.data),
+        attrs: (u) => ({ 'data-testid': 'user-source', 'data-source': u.login_source || 'local' }),
+      },
+      {
+        label: t('users.col.groups'),
+        attrs: () => ({ 'data-testid': 'user-groups' }),
+        cell: (u) => (u.role === 'ADMIN' ? html`<span class="muted">${t('users.allGroups')}</span>` : Object.entries(rolesOf(u))
           .map(([id, role]) => t('users.groupWithRole', { group: groupName[id] || id, role: t(`enum.groupRole.${role}`) }))
-          .join(t('common.listSeparator'))}</td>
-        <td>${formatMs(u.updated_ms)}</td>
-        <td class="row-actions">
-          <button type="button" onClick=${() => setEditing(u)}>${t('common.edit')}</button>
-          ${u.id !== me.id && html`<${ConfirmButton} label=${t('common.delete')} confirmLabel=${t('common.deleteConfirm')} onConfirm=${() => remove(u)} />`}
-        </td>
-      </tr>`)}</tbody>
-    </table></div>`}
-    <${PolicyCard} />
-  </section>`;
+          .join(t('common.listSeparator'))),
+      },
+      { label: t('users.col.changed'), cell: (u) => formatMs(u.updated_ms) },
+      { label: t('common.actions'), cardLabel: '', cls: 'row-actions', cell: (u, a) => [a.editButton(u), u.id !== me.id && a.deleteButton(u)] },
+    ],
+  };
+  return html`<${ResourcePage} ...${page}><${PolicyCard} /></${ResourcePage}>`;
 }
