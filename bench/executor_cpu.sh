@@ -4,11 +4,16 @@
 # the same wrk load in one run. Goal (issue 14): cronwheel-executor / minimal <= 1.5.
 #
 #   bench/executor_cpu.sh [--repeat 3] [--seconds 10] [--warmup 3] [--jobs 1000] [--connections 32]
-#                         [--threads 64]
+#                         [--threads 64] [--executor-threads N]
 #
 # 1. A fake admin (bench/tools/fake_admin.py: answers /api/callback and /api/registry with {"code":200}),
-#    cronwheel-executor (noopJobHandler, --run-trace-file, --server-threads --threads) and xxl-stub
-#    --minimal (--threads the same, --listen-backlog 4096 like the executor's, --trace-file). Both
+#    cronwheel-executor (noopJobHandler, --run-trace-file; its own server_threads, 2, unless
+#    --executor-threads says otherwise) and xxl-stub --minimal (--threads, at least --connections: cpp-httplib
+#    holds a thread per open connection; --listen-backlog 4096 like the executor's, --trace-file). The
+#    executor's server reads connections without a thread each, and I/O threads beyond the cores only hand
+#    completions from thread to thread: with --server-threads 64 on 2 cores it spent 43% of its CPU in
+#    futex waits, wakes and task switches and cost 5.7x the minimal server per /run (docs/performance.md,
+#    "The executor's server threads"), which is what this benchmark measured from 4e017cf to a1a4a1c. Both
 #    register with and call back to the fake admin, in batches of up to 100 results from one thread, so
 #    both do the same work per /run apart from what is under test. A Python server and not a real admin:
 #    the callbacks are batched (a few tens of POSTs a second), so it needs little CPU, and no PostgreSQL
@@ -29,7 +34,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-repeat=3; seconds=10; warmup=3; jobs=1000; connections=32; threads=64
+repeat=3; seconds=10; warmup=3; jobs=1000; connections=32; threads=64; executor_threads=
 need() { (($# >= 2)) && [ -n "$2" ] || bench_die "executor_cpu.sh: $1 needs a value"; }
 while (($#)); do
   case "$1" in
@@ -39,12 +44,17 @@ while (($#)); do
     --jobs) need "$@"; jobs="$2"; shift 2 ;;
     --connections) need "$@"; connections="$2"; shift 2 ;;
     --threads) need "$@"; threads="$2"; shift 2 ;;
-    *) bench_die "executor_cpu.sh: unknown option '$1' (valid: --repeat --seconds --warmup --jobs --connections --threads)" ;;
+    --executor-threads) need "$@"; executor_threads="$2"; shift 2 ;;
+    *) bench_die "executor_cpu.sh: unknown option '$1' (valid: --repeat --seconds --warmup --jobs --connections --threads --executor-threads)" ;;
   esac
 done
 for v in "repeat:$repeat" "seconds:$seconds" "warmup:$warmup" "jobs:$jobs" "connections:$connections" "threads:$threads"; do
   [[ "${v#*:}" =~ ^[1-9][0-9]*$ ]] || bench_die "--${v%%:*} '${v#*:}': a positive whole number"
 done
+[ -z "$executor_threads" ] || [[ "$executor_threads" =~ ^[1-9][0-9]*$ ]] ||
+  bench_die "--executor-threads '$executor_threads': a positive whole number (the executor allows 1..64)"
+executor_flags=()
+[ -z "$executor_threads" ] || executor_flags=(--server-threads "$executor_threads")
 ((threads >= connections)) ||
   bench_die "--threads $threads is below --connections $connections: each open connection holds a server thread"
 ((${BENCH_CHECK_ONLY:-0})) && exit 0  # scripts/bench checks the options before it builds
@@ -57,7 +67,7 @@ out="$BENCH_OUT/executor-cpu"
 rm -rf "$out"; mkdir -p "$out"
 BENCH_TOKEN=$(bench_secret)
 bench_traps
-bench_log "executor-cpu: wrk -t2 -c$connections, ${warmup} s warm-up + ${seconds} s measured per server, $repeat round(s), $jobs job ids, $threads server threads"
+bench_log "executor-cpu: wrk -t2 -c$connections, ${warmup} s warm-up + ${seconds} s measured per server, $repeat round(s), $jobs job ids, the stub's $threads threads, the executor's server_threads ${executor_threads:-2 (its default)}"
 bench_log "machine: $(bench_machine)"
 
 # The fake admin.
@@ -69,7 +79,7 @@ admin_url="http://127.0.0.1:$fport"
 eport=$(bench_executor_port)
 # shellcheck disable=SC2086
 bench_start_executor "$out" "$admin_url" "$eport" --run-trace-file "$out/executor-trace.txt" \
-  --server-threads "$threads" ${BENCH_EXECUTOR_FLAGS:-}
+  "${executor_flags[@]}" ${BENCH_EXECUTOR_FLAGS:-}
 exec_pid="$BENCH_EXECUTOR_PID" eport="$BENCH_EXECUTOR_PORT"
 sport=$(bench_executor_port)
 # shellcheck disable=SC2086
@@ -129,4 +139,5 @@ bench_stop "$fake_pid" 10
 BENCH_PIDS=()
 ((${BENCH_KEEP_LOGS:-0})) || rm -rf "$out/executor-logs"
 python3 "$BENCH_ROOT/bench/tools/executor_cpu_report.py" --dir "$out" --connections "$connections" \
-  --jobs "$jobs" --threads "$threads" --json-out "$out/results.json" | tee "$out/report.txt"
+  --jobs "$jobs" --threads "$threads" --executor-threads "${executor_threads:-2 (its default)}" \
+  --json-out "$out/results.json" | tee "$out/report.txt"

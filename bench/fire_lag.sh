@@ -16,8 +16,9 @@
 # --admins K       K admins (node ids bench-admin-1..K) on the one database; the executor registers with
 #                  and calls back to all of them (tried in order, as XXL-JOB executors do: admin 1 records
 #                  the callbacks while it answers). Each admin keeps its default executor_connections (32);
-#                  the executor gets 32 * K + 32 server threads (at least 64, its default) so K admins'
-#                  connections all get a thread. Default 1.
+#                  the stub gets 32 * K + 32 threads (at least 64) so K admins' connections all get one
+#                  (cpp-httplib holds a thread per open connection); cronwheel-executor keeps its default
+#                  server_threads (2), as its connections hold no thread. Default 1.
 # --compare-admins "1 2 3"  runs every N with each of these admin counts (replaces --admins), so the
 #                  per-admin figures stand against one admin measured in the same invocation.
 # --pgss           on: pg_stat_statements is loaded and the window's statements give the database's cost
@@ -27,7 +28,7 @@
 #                  against it and the plot draws it beside this run.
 # --save-baseline NAME  copies this run's results.jsonl to bench/baselines/NAME.jsonl at the end.
 #
-# The stub runs with --threads = the executor's server threads (64 for one admin), --listen-backlog 4096
+# The stub runs with --threads 64 for one admin (above), --listen-backlog 4096
 # (the executor's backlog, SOMAXCONN), its default keep-alive (100 requests per connection, like the
 # executor's); so neither the accept queue nor its threads limit what the admin can send.
 #
@@ -144,11 +145,10 @@ one_run() {
   urls=$(bench_admin_urls "${aports[@]}")
   eport=$(bench_executor_port)
   if [ "$kind" = cronwheel ]; then
-    local tflags=()
-    ((k > 1)) && tflags=(--server-threads "$threads")
+    # Its own server_threads (2): more I/O threads than cores only hand completions between threads
+    # (docs/performance.md, "The executor's server threads").
     # shellcheck disable=SC2086
-    bench_start_executor "$run" "$urls" "$eport" --run-trace-file "$run/trace.txt" "${tflags[@]}" \
-      ${BENCH_EXECUTOR_FLAGS:-}
+    bench_start_executor "$run" "$urls" "$eport" --run-trace-file "$run/trace.txt" ${BENCH_EXECUTOR_FLAGS:-}
     epid="$BENCH_EXECUTOR_PID"
   else
     # shellcheck disable=SC2086

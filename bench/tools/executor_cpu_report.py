@@ -74,6 +74,7 @@ def main():
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--threads", type=int, default=64)
+    ap.add_argument("--executor-threads", default="2 (its default)")
     ap.add_argument("--json-out")
     a = ap.parse_args()
     windows = [json.loads(line) for line in open(os.path.join(a.dir, "windows.jsonl")) if line.strip()]
@@ -105,8 +106,8 @@ def main():
         })
     rounds = sorted({r["round"] for r in rows})
     ratios = []
-    print(f"executor-cpu: CPU per /run under wrk -t2 -c{a.connections} ({a.jobs} job ids, {a.threads} server "
-          f"threads each); callbacks to a fake admin")
+    print(f"executor-cpu: CPU per /run under wrk -t2 -c{a.connections} ({a.jobs} job ids; the minimal server's "
+          f"{a.threads} threads, the executor's server_threads {a.executor_threads}); callbacks to a fake admin")
     print(f"{'round':<6}{'server':<10}{'received':>10}{'req/s (wrk)':>13}{'CPU s':>8}{'CPU %':>7}{'µs/run':>9}"
           f"{'not ok':>8}{'callbacks':>11}{'fake admin %':>14}  load (1 5 15 min) at start")
     for rnd in rounds:

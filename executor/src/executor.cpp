@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <stdexcept>
+#include <thread>
 
 #include "admin_client.hpp"
 #include "callback_sender.hpp"
@@ -218,6 +219,15 @@ void Executor::Start() {
     m.advertise = s.advertise_address.empty() ? DefaultAdvertise(s.listen_host, m.port) : s.advertise_address;
     spdlog::info("executor {} listening on {}:{}, advertised as {}; scripts {}", s.app_name, s.listen_host,
                  m.port, m.advertise, s.enable_scripts ? "enabled" : "disabled");
+    // A connection holds no thread here: I/O threads beyond the cores only hand completions from thread to
+    // thread (64 on 2 cores cost 5.7 times the CPU per /run of 2: docs/performance.md).
+    if (const auto cores = std::thread::hardware_concurrency();
+        cores > 0 && static_cast<unsigned>(s.server_threads) > cores) {
+      spdlog::warn(
+          "server_threads {} is more than this machine's {} cores: each costs CPU in hand-offs and "
+          "none serves more connections; use {} or fewer",
+          s.server_threads, cores, cores);
+    }
 
     m.registry = std::make_unique<RegistryHeartbeat>(
         RegistryHeartbeat::Settings{s.app_name, m.advertise, s.heartbeat_interval}, *m.metered_admin,

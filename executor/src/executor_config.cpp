@@ -59,7 +59,9 @@ void ExecutorConfig::Declare(ConfigLoader& config) {
           0, static_cast<int>(kMaxCallbackLogBytes))
       .Add("admin_timeout_ms", &settings.admin_timeout, "connect and read timeout of calls to the admins",
            std::chrono::milliseconds(100), std::chrono::milliseconds(60000))
-      .Add("server_threads", &settings.server_threads, "threads that read, answer and write HTTP connections",
+      .Add("server_threads", &settings.server_threads,
+           "threads that read, answer and write HTTP connections (no more than the cores: a connection holds "
+           "no thread)",
            1, 64)
       .Add("keep_alive_timeout_s", &settings.keep_alive_timeout,
            "idle keep-alive connections are closed after this", std::chrono::seconds(1),
