@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "admin/api/server.hpp"
+#include "admin/catalog/calendar_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/scheduler.hpp"
+#include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_registry_store.hpp"
@@ -40,7 +42,8 @@ class ApiServerFixture : public PgFixture {
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *catalog_source_);
     groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
     alert_channels_ = std::make_unique<AlertChannelRepository>(*clock_, *pool_);
-    calendars_ = std::make_unique<CalendarRepository>(*clock_, *pool_);
+    calendar_store_ = std::make_unique<PgCalendarStore>(*clock_, *pool_);
+    calendars_ = std::make_unique<CalendarService>(*clock_, *calendar_store_);
     workflows_ = std::make_unique<WorkflowRepository>(*clock_, *pool_, WorkflowRepository::Settings{});
     job_store_ = std::make_unique<PgJobStore>(*clock_, *pool_);
     repo_ = std::make_unique<JobService>(*clock_, *job_store_);
@@ -121,7 +124,8 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::JobCatalog> catalog_;
   std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
   std::unique_ptr<cronwheel::admin::AlertChannelRepository> alert_channels_;
-  std::unique_ptr<cronwheel::admin::CalendarRepository> calendars_;
+  std::unique_ptr<cronwheel::admin::PgCalendarStore> calendar_store_;
+  std::unique_ptr<cronwheel::admin::CalendarService> calendars_;
   std::unique_ptr<cronwheel::admin::WorkflowRepository> workflows_;
   std::unique_ptr<cronwheel::admin::DefaultAlarmSender> alarms_;
   std::unique_ptr<cronwheel::admin::PgJobStore> job_store_;

@@ -35,6 +35,7 @@
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_account_store.hpp"
+#include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_familiar_addresses.hpp"
 #include "admin/store/pg_job_store.hpp"
@@ -104,7 +105,8 @@ struct AdminApp::Parts {
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
         groups(clock, pool),
         alert_channels(clock, pool),
-        calendars(clock, pool),
+        calendar_store(clock, pool),
+        calendars(clock, calendar_store),
         job_store(clock, pool),
         jobs(clock, job_store, {.pre_read = c.pre_read}),
         workflows(clock, pool, {.pre_read = c.pre_read}),
@@ -278,7 +280,8 @@ struct AdminApp::Parts {
   NodeLease lease;
   GroupRepository groups;
   AlertChannelRepository alert_channels;
-  CalendarRepository calendars;
+  PgCalendarStore calendar_store;
+  CalendarService calendars;
   PgJobStore job_store;
   JobService jobs;
   WorkflowRepository workflows;

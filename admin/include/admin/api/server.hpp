@@ -34,6 +34,7 @@
 #include "admin/auth/accounts.hpp"
 #include "admin/auth/auth_service.hpp"
 #include "admin/auth/authenticator.hpp"
+#include "admin/catalog/calendar_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
@@ -43,7 +44,6 @@
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/alert_channel_repository.hpp"
 #include "admin/store/audit_log.hpp"
-#include "admin/store/calendar_repository.hpp"
 #include "admin/store/console_repository.hpp"
 #include "admin/store/group_repository.hpp"
 #include "admin/store/log_repository.hpp"
@@ -130,7 +130,7 @@ class ApiServer final {
     AlertChannelRepository* alert_channels = nullptr;
     AlarmSender* alarms = nullptr;
     // /api/v1/calendars, and the calendars of the schedule preview; nullptr = not served.
-    CalendarRepository* calendars = nullptr;
+    CalendarService* calendars = nullptr;
     // /api/v1/workflows and /api/v1/workflow-runs; nullptr = not served.
     WorkflowRepository* workflows = nullptr;
     // Sends fires that were claimed and sent already (the trigger pools): the replacements of fires sent
