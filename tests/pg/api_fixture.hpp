@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "admin/api/server.hpp"
+#include "admin/catalog/alert_channel_service.hpp"
 #include "admin/catalog/calendar_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/scheduler.hpp"
+#include "admin/store/pg_alert_channel_store.hpp"
 #include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_job_store.hpp"
@@ -41,7 +43,8 @@ class ApiServerFixture : public PgFixture {
     catalog_source_ = std::make_unique<PgCatalogSource>(*pool_);
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *catalog_source_);
     groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
-    alert_channels_ = std::make_unique<AlertChannelRepository>(*clock_, *pool_);
+    alert_channel_store_ = std::make_unique<PgAlertChannelStore>(*pool_);
+    alert_channels_ = std::make_unique<AlertChannelService>(*clock_, *alert_channel_store_);
     calendar_store_ = std::make_unique<PgCalendarStore>(*clock_, *pool_);
     calendars_ = std::make_unique<CalendarService>(*clock_, *calendar_store_);
     workflows_ = std::make_unique<WorkflowRepository>(*clock_, *pool_, WorkflowRepository::Settings{});
@@ -123,7 +126,8 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::PgCatalogSource> catalog_source_;
   std::unique_ptr<cronwheel::admin::JobCatalog> catalog_;
   std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
-  std::unique_ptr<cronwheel::admin::AlertChannelRepository> alert_channels_;
+  std::unique_ptr<cronwheel::admin::PgAlertChannelStore> alert_channel_store_;
+  std::unique_ptr<cronwheel::admin::AlertChannelService> alert_channels_;
   std::unique_ptr<cronwheel::admin::PgCalendarStore> calendar_store_;
   std::unique_ptr<cronwheel::admin::CalendarService> calendars_;
   std::unique_ptr<cronwheel::admin::WorkflowRepository> workflows_;

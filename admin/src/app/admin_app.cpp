@@ -35,6 +35,7 @@
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_account_store.hpp"
+#include "admin/store/pg_alert_channel_store.hpp"
 #include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_familiar_addresses.hpp"
@@ -104,7 +105,8 @@ struct AdminApp::Parts {
         lease({.node_id = c.node_id, .address = c.listen}, clock, lease_store,
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
         groups(clock, pool),
-        alert_channels(clock, pool),
+        alert_channel_store(pool),
+        alert_channels(clock, alert_channel_store),
         calendar_store(clock, pool),
         calendars(clock, calendar_store),
         job_store(clock, pool),
@@ -279,7 +281,8 @@ struct AdminApp::Parts {
   PgLeaseStore lease_store;
   NodeLease lease;
   GroupRepository groups;
-  AlertChannelRepository alert_channels;
+  PgAlertChannelStore alert_channel_store;
+  AlertChannelService alert_channels;
   PgCalendarStore calendar_store;
   CalendarService calendars;
   PgJobStore job_store;

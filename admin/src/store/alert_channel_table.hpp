@@ -1,6 +1,7 @@
 #pragma once
-// What other tables' owners ask of alert_channel (store/alert_channel_repository.cpp owns it). Private to
-// admin/src/store.
+// What other tables' owners ask of alert_channel, and the statements on alert_state and alert_log
+// (store/alert_channel_table.cpp; the REST API's writes of alert_channel are
+// store/pg_alert_channel_store.cpp's). Private to admin/src/store.
 
 #include <pqxx/pqxx>
 #include <span>

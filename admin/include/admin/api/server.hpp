@@ -34,6 +34,7 @@
 #include "admin/auth/accounts.hpp"
 #include "admin/auth/auth_service.hpp"
 #include "admin/auth/authenticator.hpp"
+#include "admin/catalog/alert_channel_service.hpp"
 #include "admin/catalog/calendar_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
@@ -42,7 +43,6 @@
 #include "admin/results/callback_service.hpp"
 #include "admin/results/registry_service.hpp"
 #include "admin/schedule/scheduler.hpp"
-#include "admin/store/alert_channel_repository.hpp"
 #include "admin/store/audit_log.hpp"
 #include "admin/store/console_repository.hpp"
 #include "admin/store/group_repository.hpp"
@@ -127,7 +127,7 @@ class ApiServer final {
     const MetricsEndpoint* metrics = nullptr;
     const ExecutorApiMetrics* executor_api_metrics = nullptr;
     // /api/v1/alert-channels; nullptr = not served. `alarms` sends a channel's test alarm.
-    AlertChannelRepository* alert_channels = nullptr;
+    AlertChannelService* alert_channels = nullptr;
     AlarmSender* alarms = nullptr;
     // /api/v1/calendars, and the calendars of the schedule preview; nullptr = not served.
     CalendarService* calendars = nullptr;
