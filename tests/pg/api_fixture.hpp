@@ -13,6 +13,7 @@
 #include "admin/api/server.hpp"
 #include "admin/catalog/alert_channel_service.hpp"
 #include "admin/catalog/calendar_service.hpp"
+#include "admin/catalog/group_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
@@ -20,6 +21,7 @@
 #include "admin/store/pg_alert_channel_store.hpp"
 #include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_group_store.hpp"
 #include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
@@ -42,7 +44,8 @@ class ApiServerFixture : public PgFixture {
     clock_ = std::make_unique<FakeClock>(start_ms);
     catalog_source_ = std::make_unique<PgCatalogSource>(*pool_);
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *catalog_source_);
-    groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
+    group_store_ = std::make_unique<PgGroupStore>(*pool_);
+    groups_ = std::make_unique<GroupService>(*clock_, *group_store_);
     alert_channel_store_ = std::make_unique<PgAlertChannelStore>(*pool_);
     alert_channels_ = std::make_unique<AlertChannelService>(*clock_, *alert_channel_store_);
     calendar_store_ = std::make_unique<PgCalendarStore>(*clock_, *pool_);
@@ -125,7 +128,8 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<FakeClock> clock_;
   std::unique_ptr<cronwheel::admin::PgCatalogSource> catalog_source_;
   std::unique_ptr<cronwheel::admin::JobCatalog> catalog_;
-  std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
+  std::unique_ptr<cronwheel::admin::PgGroupStore> group_store_;
+  std::unique_ptr<cronwheel::admin::GroupService> groups_;
   std::unique_ptr<cronwheel::admin::PgAlertChannelStore> alert_channel_store_;
   std::unique_ptr<cronwheel::admin::AlertChannelService> alert_channels_;
   std::unique_ptr<cronwheel::admin::PgCalendarStore> calendar_store_;

@@ -30,7 +30,6 @@
 #include "admin/store/audit_log.hpp"
 #include "admin/store/console_repository.hpp"
 #include "admin/store/fire_log.hpp"
-#include "admin/store/group_repository.hpp"
 #include "admin/store/log_partitions.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
@@ -39,6 +38,7 @@
 #include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_familiar_addresses.hpp"
+#include "admin/store/pg_group_store.hpp"
 #include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
@@ -104,7 +104,8 @@ struct AdminApp::Parts {
         lease_store(pool),
         lease({.node_id = c.node_id, .address = c.listen}, clock, lease_store,
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
-        groups(clock, pool),
+        group_store(pool),
+        groups(clock, group_store),
         alert_channel_store(pool),
         alert_channels(clock, alert_channel_store),
         calendar_store(clock, pool),
@@ -280,7 +281,8 @@ struct AdminApp::Parts {
   Scheduler scheduler;
   PgLeaseStore lease_store;
   NodeLease lease;
-  GroupRepository groups;
+  PgGroupStore group_store;
+  GroupService groups;
   PgAlertChannelStore alert_channel_store;
   AlertChannelService alert_channels;
   PgCalendarStore calendar_store;

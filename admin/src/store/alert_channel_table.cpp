@@ -22,19 +22,6 @@ constexpr std::int64_t kAlertLeaseMs = 600'000;
 
 namespace alert_channel_table {
 
-void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char* field,
-                FieldErrors& errors) {
-  if (ids.empty()) return;
-  const auto rows = tx.exec_params(R"sql(
-    SELECT i FROM unnest($1::int[]) AS i WHERE NOT EXISTS (SELECT 1 FROM alert_channel WHERE id = i)
-  )sql",
-                                   PgArray<int>(ids));
-  for (const auto& r : rows) {
-    const int id = r[0].as<int>();
-    errors.push_back({field, fmt::format("alert channel {} not found", id), "not_found", {{"id", id}}});
-  }
-}
-
 std::string JsonOf(const std::string& ids_expr) {
   return fmt::format(R"sql((SELECT coalesce(json_agg(json_build_object(
       'id', a.id, 'name', a.name, 'kind', a.kind, 'preset', a.preset, 'target', a.target,

@@ -9,13 +9,9 @@
 #include <vector>
 
 #include "admin/model/alert_channel.hpp"
-#include "admin/model/result.hpp"
 #include "admin/results/result_store.hpp"
 
 namespace cronwheel::admin::alert_channel_table {
-
-// Appends one `field` error (code not_found) per id of `ids` that names no channel.
-void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char* field, FieldErrors& errors);
 
 // The channels as JSON (an array of objects with every column) -> values. For the alarm's claim, which
 // reads them in its own statement.

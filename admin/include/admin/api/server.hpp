@@ -36,6 +36,7 @@
 #include "admin/auth/authenticator.hpp"
 #include "admin/catalog/alert_channel_service.hpp"
 #include "admin/catalog/calendar_service.hpp"
+#include "admin/catalog/group_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
@@ -45,7 +46,6 @@
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/audit_log.hpp"
 #include "admin/store/console_repository.hpp"
-#include "admin/store/group_repository.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/workflow_repository.hpp"
 #include "cronwheel/metrics.hpp"
@@ -111,7 +111,7 @@ class ApiServer final {
     std::vector<std::string> webhook_allow;
   };
   struct Services {
-    GroupRepository& groups;
+    GroupService& groups;
     JobService& jobs;
     LogRepository& logs;
     Scheduler& scheduler;
