@@ -11,11 +11,17 @@
 #include <vector>
 
 #include "admin/api/server.hpp"
+#include "admin/catalog/alert_channel_service.hpp"
+#include "admin/catalog/calendar_service.hpp"
+#include "admin/catalog/group_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/scheduler.hpp"
+#include "admin/store/pg_alert_channel_store.hpp"
+#include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
+#include "admin/store/pg_group_store.hpp"
 #include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
@@ -38,9 +44,12 @@ class ApiServerFixture : public PgFixture {
     clock_ = std::make_unique<FakeClock>(start_ms);
     catalog_source_ = std::make_unique<PgCatalogSource>(*pool_);
     catalog_ = std::make_unique<JobCatalog>(JobCatalog::Settings{.listen = false}, *clock_, *catalog_source_);
-    groups_ = std::make_unique<GroupRepository>(*clock_, *pool_);
-    alert_channels_ = std::make_unique<AlertChannelRepository>(*clock_, *pool_);
-    calendars_ = std::make_unique<CalendarRepository>(*clock_, *pool_);
+    group_store_ = std::make_unique<PgGroupStore>(*pool_);
+    groups_ = std::make_unique<GroupService>(*clock_, *group_store_);
+    alert_channel_store_ = std::make_unique<PgAlertChannelStore>(*pool_);
+    alert_channels_ = std::make_unique<AlertChannelService>(*clock_, *alert_channel_store_);
+    calendar_store_ = std::make_unique<PgCalendarStore>(*clock_, *pool_);
+    calendars_ = std::make_unique<CalendarService>(*clock_, *calendar_store_);
     workflows_ = std::make_unique<WorkflowRepository>(*clock_, *pool_, WorkflowRepository::Settings{});
     job_store_ = std::make_unique<PgJobStore>(*clock_, *pool_);
     repo_ = std::make_unique<JobService>(*clock_, *job_store_);
@@ -119,9 +128,12 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<FakeClock> clock_;
   std::unique_ptr<cronwheel::admin::PgCatalogSource> catalog_source_;
   std::unique_ptr<cronwheel::admin::JobCatalog> catalog_;
-  std::unique_ptr<cronwheel::admin::GroupRepository> groups_;
-  std::unique_ptr<cronwheel::admin::AlertChannelRepository> alert_channels_;
-  std::unique_ptr<cronwheel::admin::CalendarRepository> calendars_;
+  std::unique_ptr<cronwheel::admin::PgGroupStore> group_store_;
+  std::unique_ptr<cronwheel::admin::GroupService> groups_;
+  std::unique_ptr<cronwheel::admin::PgAlertChannelStore> alert_channel_store_;
+  std::unique_ptr<cronwheel::admin::AlertChannelService> alert_channels_;
+  std::unique_ptr<cronwheel::admin::PgCalendarStore> calendar_store_;
+  std::unique_ptr<cronwheel::admin::CalendarService> calendars_;
   std::unique_ptr<cronwheel::admin::WorkflowRepository> workflows_;
   std::unique_ptr<cronwheel::admin::DefaultAlarmSender> alarms_;
   std::unique_ptr<cronwheel::admin::PgJobStore> job_store_;

@@ -9,11 +9,13 @@
 #include <tuple>
 
 #include "admin/api/server.hpp"
+#include "admin/catalog/group_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/next_fire.hpp"
 #include "admin/schedule/scheduler.hpp"
+#include "admin/store/pg_group_store.hpp"
 #include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "api_fixture.hpp"
@@ -130,7 +132,8 @@ TEST_F(ApiTest, HealthShowsTheStatusToAnyoneAndTheDetailsToAnAdminOnly) {
   server_->Stop();
   dead_pool_ =
       std::make_unique<PgPool>(PgPool::Settings{.dsn = "postgresql://nobody@127.0.0.1:1/none", .size = 1});
-  groups_ = std::make_unique<GroupRepository>(*clock_, *dead_pool_);
+  group_store_ = std::make_unique<PgGroupStore>(*dead_pool_);
+  groups_ = std::make_unique<GroupService>(*clock_, *group_store_);
   ASSERT_NO_FATAL_FAILURE(StartServer({.access_token = kToken}, auth_));
   r = Call("GET", "/api/v1/health", "", "");
   EXPECT_EQ(r.status, 503);

@@ -8,10 +8,11 @@
 #include <set>
 #include <thread>
 
+#include "admin/catalog/calendar_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/schedule/node_lease.hpp"
-#include "admin/store/calendar_repository.hpp"
 #include "admin/store/fire_log.hpp"
+#include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
@@ -204,7 +205,8 @@ TEST_F(SchedulerStorePg, ACalendarEditWithdrawsTheFiresWrittenUnderTheOldDaysAnd
   const int g = AddGroup();
   const int follower = AddJob(g, "* * * * * ?", kT0 + 1000);
   const int other = AddJob(g, "* * * * * ?", kT0 + 1000);
-  CalendarRepository calendars(clock_, *pool_);
+  PgCalendarStore calendar_store(clock_, *pool_);
+  CalendarService calendars(clock_, calendar_store);
   JobCalendar holidays{.name = "holidays", .days = {{.day = 20455, .name = "the 2nd"}}};  // 2026-01-02
   const auto created = calendars.Create(holidays);
   ASSERT_TRUE(created);

@@ -5,8 +5,8 @@
 
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
+#include "admin/catalog/alert_channel_service.hpp"
 #include "admin/results/alarm.hpp"
-#include "admin/store/alert_channel_repository.hpp"
 #include "api/routes.hpp"
 
 namespace cronwheel::admin::api {
@@ -14,7 +14,7 @@ namespace cronwheel::admin::api {
 namespace {
 
 // The channel `text` names, or a 404 answered.
-std::optional<AlertChannel> FoundChannel(AlertChannelRepository& channels, const std::string& text,
+std::optional<AlertChannel> FoundChannel(AlertChannelService& channels, const std::string& text,
                                          net::Response& res) {
   const auto id = ParseId(text);
   auto c = id ? channels.Get(static_cast<int>(*id)) : std::nullopt;

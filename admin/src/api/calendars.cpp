@@ -7,7 +7,7 @@
 
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
-#include "admin/store/calendar_repository.hpp"
+#include "admin/catalog/calendar_service.hpp"
 #include "api/routes.hpp"
 
 namespace cronwheel::admin::api {
@@ -26,7 +26,7 @@ struct TrimHeapOnReturn {
 };
 
 // The calendar `text` names, or a 404 answered.
-std::optional<CalendarListing> FoundCalendar(CalendarRepository& calendars, const std::string& text,
+std::optional<CalendarListing> FoundCalendar(CalendarService& calendars, const std::string& text,
                                              net::Response& res) {
   const auto id = ParseId(text);
   auto c = id ? calendars.Get(static_cast<int>(*id)) : std::nullopt;

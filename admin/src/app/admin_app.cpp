@@ -30,13 +30,15 @@
 #include "admin/store/audit_log.hpp"
 #include "admin/store/console_repository.hpp"
 #include "admin/store/fire_log.hpp"
-#include "admin/store/group_repository.hpp"
 #include "admin/store/log_partitions.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/migrations.hpp"
 #include "admin/store/pg_account_store.hpp"
+#include "admin/store/pg_alert_channel_store.hpp"
+#include "admin/store/pg_calendar_store.hpp"
 #include "admin/store/pg_catalog_source.hpp"
 #include "admin/store/pg_familiar_addresses.hpp"
+#include "admin/store/pg_group_store.hpp"
 #include "admin/store/pg_job_store.hpp"
 #include "admin/store/pg_lease_store.hpp"
 #include "admin/store/pg_pool.hpp"
@@ -102,9 +104,12 @@ struct AdminApp::Parts {
         lease_store(pool),
         lease({.node_id = c.node_id, .address = c.listen}, clock, lease_store,
               [this](std::vector<ClaimedFire> fires) { SubmitRecovered(std::move(fires)); }),
-        groups(clock, pool),
-        alert_channels(clock, pool),
-        calendars(clock, pool),
+        group_store(pool),
+        groups(clock, group_store),
+        alert_channel_store(pool),
+        alert_channels(clock, alert_channel_store),
+        calendar_store(clock, pool),
+        calendars(clock, calendar_store),
         job_store(clock, pool),
         jobs(clock, job_store, {.pre_read = c.pre_read}),
         workflows(clock, pool, {.pre_read = c.pre_read}),
@@ -276,9 +281,12 @@ struct AdminApp::Parts {
   Scheduler scheduler;
   PgLeaseStore lease_store;
   NodeLease lease;
-  GroupRepository groups;
-  AlertChannelRepository alert_channels;
-  CalendarRepository calendars;
+  PgGroupStore group_store;
+  GroupService groups;
+  PgAlertChannelStore alert_channel_store;
+  AlertChannelService alert_channels;
+  PgCalendarStore calendar_store;
+  CalendarService calendars;
   PgJobStore job_store;
   JobService jobs;
   WorkflowRepository workflows;

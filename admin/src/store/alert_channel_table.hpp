@@ -1,6 +1,7 @@
 #pragma once
-// What other tables' owners ask of alert_channel (store/alert_channel_repository.cpp owns it). Private to
-// admin/src/store.
+// What other tables' owners ask of alert_channel, and the statements on alert_state and alert_log
+// (store/alert_channel_table.cpp; the REST API's writes of alert_channel are
+// store/pg_alert_channel_store.cpp's). Private to admin/src/store.
 
 #include <pqxx/pqxx>
 #include <span>
@@ -8,13 +9,9 @@
 #include <vector>
 
 #include "admin/model/alert_channel.hpp"
-#include "admin/model/result.hpp"
 #include "admin/results/result_store.hpp"
 
 namespace cronwheel::admin::alert_channel_table {
-
-// Appends one `field` error (code not_found) per id of `ids` that names no channel.
-void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char* field, FieldErrors& errors);
 
 // The channels as JSON (an array of objects with every column) -> values. For the alarm's claim, which
 // reads them in its own statement.

@@ -1,5 +1,5 @@
 #pragma once
-// What other tables' owners ask of calendar (store/calendar_repository.cpp owns it). Private to
+// What other tables' owners ask of calendar (store/pg_calendar_store.cpp owns it). Private to
 // admin/src/store.
 
 #include <pqxx/pqxx>

@@ -1,6 +1,6 @@
 #pragma once
 // The writes of the job_group table that other tables' owners need, in the table's owner
-// (store/group_repository.cpp, docs/architecture.md "Who writes which table"). Private to admin/src/store.
+// (store/pg_group_store.cpp, docs/architecture.md "Who writes which table"). Private to admin/src/store.
 
 #include <pqxx/pqxx>
 

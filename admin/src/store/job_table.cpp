@@ -80,6 +80,11 @@ void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_
                  job_id, next_fire_ms, last_fire_ms);
 }
 
+void RewindSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t from_ms) {
+  tx.exec_params(R"sql(UPDATE job_schedule SET next_fire_ms = $2 WHERE job_id = $1 AND next_fire_ms > $2)sql",
+                 job_id, from_ms);
+}
+
 void LockSchedulePartition(pqxx::transaction_base& tx, int id) {
   tx.exec_params(R"sql(
     SELECT id FROM schedule_partition

@@ -1,6 +1,7 @@
 #pragma once
-// The writes of the job table that the scheduler and the results area make, in the table's owner
-// (store/job_repository.cpp, docs/architecture.md "Who writes which table"). Private to admin/src/store.
+// The writes of the job table that the scheduler, the results area and the other tables' owners make, in the
+// table's owner (store/pg_job_store.cpp and job_table.cpp, docs/architecture.md "Who writes which table").
+// Private to admin/src/store.
 
 #include <cstdint>
 #include <optional>
@@ -27,6 +28,9 @@ void AdvanceSchedules(pqxx::transaction_base& tx, std::string_view table,
 // `last_fire_ms` when given (else it is kept). Writes the row when the job has none yet (its creation).
 void SetSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t next_fire_ms,
                  std::optional<std::int64_t> last_fire_ms);
+// Moves job `job_id`'s next fire back to `from_ms` when it is later (a calendar edit withdrew the fires from
+// there on: the walk starts again at the earliest of them, PgCalendarStore).
+void RewindSchedule(pqxx::transaction_base& tx, int job_id, std::int64_t from_ms);
 // Locks job `job_id`'s schedule partition row and then its job_schedule row (FOR UPDATE), before an edit,
 // start, stop or delete reads or writes its job row: the order a scan takes them in (partition, then
 // job_schedule, then job for a stop), so they wait for each other instead of deadlocking. The partition is

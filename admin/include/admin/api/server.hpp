@@ -34,6 +34,9 @@
 #include "admin/auth/accounts.hpp"
 #include "admin/auth/auth_service.hpp"
 #include "admin/auth/authenticator.hpp"
+#include "admin/catalog/alert_channel_service.hpp"
+#include "admin/catalog/calendar_service.hpp"
+#include "admin/catalog/group_service.hpp"
 #include "admin/catalog/job_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
@@ -41,11 +44,8 @@
 #include "admin/results/callback_service.hpp"
 #include "admin/results/registry_service.hpp"
 #include "admin/schedule/scheduler.hpp"
-#include "admin/store/alert_channel_repository.hpp"
 #include "admin/store/audit_log.hpp"
-#include "admin/store/calendar_repository.hpp"
 #include "admin/store/console_repository.hpp"
-#include "admin/store/group_repository.hpp"
 #include "admin/store/log_repository.hpp"
 #include "admin/store/workflow_repository.hpp"
 #include "cronwheel/metrics.hpp"
@@ -111,7 +111,7 @@ class ApiServer final {
     std::vector<std::string> webhook_allow;
   };
   struct Services {
-    GroupRepository& groups;
+    GroupService& groups;
     JobService& jobs;
     LogRepository& logs;
     Scheduler& scheduler;
@@ -127,10 +127,10 @@ class ApiServer final {
     const MetricsEndpoint* metrics = nullptr;
     const ExecutorApiMetrics* executor_api_metrics = nullptr;
     // /api/v1/alert-channels; nullptr = not served. `alarms` sends a channel's test alarm.
-    AlertChannelRepository* alert_channels = nullptr;
+    AlertChannelService* alert_channels = nullptr;
     AlarmSender* alarms = nullptr;
     // /api/v1/calendars, and the calendars of the schedule preview; nullptr = not served.
-    CalendarRepository* calendars = nullptr;
+    CalendarService* calendars = nullptr;
     // /api/v1/workflows and /api/v1/workflow-runs; nullptr = not served.
     WorkflowRepository* workflows = nullptr;
     // Sends fires that were claimed and sent already (the trigger pools): the replacements of fires sent

@@ -1,6 +1,6 @@
 #pragma once
 // The console's queries that are not job, group or fire CRUD: the dashboard and a job's glue versions.
-// PostgreSQL; see job_repository.hpp, group_repository.hpp and log_repository.hpp for the rest.
+// PostgreSQL; see pg_job_store.hpp, pg_group_store.hpp and log_repository.hpp for the rest.
 //
 // Thread-safety: safe from any thread (pooled connections). Time: the injected Clock (epoch ms); days are
 // UTC dates, as log_report's.

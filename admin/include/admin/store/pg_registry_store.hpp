@@ -1,7 +1,7 @@
 #pragma once
 // RegistryStore (results/registry_store.hpp) on PostgreSQL: the one writer of executor_registry (the
 // executors' heartbeats, XXL-JOB's xxl_job_registry); it reads job_group's access tokens, which
-// store/group_repository.hpp writes.
+// store/pg_group_store.cpp writes.
 //
 // Thread-safety: safe from any thread (a pooled connection per call).
 

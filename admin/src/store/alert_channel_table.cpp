@@ -1,4 +1,7 @@
-#include "admin/store/alert_channel_repository.hpp"
+// What the failure monitor, the alarm's claim and retention ask of alert_channel, alert_state and alert_log
+// (store/alert_channel_table.hpp). The REST API's statements on alert_channel are PgAlertChannelStore's
+// (store/pg_alert_channel_store.cpp).
+#include "store/alert_channel_table.hpp"
 
 #include <fmt/format.h>
 
@@ -7,9 +10,6 @@
 
 #include "cronwheel/json.hpp"
 #include "cronwheel/text.hpp"
-#include "store/alert_channel_table.hpp"
-#include "store/group_table.hpp"
-#include "store/job_table.hpp"
 #include "store/pg_util.hpp"
 
 namespace cronwheel::admin {
@@ -18,47 +18,9 @@ namespace {
 // How long an alert being sent is the sending admin's: past it, another admin sends it again.
 constexpr std::int64_t kAlertLeaseMs = 600'000;
 
-constexpr const char* kColumns =
-    "id, name, kind, preset, target, body_template, secret, to_json(events) AS events, threshold, silence_s, "
-    "created_ms, updated_ms";
-
-AlertChannel FromRow(const pqxx::row& r) {
-  AlertChannel c;
-  c.id = r["id"].as<int>();
-  c.name = r["name"].as<std::string>();
-  c.kind = ParseAlertKind(r["kind"].c_str()).value_or(AlertKind::kWebhook);
-  c.preset = ParseAlertPreset(r["preset"].c_str()).value_or(AlertPreset::kJson);
-  c.target = r["target"].as<std::string>();
-  c.body_template = r["body_template"].as<std::string>();
-  c.secret = r["secret"].as<std::string>();
-  c.events = nlohmann::json::parse(r["events"].c_str()).get<std::vector<std::string>>();
-  c.threshold = r["threshold"].as<int>();
-  c.silence_s = r["silence_s"].as<int>();
-  c.created_ms = r["created_ms"].as<std::int64_t>();
-  c.updated_ms = r["updated_ms"].as<std::int64_t>();
-  return c;
-}
-
-FieldError NameTaken(const std::string& name) {
-  return {"name", fmt::format("a channel named '{}' exists already", name), "exists", {{"value", name}}};
-}
-
 }  // namespace
 
 namespace alert_channel_table {
-
-void CheckExist(pqxx::transaction_base& tx, std::span<const int> ids, const char* field,
-                FieldErrors& errors) {
-  if (ids.empty()) return;
-  const auto rows = tx.exec_params(R"sql(
-    SELECT i FROM unnest($1::int[]) AS i WHERE NOT EXISTS (SELECT 1 FROM alert_channel WHERE id = i)
-  )sql",
-                                   PgArray<int>(ids));
-  for (const auto& r : rows) {
-    const int id = r[0].as<int>();
-    errors.push_back({field, fmt::format("alert channel {} not found", id), "not_found", {{"id", id}}});
-  }
-}
 
 std::string JsonOf(const std::string& ids_expr) {
   return fmt::format(R"sql((SELECT coalesce(json_agg(json_build_object(
@@ -263,122 +225,5 @@ std::int64_t DeleteEndedAlerts(pqxx::transaction_base& tx, std::int64_t before_m
 }
 
 }  // namespace alert_channel_table
-
-Result<AlertChannel> AlertChannelRepository::Create(const AlertChannel& c) {
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<AlertChannel> {
-    pqxx::work tx(conn);
-    if (!tx.exec_params(R"sql(SELECT 1 FROM alert_channel WHERE name = $1)sql", c.name).empty()) {
-      return Error::Invalid("the alert channel is not valid", {NameTaken(c.name)});
-    }
-    const auto row = tx.exec_params1(fmt::format(R"sql(
-      INSERT INTO alert_channel (name, kind, preset, target, body_template, secret, events, threshold, silence_s,
-                                 created_ms, updated_ms)
-      VALUES ($1, $2, $3, $4, $5, $6, $8::text[], $9, $10, $7, $7)
-      RETURNING {}
-    )sql",
-                                                 kColumns),
-                                     c.name, std::string(ToString(c.kind)), std::string(ToString(c.preset)),
-                                     c.target, c.body_template, c.secret, clock_.NowMs(),
-                                     PgTextArray(c.events), c.threshold, c.silence_s);
-    tx.commit();
-    return FromRow(row);
-  });
-}
-
-Result<AlertChannel> AlertChannelRepository::Update(int id, const Edit& edit) {
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<AlertChannel> {
-    pqxx::work tx(conn);
-    const auto rows =
-        tx.exec_params(fmt::format("SELECT {} FROM alert_channel WHERE id = $1 FOR UPDATE", kColumns), id);
-    if (rows.empty()) return Error::NotFound(fmt::format("alert channel {} not found", id));
-    AlertChannel c = FromRow(rows[0]);
-    if (auto edited = edit(c); !edited) return edited.error();
-    if (!tx.exec_params(R"sql(SELECT 1 FROM alert_channel WHERE name = $1 AND id <> $2)sql", c.name, id)
-             .empty()) {
-      return Error::Invalid("the alert channel is not valid", {NameTaken(c.name)});
-    }
-    const auto row = tx.exec_params1(fmt::format(R"sql(
-      UPDATE alert_channel
-         SET name = $2, kind = $3, preset = $4, target = $5, body_template = $6, secret = $7,
-             updated_ms = GREATEST($8, updated_ms + 1), events = $9::text[], threshold = $10, silence_s = $11
-       WHERE id = $1
-      RETURNING {}
-    )sql",
-                                                 kColumns),
-                                     id, c.name, std::string(ToString(c.kind)),
-                                     std::string(ToString(c.preset)), c.target, c.body_template, c.secret,
-                                     clock_.NowMs(), PgTextArray(c.events), c.threshold, c.silence_s);
-    tx.commit();
-    return FromRow(row);
-  });
-}
-
-Result<void> AlertChannelRepository::Delete(int id) {
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> Result<void> {
-    pqxx::work tx(conn);
-    if (tx.exec_params(R"sql(DELETE FROM alert_channel WHERE id = $1)sql", id).affected_rows() == 0) {
-      return Error::NotFound(fmt::format("alert channel {} not found", id));
-    }
-    // The jobs' and groups' lists lose it in the same transaction, by their tables' owners.
-    job_table::RemoveAlertChannel(tx, id);
-    group_table::RemoveAlertChannel(tx, id);
-    tx.commit();
-    return {};
-  });
-}
-
-std::optional<AlertChannel> AlertChannelRepository::Get(int id) {
-  return WithConnection(pool_, [&](pqxx::connection& conn) -> std::optional<AlertChannel> {
-    pqxx::read_transaction tx(conn);
-    const auto rows = tx.exec_params(fmt::format("SELECT {} FROM alert_channel WHERE id = $1", kColumns), id);
-    if (rows.empty()) return std::nullopt;
-    return FromRow(rows[0]);
-  });
-}
-
-std::vector<AlertChannel> AlertChannelRepository::List() {
-  return WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::read_transaction tx(conn);
-    std::vector<AlertChannel> out;
-    for (const auto& r : tx.exec(fmt::format("SELECT {} FROM alert_channel ORDER BY name", kColumns)))
-      out.push_back(FromRow(r));
-    return out;
-  });
-}
-
-std::vector<AlertEntry> AlertChannelRepository::ListAlerts(std::optional<int> job_id,
-                                                           const std::optional<std::vector<int>>& group_ids,
-                                                           int limit) {
-  return WithConnection(pool_, [&](pqxx::connection& conn) {
-    pqxx::read_transaction tx(conn);
-    std::vector<AlertEntry> out;
-    for (const auto& r : tx.exec_params(
-             R"sql(
-           SELECT a.id, a.job_id, a.channel_id, a.channel_name, a.log_id, a.event, a.outcome, a.attempts,
-                  a.next_attempt_ms, a.message, a.created_ms, a.updated_ms
-             FROM alert_log a LEFT JOIN job j ON j.id = a.job_id
-            WHERE ($1::int IS NULL OR a.job_id = $1)
-              AND ($2::int[] IS NULL OR j.group_id = ANY($2::int[]))
-            ORDER BY a.id DESC LIMIT $3
-         )sql",
-             job_id,
-             group_ids ? std::optional<std::string>(PgArray<int>(*group_ids)) : std::optional<std::string>(),
-             limit)) {
-      out.push_back({.id = r[0].as<std::int64_t>(),
-                     .job_id = r[1].as<int>(),
-                     .channel_id = r[2].as<int>(),
-                     .channel_name = r[3].as<std::string>(),
-                     .log_id = r[4].as<std::int64_t>(),
-                     .event = r[5].as<std::string>(),
-                     .outcome = r[6].as<std::string>(),
-                     .attempts = r[7].as<int>(),
-                     .next_attempt_ms = r[8].as<std::int64_t>(),
-                     .message = r[9].as<std::string>(),
-                     .created_ms = r[10].as<std::int64_t>(),
-                     .updated_ms = r[11].as<std::int64_t>()});
-    }
-    return out;
-  });
-}
 
 }  // namespace cronwheel::admin
