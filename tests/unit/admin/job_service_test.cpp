@@ -326,5 +326,40 @@ TEST_F(JobServiceTest, AManualFireIsWrittenAtNowForAJobThatExists) {
   EXPECT_EQ(jobs_.CreateRunOnce(99, kT0 + kMinute, std::nullopt, "ana").error().kind, ErrorKind::kNotFound);
 }
 
+// The reads a REST route passes through (list, tags, fires held ahead) give what the store holds, filtered
+// by the caller's groups.
+TEST_F(JobServiceTest, TheListTheTagsAndTheFiresHeldAheadAreTheStoresFilteredByGroup) {
+  auto a = Cron(1);
+  a.description = "Nightly export";
+  a.tags = {"etl", "daily"};
+  auto b = Cron(2);
+  b.tags = {"etl"};
+  const auto ja = Create(a);
+  Create(b);
+  JobQuery q;
+  q.text = "NIGHTLY";
+  EXPECT_EQ(jobs_.ListJobs(q).total, 1);
+  q = {};
+  q.tags = {"etl"};
+  q.group_ids = std::vector<int>{2};
+  const auto page = jobs_.ListJobs(q);
+  ASSERT_EQ(page.total, 1);
+  EXPECT_EQ(page.items.at(0).group_id, 2);
+  const auto all = jobs_.ListTags(std::nullopt);
+  ASSERT_EQ(all.size(), 2U);
+  EXPECT_EQ(all[1].tag, "etl");
+  EXPECT_EQ(all[1].jobs, 2);
+  EXPECT_EQ(jobs_.ListTags(std::vector<int>{1}).size(), 2U);
+  EXPECT_EQ(jobs_.ListTags(std::vector<int>{2}).size(), 1U);
+  store_.SetSentAhead(ja.id, {{.log_id = 7, .address = "http://10.0.0.1:9999/", .scheduled_ms = kT0 + 1000}});
+  store_.SetWithdrawnClaims(ja.id, {8});
+  ASSERT_EQ(jobs_.SentAhead(ja.id).size(), 1U);
+  EXPECT_EQ(jobs_.WithdrawnClaims(ja.id), std::vector<std::int64_t>{8});
+  EXPECT_TRUE(jobs_.SentAhead(ja.id + 1).empty());
+  const std::vector<std::int64_t> dropped{7};
+  jobs_.MarkWithdrawnAhead(dropped, "stopped");
+  EXPECT_EQ(store_.MarkedAhead(), (std::vector<std::pair<std::int64_t, std::string>>{{7, "stopped"}}));
+}
+
 }  // namespace
 }  // namespace cronwheel::admin

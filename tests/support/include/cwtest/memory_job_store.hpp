@@ -8,6 +8,7 @@
 // Thread-safety: one mutex, held for a whole transaction (transactions are serial).
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -94,24 +95,72 @@ class MemoryJobStore final : public cronwheel::admin::JobStore {
   cronwheel::admin::JobPage ListJobs(const cronwheel::admin::JobQuery& q) override {
     std::lock_guard lock(mu_);
     cronwheel::admin::JobPage page;
-    for (const auto& [id, j] : state_.jobs) {
+    for (const auto& entry : state_.jobs) {
+      const Job& j = entry.second;  // not a structured binding: the tags' lambda below captures it
       if (q.group_id && j.group_id != *q.group_id) continue;
       if (q.enabled && j.enabled != *q.enabled) continue;
+      if (q.group_ids &&
+          std::find(q.group_ids->begin(), q.group_ids->end(), j.group_id) == q.group_ids->end())
+        continue;
+      if (q.text && !q.text->empty() && !Mentions(j, *q.text)) continue;
+      if (!std::all_of(q.tags.begin(), q.tags.end(), [&](const std::string& t) {
+            return std::find(j.tags.begin(), j.tags.end(), t) != j.tags.end();
+          }))
+        continue;
       ++page.total;
       if (page.total > q.offset && static_cast<int>(page.items.size()) < q.limit) page.items.push_back(j);
     }
     return page;
   }
-  std::vector<cronwheel::admin::TagCount> ListTags(const std::optional<std::vector<int>>&) override {
-    return {};
+  std::vector<cronwheel::admin::TagCount> ListTags(
+      const std::optional<std::vector<int>>& group_ids) override {
+    std::lock_guard lock(mu_);
+    std::map<std::string, std::int64_t> counts;
+    for (const auto& [id, j] : state_.jobs) {
+      if (group_ids && std::find(group_ids->begin(), group_ids->end(), j.group_id) == group_ids->end())
+        continue;
+      for (const auto& t : j.tags)
+        ++counts[t];
+    }
+    std::vector<cronwheel::admin::TagCount> out;
+    out.reserve(counts.size());
+    for (auto& [tag, n] : counts)
+      out.push_back({tag, n});
+    return out;
   }
   void DeleteJobFires(int job_id) override {
     std::lock_guard lock(mu_);
     deleted_fires_of_.push_back(job_id);
   }
-  std::vector<cronwheel::admin::SentAheadFire> SentAhead(int) override { return {}; }
-  std::vector<std::int64_t> WithdrawnClaims(int) override { return {}; }
-  void MarkWithdrawnAhead(std::span<const std::int64_t>, std::string_view) override {}
+  // The fires executors hold ahead and the claims a rule withdrew are the scheduler's to write: the test
+  // sets them (SetSentAhead, SetWithdrawnClaims) and reads what the rules marked (MarkedAhead).
+  void SetSentAhead(int job_id, std::vector<cronwheel::admin::SentAheadFire> fires) {
+    std::lock_guard lock(mu_);
+    sent_ahead_[job_id] = std::move(fires);
+  }
+  void SetWithdrawnClaims(int job_id, std::vector<std::int64_t> log_ids) {
+    std::lock_guard lock(mu_);
+    withdrawn_claims_[job_id] = std::move(log_ids);
+  }
+  std::vector<std::pair<std::int64_t, std::string>> MarkedAhead() {
+    std::lock_guard lock(mu_);
+    return marked_ahead_;
+  }
+  std::vector<cronwheel::admin::SentAheadFire> SentAhead(int job_id) override {
+    std::lock_guard lock(mu_);
+    const auto it = sent_ahead_.find(job_id);
+    return it == sent_ahead_.end() ? std::vector<cronwheel::admin::SentAheadFire>{} : it->second;
+  }
+  std::vector<std::int64_t> WithdrawnClaims(int job_id) override {
+    std::lock_guard lock(mu_);
+    const auto it = withdrawn_claims_.find(job_id);
+    return it == withdrawn_claims_.end() ? std::vector<std::int64_t>{} : it->second;
+  }
+  void MarkWithdrawnAhead(std::span<const std::int64_t> log_ids, std::string_view note) override {
+    std::lock_guard lock(mu_);
+    for (const auto id : log_ids)
+      marked_ahead_.emplace_back(id, std::string(note));
+  }
   std::optional<std::int64_t> InsertManualFire(int job_id, cronwheel::admin::TriggerType,
                                                const std::optional<std::string>&, const std::string&,
                                                std::int64_t) override {
@@ -145,6 +194,18 @@ class MemoryJobStore final : public cronwheel::admin::JobStore {
   }
 
  private:
+  // ListJobs' text filter: in the description, the handler or a tag, ignoring case.
+  static bool Mentions(const Job& j, const std::string& text) {
+    const auto lower = [](std::string v) {
+      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+      return v;
+    };
+    const auto needle = lower(text);
+    std::string hay = j.description + " " + j.handler;
+    for (const auto& t : j.tags)
+      hay += " " + t;
+    return lower(hay).find(needle) != std::string::npos;
+  }
   static std::optional<Job> Find(const State& s, int id) {
     const auto it = s.jobs.find(id);
     if (it == s.jobs.end()) return std::nullopt;
@@ -279,6 +340,9 @@ class MemoryJobStore final : public cronwheel::admin::JobStore {
   std::mutex mu_;
   State state_;
   std::vector<int> deleted_fires_of_;
+  std::map<int, std::vector<cronwheel::admin::SentAheadFire>> sent_ahead_;
+  std::map<int, std::vector<std::int64_t>> withdrawn_claims_;
+  std::vector<std::pair<std::int64_t, std::string>> marked_ahead_;
   std::int64_t next_log_id_ = 0;
 };
 
