@@ -177,6 +177,14 @@ std::uint64_t JobDispatcher::WorkersStarted() const {
   return workers_started_;
 }
 
+bool JobDispatcher::AwaitIdleWorkers(std::size_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  ++idle_awaiters_;
+  const bool reached = idle_changed_.wait_for(lock, timeout, [&] { return pool_.idle() >= n; });
+  --idle_awaiters_;
+  return reached;
+}
+
 std::uint64_t JobDispatcher::JobThreadsCreated() const {
   std::lock_guard lock(mu_);
   return created_;
@@ -188,6 +196,7 @@ void JobDispatcher::WorkerLoop(Worker* w) {
     if (ready_.empty()) {
       if (pool_stopping_ || pool_.MayEnd(BlockedWorkersLocked())) break;
       pool_.OnWait();
+      if (idle_awaiters_ > 0) idle_changed_.notify_all();
       // One wait, not a wait for a predicate: a worker that wakes takes the wake in flight even when
       // another worker took the job it was woken for, so a wake is never counted as pending forever.
       work_cv_.wait(lock);

@@ -174,6 +174,9 @@ class JobDispatcher final {
   [[nodiscard]] std::size_t Workers() const;
   // Pool threads started since construction (tests).
   [[nodiscard]] std::uint64_t WorkersStarted() const;
+  // Blocks (real time, at most `timeout`) until `n` or more pool threads wait for work (tests: a callback
+  // leaves before its worker is back waiting, so "the callback arrived" does not mean "the worker is idle").
+  bool AwaitIdleWorkers(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Fires held for their runAtMs now (tests, metrics).
   [[nodiscard]] std::size_t HeldFires() const;
   // Start tasks armed on the start timer since construction: one per runAtMs held for, not one per fire.
@@ -259,6 +262,9 @@ class JobDispatcher final {
 
   mutable std::mutex mu_;
   std::condition_variable threads_changed_;
+  // Notified when a worker starts to wait for work, only while AwaitIdleWorkers waits (guarded by mu_).
+  std::condition_variable idle_changed_;
+  std::size_t idle_awaiters_ = 0;
   bool stopped_ = false;
   // Drain: drained_ is notified when a fire ends, the queues change or the wait ends. draining_ is set
   // under mu_ and read without it by Draining(): every /beat asks it, and a beat must answer without
