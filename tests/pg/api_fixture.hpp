@@ -15,6 +15,7 @@
 #include "admin/catalog/calendar_service.hpp"
 #include "admin/catalog/group_service.hpp"
 #include "admin/catalog/job_service.hpp"
+#include "admin/catalog/workflow_service.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/callback_service.hpp"
 #include "admin/schedule/scheduler.hpp"
@@ -26,6 +27,7 @@
 #include "admin/store/pg_registry_store.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
+#include "admin/store/pg_workflow_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
@@ -50,7 +52,8 @@ class ApiServerFixture : public PgFixture {
     alert_channels_ = std::make_unique<AlertChannelService>(*clock_, *alert_channel_store_);
     calendar_store_ = std::make_unique<PgCalendarStore>(*clock_, *pool_);
     calendars_ = std::make_unique<CalendarService>(*clock_, *calendar_store_);
-    workflows_ = std::make_unique<WorkflowRepository>(*clock_, *pool_, WorkflowRepository::Settings{});
+    workflow_store_ = std::make_unique<PgWorkflowStore>(*clock_, *pool_);
+    workflows_ = std::make_unique<WorkflowService>(*clock_, *workflow_store_, WorkflowService::Settings{});
     job_store_ = std::make_unique<PgJobStore>(*clock_, *pool_);
     repo_ = std::make_unique<JobService>(*clock_, *job_store_);
     logs_ = std::make_unique<LogRepository>(*clock_, *pool_);
@@ -134,7 +137,8 @@ class ApiServerFixture : public PgFixture {
   std::unique_ptr<cronwheel::admin::AlertChannelService> alert_channels_;
   std::unique_ptr<cronwheel::admin::PgCalendarStore> calendar_store_;
   std::unique_ptr<cronwheel::admin::CalendarService> calendars_;
-  std::unique_ptr<cronwheel::admin::WorkflowRepository> workflows_;
+  std::unique_ptr<cronwheel::admin::PgWorkflowStore> workflow_store_;
+  std::unique_ptr<cronwheel::admin::WorkflowService> workflows_;
   std::unique_ptr<cronwheel::admin::DefaultAlarmSender> alarms_;
   std::unique_ptr<cronwheel::admin::PgJobStore> job_store_;
   std::unique_ptr<cronwheel::admin::JobService> repo_;

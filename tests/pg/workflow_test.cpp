@@ -1,4 +1,4 @@
-// Workflows on PostgreSQL (store/workflow_table.hpp, store/workflow_repository.hpp): what ends a node and
+// Workflows on PostgreSQL (store/workflow_table.hpp, store/pg_workflow_store.hpp): what ends a node and
 // what starts after it are one transaction, two admins finishing a fan-in's last two parents at once start it
 // once, failures follow their edges after the failure monitor's retries, a run is killed and a node re-run,
 // and a scheduled instant has one run however many admins scan it.
@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "admin/catalog/workflow_service.hpp"
 #include "admin/model/workflow_access.hpp"
 #include "admin/results/alarm.hpp"
 #include "admin/results/failure_monitor.hpp"
 #include "admin/schedule/scan_planner.hpp"
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
-#include "admin/store/workflow_repository.hpp"
+#include "admin/store/pg_workflow_store.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "pg_fixture.hpp"
 
@@ -32,7 +33,8 @@ class WorkflowPg : public cwtest::PgFixture {
   void SetUp() override {
     PgFixture::SetUp();
     group_ = AddGroup();
-    workflows_ = std::make_unique<WorkflowRepository>(clock_, *pool_, WorkflowRepository::Settings{});
+    workflow_store_ = std::make_unique<PgWorkflowStore>(clock_, *pool_);
+    workflows_ = std::make_unique<WorkflowService>(clock_, *workflow_store_, WorkflowService::Settings{});
     results_ = std::make_unique<PgResultStore>(*pool_);
     admin_user_ = AddUser("tester", "ADMIN");
   }
@@ -123,7 +125,8 @@ class WorkflowPg : public cwtest::PgFixture {
   int admin_user_ = 0;  // a global ADMIN, who saved the workflows
   const NodeFirer tester_{.username = "tester", .admin = true};
   const NodeFirer alice_{.username = "alice", .admin = true};
-  std::unique_ptr<WorkflowRepository> workflows_;
+  std::unique_ptr<PgWorkflowStore> workflow_store_;
+  std::unique_ptr<WorkflowService> workflows_;
   std::unique_ptr<PgResultStore> results_;
 };
 

@@ -11,9 +11,9 @@
 
 #include "admin/api/json_views.hpp"
 #include "admin/api/request_bodies.hpp"
+#include "admin/catalog/workflow_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/schedule/scheduler.hpp"
-#include "admin/store/workflow_repository.hpp"
 #include "api/routes.hpp"
 
 namespace cronwheel::admin::api {
@@ -21,7 +21,7 @@ namespace cronwheel::admin::api {
 namespace {
 
 // The workflow `text` names if the caller may see it; else a 404 answered.
-std::optional<Workflow> Visible(WorkflowRepository& workflows, const Principal& who, const std::string& text,
+std::optional<Workflow> Visible(WorkflowService& workflows, const Principal& who, const std::string& text,
                                 net::Response& res) {
   const auto id = ParseId(text);
   auto w = id ? workflows.Get(static_cast<int>(*id)) : std::nullopt;
@@ -32,7 +32,7 @@ std::optional<Workflow> Visible(WorkflowRepository& workflows, const Principal& 
   return w;
 }
 
-std::optional<WorkflowRun> VisibleRun(WorkflowRepository& workflows, const Principal& who,
+std::optional<WorkflowRun> VisibleRun(WorkflowService& workflows, const Principal& who,
                                       const std::string& text, net::Response& res) {
   const auto id = ParseId(text, INT64_MAX);
   auto run = id ? workflows.GetRun(*id) : std::nullopt;
@@ -46,7 +46,7 @@ std::optional<WorkflowRun> VisibleRun(WorkflowRepository& workflows, const Princ
 // The caller may own a workflow in its group (the route's role there: DEVELOPER to save it) and fire each
 // node's job (OPERATOR in the job's group, as triggering it would need): a group or job the caller does not
 // see is refused as one that does not exist (its existence is not told).
-Result<void> CheckAccess(WorkflowRepository& workflows, const Principal& who, const Workflow& w) {
+Result<void> CheckAccess(WorkflowService& workflows, const Principal& who, const Workflow& w) {
   if (!who.SeesGroup(w.group_id)) {
     return Error::Invalid(
         "the workflow is not valid",
@@ -89,7 +89,7 @@ NodeFirer FirerOf(const Principal& who) {
 // cronwheel executor by their log ids (/killFires); one that does not know that path (an XXL-JOB executor)
 // with /kill of the job, which ends the job's whole thread, only when the admin knows of no other fire of
 // that job there. Returns a note per fire not confirmed killed.
-json KillOnExecutors(const RouteContext& ctx, WorkflowRepository& workflows, std::int64_t run_id,
+json KillOnExecutors(const RouteContext& ctx, WorkflowService& workflows, std::int64_t run_id,
                      const std::vector<KilledFire>& killed) {
   json notes = json::array();
   if (ctx.services.console == nullptr) return notes;

@@ -52,6 +52,7 @@
 #include "admin/store/pg_result_store.hpp"
 #include "admin/store/pg_scheduler_store.hpp"
 #include "admin/store/pg_sso_store.hpp"
+#include "admin/store/pg_workflow_store.hpp"
 #include "admin/store/trigger_result_writer.hpp"
 #include "app/metered.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
@@ -119,7 +120,8 @@ struct AdminApp::Parts {
         calendars(clock, calendar_store),
         job_store(clock, pool),
         jobs(clock, job_store, {.pre_read = c.pre_read}),
-        workflows(clock, pool, {.pre_read = c.pre_read}),
+        workflow_store(clock, pool),
+        workflows(clock, workflow_store, {.pre_read = c.pre_read}),
         logs(clock, pool),
         registry_store(pool),
         registry(clock, registry_store, std::chrono::seconds(90), *guard),
@@ -296,7 +298,8 @@ struct AdminApp::Parts {
   CalendarService calendars;
   PgJobStore job_store;
   JobService jobs;
-  WorkflowRepository workflows;
+  PgWorkflowStore workflow_store;
+  WorkflowService workflows;
   LogRepository logs;
   PgRegistryStore registry_store;
   RegistryService registry;

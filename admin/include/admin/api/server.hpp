@@ -38,6 +38,7 @@
 #include "admin/catalog/calendar_service.hpp"
 #include "admin/catalog/group_service.hpp"
 #include "admin/catalog/job_service.hpp"
+#include "admin/catalog/workflow_service.hpp"
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/dispatch/job_catalog.hpp"
 #include "admin/results/alarm.hpp"
@@ -47,7 +48,6 @@
 #include "admin/store/audit_log.hpp"
 #include "admin/store/console_repository.hpp"
 #include "admin/store/log_repository.hpp"
-#include "admin/store/workflow_repository.hpp"
 #include "cronwheel/metrics.hpp"
 #include "cronwheel/metrics_endpoint.hpp"
 #include "cronwheel/net/http_server.hpp"
@@ -132,7 +132,7 @@ class ApiServer final {
     // /api/v1/calendars, and the calendars of the schedule preview; nullptr = not served.
     CalendarService* calendars = nullptr;
     // /api/v1/workflows and /api/v1/workflow-runs; nullptr = not served.
-    WorkflowRepository* workflows = nullptr;
+    WorkflowService* workflows = nullptr;
     // Sends fires that were claimed and sent already (the trigger pools): the replacements of fires sent
     // ahead of their instant when their job changes (RouteContext::ReplaceSentAhead). nullptr = none.
     std::function<void(std::vector<Fire>)> send_again;

@@ -1,12 +1,23 @@
 #pragma once
-// Workflows (tables workflow, workflow_run, workflow_run_node; sql/016_workflows.sql) on PostgreSQL, for the
-// REST API (/api/v1/workflows, /api/v1/workflow-runs; docs/operations.md, "Workflows"). The API reads and
-// checks a body (ReadWorkflowBody) and the caller's access before it calls these; here is what needs the
-// database: each node's job exists, a run starts with the fires of its first nodes, a run is killed or a node
-// re-run under the run's lock (store/workflow_table.hpp holds those writes).
+// The rules of workflows (tables workflow, workflow_run, workflow_run_node; sql/016_workflows.sql;
+// docs/operations.md, "Workflows") for the REST API (/api/v1/workflows, /api/v1/workflow-runs), over a
+// WorkflowStore (catalog/workflow_store.hpp). The API reads and checks a body (ReadWorkflowBody: the graph's
+// own shape, model/workflow.hpp) and the caller's access before it calls these; here is what needs the
+// stored state: the group and each node's job exist, an enabled workflow gets its first fire
+// (schedule/next_fire.hpp), and its runs written ahead by the scan are withdrawn when it is disabled,
+// rescheduled or deleted.
 //
-// Thread-safety: safe from any thread (pooled connections). Errors: expected outcomes are Results (kInvalid
-// with fields, kNotFound, kConflict); database failures throw.
+// A definition's edit and the scan: the scan writes a run and its first nodes' fires up to pre_read ahead.
+// An update or a delete locks the workflow's schedule partition before its row (a scan holding it has
+// committed the runs it wrote, which the withdrawal then sees); a disabled or rescheduled workflow's runs
+// that have not started are withdrawn, a changed graph keeps them (a run keeps the graph it began with).
+//
+// A run's start, kill and re-run are the run tables' owner's steps (WorkflowStore, "Run operations"),
+// whose refusals are returned as they are; a trigger of a workflow that does not exist is kNotFound here.
+//
+// Time: now is read from the injected Clock once per call. Thread-safety: safe from any thread (the store's
+// transactions serialise what must be). Errors: expected outcomes are Results (kInvalid with fields naming
+// each field, kNotFound, kConflict, kForbidden); database failures throw, and a refused call changes nothing.
 
 #include <chrono>
 #include <cstdint>
@@ -14,20 +25,20 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "admin/catalog/workflow_store.hpp"
 #include "admin/model/fire.hpp"
 #include "admin/model/result.hpp"
 #include "admin/model/workflow.hpp"
 #include "admin/model/workflow_access.hpp"
-#include "admin/store/pg_pool.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
 
-class WorkflowRepository {
+class WorkflowService {
  public:
+  // Edits a workflow in place (an update's fields over the stored ones); an error is returned as it is.
   using Edit = std::function<Result<void>(Workflow&)>;
   struct Settings {
     std::chrono::milliseconds pre_read{5000};  // the scan's: an enabled workflow's first fire is after it
@@ -38,17 +49,18 @@ class WorkflowRepository {
     std::vector<Fire> fires;
   };
 
-  WorkflowRepository(ringwheel::Clock& clock, PgPool& pool, Settings settings)
-      : clock_(clock), pool_(pool), settings_(settings) {}
+  WorkflowService(ringwheel::Clock& clock, WorkflowStore& store, Settings settings)
+      : clock_(clock), store_(store), settings_(settings) {}
 
   // The group of each of `job_ids` that exists (for the API's access check of a workflow's nodes).
   std::map<int, int> JobGroups(const std::vector<int>& job_ids);
-  // kInvalid (nodes[i].job_id) when a node's job does not exist; an enabled one gets its first fire. Its
-  // scheduled runs are fired for `w.run_as_user_id` (the saver: admin/model/workflow_access.hpp).
+  // kInvalid (group_id, nodes[i].job_id) when the group or a node's job does not exist, or (schedule_conf)
+  // when an enabled one's schedule has no fire after now; an enabled one gets its first fire. Its scheduled
+  // runs are fired for `w.run_as_user_id` (the saver: admin/model/workflow_access.hpp).
   Result<Workflow> Create(Workflow w);
-  // Applies `edit` to the stored workflow (locked) and saves it. Disabled or rescheduled, its runs written
-  // ahead by the scan that have not started are withdrawn (workflow_table::WithdrawUnstarted). kNotFound,
-  // kInvalid.
+  // Applies `edit` to the stored workflow (locked) and saves it, checked as Create. Enabling it or changing
+  // its schedule computes its first fire afresh; disabled or rescheduled, its runs written ahead that have
+  // not started are withdrawn. kNotFound, kInvalid, or the error `edit` returned.
   Result<Workflow> Update(int id, const Edit& edit);
   // Deletes it with its runs: those not started are withdrawn with their fires; the fires of runs under way
   // finish as fires of their jobs. kNotFound.
@@ -84,8 +96,12 @@ class WorkflowRepository {
   std::vector<Fire> FireKilled(std::int64_t log_id, const std::string& node_id);
 
  private:
+  // Runs `body` in one transaction of the store, committed when it returns a value (not an error).
+  template <class T, class F>
+  Result<T> InTransaction(F&& body);
+
   ringwheel::Clock& clock_;
-  PgPool& pool_;
+  WorkflowStore& store_;
   Settings settings_;
 };
 
