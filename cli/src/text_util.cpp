@@ -10,14 +10,14 @@
 #include <sstream>
 #include <system_error>
 
-#include "ringwheel/status.hpp"
+#include "cronwheel/status.hpp"
 
 namespace cronwheel::cli {
 namespace {
 
 // The last failed system call's errno as a status with `message` (the code follows errno).
 absl::Status LastError(std::string_view message) {
-  return ringwheel::ErrnoError(errno, message);
+  return cronwheel::ErrnoError(errno, message);
 }
 
 // The message of the last failed system call.
@@ -54,7 +54,7 @@ absl::Status WriteTextFile(const std::filesystem::path& path, std::string_view c
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
     absl::Status status =
-        ringwheel::ErrnoError(ec.value(), fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+        cronwheel::ErrnoError(ec.value(), fmt::format("cannot write '{}': {}", path.string(), ec.message()));
     std::filesystem::remove(tmp, ec);
     return status;
   }

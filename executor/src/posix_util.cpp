@@ -6,7 +6,7 @@
 #include <cstring>
 #include <random>
 
-#include "ringwheel/status.hpp"
+#include "cronwheel/status.hpp"
 
 namespace cronwheel::executor {
 
@@ -15,18 +15,18 @@ absl::Status WriteFileAtomically(const std::filesystem::path& path, std::string_
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   if (!fd.ok()) {
     const int err = errno;
-    return ringwheel::ErrnoError(err, fmt::format("cannot create {}: {}", tmp.string(), ErrnoText(err)));
+    return cronwheel::ErrnoError(err, fmt::format("cannot create {}: {}", tmp.string(), ErrnoText(err)));
   }
   if (!WriteAll(fd.get(), data) || ::fsync(fd.get()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    return ringwheel::ErrnoError(err, fmt::format("cannot write {}: {}", tmp.string(), ErrnoText(err)));
+    return cronwheel::ErrnoError(err, fmt::format("cannot write {}: {}", tmp.string(), ErrnoText(err)));
   }
   fd.Reset();
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    return ringwheel::ErrnoError(
+    return cronwheel::ErrnoError(
         err, fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(), ErrnoText(err)));
   }
   const Fd dir(::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -38,7 +38,7 @@ absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.ok()) {
     const int err = errno;
-    return ringwheel::ErrnoError(err, ErrnoText(err));
+    return cronwheel::ErrnoError(err, ErrnoText(err));
   }
   std::string out;
   char buf[64 * 1024];
@@ -47,7 +47,7 @@ absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
     if (n < 0) {
       if (errno == EINTR) continue;
       const int err = errno;
-      return ringwheel::ErrnoError(err, ErrnoText(err));
+      return cronwheel::ErrnoError(err, ErrnoText(err));
     }
     if (n == 0) return out;
     out.append(buf, static_cast<std::size_t>(n));

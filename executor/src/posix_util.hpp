@@ -65,12 +65,12 @@ inline bool WriteAll(int fd, std::string_view data) {
 }
 
 // Writes `data` to `path` atomically and durably: a temporary file in the same directory, fsync, rename,
-// fsync of the directory. OK, or an error (ringwheel::ErrnoError: the code follows errno) naming the step and
+// fsync of the directory. OK, or an error (cronwheel::ErrnoError: the code follows errno) naming the step and
 // the file, e.g.
 //   "cannot create /spool/.callback-1.json.0123456789abcdef.tmp: Permission denied".
 absl::Status WriteFileAtomically(const std::filesystem::path& path, std::string_view data, mode_t mode);
 
-// The whole file, or an error (ringwheel::ErrnoError) whose message is the system's text alone ("No such file
+// The whole file, or an error (cronwheel::ErrnoError) whose message is the system's text alone ("No such file
 // or directory", code NotFound): the caller names the file.
 absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path);
 

@@ -18,8 +18,8 @@
 #include <mutex>
 #include <thread>
 
+#include "cronwheel/status.hpp"
 #include "posix_util.hpp"
-#include "ringwheel/status.hpp"
 
 namespace cronwheel::executor {
 namespace {
@@ -166,7 +166,7 @@ absl::StatusOr<std::filesystem::path> ScriptRunner::WriteSource(int job_id, std:
       std::filesystem::remove(e.path(), rm);
     }
   } catch (const std::filesystem::filesystem_error& e) {
-    return ringwheel::ErrnoError(e.code().value(), std::string("cannot write the glue source: ") + e.what());
+    return cronwheel::ErrnoError(e.code().value(), std::string("cannot write the glue source: ") + e.what());
   }
   return path;
 }

@@ -54,8 +54,8 @@ absl::StatusOr<Schedule> Schedule::Parse(std::string_view type, std::string_view
   Schedule schedule;
   const std::optional<ScheduleType> parsed_type = ParseScheduleType(type);
   if (!parsed_type) {
-    return FieldError("schedule_type", "unknown schedule type '" + std::string(type) +
-                                           "'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE");
+    return cronwheel::FieldError("schedule_type", "unknown schedule type '" + std::string(type) +
+                                                      "'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE");
   }
   schedule.type_ = *parsed_type;
   schedule.conf_ = std::string(conf);
@@ -64,8 +64,8 @@ absl::StatusOr<Schedule> Schedule::Parse(std::string_view type, std::string_view
     case ScheduleType::kCron: {
       absl::StatusOr<CronExpression> cron = CronExpression::Parse(conf);
       if (!cron.ok()) {
-        return FieldError("schedule_conf", "invalid cron expression '" + std::string(conf) +
-                                               "': " + std::string(cron.status().message()));
+        return cronwheel::FieldError("schedule_conf", "invalid cron expression '" + std::string(conf) +
+                                                          "': " + std::string(cron.status().message()));
       }
       schedule.cron_ = *std::move(cron);
       break;
@@ -74,9 +74,9 @@ absl::StatusOr<Schedule> Schedule::Parse(std::string_view type, std::string_view
     case ScheduleType::kFixDelay: {
       const std::optional<std::int64_t> seconds = ParsePeriodSeconds(conf);
       if (!seconds) {
-        return FieldError("schedule_conf",
-                          std::string(ToString(schedule.type_)) + " needs whole seconds >= 1 (at most " +
-                              std::to_string(kMaxPeriodSeconds) + "), got '" + std::string(conf) + "'");
+        return cronwheel::FieldError(
+            "schedule_conf", std::string(ToString(schedule.type_)) + " needs whole seconds >= 1 (at most " +
+                                 std::to_string(kMaxPeriodSeconds) + "), got '" + std::string(conf) + "'");
       }
       schedule.period_ms_ = *seconds * 1000;
       break;
@@ -86,7 +86,7 @@ absl::StatusOr<Schedule> Schedule::Parse(std::string_view type, std::string_view
   }
 
   const absl::StatusOr<const date::time_zone*> found = FindTimeZone(zone);
-  if (!found.ok()) return FieldError("time_zone", std::string(found.status().message()));
+  if (!found.ok()) return cronwheel::FieldError("time_zone", std::string(found.status().message()));
   schedule.zone_ = *found;
   schedule.zone_name_ = zone.empty() ? std::string("UTC") : std::string(zone);
   return schedule;

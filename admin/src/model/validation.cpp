@@ -161,7 +161,7 @@ void CheckJobFields(Job& job, FieldErrors& errors) {
   const auto schedule = ringwheel::Schedule::Parse(job.schedule_type, job.schedule_conf, job.time_zone);
   if (!schedule.ok()) {
     errors.push_back(
-        {ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"});
+        {cronwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"});
   }
   if (job.time_zone.empty()) job.time_zone = "UTC";
   if (job.start_ms > 0 && job.end_ms > 0 && job.end_ms < job.start_ms) {

@@ -23,7 +23,7 @@ const ScanPlanner::CachedSchedule& ScanPlanner::ScheduleOf(const DueJob& job) {
       c.error.clear();
     } else {
       c.schedule.reset();
-      c.error = fmt::format("{}: {}", ringwheel::ErrorField(parsed.status()),
+      c.error = fmt::format("{}: {}", cronwheel::ErrorField(parsed.status()),
                             std::string(parsed.status().message()));
     }
   }

@@ -20,8 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "cronwheel/status.hpp"
 #include "ringwheel/cron.hpp"
-#include "ringwheel/status.hpp"
 
 namespace date {
 class time_zone;
@@ -41,7 +41,7 @@ class Schedule {
   // looked up in the system tz database (date-tz); an empty zone means "UTC".
   // On the first problem found, checked in the order type, conf, zone, returns an InvalidArgument status
   // whose message names the value and says what is valid, and which names the JSON/DB field to blame
-  // (ErrorField of ringwheel/status.hpp), e.g. (field: message)
+  // (cronwheel::ErrorField, base/include/cronwheel/status.hpp), e.g. (field: message)
   //   schedule_type: "unknown schedule type 'X'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE"
   //   schedule_conf: "invalid cron expression '0 0 25 * * ?': hour field: token '25' is out of range; ..."
   //   schedule_conf: "FIX_RATE needs whole seconds >= 1 (at most 2147483647), got 'abc'"

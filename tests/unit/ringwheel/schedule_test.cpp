@@ -4,8 +4,6 @@
 #include <date/tz.h>
 #include <gtest/gtest.h>
 
-#include <cerrno>
-
 #include "test_time.hpp"
 
 namespace {
@@ -79,44 +77,28 @@ TEST(Schedule, ErrorsNameTheField) {
     return parsed.status();
   };
   absl::Status e = error_of("CRONTAB", "0 0 9 * * ?", "UTC");
-  EXPECT_EQ(ringwheel::ErrorField(e), "schedule_type");
+  EXPECT_EQ(cronwheel::ErrorField(e), "schedule_type");
   EXPECT_EQ(e.message(), "unknown schedule type 'CRONTAB'; allowed are CRON, FIX_RATE, FIX_DELAY, NONE");
 
   e = error_of("FIX_RATE", "abc", "UTC");
-  EXPECT_EQ(ringwheel::ErrorField(e), "schedule_conf");
+  EXPECT_EQ(cronwheel::ErrorField(e), "schedule_conf");
   EXPECT_EQ(e.message(), "FIX_RATE needs whole seconds >= 1 (at most 2147483647), got 'abc'");
   for (const char* bad : {"0", "-5", "1.5", "", " 5", "2147483648", "99999999999"}) {
     e = error_of("FIX_DELAY", bad, "UTC");
-    EXPECT_EQ(ringwheel::ErrorField(e), "schedule_conf") << bad;
+    EXPECT_EQ(cronwheel::ErrorField(e), "schedule_conf") << bad;
     EXPECT_EQ(e.message(),
               std::string("FIX_DELAY needs whole seconds >= 1 (at most 2147483647), got '") + bad + "'");
   }
 
   e = error_of("CRON", "0 0 25 * * ?", "UTC");
-  EXPECT_EQ(ringwheel::ErrorField(e), "schedule_conf");
+  EXPECT_EQ(cronwheel::ErrorField(e), "schedule_conf");
   EXPECT_EQ(e.message(),
             "invalid cron expression '0 0 25 * * ?': hour field: token '25' is out of range; allowed are "
             "0-23, with , - * /");
 
   e = error_of("CRON", "0 0 9 * * ?", "Mars/Base");
-  EXPECT_EQ(ringwheel::ErrorField(e), "time_zone");
+  EXPECT_EQ(cronwheel::ErrorField(e), "time_zone");
   EXPECT_EQ(e.message(), "unknown time zone 'Mars/Base'; use an IANA name such as 'UTC' or 'Asia/Shanghai'");
-}
-
-TEST(Status, FieldErrorNamesItsField) {
-  const absl::Status e = ringwheel::FieldError("time_zone", "unknown time zone 'X'");
-  EXPECT_EQ(e.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(e.message(), "unknown time zone 'X'");
-  EXPECT_EQ(ringwheel::ErrorField(e), "time_zone");
-  EXPECT_EQ(ringwheel::ErrorField(absl::InvalidArgumentError("no field")), "");
-  EXPECT_EQ(ringwheel::ErrorField(absl::OkStatus()), "");
-}
-
-TEST(Status, ErrnoErrorFollowsErrnoAndIsNeverOk) {
-  EXPECT_EQ(ringwheel::ErrnoError(ENOENT, "cannot read 'x'").code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(ringwheel::ErrnoError(EACCES, "cannot read 'x'").code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(ringwheel::ErrnoError(EACCES, "cannot read 'x'").message(), "cannot read 'x'");
-  EXPECT_EQ(ringwheel::ErrnoError(0, "a read error").code(), absl::StatusCode::kUnknown);
 }
 
 }  // namespace

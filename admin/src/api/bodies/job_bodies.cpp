@@ -169,7 +169,7 @@ Result<json> PreviewFires(const PreviewBody& p, std::int64_t now_ms, std::span<c
   if (!schedule.ok()) {
     return Error::Invalid(
         "the schedule is not valid",
-        {{ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"}});
+        {{cronwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"}});
   }
   std::vector<ringwheel::Calendar> compiled;
   compiled.reserve(calendars.size());

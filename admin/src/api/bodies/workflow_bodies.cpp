@@ -57,7 +57,7 @@ Result<Workflow> ReadWorkflowBody(const json& body, Workflow w, bool create) {
   } else if (const auto schedule = ringwheel::Schedule::Parse(w.schedule_type, w.schedule_conf, w.time_zone);
              !schedule.ok()) {
     errors.push_back(
-        {ringwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"});
+        {cronwheel::ErrorField(schedule.status()), std::string(schedule.status().message()), "schedule"});
   }
   if (w.time_zone.empty()) w.time_zone = "UTC";
   if (!ParseMisfireStrategy(w.misfire_strategy)) {

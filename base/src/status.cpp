@@ -1,10 +1,10 @@
-#include "ringwheel/status.hpp"
+#include "cronwheel/status.hpp"
 
 #include <absl/strings/cord.h>
 #include <absl/strings/string_view.h>
 #include <absl/types/optional.h>
 
-namespace ringwheel {
+namespace cronwheel {
 namespace {
 
 // Debian's Abseil is built with its own string_view (ABSL_OPTION_USE_STD_STRING_VIEW 0).
@@ -30,4 +30,4 @@ absl::Status ErrnoError(int err, std::string_view message) {
   return {code, AbslView(message)};
 }
 
-}  // namespace ringwheel
+}  // namespace cronwheel

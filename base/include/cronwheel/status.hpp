@@ -1,4 +1,7 @@
 #pragma once
+// cwbase (base/): the error convention's helpers, below every other library (ringwheel's schedules blame
+// fields with them; common, xxljob, the executor, the CLI and the admin use them too).
+//
 // The error convention of the libraries below the admin (docs/architecture.md, "Errors"): an outcome a
 // caller must expect (input that does not parse, a check that refuses, a file that cannot be read) is an
 // absl::Status or absl::StatusOr<T>; its message is the full English text for the user, naming the field,
@@ -14,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-namespace ringwheel {
+namespace cronwheel {
 
 // The payload type URL under which FieldError stores the field name.
 inline constexpr std::string_view kFieldPayloadUrl = "cronwheel.field";
@@ -32,4 +35,4 @@ std::string ErrorField(const absl::Status& status);
 //   ErrnoError(ENOENT, "cannot read 'jobs.json': No such file or directory").
 absl::Status ErrnoError(int err, std::string_view message);
 
-}  // namespace ringwheel
+}  // namespace cronwheel
