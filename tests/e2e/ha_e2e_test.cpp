@@ -2,7 +2,10 @@
 // replication (scripts/ha), two admins on its multi-host DSN, 200 jobs firing every second on two
 // XXL-JOB-protocol executors that do not de-duplicate log ids (xxl-stub: a fire sent twice runs twice), and,
 // one after another:
-//   1. a planned switchover (patronictl switchover): no instant may misfire;
+//   1. a planned switchover (patronictl switchover): no instant may misfire (unless the switchover itself
+//   took
+//      longer than the pre-read and the misfire threshold together, on a loaded machine: then its instants
+//      are treated as the kill's below);
 //   2. the primary's PostgreSQL and its Patroni agent killed with SIGKILL: every instant before the kill and
 //      from 30 s after it runs exactly once, those in between once or recorded as a misfire by the job's
 //      rule (half DO_NOTHING, half FIRE_ONCE_NOW); the time from the kill to the first fire after it is
@@ -19,6 +22,8 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "cluster.hpp"
 #include "cwtest/shell.hpp"
@@ -187,8 +192,27 @@ TEST(HaE2E, SwitchoverFailoverAndRejoinUnderLoadLoseAndDoubleNoFire) {
   for (const auto& [id, n] : received)
     EXPECT_EQ(n, 1) << "fire " << id << " received " << n << " times";
 
-  // The kill's window: instants that may have been claimed more than the misfire threshold late.
+  // The kill's window: instants that may have been claimed more than the misfire threshold late. A
+  // switchover writes nothing while the old primary stops and the new one is promoted: on a quiet machine
+  // a few seconds, covered by the pre-read (5 s) and the misfire threshold (5 s), so its instants may not
+  // misfire. On a loaded one Patroni's switchover itself can take longer than both (13.9 s seen with a
+  // compile beside the test): then its instants, like the kill's, are received once or recorded as a
+  // misfire by their job's rule, and never lost silently.
   const Window outage{.from_ms = kill_ms - 1000, .to_ms = kill_ms + 30'000};
+  constexpr std::int64_t kQuietSwitchoverMs = 10'000;  // pre_read + misfire threshold (the defaults)
+  std::vector<Window> outages{outage};
+  for (const auto& [w, name] : {std::pair{switchover, "switchover"}, std::pair{back, "switchover back"}}) {
+    if (w.to_ms - w.from_ms <= kQuietSwitchoverMs) continue;
+    std::printf(
+        "[ha] the %s took %lld ms, longer than the pre-read and the misfire threshold: its instants "
+        "may misfire by their rule\n",
+        name, static_cast<long long>(w.to_ms - w.from_ms));
+    outages.push_back({.from_ms = w.from_ms - 1000, .to_ms = w.to_ms});
+  }
+  const auto in_an_outage = [&](std::int64_t t, std::int64_t slack_ms) {
+    return std::any_of(outages.begin(), outages.end(),
+                       [&](const Window& o) { return t >= o.from_ms && t <= o.to_ms + slack_ms; });
+  };
   int once = 0, missed = 0, twice = 0, outage_once = 0, outage_misfired = 0;
   for (const auto& [job, rule] : misfire) {
     bool missed_in_outage = false;
@@ -199,7 +223,7 @@ TEST(HaE2E, SwitchoverFailoverAndRejoinUnderLoadLoseAndDoubleNoFire) {
         for (const auto id : it->second)
           n += received.count(id) ? received.at(id) : 0;
       }
-      const bool in_outage = t >= outage.from_ms && t <= outage.to_ms;
+      const bool in_outage = in_an_outage(t, 0);
       if (n > 1) {
         ++twice;
         ADD_FAILURE() << "job " << job << " instant " << t << " received " << n << " times";
@@ -221,15 +245,14 @@ TEST(HaE2E, SwitchoverFailoverAndRejoinUnderLoadLoseAndDoubleNoFire) {
     // sent).
     std::vector<std::int64_t> misfires = skipped[job];
     misfires.insert(misfires.end(), misfire_fires[job].begin(), misfire_fires[job].end());
-    const auto in_window = std::count_if(misfires.begin(), misfires.end(), [&](std::int64_t t) {
-      return t >= outage.from_ms && t <= outage.to_ms + 5000;
-    });
+    const auto in_window = std::count_if(misfires.begin(), misfires.end(),
+                                         [&](std::int64_t t) { return in_an_outage(t, 5000); });
     if (missed_in_outage) {
       ++outage_misfired;
       EXPECT_GE(in_window, 1) << "job " << job << " (" << rule
                               << ") missed instants with no misfire recorded";
     }
-    // No misfire anywhere else: the switchovers cost none.
+    // No misfire anywhere else: a quick switchover costs none.
     EXPECT_EQ(static_cast<std::size_t>(in_window), misfires.size())
         << "job " << job << " (" << rule << ") has a misfire outside the kill's window";
   }

