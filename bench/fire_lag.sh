@@ -8,6 +8,7 @@
 #   bench/fire_lag.sh [--n "1000 2000 5000 10000"] [--seconds 60] [--warmup 5] [--repeat 1]
 #                     [--executor cronwheel|stub|both] [--admins 1|2|3] [--compare-admins "1 2 3"]
 #                     [--pgss on|off|both] [--baseline FILE.jsonl] [--save-baseline NAME]
+#                     [--find-knee "LO HI STEP"] [--knee-p99-ms MS]
 #
 # --executor       cronwheel (default): cronwheel-executor, noopJobHandler. stub: the admin alone against
 #                  `xxl-stub --minimal` (tests/support/xxl_stub), the benchmark's own minimal executor: /run
@@ -27,6 +28,12 @@
 # --baseline FILE  an earlier run's results.jsonl (e.g. bench/baselines/<name>.jsonl): the summary compares
 #                  against it and the plot draws it beside this run.
 # --save-baseline NAME  copies this run's results.jsonl to bench/baselines/NAME.jsonl at the end.
+# --find-knee "LO HI STEP"  in place of --n: for each executor kind, the largest N of LO, LO+STEP, ... HI at
+#                  which a run has 0 missed, 0 duplicates and p99 <= --knee-p99-ms (default 1000), found by a
+#                  binary search over those steps (one run per probe: about log2 of the steps' count runs per
+#                  kind, assuming a run that passes at N passes below it); prints each probe and the knee with
+#                  its fires a second per core (N / cores: every job fires every second), into knee.txt too.
+#                  "< LO" when LO fails, ">= HI" when HI passes. With --admins K, for K admins.
 #
 # The stub runs with --threads 64 for one admin (above), --listen-backlog 4096
 # (the executor's backlog, SOMAXCONN), its default keep-alive (100 requests per connection, like the
@@ -46,7 +53,7 @@ set -euo pipefail
 
 ns="1000 2000 5000 10000"; seconds=60; warmup=5; repeat=1; executor_arg=cronwheel; admins_list=1
 pgss_default=on; [ "${BENCH_PGSS:-1}" = 0 ] && pgss_default=off
-pgss="$pgss_default"; baseline=""; save_baseline=""; admins_given=""
+pgss="$pgss_default"; baseline=""; save_baseline=""; admins_given=""; knee=""; knee_p99=1000
 need() { (($# >= 2)) && [ -n "$2" ] || bench_die "fire_lag.sh: $1 needs a value"; }
 is_count() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 while (($#)); do
@@ -61,7 +68,9 @@ while (($#)); do
     --pgss) need "$@"; pgss="$2"; shift 2 ;;
     --baseline) need "$@"; baseline="$2"; shift 2 ;;
     --save-baseline) need "$@"; save_baseline="$2"; shift 2 ;;
-    *) bench_die "fire_lag.sh: unknown option '$1' (valid: --n --seconds --warmup --repeat --executor --admins --compare-admins --pgss --baseline --save-baseline)" ;;
+    --find-knee) need "$@"; knee="$2"; shift 2 ;;
+    --knee-p99-ms) need "$@"; knee_p99="$2"; shift 2 ;;
+    *) bench_die "fire_lag.sh: unknown option '$1' (valid: --n --seconds --warmup --repeat --executor --admins --compare-admins --pgss --baseline --save-baseline --find-knee --knee-p99-ms)" ;;
   esac
 done
 for n in $ns; do is_count "$n" || bench_die "--n '$ns': each N must be a positive whole number"; done
@@ -69,6 +78,16 @@ for n in $ns; do is_count "$n" || bench_die "--n '$ns': each N must be a positiv
 is_count "$seconds" || bench_die "--seconds '$seconds': a positive whole number of seconds"
 [[ "$warmup" =~ ^[0-9]+$ ]] || bench_die "--warmup '$warmup': a whole number of seconds (0 or more)"
 is_count "$repeat" || bench_die "--repeat '$repeat': a positive whole number"
+if [ -n "$knee" ]; then
+  read -r knee_lo knee_hi knee_step knee_extra <<<"$knee"
+  { is_count "${knee_lo:-}" && is_count "${knee_hi:-}" && is_count "${knee_step:-}" && [ -z "${knee_extra:-}" ] &&
+    ((knee_lo <= knee_hi)); } ||
+    bench_die "--find-knee '$knee': three positive whole numbers \"LO HI STEP\" with LO <= HI, e.g. \"1000 20000 1000\""
+  is_count "$knee_p99" || bench_die "--knee-p99-ms '$knee_p99': a positive whole number of milliseconds"
+  [ "$admins_given" = --compare-admins ] && bench_die "--find-knee takes one admin count (--admins K), not --compare-admins"
+  ((repeat == 1)) || bench_die "--find-knee runs each probe once: leave out --repeat"
+  ns="$knee_lo"
+fi
 case "$executor_arg" in
   cronwheel) executors=(cronwheel) ;;
   stub) executors=(stub) ;;
@@ -201,6 +220,11 @@ one_run() {
   if [ -n "$reads" ]; then wait "$reads" || true; cat "$run/console_reads.txt"; fi
   bench_pgss_dump "$dbname" "$run/pg_stat_statements.txt"
   bench_pgss_csv "$dbname" "$run/pg_stat_statements.csv"
+  # The jobs stay on until every instant of the window has passed its misfire threshold (5 s): an admin that
+  # runs behind at saturation still claims, sends or misfires the window's last instants by their rule.
+  # Stopping them at the window's end withdrew those instants' fires and counted them as missed
+  # ("no_row", "not_claimed").
+  bench_sleep_until $((end + 6000))
   # The admins' scans lock job rows too, in another order: a deadlock aborts one side, so try again.
   local tries=0
   until psql "$dsn" -qc "UPDATE job SET enabled = false" >/dev/null 2>"$run/stop-jobs.err"; do
@@ -219,7 +243,7 @@ one_run() {
   [ "$(psql "$dsn" -Atc "SELECT count(*) FROM information_schema.columns
       WHERE table_name = 'job_log' AND column_name = 'owner_node'")" = 1 ] || owner="NULL AS owner_node"
   psql "$dsn" -qc "\\copy (SELECT id, job_id, scheduled_ms, trigger_type, dispatch_ms, trigger_ms, trigger_code,
-      $owner FROM job_log WHERE trigger_type = 'CRON' AND scheduled_ms >= $t0 AND scheduled_ms < $end)
+      $owner, skipped FROM job_log WHERE trigger_type = 'CRON' AND scheduled_ms >= $t0 AND scheduled_ms < $end)
       TO '$run/job_log.csv' CSV HEADER"
   ((${BENCH_KEEP_LOGS:-0})) || rm -rf "$run/executor-logs"
   local admin_args=()
@@ -239,6 +263,47 @@ one_run() {
 # The folder holds the last invocation: results.jsonl is rewritten, so its run folders go too.
 rm -rf "$out"/n*-r*/
 : >"$out/results.jsonl"
+
+# --find-knee: whether the last run (the last line of results.jsonl) passed; prints its figures.
+knee_passed() {
+  python3 - "$out/results.jsonl" "$knee_p99" <<'PY'
+import json, sys
+last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+ok = last["missed"] == 0 and last["duplicates"] == 0 and last["p99_ms"] is not None and last["p99_ms"] <= int(sys.argv[2])
+print(f"N={last['n']}: missed {last['missed']}, duplicates {last['duplicates']}, p99 {last['p99_ms']} ms: "
+      + ("passes" if ok else "fails"))
+sys.exit(0 if ok else 1)
+PY
+}
+if [ -n "$knee" ]; then
+  steps=$(( (knee_hi - knee_lo) / knee_step ))
+  cores=$(nproc)
+  : >"$out/knee.txt"
+  for kind in "${executors[@]}"; do
+    # lo: the highest step known to pass (-1: none yet); hi: the highest step not known to fail.
+    lo=-1; hi=$steps; probes=""
+    # The lowest step first: if it fails there is no knee in the range.
+    n=$knee_lo; one_run "$n" 1 "$kind" "$admins_list" "$BENCH_PGSS"
+    if verdict=$(knee_passed); then lo=0; else hi=-1; fi
+    probes+="  $verdict"$'\n'
+    while ((lo < hi)); do
+      mid=$(( (lo + hi + 1) / 2 )); n=$((knee_lo + mid * knee_step))
+      one_run "$n" 1 "$kind" "$admins_list" "$BENCH_PGSS"
+      if verdict=$(knee_passed); then lo=$mid; else hi=$((mid - 1)); fi
+      probes+="  $verdict"$'\n'
+    done
+    if ((lo < 0)); then
+      line="$kind executor, $admins_list admin(s): knee < $knee_lo (0 missed and p99 <= $knee_p99 ms failed at the lowest step)"
+    else
+      kn=$((knee_lo + lo * knee_step)); more=""
+      ((lo == steps)) && more=" (>=: the highest step passed)"
+      line="$kind executor, $admins_list admin(s): knee N = $kn$more, $((kn / cores)) fires a second per core ($cores cores; 0 missed, p99 <= $knee_p99 ms)"
+    fi
+    printf '%s\n%s' "$line" "$probes" | tee -a "$out/knee.txt"
+  done
+  bench_log "knee: $out/knee.txt"
+  exit 0
+fi
 for rep in $(seq 1 "$repeat"); do
   # Every other round runs the modes in the opposite order, so a drift of the machine's load does not
   # always favour the same one.

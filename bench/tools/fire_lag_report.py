@@ -6,7 +6,7 @@
                      [--executor-kind cronwheel|stub] [--pgss 0|1] [--pgss-csv statements.csv]
                      [--admin NAME NODE_ID METRICS_AT_START METRICS_AT_END]...
 
---log is `id,job_id,scheduled_ms,trigger_type,dispatch_ms,trigger_ms,trigger_code[,owner_node]` of the
+--log is `id,job_id,scheduled_ms,trigger_type,dispatch_ms,trigger_ms,trigger_code[,owner_node][,skipped]` of the
 CRON rows whose scheduled instant is in the window; --jobs the job ids, one a line. The window is
 [t0, t0 + S s). The trace has `<logId> <jobId> <received ms>` lines (cronwheel-executor) or the same with
 an outcome after them (xxl-stub); lines of invalid requests are ignored.
@@ -123,8 +123,9 @@ def main():
     with open(a.log) as f:
         for r in csv.DictReader(f):
             lid = int(r["id"])
+            # skipped: a misfire the job's rule skipped at its claim (a row of its own, not lost); "t" or "f".
             rec = (int(r["job_id"]), int(r["scheduled_ms"]), int(r["dispatch_ms"]), int(r["trigger_ms"]),
-                   int(r["trigger_code"]))
+                   int(r["trigger_code"]), r.get("skipped") == "t")
             rows[lid] = rec
             by_instant[(rec[0], rec[1])].append(lid)
             owner[lid] = r.get("owner_node") or ""
@@ -159,7 +160,9 @@ def main():
         times = sorted(t for lid in lids for t in received[lid])
         if not times:
             rec = rows[lids[0]]
-            if rec[2] == 0:
+            if rec[5]:
+                missed["skipped_late"] += 1  # recorded SKIPPED by the job's misfire rule
+            elif rec[2] == 0:
                 missed["not_claimed"] += 1
             elif rec[4] == 0:
                 missed["skipped_late"] += 1  # claimed more than the misfire threshold late: skipped
