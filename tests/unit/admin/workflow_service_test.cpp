@@ -12,25 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "cwtest/admin_errors.hpp"
 #include "cwtest/fake_clock.hpp"
 #include "cwtest/memory_workflow_store.hpp"
 
 namespace cronwheel::admin {
 namespace {
 
+using ::cwtest::Fields;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 constexpr std::int64_t kT0 = 1767225600000;  // 2026-01-01T00:00:00Z, a minute boundary
 constexpr std::int64_t kMinute = 60000;
-
-// The fields of `e`, in order.
-std::vector<std::string> Fields(const Error& e) {
-  std::vector<std::string> out;
-  for (const auto& f : e.fields)
-    out.push_back(f.field);
-  return out;
-}
 
 class WorkflowServiceTest : public ::testing::Test {
  protected:
