@@ -1,9 +1,9 @@
 #include "cwcli/api.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/net/http_client.hpp"
 #include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 
@@ -63,44 +63,35 @@ HttpApi::HttpApi(Settings settings) : settings_(std::move(settings)) {
                                                std::string(address.status().message())));
   }
   base_path_ = address->base_path;
-  client_ = std::make_unique<httplib::Client>(address->origin);
-  if (!client_->is_valid()) {
-    throw CommandError(kExitUsage, fmt::format("--admin / CRONWHEEL_ADMIN_URL: '{}' cannot be used: https "
-                                               "needs a build with OpenSSL",
-                                               settings_.admin_url));
+  try {
+    client_ =
+        std::make_unique<net::HttpClient>(*address, net::HttpClientSettings{
+                                                        .connect_timeout = settings_.connect_timeout,
+                                                        .timeout = settings_.timeout,
+                                                        .default_headers = {{"Accept", "application/json"}},
+                                                        .user_agent = "cronwheel-cli",
+                                                        .ca_file = settings_.ca_file,
+                                                    });
+  } catch (const std::invalid_argument& e) {
+    throw CommandError(kExitUsage, fmt::format("CRONWHEEL_CA_FILE: {}", e.what()));
   }
-  const auto split = [](std::chrono::milliseconds d) {
-    return std::pair{static_cast<time_t>(d.count() / 1000), static_cast<time_t>((d.count() % 1000) * 1000)};
-  };
-  const auto [cs, cus] = split(settings_.connect_timeout);
-  const auto [ts, tus] = split(settings_.timeout);
-  client_->set_connection_timeout(cs, cus);
-  client_->set_read_timeout(ts, tus);
-  client_->set_write_timeout(ts, tus);
-  client_->set_tcp_nodelay(true);
-  client_->set_keep_alive(true);
-  client_->set_url_encode(false);  // targets are encoded by the caller (net::PercentEncode)
-  client_->set_follow_location(false);
 }
 
 HttpApi::~HttpApi() = default;
 
 ApiReply HttpApi::Send(const std::string& method, const std::string& target,
                        const std::optional<json>& body) {
-  httplib::Request req;
-  req.method = method;
-  req.path = base_path_ + target;
-  req.headers = {{"Authorization", "Bearer " + settings_.token},
-                 {"Accept", "application/json"},
-                 {"User-Agent", "cronwheel-cli"}};
+  net::ClientRequest req{.method = method,
+                         .target = base_path_ + target,
+                         .headers = {{"Authorization", "Bearer " + settings_.token}}};
   if (body) {
     req.body = body->dump();
-    req.headers.emplace("Content-Type", "application/json");
+    req.content_type = "application/json";
   }
   ApiReply out;
-  const auto res = client_->send(req);
-  if (!res) {
-    out.error = httplib::to_string(res.error());
+  const auto res = client_->Send(req);
+  if (!res.ok()) {
+    out.error = std::string(res.status().message());
     return out;
   }
   out.status = res->status;

@@ -469,7 +469,8 @@ int Execute(const Invocation& inv, ringwheel::Clock& clock, Console& console) {
     HttpApi api({.admin_url = inv.admin_url,
                  .token = ReadToken(inv),
                  .connect_timeout = std::min<std::chrono::milliseconds>(inv.timeout, std::chrono::seconds(5)),
-                 .timeout = inv.timeout});
+                 .timeout = inv.timeout,
+                 .ca_file = inv.ca_file});
     return Run(inv, api, clock, console);
   } catch (const CommandError& e) {
     console.err << "cronwheel: " << e.what() << '\n';

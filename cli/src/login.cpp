@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <httplib.h>
 #include <sodium.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -15,9 +14,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <system_error>
-#include <thread>
 
 #include "cronwheel/net/http_message.hpp"
+#include "cronwheel/net/http_server.hpp"
 #include "cronwheel/text.hpp"
 #include "cwcli/text_util.hpp"
 
@@ -79,12 +78,12 @@ bool OpenBrowser(const std::string& url) {
   return ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-HttpApi::Settings ApiSettings(const std::string& admin_url, std::chrono::milliseconds timeout,
-                              std::string token) {
+HttpApi::Settings ApiSettings(const Invocation& inv, const std::string& admin_url, std::string token) {
   return {.admin_url = admin_url,
           .token = std::move(token),
-          .connect_timeout = std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(5)),
-          .timeout = timeout};
+          .connect_timeout = std::min<std::chrono::milliseconds>(inv.timeout, std::chrono::seconds(5)),
+          .timeout = inv.timeout,
+          .ca_file = inv.ca_file};
 }
 
 // The lines of `text` (without their '\n').
@@ -168,8 +167,10 @@ int RunLogin(const Invocation& inv, Console& console) {
   const auto verifier = RandomUrlSafe(32);
   const auto state = RandomUrlSafe(16);
   Callback callback;
-  httplib::Server listener;
-  listener.Get("/callback", [&](const httplib::Request& req, httplib::Response& res) {
+  // The console's answer comes to a loopback port of this process: cronwheel's own server, one I/O thread
+  // running the handler (it never blocks), stopped (and joined) when the login ends either way.
+  net::HttpServer listener(net::HttpServerSettings{.threads = 0, .io_threads = 1});
+  listener.Get("/callback", [&](const net::Request& req, net::Response& res) {
     // Only the browser sent back by this login's console page knows `state`.
     if (req.get_param_value("state") != state) {
       res.status = 400;
@@ -193,18 +194,14 @@ int RunLogin(const Invocation& inv, Console& console) {
                         : "cronwheel: the login was denied. You may close this window.\n",
                     "text/plain");
   });
-  const int port = listener.bind_to_any_port("127.0.0.1");
-  if (port <= 0)
-    throw CommandError(kExitUnavailable, "cannot listen on a loopback port for the console's answer");
-  std::thread serving([&listener] { listener.listen_after_bind(); });
-  struct Stop {
-    httplib::Server& server;
-    std::thread& thread;
-    ~Stop() {
-      server.stop();
-      if (thread.joinable()) thread.join();
-    }
-  } stop{listener, serving};
+  int port = 0;
+  try {
+    port = listener.Start("127.0.0.1", 0);
+  } catch (const std::runtime_error& e) {
+    throw CommandError(
+        kExitUnavailable,
+        fmt::format("cannot listen on a loopback port for the console's answer: {}", e.what()));
+  }
 
   auto base = inv.admin_url;
   while (base.ends_with('/'))
@@ -233,7 +230,7 @@ int RunLogin(const Invocation& inv, Console& console) {
                            ? "the login was denied in the console"
                            : fmt::format("the console answered '{}'", callback.error.substr(0, 100)));
   }
-  HttpApi api(ApiSettings(inv.admin_url, inv.timeout, ""));
+  HttpApi api(ApiSettings(inv, inv.admin_url, ""));
   const auto token = Call(api, "POST", "/api/v1/auth/cli/token",
                           nlohmann::json{{"code", callback.code}, {"code_verifier", verifier}});
   const SavedLogin saved{.token = token.at("token").get<std::string>(),
@@ -253,7 +250,7 @@ int RunLogout(const Invocation& inv, Console& console) {
     console.err << "cronwheel: not logged in (no " << inv.saved_login << ")\n";
     return kExitOk;
   }
-  HttpApi api(ApiSettings(saved->admin_url, inv.timeout, saved->token));
+  HttpApi api(ApiSettings(inv, saved->admin_url, saved->token));
   const auto reply = api.Send("DELETE", fmt::format("/api/v1/tokens/{}", saved->token_id), std::nullopt);
   if (reply.status == 200) {
     console.out << fmt::format("Logged out of {}: token {} deleted\n", saved->admin_url, saved->token_id);

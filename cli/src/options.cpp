@@ -24,6 +24,7 @@ Environment:
   CRONWHEEL_API_TOKEN   the API token (cwt_...) unless --token-file is given; create one on the
                         console's "API tokens" page, or log in with `cronwheel login` (saved in
                         $XDG_CONFIG_HOME/cronwheel/token, else ~/.config/cronwheel/token)
+  CRONWHEEL_CA_FILE     PEM certificates trusted for an https admin besides the system's
 Exit codes:
   0 done   1 the admin refused (4xx) or a file is not valid   2 usage error
   3 the admin cannot be reached or failed (5xx)
@@ -396,6 +397,7 @@ ParseOutcome ParseCommandLine(const std::vector<std::string>& args, const Enviro
     inv.admin_url = it->second;
   }
   if (const auto it = env.find(kTokenVariable); it != env.end()) inv.token = it->second;
+  if (const auto it = env.find(kCaFileVariable); it != env.end()) inv.ca_file = it->second;
   inv.saved_login = SavedLoginPath(env).string();
   inv.can_open_browser = env.contains("DISPLAY") || env.contains("WAYLAND_DISPLAY");
 

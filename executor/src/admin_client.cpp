@@ -1,7 +1,6 @@
 #include "admin_client.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <stdexcept>
 
@@ -17,17 +16,14 @@ HttpAdminClient::HttpAdminClient(Settings settings) : settings_(std::move(settin
     auto admin = std::make_unique<Admin>();
     admin->address = address;
     admin->parsed = *std::move(parsed);
-    admin->client = std::make_unique<httplib::Client>(admin->parsed.origin);
-    auto& c = *admin->client;
-    c.set_keep_alive(true);
-    c.set_tcp_nodelay(true);
-    c.set_connection_timeout(settings_.timeout);
-    c.set_read_timeout(settings_.timeout);
-    c.set_write_timeout(settings_.timeout);
-    httplib::Headers headers;
-    if (!settings_.access_token.empty()) headers.emplace(xxljob::kAccessTokenHeader, settings_.access_token);
-    if (!settings_.app_name.empty()) headers.emplace(xxljob::kAppNameHeader, settings_.app_name);
-    c.set_default_headers(std::move(headers));
+    cronwheel::net::HttpClientSettings client{.connect_timeout = settings_.timeout,
+                                              .timeout = settings_.timeout,
+                                              .user_agent = "cronwheel-executor"};
+    if (!settings_.access_token.empty())
+      client.default_headers.emplace_back(xxljob::kAccessTokenHeader, settings_.access_token);
+    if (!settings_.app_name.empty())
+      client.default_headers.emplace_back(xxljob::kAppNameHeader, settings_.app_name);
+    admin->client = std::make_unique<cronwheel::net::HttpClient>(admin->parsed, std::move(client));
     admins_.push_back(std::move(admin));
   }
 }
@@ -35,30 +31,26 @@ HttpAdminClient::HttpAdminClient(Settings settings) : settings_(std::move(settin
 HttpAdminClient::~HttpAdminClient() = default;
 
 AdminReply HttpAdminClient::Call(std::string_view api, const nlohmann::json& body) {
-  const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  cronwheel::net::ClientRequest request{
+      .method = "POST",
+      .body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      .content_type = "application/json;charset=UTF-8"};
   AdminReply reply;
   if (admins_.empty()) {
     reply.detail = "no admin address is configured";
     return reply;
   }
   for (const auto& admin : admins_) {
-    const std::string path = admin->parsed.Path("api/" + std::string(api));
+    request.target = admin->parsed.Path("api/" + std::string(api));
+    const auto& path = request.target;
     std::string why;
     {
+      // One call at a time on the admin's kept connection; a kept connection the admin closed as the
+      // request went out is retried on a new one by the client (see the header).
       std::lock_guard lock(admin->mu);
-      // A kept connection the admin closes as the request goes out (its idle timeout, 2 s for cronwheel's
-      // admin, ending just then) fails the request before any answer, unprocessed: it is sent once more on
-      // a new connection, as RFC 9112 §9.3.1 allows and browsers do. A fresh connection's failure is the
-      // admin's. A read timeout on a reused connection is retried too (httplib reports both as Read); the
-      // admin may then get the call twice, which it takes as it takes the spool's retries (a heartbeat
-      // repeats, a callback of a fire already recorded changes nothing).
-      const bool reused = admin->client->is_socket_open() != 0;
-      auto res = admin->client->Post(path, text, "application/json;charset=UTF-8");
-      if (!res && reused && (res.error() == httplib::Error::Write || res.error() == httplib::Error::Read)) {
-        res = admin->client->Post(path, text, "application/json;charset=UTF-8");
-      }
-      if (!res) {
-        why = fmt::format("remoting error ({})", httplib::to_string(res.error()));
+      const auto res = admin->client->Send(request);
+      if (!res.ok()) {
+        why = fmt::format("remoting error ({})", std::string(res.status().message()));
       } else if (res->status != 200) {
         why = fmt::format("HTTP status {}", res->status);
         if (res->status == 413) reply.too_large = true;

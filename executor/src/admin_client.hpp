@@ -3,12 +3,14 @@
 // <admin>/api/<registry|registryRemove|callback> with the access token header, trying each configured admin
 // in order and stopping at the first answer with code 200 (XXL-JOB's rule for both heartbeats and callbacks).
 //
-// HttpAdminClient keeps one keep-alive HTTP connection per admin (TCP_NODELAY, connect and read timeouts,
-// default 3 s as XXL-JOB's), and respects the admin's base path: "http://host:8080/xxl-job-admin" posts to
-// /xxl-job-admin/api/callback, "http://host:8080" to /api/callback. Any transport error, HTTP status other
-// than 200, unparsable body or code other than 200 counts as that admin failing (§1). A request that fails
-// on a reused connection before any answer (the admin closed it as the request went out) is sent once more
-// on a new connection first.
+// HttpAdminClient keeps one keep-alive HTTP connection per admin (cronwheel/net/http_client.hpp: TCP_NODELAY,
+// https verified, connect and read timeouts, default 3 s as XXL-JOB's), and respects the admin's base path:
+// "http://host:8080/xxl-job-admin" posts to /xxl-job-admin/api/callback, "http://host:8080" to
+// /api/callback. Any transport error, HTTP status other than 200, unparsable body or code other than 200
+// counts as that admin failing (§1). A request that fails on a reused connection before any answer (the
+// admin closed it as the request went out) is sent once more on a new connection first; the admin may then
+// get the call twice, which it takes as it takes the spool's retries (a heartbeat repeats, a callback of a
+// fire already recorded changes nothing).
 //
 // Thread-safety: Call() may be used from several threads at once (each admin's connection has a mutex).
 
@@ -21,11 +23,8 @@
 #include <vector>
 
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/net/http_client.hpp"
 #include "xxljob/protocol.hpp"
-
-namespace httplib {
-class Client;
-}
 
 namespace cronwheel::executor {
 
@@ -72,7 +71,7 @@ class HttpAdminClient final : public AdminClient {
     std::string address;
     cronwheel::net::HttpAddress parsed;
     std::mutex mu;
-    std::unique_ptr<httplib::Client> client;
+    std::unique_ptr<cronwheel::net::HttpClient> client;  // used under mu
   };
   Settings settings_;
   std::vector<std::unique_ptr<Admin>> admins_;

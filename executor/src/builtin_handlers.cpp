@@ -1,7 +1,6 @@
 #include "executor/builtin_handlers.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -11,6 +10,7 @@
 
 #include "cronwheel/json.hpp"
 #include "cronwheel/net/http_address.hpp"
+#include "cronwheel/net/http_client.hpp"
 #include "xxljob/protocol.hpp"
 
 namespace cronwheel::executor {
@@ -32,8 +32,8 @@ std::string Lower(std::string_view s) {
 }
 
 struct SplitUrl {
-  std::string origin;  // scheme://host[:port]
-  std::string target;  // /path?query (at least "/")
+  cronwheel::net::HttpAddress origin;  // scheme://host[:port]
+  std::string target;                  // /path?query (at least "/")
 };
 
 // The URL's origin and target, or an InvalidArgument status saying what is wrong with it.
@@ -44,8 +44,9 @@ absl::StatusOr<SplitUrl> Split(std::string_view url) {
   }
   const auto path_start = url.find_first_of("/?#", scheme_end + 3);
   SplitUrl s;
-  s.origin = std::string(url.substr(0, path_start));
-  if (const auto origin = cronwheel::net::ParseHttpAddress(s.origin); !origin.ok()) return origin.status();
+  auto origin = cronwheel::net::ParseHttpAddress(url.substr(0, path_start));
+  if (!origin.ok()) return origin.status();
+  s.origin = *std::move(origin);
   s.target = path_start == std::string_view::npos ? "/" : std::string(url.substr(path_start));
   if (s.target.front() != '/') s.target.insert(0, "/");
   if (const auto hash = s.target.find('#'); hash != std::string::npos) s.target.resize(hash);
@@ -174,34 +175,28 @@ JobHandler HttpJobHandler(BuiltinHandlerOptions options) {
       ctx.Fail("httpJobHandler: " + std::string(split.status().message()));
       return;
     }
-    httplib::Client client(split->origin);
-    client.set_tcp_nodelay(true);
-    client.set_connection_timeout(options.http_timeout);
-    client.set_read_timeout(options.http_timeout);
-    client.set_write_timeout(options.http_timeout);
-    client.set_follow_location(false);
-    ctx.Log("httpJobHandler: {} {}", method, url);
-    httplib::Result res{nullptr, httplib::Error::Unknown};
-    if (method == "GET") {
-      res = client.Get(split->target);
-    } else if (method == "HEAD") {
-      res = client.Head(split->target);
-    } else if (method == "POST") {
-      res = client.Post(split->target, body, content_type);
-    } else if (method == "PUT") {
-      res = client.Put(split->target, body, content_type);
-    } else if (method == "PATCH") {
-      res = client.Patch(split->target, body, content_type);
-    } else if (method == "DELETE") {
-      res = client.Delete(split->target, body, content_type);
-    } else {
+    static constexpr std::string_view kMethods[] = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"};
+    if (std::find(std::begin(kMethods), std::end(kMethods), method) == std::end(kMethods)) {
       ctx.Fail(
           fmt::format("httpJobHandler: method '{}' is not valid: use GET, HEAD, POST, PUT, PATCH or DELETE",
                       method.substr(0, 20)));
       return;
     }
-    if (!res) {
-      ctx.Fail(fmt::format("httpJobHandler: request failed: {}", httplib::to_string(res.error())));
+    // A connection per run (Connection: close), no redirect followed.
+    cronwheel::net::HttpClient client(split->origin, {.connect_timeout = options.http_timeout,
+                                                      .timeout = options.http_timeout,
+                                                      .body_max_bytes = options.http_body_max_bytes,
+                                                      .user_agent = "cronwheel-executor httpJobHandler",
+                                                      .keep_alive = false});
+    cronwheel::net::ClientRequest request{.method = method, .target = split->target};
+    if (method != "GET" && method != "HEAD") {
+      request.body = body;
+      request.content_type = content_type;
+    }
+    ctx.Log("httpJobHandler: {} {}", method, url);
+    const auto res = client.Send(request);
+    if (!res.ok()) {
+      ctx.Fail(fmt::format("httpJobHandler: request failed: {}", std::string(res.status().message())));
       return;
     }
     const auto& b = res->body;

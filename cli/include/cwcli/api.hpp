@@ -2,7 +2,7 @@
 // The admin's REST API (/api/v1, described by web/openapi.json) as the command-line client sees it: a call
 // is a method, a target (path and query below the admin's base URL) and an optional JSON body; the answer
 // is an HTTP status and a body. Api is the seam the unit tests fake; HttpApi is the real one, over
-// cpp-httplib's client.
+// cronwheel's HTTP client (cronwheel/net/http_client.hpp).
 //
 // Errors: Api::Send never throws for a refused or failed call (a transport failure is status 0 with
 // `error` set); Call() turns every outcome that is not a 2xx into a CommandError carrying the process's
@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-namespace httplib {
-class Client;
+namespace cronwheel::net {
+class HttpClient;
 }
 
 namespace cronwheel::cli {
@@ -41,7 +41,7 @@ class CommandError : public std::runtime_error {
 
 struct ApiReply {
   int status = 0;     // the HTTP status; 0 = no answer (see error)
-  std::string error;  // the transport error when status is 0 ("Could not establish connection", ...)
+  std::string error;  // the transport error when status is 0 ("cannot connect to ...: Connection refused")
   std::string body;   // as received
 
   // The body as JSON; nullopt when it is empty or not JSON.
@@ -75,8 +75,9 @@ std::string DescribeFailure(const Api& api, const std::string& method, const std
 nlohmann::json Call(Api& api, const std::string& method, const std::string& target,
                     const std::optional<nlohmann::json>& body = std::nullopt);
 
-// The REST API over HTTP(S) with cpp-httplib's client: Authorization: Bearer <token> on every call, TCP
-// no-delay, one keep-alive connection reused across calls, the server's certificate verified for https.
+// The REST API over HTTP(S) with cronwheel's HTTP client: Authorization: Bearer <token> on every call, TCP
+// no-delay, one keep-alive connection reused across calls, the server's certificate verified for https
+// (against the system's trust store and CRONWHEEL_CA_FILE when set), no redirect followed.
 class HttpApi final : public Api {
  public:
   struct Settings {
@@ -84,9 +85,11 @@ class HttpApi final : public Api {
     std::string token;      // the API token (cwt_...)
     std::chrono::milliseconds connect_timeout{5000};
     std::chrono::milliseconds timeout{30000};  // reading and writing, each
+    std::string ca_file;                       // PEM certificates trusted for https besides the system's
   };
 
-  // Throws CommandError(kExitUsage) naming the URL when admin_url is not http(s)://host[:port][/path].
+  // Throws CommandError(kExitUsage) naming the URL when admin_url is not http(s)://host[:port][/path], or
+  // naming ca_file when it cannot be read.
   explicit HttpApi(Settings settings);
   ~HttpApi() override;
   HttpApi(const HttpApi&) = delete;
@@ -99,7 +102,7 @@ class HttpApi final : public Api {
  private:
   Settings settings_;
   std::string base_path_;  // "" or "/prefix"
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<net::HttpClient> client_;
 };
 
 }  // namespace cronwheel::cli

@@ -22,6 +22,7 @@ namespace cronwheel::cli {
 inline constexpr const char* kDefaultAdminUrl = "http://127.0.0.1:8080";
 inline constexpr const char* kAdminUrlVariable = "CRONWHEEL_ADMIN_URL";
 inline constexpr const char* kTokenVariable = "CRONWHEEL_API_TOKEN";
+inline constexpr const char* kCaFileVariable = "CRONWHEEL_CA_FILE";
 
 // The environment variables the client reads (name -> value); main() passes the process's, tests their own.
 using Environment = std::map<std::string, std::string>;
@@ -69,7 +70,8 @@ struct Invocation {
   std::string admin_url = kDefaultAdminUrl;
   std::string token;       // from CRONWHEEL_API_TOKEN ("" when unset)
   std::string token_file;  // --token-file: read when the command runs; wins over the variable
-  bool json = false;       // --json: the API's JSON instead of a table
+  std::string ca_file;  // from CRONWHEEL_CA_FILE: PEM certificates trusted for https ("" = the system's only)
+  bool json = false;    // --json: the API's JSON instead of a table
   std::chrono::milliseconds timeout{30000};  // --timeout (seconds on the command line)
   // Command arguments (those the command has).
   std::optional<int> group_id;            // --group

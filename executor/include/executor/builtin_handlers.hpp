@@ -11,8 +11,10 @@
 //    cronwheel::kMaxJsonDepth, 64 levels, is refused, 500, as every JSON body is; so is an object that
 //    names a key twice, which readers resolve differently: security review 2, N3). Refused (500) unless the
 //    URL is under one of `http_allow` (default: none, so the handler is inert until configured — XXL-JOB's
-//    sample calls any URL, an SSRF hole). Redirects are not followed. Logs the status and at most
-//    `http_log_body_bytes` of the body; 2xx = 200, else 500.
+//    sample calls any URL, an SSRF hole). Redirects are not followed; https certificates are verified against
+//    the system's trust store; an answer's body over `http_body_max_bytes` fails the run. Logs the status and
+//    at most `http_log_body_bytes` of the body; 2xx = 200, else 500. Sent by cronwheel/net/http_client.hpp,
+//    one connection per run.
 //  * noopJobHandler: returns at once (200).
 // Thread-safety: the handlers hold no state; each call is independent.
 
@@ -31,6 +33,7 @@ struct BuiltinHandlerOptions {
   std::vector<std::string> http_allow;            // URL prefixes, e.g. "https://api.example.com/hooks/"
   std::chrono::milliseconds http_timeout{10000};  // connect, read and write, each
   std::size_t http_log_body_bytes = 2000;
+  std::size_t http_body_max_bytes = std::size_t{16} * 1024 * 1024;  // the largest answer read
 };
 
 JobHandler DemoJobHandler();
