@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include "admin/auth/oidc.hpp"
+#include "admin/results/guarded_curl.hpp"
 #include "auth/secrets.hpp"
 #include "cronwheel/net/http_message.hpp"
-#include "results/guarded_curl.hpp"
 
 namespace cronwheel::admin {
 namespace {

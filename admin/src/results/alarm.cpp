@@ -11,11 +11,11 @@
 #include <stdexcept>
 
 #include "admin/model/validation.hpp"
+#include "admin/results/guarded_curl.hpp"
 #include "cronwheel/json.hpp"
 #include "cronwheel/net/http_message.hpp"
 #include "cronwheel/text.hpp"
 #include "model/time_format.hpp"
-#include "results/guarded_curl.hpp"
 
 namespace cronwheel::admin {
 namespace {

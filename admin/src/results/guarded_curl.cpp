@@ -1,4 +1,4 @@
-#include "results/guarded_curl.hpp"
+#include "admin/results/guarded_curl.hpp"
 
 #include <sys/socket.h>
 
