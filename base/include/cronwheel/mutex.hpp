@@ -5,8 +5,8 @@
 // A field a mutex guards is declared ABSL_GUARDED_BY(mu_); a private helper that expects the lock held,
 // ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_); a stated lock order, ABSL_ACQUIRED_AFTER/ABSL_ACQUIRED_BEFORE (the
 // macros of absl/base/thread_annotations.h). clang then refuses, at compile time, a read or write of a
-// guarded field without its lock (docs/architecture.md, "Threads"). libstdc++'s std::mutex carries no
-// such attributes, so with it the analysis checks nothing; hence this thin wrapper.
+// guarded field without its lock (docs/architecture.md, "Decisions, and why"). libstdc++'s std::mutex
+// carries no such attributes, so with it the analysis checks nothing; hence this thin wrapper.
 //
 // Why not absl::Mutex, which is annotated already: Debian's libabsl is not built with ThreadSanitizer, so
 // TSAN would not see the happens-before edges of absl::Mutex and would report false races in the tsan
