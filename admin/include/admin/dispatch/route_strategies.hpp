@@ -82,7 +82,7 @@ class RandomRouter final : public Router {
 
  private:
   cronwheel::Mutex mu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
 };
 
 // Base of the routers whose per-job state is cleared every 24 h.
@@ -91,7 +91,7 @@ class ExpiringStateRouter : public Router {
   // Clears the state when a day has passed since the last clear. Call with mu_ held.
   bool ExpireLocked(std::int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   cronwheel::Mutex mu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
 
  private:
   std::int64_t cleared_ms_ ABSL_GUARDED_BY(mu_) = -1;
