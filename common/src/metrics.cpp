@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "cronwheel/mutex.hpp"
+
 #ifndef CRONWHEEL_VERSION
 #define CRONWHEEL_VERSION "unknown"
 #endif
@@ -280,7 +282,7 @@ Metric& Family<Metric>::Labels(std::initializer_list<std::string_view> values) {
 template <class Metric>
 Metric& Family<Metric>::Labels(const LabelValues& values) {
   CheckArity(values.size());
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   auto& slot = children_[values];
   if (!slot) slot = Make();
   return *slot;
@@ -288,7 +290,7 @@ Metric& Family<Metric>::Labels(const LabelValues& values) {
 
 template <class Metric>
 void Family<Metric>::RenderSamples(std::string& out) const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   for (const auto& [values, child] : children_) {
     if constexpr (std::is_same_v<Metric, Counter>) {
       AppendSample(out, name(), label_names(), values, fmt::format("{}", child->value()));
@@ -313,7 +315,7 @@ template class Family<Histogram>;
 
 template <class F>
 F& Registry::Insert(std::unique_ptr<F> family) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   for (const auto& f : families_) {
     if (f->name() == family->name()) {
       throw std::invalid_argument(fmt::format("metric {} is registered twice", family->name()));
@@ -363,7 +365,7 @@ void Registry::AddCounterCallback(std::string name, std::string help, std::funct
 
 std::string Registry::Render() const {
   std::string out;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   out.reserve(families_.size() * 256);
   for (const auto& f : families_)
     f->Render(out);
@@ -371,7 +373,7 @@ std::string Registry::Render() const {
 }
 
 std::vector<std::string> Registry::Names() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   std::vector<std::string> out;
   out.reserve(families_.size());
   for (const auto& f : families_)

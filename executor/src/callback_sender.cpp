@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "cronwheel/mutex.hpp"
 #include "posix_util.hpp"
 
 namespace cronwheel::executor {
@@ -49,7 +50,7 @@ void CallbackSender::Start() {
 
 void CallbackSender::Push(xxljob::HandleCallbackParam callback) {
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (!stopped_) {
       queue_.push_back(std::move(callback));
       cv_.notify_all();
@@ -60,7 +61,7 @@ void CallbackSender::Push(xxljob::HandleCallbackParam callback) {
 }
 
 std::size_t CallbackSender::pending() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return queue_.size();
 }
 
@@ -72,7 +73,7 @@ void CallbackSender::Stop() {
   }
   std::deque<xxljob::HandleCallbackParam> rest;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     stopped_ = true;
     rest.swap(queue_);
     cv_.notify_all();
@@ -112,13 +113,15 @@ AdminReply CallbackSender::CallAdmin(std::vector<xxljob::HandleCallbackParam>& b
 }
 
 bool CallbackSender::AwaitIdle(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !sending_; });
+  cronwheel::MutexLock lock(mu_);
+  return cv_.wait_for(lock.native(), timeout,
+                      [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.empty() && !sending_; });
 }
 
 bool CallbackSender::AwaitRetryRounds(std::uint64_t n, std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [this, n] { return retry_rounds_ >= n; });
+  cronwheel::MutexLock lock(mu_);
+  return cv_.wait_for(lock.native(), timeout,
+                      [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return retry_rounds_ >= n; });
 }
 
 std::vector<std::filesystem::path> CallbackSender::SpoolFiles() const {
@@ -134,13 +137,13 @@ std::vector<std::filesystem::path> CallbackSender::SpoolFiles() const {
 
 void CallbackSender::SendLoop(const std::stop_token& stop) {
   bool drain_failed = false;  // while stopping, once a batch failed the rest go straight to the spool
-  std::unique_lock lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, stop, [this] { return !queue_.empty(); });
+    cv_.wait(lock.native(), stop, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty(); });
     if (queue_.empty()) break;  // stopped, and everything queued has been handled
     auto batch = TakeBatch(queue_);
     sending_ = true;
-    lock.unlock();
+    lock.Unlock();
     const bool try_send = !(stop.stop_requested() && drain_failed);
     bool ok = false;
     try {
@@ -149,7 +152,7 @@ void CallbackSender::SendLoop(const std::stop_token& stop) {
       spdlog::error("callback: {}", e.what());
     }
     if (!ok && stop.stop_requested()) drain_failed = true;
-    lock.lock();
+    lock.Lock();
     sending_ = false;
     cv_.notify_all();
   }
@@ -161,7 +164,7 @@ void CallbackSender::RetryRound() {
   } catch (const std::exception& e) {
     spdlog::error("callback retry: {}", e.what());
   }
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   ++retry_rounds_;
   cv_.notify_all();
 }

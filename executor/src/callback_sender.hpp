@@ -34,12 +34,12 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <stop_token>
 #include <thread>
 #include <vector>
 
 #include "admin_client.hpp"
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/periodic_task.hpp"
 #include "job_dispatcher.hpp"
 #include "job_log.hpp"
@@ -100,13 +100,13 @@ class CallbackSender final : public CallbackSink {
   JobLogFiles* logs_;
   ringwheel::Clock& clock_;
 
-  std::mutex mu_;
+  cronwheel::Mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<xxljob::HandleCallbackParam> queue_;
-  bool sending_ = false;
-  bool stopped_ = false;
+  std::deque<xxljob::HandleCallbackParam> queue_ ABSL_GUARDED_BY(mu_);
+  bool sending_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> warned_no_admin_{false};
-  std::uint64_t retry_rounds_ = 0;
+  std::uint64_t retry_rounds_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<std::uint64_t> spooled_{0};
   std::jthread sender_;
   std::unique_ptr<PeriodicTask> retrier_;

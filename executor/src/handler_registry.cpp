@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::executor {
 
 void HandlerRegistry::Register(const std::string& name, JobHandler handler) {
@@ -11,14 +13,14 @@ void HandlerRegistry::Register(const std::string& name, JobHandler handler) {
     throw std::invalid_argument("Register: the handler name must not be empty");
   }
   if (!handler) throw std::invalid_argument(fmt::format("Register: handler [{}] is empty", name));
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (!handlers_.emplace(name, std::move(handler)).second) {
     throw std::invalid_argument(fmt::format("Register: job handler [{}] is already registered", name));
   }
 }
 
 void HandlerRegistry::SetScripts(bool enable_scripts, const ScriptRunner* scripts) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   enable_scripts_ = enable_scripts;
   scripts_ = scripts;
 }
@@ -26,7 +28,7 @@ void HandlerRegistry::SetScripts(bool enable_scripts, const ScriptRunner* script
 Resolution HandlerRegistry::Resolve(const xxljob::TriggerParam& p) const {
   Resolution r;
   const std::string& type = p.glue_type;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   const auto glue_type = xxljob::ParseGlueType(type);
   if (type.empty() || glue_type == xxljob::GlueType::kBean) {
     const auto it = handlers_.find(p.executor_handler);

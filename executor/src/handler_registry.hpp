@@ -7,10 +7,10 @@
 //  * GLUE_GROOVY: 500, not supported (it needs a JVM); anything else: 500 "glueType[X] is not valid.".
 // Thread-safety: Register() and Resolve() may be called from any thread.
 
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "cronwheel/mutex.hpp"
 #include "executor/job_context.hpp"
 #include "job_dispatcher.hpp"
 #include "script_runner.hpp"
@@ -31,10 +31,10 @@ class HandlerRegistry final {
   [[nodiscard]] Resolution Resolve(const xxljob::TriggerParam& p) const;
 
  private:
-  mutable std::mutex mu_;
-  bool enable_scripts_;
-  const ScriptRunner* scripts_;
-  std::unordered_map<std::string, JobHandler> handlers_;
+  mutable cronwheel::Mutex mu_;
+  bool enable_scripts_ ABSL_GUARDED_BY(mu_);
+  const ScriptRunner* scripts_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, JobHandler> handlers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cronwheel::executor

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/text.hpp"
 #include "job_dispatcher_state.hpp"
 #include "kill_messages.hpp"
@@ -91,7 +92,7 @@ xxljob::Envelope JobDispatcher::Accept(const xxljob::TriggerParam& p, std::int64
   bool wake = false;
   bool join = false;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (auto refusal = RefusalLocked(p)) return *std::move(refusal);
     auto fire = std::make_shared<Fire>();
     fire->param = p;
@@ -149,7 +150,7 @@ std::optional<xxljob::Envelope> JobDispatcher::QueueLocked(const std::shared_ptr
 }
 
 xxljob::Envelope JobDispatcher::IdleBeat(int job_id) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   const auto it = threads_.find(job_id);
   if (it != threads_.end() && (it->second->running || !it->second->queue.empty())) {
     return xxljob::Envelope::Fail(std::string(kBusyMsg));
@@ -158,40 +159,42 @@ xxljob::Envelope JobDispatcher::IdleBeat(int job_id) {
 }
 
 std::size_t JobDispatcher::JobThreads() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return threads_.size();
 }
 
 bool JobDispatcher::AwaitJobThreads(std::size_t n, std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return threads_changed_.wait_for(lock, timeout, [&] { return threads_.size() == n; });
+  cronwheel::MutexLock lock(mu_);
+  return threads_changed_.wait_for(lock.native(), timeout,
+                                   [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return threads_.size() == n; });
 }
 
 std::size_t JobDispatcher::Workers() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return pool_.live();
 }
 
 std::uint64_t JobDispatcher::WorkersStarted() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return workers_started_;
 }
 
 bool JobDispatcher::AwaitIdleWorkers(std::size_t n, std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   ++idle_awaiters_;
-  const bool reached = idle_changed_.wait_for(lock, timeout, [&] { return pool_.idle() >= n; });
+  const bool reached = idle_changed_.wait_for(
+      lock.native(), timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pool_.idle() >= n; });
   --idle_awaiters_;
   return reached;
 }
 
 std::uint64_t JobDispatcher::JobThreadsCreated() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return created_;
 }
 
 void JobDispatcher::WorkerLoop(Worker* w) {
-  std::unique_lock lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   while (true) {
     if (ready_.empty()) {
       if (pool_stopping_ || pool_.MayEnd(BlockedWorkersLocked())) break;
@@ -199,7 +202,7 @@ void JobDispatcher::WorkerLoop(Worker* w) {
       if (idle_awaiters_ > 0) idle_changed_.notify_all();
       // One wait, not a wait for a predicate: a worker that wakes takes the wake in flight even when
       // another worker took the job it was woken for, so a wake is never counted as pending forever.
-      work_cv_.wait(lock);
+      work_cv_.wait(lock.native());
       pool_.OnWake();
       continue;
     }
@@ -217,7 +220,7 @@ void JobDispatcher::WorkerLoop(Worker* w) {
     w->busy_since = clock_.SteadyNow();
     // More jobs wait: the next worker for them (PoolPolicy::OnTaken), so the ready jobs run in parallel.
     const bool chain = CarryOutLocked(pool_.OnTaken(ready_.size()));
-    lock.unlock();
+    lock.Unlock();
     if (chain) work_cv_.notify_one();
     if (trace_ != nullptr)
       trace_->Record(fire->param.log_id, fire->param.job_id, fire->received_ms, fire->started_ms);
@@ -227,13 +230,13 @@ void JobDispatcher::WorkerLoop(Worker* w) {
       JobLogFile log(logs_, fire->param.log_date_time, fire->param.log_id);
       Report report = Execute(*t, fire, log);
 
-      lock.lock();
+      lock.Lock();
       t->running.reset();
       w->busy = false;
       if (draining_) drained_.notify_all();
       const bool claimed = ClaimLocked(fire);
       if (!t->stop && t->queue.empty()) ArmIdleLocked(*t);
-      lock.unlock();
+      lock.Unlock();
       // The job is idle (and its reaping armed) before the callback leaves: a test that saw the callback
       // may advance the clock to reap it.
       if (claimed) {
@@ -248,7 +251,7 @@ void JobDispatcher::WorkerLoop(Worker* w) {
                         report.code, report.msg));
       }
     }
-    lock.lock();
+    lock.Lock();
     // The job's next fire starts after this one's callback has left (serial execution), behind the jobs
     // already waiting (round robin).
     if (!t->stop && !t->queue.empty()) {
@@ -293,7 +296,7 @@ std::size_t JobDispatcher::BlockedWorkersLocked() const {
 }
 
 void JobDispatcher::CheckStarvation() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   const auto check = pool_.OnCheck(ready_.size(), BlockedWorkersLocked(), pool_stopping_);
   if (check.wake_idle) work_cv_.notify_all();
   for (std::size_t i = 0; i < check.start; ++i)
@@ -304,7 +307,7 @@ void JobDispatcher::CheckStarvation() {
 void JobDispatcher::JoinExitedWorkers() {
   std::vector<std::unique_ptr<Worker>> done;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     const auto mid =
         std::partition(workers_.begin(), workers_.end(), [](const auto& w) { return !w->exited; });
     done.assign(std::make_move_iterator(mid), std::make_move_iterator(workers_.end()));
@@ -344,7 +347,7 @@ JobDispatcher::Report JobDispatcher::Execute(JobThread& t, const std::shared_ptr
 
 void JobDispatcher::OnTimeout(const std::shared_ptr<Fire>& fire) {
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (!ClaimLocked(fire)) return;
   }
   std::vector<Report> one;
@@ -354,7 +357,7 @@ void JobDispatcher::OnTimeout(const std::shared_ptr<Fire>& fire) {
 
 void JobDispatcher::ReapIfIdle(int job_id, std::uint64_t serial) {
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (stopped_) return;
     const auto it = threads_.find(job_id);
     if (it == threads_.end() || it->second->serial != serial) return;

@@ -65,13 +65,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "cronwheel/mutex.hpp"
 #include "executor/job_context.hpp"
 #include "job_log.hpp"
 #include "pool_policy.hpp"
@@ -200,10 +200,12 @@ class JobDispatcher final {
   xxljob::Envelope Accept(const xxljob::TriggerParam& p, std::int64_t received_ms, bool& queued);
   // Needs mu_: a /run with replaceHeld. Replaces the held fire of its log id (keeping its start), answers
   // for one no longer held, or nullopt for a log id never seen (held as any /run then).
-  std::optional<xxljob::Envelope> ReplaceHeldLocked(const xxljob::TriggerParam& p, std::int64_t received_ms);
+  std::optional<xxljob::Envelope> ReplaceHeldLocked(const xxljob::TriggerParam& p, std::int64_t received_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Needs mu_: why a /run may not be taken now (stopping, draining, a log id held, queued, running or run
   // within the redelivery window), or nullopt.
-  std::optional<xxljob::Envelope> RefusalLocked(const xxljob::TriggerParam& p);
+  std::optional<xxljob::Envelope> RefusalLocked(const xxljob::TriggerParam& p)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A /run for a later instant: checks it, holds it and arms its start.
   xxljob::Envelope Hold(const xxljob::TriggerParam& p, std::int64_t received_ms);
   // On the start timer, at `run_at_ms`: the fires held for that instant meet their job threads, many under
@@ -220,16 +222,18 @@ class JobDispatcher final {
   // refusal (DISCARD_LATER). `res` is its resolved handler (moved from when a job thread is made); `wake` is
   // set when a worker should be notified after mu_ is released.
   std::optional<xxljob::Envelope> QueueLocked(const std::shared_ptr<Fire>& fire, Resolution& res,
-                                              std::vector<Report>& reports, bool& wake);
+                                              std::vector<Report>& reports, bool& wake)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Needs mu_: drops the held fires of `job_id` (every one when nullopt), reporting them with `reason`.
-  void DropHeldLocked(std::optional<int> job_id, const std::string& reason, std::vector<Report>& reports);
+  void DropHeldLocked(std::optional<int> job_id, const std::string& reason, std::vector<Report>& reports)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop(Worker* w);
   // Needs mu_: carries out what the pool's policy decided (pool_policy.hpp): starts a worker or arms the
   // starvation check; true when an idle worker is to be notified after mu_ is released.
-  bool CarryOutLocked(PoolPolicy::Action action);
+  bool CarryOutLocked(PoolPolicy::Action action) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Needs mu_: starts a pool thread (the policy counted it live).
-  void SpawnWorkerLocked();
-  [[nodiscard]] std::size_t BlockedWorkersLocked() const;
+  void SpawnWorkerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  [[nodiscard]] std::size_t BlockedWorkersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // On the timer: adds workers for blocked ones while jobs wait.
   void CheckStarvation();
   void JoinExitedWorkers();
@@ -242,12 +246,14 @@ class JobDispatcher final {
   void ReapIfIdle(int job_id, std::uint64_t serial);
   // The following need mu_ held.
   // The caller keeps `t` alive by a pointer of its own: retiring erases the map's.
-  void RetireLocked(JobThread& t, const std::string& reason, std::vector<Report>& reports);
-  bool ClaimLocked(const std::shared_ptr<Fire>& fire);
+  void RetireLocked(JobThread& t, const std::string& reason, std::vector<Report>& reports)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ClaimLocked(const std::shared_ptr<Fire>& fire) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records that `t`'s queue ran empty now, and arms an idle check unless one is pending: one timer task
   // per idle period, not one per fire.
-  void ArmIdleLocked(JobThread& t);
-  void ArmIdleCheckLocked(JobThread& t, ringwheel::SteadyTime::duration delay);
+  void ArmIdleLocked(JobThread& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ArmIdleCheckLocked(JobThread& t, ringwheel::SteadyTime::duration delay)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Outside mu_: writes the job-log end line (unless `logged`) and pushes the callback.
   void Deliver(std::vector<Report> reports);
 
@@ -260,39 +266,40 @@ class JobDispatcher final {
   RunTrace* trace_;
   Timer& start_timer_;
 
-  mutable std::mutex mu_;
+  mutable cronwheel::Mutex mu_;
   std::condition_variable threads_changed_;
   // Notified when a worker starts to wait for work, only while AwaitIdleWorkers waits (guarded by mu_).
   std::condition_variable idle_changed_;
-  std::size_t idle_awaiters_ = 0;
-  bool stopped_ = false;
+  std::size_t idle_awaiters_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Drain: drained_ is notified when a fire ends, the queues change or the wait ends. draining_ is set
   // under mu_ and read without it by Draining(): every /beat asks it, and a beat must answer without
   // waiting for the dispatcher (with a locked read, FaultE2E ran some fires twice in 3 runs of 3; with this
   // one, never: the beats FAILOVER and recovery rely on took longer, not understood further).
   std::atomic<bool> draining_{false};
-  bool drain_abandoned_ = false;  // guarded by mu_
+  bool drain_abandoned_ ABSL_GUARDED_BY(mu_) = false;
   std::condition_variable drained_;
-  Timer::Handle drain_deadline_;
-  [[nodiscard]] bool IdleLocked() const;
-  std::unordered_map<int, std::shared_ptr<JobThread>> threads_;
-  std::uint64_t created_ = 0;
+  Timer::Handle drain_deadline_ ABSL_GUARDED_BY(mu_);
+  [[nodiscard]] bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::unordered_map<int, std::shared_ptr<JobThread>> threads_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t created_ ABSL_GUARDED_BY(mu_) = 0;
   // The worker pool.
   std::condition_variable work_cv_;
-  std::deque<std::shared_ptr<JobThread>> ready_;  // jobs with a fire to run, none of them on a worker
-  std::vector<std::unique_ptr<Worker>> workers_;
-  PoolPolicy pool_;  // live, idle and waking workers, the starvation check armed
-  std::size_t exited_workers_ = 0;
-  std::uint64_t workers_started_ = 0;
-  bool pool_stopping_ = false;
-  Timer::Handle starvation_check_;
+  // Jobs with a fire to run, none of them on a worker.
+  std::deque<std::shared_ptr<JobThread>> ready_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Worker>> workers_ ABSL_GUARDED_BY(mu_);
+  PoolPolicy pool_ ABSL_GUARDED_BY(mu_);  // live, idle and waking workers, the starvation check armed
+  std::size_t exited_workers_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t workers_started_ ABSL_GUARDED_BY(mu_) = 0;
+  bool pool_stopping_ ABSL_GUARDED_BY(mu_) = false;
+  Timer::Handle starvation_check_ ABSL_GUARDED_BY(mu_);
   // Log ids held, queued or running (active) or finished within the redelivery window.
-  RedeliveryWindow log_ids_;
+  RedeliveryWindow log_ids_ ABSL_GUARDED_BY(mu_);
   // Fires held for their runAtMs, by log id (each also active in log_ids_).
   struct Held {
     std::shared_ptr<Fire> fire;
   };
-  std::unordered_map<std::int64_t, Held> held_;
+  std::unordered_map<std::int64_t, Held> held_ ABSL_GUARDED_BY(mu_);
   // The start of each runAtMs that fires are held for: one timer task for all of them. A fire dropped or
   // replaced meanwhile stays in `log_ids` (the start looks each up in held_).
   struct HeldInstant {
@@ -300,8 +307,8 @@ class JobDispatcher final {
     std::uint64_t serial = 0;  // tells a re-made entry of the same instant from this one
     Timer::Handle start;
   };
-  std::map<std::int64_t, HeldInstant> held_instants_;
-  std::uint64_t instants_armed_ = 0;
+  std::map<std::int64_t, HeldInstant> held_instants_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t instants_armed_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace cronwheel::executor

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "cronwheel/mutex.hpp"
 #include "job_dispatcher.hpp"
 #include "job_dispatcher_state.hpp"
 #include "kill_messages.hpp"
@@ -21,7 +22,7 @@ xxljob::Envelope JobDispatcher::Hold(const xxljob::TriggerParam& p, std::int64_t
   if (const Resolution res = resolver_(p); !res.error.empty()) return xxljob::Envelope::Fail(res.error);
   std::uint64_t arm = 0;  // the serial of the instant this fire is the first of, which it arms
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (p.replace_held) {
       if (auto replaced = ReplaceHeldLocked(p, received_ms)) return *std::move(replaced);
     }
@@ -41,7 +42,7 @@ xxljob::Envelope JobDispatcher::Hold(const xxljob::TriggerParam& p, std::int64_t
     auto start =
         start_timer_.After(std::chrono::milliseconds(std::max<std::int64_t>(p.run_at_ms - clock_.NowMs(), 0)),
                            [this, at = p.run_at_ms] { StartInstant(at); });
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (const auto it = held_instants_.find(p.run_at_ms);
         it != held_instants_.end() && it->second.serial == arm)
       it->second.start = std::move(start);
@@ -77,7 +78,7 @@ std::optional<xxljob::Envelope> JobDispatcher::ReplaceHeldLocked(const xxljob::T
 void JobDispatcher::StartInstant(std::int64_t run_at_ms) {
   std::vector<std::shared_ptr<Fire>> fires;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     const auto it = held_instants_.find(run_at_ms);
     if (it == held_instants_.end()) return;
     fires.reserve(it->second.log_ids.size());
@@ -94,7 +95,7 @@ void JobDispatcher::StartHeld(std::int64_t log_id) {
   while (true) {  // again when a replacement came between the lookup and the start
     std::shared_ptr<Fire> fire;
     {
-      std::lock_guard lock(mu_);
+      cronwheel::MutexLock lock(mu_);
       const auto it = held_.find(log_id);
       if (it == held_.end()) return;  // dropped (killed, cancelled, stopped) meanwhile
       fire = it->second.fire;
@@ -117,7 +118,7 @@ std::vector<std::int64_t> JobDispatcher::StartFires(const std::vector<std::share
     bool wake = false;
     bool join = false;
     {
-      std::lock_guard lock(mu_);
+      cronwheel::MutexLock lock(mu_);
       for (auto i = from; i < to; ++i) {
         const auto& fire = fires[i];
         const auto h = held_.find(fire->param.log_id);
@@ -171,7 +172,7 @@ void JobDispatcher::DropHeldLocked(std::optional<int> job_id, const std::string&
 
 std::vector<std::int64_t> JobDispatcher::Accepted(const std::vector<std::int64_t>& log_ids) {
   std::vector<std::int64_t> known;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   for (const auto id : log_ids) {
     if (log_ids_.Knows(id)) known.push_back(id);
   }
@@ -179,12 +180,12 @@ std::vector<std::int64_t> JobDispatcher::Accepted(const std::vector<std::int64_t
 }
 
 std::size_t JobDispatcher::HeldFires() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return held_.size();
 }
 
 std::uint64_t JobDispatcher::InstantsArmed() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return instants_armed_;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "cronwheel/mutex.hpp"
 #include "job_dispatcher.hpp"
 #include "job_dispatcher_state.hpp"
 #include "kill_messages.hpp"
@@ -14,7 +15,7 @@ namespace cronwheel::executor {
 xxljob::Envelope JobDispatcher::Kill(int job_id) {
   std::vector<Report> reports;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     DropHeldLocked(job_id, std::string(kKillMsg), reports);
     const auto it = threads_.find(job_id);
     if (it == threads_.end() && reports.empty()) {
@@ -34,7 +35,7 @@ std::vector<std::int64_t> JobDispatcher::KillFires(const std::vector<std::int64_
   std::vector<Report> reports;
   std::vector<std::int64_t> killed;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     for (const auto id : wanted) {
       const auto h = held_.find(id);
       if (h == held_.end()) continue;
@@ -77,7 +78,7 @@ std::vector<std::int64_t> JobDispatcher::Cancel(const std::vector<std::int64_t>&
   std::vector<std::int64_t> dropped;
   std::vector<std::shared_ptr<Fire>> fires;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     for (const auto id : log_ids) {
       const auto it = held_.find(id);
       if (it == held_.end()) continue;
@@ -104,7 +105,7 @@ void JobDispatcher::Stop(std::string_view reason) {
   std::vector<Report> reports;
   std::vector<std::unique_ptr<Worker>> workers;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     stopped_ = true;
     DropHeldLocked(std::nullopt, std::string(reason), reports);
     for (auto& [at, instant] : held_instants_)
@@ -131,7 +132,7 @@ void JobDispatcher::Stop(std::string_view reason) {
 }
 
 void JobDispatcher::BeginDrain(std::chrono::milliseconds timeout) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (draining_) return;
   draining_ = true;
   drain_deadline_ = timer_.After(timeout, [this] { AbandonDrain(); });
@@ -149,18 +150,20 @@ bool JobDispatcher::IdleLocked() const {
 
 bool JobDispatcher::AwaitDrained() {
   // The deadline is a task on the timer (BeginDrain), so the wait follows the injected clock.
-  std::unique_lock lock(mu_);
-  drained_.wait(lock, [this] { return drain_abandoned_ || stopped_ || IdleLocked(); });
+  cronwheel::MutexLock lock(mu_);
+  drained_.wait(lock.native(), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return drain_abandoned_ || stopped_ || IdleLocked();
+  });
   const bool idle = IdleLocked();
   auto deadline = std::move(drain_deadline_);
-  lock.unlock();
+  lock.Unlock();
   deadline.Cancel();
   return idle;
 }
 
 void JobDispatcher::AbandonDrain() {
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     drain_abandoned_ = true;
   }
   drained_.notify_all();

@@ -15,6 +15,7 @@
 #include <map>
 #include <system_error>
 
+#include "cronwheel/mutex.hpp"
 #include "posix_util.hpp"
 
 namespace cronwheel::executor {
@@ -196,7 +197,7 @@ void JobLogFiles::AppendEach(const std::vector<Target>& fires, std::string_view 
   std::map<std::string, std::vector<LogSegments::Record>> by_day;
   // Held until the records are written: MakeOwnFile (which copies a log's records) happens wholly before
   // or wholly after, so a line lands in the copy or in the file, never in a record nobody reads.
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   for (const auto& f : fires) {
     auto day = UtcDay(f.log_date_ms);
     if (OwnFilesLocked(day).contains(f.log_id) && AppendToOwnFile(PathFor(f.log_date_ms, f.log_id), entry))
@@ -225,7 +226,7 @@ std::unordered_set<std::int64_t>& JobLogFiles::OwnFilesLocked(const std::string&
 
 int JobLogFiles::MakeOwnFile(const std::string& day, std::int64_t log_id) {
   const auto path = settings_.dir / day / (std::to_string(log_id) + ".log");
-  std::lock_guard lock(mu_);  // no line of any log is appended through AppendEach meanwhile
+  cronwheel::MutexLock lock(mu_);  // no line of any log is appended through AppendEach meanwhile
   const auto before = segments_.Read(day, log_id).value_or("");
   // A file of the same log id already there (a fire delivered again after a restart): its lines stay, and
   // this fire's follow, as XXL-JOB appends to the fire's file.
@@ -329,7 +330,7 @@ xxljob::LogResult JobLogFiles::ReadFile(const std::filesystem::path& path, int f
   std::int64_t skip = 0;
   std::uint64_t end = 0;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     Index& ix = IndexFor(path.string());
     if (ix.checkpoints.empty() || ix.dev != st.st_dev || ix.ino != st.st_ino || size < ix.scanned) {
       ix = Index{st.st_dev, st.st_ino, 0, 0, {0}, ix.last_used};
@@ -392,7 +393,7 @@ int JobLogFiles::DeleteExpired(int retention_days) {
     std::error_code rm;
     segments_.Forget(entry.path().filename().string());
     {
-      std::lock_guard lock(mu_);
+      cronwheel::MutexLock lock(mu_);
       own_files_.erase(entry.path().filename().string());
     }
     std::filesystem::remove_all(entry.path(), rm);
@@ -407,12 +408,12 @@ int JobLogFiles::DeleteExpired(int retention_days) {
 }
 
 std::size_t JobLogFiles::CachedIndexes() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return cache_.size();
 }
 
 std::uint64_t JobLogFiles::BytesScanned() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return bytes_scanned_;
 }
 
@@ -436,7 +437,7 @@ void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
   const auto timestamp = UtcTimestamp(files_.clock().NowMs());
   for (const auto line : lines)
     AppendEntry(text, timestamp, line);
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (fd_ < 0) {
     files_.segments().Append(day_, {LogSegments::Record{log_id_, text}});
     if (kept_) kept_->Append(text);
@@ -449,7 +450,7 @@ void JobLogFile::WriteLines(std::initializer_list<std::string_view> lines) {
 
 std::filesystem::path JobLogFile::Path() const {
   auto path = files_.PathFor(log_date_ms_, log_id_);
-  std::lock_guard lock(mu_);  // this fire's own Writes wait: none lands between the copy and the file
+  cronwheel::MutexLock lock(mu_);  // this fire's own Writes wait: none lands between the copy and the file
   if (fd_ >= 0) return path;
   // From now on the file is the log: it starts with the lines written so far.
   const int fd = files_.MakeOwnFile(day_, log_id_);

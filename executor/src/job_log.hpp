@@ -38,7 +38,6 @@
 #include <filesystem>
 #include <initializer_list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -49,6 +48,7 @@
 #include <vector>
 
 #include "cronwheel/head_tail.hpp"
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/periodic_task.hpp"
 #include "executor/job_context.hpp"
 #include "log_segments.hpp"
@@ -130,7 +130,7 @@ class JobLogFiles final {
     std::vector<std::uint64_t> checkpoints;  // [k] = offset of line k*kCheckpointEvery + 1
     std::uint64_t last_used = 0;
   };
-  Index& IndexFor(const std::string& key);
+  Index& IndexFor(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Read() of a log in its own file, open as `fd`.
   xxljob::LogResult ReadFile(const std::filesystem::path& path, int fd, int from_line_num);
   // Appends a line to the own file at `path` if it exists; false if it does not.
@@ -138,7 +138,7 @@ class JobLogFiles final {
   // Which fires of a day have a file of their own, so that appending to a log in segments tries no open():
   // a day folder is listed once (files an earlier process made), then kept as MakeOwnFile makes files;
   // forgotten when retention deletes the folder. Needs mu_. One entry per own file, not per fire.
-  std::unordered_set<std::int64_t>& OwnFilesLocked(const std::string& day);
+  std::unordered_set<std::int64_t>& OwnFilesLocked(const std::string& day) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // For JobLogFile::Path(): gives the log its own file, holding the log's segment records so far (written
   // to a temporary file and renamed into place, or appended to a file of that log id already there), and
   // returns it open for appending (-1 if it cannot be made: logged). Holds mu_ throughout, as AppendEach
@@ -149,11 +149,12 @@ class JobLogFiles final {
   Settings settings_;
   ringwheel::Clock& clock_;
   LogSegments segments_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Index> cache_;
-  std::unordered_map<std::string, std::unordered_set<std::int64_t>> own_files_;  // by day folder name
-  std::uint64_t use_counter_ = 0;
-  std::uint64_t bytes_scanned_ = 0;
+  mutable cronwheel::Mutex mu_;
+  std::unordered_map<std::string, Index> cache_ ABSL_GUARDED_BY(mu_);
+  // By day folder name.
+  std::unordered_map<std::string, std::unordered_set<std::int64_t>> own_files_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t use_counter_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t bytes_scanned_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // One fire's log: the JobLogSink handed to its handler. Each Write is one segment record (one write(2) to
@@ -182,9 +183,10 @@ class JobLogFile final : public JobLogSink {
   std::int64_t log_date_ms_;
   std::int64_t log_id_;
   std::string day_;
-  mutable std::mutex mu_;
-  mutable int fd_ = -1;              // the own file, once Path() made it
-  std::optional<HeadAndTail> kept_;  // what was written to segment records (callback_log_bytes > 0)
+  mutable cronwheel::Mutex mu_;
+  mutable int fd_ ABSL_GUARDED_BY(mu_) = -1;  // the own file, once Path() made it
+  // What was written to segment records (callback_log_bytes > 0).
+  std::optional<HeadAndTail> kept_ ABSL_GUARDED_BY(mu_);
 };
 
 // Deletes expired day folders once at Start() and then every `interval` on the clock (XXL-JOB: daily), on a

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 
+#include "cronwheel/mutex.hpp"
 #include "job_log.hpp"
 #include "posix_util.hpp"
 
@@ -56,7 +57,7 @@ std::optional<KeptText> JobLogFiles::Kept(std::int64_t log_date_ms, std::int64_t
 }
 
 std::optional<KeptText> JobLogFile::Kept() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (!kept_) return std::nullopt;
   // With its own file, the file is the log (the lines before it was made, and a script's output since).
   if (fd_ >= 0) return KeepFile(fd_, kept_->cap());

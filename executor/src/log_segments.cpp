@@ -14,6 +14,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::executor {
 namespace {
 
@@ -145,7 +147,7 @@ LogSegments::LogSegments(Settings settings) : settings_(std::move(settings)) {
 }
 
 LogSegments::~LogSegments() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   WriteQueuedLocked();
   for (const auto& [day, d] : days_)
     WriteIndexLocked(day, d);
@@ -193,7 +195,7 @@ void LogSegments::WriteIndexLocked(const std::string& day, const Day& d) {
   // cached the range of, a part of it.
   auto seg = path;
   seg.replace_extension(".seg");
-  std::lock_guard lock(ranges_mu_);
+  cronwheel::MutexLock lock(ranges_mu_);
   ranges_.erase(seg.string());
 }
 
@@ -212,17 +214,17 @@ void LogSegments::Append(const std::string& day, const std::vector<Record>& reco
     q.text += r.text;
   }
   {
-    std::lock_guard lock(queue_mu_);
+    cronwheel::MutexLock lock(queue_mu_);
     queue_.push_back(std::move(q));
     if (writing_) return;  // the writing thread takes it in its next round
     writing_ = true;
   }
   // This thread writes, round after round, until a round finds the queue empty.
   while (true) {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     std::vector<Queued> batch;
     {
-      std::lock_guard queue_lock(queue_mu_);
+      cronwheel::MutexLock queue_lock(queue_mu_);
       batch.swap(queue_);
       if (batch.empty()) {
         writing_ = false;
@@ -236,7 +238,7 @@ void LogSegments::Append(const std::string& day, const std::vector<Record>& reco
 void LogSegments::WriteQueuedLocked() {
   std::vector<Queued> batch;
   {
-    std::lock_guard queue_lock(queue_mu_);
+    cronwheel::MutexLock queue_lock(queue_mu_);
     batch.swap(queue_);
   }
   WriteLocked(batch);
@@ -311,7 +313,7 @@ std::optional<std::string> LogSegments::Read(const std::string& day, std::int64_
   std::string open_text;
   bool found = false;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     WriteQueuedLocked();  // what was appended before this read
     if (const auto open = days_.find(day); open != days_.end()) {
       const Day& d = open->second;
@@ -339,7 +341,7 @@ std::optional<std::string> LogSegments::Read(const std::string& day, std::int64_
 
 void LogSegments::ReadClosed(const std::filesystem::path& seg, std::int64_t log_id, std::string& out) {
   {
-    std::lock_guard lock(ranges_mu_);
+    cronwheel::MutexLock lock(ranges_mu_);
     if (const auto it = ranges_.find(seg.string());
         it != ranges_.end() && (log_id < it->second.first || log_id > it->second.second))
       return;
@@ -387,7 +389,7 @@ void LogSegments::ReadClosed(const std::filesystem::path& seg, std::int64_t log_
     const auto lo = entry_at(0);
     const auto hi = entry_at(count - 1);
     if (!lo || !hi) return;
-    std::lock_guard lock(ranges_mu_);
+    cronwheel::MutexLock lock(ranges_mu_);
     ranges_[seg.string()] = {lo->log_id, hi->log_id};
     if (log_id < lo->log_id || log_id > hi->log_id) return;
   }
@@ -413,7 +415,7 @@ void LogSegments::ReadClosed(const std::filesystem::path& seg, std::int64_t log_
 
 void LogSegments::Forget(const std::string& day) {
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     WriteQueuedLocked();
     days_.erase(day);
   }
@@ -422,18 +424,18 @@ void LogSegments::Forget(const std::string& day) {
 
 void LogSegments::ForgetRanges(const std::string& day) {
   const auto prefix = (settings_.dir / day).string() + "/";
-  std::lock_guard lock(ranges_mu_);
+  cronwheel::MutexLock lock(ranges_mu_);
   for (auto it = ranges_.lower_bound(prefix); it != ranges_.end() && it->first.starts_with(prefix);)
     it = ranges_.erase(it);
 }
 
 std::uint64_t LogSegments::RecordsAppended() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return records_;
 }
 
 std::uint64_t LogSegments::Writes() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return writes_;
 }
 

@@ -43,13 +43,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "cronwheel/mutex.hpp"
 #include "posix_util.hpp"
 
 namespace cronwheel::executor {
@@ -120,15 +120,16 @@ class LogSegments final {
     std::vector<std::uint32_t> lengths;
   };
   // Writes what is queued (mu_ held), so that what follows sees every record appended before it.
-  void WriteQueuedLocked();
+  void WriteQueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes `batch` (queue order), one write(2) per day.
-  void WriteLocked(const std::vector<Queued>& batch);
+  void WriteLocked(const std::vector<Queued>& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes `items` (Appends of `day`, in queue order) with one write(2).
-  void WriteDayLocked(const std::string& day, const std::vector<const Queued*>& items);
-  Day* OpenDayLocked(const std::string& day);
-  void RotateLocked(const std::string& day, Day& d);
+  void WriteDayLocked(const std::string& day, const std::vector<const Queued*>& items)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Day* OpenDayLocked(const std::string& day) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RotateLocked(const std::string& day, Day& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes the sorted index of `d`'s open segment next to it.
-  void WriteIndexLocked(const std::string& day, const Day& d);
+  void WriteIndexLocked(const std::string& day, const Day& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends to `out` the text of `log_id` in the closed segment `seg` (building its index if missing).
   // Without mu_: a closed segment does not change.
   void ReadClosed(const std::filesystem::path& seg, std::int64_t log_id, std::string& out);
@@ -136,15 +137,17 @@ class LogSegments final {
   void ForgetRanges(const std::string& day);
 
   Settings settings_;
-  mutable std::mutex mu_;
-  std::map<std::string, Day> days_;
-  std::uint64_t records_ = 0;
-  std::uint64_t writes_ = 0;
-  std::mutex queue_mu_;  // taken inside mu_, never the other way round
-  std::vector<Queued> queue_;
-  bool writing_ = false;  // an Append is writing the queue: others only queue (guarded by queue_mu_)
-  std::mutex ranges_mu_;
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> ranges_;  // closed segment -> log id range
+  mutable cronwheel::Mutex mu_;
+  std::map<std::string, Day> days_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t records_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t writes_ ABSL_GUARDED_BY(mu_) = 0;
+  cronwheel::Mutex queue_mu_ ABSL_ACQUIRED_AFTER(mu_);  // taken inside mu_, never the other way round
+  std::vector<Queued> queue_ ABSL_GUARDED_BY(queue_mu_);
+  // An Append is writing the queue: others only queue.
+  bool writing_ ABSL_GUARDED_BY(queue_mu_) = false;
+  cronwheel::Mutex ranges_mu_;
+  // Closed segment -> log id range.
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> ranges_ ABSL_GUARDED_BY(ranges_mu_);
 };
 
 // The segment numbers present in a day folder ("fires-NNNNNN.seg"), ascending.

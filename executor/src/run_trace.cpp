@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "cronwheel/mutex.hpp"
 #include "posix_util.hpp"
 
 namespace cronwheel::executor {
@@ -32,13 +33,13 @@ RunTrace::~RunTrace() {
 }
 
 void RunTrace::Record(std::int64_t log_id, int job_id, std::int64_t received_ms, std::int64_t started_ms) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   std::fprintf(file_, "%lld %d %lld %lld\n", static_cast<long long>(log_id), job_id,
                static_cast<long long>(received_ms), static_cast<long long>(started_ms));
 }
 
 void RunTrace::Flush() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   std::fflush(file_);
 }
 

@@ -12,7 +12,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
+
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::executor {
 
@@ -28,8 +29,8 @@ class RunTrace {
   void Flush();
 
  private:
-  std::mutex mu_;
-  std::FILE* file_ = nullptr;
+  cronwheel::Mutex mu_;
+  std::FILE* file_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace cronwheel::executor

@@ -15,9 +15,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/status.hpp"
 #include "posix_util.hpp"
 
@@ -51,10 +51,12 @@ struct SpawnSetup {
 
 // Shared between the waiting thread, the stop callback and the SIGKILL escalation thread.
 struct Child {
-  std::mutex mu;
-  pid_t pid = 0;
-  bool reaped = false;  // once set, pid may be reused: never signal it again
-  std::jthread killer;
+  explicit Child(pid_t p) : pid(p) {}
+  cronwheel::Mutex mu;
+  const pid_t pid;                          // set before the child is shared, never changed
+  bool reaped ABSL_GUARDED_BY(mu) = false;  // once set, pid may be reused: never signal it again
+  std::jthread killer;  // made by the stop callback under mu, joined once the callback is gone (unguarded:
+                        // joining under mu would deadlock with the killer taking it)
 };
 
 }  // namespace
@@ -226,25 +228,24 @@ JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path&
     envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  Child child;
   pid_t pid = 0;
   if (const int rc = ::posix_spawn(&pid, interpreter->c_str(), &s.actions, &s.attr, argv.data(), envp.data());
       rc != 0) {
     return {500, fmt::format("script launch failed: {}", ErrnoText(rc))};
   }
-  child.pid = pid;
+  Child child(pid);
   if (on_spawn) on_spawn(pid);
 
   JobResult result;
   {
     // On stop: SIGTERM to the whole group now, SIGKILL after the grace period unless it is gone.
     const std::stop_callback on_stop(stop, [this, &child] {
-      std::lock_guard lock(child.mu);
+      cronwheel::MutexLock lock(child.mu);
       if (child.reaped) return;
       ::kill(-child.pid, SIGTERM);
       child.killer = std::jthread([this, &child](const std::stop_token& st) {
         if (!clock_.WaitFor(settings_.kill_grace, st)) return;
-        std::lock_guard inner(child.mu);
+        cronwheel::MutexLock inner(child.mu);
         if (!child.reaped) ::kill(-child.pid, SIGKILL);
       });
     });
@@ -253,7 +254,7 @@ JobResult ScriptRunner::Run(const ScriptGlue& glue, const std::filesystem::path&
     while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
     }
     {
-      std::lock_guard lock(child.mu);
+      cronwheel::MutexLock lock(child.mu);
       if (stop.stop_requested()) ::kill(-pid, SIGKILL);  // what is left of a stopped group
       child.reaped = true;
     }

@@ -1,16 +1,17 @@
 #include "ringwheel/clock.hpp"
 
 #include <condition_variable>
-#include <mutex>
+
+#include "cronwheel/mutex.hpp"
 
 namespace ringwheel {
 
 bool RealClock::WaitUntil(SteadyTime deadline, std::stop_token stop) {
   // A condition_variable_any wait with a stop_token returns as soon as stop is requested.
-  std::mutex mu;
+  cronwheel::Mutex mu;
   std::condition_variable_any cv;
-  std::unique_lock lock(mu);
-  cv.wait_until(lock, stop, deadline, [] { return false; });
+  cronwheel::MutexLock lock(mu);
+  cv.wait_until(lock.native(), stop, deadline, [] { return false; });
   return !stop.stop_requested();
 }
 

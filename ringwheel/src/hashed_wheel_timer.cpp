@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <deque>
-#include <mutex>
 #include <stdexcept>
+
+#include "cronwheel/mutex.hpp"
 
 namespace ringwheel {
 namespace detail {
@@ -22,10 +23,10 @@ struct TimeoutState {
 // The MPSC queues between producers (NewTimeout, Cancel) and the worker. Shared with the handles, so a
 // handle outliving the timer can still be cancelled harmlessly.
 struct TimerInbox {
-  std::mutex mu;
-  std::deque<std::shared_ptr<TimeoutState>> submitted;
-  std::vector<std::shared_ptr<TimeoutState>> cancelled;
-  bool stopped = false;
+  cronwheel::Mutex mu;
+  std::deque<std::shared_ptr<TimeoutState>> submitted ABSL_GUARDED_BY(mu);
+  std::vector<std::shared_ptr<TimeoutState>> cancelled ABSL_GUARDED_BY(mu);
+  bool stopped ABSL_GUARDED_BY(mu) = false;
   std::atomic<std::size_t> pending{0};
 };
 
@@ -61,7 +62,7 @@ bool TimerHandle::Cancel() {
   if (!state_->state.compare_exchange_strong(expected, TimeoutState::kCancelled)) return false;
   if (const std::shared_ptr<detail::TimerInbox> inbox = state_->inbox.lock()) {
     inbox->pending.fetch_sub(1);
-    const std::lock_guard lock(inbox->mu);
+    const cronwheel::MutexLock lock(inbox->mu);
     if (!inbox->stopped) inbox->cancelled.push_back(state_);
   }
   return true;
@@ -107,7 +108,7 @@ absl::StatusOr<TimerHandle> HashedWheelTimer::NewTimeout(std::function<void()> t
   state->task = std::move(task);
   state->inbox = inbox_;
   {
-    const std::lock_guard lock(inbox_->mu);
+    const cronwheel::MutexLock lock(inbox_->mu);
     if (!inbox_->stopped) {
       inbox_->submitted.push_back(state);
       return TimerHandle(std::move(state));
@@ -123,7 +124,7 @@ std::vector<HashedWheelTimer::Unrun> HashedWheelTimer::Stop() {
   }
   std::deque<std::shared_ptr<TimeoutState>> submitted;
   {
-    const std::lock_guard lock(inbox_->mu);
+    const cronwheel::MutexLock lock(inbox_->mu);
     if (inbox_->stopped) return {};
     inbox_->stopped = true;
     inbox_->cancelled.clear();
@@ -132,7 +133,7 @@ std::vector<HashedWheelTimer::Unrun> HashedWheelTimer::Stop() {
   if (worker_.joinable()) worker_.join();
   {
     // No producer adds anything once `stopped` is set; take what is left.
-    const std::lock_guard lock(inbox_->mu);
+    const cronwheel::MutexLock lock(inbox_->mu);
     submitted.swap(inbox_->submitted);
   }
   std::vector<Unrun> unrun;
@@ -170,7 +171,7 @@ void HashedWheelTimer::Tick(SteadyTime now) {
   std::vector<std::shared_ptr<TimeoutState>> cancelled;
   std::vector<std::shared_ptr<TimeoutState>> batch;
   {
-    const std::lock_guard lock(inbox_->mu);
+    const cronwheel::MutexLock lock(inbox_->mu);
     cancelled.swap(inbox_->cancelled);
     const std::size_t n = std::min(inbox_->submitted.size(), settings_.max_transfers_per_tick);
     batch.assign(std::make_move_iterator(inbox_->submitted.begin()),

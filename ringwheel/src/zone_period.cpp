@@ -6,10 +6,11 @@
 #include <array>
 #include <chrono>
 #include <fstream>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
+
+#include "cronwheel/mutex.hpp"
 
 namespace ringwheel::detail {
 namespace {
@@ -42,9 +43,10 @@ const std::optional<PosixTz>& RuleOf(const date::time_zone* zone) {
   thread_local const date::time_zone* last_zone = nullptr;
   thread_local const std::optional<PosixTz>* last_rule = nullptr;
   if (zone == last_zone) return *last_rule;
-  static std::mutex mu;
-  static std::unordered_map<const date::time_zone*, std::optional<PosixTz>> rules;  // values never move
-  const std::lock_guard lock(mu);
+  static cronwheel::Mutex mu;
+  // Values never move, so a reference handed out stays valid after the lock is released.
+  static std::unordered_map<const date::time_zone*, std::optional<PosixTz>> rules ABSL_GUARDED_BY(mu);
+  const cronwheel::MutexLock lock(mu);
   auto [it, inserted] = rules.try_emplace(zone);
   if (inserted) it->second = LoadFooterRule(zone);
   last_zone = zone;

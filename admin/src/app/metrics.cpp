@@ -7,6 +7,7 @@
 #include "admin/results/output_puller.hpp"
 #include "admin/schedule/scheduler.hpp"
 #include "admin/store/pg_pool.hpp"
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -293,7 +294,7 @@ void AdminMetrics::WatchExecutors(JobCatalog& catalog) {
       "registry; an app seen before with none online is 0.",
       {"app_name"}, [this, &catalog] {
         const auto live = catalog.Registry();
-        std::lock_guard lock(seen_mu_);
+        cronwheel::MutexLock lock(seen_mu_);
         for (const auto& [app, addresses] : live)
           seen_apps_.insert(app);
         std::vector<metrics::Sample> out;

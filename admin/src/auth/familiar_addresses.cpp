@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::admin {
 
 bool MemoryFamiliarAddresses::Known(std::string_view user, std::string_view address, std::int64_t now_ms) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   const auto it = users_.find(std::string(user));
   if (it == users_.end()) return false;
   return std::any_of(it->second.addresses.begin(), it->second.addresses.end(), [&](const Address& a) {
@@ -15,7 +17,7 @@ bool MemoryFamiliarAddresses::Known(std::string_view user, std::string_view addr
 
 void MemoryFamiliarAddresses::Remember(std::string_view user, std::string_view address, std::int64_t now_ms) {
   if (settings_.per_user == 0 || settings_.max_users == 0) return;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   const std::string key(user);
   if (!users_.contains(key) && users_.size() >= settings_.max_users) {
     const auto oldest = std::min_element(users_.begin(), users_.end(), [](const auto& a, const auto& b) {

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <utility>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::admin {
 namespace {
 
@@ -91,13 +93,13 @@ bool LoginThrottle::Familiar(std::string_view username, std::string_view address
 }
 
 std::size_t LoginThrottle::KeyCount() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return keys_.size();
 }
 
 LoginThrottle::Admission LoginThrottle::Admit(std::vector<std::string> keys, std::string user,
                                               std::string address, std::int64_t now_ms) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   std::int64_t wait = 0;
   for (const auto& key : keys) {
     const auto it = keys_.find(key);
@@ -125,7 +127,7 @@ LoginThrottle::Admission LoginThrottle::Admit(std::vector<std::string> keys, std
 }
 
 void LoginThrottle::Finish(const Ticket& ticket, bool failed, std::int64_t now_ms) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   for (const auto& key : ticket.keys_) {
     const auto it = keys_.find(key);
     if (it == keys_.end()) continue;  // cannot happen: a key with an attempt in flight is never evicted

@@ -6,6 +6,7 @@
 #include "admin/auth/oidc.hpp"
 #include "admin/results/guarded_curl.hpp"
 #include "auth/secrets.hpp"
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/net/http_message.hpp"
 
 namespace cronwheel::admin {
@@ -145,7 +146,7 @@ Result<json> OidcClient::FetchJson(const std::string& url, const std::string& wh
 Result<OidcClient::Discovery> OidcClient::Discover() {
   const auto now = clock_.NowMs();
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (discovery_ && now - discovery_->read_ms < kDiscoveryTtlMs) return *discovery_;
   }
   const auto url = provider_.issuer + "/.well-known/openid-configuration";
@@ -169,7 +170,7 @@ Result<OidcClient::Discovery> OidcClient::Discover() {
                     "token_endpoint or jwks_uri",
                     provider_.name));
   }
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   discovery_ = d;
   return d;
 }
@@ -177,7 +178,7 @@ Result<OidcClient::Discovery> OidcClient::Discover() {
 Result<json> OidcClient::Keys(bool refresh) {
   const auto now = clock_.NowMs();
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     const bool fresh = jwks_read_ms_ > 0 && (!refresh || now - jwks_read_ms_ < kKeysRefreshMinMs);
     if (fresh) return jwks_;
   }
@@ -185,7 +186,7 @@ Result<json> OidcClient::Keys(bool refresh) {
   if (!d) return d.error();
   auto keys = FetchJson(d->jwks_uri, "keys (jwks_uri)");
   if (!keys) return keys.error();
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   jwks_ = *keys;
   jwks_read_ms_ = now;
   return jwks_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "cronwheel/mutex.hpp"
 #include "xxljob/protocol.hpp"
 #include "xxljob/vocabulary.hpp"
 
@@ -26,7 +27,7 @@ void AheadWatch::Held(const Fire& fire, const std::string& address, const std::s
   if (delay <= 0) return;  // too close to its instant for an answer to prove anything
   Key key{fire.scheduled_ms, address};
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     auto [it, first] = pending_.try_emplace(key);
     if (first) it->second.token = token;
     it->second.fires.push_back(fire);
@@ -38,7 +39,7 @@ void AheadWatch::Held(const Fire& fire, const std::string& address, const std::s
 void AheadWatch::Check(const Key& key) {
   Batch batch;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     const auto it = pending_.find(key);
     if (it == pending_.end()) return;
     batch = std::move(it->second);
@@ -54,7 +55,7 @@ void AheadWatch::Check(const Key& key) {
     for (const auto& f : fires)
       param.log_ids.push_back(f.log_id);
     {
-      std::lock_guard lock(mu_);
+      cronwheel::MutexLock lock(mu_);
       ++stats_.checks;
     }
     client_.AcceptedAsync(
@@ -86,7 +87,7 @@ void AheadWatch::CancelWithdrawn(const Key& key, Batch& batch) {
   });
   if (param.log_ids.empty()) return;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     stats_.withdrawn += param.log_ids.size();
   }
   const auto answer = client_.Cancel(key.second, batch.token, param);
@@ -132,7 +133,7 @@ void AheadWatch::Answered(const Key& key, std::vector<Fire> fires, const Executo
         "restarted): routed again",
         address, instant_ms - now);
   } else {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     ++stats_.unanswered;
     spdlog::debug("the check of {} fire(s) held by {} for {} proved nothing ({}): left to their callbacks",
                   fires.size(), address, instant_ms,
@@ -141,7 +142,7 @@ void AheadWatch::Answered(const Key& key, std::vector<Fire> fires, const Executo
   }
   if (lost.empty()) return;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     stats_.lost += lost.size();
   }
   spdlog::warn("{} fire(s) for {} held by {} were lost there ({}); routing them again", lost.size(),
@@ -155,7 +156,7 @@ void AheadWatch::Stop() {
 }
 
 AheadWatch::Stats AheadWatch::stats() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return stats_;
 }
 

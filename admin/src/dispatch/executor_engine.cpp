@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::admin {
 namespace {
 
@@ -80,14 +82,14 @@ void Engine::Submit(std::unique_ptr<Request> request) {
 }
 
 HttpExecutorClient::OriginStats Engine::Stats(const std::string& origin) const {
-  std::lock_guard lock(stats_mu_);
+  cronwheel::MutexLock lock(stats_mu_);
   const auto it = stats_.find(origin);
   return it == stats_.end() ? OriginStats{} : it->second;
 }
 
 HttpExecutorClient::OriginStats Engine::Total() const {
   OriginStats total;
-  std::lock_guard lock(stats_mu_);
+  cronwheel::MutexLock lock(stats_mu_);
   for (const auto& [name, s] : stats_)
     Add(total, s);
   return total;
@@ -105,7 +107,7 @@ Engine::Origin& Engine::OriginFor(const std::string& name) {
   auto [it, added] = origins_.try_emplace(name, policy_settings_);
   if (added) {
     it->second.name = name;
-    std::lock_guard lock(stats_mu_);
+    cronwheel::MutexLock lock(stats_mu_);
     it->second.stats = &stats_[name];  // node-based: the address stays valid
   }
   return it->second;

@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -31,6 +30,7 @@
 
 #include "admin/dispatch/connection_policy.hpp"
 #include "admin/dispatch/executor_client.hpp"
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/throttled_log.hpp"
 
 namespace cronwheel::admin {
@@ -134,7 +134,7 @@ class HttpExecutorClient::Engine {
   // Updates the origin's statistics: `f` changes its counters, the gauges are set from the pool.
   template <class F>
   void Count(Origin& o, F&& f) {
-    std::lock_guard lock(stats_mu_);
+    cronwheel::MutexLock lock(stats_mu_);
     std::forward<F>(f)(*o.stats);
     o.stats->open = o.policy.open();
     o.stats->waiting = o.waiting.size();
@@ -190,8 +190,8 @@ class HttpExecutorClient::Engine {
   std::size_t pending_ = 0;  // requests waiting or in flight, over all origins (the tick runs while any is)
   // std::unordered_map keeps references to its elements valid across rehashing; entries are never erased.
   std::unordered_map<std::string, Origin> origins_;
-  mutable std::mutex stats_mu_;
-  std::unordered_map<std::string, OriginStats> stats_;
+  mutable cronwheel::Mutex stats_mu_;
+  std::unordered_map<std::string, OriginStats> stats_ ABSL_GUARDED_BY(stats_mu_);
   std::vector<Engine*> siblings_;
   std::thread thread_;  // last: started once everything above exists
 };

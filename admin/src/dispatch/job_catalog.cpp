@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "cronwheel/throttled_log.hpp"
 
@@ -25,26 +26,26 @@ JobCatalog::~JobCatalog() {
 
 std::shared_ptr<const Job> JobCatalog::GetJob(int id) {
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (auto it = jobs_.find(id); it != jobs_.end()) return it->second;
   }
   const int ids[] = {id};
   Prefetch(ids);
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<const JobGroup> JobCatalog::GetGroup(int id) {
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (auto it = groups_.find(id); it != groups_.end()) return it->second;
   }
   auto loaded = source_.LoadGroup(id);
   if (!loaded) return nullptr;
   auto group = std::make_shared<const JobGroup>(*std::move(loaded));
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     groups_[id] = group;
   }
   return group;
@@ -53,7 +54,7 @@ std::shared_ptr<const JobGroup> JobCatalog::GetGroup(int id) {
 void JobCatalog::Prefetch(std::span<const int> job_ids) {
   std::vector<int> missing;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     for (int id : job_ids) {
       if (!jobs_.contains(id)) missing.push_back(id);
     }
@@ -62,7 +63,7 @@ void JobCatalog::Prefetch(std::span<const int> job_ids) {
   std::sort(missing.begin(), missing.end());
   missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
   auto loaded = source_.LoadJobs(missing);
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   for (auto& j : loaded) {
     const int id = j.id;
     jobs_[id] = std::make_shared<const Job>(std::move(j));
@@ -75,7 +76,7 @@ std::vector<std::string> JobCatalog::Addresses(const JobGroup& group) {
     for (const auto& a : group.addresses)
       out.push_back(net::NormalizeAddress(a));
   } else {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (auto it = registry_.find(group.app_name); it != registry_.end()) out = it->second;
   }
   std::sort(out.begin(), out.end());
@@ -84,7 +85,7 @@ std::vector<std::string> JobCatalog::Addresses(const JobGroup& group) {
 }
 
 std::map<std::string, std::vector<std::string>> JobCatalog::Registry() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return registry_;
 }
 
@@ -100,29 +101,29 @@ void JobCatalog::RefreshRegistry() {
   std::map<std::string, ExecutorClock> run_at;
   for (const auto& [address, clock] : fresh.run_at)
     run_at[net::NormalizeAddress(address)] = clock;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   registry_.swap(fresh.apps);
   run_at_.swap(run_at);
 }
 
 std::optional<ExecutorClock> JobCatalog::RunAtClock(const std::string& address) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (const auto it = run_at_.find(address); it != run_at_.end()) return it->second;
   return std::nullopt;
 }
 
 void JobCatalog::InvalidateJob(int id) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   jobs_.erase(id);
 }
 
 void JobCatalog::InvalidateGroup(int id) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   groups_.erase(id);
 }
 
 void JobCatalog::Clear() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   jobs_.clear();
   groups_.clear();
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::admin {
 namespace {
 
@@ -28,7 +30,7 @@ std::uint32_t XxlHash(std::string_view key) {
 }
 
 RouteResult RandomRouter::Route(const RouteRequest& r) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   const auto i = Uniform(rng_, 0, static_cast<std::int64_t>(r.addresses.size()) - 1);
   return {r.addresses[static_cast<std::size_t>(i)], ""};
 }
@@ -41,7 +43,7 @@ bool ExpiringStateRouter::ExpireLocked(std::int64_t now_ms) {
 }
 
 RouteResult RoundRouter::Route(const RouteRequest& r) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (ExpireLocked(r.now_ms)) counters_.clear();
   auto [it, fresh] = counters_.try_emplace(r.job_id, 0);
   if (fresh || it->second > kCountLimit) {
@@ -66,7 +68,7 @@ RouteResult ConsistentHashRouter::Route(const RouteRequest& r) {
 }
 
 RouteResult LeastFrequentlyUsedRouter::Route(const RouteRequest& r) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (ExpireLocked(r.now_ms)) counts_.clear();
   auto& counts = counts_[r.job_id];
   const auto size = static_cast<std::int64_t>(r.addresses.size());
@@ -90,7 +92,7 @@ RouteResult LeastFrequentlyUsedRouter::Route(const RouteRequest& r) {
 }
 
 RouteResult LeastRecentlyUsedRouter::Route(const RouteRequest& r) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (ExpireLocked(r.now_ms)) order_.clear();
   auto& order = order_[r.job_id];
   const std::set<std::string> present(r.addresses.begin(), r.addresses.end());

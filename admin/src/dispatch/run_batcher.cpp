@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::admin {
 
 RunBatcher::RunBatcher(Settings settings, Post post) : settings_(settings), post_(std::move(post)) {
@@ -16,7 +18,7 @@ void RunBatcher::Add(const std::string& address, const std::string& token, const
   Key key{address, token};
   std::vector<Run> batch;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     auto& q = queues_[key];
     q.waiting.push_back(Run{param, send_by_ms, std::move(done)});
     batch = TakeBatchLocked(key, q);
@@ -87,7 +89,7 @@ void RunBatcher::Answered(const Key& key, std::vector<Run> batch, const Executor
   }
   std::vector<Run> next;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     const auto it = queues_.find(key);
     if (it != queues_.end()) {
       --it->second.in_flight;
@@ -98,7 +100,7 @@ void RunBatcher::Answered(const Key& key, std::vector<Run> batch, const Executor
 }
 
 RunBatcher::Stats RunBatcher::stats() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return stats_;
 }
 

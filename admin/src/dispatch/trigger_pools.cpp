@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "cronwheel/mutex.hpp"
 #include "xxljob/vocabulary.hpp"
 
 namespace cronwheel::admin {
@@ -19,13 +20,13 @@ void SlowJobTracker::Roll(std::int64_t now_ms) {
 
 void SlowJobTracker::Record(int job_id, std::chrono::nanoseconds took, std::int64_t now_ms) {
   if (took <= threshold_) return;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   Roll(now_ms);
   ++counts_[job_id];
 }
 
 bool SlowJobTracker::IsSlow(int job_id, std::int64_t now_ms) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   Roll(now_ms);
   auto it = counts_.find(job_id);
   return it != counts_.end() && it->second > limit_;
@@ -68,7 +69,7 @@ void TriggerPools::Dispatch(std::vector<Fire> fires) {
   std::size_t wake_fast = 0;
   std::size_t wake_slow = 0;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     const auto fast_before = fast_.queue.size();
     const auto slow_before = slow_.queue.size();
     for (auto& f : fires) {
@@ -106,27 +107,28 @@ void TriggerPools::Dispatch(std::vector<Fire> fires) {
 }
 
 void TriggerPools::Work(Pool& pool, const std::stop_token& stop) {
-  std::unique_lock lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   for (;;) {
     ++pool.idle;
-    const bool woken = pool.ready.wait(lock, stop, [&] { return !pool.queue.empty(); });
+    const bool woken = pool.ready.wait(
+        lock.native(), stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !pool.queue.empty(); });
     --pool.idle;
     if (!woken) return;
     Fire fire = std::move(pool.queue.front());
     pool.queue.pop_front();
     ++pool.in_flight;
-    lock.unlock();
+    lock.Unlock();
     const auto start = clock_.SteadyNow();
     const int job_id = fire.job_id;
     // Returns once the /run is handed to the executor client; the outcome comes later, on its thread.
     trigger_.Trigger(fire, [this, &pool, job_id, start] {
       tracker_.Record(job_id, clock_.SteadyNow() - start, clock_.NowMs());
-      std::lock_guard done_lock(mu_);
+      cronwheel::MutexLock done_lock(mu_);
       --pool.in_flight;
       ++pool.sent;
       if (Idle()) idle_.notify_all();
     });
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -135,12 +137,12 @@ bool TriggerPools::Idle() const {
 }
 
 void TriggerPools::Drain() {
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [&] { return Idle(); });
+  cronwheel::MutexLock lock(mu_);
+  idle_.wait(lock.native(), [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return Idle(); });
 }
 
 TriggerPools::Stats TriggerPools::stats() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return {.sent_fast = fast_.sent,
           .sent_slow = slow_.sent,
           .rejected = rejected_,

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "xxljob/protocol.hpp"
 #include "xxljob/vocabulary.hpp"
@@ -329,17 +330,17 @@ void TriggerService::RouteAgain(Fire fire, const std::string& address, bool refu
 }
 
 void TriggerService::RouteAround(const std::string& address, const char* why) {
-  std::lock_guard lock(marks_mu_);
+  cronwheel::MutexLock lock(marks_mu_);
   marks_[address] = Mark{clock_.NowMs() + settings_.draining_hold.count(), why};
 }
 
 std::vector<std::string> TriggerService::RouteAroundMarked(std::vector<std::string> addresses,
                                                            std::string& marked) {
-  std::lock_guard lock(marks_mu_);
+  cronwheel::MutexLock lock(marks_mu_);
   if (marks_.empty()) return addresses;
   const auto now = clock_.NowMs();
   std::erase_if(marks_, [now](const auto& mark) { return mark.second.until_ms <= now; });
-  std::erase_if(addresses, [this, &marked](const std::string& a) {
+  std::erase_if(addresses, [this, &marked](const std::string& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(marks_mu_) {
     const auto it = marks_.find(a);
     if (it == marks_.end()) return false;
     marked += fmt::format("{}{} ({})", marked.empty() ? "" : ", ", a, it->second.why);

@@ -1,5 +1,6 @@
 #include "admin/results/registry_service.hpp"
 
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "xxljob/token.hpp"
 
@@ -35,13 +36,13 @@ std::optional<std::string> RegistryService::GroupToken(const std::string& app_na
 
 bool RegistryService::KnownToken(std::string_view token, const std::string& global_token) {
   if (xxljob::TokenMatches(token, global_token)) return true;
-  const auto matches = [&] {
+  const auto matches = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(tokens_mu_) {
     bool any = false;
     for (const auto& t : group_tokens_)
       any = xxljob::TokenMatches(token, t) || any;  // no early exit: the time does not tell which
     return any;
   };
-  std::lock_guard lock(tokens_mu_);
+  cronwheel::MutexLock lock(tokens_mu_);
   const auto now = clock_.NowMs();
   const auto age = now - tokens_read_ms_;
   if (age < 1000) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::admin {
 
 int NodeLease::LockKey(std::string_view node_id) {
@@ -57,7 +59,7 @@ void NodeLease::Start() {
   store_.HoldLock(settings_.node_id, lock_key_);
   Heartbeat();
   {
-    std::lock_guard lock(tick_mu_);
+    cronwheel::MutexLock lock(tick_mu_);
     in_contact_since_ = clock_.SteadyNow();
   }
   // Rows a previous run of this node left pending are ours again: send or misfire them now.
@@ -77,7 +79,7 @@ void NodeLease::Loop(const std::stop_token& stop) {
 }
 
 void NodeLease::Tick() {
-  std::lock_guard lock(tick_mu_);
+  cronwheel::MutexLock lock(tick_mu_);
   try {
     store_.HoldLock(settings_.node_id, lock_key_);
     Heartbeat();
@@ -125,7 +127,7 @@ bool NodeLease::AnotherNodeAlive() {
 
 std::size_t NodeLease::HandOver(std::span<const std::int64_t> log_ids) {
   Stop();
-  std::lock_guard lock(tick_mu_);
+  cronwheel::MutexLock lock(tick_mu_);
   return store_.HandOver(settings_.node_id, log_ids);
 }
 

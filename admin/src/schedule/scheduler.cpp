@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "admin/schedule/late_fires.hpp"
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::admin {
 namespace {
@@ -58,7 +59,7 @@ std::vector<Fire> Scheduler::TakeRing() {
   std::vector<Fire> out;
   for (auto& e : ring_.TakeAll())
     out.push_back(std::move(e.item));
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   std::move(unclaimed_.begin(), unclaimed_.end(), std::back_inserter(out));
   unclaimed_.clear();
   std::move(deferred_.begin(), deferred_.end(), std::back_inserter(out));
@@ -68,7 +69,7 @@ std::vector<Fire> Scheduler::TakeRing() {
 
 void Scheduler::Defer(Fire fire) {
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (fire.scheduled_ms > deferred_sent_until_ms_) {
       deferred_.push_back(std::move(fire));
       return;
@@ -83,7 +84,7 @@ void Scheduler::Defer(Fire fire) {
 void Scheduler::SendDeferred(std::int64_t boundary_ms) {
   std::vector<Fire> due;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     deferred_sent_until_ms_ = std::max(deferred_sent_until_ms_, boundary_ms);
     const auto first_due = std::partition(deferred_.begin(), deferred_.end(), [boundary_ms](const Fire& f) {
       return f.scheduled_ms > boundary_ms;
@@ -97,7 +98,7 @@ void Scheduler::SendDeferred(std::int64_t boundary_ms) {
 }
 
 Scheduler::Stats Scheduler::stats() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   Stats s = stats_;
   s.ring_size = ring_.size();
   s.unclaimed = unclaimed_.size();
@@ -151,7 +152,7 @@ void Scheduler::ScheduleLoop(const std::stop_token& stop) {
         }
       }
       {
-        std::lock_guard lock(mu_);
+        cronwheel::MutexLock lock(mu_);
         ++stats_.scans;
         stats_.scan_jobs_read += outcome.jobs_read;
         stats_.partitions_total = outcome.partitions_total;
@@ -166,7 +167,7 @@ void Scheduler::ScheduleLoop(const std::stop_token& stop) {
       again = outcome.full_batch;
     } catch (const std::exception& e) {
       {
-        std::lock_guard lock(mu_);
+        cronwheel::MutexLock lock(mu_);
         ++stats_.scan_errors;
       }
       if (const auto n = scan_failures_.Failure(clock_.SteadyNow())) {
@@ -185,7 +186,7 @@ void Scheduler::RingLoop(const std::stop_token& stop) {
     if (!clock_.WaitUntilWallMs(boundary - lead.count(), stop)) return;
     std::vector<Fire> fires;
     {
-      std::lock_guard lock(mu_);
+      cronwheel::MutexLock lock(mu_);
       fires.swap(unclaimed_);
     }
     for (auto& e : ring_.Drain(boundary))
@@ -239,7 +240,7 @@ void Scheduler::ResolveDoubts() {
   while (rereads_done_ < kDoubtRereads.size() && now - doubt_seen_at_ >= kDoubtRereads.at(rereads_done_))
     ++rereads_done_;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     ++stats_.doubts_resolved;
     stats_.fires_adopted += adopted;
   }
@@ -265,7 +266,7 @@ void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, c
   // Back to the claims retried each second; a claim or a skip whose outcome is unknown leaves its stamp on
   // the fires, so the retry releases what it may have marked.
   const auto retry_later = [this](std::vector<Fire> again, std::int64_t doubtful_stamp) {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     for (auto& f : again) {
       if (doubtful_stamp != 0) f.doubtful_claims.push_back(doubtful_stamp);
       unclaimed_.push_back(std::move(f));
@@ -281,7 +282,7 @@ void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, c
                     fires.size(), *n, e.what());
     }
     {
-      std::lock_guard lock(mu_);
+      cronwheel::MutexLock lock(mu_);
       ++stats_.claim_errors;
       if (in_doubt) ++stats_.claims_in_doubt;
     }
@@ -323,7 +324,7 @@ void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, c
     }
   }
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     stats_.fires_lost_claim += fires.size() - claimed.size() - held;
     stats_.fires_held_concurrency += held;
     stats_.fires_dispatched += send.size();
@@ -331,7 +332,7 @@ void Scheduler::ClaimAndSend(std::vector<Fire> fires, std::int64_t send_at_ms, c
   if (send.empty()) return;
   if (clock_.NowMs() < send_at_ms && !clock_.WaitUntilWallMs(send_at_ms, stop)) {
     // Stopped before their second: never send early; keep them for the hand-over (TakeRing).
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     std::move(send.begin(), send.end(), std::back_inserter(unclaimed_));
     return;
   }
@@ -358,7 +359,7 @@ void Scheduler::DropWithdrawn(std::vector<Fire>& send) {
     // that, with the database out of reach, could hardly have committed. Counted and said.
     spdlog::warn("could not check {} fire(s) for withdrawals before sending them (sent as claimed): {}",
                  send.size(), e.what());
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     ++stats_.withdrawal_check_errors;
     return;
   }
@@ -367,7 +368,7 @@ void Scheduler::DropWithdrawn(std::vector<Fire>& send) {
   const auto dropped = std::erase_if(
       send, [&](const Fire& f) { return std::binary_search(withdrawn.begin(), withdrawn.end(), f.log_id); });
   if (dropped == 0) return;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   stats_.fires_withdrawn += dropped;
   stats_.fires_dispatched -= dropped;
 }

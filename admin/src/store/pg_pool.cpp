@@ -2,6 +2,8 @@
 
 #include <poll.h>
 
+#include "cronwheel/mutex.hpp"
+
 namespace cronwheel::admin {
 namespace {
 
@@ -31,11 +33,11 @@ PgPool::Lease::~Lease() {
 }
 
 PgPool::Lease PgPool::Acquire() {
-  std::unique_lock lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + settings_.acquire_timeout;
   bool waited = false;
-  const auto got = [&] {  // with mu_ held
+  const auto got = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     ++acquired_;
     if (waited) {
       ++waits_;
@@ -59,7 +61,7 @@ PgPool::Lease PgPool::Acquire() {
     if (open_ < settings_.size) {
       ++open_;
       got();
-      lock.unlock();
+      lock.Unlock();
       try {
         auto conn = std::make_unique<pqxx::connection>(settings_.dsn);
         if (!settings_.session_setup.empty()) {
@@ -68,7 +70,7 @@ PgPool::Lease PgPool::Acquire() {
         }
         return {this, std::move(conn)};
       } catch (...) {
-        lock.lock();
+        lock.Lock();
         --open_;
         --acquired_;
         ++connect_errors_;
@@ -77,7 +79,7 @@ PgPool::Lease PgPool::Acquire() {
       }
     }
     waited = true;
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+    if (cv_.wait_until(lock.native(), deadline) == std::cv_status::timeout && idle_.empty() &&
         open_ >= settings_.size) {
       ++exhausted_;
       throw PoolExhausted("no PostgreSQL connection free after " +
@@ -90,7 +92,7 @@ PgPool::Lease PgPool::Acquire() {
 void PgPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {
   std::unique_ptr<pqxx::connection> doomed;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (discard || !conn->is_open()) {
       doomed = std::move(conn);
       --open_;
@@ -104,7 +106,7 @@ void PgPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {
 }
 
 PgPool::Stats PgPool::stats() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return {.size = settings_.size,
           .open = open_,
           .idle = static_cast<int>(idle_.size()),
@@ -119,7 +121,7 @@ PgPool::Stats PgPool::stats() const {
 }
 
 void PgPool::NoteCommitInDoubt() {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   ++commits_in_doubt_;
 }
 

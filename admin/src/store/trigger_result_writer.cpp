@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 
 #include "admin/store/fire_log.hpp"
+#include "cronwheel/mutex.hpp"
 #include "store/pg_util.hpp"
 
 namespace cronwheel::admin {
@@ -44,7 +45,7 @@ void TriggerResultWriter::Stop() {
 }
 
 void TriggerResultWriter::Record(TriggerResult result) {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   // A second result of a fire kept back (routed again, replaced): the first goes ahead of it.
   ReleaseLocked(result.log_id);
   if (pending_.size() + held_.size() >= settings_.max_pending) {
@@ -74,7 +75,7 @@ void TriggerResultWriter::ReleaseLocked(std::int64_t log_id) {
 
 std::vector<TriggerResult> TriggerResultWriter::TakeHeld(std::span<const std::int64_t> log_ids) {
   std::vector<TriggerResult> out;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   if (held_.empty()) return out;
   for (const auto id : log_ids) {
     const auto it = held_.find(id);
@@ -89,19 +90,19 @@ std::vector<TriggerResult> TriggerResultWriter::TakeHeld(std::span<const std::in
 
 void TriggerResultWriter::GiveBack(std::vector<TriggerResult> results) {
   if (results.empty()) return;
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   taken_ -= std::min<std::uint64_t>(taken_, results.size());
   pending_.insert(pending_.begin(), std::make_move_iterator(results.begin()),
                   std::make_move_iterator(results.end()));
 }
 
 std::size_t TriggerResultWriter::held() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return held_.size();
 }
 
 std::uint64_t TriggerResultWriter::taken() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return taken_;
 }
 
@@ -110,7 +111,7 @@ std::uint64_t TriggerResultWriter::gave_way() const {
 }
 
 std::size_t TriggerResultWriter::pending() const {
-  std::lock_guard lock(mu_);
+  cronwheel::MutexLock lock(mu_);
   return pending_.size() + held_.size();
 }
 
@@ -124,10 +125,10 @@ bool TriggerResultWriter::Flush() {
 }
 
 bool TriggerResultWriter::FlushUntil(std::int64_t release_by_ms) {
-  std::lock_guard flush_lock(flush_mu_);
+  cronwheel::MutexLock flush_lock(flush_mu_);
   std::deque<TriggerResult> taken;
   {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     while (!release_.empty() && release_.begin()->first <= release_by_ms)
       ReleaseLocked(release_.begin()->second);
     taken.swap(pending_);
@@ -139,7 +140,7 @@ bool TriggerResultWriter::FlushUntil(std::int64_t release_by_ms) {
     const auto n = std::min(settings_.max_batch, batch.size() - done);
     if (!WriteBatch(std::span<const TriggerResult>(batch).subspan(done, n))) {
       // Put back what was not written, ahead of anything recorded meanwhile.
-      std::lock_guard lock(mu_);
+      cronwheel::MutexLock lock(mu_);
       pending_.insert(pending_.begin(),
                       std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(done)),
                       std::make_move_iterator(batch.end()));

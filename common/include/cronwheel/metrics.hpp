@@ -45,10 +45,11 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::metrics {
 
@@ -161,8 +162,8 @@ class Family final : public FamilyBase {
   std::unique_ptr<Metric> Make() const;
 
   std::vector<double> bounds_;  // histograms
-  mutable std::mutex mu_;
-  std::map<LabelValues, std::unique_ptr<Metric>> children_;
+  mutable cronwheel::Mutex mu_;
+  std::map<LabelValues, std::unique_ptr<Metric>> children_ ABSL_GUARDED_BY(mu_);
 };
 
 using CounterFamily = Family<Counter>;
@@ -201,8 +202,8 @@ class Registry final {
   template <class F>
   F& Insert(std::unique_ptr<F> family);
 
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<FamilyBase>> families_;
+  mutable cronwheel::Mutex mu_;
+  std::vector<std::unique_ptr<FamilyBase>> families_ ABSL_GUARDED_BY(mu_);
 };
 
 // The text format's escaping: in a label value, backslash, double quote and line feed become \\, \" and

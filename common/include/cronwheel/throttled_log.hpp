@@ -11,9 +11,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 
+#include "cronwheel/mutex.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel {
@@ -25,7 +25,7 @@ class ThrottledLog final {
   // Counts one failure at `now`. Returns the streak's failure count (1 for the first) when this failure
   // should be logged, nullopt when it should not.
   std::optional<std::uint64_t> Failure(ringwheel::SteadyTime now) {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     ++count_;
     if (count_ == 1 || now - last_logged_ >= interval_) {
       last_logged_ = now;
@@ -36,7 +36,7 @@ class ThrottledLog final {
 
   // Ends the streak. Returns how many failures it had (0 when there was none).
   std::uint64_t Success() {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     const auto n = count_;
     count_ = 0;
     return n;
@@ -44,9 +44,9 @@ class ThrottledLog final {
 
  private:
   std::chrono::milliseconds interval_;
-  std::mutex mu_;
-  std::uint64_t count_ = 0;
-  ringwheel::SteadyTime last_logged_{};
+  cronwheel::Mutex mu_;
+  std::uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
+  ringwheel::SteadyTime last_logged_ ABSL_GUARDED_BY(mu_){};
 };
 
 }  // namespace cronwheel

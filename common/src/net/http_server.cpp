@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "cronwheel/mutex.hpp"
 #include "net/http_session.hpp"
 
 namespace cronwheel::net {
@@ -62,7 +63,7 @@ void HttpServer::Impl::OnAccepted(const ErrorCode& ec, tcp::socket socket) {
   std::shared_ptr<Session> victim;
   std::shared_ptr<Session> session;
   {
-    std::lock_guard lock(mu);
+    cronwheel::MutexLock lock(mu);
     const auto admission = quota->Open(address, std::chrono::steady_clock::now());
     if (!admission.admitted) {
       ++refused;
@@ -88,24 +89,24 @@ void HttpServer::Impl::OnAccepted(const ErrorCode& ec, tcp::socket socket) {
 }
 
 void HttpServer::Impl::Closed(ConnectionQuota::Id id) {
-  std::lock_guard lock(mu);
+  cronwheel::MutexLock lock(mu);
   sessions.erase(id);
   quota->Close(id);
   if (sessions.empty()) all_closed.notify_all();
 }
 
 void HttpServer::Impl::Idle(ConnectionQuota::Id id) {
-  std::lock_guard lock(mu);
+  cronwheel::MutexLock lock(mu);
   quota->Idle(id, std::chrono::steady_clock::now());
 }
 
 void HttpServer::Impl::Busy(ConnectionQuota::Id id) {
-  std::lock_guard lock(mu);
+  cronwheel::MutexLock lock(mu);
   quota->Busy(id, std::chrono::steady_clock::now());
 }
 
 bool HttpServer::Impl::Authenticate(ConnectionQuota::Id id) {
-  std::lock_guard lock(mu);
+  cronwheel::MutexLock lock(mu);
   return quota->Authenticate(id);
 }
 
@@ -168,11 +169,15 @@ int HttpServer::Start(const std::string& host, int port) {
                  s.settings.max_connections, files, fit);
     s.settings.max_connections = fit;
   }
-  s.quota.emplace(ConnectionLimits{
-      .max_connections = s.settings.max_connections,
-      .max_authenticated_per_address = s.settings.max_connections_per_address,
-      .max_unauthenticated = s.settings.max_unauthenticated_connections,
-      .max_unauthenticated_per_address = s.settings.max_unauthenticated_connections_per_address});
+  {
+    // No connection exists yet; the lock is the quota's rule all the same (uncontended, once).
+    const cronwheel::MutexLock lock(s.mu);
+    s.quota.emplace(ConnectionLimits{
+        .max_connections = s.settings.max_connections,
+        .max_authenticated_per_address = s.settings.max_connections_per_address,
+        .max_unauthenticated = s.settings.max_unauthenticated_connections,
+        .max_unauthenticated_per_address = s.settings.max_unauthenticated_connections_per_address});
+  }
   const auto fail = [&](const std::string& why) {
     return std::runtime_error(
         fmt::format("cannot listen on {}:{}: {}; choose another host:port", host, port, why));
@@ -217,7 +222,7 @@ void HttpServer::Stop(std::chrono::milliseconds grace) {
   });
   const auto sessions = [&s] {
     std::vector<std::shared_ptr<Session>> out;
-    std::lock_guard lock(s.mu);
+    cronwheel::MutexLock lock(s.mu);
     for (auto& [raw, weak] : s.sessions)
       if (auto session = weak.lock()) out.push_back(std::move(session));
     return out;
@@ -225,14 +230,16 @@ void HttpServer::Stop(std::chrono::milliseconds grace) {
   for (auto& session : sessions())
     session->Shutdown();
   {
-    std::unique_lock lock(s.mu);
-    s.all_closed.wait_for(lock, grace, [&s] { return s.sessions.empty(); });
+    cronwheel::MutexLock lock(s.mu);
+    s.all_closed.wait_for(lock.native(), grace,
+                          [&s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) { return s.sessions.empty(); });
   }
   for (auto& session : sessions())
     session->ForceClose();
   {
-    std::unique_lock lock(s.mu);
-    s.all_closed.wait_for(lock, std::chrono::seconds(5), [&s] { return s.sessions.empty(); });
+    cronwheel::MutexLock lock(s.mu);
+    s.all_closed.wait_for(lock.native(), std::chrono::seconds(5),
+                          [&s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) { return s.sessions.empty(); });
   }
   s.work.reset();
   if (s.pool) s.pool->join();
@@ -256,7 +263,7 @@ HttpServerStats HttpServer::Stats() const {
                       .evicted = impl_->evicted,
                       .requests = impl_->requests,
                       .timed_out = impl_->timed_out};
-  std::lock_guard lock(impl_->mu);
+  cronwheel::MutexLock lock(impl_->mu);
   out.open = impl_->sessions.size();
   return out;
 }

@@ -19,12 +19,12 @@
 #include <boost/beast/http/string_body.hpp>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/net/connection_quota.hpp"
 #include "cronwheel/net/http_server.hpp"
 #include "net/http_framing.hpp"
@@ -55,10 +55,11 @@ struct HttpServer::Impl {
   // Open connections and their quota; guarded by mu. Declared before the io_context: a session that a
   // pending handler still holds is destroyed with the io_context and reports its close here. `sessions`
   // holds every session not yet destroyed, evicted ones too (Stop waits for them).
-  std::mutex mu;
+  cronwheel::Mutex mu;
   std::condition_variable all_closed;
-  std::optional<ConnectionQuota> quota;  // made by Start, once max_connections fits the open-file limit
-  std::unordered_map<ConnectionQuota::Id, std::weak_ptr<Session>> sessions;
+  // Made by Start, once max_connections fits the open-file limit.
+  std::optional<ConnectionQuota> quota ABSL_GUARDED_BY(mu);
+  std::unordered_map<ConnectionQuota::Id, std::weak_ptr<Session>> sessions ABSL_GUARDED_BY(mu);
 
   asio::io_context io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;

@@ -31,11 +31,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <mutex>
 #include <optional>
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "cronwheel/mutex.hpp"
 
 namespace ringwheel {
 
@@ -58,7 +59,7 @@ class SecondRing {
 
   // Adds a fire. Returns false (and drops the item) when `key` is already in the ring.
   bool Push(std::int64_t fire_ms, std::int64_t key, T item) {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     if (!keys_.insert(key).second) return false;
     Entry e{fire_ms, key, std::move(item)};
     if (watermark_ms_ && fire_ms <= *watermark_ms_) {
@@ -74,7 +75,7 @@ class SecondRing {
   // comment for which slots are scanned.
   std::vector<Entry> Drain(std::int64_t now_ms) {
     std::vector<Entry> out;
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     const std::int64_t now_s = FloorDiv(now_ms, 1000);
     std::int64_t first_s = now_s - lookback_seconds_;
     if (!watermark_ms_) {
@@ -97,7 +98,7 @@ class SecondRing {
   // Removes and returns everything (shutdown), ordered by (fire_ms, key).
   std::vector<Entry> TakeAll() {
     std::vector<Entry> out;
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     out.reserve(size_);
     for (auto& slot : slots_) {
       std::move(slot.begin(), slot.end(), std::back_inserter(out));
@@ -113,7 +114,7 @@ class SecondRing {
 
   // Entries in the ring.
   [[nodiscard]] std::size_t size() const {
-    std::lock_guard lock(mu_);
+    cronwheel::MutexLock lock(mu_);
     return size_;
   }
 
@@ -138,12 +139,13 @@ class SecondRing {
   }
 
   const int lookback_seconds_;
-  mutable std::mutex mu_;
-  std::array<std::vector<Entry>, kSlots> slots_;
-  std::vector<Entry> late_;                   // pushed at or below the watermark
-  std::unordered_set<std::int64_t> keys_;     // keys in the ring, for dedup
-  std::optional<std::int64_t> watermark_ms_;  // now_ms of the latest Drain (never decreases)
-  std::size_t size_ = 0;
+  mutable cronwheel::Mutex mu_;
+  std::array<std::vector<Entry>, kSlots> slots_ ABSL_GUARDED_BY(mu_);
+  std::vector<Entry> late_ ABSL_GUARDED_BY(mu_);                // pushed at or below the watermark
+  std::unordered_set<std::int64_t> keys_ ABSL_GUARDED_BY(mu_);  // keys in the ring, for dedup
+  // now_ms of the latest Drain (never decreases)
+  std::optional<std::int64_t> watermark_ms_ ABSL_GUARDED_BY(mu_);
+  std::size_t size_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ringwheel

@@ -14,12 +14,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cronwheel/metrics.hpp"
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::admin {
 
@@ -114,8 +114,8 @@ struct AdminMetrics {
   void WatchOutputPuller(const OutputPuller& puller);
 
  private:
-  std::mutex seen_mu_;
-  std::set<std::string> seen_apps_;
+  cronwheel::Mutex seen_mu_;
+  std::set<std::string> seen_apps_ ABSL_GUARDED_BY(seen_mu_);
 };
 
 }  // namespace cronwheel::admin

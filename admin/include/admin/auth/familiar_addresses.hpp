@@ -14,11 +14,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::admin {
 
@@ -63,8 +64,8 @@ class MemoryFamiliarAddresses final : public FamiliarAddresses {
     std::int64_t last_ms = 0;
   };
   FamiliarSettings settings_;
-  std::mutex mu_;
-  std::unordered_map<std::string, UserAddresses> users_;
+  cronwheel::Mutex mu_;
+  std::unordered_map<std::string, UserAddresses> users_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cronwheel::admin

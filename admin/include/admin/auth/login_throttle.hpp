@@ -39,7 +39,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +46,7 @@
 #include <vector>
 
 #include "admin/auth/familiar_addresses.hpp"
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::admin {
 
@@ -100,13 +100,13 @@ class LoginThrottle final {
   void Finish(const Ticket& ticket, bool failed, std::int64_t now_ms);
   [[nodiscard]] bool Forgotten(const KeyState& s, std::int64_t now_ms) const;
   [[nodiscard]] std::int64_t WaitAfter(int failures) const;
-  KeyState& Slot(const std::string& key, std::int64_t now_ms);
+  KeyState& Slot(const std::string& key, std::int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Settings settings_;
   std::unique_ptr<FamiliarAddresses> own_familiar_;  // when none was given
   FamiliarAddresses& familiar_;
-  std::mutex mu_;
-  std::unordered_map<std::string, KeyState> keys_;
+  cronwheel::Mutex mu_;
+  std::unordered_map<std::string, KeyState> keys_ ABSL_GUARDED_BY(mu_);
 };
 
 // An attempt's place on its keys. Move-only; report the outcome once (Failed or Succeeded, with the instant

@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -30,6 +29,7 @@
 #include "admin/auth/sso_config.hpp"
 #include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/result.hpp"
+#include "cronwheel/mutex.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -117,10 +117,10 @@ class OidcClient {
   const OidcProviderConfig& provider_;
   ringwheel::Clock& clock_;
   HttpsClient& http_;
-  std::mutex mu_;
-  std::optional<Discovery> discovery_;
-  nlohmann::json jwks_;
-  std::int64_t jwks_read_ms_ = 0;
+  cronwheel::Mutex mu_;
+  std::optional<Discovery> discovery_ ABSL_GUARDED_BY(mu_);
+  nlohmann::json jwks_ ABSL_GUARDED_BY(mu_);
+  std::int64_t jwks_read_ms_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace cronwheel::admin

@@ -28,13 +28,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/model/fire.hpp"
+#include "cronwheel/mutex.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -101,9 +101,9 @@ class AheadWatch final {
   Lost lost_;
   Withdrawn withdrawn_;
   std::atomic<bool> stopped_{false};
-  mutable std::mutex mu_;  // guards pending_ and stats_
-  std::map<Key, Batch> pending_;
-  Stats stats_;
+  mutable cronwheel::Mutex mu_;  // guards pending_ and stats_
+  std::map<Key, Batch> pending_ ABSL_GUARDED_BY(mu_);
+  Stats stats_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cronwheel::admin

@@ -15,7 +15,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -25,6 +24,7 @@
 
 #include "admin/dispatch/catalog_source.hpp"
 #include "admin/model/model.hpp"
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/periodic_task.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -70,11 +70,11 @@ class JobCatalog final {
   Settings settings_;
   ringwheel::Clock& clock_;
   CatalogSource& source_;
-  std::mutex mu_;
-  std::unordered_map<int, std::shared_ptr<const Job>> jobs_;
-  std::unordered_map<int, std::shared_ptr<const JobGroup>> groups_;
-  std::map<std::string, std::vector<std::string>> registry_;
-  std::map<std::string, ExecutorClock> run_at_;  // normalised address -> clock
+  cronwheel::Mutex mu_;
+  std::unordered_map<int, std::shared_ptr<const Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<int, std::shared_ptr<const JobGroup>> groups_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<std::string>> registry_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ExecutorClock> run_at_ ABSL_GUARDED_BY(mu_);  // normalised address -> clock
   std::jthread listener_;
   std::unique_ptr<PeriodicTask> registry_task_;
 };

@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <list>
 #include <map>
-#include <mutex>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -34,6 +33,7 @@
 
 #include "admin/dispatch/executor_client.hpp"
 #include "admin/model/model.hpp"
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::admin {
 
@@ -81,20 +81,20 @@ class RandomRouter final : public Router {
   RouteResult Route(const RouteRequest& r) override;
 
  private:
-  std::mutex mu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  cronwheel::Mutex mu_;
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
 };
 
 // Base of the routers whose per-job state is cleared every 24 h.
 class ExpiringStateRouter : public Router {
  protected:
   // Clears the state when a day has passed since the last clear. Call with mu_ held.
-  bool ExpireLocked(std::int64_t now_ms);
-  std::mutex mu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  bool ExpireLocked(std::int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  cronwheel::Mutex mu_;
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
 
  private:
-  std::int64_t cleared_ms_ = -1;
+  std::int64_t cleared_ms_ ABSL_GUARDED_BY(mu_) = -1;
 };
 
 class RoundRouter final : public ExpiringStateRouter {
@@ -102,7 +102,7 @@ class RoundRouter final : public ExpiringStateRouter {
   RouteResult Route(const RouteRequest& r) override;
 
  private:
-  std::unordered_map<int, std::int64_t> counters_;
+  std::unordered_map<int, std::int64_t> counters_ ABSL_GUARDED_BY(mu_);
 };
 
 class ConsistentHashRouter final : public Router {
@@ -115,7 +115,7 @@ class LeastFrequentlyUsedRouter final : public ExpiringStateRouter {
   RouteResult Route(const RouteRequest& r) override;
 
  private:
-  std::unordered_map<int, std::map<std::string, std::int64_t>> counts_;
+  std::unordered_map<int, std::map<std::string, std::int64_t>> counts_ ABSL_GUARDED_BY(mu_);
 };
 
 class LeastRecentlyUsedRouter final : public ExpiringStateRouter {
@@ -123,7 +123,7 @@ class LeastRecentlyUsedRouter final : public ExpiringStateRouter {
   RouteResult Route(const RouteRequest& r) override;
 
  private:
-  std::unordered_map<int, std::list<std::string>> order_;  // eldest first
+  std::unordered_map<int, std::list<std::string>> order_ ABSL_GUARDED_BY(mu_);  // eldest first
 };
 
 // FAILOVER (probe = /beat) and BUSYOVER (probe = /idleBeat).

@@ -22,12 +22,12 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "admin/dispatch/executor_client.hpp"
+#include "cronwheel/mutex.hpp"
 #include "xxljob/protocol.hpp"
 
 namespace cronwheel::admin {
@@ -69,15 +69,15 @@ class RunBatcher final {
   };
 
   // Needs mu_: takes the next batch of `key` (at most max_batch waiting runs) if one may go now.
-  std::vector<Run> TakeBatchLocked(const Key& key, Queue& q);
+  std::vector<Run> TakeBatchLocked(const Key& key, Queue& q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Send(const Key& key, std::vector<Run> batch);
   void Answered(const Key& key, std::vector<Run> batch, const ExecutorClient::RunReply& reply);
 
   Settings settings_;
   Post post_;
-  mutable std::mutex mu_;  // guards queues_ and stats_
-  std::map<Key, Queue> queues_;
-  Stats stats_;
+  mutable cronwheel::Mutex mu_;  // guards queues_ and stats_
+  std::map<Key, Queue> queues_ ABSL_GUARDED_BY(mu_);
+  Stats stats_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cronwheel::admin

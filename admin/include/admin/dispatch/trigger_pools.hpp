@@ -17,7 +17,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -25,6 +24,7 @@
 
 #include "admin/model/fire.hpp"
 #include "admin/schedule/seams.hpp"
+#include "cronwheel/mutex.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -39,12 +39,13 @@ class SlowJobTracker {
   [[nodiscard]] bool IsSlow(int job_id, std::int64_t now_ms);
 
  private:
-  void Roll(std::int64_t now_ms);  // clears the counts when the minute changes
+  // Clears the counts when the minute changes.
+  void Roll(std::int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::chrono::milliseconds threshold_;
   int limit_;
-  std::mutex mu_;
-  std::int64_t minute_ = -1;
-  std::unordered_map<int, int> counts_;
+  cronwheel::Mutex mu_;
+  std::int64_t minute_ ABSL_GUARDED_BY(mu_) = -1;
+  std::unordered_map<int, int> counts_ ABSL_GUARDED_BY(mu_);
 };
 
 class TriggerPools final : public FireSink {
@@ -91,16 +92,16 @@ class TriggerPools final : public FireSink {
   };
   void Work(Pool& pool, const std::stop_token& stop);
   // Call with mu_ held: nothing queued, nothing in flight.
-  [[nodiscard]] bool Idle() const;
+  [[nodiscard]] bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Settings settings_;
   ringwheel::Clock& clock_;
   FireTrigger& trigger_;
   TriggerRecorder& recorder_;
   SlowJobTracker tracker_;
-  mutable std::mutex mu_;
+  mutable cronwheel::Mutex mu_;
   std::condition_variable_any idle_;
-  std::uint64_t rejected_ = 0;
+  std::uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
   Pool fast_;
   Pool slow_;
 };

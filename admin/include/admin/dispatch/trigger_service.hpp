@@ -49,7 +49,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,6 +59,7 @@
 #include "admin/model/fire.hpp"
 #include "admin/schedule/scheduler_store.hpp"
 #include "admin/schedule/seams.hpp"
+#include "cronwheel/mutex.hpp"
 #include "ringwheel/clock.hpp"
 
 namespace cronwheel::admin {
@@ -144,8 +144,9 @@ class TriggerService final : public FireTrigger {
     std::int64_t until_ms = 0;  // routed around until (epoch ms)
     const char* why = "";
   };
-  std::mutex marks_mu_;
-  std::map<std::string, Mark> marks_;  // address -> why and until when it is routed around
+  cronwheel::Mutex marks_mu_;
+  // Address -> why and until when it is routed around.
+  std::map<std::string, Mark> marks_ ABSL_GUARDED_BY(marks_mu_);
 };
 
 }  // namespace cronwheel::admin

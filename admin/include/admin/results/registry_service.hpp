@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +24,7 @@
 #include "admin/dispatch/registry_guard.hpp"
 #include "admin/model/result.hpp"
 #include "admin/results/registry_store.hpp"
+#include "cronwheel/mutex.hpp"
 #include "ringwheel/clock.hpp"
 #include "xxljob/protocol.hpp"
 
@@ -55,9 +55,9 @@ class RegistryService {
   ringwheel::Clock& clock_;
   RegistryStore& store_;
   std::chrono::milliseconds dead_after_;
-  std::mutex tokens_mu_;
-  std::vector<std::string> group_tokens_;  // guarded by tokens_mu_
-  std::int64_t tokens_read_ms_ = INT64_MIN / 2;
+  cronwheel::Mutex tokens_mu_;
+  std::vector<std::string> group_tokens_ ABSL_GUARDED_BY(tokens_mu_);
+  std::int64_t tokens_read_ms_ ABSL_GUARDED_BY(tokens_mu_) = INT64_MIN / 2;
   RegistryGuard guard_;
 };
 

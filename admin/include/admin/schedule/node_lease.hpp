@@ -39,7 +39,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,6 +47,7 @@
 
 #include "admin/model/fire.hpp"
 #include "admin/schedule/lease_store.hpp"
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/throttled_log.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -110,10 +110,11 @@ class NodeLease final {
   LeaseStore& store_;
   OnRecovered on_recovered_;
   int lock_key_;
-  std::mutex tick_mu_;  // serialises rounds and the store's lock; guards failures_ and in_contact_since_
-  ThrottledLog failures_;
+  // Serialises rounds and the store's lock; guards failures_ and in_contact_since_.
+  cronwheel::Mutex tick_mu_;
+  ThrottledLog failures_ ABSL_GUARDED_BY(tick_mu_);
   // Since when this node's rounds have all succeeded (nullopt after a failed round, until the next good one).
-  std::optional<ringwheel::SteadyTime> in_contact_since_;
+  std::optional<ringwheel::SteadyTime> in_contact_since_ ABSL_GUARDED_BY(tick_mu_);
   std::jthread thread_;
 };
 

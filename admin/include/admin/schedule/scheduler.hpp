@@ -44,7 +44,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,6 +52,7 @@
 #include "admin/schedule/scan_planner.hpp"
 #include "admin/schedule/scheduler_store.hpp"
 #include "admin/schedule/seams.hpp"
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/throttled_log.hpp"
 #include "ringwheel/clock.hpp"
 #include "ringwheel/second_ring.hpp"
@@ -157,11 +157,12 @@ class Scheduler final {
   // Hands on the deferred fires due by `boundary_ms` (the ring thread, at that instant).
   void SendDeferred(std::int64_t boundary_ms);
 
-  mutable std::mutex mu_;  // guards stats_, unclaimed_ and deferred_
-  Stats stats_;
-  std::vector<Fire> unclaimed_;              // claims that failed: retried each tick
-  std::vector<Fire> deferred_;               // handed back by Defer() until their instant
-  std::int64_t deferred_sent_until_ms_ = 0;  // the instant up to which deferred fires were handed on
+  mutable cronwheel::Mutex mu_;  // guards stats_, unclaimed_ and deferred_
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+  std::vector<Fire> unclaimed_ ABSL_GUARDED_BY(mu_);  // claims that failed: retried each tick
+  std::vector<Fire> deferred_ ABSL_GUARDED_BY(mu_);   // handed back by Defer() until their instant
+  // The instant up to which deferred fires were handed on.
+  std::int64_t deferred_sent_until_ms_ ABSL_GUARDED_BY(mu_) = 0;
   ThrottledLog scan_failures_;
   ThrottledLog claim_failures_;
   std::atomic<std::int64_t> last_claim_ms_{0};  // the last claim's stamp (NextClaimStamp)

@@ -22,13 +22,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "admin/model/result.hpp"
+#include "cronwheel/mutex.hpp"
 
 namespace cronwheel::admin {
 
@@ -110,19 +110,19 @@ class PgPool final {
   void Return(std::unique_ptr<pqxx::connection> conn, bool discard);
 
   Settings settings_;
-  mutable std::mutex mu_;
+  mutable cronwheel::Mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_;
-  int open_ = 0;  // idle + leased
+  std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;  // idle + leased
   // Guarded by mu_.
-  std::uint64_t acquired_ = 0;
-  std::uint64_t waits_ = 0;
-  std::uint64_t wait_ns_ = 0;
-  std::uint64_t exhausted_ = 0;
-  std::uint64_t connect_errors_ = 0;
-  std::uint64_t discarded_ = 0;
-  std::uint64_t stale_ = 0;
-  std::uint64_t commits_in_doubt_ = 0;
+  std::uint64_t acquired_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t waits_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t wait_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t exhausted_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t connect_errors_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t discarded_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t stale_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t commits_in_doubt_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace cronwheel::admin

@@ -36,7 +36,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <span>
 #include <thread>
 #include <unordered_map>
@@ -44,6 +43,7 @@
 
 #include "admin/schedule/seams.hpp"
 #include "admin/store/pg_pool.hpp"
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/throttled_log.hpp"
 #include "ringwheel/clock.hpp"
 
@@ -102,17 +102,19 @@ class TriggerResultWriter final : public TriggerRecorder {
   bool FlushUntil(std::int64_t release_by_ms);
   bool WriteBatch(std::span<const TriggerResult> batch);
   // Under mu_: moves the held result of `log_id`, if any, to the end of pending_.
-  void ReleaseLocked(std::int64_t log_id);
+  void ReleaseLocked(std::int64_t log_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Settings settings_;
   ringwheel::Clock& clock_;
   PgPool& pool_;
-  mutable std::mutex mu_;
-  std::deque<TriggerResult> pending_;
-  std::unordered_map<std::int64_t, Held> held_;        // by log id
-  std::multimap<std::int64_t, std::int64_t> release_;  // release instant (epoch ms) -> log id
-  std::uint64_t taken_ = 0;
-  std::mutex flush_mu_;  // one flush at a time
+  mutable cronwheel::Mutex mu_;
+  std::deque<TriggerResult> pending_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::int64_t, Held> held_ ABSL_GUARDED_BY(mu_);  // by log id
+  // Release instant (epoch ms) -> log id.
+  std::multimap<std::int64_t, std::int64_t> release_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t taken_ ABSL_GUARDED_BY(mu_) = 0;
+  // One flush at a time; FlushUntil takes mu_ inside it, never the other way round.
+  cronwheel::Mutex flush_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   ThrottledLog failures_;
   std::atomic<std::uint64_t> gave_way_{0};
   std::jthread thread_;
