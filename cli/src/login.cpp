@@ -12,9 +12,9 @@
 #include <array>
 #include <cerrno>
 #include <condition_variable>
-#include <mutex>
 #include <system_error>
 
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/net/http_message.hpp"
 #include "cronwheel/net/http_server.hpp"
 #include "cronwheel/text.hpp"
@@ -61,11 +61,11 @@ std::string HostName() {
 
 // What the browser brings back to the loopback listener.
 struct Callback {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
-  bool done = false;
-  std::string code;
-  std::string error;  // "access_denied" when the user denied
+  bool done ABSL_GUARDED_BY(mu) = false;
+  std::string code ABSL_GUARDED_BY(mu);
+  std::string error ABSL_GUARDED_BY(mu);  // "access_denied" when the user denied
 };
 
 // Opens `url` with xdg-open, not waiting for the browser; false when it cannot be started.
@@ -177,8 +177,9 @@ int RunLogin(const Invocation& inv, Console& console) {
       res.set_content("cronwheel: this is not the login this client is waiting for.\n", "text/plain");
       return;
     }
+    bool denied = false;
     {
-      std::lock_guard lock(callback.mu);
+      MutexLock lock(callback.mu);
       if (callback.done) {
         res.set_content("cronwheel: this login is already answered.\n", "text/plain");
         return;
@@ -187,9 +188,10 @@ int RunLogin(const Invocation& inv, Console& console) {
       callback.error = req.get_param_value("error");
       if (callback.code.empty() && callback.error.empty()) callback.error = "no code";
       callback.done = true;
+      denied = !callback.error.empty();
     }
     callback.cv.notify_all();
-    res.set_content(callback.error.empty()
+    res.set_content(!denied
                         ? "cronwheel: logged in; the command line has the token. You may close this window.\n"
                         : "cronwheel: the login was denied. You may close this window.\n",
                     "text/plain");
@@ -216,23 +218,27 @@ int RunLogin(const Invocation& inv, Console& console) {
   if (!inv.no_browser && inv.can_open_browser && !OpenBrowser(url)) {
     console.err << "cronwheel: could not open a browser (xdg-open); open the address above yourself\n";
   }
+  std::string code;
+  std::string error;
   {
-    std::unique_lock lock(callback.mu);
-    if (!callback.cv.wait_for(lock, inv.login_wait, [&] { return callback.done; })) {
+    MutexLock lock(callback.mu);
+    if (!callback.cv.wait_for(lock.native(), inv.login_wait,
+                              [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(callback.mu) { return callback.done; })) {
       throw CommandError(kExitRefused, fmt::format("no answer from the console within {} s: run `cronwheel "
                                                    "login` again",
                                                    inv.login_wait.count()));
     }
+    code = callback.code;
+    error = callback.error;
   }
-  if (!callback.error.empty()) {
-    throw CommandError(kExitRefused,
-                       callback.error == "access_denied"
-                           ? "the login was denied in the console"
-                           : fmt::format("the console answered '{}'", callback.error.substr(0, 100)));
+  if (!error.empty()) {
+    throw CommandError(kExitRefused, error == "access_denied"
+                                         ? "the login was denied in the console"
+                                         : fmt::format("the console answered '{}'", error.substr(0, 100)));
   }
   HttpApi api(ApiSettings(inv, inv.admin_url, ""));
   const auto token = Call(api, "POST", "/api/v1/auth/cli/token",
-                          nlohmann::json{{"code", callback.code}, {"code_verifier", verifier}});
+                          nlohmann::json{{"code", code}, {"code_verifier", verifier}});
   const SavedLogin saved{.token = token.at("token").get<std::string>(),
                          .admin_url = base,
                          .token_id = token.at("id").get<int>()};

@@ -23,6 +23,7 @@ HttpAdminClient::HttpAdminClient(Settings settings) : settings_(std::move(settin
       client.default_headers.emplace_back(xxljob::kAccessTokenHeader, settings_.access_token);
     if (!settings_.app_name.empty())
       client.default_headers.emplace_back(xxljob::kAppNameHeader, settings_.app_name);
+    MutexLock lock(admin->mu);  // not shared yet; the lock keeps the analysis whole
     admin->client = std::make_unique<cronwheel::net::HttpClient>(admin->parsed, std::move(client));
     admins_.push_back(std::move(admin));
   }
@@ -47,7 +48,7 @@ AdminReply HttpAdminClient::Call(std::string_view api, const nlohmann::json& bod
     {
       // One call at a time on the admin's kept connection; a kept connection the admin closed as the
       // request went out is retried on a new one by the client (see the header).
-      std::lock_guard lock(admin->mu);
+      MutexLock lock(admin->mu);
       const auto res = admin->client->Send(request);
       if (!res.ok()) {
         why = fmt::format("remoting error ({})", std::string(res.status().message()));

@@ -16,12 +16,12 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cronwheel/mutex.hpp"
 #include "cronwheel/net/http_address.hpp"
 #include "cronwheel/net/http_client.hpp"
 #include "xxljob/protocol.hpp"
@@ -70,8 +70,8 @@ class HttpAdminClient final : public AdminClient {
   struct Admin {
     std::string address;
     cronwheel::net::HttpAddress parsed;
-    std::mutex mu;
-    std::unique_ptr<cronwheel::net::HttpClient> client;  // used under mu
+    Mutex mu;  // one call at a time on the kept connection
+    std::unique_ptr<cronwheel::net::HttpClient> client ABSL_GUARDED_BY(mu);
   };
   Settings settings_;
   std::vector<std::unique_ptr<Admin>> admins_;
